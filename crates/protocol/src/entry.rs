@@ -1,0 +1,267 @@
+//! Session file records: the header line and the tree entries (format version 3).
+
+use crate::content::Content;
+use crate::message::AgentMessage;
+use crate::message::SystemMessage;
+use crate::usage::Usage;
+use crate::wire::Tokens;
+use crate::wire_enum;
+use crate::wire_struct;
+
+/// The session format version this crate writes.
+pub const CURRENT_SESSION_VERSION: u32 = 3;
+
+wire_struct! {
+    /// First line of a session file. Not part of the tree.
+    pub struct SessionHeader {
+        /// Absent in version 1 files.
+        opt "version" version: Option<u32>,
+        req "id" id: String,
+        req "timestamp" timestamp: String,
+        req "cwd" cwd: String,
+        /// The session file this one was forked or cloned from.
+        opt "parentSession" parent_session: Option<String>,
+    }
+}
+
+impl SessionHeader {
+    /// The format version, `1` when the header has none.
+    pub fn format_version(&self) -> u32 {
+        self.version.unwrap_or(1)
+    }
+}
+
+/// Serializes a header with its `"type":"session"` tag first, as the TypeScript agent does.
+impl SessionHeader {
+    pub fn to_json_line(&self) -> Result<String, serde_json::Error> {
+        serde_json::to_string(&TaggedHeader(self))
+    }
+}
+
+struct TaggedHeader<'a>(&'a SessionHeader);
+
+impl serde::Serialize for TaggedHeader<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("type", "session")?;
+        crate::wire::WireObject::serialize_fields(self.0, &mut map)?;
+        map.end()
+    }
+}
+
+wire_struct! {
+    /// A conversation message.
+    pub struct MessageEntry {
+        req "id" id: String,
+        req "parentId" parent_id: Option<String>,
+        req "timestamp" timestamp: String,
+        req "message" message: AgentMessage,
+    }
+}
+
+wire_struct! {
+    /// The user switched models.
+    pub struct ModelChangeEntry {
+        req "id" id: String,
+        req "parentId" parent_id: Option<String>,
+        req "timestamp" timestamp: String,
+        req "provider" provider: String,
+        req "modelId" model_id: String,
+    }
+}
+
+wire_struct! {
+    /// The user changed the thinking level.
+    pub struct ThinkingLevelChangeEntry {
+        req "id" id: String,
+        req "parentId" parent_id: Option<String>,
+        req "timestamp" timestamp: String,
+        req "thinkingLevel" thinking_level: String,
+    }
+}
+
+wire_struct! {
+    /// Model usage that is not an assistant message (e.g. `cache_warm`). Counts toward totals,
+    /// never enters context.
+    pub struct UsageEntry {
+        req "id" id: String,
+        req "parentId" parent_id: Option<String>,
+        req "timestamp" timestamp: String,
+        req "kind" kind: String,
+        req "provider" provider: String,
+        req "model" model: String,
+        req "usage" usage: Usage,
+    }
+}
+
+wire_struct! {
+    /// Earlier history replaced by a summary. `firstKeptEntryId` is the first retained entry
+    /// before this one; a retain-none compaction stores its own id there.
+    pub struct CompactionEntry {
+        req "id" id: String,
+        req "parentId" parent_id: Option<String>,
+        req "timestamp" timestamp: String,
+        req "summary" summary: String,
+        req "firstKeptEntryId" first_kept_entry_id: String,
+        req "tokensBefore" tokens_before: Tokens,
+        opt "details" details: Option<serde_json::Value>,
+        opt "usage" usage: Option<Usage>,
+        opt "fromHook" from_hook: Option<bool>,
+        /// Complete prompt and tool checkpoint at the compaction boundary.
+        opt "systemMessage" system_message: Option<SystemMessage>,
+    }
+}
+
+wire_struct! {
+    /// An append-only edit of an earlier entry's model-visible content.
+    pub struct ContextEditEntry {
+        req "id" id: String,
+        req "parentId" parent_id: Option<String>,
+        req "timestamp" timestamp: String,
+        req "targetId" target_id: String,
+        /// `null` omits the target from context; otherwise replaces its content.
+        req "replacement" replacement: Option<Content>,
+    }
+}
+
+wire_struct! {
+    /// Summary of the branch left behind when navigating the tree.
+    pub struct BranchSummaryEntry {
+        req "id" id: String,
+        req "parentId" parent_id: Option<String>,
+        req "timestamp" timestamp: String,
+        req "fromId" from_id: String,
+        req "summary" summary: String,
+        opt "details" details: Option<serde_json::Value>,
+        opt "usage" usage: Option<Usage>,
+        opt "fromHook" from_hook: Option<bool>,
+    }
+}
+
+wire_struct! {
+    /// Extension state. Never enters context.
+    pub struct CustomEntry {
+        req "id" id: String,
+        req "parentId" parent_id: Option<String>,
+        req "timestamp" timestamp: String,
+        req "customType" custom_type: String,
+        opt "data" data: Option<serde_json::Value>,
+    }
+}
+
+wire_struct! {
+    /// An extension-injected message that enters context.
+    pub struct CustomMessageEntry {
+        req "id" id: String,
+        req "parentId" parent_id: Option<String>,
+        req "timestamp" timestamp: String,
+        req "customType" custom_type: String,
+        req "content" content: Content,
+        req "display" display: bool,
+        opt "details" details: Option<serde_json::Value>,
+    }
+}
+
+wire_struct! {
+    /// A bookmark on an entry; no `label` clears it.
+    pub struct LabelEntry {
+        req "id" id: String,
+        req "parentId" parent_id: Option<String>,
+        req "timestamp" timestamp: String,
+        req "targetId" target_id: String,
+        opt "label" label: Option<String>,
+    }
+}
+
+wire_struct! {
+    /// Session metadata (display name); no `name` clears it.
+    pub struct SessionInfoEntry {
+        req "id" id: String,
+        req "parentId" parent_id: Option<String>,
+        req "timestamp" timestamp: String,
+        opt "name" name: Option<String>,
+    }
+}
+
+wire_enum! {
+    /// One line of a session file after the header, tagged by `type`.
+    pub enum SessionEntry tag "type" {
+        "message" => Message(MessageEntry),
+        "model_change" => ModelChange(ModelChangeEntry),
+        "thinking_level_change" => ThinkingLevelChange(ThinkingLevelChangeEntry),
+        "usage" => Usage(Box<UsageEntry>),
+        "compaction" => Compaction(Box<CompactionEntry>),
+        "context_edit" => ContextEdit(ContextEditEntry),
+        "branch_summary" => BranchSummary(Box<BranchSummaryEntry>),
+        "custom" => Custom(CustomEntry),
+        "custom_message" => CustomMessage(CustomMessageEntry),
+        "label" => Label(LabelEntry),
+        "session_info" => SessionInfo(SessionInfoEntry),
+    }
+}
+
+/// Applies the same expression to the common base of every known entry variant.
+macro_rules! with_base {
+    ($entry:expr, $e:ident => $body:expr, unknown $m:ident => $other:expr) => {
+        match $entry {
+            SessionEntry::Message($e) => $body,
+            SessionEntry::ModelChange($e) => $body,
+            SessionEntry::ThinkingLevelChange($e) => $body,
+            SessionEntry::Usage($e) => $body,
+            SessionEntry::Compaction($e) => $body,
+            SessionEntry::ContextEdit($e) => $body,
+            SessionEntry::BranchSummary($e) => $body,
+            SessionEntry::Custom($e) => $body,
+            SessionEntry::CustomMessage($e) => $body,
+            SessionEntry::Label($e) => $body,
+            SessionEntry::SessionInfo($e) => $body,
+            SessionEntry::Unknown($m) => $other,
+        }
+    };
+}
+
+impl SessionEntry {
+    /// The entry's id (empty for an unknown entry without one).
+    pub fn id(&self) -> &str {
+        with_base!(self, e => &e.id, unknown m => m.get("id").and_then(|v| v.as_str()).unwrap_or(""))
+    }
+
+    /// The parent entry's id; `None` for a root.
+    pub fn parent_id(&self) -> Option<&str> {
+        with_base!(self, e => e.parent_id.as_deref(), unknown m => m.get("parentId").and_then(|v| v.as_str()))
+    }
+
+    /// The entry's ISO-8601 timestamp.
+    pub fn timestamp(&self) -> &str {
+        with_base!(self, e => &e.timestamp, unknown m => m.get("timestamp").and_then(|v| v.as_str()).unwrap_or(""))
+    }
+
+    pub fn set_id(&mut self, id: String) {
+        with_base!(self, e => e.id = id, unknown m => {
+            m.insert("id".to_owned(), serde_json::Value::String(id));
+        })
+    }
+
+    pub fn set_parent_id(&mut self, parent_id: Option<String>) {
+        with_base!(self, e => e.parent_id = parent_id, unknown m => {
+            m.insert(
+                "parentId".to_owned(),
+                parent_id.map_or(serde_json::Value::Null, serde_json::Value::String),
+            );
+        })
+    }
+
+    /// The stored message of a `message` entry.
+    pub fn message(&self) -> Option<&AgentMessage> {
+        match self {
+            Self::Message(entry) => Some(&entry.message),
+            _ => None,
+        }
+    }
+
+    /// Serializes the entry as one JSON line (no trailing newline).
+    pub fn to_json_line(&self) -> Result<String, serde_json::Error> {
+        serde_json::to_string(self)
+    }
+}

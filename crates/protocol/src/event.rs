@@ -1,0 +1,197 @@
+//! Agent session events as written by `--mode json` and RPC mode (`spec/seed/json.md`).
+//!
+//! These are the wire shapes: `message_update` carries only the delta, never the cumulative
+//! `partial` snapshot, so stream size stays linear in the reply length.
+
+use serde::Deserialize;
+use serde::Serialize;
+
+use crate::content::ToolCall;
+use crate::entry::SessionEntry;
+use crate::message::AgentMessage;
+use crate::message::AssistantMessage;
+use crate::message::StopReason;
+use crate::usage::Usage;
+
+/// A content-block update of a streaming assistant message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+pub enum AssistantMessageEvent {
+    Start,
+    TextStart {
+        content_index: usize,
+    },
+    TextDelta {
+        content_index: usize,
+        delta: String,
+    },
+    TextEnd {
+        content_index: usize,
+        content: String,
+    },
+    ThinkingStart {
+        content_index: usize,
+    },
+    ThinkingDelta {
+        content_index: usize,
+        delta: String,
+    },
+    ThinkingEnd {
+        content_index: usize,
+        content: String,
+    },
+    ToolcallStart {
+        content_index: usize,
+        id: String,
+        tool_name: String,
+    },
+    ToolcallDelta {
+        content_index: usize,
+        delta: String,
+    },
+    ToolcallEnd {
+        content_index: usize,
+        tool_call: ToolCall,
+    },
+    Done {
+        reason: StopReason,
+        message: AssistantMessage,
+    },
+    Error {
+        reason: StopReason,
+        error: AssistantMessage,
+    },
+}
+
+/// A tool's result as reported in tool execution events.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolResultPayload {
+    pub content: Vec<crate::content::ContentBlock>,
+    #[serde(default)]
+    pub details: serde_json::Value,
+}
+
+/// Why compaction started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactionReason {
+    Manual,
+    Threshold,
+    Overflow,
+}
+
+/// Every session event of the JSON stream and RPC mode.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+pub enum AgentEvent {
+    AgentStart,
+    AgentEnd {
+        messages: Vec<AgentMessage>,
+        will_retry: bool,
+    },
+    AgentSettled {
+        aborted: bool,
+    },
+    TurnStart,
+    TurnEnd {
+        message: AgentMessage,
+        tool_results: Vec<AgentMessage>,
+    },
+    MessageStart {
+        message: AgentMessage,
+    },
+    MessageUpdate {
+        usage: Usage,
+        assistant_message_event: AssistantMessageEvent,
+    },
+    MessageEnd {
+        message: AgentMessage,
+    },
+    ToolExecutionStart {
+        tool_call_id: String,
+        tool_name: String,
+        args: serde_json::Value,
+    },
+    ToolExecutionUpdate {
+        tool_call_id: String,
+        tool_name: String,
+        args: serde_json::Value,
+        partial_result: ToolResultPayload,
+    },
+    ToolExecutionEnd {
+        tool_call_id: String,
+        tool_name: String,
+        result: ToolResultPayload,
+        is_error: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        duration_ms: Option<u64>,
+    },
+    QueueUpdate {
+        steering: Vec<String>,
+        follow_up: Vec<String>,
+    },
+    EntryAppended {
+        entry: SessionEntry,
+    },
+    SessionInfoChanged {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+    },
+    ThinkingLevelChanged {
+        level: String,
+    },
+    CompactionStart {
+        reason: CompactionReason,
+    },
+    CompactionEnd {
+        reason: CompactionReason,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        result: Option<serde_json::Value>,
+        aborted: bool,
+        will_retry: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error_message: Option<String>,
+    },
+    AutoRetryStart {
+        attempt: u32,
+        max_attempts: u32,
+        delay_ms: u64,
+        error_message: String,
+    },
+    AutoRetryEnd {
+        success: bool,
+        attempt: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        final_error: Option<String>,
+    },
+    SummarizationRetryScheduled {
+        attempt: u32,
+        max_attempts: u32,
+        delay_ms: u64,
+        error_message: String,
+    },
+    SummarizationRetryAttemptStart {
+        source: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<CompactionReason>,
+    },
+    SummarizationRetryFinished,
+    BashExecutionUpdate {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        delta: String,
+    },
+    ExtensionError {
+        extension_path: String,
+        event: String,
+        error: String,
+    },
+}

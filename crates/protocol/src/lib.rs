@@ -1,0 +1,31 @@
+//! Wire types of KnightCode: messages, content blocks, usage, session entries and agent events.
+//!
+//! Pure data with serde; no I/O. Every type reads what the TypeScript agent writes and writes
+//! it back byte for byte, including keys and variants this version does not know.
+
+pub mod content;
+pub mod entry;
+pub mod event;
+pub mod message;
+pub mod usage;
+pub mod wire;
+
+pub use content::Blocks;
+pub use content::Content;
+pub use content::ContentBlock;
+pub use content::ImageContent;
+pub use content::TextContent;
+pub use content::ThinkingContent;
+pub use content::ToolCall;
+pub use entry::*;
+pub use event::AgentEvent;
+pub use event::AssistantMessageEvent;
+pub use event::CompactionReason;
+pub use event::ToolResultPayload;
+pub use message::*;
+pub use usage::Cost;
+pub use usage::Usage;
+pub use wire::Extra;
+pub use wire::JsNumber;
+pub use wire::Millis;
+pub use wire::Tokens;
