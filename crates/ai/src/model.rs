@@ -1,0 +1,359 @@
+//! The model description (providers.md §3), thinking levels and their clamping (§5).
+
+use serde::Deserialize;
+use serde::Deserializer;
+use serde::Serialize;
+use serde_json::Map;
+use serde_json::Value;
+
+/// Wire APIs this crate speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Api {
+    AnthropicMessages,
+    OpenAiCompletions,
+    OpenAiResponses,
+    GoogleGenerativeAi,
+}
+
+impl Api {
+    pub const ALL: [Api; 4] = [
+        Api::AnthropicMessages,
+        Api::OpenAiCompletions,
+        Api::OpenAiResponses,
+        Api::GoogleGenerativeAi,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::AnthropicMessages => "anthropic-messages",
+            Self::OpenAiCompletions => "openai-completions",
+            Self::OpenAiResponses => "openai-responses",
+            Self::GoogleGenerativeAi => "google-generative-ai",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Api> {
+        Self::ALL.into_iter().find(|api| api.as_str() == name)
+    }
+}
+
+/// Reasoning effort requested from a model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub enum ThinkingLevel {
+    #[default]
+    Off,
+    Minimal,
+    Low,
+    Medium,
+    High,
+    Xhigh,
+    Max,
+}
+
+impl ThinkingLevel {
+    /// All levels, lowest first (the clamp search order).
+    pub const ALL: [ThinkingLevel; 7] = [
+        Self::Off,
+        Self::Minimal,
+        Self::Low,
+        Self::Medium,
+        Self::High,
+        Self::Xhigh,
+        Self::Max,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Off => "off",
+            Self::Minimal => "minimal",
+            Self::Low => "low",
+            Self::Medium => "medium",
+            Self::High => "high",
+            Self::Xhigh => "xhigh",
+            Self::Max => "max",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<ThinkingLevel> {
+        Self::ALL.into_iter().find(|level| level.as_str() == name)
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// One `thinkingLevelMap` entry: absent (use the default mapping), `null` (level unsupported)
+/// or a provider-specific value.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum LevelMapping {
+    #[default]
+    Absent,
+    Unsupported,
+    Value(String),
+}
+
+/// `thinkingLevelMap`: per-level provider values.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ThinkingLevelMap {
+    entries: [LevelMapping; 7],
+}
+
+impl ThinkingLevelMap {
+    pub fn get(&self, level: ThinkingLevel) -> &LevelMapping {
+        &self.entries[level.index()]
+    }
+
+    pub fn set(&mut self, level: ThinkingLevel, mapping: LevelMapping) {
+        self.entries[level.index()] = mapping;
+    }
+
+    /// The mapped string value for a level, if any.
+    pub fn value(&self, level: ThinkingLevel) -> Option<&str> {
+        match self.get(level) {
+            LevelMapping::Value(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    pub fn is_unsupported(&self, level: ThinkingLevel) -> bool {
+        *self.get(level) == LevelMapping::Unsupported
+    }
+}
+
+impl Serialize for ThinkingLevelMap {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        for level in ThinkingLevel::ALL {
+            match self.get(level) {
+                LevelMapping::Absent => {}
+                LevelMapping::Unsupported => map.serialize_entry(level.as_str(), &())?,
+                LevelMapping::Value(v) => map.serialize_entry(level.as_str(), v)?,
+            }
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for ThinkingLevelMap {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = Map::<String, Value>::deserialize(deserializer)?;
+        let mut out = ThinkingLevelMap::default();
+        for (key, value) in raw {
+            // Unknown level names are ignored, as the TypeScript agent does.
+            let Some(level) = ThinkingLevel::parse(&key) else {
+                continue;
+            };
+            let mapping = match value {
+                Value::Null => LevelMapping::Unsupported,
+                Value::String(s) => LevelMapping::Value(s),
+                other => LevelMapping::Value(other.to_string()),
+            };
+            out.set(level, mapping);
+        }
+        Ok(out)
+    }
+}
+
+/// A pricing tier that applies above an input-token threshold.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct CostTier {
+    pub input_tokens_above: u64,
+    pub input: f64,
+    pub output: f64,
+    pub cache_read: f64,
+    pub cache_write: f64,
+}
+
+/// Prices in USD per million tokens.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ModelCost {
+    pub input: f64,
+    pub output: f64,
+    pub cache_read: f64,
+    pub cache_write: f64,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tiers: Vec<CostTier>,
+}
+
+/// A model as the catalog and `models.json` describe it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Model {
+    pub id: String,
+    pub name: String,
+    /// Wire API name (`anthropic-messages`, ...); kept as text so unknown APIs survive.
+    pub api: String,
+    pub provider: String,
+    pub base_url: String,
+    #[serde(default)]
+    pub reasoning: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_level_map: Option<ThinkingLevelMap>,
+    /// Input kinds: `text`, `image`.
+    #[serde(default = "default_input")]
+    pub input: Vec<String>,
+    #[serde(default)]
+    pub cost: ModelCost,
+    pub context_window: u64,
+    pub max_tokens: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headers: Option<Map<String, Value>>,
+    /// API-specific compatibility flags, read by each wire module.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compat: Option<Map<String, Value>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_cache: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_limits: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampling_params: Option<Map<String, Value>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampling_params_by_thinking_level: Option<Map<String, Value>>,
+}
+
+fn default_input() -> Vec<String> {
+    vec!["text".to_owned()]
+}
+
+impl Model {
+    /// A minimal model: text only, no reasoning, zero cost (local servers, tests).
+    pub fn new(
+        provider: impl Into<String>,
+        id: impl Into<String>,
+        api: Api,
+        base_url: impl Into<String>,
+    ) -> Self {
+        let id = id.into();
+        Self {
+            name: id.clone(),
+            id,
+            api: api.as_str().to_owned(),
+            provider: provider.into(),
+            base_url: base_url.into(),
+            reasoning: false,
+            thinking_level_map: None,
+            input: default_input(),
+            cost: ModelCost::default(),
+            context_window: 128_000,
+            max_tokens: 16_384,
+            headers: None,
+            compat: None,
+            prompt_cache: None,
+            input_limits: None,
+            sampling_params: None,
+            sampling_params_by_thinking_level: None,
+        }
+    }
+
+    pub fn api_kind(&self) -> Option<Api> {
+        Api::parse(&self.api)
+    }
+
+    pub fn supports_images(&self) -> bool {
+        self.input.iter().any(|kind| kind == "image")
+    }
+
+    /// A boolean compat flag, if set.
+    pub fn compat_bool(&self, key: &str) -> Option<bool> {
+        self.compat.as_ref()?.get(key)?.as_bool()
+    }
+
+    /// A string compat flag, if set.
+    pub fn compat_str(&self, key: &str) -> Option<&str> {
+        self.compat.as_ref()?.get(key)?.as_str()
+    }
+
+    pub fn level_map(&self, level: ThinkingLevel) -> &LevelMapping {
+        static ABSENT: LevelMapping = LevelMapping::Absent;
+        self.thinking_level_map
+            .as_ref()
+            .map_or(&ABSENT, |map| map.get(level))
+    }
+
+    /// Levels this model accepts: `off` only for non-reasoning models; otherwise every level
+    /// not mapped to `null`, with `xhigh`/`max` only when explicitly mapped (opt-in).
+    pub fn supported_thinking_levels(&self) -> Vec<ThinkingLevel> {
+        if !self.reasoning {
+            return vec![ThinkingLevel::Off];
+        }
+        ThinkingLevel::ALL
+            .into_iter()
+            .filter(|level| match self.level_map(*level) {
+                LevelMapping::Unsupported => false,
+                LevelMapping::Absent => {
+                    !matches!(level, ThinkingLevel::Xhigh | ThinkingLevel::Max)
+                }
+                LevelMapping::Value(_) => true,
+            })
+            .collect()
+    }
+
+    /// The nearest supported level, searching upward first, then downward.
+    pub fn clamp_thinking_level(&self, level: ThinkingLevel) -> ThinkingLevel {
+        let available = self.supported_thinking_levels();
+        if available.contains(&level) {
+            return level;
+        }
+        let start = level.index();
+        let upward = ThinkingLevel::ALL[start..].iter();
+        let downward = ThinkingLevel::ALL[..start].iter().rev();
+        upward
+            .chain(downward)
+            .find(|candidate| available.contains(candidate))
+            .copied()
+            .unwrap_or_else(|| available.first().copied().unwrap_or(ThinkingLevel::Off))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reasoning_model(map: &str) -> Model {
+        let mut model = Model::new("p", "m", Api::AnthropicMessages, "http://x");
+        model.reasoning = true;
+        model.thinking_level_map = serde_json::from_str(map).ok();
+        model
+    }
+
+    #[test]
+    fn clamp_searches_upward_first() {
+        let model = reasoning_model(r#"{"minimal": null}"#);
+        assert_eq!(
+            model.clamp_thinking_level(ThinkingLevel::Minimal),
+            ThinkingLevel::Low
+        );
+        assert_eq!(
+            model.clamp_thinking_level(ThinkingLevel::Xhigh),
+            ThinkingLevel::High
+        );
+        let opted_in = reasoning_model(r#"{"off": null, "xhigh": "xhigh"}"#);
+        assert_eq!(
+            opted_in.clamp_thinking_level(ThinkingLevel::Xhigh),
+            ThinkingLevel::Xhigh
+        );
+        assert_eq!(
+            opted_in.clamp_thinking_level(ThinkingLevel::Off),
+            ThinkingLevel::Minimal
+        );
+        let plain = Model::new("p", "m", Api::OpenAiCompletions, "http://x");
+        assert_eq!(
+            plain.clamp_thinking_level(ThinkingLevel::High),
+            ThinkingLevel::Off
+        );
+    }
+
+    #[test]
+    fn level_map_round_trip() {
+        let map: ThinkingLevelMap =
+            serde_json::from_str(r#"{"off":null,"minimal":"MINIMAL","bogus":"x"}"#).unwrap();
+        assert_eq!(
+            serde_json::to_string(&map).unwrap(),
+            r#"{"off":null,"minimal":"MINIMAL"}"#
+        );
+    }
+}

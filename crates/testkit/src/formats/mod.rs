@@ -1,0 +1,168 @@
+//! Per-format rendering: routes, response headers, stream events and error shapes.
+//!
+//! Each submodule turns a [`ScriptedReply`] into the SSE events the real service would send,
+//! in the real service's order and field shapes (see the crate README for the exact sequences).
+
+mod anthropic;
+mod google;
+mod openai_completions;
+mod openai_responses;
+
+use crate::script::{MockErrorKind, ScriptedReply, WireFormat};
+use crate::sse::SseEvent;
+
+/// What the formats need to know about the request being answered.
+#[derive(Debug, Clone)]
+pub(crate) struct RequestCtx {
+    /// Model from the body (`model`) or, for Google, from the path.
+    pub model: String,
+    /// 1-based number of the request on this server; makes ids unique and deterministic.
+    pub seq: usize,
+}
+
+/// Whether `method path` is this format's streaming endpoint. `Some(model)` carries the model
+/// named in the path (Google only); `Some(None)` is a match without a path model.
+pub(crate) fn route(format: WireFormat, method: &str, path: &str) -> Option<Option<String>> {
+    if method != "POST" {
+        return None;
+    }
+    match format {
+        WireFormat::AnthropicMessages => (path == "/v1/messages").then_some(None),
+        WireFormat::OpenAiCompletions => (path == "/v1/chat/completions").then_some(None),
+        WireFormat::OpenAiResponses => (path == "/v1/responses").then_some(None),
+        WireFormat::Google => {
+            // `/{version}/models/{model}:streamGenerateContent`; any version prefix is accepted
+            // because clients configure it through the base URL.
+            let rest = path.strip_prefix('/')?;
+            let (_version, rest) = rest.split_once('/')?;
+            let rest = rest.strip_prefix("models/")?;
+            let model = rest.strip_suffix(":streamGenerateContent")?;
+            (!model.is_empty() && !model.contains('/')).then(|| Some(model.to_owned()))
+        }
+    }
+}
+
+/// The path (with query, for Google) of the streaming endpoint.
+pub(crate) fn endpoint_path(format: WireFormat, model: &str) -> String {
+    match format {
+        WireFormat::AnthropicMessages => "/v1/messages".to_owned(),
+        WireFormat::OpenAiCompletions => "/v1/chat/completions".to_owned(),
+        WireFormat::OpenAiResponses => "/v1/responses".to_owned(),
+        WireFormat::Google => format!("/v1beta/models/{model}:streamGenerateContent?alt=sse"),
+    }
+}
+
+/// Headers of a streaming 200 response.
+pub(crate) fn stream_headers(format: WireFormat, ctx: &RequestCtx) -> Vec<(String, String)> {
+    let mut headers = vec![
+        (
+            "content-type".to_owned(),
+            match format {
+                WireFormat::Google => "text/event-stream",
+                _ => "text/event-stream; charset=utf-8",
+            }
+            .to_owned(),
+        ),
+        ("cache-control".to_owned(), "no-cache".to_owned()),
+    ];
+    match format {
+        WireFormat::AnthropicMessages => {
+            headers.push(("request-id".to_owned(), format!("req_mock_{}", ctx.seq)));
+        }
+        WireFormat::OpenAiCompletions | WireFormat::OpenAiResponses => {
+            headers.push(("x-request-id".to_owned(), format!("req_mock_{}", ctx.seq)));
+        }
+        WireFormat::Google => {}
+    }
+    headers
+}
+
+/// The events of a normal (fault-free) stream for `reply`.
+pub(crate) fn stream_events(
+    format: WireFormat,
+    reply: &ScriptedReply,
+    ctx: &RequestCtx,
+) -> Vec<SseEvent> {
+    match format {
+        WireFormat::AnthropicMessages => anthropic::events(reply, ctx),
+        WireFormat::OpenAiCompletions => openai_completions::events(reply, ctx),
+        WireFormat::OpenAiResponses => openai_responses::events(reply, ctx),
+        WireFormat::Google => google::events(reply, ctx),
+    }
+}
+
+/// The in-stream error event(s) of a [`crate::Fault::MidStreamError`].
+pub(crate) fn error_events(
+    format: WireFormat,
+    kind: MockErrorKind,
+    message: &str,
+    ctx: &RequestCtx,
+) -> Vec<SseEvent> {
+    match format {
+        WireFormat::AnthropicMessages => anthropic::error_events(kind, message, ctx),
+        WireFormat::OpenAiCompletions => openai_completions::error_events(kind, message),
+        WireFormat::OpenAiResponses => openai_responses::error_events(kind, message),
+        WireFormat::Google => google::error_events(kind, message),
+    }
+}
+
+/// A JSON error body in the format's shape for an HTTP `status`, with `message`.
+pub(crate) fn error_body(format: WireFormat, status: u16, message: &str) -> String {
+    let kind = kind_for_status(status);
+    let value = match format {
+        WireFormat::AnthropicMessages => anthropic::error_body(status, kind, message),
+        WireFormat::OpenAiCompletions | WireFormat::OpenAiResponses => {
+            openai_completions::error_body(status, kind, message)
+        }
+        WireFormat::Google => google::error_body(status, kind, message),
+    };
+    value.to_string()
+}
+
+/// The error body a real service typically sends for `status`.
+pub(crate) fn default_error_body(format: WireFormat, status: u16) -> String {
+    let message = default_message(format, kind_for_status(status));
+    error_body(format, status, message)
+}
+
+/// The error kind a status code usually means.
+fn kind_for_status(status: u16) -> MockErrorKind {
+    match status {
+        429 => MockErrorKind::RateLimit,
+        503 | 529 => MockErrorKind::Overloaded,
+        500..=599 => MockErrorKind::Server,
+        _ => MockErrorKind::InvalidRequest,
+    }
+}
+
+/// Typical message of an error kind, in the wording of each service.
+pub(crate) fn default_message(format: WireFormat, kind: MockErrorKind) -> &'static str {
+    match (format, kind) {
+        (WireFormat::AnthropicMessages, MockErrorKind::Overloaded) => "Overloaded",
+        (WireFormat::AnthropicMessages, MockErrorKind::ContextOverflow) => {
+            "prompt is too long: 210000 tokens > 200000 maximum"
+        }
+        (WireFormat::Google, MockErrorKind::ContextOverflow) => {
+            "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576)."
+        }
+        (_, MockErrorKind::ContextOverflow) => {
+            "This model's maximum context length is 128000 tokens. However, your messages \
+             resulted in 130000 tokens. Please reduce the length of the messages."
+        }
+        (WireFormat::Google, MockErrorKind::Overloaded) => {
+            "The model is overloaded. Please try again later."
+        }
+        (_, MockErrorKind::Overloaded) => {
+            "The server is overloaded, please try again later."
+        }
+        (_, MockErrorKind::RateLimit) => "Rate limit exceeded, please try again later.",
+        (_, MockErrorKind::Server) => "Internal server error",
+        (_, MockErrorKind::InvalidRequest) => "Invalid request",
+    }
+}
+
+/// Output tokens as a non-zero-safe split: Anthropic and others report a small running count
+/// in the first event before the final one.
+pub(crate) fn initial_output_tokens(output: u64) -> u64 {
+    output.min(1)
+}
