@@ -136,9 +136,7 @@ where
     if chunked {
         request.body = read_chunked_body(reader).await?;
     } else if let Some(len) = request.header("content-length") {
-        let len: usize = len
-            .parse()
-            .map_err(|_| invalid("invalid content-length"))?;
+        let len: usize = len.parse().map_err(|_| invalid("invalid content-length"))?;
         if len > MAX_BODY_BYTES {
             return Err(invalid("request body too large"));
         }
@@ -237,7 +235,10 @@ pub(crate) async fn write_chunked_head<W: AsyncWrite + Unpin>(
 }
 
 /// Writes `data` as exactly one HTTP chunk and flushes it, so it leaves the process now.
-pub(crate) async fn write_chunk<W: AsyncWrite + Unpin>(writer: &mut W, data: &[u8]) -> io::Result<()> {
+pub(crate) async fn write_chunk<W: AsyncWrite + Unpin>(
+    writer: &mut W,
+    data: &[u8],
+) -> io::Result<()> {
     if data.is_empty() {
         // An empty chunk would terminate the body.
         return Ok(());

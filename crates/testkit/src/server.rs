@@ -248,7 +248,9 @@ impl MockServer {
         format: WireFormat,
         replies: Vec<ScriptedReply>,
     ) -> Result<MockServer, TestkitError> {
-        MockServer::builder(format).replies(replies).start_blocking()
+        MockServer::builder(format)
+            .replies(replies)
+            .start_blocking()
     }
 
     /// The format this server speaks.

@@ -152,9 +152,7 @@ pub(crate) fn default_message(format: WireFormat, kind: MockErrorKind) -> &'stat
         (WireFormat::Google, MockErrorKind::Overloaded) => {
             "The model is overloaded. Please try again later."
         }
-        (_, MockErrorKind::Overloaded) => {
-            "The server is overloaded, please try again later."
-        }
+        (_, MockErrorKind::Overloaded) => "The server is overloaded, please try again later.",
         (_, MockErrorKind::RateLimit) => "Rate limit exceeded, please try again later.",
         (_, MockErrorKind::Server) => "Internal server error",
         (_, MockErrorKind::InvalidRequest) => "Invalid request",

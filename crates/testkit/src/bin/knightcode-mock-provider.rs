@@ -1,0 +1,2 @@
+//! Placeholder; the real binary follows.
+fn main() {}
