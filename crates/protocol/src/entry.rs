@@ -142,24 +142,26 @@ wire_struct! {
 wire_struct! {
     /// Extension state. Never enters context.
     pub struct CustomEntry {
+        // Written with the base after the payload, like `custom_message`.
+        req "customType" custom_type: String,
+        opt "data" data: Option<serde_json::Value>,
         req "id" id: String,
         req "parentId" parent_id: Option<String>,
         req "timestamp" timestamp: String,
-        req "customType" custom_type: String,
-        opt "data" data: Option<serde_json::Value>,
     }
 }
 
 wire_struct! {
     /// An extension-injected message that enters context.
     pub struct CustomMessageEntry {
-        req "id" id: String,
-        req "parentId" parent_id: Option<String>,
-        req "timestamp" timestamp: String,
+        // The TypeScript writer spreads the message first and adds the base after it.
         req "customType" custom_type: String,
         req "content" content: Content,
         req "display" display: bool,
         opt "details" details: Option<serde_json::Value>,
+        req "id" id: String,
+        req "parentId" parent_id: Option<String>,
+        req "timestamp" timestamp: String,
     }
 }
 

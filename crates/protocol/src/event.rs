@@ -95,6 +95,8 @@ pub enum AgentEvent {
     AgentStart,
     AgentEnd {
         messages: Vec<AgentMessage>,
+        /// Absent in streams of older agents.
+        #[serde(default)]
         will_retry: bool,
     },
     AgentSettled {

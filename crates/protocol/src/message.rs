@@ -147,18 +147,20 @@ wire_struct! {
         req "api" api: String,
         req "provider" provider: String,
         req "model" model: String,
-        opt "responseModel" response_model: Option<String>,
-        opt "responseId" response_id: Option<String>,
-        /// The KnightCode thinking level requested for this response.
-        opt "thinkingLevel" thinking_level: Option<String>,
-        opt "providerThinkingLevel" provider_thinking_level: Option<serde_json::Value>,
         req "usage" usage: Usage,
         req "stopReason" stop_reason: StoredStopReason,
         req "timestamp" timestamp: Millis,
-        opt "durationMs" duration_ms: Option<Tokens>,
+        // Set while streaming or at the end, so they follow `timestamp` in TypeScript's
+        // insertion order.
+        opt "responseId" response_id: Option<String>,
+        opt "responseModel" response_model: Option<String>,
+        /// The KnightCode thinking level requested for this response.
+        opt "thinkingLevel" thinking_level: Option<String>,
+        opt "providerThinkingLevel" provider_thinking_level: Option<serde_json::Value>,
+        opt "diagnostics" diagnostics: Option<serde_json::Value>,
         opt "errorMessage" error_message: Option<String>,
         opt "rawStopReason" raw_stop_reason: Option<String>,
-        opt "diagnostics" diagnostics: Option<serde_json::Value>,
+        opt "durationMs" duration_ms: Option<Tokens>,
         opt "deferred" deferred: Option<serde_json::Value>,
         opt "endTurn" end_turn: Option<bool>,
     }

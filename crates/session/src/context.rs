@@ -67,7 +67,10 @@ pub struct ProjectedMessage<'a> {
 
 /// Applies context edits and converts selected entries to messages
 /// (`buildSessionProjection`). The raw entries are not modified.
-pub fn build_projection<'a>(tree: &'a SessionTree, leaf: Option<EntryIndex>) -> Vec<ProjectedMessage<'a>> {
+pub fn build_projection<'a>(
+    tree: &'a SessionTree,
+    leaf: Option<EntryIndex>,
+) -> Vec<ProjectedMessage<'a>> {
     let selected = build_context_entries(tree, leaf);
     let edits = latest_edits(tree, leaf);
     let mut out = Vec::with_capacity(selected.len() + 1);
@@ -99,12 +102,14 @@ pub fn build_projection<'a>(tree: &'a SessionTree, leaf: Option<EntryIndex>) -> 
                 }
                 out.push(ProjectedMessage {
                     entry,
-                    message: Cow::Owned(AgentMessage::CompactionSummary(CompactionSummaryMessage {
-                        summary: compaction.summary.clone(),
-                        tokens_before: compaction.tokens_before,
-                        timestamp,
-                        extra: Default::default(),
-                    })),
+                    message: Cow::Owned(AgentMessage::CompactionSummary(
+                        CompactionSummaryMessage {
+                            summary: compaction.summary.clone(),
+                            tokens_before: compaction.tokens_before,
+                            timestamp,
+                            extra: Default::default(),
+                        },
+                    )),
                 });
             }
             SessionEntry::BranchSummary(summary) if !summary.summary.is_empty() => {
@@ -119,7 +124,9 @@ pub fn build_projection<'a>(tree: &'a SessionTree, leaf: Option<EntryIndex>) -> 
                 });
             }
             SessionEntry::CustomMessage(custom) => {
-                let content = replacement.cloned().unwrap_or_else(|| custom.content.clone());
+                let content = replacement
+                    .cloned()
+                    .unwrap_or_else(|| custom.content.clone());
                 out.push(ProjectedMessage {
                     entry,
                     message: Cow::Owned(AgentMessage::Custom(CustomMessage {
@@ -263,7 +270,9 @@ pub fn build_session_context(tree: &SessionTree, leaf: Option<EntryIndex>) -> Se
     let mut thinking_level = DEFAULT_THINKING_LEVEL.to_owned();
     for index in tree.path_to(leaf) {
         match tree.entry(index) {
-            SessionEntry::ThinkingLevelChange(change) => thinking_level = change.thinking_level.clone(),
+            SessionEntry::ThinkingLevelChange(change) => {
+                thinking_level = change.thinking_level.clone()
+            }
             SessionEntry::ModelChange(change) => {
                 model = Some(ModelRef {
                     provider: change.provider.clone(),

@@ -40,7 +40,9 @@ pub fn validate_session_id(id: &str) -> Result<()> {
     let inner_ok = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-');
     let valid = match (bytes.first(), bytes.last()) {
         (Some(first), Some(last)) => {
-            first.is_ascii_alphanumeric() && last.is_ascii_alphanumeric() && bytes.iter().all(inner_ok)
+            first.is_ascii_alphanumeric()
+                && last.is_ascii_alphanumeric()
+                && bytes.iter().all(inner_ok)
         }
         _ => false,
     };

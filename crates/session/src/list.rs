@@ -61,7 +61,9 @@ fn same_dir(a: &str, b: &Path) -> bool {
 
 /// Reads one session file into a [`SessionInfo`].
 pub fn session_info(path: &Path) -> Result<SessionInfo> {
-    let loaded = load_file(path)?.ok_or_else(|| SessionError::NotASession { path: path.to_owned() })?;
+    let loaded = load_file(path)?.ok_or_else(|| SessionError::NotASession {
+        path: path.to_owned(),
+    })?;
     let header_ms = DateTime::parse_from_rfc3339(&loaded.header.timestamp)
         .map(|t| t.timestamp_millis())
         .ok();
@@ -149,12 +151,18 @@ pub fn list_all_sessions(sessions_root: &Path) -> Vec<SessionInfo> {
 
 /// The most recently modified session file (by mtime) with a valid header (`--continue`).
 pub fn most_recent_session(dir: &Path, cwd: Option<&Path>) -> Option<PathBuf> {
-    let mut files: Vec<(SystemTime, PathBuf)> = jsonl_files(dir).into_iter().map(|p| (mtime(&p), p)).collect();
+    let mut files: Vec<(SystemTime, PathBuf)> = jsonl_files(dir)
+        .into_iter()
+        .map(|p| (mtime(&p), p))
+        .collect();
     files.sort_by(|a, b| b.0.cmp(&a.0));
-    files.into_iter().map(|(_, path)| path).find(|path| match read_header(path) {
-        Ok(Some(header)) => cwd.is_none_or(|cwd| same_dir(&header.cwd, cwd)),
-        _ => false,
-    })
+    files
+        .into_iter()
+        .map(|(_, path)| path)
+        .find(|path| match read_header(path) {
+            Ok(Some(header)) => cwd.is_none_or(|cwd| same_dir(&header.cwd, cwd)),
+            _ => false,
+        })
 }
 
 /// Finds a session by exact id, then by id prefix (newest mtime wins when ids repeat).
@@ -173,6 +181,10 @@ pub fn find_session(dir: &Path, cwd: Option<&Path>, id_or_prefix: &str) -> Optio
     candidates
         .iter()
         .find(|(_, _, id)| id == id_or_prefix)
-        .or_else(|| candidates.iter().find(|(_, _, id)| id.starts_with(id_or_prefix)))
+        .or_else(|| {
+            candidates
+                .iter()
+                .find(|(_, _, id)| id.starts_with(id_or_prefix))
+        })
         .map(|(_, path, _)| path.clone())
 }

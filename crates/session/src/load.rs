@@ -46,12 +46,18 @@ impl std::fmt::Display for LoadWarning {
                 f,
                 "line {line} was cut off mid-write ({bytes} bytes, probably a crash); it was set aside"
             ),
-            Self::DuplicateId { id } => write!(f, "entry id {id} appears more than once; the last one is used"),
+            Self::DuplicateId { id } => write!(
+                f,
+                "entry id {id} appears more than once; the last one is used"
+            ),
             Self::Orphan { id, parent_id } => write!(
                 f,
                 "entry {id} points at missing parent {parent_id}; it is treated as a root"
             ),
-            Self::Cycle { id } => write!(f, "entry {id} is part of a parent loop; the loop was cut there"),
+            Self::Cycle { id } => write!(
+                f,
+                "entry {id} is part of a parent loop; the loop was cut there"
+            ),
         }
     }
 }
@@ -93,7 +99,11 @@ pub(crate) fn header_from_entry(entry: &SessionEntry) -> Option<SessionHeader> {
 }
 
 /// Parses one line. `Ok(None)` means it is not JSON at all.
-pub(crate) fn parse_line(line: &[u8], line_no: usize, warnings: &mut Vec<LoadWarning>) -> Option<SessionEntry> {
+pub(crate) fn parse_line(
+    line: &[u8],
+    line_no: usize,
+    warnings: &mut Vec<LoadWarning>,
+) -> Option<SessionEntry> {
     match serde_json::from_slice::<SessionEntry>(line) {
         Ok(entry) => Some(entry),
         Err(typed_error) => match serde_json::from_slice::<serde_json::Value>(line) {
@@ -188,7 +198,11 @@ pub fn load_file(path: &Path) -> Result<Option<LoadedFile>> {
                 match header_from_entry(&entry) {
                     Some(found) => header = Some(found),
                     // The first record must be the header; anything else is not a session.
-                    None => return Err(SessionError::NotASession { path: path.to_owned() }),
+                    None => {
+                        return Err(SessionError::NotASession {
+                            path: path.to_owned(),
+                        });
+                    }
                 }
                 continue;
             }
@@ -199,7 +213,9 @@ pub fn load_file(path: &Path) -> Result<Option<LoadedFile>> {
         return Ok(None);
     }
     let Some(header) = header else {
-        return Err(SessionError::NotASession { path: path.to_owned() });
+        return Err(SessionError::NotASession {
+            path: path.to_owned(),
+        });
     };
     Ok(Some(LoadedFile {
         header,
@@ -211,7 +227,11 @@ pub fn load_file(path: &Path) -> Result<Option<LoadedFile>> {
     }))
 }
 
-fn push_record(entry: SessionEntry, header: &mut Option<SessionHeader>, entries: &mut Vec<SessionEntry>) {
+fn push_record(
+    entry: SessionEntry,
+    header: &mut Option<SessionHeader>,
+    entries: &mut Vec<SessionEntry>,
+) {
     if header.is_none() {
         *header = header_from_entry(&entry);
     } else {

@@ -111,7 +111,10 @@ pub fn canonical_session_path(path: &Path) -> Result<PathBuf> {
     if let Ok(canonical) = std::fs::canonicalize(path) {
         return Ok(canonical);
     }
-    let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     let name = path.file_name().ok_or_else(|| SessionError::NotASession {
         path: path.to_owned(),
     })?;
@@ -142,7 +145,9 @@ impl LockedFile {
                 .open(lock_path)
                 .map_err(SessionError::io("open lock file", lock_path))?;
             file.lock().map_err(SessionError::io("lock", lock_path))?;
-            let held = file.metadata().map_err(SessionError::io("inspect", lock_path))?;
+            let held = file
+                .metadata()
+                .map_err(SessionError::io("inspect", lock_path))?;
             match std::fs::metadata(lock_path) {
                 Ok(current) if current.ino() == held.ino() && current.dev() == held.dev() => {
                     return Ok(Self { file });
@@ -223,7 +228,10 @@ impl SessionLock {
         locked.write_record(&record, &lock_path)?;
         drop(locked);
         let owner = record.owner.clone();
-        let state = Arc::new(Mutex::new(LockState { record, lost: false }));
+        let state = Arc::new(Mutex::new(LockState {
+            record,
+            lost: false,
+        }));
         let (stop_refresh, stop_rx) = mpsc::channel();
         let refresher = {
             let state = Arc::clone(&state);
@@ -232,7 +240,9 @@ impl SessionLock {
                 .name("knightcode-session-lock".to_owned())
                 .spawn(move || {
                     // The channel doubles as the timer: a message or a hang-up ends the loop.
-                    while let Err(mpsc::RecvTimeoutError::Timeout) = stop_rx.recv_timeout(options.refresh_interval) {
+                    while let Err(mpsc::RecvTimeoutError::Timeout) =
+                        stop_rx.recv_timeout(options.refresh_interval)
+                    {
                         if refresh(&state, &lock_path).is_err() {
                             break;
                         }

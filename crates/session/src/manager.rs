@@ -94,7 +94,13 @@ impl SessionManager {
             cwd: cwd.to_string_lossy().into_owned(),
             ..SessionHeader::default()
         };
-        Self::new_parts(header, SessionTree::default(), Storage::Memory, clock, Vec::new())
+        Self::new_parts(
+            header,
+            SessionTree::default(),
+            Storage::Memory,
+            clock,
+            Vec::new(),
+        )
     }
 
     pub fn header(&self) -> &SessionHeader {
@@ -230,7 +236,9 @@ impl SessionManager {
     /// first assistant message). A failed write leaves the session as it was.
     pub fn append_entry(&mut self, entry: SessionEntry) -> Result<String> {
         match &self.storage {
-            Storage::ReadOnly { path } => return Err(SessionError::ReadOnly { path: path.clone() }),
+            Storage::ReadOnly { path } => {
+                return Err(SessionError::ReadOnly { path: path.clone() });
+            }
             Storage::Closed { path } => return Err(SessionError::Closed { path: path.clone() }),
             Storage::File(_) | Storage::Memory => {}
         }
@@ -291,16 +299,24 @@ impl SessionManager {
 
     pub fn append_thinking_level_change(&mut self, level: &str) -> Result<String> {
         let (id, parent_id, timestamp) = self.base();
-        self.append_entry(SessionEntry::ThinkingLevelChange(ThinkingLevelChangeEntry {
-            id,
-            parent_id,
-            timestamp,
-            thinking_level: level.to_owned(),
-            extra: Default::default(),
-        }))
+        self.append_entry(SessionEntry::ThinkingLevelChange(
+            ThinkingLevelChangeEntry {
+                id,
+                parent_id,
+                timestamp,
+                thinking_level: level.to_owned(),
+                extra: Default::default(),
+            },
+        ))
     }
 
-    pub fn append_usage(&mut self, kind: &str, provider: &str, model: &str, usage: Usage) -> Result<String> {
+    pub fn append_usage(
+        &mut self,
+        kind: &str,
+        provider: &str,
+        model: &str,
+        usage: Usage,
+    ) -> Result<String> {
         let (id, parent_id, timestamp) = self.base();
         self.append_entry(SessionEntry::Usage(Box::new(UsageEntry {
             id,
@@ -338,18 +354,30 @@ impl SessionManager {
     }
 
     /// Omits (`None`) or replaces the content of an earlier entry in future context.
-    pub fn append_context_edit(&mut self, target_id: &str, replacement: Option<Content>) -> Result<String> {
+    pub fn append_context_edit(
+        &mut self,
+        target_id: &str,
+        replacement: Option<Content>,
+    ) -> Result<String> {
         let target = self
             .tree
             .get(target_id)
-            .ok_or_else(|| SessionError::EntryNotFound { id: target_id.to_owned() })?;
+            .ok_or_else(|| SessionError::EntryNotFound {
+                id: target_id.to_owned(),
+            })?;
         let editable = matches!(target, SessionEntry::CustomMessage(_))
             || matches!(
                 target.message(),
-                Some(AgentMessage::User(_) | AgentMessage::Assistant(_) | AgentMessage::ToolResult(_))
+                Some(
+                    AgentMessage::User(_)
+                        | AgentMessage::Assistant(_)
+                        | AgentMessage::ToolResult(_)
+                )
             );
         if !editable {
-            return Err(SessionError::EntryNotFound { id: target_id.to_owned() });
+            return Err(SessionError::EntryNotFound {
+                id: target_id.to_owned(),
+            });
         }
         let (id, parent_id, timestamp) = self.base();
         self.append_entry(SessionEntry::ContextEdit(ContextEditEntry {
@@ -374,7 +402,8 @@ impl SessionManager {
         let from_id = self.tree.leaf_id().unwrap_or_default().to_owned();
         let target = self.resolve(branch_from)?;
         let previous = self.tree.leaf();
-        self.tree.set_leaf(if branch_from.is_some() { target } else { None });
+        self.tree
+            .set_leaf(if branch_from.is_some() { target } else { None });
         let (id, parent_id, timestamp) = self.base();
         let result = self.append_entry(SessionEntry::BranchSummary(Box::new(BranchSummaryEntry {
             id,
@@ -393,7 +422,11 @@ impl SessionManager {
         result
     }
 
-    pub fn append_custom_entry(&mut self, custom_type: &str, data: Option<serde_json::Value>) -> Result<String> {
+    pub fn append_custom_entry(
+        &mut self,
+        custom_type: &str,
+        data: Option<serde_json::Value>,
+    ) -> Result<String> {
         let (id, parent_id, timestamp) = self.base();
         self.append_entry(SessionEntry::Custom(CustomEntry {
             id,
@@ -428,10 +461,15 @@ impl SessionManager {
     /// Sets (or with `None`/empty, clears) the label of an entry.
     pub fn set_label(&mut self, target_id: &str, label: Option<&str>) -> Result<String> {
         if !self.tree.contains(target_id) {
-            return Err(SessionError::EntryNotFound { id: target_id.to_owned() });
+            return Err(SessionError::EntryNotFound {
+                id: target_id.to_owned(),
+            });
         }
         let (id, parent_id, timestamp) = self.base();
-        let label = label.map(str::trim).filter(|l| !l.is_empty()).map(str::to_owned);
+        let label = label
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(str::to_owned);
         self.append_entry(SessionEntry::Label(LabelEntry {
             id,
             parent_id,
@@ -450,7 +488,8 @@ impl SessionManager {
             id,
             parent_id,
             timestamp,
-            name: (!name.is_empty()).then_some(name),
+            // Written even when empty: an empty name explicitly clears the title.
+            name: Some(name),
             extra: Default::default(),
         }))
     }

@@ -45,13 +45,19 @@ fn migrate_v1_to_v2(entries: &mut [SessionEntry]) {
         match entry {
             SessionEntry::Compaction(compaction) => {
                 compaction.extra.shift_remove("firstKeptEntryIndex");
-                if let Some(kept) = index.and_then(|i| i.checked_sub(1)).and_then(|i| ids.get(i)) {
+                if let Some(kept) = index
+                    .and_then(|i| i.checked_sub(1))
+                    .and_then(|i| ids.get(i))
+                {
                     compaction.first_kept_entry_id = kept.clone();
                 }
             }
             SessionEntry::Unknown(map) if index.is_some() => {
                 map.shift_remove("firstKeptEntryIndex");
-                if let Some(kept) = index.and_then(|i| i.checked_sub(1)).and_then(|i| ids.get(i)) {
+                if let Some(kept) = index
+                    .and_then(|i| i.checked_sub(1))
+                    .and_then(|i| ids.get(i))
+                {
                     map.insert(
                         "firstKeptEntryId".to_owned(),
                         serde_json::Value::String(kept.clone()),
@@ -66,7 +72,9 @@ fn migrate_v1_to_v2(entries: &mut [SessionEntry]) {
 fn compaction_kept_index(entry: &SessionEntry) -> Option<usize> {
     let value = match entry {
         SessionEntry::Compaction(compaction) => compaction.extra.get("firstKeptEntryIndex"),
-        SessionEntry::Unknown(map) if map.get("type").and_then(|t| t.as_str()) == Some("compaction") => {
+        SessionEntry::Unknown(map)
+            if map.get("type").and_then(|t| t.as_str()) == Some("compaction") =>
+        {
             map.get("firstKeptEntryIndex")
         }
         _ => None,
@@ -87,9 +95,13 @@ fn migrate_v2_to_v3(entries: &mut [SessionEntry]) {
             continue;
         }
         let mut renamed = map.clone();
-        renamed.insert("role".to_owned(), serde_json::Value::String("custom".to_owned()));
+        renamed.insert(
+            "role".to_owned(),
+            serde_json::Value::String("custom".to_owned()),
+        );
         let value = serde_json::Value::Object(renamed);
-        message_entry.message = serde_json::from_value(value.clone())
-            .unwrap_or_else(|_| AgentMessage::Unknown(value.as_object().cloned().unwrap_or_default()));
+        message_entry.message = serde_json::from_value(value.clone()).unwrap_or_else(|_| {
+            AgentMessage::Unknown(value.as_object().cloned().unwrap_or_default())
+        });
     }
 }

@@ -15,7 +15,13 @@ pub fn encode_cwd(cwd: &Path) -> String {
         .unwrap_or(&text);
     let encoded: String = trimmed
         .chars()
-        .map(|c| if matches!(c, '/' | '\\' | ':') { '-' } else { c })
+        .map(|c| {
+            if matches!(c, '/' | '\\' | ':') {
+                '-'
+            } else {
+                c
+            }
+        })
         .collect();
     format!("--{encoded}--")
 }
@@ -97,7 +103,8 @@ mod tests {
         let agent = Path::new("/a");
         let cwd = Path::new("/w/p");
         let home = Some(Path::new("/h"));
-        let loc = resolve_session_location(Some("cli"), Some("/env"), Some("/set"), agent, cwd, home);
+        let loc =
+            resolve_session_location(Some("cli"), Some("/env"), Some("/set"), agent, cwd, home);
         assert_eq!(loc.dir, PathBuf::from("/w/p/cli"));
         assert!(loc.filter_by_cwd);
         let loc = resolve_session_location(None, Some("~/env"), Some("/set"), agent, cwd, home);

@@ -68,7 +68,11 @@ impl FileWriter {
 
     /// First write: header and every buffered entry at once, to a file that must not exist
     /// yet (or is empty), so that another writer's file is never clobbered.
-    pub(crate) fn create(&mut self, header: &SessionHeader, entries: &[SessionEntry]) -> Result<()> {
+    pub(crate) fn create(
+        &mut self,
+        header: &SessionHeader,
+        entries: &[SessionEntry],
+    ) -> Result<()> {
         self.lock.verify()?;
         let mut text = header.to_json_line()?;
         text.push('\n');
@@ -77,7 +81,8 @@ impl FileWriter {
             text.push('\n');
         }
         if let Some(parent) = self.path.parent() {
-            std::fs::create_dir_all(parent).map_err(SessionError::io("create directory", parent))?;
+            std::fs::create_dir_all(parent)
+                .map_err(SessionError::io("create directory", parent))?;
         }
         let existing_len = std::fs::metadata(&self.path).map(|m| m.len()).ok();
         let mut options = OpenOptions::new();

@@ -145,14 +145,16 @@ impl SessionStore {
                 .write(true)
                 .open(path)
                 .map_err(SessionError::io("open", path))?;
-            file.set_len(torn.offset).map_err(SessionError::io("repair", path))?;
+            file.set_len(torn.offset)
+                .map_err(SessionError::io("repair", path))?;
             len = torn.offset;
         } else if missing_final_newline {
             let mut file = OpenOptions::new()
                 .append(true)
                 .open(path)
                 .map_err(SessionError::io("open", path))?;
-            file.write_all(b"\n").map_err(SessionError::io("repair", path))?;
+            file.write_all(b"\n")
+                .map_err(SessionError::io("repair", path))?;
             len += 1;
         }
         if migrate(&mut header, &mut entries) {
@@ -173,7 +175,9 @@ impl SessionStore {
     /// modifies the file; old formats are migrated in memory only.
     pub fn open_read_only(&self, path: &Path) -> Result<SessionManager> {
         let Some(loaded) = load_existing(path)? else {
-            return Err(SessionError::NotASession { path: path.to_owned() });
+            return Err(SessionError::NotASession {
+                path: path.to_owned(),
+            });
         };
         let LoadedFile {
             mut header,
@@ -186,7 +190,9 @@ impl SessionStore {
         Ok(SessionManager::new_parts(
             header,
             tree,
-            Storage::ReadOnly { path: path.to_owned() },
+            Storage::ReadOnly {
+                path: path.to_owned(),
+            },
             Arc::clone(&self.clock),
             warnings,
         ))
@@ -194,8 +200,16 @@ impl SessionStore {
 
     /// A new session in `dir` for `cwd` containing every entry of `source` verbatim (all
     /// branches, same ids), with `parentSession` pointing at the source (`--fork`).
-    pub fn fork_from(&self, source: &Path, dir: &Path, cwd: &Path, session_id: Option<String>) -> Result<SessionManager> {
-        let invalid = || SessionError::InvalidForkSource { path: source.to_owned() };
+    pub fn fork_from(
+        &self,
+        source: &Path,
+        dir: &Path,
+        cwd: &Path,
+        session_id: Option<String>,
+    ) -> Result<SessionManager> {
+        let invalid = || SessionError::InvalidForkSource {
+            path: source.to_owned(),
+        };
         let source_session = match self.open_read_only(source) {
             Ok(session) => session,
             Err(SessionError::NotASession { .. }) => return Err(invalid()),
@@ -226,7 +240,11 @@ impl SessionStore {
     /// A new session holding the root-to-`leaf_id` path of `source` (`/fork`, `/clone`):
     /// entry ids are kept, label entries are dropped from the chain and re-added at the end
     /// for labelled entries that survive. `leaf_id = None` gives an empty session.
-    pub fn create_branched(&self, source: &SessionManager, leaf_id: Option<&str>) -> Result<SessionManager> {
+    pub fn create_branched(
+        &self,
+        source: &SessionManager,
+        leaf_id: Option<&str>,
+    ) -> Result<SessionManager> {
         let leaf = match leaf_id {
             Some(id) => Some(
                 source
@@ -236,7 +254,9 @@ impl SessionStore {
             ),
             None => None,
         };
-        let parent_session = source.session_file().map(|p| p.to_string_lossy().into_owned());
+        let parent_session = source
+            .session_file()
+            .map(|p| p.to_string_lossy().into_owned());
         let options = NewSession {
             session_id: None,
             parent_session,
@@ -257,7 +277,8 @@ impl SessionStore {
                 Storage::File(FileWriter::pending(path, lock))
             }
         };
-        let mut manager = SessionManager::new_parts(header, tree, storage, Arc::clone(&self.clock), warnings);
+        let mut manager =
+            SessionManager::new_parts(header, tree, storage, Arc::clone(&self.clock), warnings);
         if manager.has_assistant {
             if let Storage::File(writer) = &mut manager.storage {
                 writer.create(&manager.header, manager.tree.entries())?;
@@ -298,7 +319,11 @@ fn rewrite(path: &Path, header: &SessionHeader, entries: &[SessionEntry]) -> Res
         text.push_str(&entry.to_json_line()?);
         text.push('\n');
     }
-    let file_name = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
+    let file_name = path
+        .file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned();
     let backup = path.with_file_name(format!("{file_name}.pre-v{CURRENT_SESSION_VERSION}.bak"));
     std::fs::copy(path, &backup).map_err(SessionError::io("back up", path))?;
     let temp = path.with_file_name(format!(".{file_name}.{}.migrating", std::process::id()));
@@ -337,13 +362,19 @@ fn branched_entries(source: &SessionManager, leaf: Option<u32>, now: &str) -> Ve
     let mut labels = Vec::new();
     for entry in &kept {
         let id = entry.id();
-        if let (Some(label), Some(timestamp)) = (source.tree.label(id), source.tree.label_timestamp(id)) {
+        if let (Some(label), Some(timestamp)) =
+            (source.tree.label(id), source.tree.label_timestamp(id))
+        {
             let label_id = new_entry_id(&taken);
             taken.insert(label_id.clone(), ());
             labels.push(SessionEntry::Label(LabelEntry {
                 id: label_id.clone(),
                 parent_id: previous.replace(label_id),
-                timestamp: if timestamp.is_empty() { now.to_owned() } else { timestamp.to_owned() },
+                timestamp: if timestamp.is_empty() {
+                    now.to_owned()
+                } else {
+                    timestamp.to_owned()
+                },
                 target_id: id.to_owned(),
                 label: Some(label.to_owned()),
                 extra: Default::default(),
@@ -358,9 +389,13 @@ fn branched_entries(source: &SessionManager, leaf: Option<u32>, now: &str) -> Ve
 pub fn fork_point(source: &SessionManager, entry_id: &str) -> Result<(Option<String>, String)> {
     let entry = source
         .entry(entry_id)
-        .ok_or_else(|| SessionError::InvalidForkEntry { id: entry_id.to_owned() })?;
+        .ok_or_else(|| SessionError::InvalidForkEntry {
+            id: entry_id.to_owned(),
+        })?;
     let Some(AgentMessage::User(user)) = entry.message() else {
-        return Err(SessionError::InvalidForkEntry { id: entry_id.to_owned() });
+        return Err(SessionError::InvalidForkEntry {
+            id: entry_id.to_owned(),
+        });
     };
     Ok((entry.parent_id().map(str::to_owned), user.content.text()))
 }

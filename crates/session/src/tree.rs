@@ -40,7 +40,11 @@ impl SessionTree {
             ..Self::default()
         };
         for (index, entry) in entries.iter().enumerate() {
-            if tree.by_id.insert(entry.id().to_owned(), index as EntryIndex).is_some() {
+            if tree
+                .by_id
+                .insert(entry.id().to_owned(), index as EntryIndex)
+                .is_some()
+            {
                 warnings.push(LoadWarning::DuplicateId {
                     id: entry.id().to_owned(),
                 });
@@ -228,7 +232,10 @@ impl SessionTree {
 
     /// Entries from the root down to `from` (inclusive).
     pub fn branch(&self, from: Option<EntryIndex>) -> Vec<&SessionEntry> {
-        self.path_to(from).into_iter().map(|i| self.entry(i)).collect()
+        self.path_to(from)
+            .into_iter()
+            .map(|i| self.entry(i))
+            .collect()
     }
 
     /// Direct children of an entry, sorted by timestamp.

@@ -1,0 +1,97 @@
+//! A newer writer's data is never destroyed, and output matches `JSON.stringify`.
+
+use knightcode_protocol::AgentMessage;
+use knightcode_protocol::ContentBlock;
+use knightcode_protocol::JsNumber;
+use knightcode_protocol::SessionEntry;
+use knightcode_protocol::wire::format_js_number;
+
+fn round_trip(line: &str) -> String {
+    let entry: SessionEntry = serde_json::from_str(line).unwrap();
+    serde_json::to_string(&entry).unwrap()
+}
+
+#[test]
+fn unknown_fields_survive_at_every_level() {
+    let line = r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2024-12-03T14:00:00.000Z","message":{"role":"assistant","content":[{"type":"text","text":"hi","future":1},{"type":"hologram","payload":[1,2]}],"api":"x","provider":"p","model":"m","usage":{"input":1,"output":2,"cacheRead":0,"cacheWrite":0,"totalTokens":3,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0,"currency":"USD"},"quantum":7},"stopReason":"stop","timestamp":1,"mood":"good"},"shard":3}"#;
+    assert_eq!(round_trip(line), line);
+    let entry: SessionEntry = serde_json::from_str(line).unwrap();
+    let Some(AgentMessage::Assistant(message)) = entry.message() else {
+        panic!("not an assistant message");
+    };
+    assert!(matches!(message.content[1], ContentBlock::Unknown(_)));
+    assert_eq!(message.extra["mood"], "good");
+}
+
+#[test]
+fn unknown_entry_types_and_roles_survive() {
+    for line in [
+        r#"{"type":"hologram","id":"b2","parentId":"a1","timestamp":"t","beam":{"x":1}}"#,
+        r#"{"type":"message","id":"c3","parentId":"b2","timestamp":"t","message":{"role":"oracle","content":"?","timestamp":5}}"#,
+        r#"{"type":"custom","customType":"ext","id":"d4","parentId":null,"timestamp":"t"}"#,
+    ] {
+        assert_eq!(round_trip(line), line);
+    }
+    let entry: SessionEntry =
+        serde_json::from_str(r#"{"type":"hologram","id":"b2","parentId":"a1","timestamp":"t"}"#)
+            .unwrap();
+    assert_eq!(entry.id(), "b2");
+    assert_eq!(entry.parent_id(), Some("a1"));
+    assert_eq!(entry.tag(), "hologram");
+}
+
+#[test]
+fn tag_need_not_come_first() {
+    let entry: SessionEntry = serde_json::from_str(
+        r#"{"id":"e5","parentId":null,"timestamp":"t","type":"label","targetId":"x","label":"keep"}"#,
+    )
+    .unwrap();
+    let SessionEntry::Label(label) = &entry else {
+        panic!("expected a label, got {entry:?}");
+    };
+    assert_eq!(label.label.as_deref(), Some("keep"));
+    // Written back in the canonical order.
+    assert_eq!(
+        serde_json::to_string(&entry).unwrap(),
+        r#"{"type":"label","id":"e5","parentId":null,"timestamp":"t","targetId":"x","label":"keep"}"#
+    );
+}
+
+#[test]
+fn null_parent_is_written_and_absent_options_are_not() {
+    let line = r#"{"type":"label","id":"e5","parentId":null,"timestamp":"t","targetId":"x"}"#;
+    assert_eq!(round_trip(line), line);
+}
+
+#[test]
+fn numbers_format_like_javascript() {
+    for (value, text) in [
+        (0.0, "0"),
+        (-0.0, "0"),
+        (3.0, "3"),
+        (0.000003, "0.000003"),
+        (0.0000001, "1e-7"),
+        (1e21, "1e+21"),
+        (0.1 + 0.2, "0.30000000000000004"),
+        (123456.5, "123456.5"),
+    ] {
+        assert_eq!(format_js_number(value), text, "{value}");
+        assert_eq!(
+            serde_json::to_string(&JsNumber(value)).unwrap(),
+            text,
+            "{value}"
+        );
+    }
+    assert_eq!(serde_json::to_string(&JsNumber(f64::NAN)).unwrap(), "null");
+}
+
+#[test]
+fn wrong_shapes_are_errors_not_panics() {
+    for line in [
+        r#"{"type":"message","id":"a","parentId":null,"timestamp":"t","message":7}"#,
+        r#"{"type":"model_change","id":5}"#,
+        r#"[1,2]"#,
+    ] {
+        let _ = serde_json::from_str::<SessionEntry>(line);
+    }
+}
