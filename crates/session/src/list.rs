@@ -56,7 +56,13 @@ fn millis(time: SystemTime) -> i64 {
 
 fn same_dir(a: &str, b: &Path) -> bool {
     let a = Path::new(a);
-    a == b || std::fs::canonicalize(a).ok() == std::fs::canonicalize(b).ok()
+    if a == b {
+        return true;
+    }
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
 }
 
 /// Reads one session file into a [`SessionInfo`].
