@@ -18,7 +18,7 @@ use crate::error::TestkitError;
 use crate::formats::{self, RequestCtx};
 use crate::http::{self, HttpRequest};
 use crate::log::RequestLog;
-use crate::script::{Fault, ScriptedReply, WireFormat};
+use crate::script::{Fault, MockErrorKind, ScriptedReply, WireFormat};
 use crate::sse::SseEvent;
 
 /// One request as the server received it.
@@ -499,13 +499,13 @@ fn plan(shared: &Shared, request: HttpRequest) -> Action {
     }
     let mut taken = None;
     let mut seq = 0;
-    let mut remaining_before = 0;
+    let mut served = 0;
     let (method, path) = (recorded.method.clone(), recorded.path.clone());
     shared.update(|s| {
         s.requests.push(recorded);
         s.activity.requests += 1;
         seq = s.activity.requests;
-        remaining_before = s.activity.replies_served;
+        served = s.activity.replies_served;
         if route.is_some() {
             taken = s.replies.pop_front();
             if taken.is_some() {
@@ -536,7 +536,7 @@ fn plan(shared: &Shared, request: HttpRequest) -> Action {
             500,
             &format!(
                 "mock provider: script exhausted: request #{seq} has no scripted reply \
-                 ({remaining_before} replies were served)"
+                 ({served} scripted replies were already served)"
             ),
         );
         return Action::Sized {
@@ -585,7 +585,10 @@ enum Strike<'a> {
     Reset,
     Malformed,
     Stall,
-    Error(&'a Fault),
+    Error {
+        kind: MockErrorKind,
+        message: &'a str,
+    },
 }
 
 /// Streams one reply, applying its fault.
@@ -601,9 +604,17 @@ async fn play(
         Some(Fault::ResetAfterEvents(n)) => Some((*n, Strike::Reset)),
         Some(Fault::MalformedSseAfterEvents(n)) => Some((*n, Strike::Malformed)),
         Some(Fault::StallAfterEvents(n)) => Some((*n, Strike::Stall)),
-        Some(fault @ Fault::MidStreamError { after_events, .. }) => {
-            Some((*after_events, Strike::Error(fault)))
-        }
+        Some(Fault::MidStreamError {
+            after_events,
+            message,
+            kind,
+        }) => Some((
+            *after_events,
+            Strike::Error {
+                kind: *kind,
+                message,
+            },
+        )),
         Some(Fault::HttpStatus { .. }) | None => None,
     };
     // A fault beyond the last event strikes just before the terminating chunk.
@@ -625,14 +636,13 @@ async fn play(
                     let garbage = b"data: {\"type\": this is not json\n\n";
                     return finish(conn, garbage).await;
                 }
-                Strike::Error(Fault::MidStreamError { message, kind, .. }) => {
-                    let bytes: Vec<u8> = formats::error_events(format, *kind, message, ctx)
+                Strike::Error { kind, message } => {
+                    let bytes: Vec<u8> = formats::error_events(format, *kind, message, ctx, index)
                         .iter()
                         .flat_map(SseEvent::to_bytes)
                         .collect();
                     return finish(conn, &bytes).await;
                 }
-                Strike::Error(_) => {}
                 Strike::Stall => {
                     if !stall(shared, conn).await {
                         return Outcome::ClientGone;

@@ -31,11 +31,13 @@ pub(crate) fn route(format: WireFormat, method: &str, path: &str) -> Option<Opti
         WireFormat::OpenAiCompletions => (path == "/v1/chat/completions").then_some(None),
         WireFormat::OpenAiResponses => (path == "/v1/responses").then_some(None),
         WireFormat::Google => {
-            // `/{version}/models/{model}:streamGenerateContent`; any version prefix is accepted
-            // because clients configure it through the base URL.
+            // `/{version}/models/{model}:streamGenerateContent`; any version prefix (or none)
+            // is accepted because clients configure it through the base URL.
             let rest = path.strip_prefix('/')?;
-            let (_version, rest) = rest.split_once('/')?;
-            let rest = rest.strip_prefix("models/")?;
+            let rest = match rest.strip_prefix("models/") {
+                Some(rest) => rest,
+                None => rest.split_once('/')?.1.strip_prefix("models/")?,
+            };
             let model = rest.strip_suffix(":streamGenerateContent")?;
             (!model.is_empty() && !model.contains('/')).then(|| Some(model.to_owned()))
         }
@@ -97,11 +99,12 @@ pub(crate) fn error_events(
     kind: MockErrorKind,
     message: &str,
     ctx: &RequestCtx,
+    events_sent: usize,
 ) -> Vec<SseEvent> {
     match format {
         WireFormat::AnthropicMessages => anthropic::error_events(kind, message, ctx),
         WireFormat::OpenAiCompletions => openai_completions::error_events(kind, message),
-        WireFormat::OpenAiResponses => openai_responses::error_events(kind, message),
+        WireFormat::OpenAiResponses => openai_responses::error_events(kind, message, events_sent),
         WireFormat::Google => google::error_events(kind, message),
     }
 }

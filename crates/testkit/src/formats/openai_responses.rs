@@ -221,10 +221,21 @@ fn code(kind: MockErrorKind) -> &'static str {
     }
 }
 
-/// The Responses stream reports failures as a top-level `error` event.
-pub(super) fn error_events(kind: MockErrorKind, message: &str) -> Vec<SseEvent> {
+/// The Responses stream reports failures as a top-level `error` event, numbered after the
+/// `events_sent` events before it.
+pub(super) fn error_events(
+    kind: MockErrorKind,
+    message: &str,
+    events_sent: usize,
+) -> Vec<SseEvent> {
     vec![SseEvent::named(
         "error",
-        &json!({"type": "error", "code": code(kind), "message": message, "param": null}),
+        &json!({
+            "type": "error",
+            "code": code(kind),
+            "message": message,
+            "param": null,
+            "sequence_number": events_sent,
+        }),
     )]
 }
