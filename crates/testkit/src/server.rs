@@ -19,7 +19,6 @@ use crate::formats::{self, RequestCtx};
 use crate::http::{self, HttpRequest};
 use crate::log::RequestLog;
 use crate::script::{Fault, MockErrorKind, ScriptedReply, WireFormat};
-use crate::sse::SseEvent;
 
 /// One request as the server received it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -633,14 +632,10 @@ async fn play(
             match strike {
                 Strike::Reset => return Outcome::Close,
                 Strike::Malformed => {
-                    let garbage = b"data: {\"type\": this is not json\n\n";
-                    return finish(conn, garbage).await;
+                    return finish(conn, &formats::malformed_bytes(format)).await;
                 }
                 Strike::Error { kind, message } => {
-                    let bytes: Vec<u8> = formats::error_events(format, *kind, message, ctx, index)
-                        .iter()
-                        .flat_map(SseEvent::to_bytes)
-                        .collect();
+                    let bytes = formats::error_bytes(format, *kind, message, ctx, index);
                     return finish(conn, &bytes).await;
                 }
                 Strike::Stall => {

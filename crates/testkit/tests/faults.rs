@@ -109,6 +109,12 @@ async fn malformed_event_is_not_json() {
         }
         let rest = reader.rest().await;
         assert_eq!(rest.len(), 1, "{format:?}: {rest:?}");
+        // Named formats keep a known event name so clients do not just skip the event.
+        let named = matches!(
+            format,
+            WireFormat::AnthropicMessages | WireFormat::OpenAiResponses
+        );
+        assert_eq!(rest[0].event.is_some(), named, "{format:?}");
         assert!(
             serde_json::from_str::<Value>(&rest[0].data).is_err(),
             "{format:?}: {:?}",
@@ -167,6 +173,15 @@ async fn mid_stream_error_uses_each_format_shape() {
         let server = MockServer::start(format, vec![reply]).await.expect("start");
         let mut reader = open_stream(&client, &server, "m").await;
         reader.take(2).await;
+        if format == WireFormat::Google {
+            // Gemini sends the error as a bare JSON object, not as an SSE event.
+            let raw = reader.rest_raw().await;
+            let err: Value = serde_json::from_str(&raw).expect("bare JSON error");
+            assert_eq!(err["error"]["message"], "boom");
+            assert_eq!(err["error"]["code"], 503);
+            assert_eq!(err["error"]["status"], "UNAVAILABLE");
+            continue;
+        }
         let rest = reader.rest().await;
         assert_eq!(rest.len(), 1, "{format:?}: {rest:?}");
         let err = rest[0].json();
@@ -190,10 +205,7 @@ async fn mid_stream_error_uses_each_format_shape() {
                 assert_eq!(err["message"], "boom");
                 assert_eq!(err["code"], "server_error");
             }
-            WireFormat::Google => {
-                assert_eq!(err["error"]["message"], "boom");
-                assert_eq!(err["error"]["status"], "UNAVAILABLE");
-            }
+            WireFormat::Google => unreachable!("handled above"),
         }
     }
 }

@@ -266,3 +266,17 @@ fn the_binary_rejects_bad_arguments() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown format nope"));
 }
+
+#[test]
+fn the_readme_script_example_parses() {
+    let readme = include_str!("../README.md");
+    let start = readme.find("```json\n").expect("json block") + "```json\n".len();
+    let end = start + readme[start..].find("```").expect("block end");
+    let replies: Vec<knightcode_testkit::ScriptedReply> =
+        serde_json::from_str(&readme[start..end]).expect("README script parses");
+    assert_eq!(replies.len(), 4);
+    assert!(matches!(
+        replies[2].fault,
+        Some(knightcode_testkit::Fault::HttpStatus { status: 529, .. })
+    ));
+}

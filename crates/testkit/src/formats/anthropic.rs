@@ -184,15 +184,15 @@ fn type_for_status(status: u16, kind: MockErrorKind) -> &'static str {
     }
 }
 
-pub(super) fn error_events(kind: MockErrorKind, message: &str, ctx: &RequestCtx) -> Vec<SseEvent> {
-    vec![SseEvent::named(
+pub(super) fn error_event(kind: MockErrorKind, message: &str, ctx: &RequestCtx) -> SseEvent {
+    SseEvent::named(
         "error",
         &json!({
             "type": "error",
             "error": {"type": type_for_kind(kind), "message": message},
             "request_id": format!("req_mock_{}", ctx.seq),
         }),
-    )]
+    )
 }
 
 pub(super) fn error_body(status: u16, kind: MockErrorKind, message: &str) -> Value {

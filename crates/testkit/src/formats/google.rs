@@ -153,12 +153,15 @@ fn status_name(status: u16, kind: MockErrorKind) -> &'static str {
     }
 }
 
-/// Gemini reports a failure inside a stream as a data line holding an `error` object.
-pub(super) fn error_events(kind: MockErrorKind, message: &str) -> Vec<SseEvent> {
+/// Gemini reports a failure inside a stream as a bare JSON error object, not as an SSE event:
+/// `@google/genai` recognises it by parsing each network chunk as JSON and throws an
+/// `ApiError` for `{"error": {"code": 4xx|5xx, ...}}`. Pretty-printed like the service does.
+pub(super) fn error_chunk(kind: MockErrorKind, message: &str) -> Vec<u8> {
     let (code, status) = status_for_kind(kind);
-    vec![SseEvent::data(
-        &json!({"error": {"code": code, "message": message, "status": status}}),
-    )]
+    let value = json!({"error": {"code": code, "message": message, "status": status}});
+    let mut text = serde_json::to_string_pretty(&value).unwrap_or_else(|_| value.to_string());
+    text.push('\n');
+    text.into_bytes()
 }
 
 pub(super) fn error_body(status: u16, kind: MockErrorKind, message: &str) -> Value {

@@ -93,20 +93,38 @@ pub(crate) fn stream_events(
     }
 }
 
-/// The in-stream error event(s) of a [`crate::Fault::MidStreamError`].
-pub(crate) fn error_events(
+/// The bytes of the in-stream error of a [`crate::Fault::MidStreamError`], sent as one chunk
+/// after `events_sent` events.
+pub(crate) fn error_bytes(
     format: WireFormat,
     kind: MockErrorKind,
     message: &str,
     ctx: &RequestCtx,
     events_sent: usize,
-) -> Vec<SseEvent> {
+) -> Vec<u8> {
     match format {
-        WireFormat::AnthropicMessages => anthropic::error_events(kind, message, ctx),
-        WireFormat::OpenAiCompletions => openai_completions::error_events(kind, message),
-        WireFormat::OpenAiResponses => openai_responses::error_events(kind, message, events_sent),
-        WireFormat::Google => google::error_events(kind, message),
+        WireFormat::AnthropicMessages => anthropic::error_event(kind, message, ctx).to_bytes(),
+        WireFormat::OpenAiCompletions => openai_completions::error_event(kind, message).to_bytes(),
+        WireFormat::OpenAiResponses => {
+            openai_responses::error_event(kind, message, events_sent).to_bytes()
+        }
+        WireFormat::Google => google::error_chunk(kind, message),
     }
+}
+
+/// An event whose data is not JSON. Named formats keep a real event name, because clients
+/// (pi's Anthropic reader, for one) skip events with names they do not know.
+pub(crate) fn malformed_bytes(format: WireFormat) -> Vec<u8> {
+    let name = match format {
+        WireFormat::AnthropicMessages => Some("content_block_delta"),
+        WireFormat::OpenAiResponses => Some("response.output_text.delta"),
+        WireFormat::OpenAiCompletions | WireFormat::Google => None,
+    };
+    SseEvent {
+        event: name.map(str::to_owned),
+        data: r#"{"type": this is not json"#.to_owned(),
+    }
+    .to_bytes()
 }
 
 /// A JSON error body in the format's shape for an HTTP `status`, with `message`.

@@ -149,10 +149,8 @@ fn error_object(status: u16, kind: MockErrorKind, message: &str) -> Value {
 }
 
 /// The OpenAI SDK raises an `APIError` for any data chunk carrying an `error` object.
-pub(super) fn error_events(kind: MockErrorKind, message: &str) -> Vec<SseEvent> {
-    vec![SseEvent::data(
-        &json!({"error": error_object(0, kind, message)}),
-    )]
+pub(super) fn error_event(kind: MockErrorKind, message: &str) -> SseEvent {
+    SseEvent::data(&json!({"error": error_object(0, kind, message)}))
 }
 
 pub(super) fn error_body(status: u16, kind: MockErrorKind, message: &str) -> Value {

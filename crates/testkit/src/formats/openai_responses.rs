@@ -223,12 +223,8 @@ fn code(kind: MockErrorKind) -> &'static str {
 
 /// The Responses stream reports failures as a top-level `error` event, numbered after the
 /// `events_sent` events before it.
-pub(super) fn error_events(
-    kind: MockErrorKind,
-    message: &str,
-    events_sent: usize,
-) -> Vec<SseEvent> {
-    vec![SseEvent::named(
+pub(super) fn error_event(kind: MockErrorKind, message: &str, events_sent: usize) -> SseEvent {
+    SseEvent::named(
         "error",
         &json!({
             "type": "error",
@@ -237,5 +233,5 @@ pub(super) fn error_events(
             "param": null,
             "sequence_number": events_sent,
         }),
-    )]
+    )
 }

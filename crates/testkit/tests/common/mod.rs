@@ -103,6 +103,20 @@ impl SseReader {
         out
     }
 
+    /// The rest of the body as raw text, for payloads that are not SSE (Gemini's in-stream
+    /// error object). Events already parsed but not taken are an error.
+    pub async fn rest_raw(&mut self) -> String {
+        assert!(self.ready.is_empty(), "unread events: {:?}", self.ready);
+        while let Some(bytes) = tokio::time::timeout(GUARD, self.resp.chunk())
+            .await
+            .expect("stream made no progress")
+            .expect("stream error")
+        {
+            self.buf.extend_from_slice(&bytes);
+        }
+        String::from_utf8(std::mem::take(&mut self.buf)).expect("utf-8")
+    }
+
     fn parse(&mut self) {
         while let Some(end) = find(&self.buf, b"\n\n") {
             let block: Vec<u8> = self.buf.drain(..end + 2).collect();
