@@ -102,9 +102,15 @@ pub fn classify_error_message(message: &str) -> ErrorClass {
     if is_auth_text(&lower) {
         return ErrorClass::Auth;
     }
-    if ["rate limit", "rate_limit", "ratelimit", "too many requests", "429"]
-        .iter()
-        .any(|needle| lower.contains(needle))
+    if [
+        "rate limit",
+        "rate_limit",
+        "ratelimit",
+        "too many requests",
+        "429",
+    ]
+    .iter()
+    .any(|needle| lower.contains(needle))
         || lower.contains("resourceexhausted")
         || lower.contains("resource_exhausted")
     {
@@ -190,7 +196,10 @@ mod tests {
                 "Anthropic stream ended before message_stop",
                 ErrorClass::Network,
             ),
-            ("error sending request: connection refused", ErrorClass::Network),
+            (
+                "error sending request: connection refused",
+                ErrorClass::Network,
+            ),
             ("500 Internal server error", ErrorClass::Overloaded),
             ("Request was aborted", ErrorClass::Aborted),
             ("400 invalid tool schema", ErrorClass::Other),

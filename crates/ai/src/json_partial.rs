@@ -152,7 +152,8 @@ fn scan(text: &str) -> Scan {
             }
             b'"' => {
                 s.in_string = true;
-                s.string_is_key = matches!(s.stack.last(), Some(Frame::Object { expect_key: true }));
+                s.string_is_key =
+                    matches!(s.stack.last(), Some(Frame::Object { expect_key: true }));
             }
             b':' => {
                 if let Some(Frame::Object { expect_key }) = s.stack.last_mut() {

@@ -1,1 +1,64 @@
-//! placeholder
+//! KnightCode's provider layer.
+//!
+//! * [`Client`] streams a [`StreamRequest`] (model + [`Context`] + [`StreamOptions`]) as
+//!   [`StreamEvent`]s over the model's wire API: `anthropic-messages`, `openai-completions`,
+//!   `openai-responses` or `google-generative-ai`. Events are deltas; [`Accumulator`] rebuilds
+//!   the partial message for UIs; the stream ends with one `Done` or `Error` carrying the final
+//!   protocol [`AssistantMessage`](knightcode_protocol::AssistantMessage).
+//! * Failures never escape as `Err`: they end the stream with a message whose `stopReason` is
+//!   `error` or `aborted`. [`classify_error_message`], [`is_retryable_assistant_error`] and
+//!   [`is_context_overflow`] tell the agent what to do next.
+//! * The model catalog, `models.json`, auth resolution and `--list-models` live in
+//!   [`models`], [`auth`] and [`list_models`].
+
+mod client;
+pub mod clock;
+mod cost;
+mod driver;
+mod error;
+mod event;
+mod http;
+pub mod json_partial;
+mod model;
+mod options;
+mod output;
+mod overflow;
+mod providers;
+pub mod retry;
+pub mod sse;
+mod transform;
+
+pub use client::BuiltRequest;
+pub use client::Client;
+pub use client::Provider;
+pub use clock::Clock;
+pub use clock::SystemClock;
+pub use cost::calculate_cost;
+pub use driver::ABORTED_MESSAGE;
+pub use error::AiError;
+pub use error::ErrorClass;
+pub use error::classify_error_message;
+pub use event::Accumulator;
+pub use event::EventStream;
+pub use event::StreamEvent;
+pub use model::Api;
+pub use model::CostTier;
+pub use model::LevelMapping;
+pub use model::Model;
+pub use model::ModelCost;
+pub use model::ThinkingLevel;
+pub use model::ThinkingLevelMap;
+pub use options::CacheRetention;
+pub use options::Context;
+pub use options::MIN_ANSWER_TOKENS;
+pub use options::StreamOptions;
+pub use options::StreamRequest;
+pub use options::ThinkingBudgets;
+pub use options::clamp_max_tokens_to_context;
+pub use options::estimate_context_tokens;
+pub use options::estimate_message_tokens;
+pub use overflow::is_context_overflow;
+pub use retry::ProviderRetry;
+pub use retry::RetryPolicy;
+pub use retry::is_retryable_assistant_error;
+pub use tokio_util::sync::CancellationToken;

@@ -93,6 +93,20 @@ pub enum LevelMapping {
     Value(String),
 }
 
+impl LevelMapping {
+    pub fn is_unsupported(&self) -> bool {
+        *self == Self::Unsupported
+    }
+
+    /// The provider value, when one is mapped.
+    pub fn value(&self) -> Option<&str> {
+        match self {
+            Self::Value(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
 /// `thinkingLevelMap`: per-level provider values.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ThinkingLevelMap {
@@ -284,9 +298,7 @@ impl Model {
             .into_iter()
             .filter(|level| match self.level_map(*level) {
                 LevelMapping::Unsupported => false,
-                LevelMapping::Absent => {
-                    !matches!(level, ThinkingLevel::Xhigh | ThinkingLevel::Max)
-                }
+                LevelMapping::Absent => !matches!(level, ThinkingLevel::Xhigh | ThinkingLevel::Max),
                 LevelMapping::Value(_) => true,
             })
             .collect()

@@ -108,7 +108,10 @@ mod tests {
         ] {
             assert!(is_context_overflow(&failed(text), None), "{text}");
         }
-        assert!(!is_context_overflow(&failed("rate limit: too many tokens"), None));
+        assert!(!is_context_overflow(
+            &failed("rate limit: too many tokens"),
+            None
+        ));
         assert!(!is_context_overflow(&failed("overloaded"), Some(1000)));
     }
 

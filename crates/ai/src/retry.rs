@@ -298,7 +298,9 @@ mod tests {
         assert!(is_retryable_error_message("HTTP 503 Service Unavailable"));
         assert!(is_retryable_error_message("Rate limit exceeded"));
         assert!(!is_retryable_error_message("400 request has 15200 tokens"));
-        assert!(!is_retryable_error_message("429 insufficient_quota rate limit"));
+        assert!(!is_retryable_error_message(
+            "429 insufficient_quota rate limit"
+        ));
         assert!(is_retryable_error_message(
             "Anthropic stream ended before message_stop"
         ));
@@ -331,7 +333,10 @@ mod tests {
             delay(&header(None, Some("2")), 0),
             Ok(Duration::from_secs(2))
         );
-        assert_eq!(delay(&header(None, None), 0), Ok(Duration::from_millis(500)));
+        assert_eq!(
+            delay(&header(None, None), 0),
+            Ok(Duration::from_millis(500))
+        );
         assert_eq!(delay(&header(None, None), 10), Ok(Duration::from_secs(8)));
         let err = delay(&header(None, Some("120")), 0);
         assert_eq!(

@@ -1,0 +1,202 @@
+//! The entry point: a [`Provider`] that streams a request with the right wire format.
+
+use std::sync::Arc;
+
+use knightcode_protocol::AssistantMessage;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::clock::Clock;
+use crate::clock::SystemClock;
+use crate::driver::Decoder;
+use crate::driver::Pipeline;
+use crate::driver::StreamTask;
+use crate::error::AiError;
+use crate::event::EventStream;
+use crate::event::StreamEvent;
+use crate::http::ErrorStyle;
+use crate::http::HttpRequest;
+use crate::model::Api;
+use crate::options::StreamRequest;
+use crate::output::Output;
+use crate::providers::anthropic;
+use crate::providers::openai_completions;
+
+/// Anything that turns a request into a stream of events: the HTTP [`Client`], or a fake in
+/// tests of the agent.
+pub trait Provider: Send + Sync {
+    /// Starts the request. Cancelling `cancel` stops the HTTP stream at once and ends the
+    /// stream with an `aborted` message that keeps the partial content.
+    fn stream(&self, request: &StreamRequest, cancel: CancellationToken) -> EventStream;
+}
+
+/// Events buffered between the HTTP task and the consumer.
+const CHANNEL_CAPACITY: usize = 1024;
+
+/// Streams requests over HTTP with the wire format each model's `api` names.
+#[derive(Clone)]
+pub struct Client {
+    http: reqwest::Client,
+    clock: Arc<dyn Clock>,
+    user_agent: String,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("user_agent", &self.user_agent)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Client {
+    /// A client with the system clock.
+    pub fn new() -> Result<Self, AiError> {
+        Self::with_clock(Arc::new(SystemClock))
+    }
+
+    /// A client with an injected clock (timestamps, retry sleeps, jitter).
+    pub fn with_clock(clock: Arc<dyn Clock>) -> Result<Self, AiError> {
+        Ok(Self {
+            http: crate::http::build_http_client()?,
+            clock,
+            user_agent: crate::http::user_agent(),
+        })
+    }
+
+    /// Replaces the `User-Agent` (tests pin it for snapshots).
+    pub fn with_user_agent(mut self, user_agent: impl Into<String>) -> Self {
+        self.user_agent = user_agent.into();
+        self
+    }
+
+    /// Streams and waits for the final message.
+    pub async fn complete(
+        &self,
+        request: &StreamRequest,
+        cancel: CancellationToken,
+    ) -> AssistantMessage {
+        self.stream(request, cancel).result().await
+    }
+
+    /// The HTTP request that [`Provider::stream`] would send: URL, headers and JSON body.
+    /// Used by snapshot tests and for debugging.
+    pub fn build_request(&self, request: &StreamRequest) -> Result<BuiltRequest, String> {
+        let (http, _) = self.prepare(request)?;
+        Ok(BuiltRequest {
+            url: http.url,
+            headers: http
+                .headers
+                .iter()
+                .map(|(n, v)| (n.to_owned(), v.to_owned()))
+                .collect(),
+            body: serde_json::from_slice(&http.body).map_err(|e| e.to_string())?,
+        })
+    }
+
+    fn prepare(&self, request: &StreamRequest) -> Result<(HttpRequest, Api), String> {
+        let model = &request.model;
+        let api = model.api_kind().ok_or_else(|| {
+            let supported: Vec<&str> = Api::ALL.iter().map(|a| a.as_str()).collect();
+            format!(
+                "Unsupported API \"{}\" for model {}/{}. Supported: {}",
+                model.api,
+                model.provider,
+                model.id,
+                supported.join(", ")
+            )
+        })?;
+        let built = match api {
+            Api::AnthropicMessages => anthropic::build_request(
+                model,
+                &request.context,
+                &request.options,
+                &self.user_agent,
+            )?,
+            Api::OpenAiCompletions => openai_completions::build_request(
+                model,
+                &request.context,
+                &request.options,
+                &self.user_agent,
+            )?,
+            other => return Err(format!("The {} API is not implemented yet", other.as_str())),
+        };
+        Ok((built, api))
+    }
+
+    fn spawn<D: Decoder>(
+        &self,
+        request: &StreamRequest,
+        http_request: HttpRequest,
+        decoder: D,
+        style: ErrorStyle,
+        cancel: CancellationToken,
+    ) -> EventStream {
+        let out = Output::new(&request.model, self.clock.now_ms());
+        let task = StreamTask {
+            http: self.http.clone(),
+            clock: self.clock.clone(),
+            request: http_request,
+            retry: request.options.retry,
+            style,
+            pipeline: Pipeline::new(decoder, out),
+        };
+        let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => {
+                handle.spawn(task.run(tx, cancel));
+                EventStream::new(rx)
+            }
+            Err(_) => self.failed(
+                request,
+                "Streaming needs a tokio runtime; call it from async code".to_owned(),
+            ),
+        }
+    }
+
+    fn failed(&self, request: &StreamRequest, message: String) -> EventStream {
+        let mut out = Output::new(&request.model, self.clock.now_ms());
+        out.fail(false, message, self.clock.now_ms());
+        match out.events.pop() {
+            Some(event) => EventStream::single(event),
+            None => EventStream::single(StreamEvent::Error {
+                reason: knightcode_protocol::StopReason::Error,
+                message: out.message,
+            }),
+        }
+    }
+}
+
+/// A request as it would go on the wire.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BuiltRequest {
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+    pub body: serde_json::Value,
+}
+
+impl Provider for Client {
+    fn stream(&self, request: &StreamRequest, cancel: CancellationToken) -> EventStream {
+        let (http, api) = match self.prepare(request) {
+            Ok(prepared) => prepared,
+            Err(message) => return self.failed(request, message),
+        };
+        match api {
+            Api::AnthropicMessages => self.spawn(
+                request,
+                http,
+                anthropic::AnthropicDecoder::default(),
+                anthropic::ERROR_STYLE,
+                cancel,
+            ),
+            Api::OpenAiCompletions => self.spawn(
+                request,
+                http,
+                openai_completions::CompletionsDecoder::new(&request.model),
+                openai_completions::ERROR_STYLE,
+                cancel,
+            ),
+            _ => self.failed(request, "not implemented".to_owned()),
+        }
+    }
+}

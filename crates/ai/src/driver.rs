@@ -1,0 +1,175 @@
+//! Runs one streaming request: send (with retry), decode SSE into events, forward them, and
+//! end with exactly one `Done` or `Error`, also on cancellation, timeouts and broken streams.
+
+use std::sync::Arc;
+
+use futures_util::StreamExt;
+use knightcode_protocol::StopReason;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::clock::Clock;
+use crate::event::StreamEvent;
+use crate::http::ErrorStyle;
+use crate::http::HttpRequest;
+use crate::http::SendError;
+use crate::http::describe_transport_error;
+use crate::http::idle_timeout;
+use crate::http::send_with_retry;
+use crate::output::Output;
+use crate::retry::ProviderRetry;
+use crate::sse::SseDecoder;
+use crate::sse::SseEvent;
+
+/// The text of every cancelled request's `errorMessage`.
+pub const ABORTED_MESSAGE: &str = "Request was aborted";
+
+/// A wire format's response decoder: a synchronous state machine over SSE events.
+pub(crate) trait Decoder: Send + 'static {
+    /// Handles one SSE event. An `Err` ends the stream with that error message.
+    fn event(&mut self, event: SseEvent<'_>, out: &mut Output) -> Result<(), String>;
+
+    /// The body ended: close open blocks and decide the stop reason.
+    fn finish(&mut self, out: &mut Output) -> Result<StopReason, String>;
+
+    /// The stream is about to end with an error or abort: store replay data kept aside.
+    fn before_fail(&mut self, _out: &mut Output) {}
+}
+
+/// Feeds bytes through SSE decoding into a [`Decoder`]; the synchronous core of a stream,
+/// also used by the benchmark.
+pub(crate) struct Pipeline<D> {
+    sse: SseDecoder,
+    pub(crate) decoder: D,
+    pub(crate) out: Output,
+}
+
+impl<D: Decoder> Pipeline<D> {
+    pub(crate) fn new(decoder: D, out: Output) -> Self {
+        Self {
+            sse: SseDecoder::new(),
+            decoder,
+            out,
+        }
+    }
+
+    pub(crate) fn feed(&mut self, chunk: &[u8]) -> Result<(), String> {
+        let Self { sse, decoder, out } = self;
+        sse.feed(chunk, |event| decoder.event(event, out))
+    }
+
+    pub(crate) fn finish(&mut self) -> Result<StopReason, String> {
+        let Self { sse, decoder, out } = self;
+        sse.finish(|event| decoder.event(event, out))?;
+        decoder.finish(out)
+    }
+}
+
+/// Everything a streaming task needs.
+pub(crate) struct StreamTask<D> {
+    pub(crate) http: reqwest::Client,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) request: HttpRequest,
+    pub(crate) retry: ProviderRetry,
+    pub(crate) style: ErrorStyle,
+    pub(crate) pipeline: Pipeline<D>,
+}
+
+/// Sends queued events; `false` when the consumer went away (then the request is dropped).
+async fn flush(out: &mut Output, tx: &mpsc::Sender<StreamEvent>) -> bool {
+    for event in out.events.drain(..) {
+        if tx.send(event).await.is_err() {
+            return false;
+        }
+    }
+    true
+}
+
+impl<D: Decoder> StreamTask<D> {
+    pub(crate) async fn run(mut self, tx: mpsc::Sender<StreamEvent>, cancel: CancellationToken) {
+        let outcome = self.stream(&tx, &cancel).await;
+        let now = self.clock.now_ms();
+        if matches!(outcome, Outcome::Failed(_) | Outcome::Aborted) {
+            self.pipeline.decoder.before_fail(&mut self.pipeline.out);
+        }
+        let out = &mut self.pipeline.out;
+        match outcome {
+            Outcome::Done(reason) => out.finish(reason, now),
+            Outcome::Failed(message) => out.fail(false, message, now),
+            Outcome::Aborted => out.fail(true, ABORTED_MESSAGE.to_owned(), now),
+            Outcome::ConsumerGone => return,
+        }
+        flush(out, &tx).await;
+    }
+
+    async fn stream(
+        &mut self,
+        tx: &mpsc::Sender<StreamEvent>,
+        cancel: &CancellationToken,
+    ) -> Outcome {
+        let sent = send_with_retry(
+            &self.http,
+            &self.request,
+            &self.retry,
+            self.clock.as_ref(),
+            cancel,
+            self.style,
+        )
+        .await;
+        let response = match sent {
+            Ok(response) => response,
+            Err(SendError::Aborted) => return Outcome::Aborted,
+            Err(SendError::Failed(message)) => return Outcome::Failed(message),
+        };
+        self.pipeline.out.start();
+        if !flush(&mut self.pipeline.out, tx).await {
+            return Outcome::ConsumerGone;
+        }
+        let idle = idle_timeout(&self.retry);
+        let mut body = response.bytes_stream();
+        loop {
+            let next = tokio::select! {
+                // Checked first so a cancel wins over data that is already buffered.
+                biased;
+                _ = cancel.cancelled() => return Outcome::Aborted,
+                next = tokio::time::timeout(idle, body.next()) => next,
+            };
+            let chunk = match next {
+                Err(_) => {
+                    return Outcome::Failed(format!(
+                        "Request timed out: no data for {} ms",
+                        idle.as_millis()
+                    ));
+                }
+                Ok(None) => break,
+                Ok(Some(Err(error))) => return Outcome::Failed(describe_transport_error(&error)),
+                Ok(Some(Ok(chunk))) => chunk,
+            };
+            let fed = self.pipeline.feed(&chunk);
+            if !flush(&mut self.pipeline.out, tx).await {
+                return Outcome::ConsumerGone;
+            }
+            if let Err(message) = fed {
+                return Outcome::Failed(message);
+            }
+        }
+        if cancel.is_cancelled() {
+            return Outcome::Aborted;
+        }
+        let finished = self.pipeline.finish();
+        if !flush(&mut self.pipeline.out, tx).await {
+            return Outcome::ConsumerGone;
+        }
+        match finished {
+            Ok(reason) => Outcome::Done(reason),
+            Err(message) => Outcome::Failed(message),
+        }
+    }
+}
+
+enum Outcome {
+    Done(StopReason),
+    Failed(String),
+    Aborted,
+    ConsumerGone,
+}

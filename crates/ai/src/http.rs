@@ -1,0 +1,344 @@
+//! HTTP plumbing: the TLS client, request sending with provider-level retry, error texts.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::header::HeaderMap;
+use reqwest::header::HeaderName;
+use reqwest::header::HeaderValue;
+use serde_json::Map;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::clock::Clock;
+use crate::error::AiError;
+use crate::model::Model;
+use crate::retry::HttpFailure;
+use crate::retry::ProviderRetry;
+use crate::retry::provider_retry_delay;
+
+/// Builds the reqwest client with rustls + ring and the platform's certificate verifier,
+/// without touching rustls' process-wide default provider.
+pub(crate) fn build_http_client() -> Result<reqwest::Client, AiError> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let verifier = rustls_platform_verifier::Verifier::new(provider.clone())
+        .map_err(|e| AiError::HttpClient(e.to_string()))?;
+    let mut tls = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| AiError::HttpClient(e.to_string()))?
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(verifier))
+        .with_no_client_auth();
+    tls.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    reqwest::Client::builder()
+        .tls_backend_preconfigured(tls)
+        .build()
+        .map_err(|e| AiError::HttpClient(e.to_string()))
+}
+
+/// The `User-Agent` every request carries: `knightcode (<platform> <release>; <arch>)`, with
+/// Node's names for platform and architecture, as the TypeScript agent sends.
+pub(crate) fn user_agent() -> String {
+    let platform = match std::env::consts::OS {
+        "macos" => "darwin",
+        "windows" => "win32",
+        other => other,
+    };
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "x64",
+        "aarch64" => "arm64",
+        other => other,
+    };
+    // Linux exposes the kernel release here; elsewhere the release is not worth a syscall.
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_owned())
+        .unwrap_or_else(|_| "unknown".to_owned());
+    format!("knightcode ({platform} {release}; {arch})")
+}
+
+/// Header names are case-insensitive; later sources win, `null` removes.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Headers(Vec<(String, String)>);
+
+impl Headers {
+    pub(crate) fn set(&mut self, name: &str, value: impl Into<String>) {
+        self.remove(name);
+        self.0.push((name.to_owned(), value.into()));
+    }
+
+    pub(crate) fn remove(&mut self, name: &str) {
+        self.0.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+    }
+
+    pub(crate) fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .rev()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Whether a header is present with a non-blank value.
+    pub(crate) fn has(&self, name: &str) -> bool {
+        self.get(name).is_some_and(|v| !v.trim().is_empty())
+    }
+
+    /// Applies a JSON header map (model or request headers).
+    pub(crate) fn merge(&mut self, headers: Option<&Map<String, Value>>) {
+        for (name, value) in headers.into_iter().flatten() {
+            match value {
+                Value::Null => self.remove(name),
+                Value::String(s) => self.set(name, s.clone()),
+                other => self.set(name, other.to_string()),
+            }
+        }
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.0.iter().map(|(n, v)| (n.as_str(), v.as_str()))
+    }
+
+    fn to_header_map(&self) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in &self.0 {
+            // Invalid names or values (control characters) are skipped rather than sent broken.
+            if let (Ok(n), Ok(v)) = (
+                HeaderName::from_bytes(name.as_bytes()),
+                HeaderValue::from_str(value),
+            ) {
+                map.insert(n, v);
+            }
+        }
+        map
+    }
+}
+
+/// One prepared HTTP request.
+#[derive(Debug, Clone)]
+pub(crate) struct HttpRequest {
+    pub(crate) url: String,
+    pub(crate) headers: Headers,
+    pub(crate) body: Vec<u8>,
+}
+
+/// How a wire API formats error bodies into a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ErrorStyle {
+    /// `{status} {whole JSON body}` (Anthropic SDK).
+    WholeBody,
+    /// `{status} {error.message}` when the body has one (OpenAI SDK, Gemini).
+    ErrorMessage,
+}
+
+/// Why sending failed.
+pub(crate) enum SendError {
+    Aborted,
+    Failed(String),
+}
+
+/// Joins a base URL and a path without doubling the slash.
+pub(crate) fn join_url(base: &str, path: &str) -> String {
+    format!(
+        "{}/{}",
+        base.trim_end_matches('/'),
+        path.trim_start_matches('/')
+    )
+}
+
+/// Base headers: user agent, then model headers; callers add auth and request headers.
+pub(crate) fn base_headers(model: &Model, user_agent: &str) -> Headers {
+    let mut headers = Headers::default();
+    headers.set("User-Agent", user_agent);
+    headers.merge(model.headers.as_ref());
+    headers
+}
+
+fn failure_from_response(response: &reqwest::Response) -> HttpFailure {
+    let header = |name: &str| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    HttpFailure {
+        status: Some(response.status().as_u16()),
+        should_retry_header: header("x-should-retry"),
+        retry_after_ms: header("retry-after-ms"),
+        retry_after: header("retry-after"),
+    }
+}
+
+/// Formats a non-2xx response the way the TypeScript SDKs do.
+pub(crate) fn format_http_error(status: u16, body: &str, style: ErrorStyle) -> String {
+    let body = body.trim();
+    if body.is_empty() {
+        return format!("{status} status code (no body)");
+    }
+    if style == ErrorStyle::ErrorMessage
+        && let Ok(json) = serde_json::from_str::<Value>(body)
+    {
+        let error = json.get("error").unwrap_or(&json);
+        let error = match error {
+            // Gemini wraps errors in a one-element array on some endpoints.
+            Value::Array(items) => items.first().and_then(|e| e.get("error")).unwrap_or(error),
+            other => other,
+        };
+        if let Some(message) = error.get("message").and_then(Value::as_str) {
+            return format!("{status} {message}");
+        }
+        return format!("{status} {}", compact_json(&json));
+    }
+    match serde_json::from_str::<Value>(body) {
+        Ok(json) => format!("{status} {}", compact_json(&json)),
+        Err(_) => format!("{status} {}", truncate(body, 4000)),
+    }
+}
+
+fn compact_json(value: &Value) -> String {
+    truncate(&value.to_string(), 4000).to_owned()
+}
+
+fn truncate(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// Describes a transport error so that the transient classifier recognises it.
+pub(crate) fn describe_transport_error(error: &reqwest::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    if error.is_timeout() {
+        format!("Request timed out: {text}")
+    } else if error.is_connect() {
+        format!("Connection error: {text}")
+    } else {
+        format!("Network error: {text}")
+    }
+}
+
+/// The idle timeout; 0 means "none", expressed as a year so timers stay in range.
+pub(crate) fn idle_timeout(policy: &ProviderRetry) -> Duration {
+    if policy.timeout_ms == 0 {
+        Duration::from_secs(365 * 24 * 3600)
+    } else {
+        Duration::from_millis(policy.timeout_ms)
+    }
+}
+
+/// Sends the request; retries the initial request per [`ProviderRetry`]. Returns the response
+/// once it has a success status.
+pub(crate) async fn send_with_retry(
+    client: &reqwest::Client,
+    request: &HttpRequest,
+    policy: &ProviderRetry,
+    clock: &dyn Clock,
+    cancel: &CancellationToken,
+    style: ErrorStyle,
+) -> Result<reqwest::Response, SendError> {
+    let mut retry_index = 0u32;
+    loop {
+        let builder = client
+            .post(&request.url)
+            .headers(request.headers.to_header_map())
+            .body(request.body.clone());
+        // The timeout covers waiting for the response head; the body has its own idle timeout.
+        let timeout = idle_timeout(policy);
+        let sent = tokio::select! {
+            _ = cancel.cancelled() => return Err(SendError::Aborted),
+            result = tokio::time::timeout(timeout, builder.send()) => result,
+        };
+        let (failure, message) = match sent {
+            Err(_) => (
+                HttpFailure::default(),
+                format!(
+                    "Request timed out after {} ms without a response",
+                    policy.timeout_ms
+                ),
+            ),
+            Ok(Ok(response)) if response.status().is_success() => return Ok(response),
+            Ok(Ok(response)) => {
+                let failure = failure_from_response(&response);
+                let status = response.status().as_u16();
+                let body = tokio::select! {
+                    _ = cancel.cancelled() => return Err(SendError::Aborted),
+                    body = response.text() => body.unwrap_or_default(),
+                };
+                (failure, format_http_error(status, &body, style))
+            }
+            Ok(Err(error)) => (HttpFailure::default(), describe_transport_error(&error)),
+        };
+        if retry_index >= policy.max_retries || !failure.is_retryable() {
+            return Err(SendError::Failed(message));
+        }
+        let delay = provider_retry_delay(
+            &failure,
+            retry_index,
+            policy,
+            clock.now_ms(),
+            clock.random(),
+            &message,
+        )
+        .map_err(SendError::Failed)?;
+        retry_index += 1;
+        tokio::select! {
+            _ = cancel.cancelled() => return Err(SendError::Aborted),
+            _ = clock.sleep(delay) => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_texts() {
+        let anthropic =
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+        assert_eq!(
+            format_http_error(529, anthropic, ErrorStyle::WholeBody),
+            format!("529 {anthropic}")
+        );
+        assert_eq!(
+            format_http_error(
+                429,
+                r#"{"error":{"message":"Rate limit reached","type":"requests"}}"#,
+                ErrorStyle::ErrorMessage
+            ),
+            "429 Rate limit reached"
+        );
+        assert_eq!(
+            format_http_error(500, "", ErrorStyle::ErrorMessage),
+            "500 status code (no body)"
+        );
+        assert_eq!(
+            format_http_error(502, "Bad gateway", ErrorStyle::ErrorMessage),
+            "502 Bad gateway"
+        );
+    }
+
+    #[test]
+    fn headers_are_case_insensitive() {
+        let mut headers = Headers::default();
+        headers.set("X-Api-Key", "a");
+        headers.set("x-api-key", "b");
+        assert_eq!(headers.iter().count(), 1);
+        assert_eq!(headers.get("X-API-KEY"), Some("b"));
+        let mut patch = Map::new();
+        patch.insert("x-api-key".into(), Value::Null);
+        headers.merge(Some(&patch));
+        assert!(!headers.has("x-api-key"));
+    }
+}

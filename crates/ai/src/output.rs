@@ -1,0 +1,233 @@
+//! Builds the assistant message while a response streams and queues the matching events.
+//!
+//! Every wire decoder drives one [`Output`]: it opens, extends and closes content blocks; the
+//! output keeps the authoritative message and the list of events still to be sent.
+
+use knightcode_protocol::AssistantMessage;
+use knightcode_protocol::ContentBlock;
+use knightcode_protocol::StopReason;
+use knightcode_protocol::TextContent;
+use knightcode_protocol::ThinkingContent;
+use knightcode_protocol::Tokens;
+use knightcode_protocol::ToolCall;
+use knightcode_protocol::Usage;
+
+use crate::cost::calculate_cost;
+use crate::event::StreamEvent;
+use crate::json_partial::parse_streaming_json;
+use crate::model::Model;
+use crate::model::ModelCost;
+
+pub(crate) struct Output {
+    pub(crate) message: AssistantMessage,
+    pub(crate) events: Vec<StreamEvent>,
+    /// Raw argument text of tool calls that are still streaming, by content index.
+    args: Vec<Option<String>>,
+    cost: ModelCost,
+    started_ms: i64,
+}
+
+impl Output {
+    pub(crate) fn new(model: &Model, now_ms: i64) -> Self {
+        let message = AssistantMessage {
+            api: model.api.clone(),
+            provider: model.provider.clone(),
+            model: model.id.clone(),
+            stop_reason: StopReason::Pending.into(),
+            timestamp: knightcode_protocol::Millis(now_ms),
+            ..AssistantMessage::default()
+        };
+        Self {
+            message,
+            events: Vec::new(),
+            args: Vec::new(),
+            cost: model.cost.clone(),
+            started_ms: now_ms,
+        }
+    }
+
+    pub(crate) fn start(&mut self) {
+        self.events.push(StreamEvent::Start {
+            message: self.message.clone(),
+        });
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.message.content.len()
+    }
+
+    fn push_block(&mut self, block: ContentBlock, args: Option<String>) -> usize {
+        let index = self.message.content.len();
+        self.message.content.push(block);
+        self.args.resize(index, None);
+        self.args.push(args);
+        index
+    }
+
+    pub(crate) fn text_start(&mut self) -> usize {
+        let index = self.push_block(ContentBlock::Text(TextContent::default()), None);
+        self.events.push(StreamEvent::TextStart {
+            content_index: index,
+        });
+        index
+    }
+
+    pub(crate) fn text_delta(&mut self, index: usize, delta: &str) {
+        if let Some(ContentBlock::Text(block)) = self.message.content.get_mut(index) {
+            block.text.push_str(delta);
+            self.events.push(StreamEvent::TextDelta {
+                content_index: index,
+                delta: delta.to_owned(),
+            });
+        }
+    }
+
+    pub(crate) fn text_end(&mut self, index: usize) {
+        if let Some(ContentBlock::Text(block)) = self.message.content.get(index) {
+            self.events.push(StreamEvent::TextEnd {
+                content_index: index,
+                content: block.text.clone(),
+            });
+        }
+    }
+
+    pub(crate) fn thinking_start(&mut self, thinking: ThinkingContent) -> usize {
+        let index = self.push_block(ContentBlock::Thinking(thinking), None);
+        self.events.push(StreamEvent::ThinkingStart {
+            content_index: index,
+        });
+        index
+    }
+
+    pub(crate) fn thinking_delta(&mut self, index: usize, delta: &str) {
+        if let Some(ContentBlock::Thinking(block)) = self.message.content.get_mut(index) {
+            block.thinking.push_str(delta);
+            self.events.push(StreamEvent::ThinkingDelta {
+                content_index: index,
+                delta: delta.to_owned(),
+            });
+        }
+    }
+
+    pub(crate) fn thinking_mut(&mut self, index: usize) -> Option<&mut ThinkingContent> {
+        match self.message.content.get_mut(index) {
+            Some(ContentBlock::Thinking(block)) => Some(block),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn thinking_end(&mut self, index: usize) {
+        if let Some(ContentBlock::Thinking(block)) = self.message.content.get(index) {
+            self.events.push(StreamEvent::ThinkingEnd {
+                content_index: index,
+                content: block.thinking.clone(),
+            });
+        }
+    }
+
+    pub(crate) fn toolcall_start(&mut self, id: &str, name: &str) -> usize {
+        let call = ToolCall {
+            id: id.to_owned(),
+            name: name.to_owned(),
+            arguments: serde_json::Value::Object(serde_json::Map::new()),
+            ..ToolCall::default()
+        };
+        let index = self.push_block(ContentBlock::ToolCall(call), Some(String::new()));
+        self.events.push(StreamEvent::ToolCallStart {
+            content_index: index,
+            id: id.to_owned(),
+            name: name.to_owned(),
+        });
+        index
+    }
+
+    pub(crate) fn toolcall_delta(&mut self, index: usize, delta: &str) {
+        if let Some(Some(buffer)) = self.args.get_mut(index) {
+            buffer.push_str(delta);
+            self.events.push(StreamEvent::ToolCallDelta {
+                content_index: index,
+                delta: delta.to_owned(),
+            });
+        }
+    }
+
+    /// Parses the arguments and emits `toolcall_end`.
+    pub(crate) fn toolcall_end(&mut self, index: usize) {
+        let Some(text) = self.args.get_mut(index).and_then(Option::take) else {
+            return;
+        };
+        if let Some(ContentBlock::ToolCall(call)) = self.message.content.get_mut(index) {
+            // A call whose arguments arrived whole in the start event keeps them.
+            if !text.is_empty() || !call.arguments.is_object() {
+                call.arguments = parse_streaming_json(&text);
+            }
+            self.events.push(StreamEvent::ToolCallEnd {
+                content_index: index,
+                tool_call: call.clone(),
+            });
+        }
+    }
+
+    /// Sets usage, fills in the total when the provider omits it, prices it and reports it.
+    pub(crate) fn set_usage(&mut self, mut usage: Usage) {
+        calculate_cost(&self.cost, &mut usage);
+        self.message.usage = usage.clone();
+        self.events.push(StreamEvent::Usage(usage));
+    }
+
+    /// Usage with the total recomputed from the parts.
+    pub(crate) fn summed_usage(
+        input: u64,
+        output: u64,
+        cache_read: u64,
+        cache_write: u64,
+    ) -> Usage {
+        Usage {
+            input: Tokens(input),
+            output: Tokens(output),
+            cache_read: Tokens(cache_read),
+            cache_write: Tokens(cache_write),
+            total_tokens: Tokens(input + output + cache_read + cache_write),
+            ..Usage::default()
+        }
+    }
+
+    fn stamp_duration(&mut self, now_ms: i64) {
+        self.message.duration_ms =
+            Some(Tokens(now_ms.saturating_sub(self.started_ms).max(0) as u64));
+    }
+
+    /// Completes the message successfully.
+    pub(crate) fn finish(&mut self, reason: StopReason, now_ms: i64) {
+        self.message.stop_reason = reason.into();
+        self.stamp_duration(now_ms);
+        self.events.push(StreamEvent::Done {
+            reason,
+            message: self.message.clone(),
+        });
+    }
+
+    /// Ends the message with an error (or an abort), keeping the partial content. Tool calls
+    /// that were still streaming keep whatever arguments parsed so far.
+    pub(crate) fn fail(&mut self, aborted: bool, error_message: String, now_ms: i64) {
+        for (index, buffer) in self.args.iter_mut().enumerate() {
+            if let Some(text) = buffer.take()
+                && let Some(ContentBlock::ToolCall(call)) = self.message.content.get_mut(index)
+            {
+                call.arguments = parse_streaming_json(&text);
+            }
+        }
+        let reason = if aborted {
+            StopReason::Aborted
+        } else {
+            StopReason::Error
+        };
+        self.message.stop_reason = reason.into();
+        self.message.error_message = Some(error_message);
+        self.stamp_duration(now_ms);
+        self.events.push(StreamEvent::Error {
+            reason,
+            message: self.message.clone(),
+        });
+    }
+}

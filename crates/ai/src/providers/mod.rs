@@ -1,0 +1,68 @@
+//! One module per wire format, plus what they share.
+
+use serde::Deserialize;
+
+use crate::output::Output;
+use crate::sse::SseEvent;
+
+pub(crate) mod anthropic;
+pub(crate) mod openai_completions;
+
+/// A decoding failure: unparsable JSON (retried once on a repaired copy) or anything else.
+pub(crate) enum Fail {
+    Parse(String),
+    Other(String),
+}
+
+impl From<String> for Fail {
+    fn from(message: String) -> Self {
+        Self::Other(message)
+    }
+}
+
+/// Parses an event's JSON data.
+pub(crate) fn parse_event<'a, T: Deserialize<'a>>(
+    api: &str,
+    event: &SseEvent<'a>,
+) -> Result<T, Fail> {
+    serde_json::from_slice(event.data).map_err(|error| {
+        let name = if event.event.is_empty() {
+            "data"
+        } else {
+            event.event
+        };
+        Fail::Parse(format!(
+            "Could not parse {api} SSE event {name}: {error}; data={}",
+            String::from_utf8_lossy(event.data)
+        ))
+    })
+}
+
+/// Runs `handle`; on a JSON error retries once with control characters escaped and invalid
+/// escapes doubled (models sometimes emit raw newlines inside strings).
+pub(crate) fn with_repair<S>(
+    state: &mut S,
+    event: &SseEvent<'_>,
+    out: &mut Output,
+    handle: impl Fn(&mut S, &SseEvent<'_>, &mut Output) -> Result<(), Fail>,
+) -> Result<(), String> {
+    match handle(state, event, out) {
+        Ok(()) => Ok(()),
+        Err(Fail::Other(message)) => Err(message),
+        Err(Fail::Parse(message)) => {
+            let text = String::from_utf8_lossy(event.data);
+            let repaired = crate::json_partial::repair_json(&text);
+            if repaired == text {
+                return Err(message);
+            }
+            let retry = SseEvent {
+                event: event.event,
+                data: repaired.as_bytes(),
+            };
+            handle(state, &retry, out).map_err(|fail| match fail {
+                Fail::Parse(_) => message,
+                Fail::Other(other) => other,
+            })
+        }
+    }
+}
