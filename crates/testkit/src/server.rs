@@ -394,6 +394,8 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
     loop {
         tokio::select! {
             accepted = listener.accept() => {
+                // A failed accept (a client that reset before we got to it, fd exhaustion)
+                // concerns that one connection only; keep serving the others.
                 if let Ok((stream, _)) = accepted {
                     connections.spawn(serve_connection(stream, Arc::clone(&shared)));
                 }
@@ -417,7 +419,7 @@ enum Action {
 enum Outcome {
     /// Written to the end; the connection may serve another request.
     KeepAlive,
-    /// Written to the end, but the connection must close (reset fault, or HTTP/1.0 style).
+    /// Ended on purpose without the terminating chunk (reset fault); the connection closes.
     Close,
     /// The client went away.
     ClientGone,
@@ -551,14 +553,19 @@ fn plan(shared: &Shared, request: HttpRequest) -> Action {
         headers: extra,
     }) = &reply.fault
     {
-        let mut headers = json_headers();
+        let body = body
+            .clone()
+            .unwrap_or_else(|| formats::default_error_body(format, *status));
+        // A custom body may be plain text (as some proxies send); label it honestly.
+        let mut headers = if serde_json::from_str::<serde_json::Value>(&body).is_ok() {
+            json_headers()
+        } else {
+            text_headers()
+        };
         if let Some(value) = retry_after {
             headers.push(("retry-after".into(), value.clone()));
         }
         headers.extend(extra.iter().cloned());
-        let body = body
-            .clone()
-            .unwrap_or_else(|| formats::default_error_body(format, *status));
         return Action::Sized {
             status: *status,
             headers,

@@ -70,6 +70,12 @@ async fn anthropic_529_is_overloaded_and_custom_bodies_pass_through() {
     );
     let resp = post(&client, &server, "m", body()).await;
     assert_eq!(resp.status(), 500);
+    assert!(
+        resp.headers()["content-type"]
+            .to_str()
+            .expect("ascii")
+            .starts_with("text/plain")
+    );
     assert_eq!(resp.text().await.expect("text"), "plain failure");
     // The connection survives error responses; the next reply streams normally.
     let events = open_stream(&client, &server, "m").await.rest().await;
