@@ -51,6 +51,11 @@ pub enum AiError {
         message: String,
     },
 
+    #[error(
+        "Environment variable {names} is not set (needed for the {what}). Set it or change the value."
+    )]
+    MissingEnv { names: String, what: String },
+
     #[error("Could not set up the HTTP client: {0}. This is a bug or a broken TLS installation.")]
     HttpClient(String),
 }

@@ -11,15 +11,19 @@
 //! * The model catalog, `models.json`, auth resolution and `--list-models` live in
 //!   [`models`], [`auth`] and [`list_models`].
 
+pub mod auth;
 mod client;
 pub mod clock;
+pub mod config_value;
 mod cost;
 mod driver;
 mod error;
 mod event;
 mod http;
 pub mod json_partial;
+pub mod list_models;
 mod model;
+pub mod models;
 mod options;
 mod output;
 mod overflow;
@@ -28,11 +32,19 @@ pub mod retry;
 pub mod sse;
 mod transform;
 
+pub use auth::AuthContext;
+pub use auth::AuthSource;
+pub use auth::AuthStorage;
+pub use auth::Credential;
+pub use auth::ResolvedAuth;
 pub use client::BuiltRequest;
 pub use client::Client;
 pub use client::Provider;
 pub use clock::Clock;
 pub use clock::SystemClock;
+pub use config_value::EnvSource;
+pub use config_value::MapEnv;
+pub use config_value::ProcessEnv;
 pub use cost::calculate_cost;
 pub use driver::ABORTED_MESSAGE;
 pub use error::AiError;
@@ -41,6 +53,7 @@ pub use error::classify_error_message;
 pub use event::Accumulator;
 pub use event::EventStream;
 pub use event::StreamEvent;
+pub use list_models::render_model_list;
 pub use model::Api;
 pub use model::CostTier;
 pub use model::LevelMapping;
@@ -48,6 +61,7 @@ pub use model::Model;
 pub use model::ModelCost;
 pub use model::ThinkingLevel;
 pub use model::ThinkingLevelMap;
+pub use models::ModelRegistry;
 pub use options::CacheRetention;
 pub use options::Context;
 pub use options::MIN_ANSWER_TOKENS;

@@ -1,0 +1,459 @@
+//! Credentials (providers.md §2): `auth.json`, provider environment variables and the
+//! resolution order `--api-key` → `auth.json` → `models.json` `apiKey` → environment.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::sync::PoisonError;
+
+use serde_json::Map;
+use serde_json::Value;
+
+use crate::config_value;
+use crate::config_value::EnvSource;
+use crate::config_value::LayeredEnv;
+use crate::error::AiError;
+
+/// Environment variables that hold a provider's API key, in lookup order.
+pub fn provider_env_vars(provider: &str) -> &'static [&'static str] {
+    match provider {
+        "anthropic" => &["ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"],
+        "openai" => &["OPENAI_API_KEY"],
+        "azure-openai-responses" => &["AZURE_OPENAI_API_KEY"],
+        "google" => &["GEMINI_API_KEY"],
+        "google-vertex" => &["GOOGLE_CLOUD_API_KEY"],
+        "github-copilot" => &["COPILOT_GITHUB_TOKEN"],
+        "agentrouter" => &["AGENTROUTER_API_KEY"],
+        "ant-ling" => &["ANT_LING_API_KEY"],
+        "qwen-token-plan" | "qwen-token-plan-individual" => &["QWEN_TOKEN_PLAN_API_KEY"],
+        "qwen-token-plan-cn" => &["QWEN_TOKEN_PLAN_CN_API_KEY"],
+        "nvidia" => &["NVIDIA_API_KEY"],
+        "deepseek" => &["DEEPSEEK_API_KEY"],
+        "groq" => &["GROQ_API_KEY"],
+        "cerebras" => &["CEREBRAS_API_KEY"],
+        "xai" => &["XAI_API_KEY"],
+        "radius" => &["RADIUS_API_KEY"],
+        "openrouter" => &["OPENROUTER_API_KEY"],
+        "vercel-ai-gateway" => &["AI_GATEWAY_API_KEY"],
+        "zai" => &["ZAI_API_KEY"],
+        "zai-coding-cn" => &["ZAI_CODING_CN_API_KEY"],
+        "mistral" => &["MISTRAL_API_KEY"],
+        "minimax" => &["MINIMAX_API_KEY"],
+        "minimax-cn" => &["MINIMAX_CN_API_KEY"],
+        "moonshotai" | "moonshotai-cn" => &["MOONSHOT_API_KEY"],
+        "huggingface" => &["HF_TOKEN"],
+        "fireworks" => &["FIREWORKS_API_KEY"],
+        "together" => &["TOGETHER_API_KEY"],
+        "baseten" => &["BASETEN_API_KEY"],
+        "opencode" | "opencode-go" => &["OPENCODE_API_KEY"],
+        "kimi-coding" => &["KIMI_API_KEY"],
+        "meta" => &["META_API_KEY"],
+        "cloudflare-workers-ai" | "cloudflare-ai-gateway" => &["CLOUDFLARE_API_KEY"],
+        "xiaomi" => &["XIAOMI_API_KEY"],
+        "xiaomi-token-plan-cn" => &["XIAOMI_TOKEN_PLAN_CN_API_KEY"],
+        "xiaomi-token-plan-ams" => &["XIAOMI_TOKEN_PLAN_AMS_API_KEY"],
+        "xiaomi-token-plan-sgp" => &["XIAOMI_TOKEN_PLAN_SGP_API_KEY"],
+        "typesafe" => &["TYPESAFE_API_KEY"],
+        "llama.cpp" => &["LLAMA_API_KEY"],
+        _ => &[],
+    }
+}
+
+/// The API key from the provider's environment variables.
+pub fn env_api_key(provider: &str, env: &dyn EnvSource) -> Option<String> {
+    provider_env_vars(provider)
+        .iter()
+        .find_map(|name| env.var(name).filter(|v| !v.is_empty()))
+}
+
+/// Where a resolved credential came from (for status displays).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuthSource {
+    Runtime,
+    Stored,
+    ModelsJsonKey,
+    ModelsJsonCommand,
+    Environment,
+}
+
+/// One `auth.json` entry. Unknown fields are kept.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Credential {
+    ApiKey {
+        key: String,
+        env: HashMap<String, String>,
+        raw: Map<String, Value>,
+    },
+    OAuth {
+        access: String,
+        raw: Map<String, Value>,
+    },
+    Other(Map<String, Value>),
+}
+
+impl Credential {
+    pub fn api_key(key: impl Into<String>) -> Self {
+        let key = key.into();
+        let mut raw = Map::new();
+        raw.insert("type".into(), Value::String("api_key".into()));
+        raw.insert("key".into(), Value::String(key.clone()));
+        Self::ApiKey {
+            key,
+            env: HashMap::new(),
+            raw,
+        }
+    }
+
+    fn from_json(value: &Value) -> Option<Self> {
+        let raw = value.as_object()?.clone();
+        let text = |k: &str| raw.get(k).and_then(Value::as_str).map(str::to_owned);
+        Some(match raw.get("type").and_then(Value::as_str) {
+            Some("api_key") => Self::ApiKey {
+                key: text("key").unwrap_or_default(),
+                env: raw
+                    .get("env")
+                    .and_then(Value::as_object)
+                    .map(|m| {
+                        m.iter()
+                            .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                raw,
+            },
+            Some("oauth") => Self::OAuth {
+                access: text("access").unwrap_or_default(),
+                raw,
+            },
+            _ => Self::Other(raw),
+        })
+    }
+
+    fn raw(&self) -> &Map<String, Value> {
+        match self {
+            Self::ApiKey { raw, .. } | Self::OAuth { raw, .. } | Self::Other(raw) => raw,
+        }
+    }
+}
+
+/// `auth.json` in the agent directory (created with mode 0600).
+#[derive(Debug)]
+pub struct AuthStorage {
+    path: PathBuf,
+    credentials: Map<String, Value>,
+    /// Output of `!command` keys, cached for the life of this storage (the process).
+    command_cache: Mutex<HashMap<String, Option<String>>>,
+}
+
+impl AuthStorage {
+    /// Reads `<agent_dir>/auth.json`; a missing file is an empty store.
+    pub fn load(agent_dir: &Path) -> Result<Self, AiError> {
+        let path = agent_dir.join("auth.json");
+        let credentials = match std::fs::read_to_string(&path) {
+            Ok(text) if text.trim().is_empty() => Map::new(),
+            Ok(text) => match serde_json::from_str::<Value>(&text) {
+                Ok(Value::Object(map)) => map,
+                Ok(_) => {
+                    return Err(AiError::InvalidJson {
+                        path,
+                        message: "expected an object of provider credentials".into(),
+                    });
+                }
+                Err(e) => {
+                    return Err(AiError::InvalidJson {
+                        path,
+                        message: e.to_string(),
+                    });
+                }
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Map::new(),
+            Err(source) => return Err(AiError::ReadFile { path, source }),
+        };
+        Ok(Self {
+            path,
+            credentials,
+            command_cache: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// An empty store that writes to `<agent_dir>/auth.json`.
+    pub fn empty(agent_dir: &Path) -> Self {
+        Self {
+            path: agent_dir.join("auth.json"),
+            credentials: Map::new(),
+            command_cache: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn get(&self, provider: &str) -> Option<Credential> {
+        self.credentials
+            .get(provider)
+            .and_then(Credential::from_json)
+    }
+
+    pub fn providers(&self) -> impl Iterator<Item = &str> {
+        self.credentials.keys().map(String::as_str)
+    }
+
+    /// Stores a credential and writes the file.
+    pub fn set(&mut self, provider: &str, credential: &Credential) -> Result<(), AiError> {
+        self.credentials
+            .insert(provider.to_owned(), Value::Object(credential.raw().clone()));
+        self.save()
+    }
+
+    /// Removes a stored credential (`/logout`) and writes the file.
+    pub fn remove(&mut self, provider: &str) -> Result<(), AiError> {
+        if self.credentials.shift_remove(provider).is_some() {
+            self.save()?;
+        }
+        Ok(())
+    }
+
+    /// Writes atomically (temp file + rename) with owner-only permissions.
+    fn save(&self) -> Result<(), AiError> {
+        let write_err = |source| AiError::WriteFile {
+            path: self.path.clone(),
+            source,
+        };
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir).map_err(write_err)?;
+        }
+        let text = serde_json::to_string_pretty(&Value::Object(self.credentials.clone()))
+            .map_err(|e| write_err(std::io::Error::other(e)))?;
+        let tmp = self.path.with_extension("json.tmp");
+        write_private(&tmp, text.as_bytes()).map_err(write_err)?;
+        std::fs::rename(&tmp, &self.path).map_err(write_err)
+    }
+
+    /// The key of a stored API-key credential, resolving `!command` (cached) and templates.
+    async fn stored_key(
+        &self,
+        provider: &str,
+        env: &dyn EnvSource,
+    ) -> Option<Result<(String, HashMap<String, String>), AiError>> {
+        let Credential::ApiKey {
+            key, env: cred_env, ..
+        } = self.get(provider)?
+        else {
+            return match self.get(provider)? {
+                Credential::OAuth { access, .. } if !access.is_empty() => {
+                    Some(Ok((access, HashMap::new())))
+                }
+                _ => None,
+            };
+        };
+        let layered = LayeredEnv {
+            first: Some(&cred_env),
+            rest: env,
+        };
+        if let Some(command) = key.strip_prefix('!') {
+            let cached = self
+                .command_cache
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .get(command)
+                .cloned();
+            let value = match cached {
+                Some(value) => value,
+                None => {
+                    let value = config_value::run_command(command, &layered).await;
+                    self.command_cache
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .insert(command.to_owned(), value.clone());
+                    value
+                }
+            };
+            return value.map(|v| Ok((v, cred_env.clone())));
+        }
+        let what = format!("stored API key for provider \"{provider}\"");
+        Some(
+            config_value::resolve(&key, &what, &layered)
+                .await
+                .map(|k| (k, cred_env.clone())),
+        )
+    }
+}
+
+#[cfg(unix)]
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::fs::PermissionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?;
+    // The mode applies only on creation; an older file may be more open.
+    file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    file.write_all(bytes)?;
+    file.sync_all()
+}
+
+#[cfg(not(unix))]
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    std::fs::write(path, bytes)
+}
+
+/// A resolved credential for one request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResolvedAuth {
+    pub api_key: Option<String>,
+    /// Headers from models.json (values resolved) and `Authorization` for `authHeader: true`.
+    pub headers: Map<String, Value>,
+    pub source: AuthSource,
+}
+
+/// What auth resolution needs: the stores and the environment.
+pub struct AuthContext<'a> {
+    pub storage: &'a AuthStorage,
+    pub env: &'a dyn EnvSource,
+    /// `--api-key` overrides by provider id.
+    pub runtime_keys: &'a HashMap<String, String>,
+}
+
+impl AuthContext<'_> {
+    /// Whether a provider has resolvable auth without running commands (model availability).
+    pub fn has_auth(&self, provider: &str, models_json_key: Option<&str>) -> bool {
+        if self.runtime_keys.contains_key(provider) {
+            return true;
+        }
+        match self.storage.get(provider) {
+            Some(Credential::ApiKey { key, .. }) if !key.is_empty() => return true,
+            Some(Credential::OAuth { access, .. }) if !access.is_empty() => return true,
+            _ => {}
+        }
+        if let Some(key) = models_json_key {
+            return config_value::is_configured(key, self.env);
+        }
+        env_api_key(provider, self.env).is_some()
+    }
+
+    /// Resolves the key for a provider in precedence order. `models_json_key` is the raw
+    /// `apiKey` of the provider's models.json entry.
+    pub async fn resolve_key(
+        &self,
+        provider: &str,
+        models_json_key: Option<&str>,
+    ) -> Result<Option<(String, AuthSource, HashMap<String, String>)>, AiError> {
+        if let Some(key) = self.runtime_keys.get(provider) {
+            return Ok(Some((key.clone(), AuthSource::Runtime, HashMap::new())));
+        }
+        if let Some(stored) = self.storage.stored_key(provider, self.env).await {
+            let (key, env) = stored?;
+            return Ok(Some((key, AuthSource::Stored, env)));
+        }
+        if let Some(raw) = models_json_key {
+            let what = format!("API key for provider \"{provider}\"");
+            // models.json commands run for every request (not cached), as the TS agent does.
+            let key = config_value::resolve(raw, &what, self.env).await?;
+            let source = if config_value::is_command(raw) {
+                AuthSource::ModelsJsonCommand
+            } else {
+                AuthSource::ModelsJsonKey
+            };
+            return Ok(Some((key, source, HashMap::new())));
+        }
+        Ok(env_api_key(provider, self.env).map(|k| (k, AuthSource::Environment, HashMap::new())))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config_value::MapEnv;
+
+    #[tokio::test]
+    async fn precedence_and_file_mode() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut storage = AuthStorage::load(dir.path()).unwrap();
+        let env = MapEnv::new([("OPENAI_API_KEY", "env-key"), ("MY_KEY", "templated")]);
+        let mut runtime = HashMap::new();
+        fn ctx<'a>(
+            storage: &'a AuthStorage,
+            env: &'a MapEnv,
+            runtime: &'a HashMap<String, String>,
+        ) -> AuthContext<'a> {
+            AuthContext {
+                storage,
+                env,
+                runtime_keys: runtime,
+            }
+        }
+        let key =
+            |r: Option<(String, AuthSource, HashMap<String, String>)>| r.map(|(k, s, _)| (k, s));
+
+        let c = ctx(&storage, &env, &runtime);
+        assert_eq!(
+            key(c.resolve_key("openai", None).await.unwrap()),
+            Some(("env-key".into(), AuthSource::Environment))
+        );
+        assert_eq!(
+            key(c.resolve_key("openai", Some("$MY_KEY")).await.unwrap()),
+            Some(("templated".into(), AuthSource::ModelsJsonKey))
+        );
+        assert!(c.resolve_key("openai", Some("$NOPE")).await.is_err());
+        assert!(!c.has_auth("openai", Some("$NOPE")));
+        assert!(c.has_auth("openai", None));
+        assert!(!c.has_auth("anthropic", None));
+
+        storage
+            .set("openai", &Credential::api_key("stored"))
+            .unwrap();
+        let c = ctx(&storage, &env, &runtime);
+        assert_eq!(
+            key(c.resolve_key("openai", Some("$MY_KEY")).await.unwrap()),
+            Some(("stored".into(), AuthSource::Stored))
+        );
+        runtime.insert("openai".to_owned(), "cli".to_owned());
+        let c = ctx(&storage, &env, &runtime);
+        assert_eq!(
+            key(c.resolve_key("openai", None).await.unwrap()),
+            Some(("cli".into(), AuthSource::Runtime))
+        );
+
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(dir.path().join("auth.json"))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        let reloaded = AuthStorage::load(dir.path()).unwrap();
+        assert_eq!(reloaded.get("openai"), Some(Credential::api_key("stored")));
+        let mut reloaded = reloaded;
+        reloaded.remove("openai").unwrap();
+        assert_eq!(AuthStorage::load(dir.path()).unwrap().get("openai"), None);
+    }
+
+    #[tokio::test]
+    async fn stored_commands_run_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let counter = dir.path().join("count");
+        let mut storage = AuthStorage::empty(dir.path());
+        let command = format!("!echo x >> {} && echo secret", counter.display());
+        storage.set("p", &Credential::api_key(command)).unwrap();
+        let env = MapEnv::default();
+        let runtime = HashMap::new();
+        let c = AuthContext {
+            storage: &storage,
+            env: &env,
+            runtime_keys: &runtime,
+        };
+        for _ in 0..2 {
+            let (k, source, _) = c.resolve_key("p", None).await.unwrap().unwrap();
+            assert_eq!((k.as_str(), source), ("secret", AuthSource::Stored));
+        }
+        assert_eq!(std::fs::read_to_string(counter).unwrap(), "x\n");
+    }
+}
