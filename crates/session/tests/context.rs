@@ -32,7 +32,10 @@ fn branching_selects_only_the_active_path() {
     assert_eq!(context_of(&s), ["user:q1", "assistant:alt"]);
     assert_eq!(s.children(&u1).len(), 2);
     s.navigate(&a2).unwrap();
-    assert_eq!(context_of(&s), ["user:q1", "assistant:a1", "user:q2", "assistant:a2"]);
+    assert_eq!(
+        context_of(&s),
+        ["user:q1", "assistant:a1", "user:q2", "assistant:a2"]
+    );
     let forest = s.forest();
     assert_eq!(forest.roots.len(), 1);
 }
@@ -52,11 +55,13 @@ fn reset_leaf_starts_a_new_root() {
 fn latest_compaction_wins_and_keeps_from_first_kept_entry() {
     let store = store();
     let mut s = store.in_memory(Path::new("/w"));
-    s.append_message(system(&[("preamble", Some("P1"))], &["read"], &[])).unwrap();
+    s.append_message(system(&[("preamble", Some("P1"))], &["read"], &[]))
+        .unwrap();
     s.append_message(user("q1")).unwrap();
     s.append_message(assistant("a1")).unwrap();
     let q2 = s.append_message(user("q2")).unwrap();
-    s.append_message(system(&[("skills", Some("S"))], &[], &[])).unwrap();
+    s.append_message(system(&[("skills", Some("S"))], &[], &[]))
+        .unwrap();
     s.append_message(assistant("a2")).unwrap();
     s.append_compaction(NewCompaction {
         summary: "first".into(),
@@ -87,12 +92,25 @@ fn latest_compaction_wins_and_keeps_from_first_kept_entry() {
     s.append_message(user("q4")).unwrap();
     assert_eq!(
         context_of(&s),
-        ["system[preamble]", "compaction:second", "assistant:a3", "user:q4"]
+        [
+            "system[preamble]",
+            "compaction:second",
+            "assistant:a3",
+            "user:q4"
+        ]
     );
     let context = s.build_context();
-    assert_eq!(context.system.sections, vec![("preamble".to_owned(), "P2".to_owned())]);
     assert_eq!(
-        context.system.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
+        context.system.sections,
+        vec![("preamble".to_owned(), "P2".to_owned())]
+    );
+    assert_eq!(
+        context
+            .system
+            .tools
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect::<Vec<_>>(),
         ["bash"],
         "the checkpoint replaces earlier prompt state"
     );
@@ -127,13 +145,17 @@ fn context_edits_omit_replace_and_are_branch_relative() {
     let a1 = s.append_message(assistant("a1")).unwrap();
     let t1 = s.append_message(tool_result("c1", "big output")).unwrap();
     let before_edits = s.leaf_id().unwrap().to_owned();
-    s.append_context_edit(&t1, Some(Content::Text("[trimmed]".into()))).unwrap();
-    s.append_context_edit(&a1, Some(Content::Text("A1'".into()))).unwrap();
+    s.append_context_edit(&t1, Some(Content::Text("[trimmed]".into())))
+        .unwrap();
+    s.append_context_edit(&a1, Some(Content::Text("A1'".into())))
+        .unwrap();
     s.append_context_edit(&q1, None).unwrap();
     assert_eq!(context_of(&s), ["assistant:A1'", "tool:[trimmed]"]);
     // String replacements for assistant/toolResult become one text block.
     let context = s.build_context();
-    let knightcode_protocol::AgentMessage::ToolResult(result) = context.messages[1].message.as_ref() else {
+    let knightcode_protocol::AgentMessage::ToolResult(result) =
+        context.messages[1].message.as_ref()
+    else {
         panic!()
     };
     assert!(matches!(&result.content[..], [ContentBlock::Text(t)] if t.text == "[trimmed]"));
@@ -143,11 +165,15 @@ fn context_edits_omit_replace_and_are_branch_relative() {
         "tool:big output"
     );
     // Latest edit on the branch wins.
-    s.append_context_edit(&t1, Some(Content::Text("v2".into()))).unwrap();
+    s.append_context_edit(&t1, Some(Content::Text("v2".into())))
+        .unwrap();
     assert_eq!(context_of(&s), ["assistant:A1'", "tool:v2"]);
     // Navigating before the edits restores the original contribution.
     s.navigate(&before_edits).unwrap();
-    assert_eq!(context_of(&s), ["user:q1", "assistant:a1", "tool:big output"]);
+    assert_eq!(
+        context_of(&s),
+        ["user:q1", "assistant:a1", "tool:big output"]
+    );
 }
 
 #[test]
@@ -157,11 +183,16 @@ fn branch_summaries_and_custom_messages_enter_context() {
     let q1 = s.append_message(user("q1")).unwrap();
     s.append_message(assistant("a1")).unwrap();
     s.append_message(user("abandoned")).unwrap();
-    s.branch_with_summary(Some(&q1), "explored A", None, None).unwrap();
+    s.branch_with_summary(Some(&q1), "explored A", None, None)
+        .unwrap();
     s.append_custom_message("ext", Content::Text("injected".into()), true, None)
         .unwrap();
-    s.append_custom_entry("state", Some(serde_json::json!({"n":1}))).unwrap();
-    assert_eq!(context_of(&s), ["user:q1", "branch:explored A", "custom:injected"]);
+    s.append_custom_entry("state", Some(serde_json::json!({"n":1})))
+        .unwrap();
+    assert_eq!(
+        context_of(&s),
+        ["user:q1", "branch:explored A", "custom:injected"]
+    );
 }
 
 #[test]
@@ -174,10 +205,15 @@ fn model_and_thinking_level_come_from_the_path() {
     s.append_model_change("openai", "gpt-4o").unwrap();
     let branch_point = s.leaf_id().unwrap().to_owned();
     s.append_message(user("q")).unwrap();
-    s.append_message(assistant_with("anthropic", "claude", "a")).unwrap();
+    s.append_message(assistant_with("anthropic", "claude", "a"))
+        .unwrap();
     let context = s.build_context();
     assert_eq!(context.thinking_level, "high");
-    assert_eq!(context.model.unwrap().model_id, "claude", "the later assistant message wins");
+    assert_eq!(
+        context.model.unwrap().model_id,
+        "claude",
+        "the later assistant message wins"
+    );
     s.navigate(&branch_point).unwrap();
     assert_eq!(s.build_context().model.unwrap().model_id, "gpt-4o");
 }
@@ -187,18 +223,36 @@ fn system_messages_replay_sections_and_tools() {
     let store = store();
     let mut s = store.in_memory(Path::new("/w"));
     s.append_message(system(
-        &[("preamble", Some("You help.")), ("tools", Some("<tools>\n- read\n</tools>")), ("cwd", Some("<cwd>\n/w\n</cwd>"))],
+        &[
+            ("preamble", Some("You help.")),
+            ("tools", Some("<tools>\n- read\n</tools>")),
+            ("cwd", Some("<cwd>\n/w\n</cwd>")),
+        ],
         &["read", "write"],
         &[],
     ))
     .unwrap();
     s.append_message(user("q")).unwrap();
-    s.append_message(system(&[("tools", None), ("skills", Some("<skills>\nS\n</skills>"))], &["bash"], &["write"]))
-        .unwrap();
+    s.append_message(system(
+        &[("tools", None), ("skills", Some("<skills>\nS\n</skills>"))],
+        &["bash"],
+        &["write"],
+    ))
+    .unwrap();
     let context = s.build_context();
-    let names: Vec<&str> = context.system.sections.iter().map(|(n, _)| n.as_str()).collect();
+    let names: Vec<&str> = context
+        .system
+        .sections
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .collect();
     assert_eq!(names, ["preamble", "cwd", "skills"]);
-    let tools: Vec<&str> = context.system.tools.iter().map(|t| t.name.as_str()).collect();
+    let tools: Vec<&str> = context
+        .system
+        .tools
+        .iter()
+        .map(|t| t.name.as_str())
+        .collect();
     assert_eq!(tools, ["read", "bash"]);
     assert_eq!(
         context.system.prompt_text(),

@@ -29,7 +29,9 @@ fn jsonl_files(dir: &Path) -> Vec<PathBuf> {
 fn nothing_is_written_before_the_first_assistant_message() {
     let dir = tempfile::tempdir().unwrap();
     let store = store();
-    let mut s = store.create(dir.path(), Path::new("/proj"), NewSession::default()).unwrap();
+    let mut s = store
+        .create(dir.path(), Path::new("/proj"), NewSession::default())
+        .unwrap();
     s.append_thinking_level_change("high").unwrap();
     s.append_message(user("hello")).unwrap();
     assert!(jsonl_files(dir.path()).is_empty(), "no file before a reply");
@@ -44,11 +46,17 @@ fn nothing_is_written_before_the_first_assistant_message() {
     assert!(lines[0].contains(r#""cwd":"/proj""#));
     // File name is <iso with : and . replaced>_<id>.jsonl
     let name = files[0].file_name().unwrap().to_string_lossy().into_owned();
-    assert!(name.ends_with(&format!("_{}.jsonl", s.session_id())), "{name}");
+    assert!(
+        name.ends_with(&format!("_{}.jsonl", s.session_id())),
+        "{name}"
+    );
     assert!(name.starts_with("2026-01-02T03-04-05-"), "{name}");
     // Later entries are appended one line each.
     s.append_message(user("again")).unwrap();
-    assert_eq!(std::fs::read_to_string(&files[0]).unwrap().lines().count(), 5);
+    assert_eq!(
+        std::fs::read_to_string(&files[0]).unwrap().lines().count(),
+        5
+    );
 }
 
 #[test]
@@ -58,18 +66,29 @@ fn every_entry_type_survives_reopen() {
     let path;
     let expected: Vec<SessionEntry>;
     {
-        let mut s = store.create(dir.path(), Path::new("/proj"), NewSession::default()).unwrap();
-        s.append_message(system(&[("preamble", Some("P"))], &["read"], &[])).unwrap();
+        let mut s = store
+            .create(dir.path(), Path::new("/proj"), NewSession::default())
+            .unwrap();
+        s.append_message(system(&[("preamble", Some("P"))], &["read"], &[]))
+            .unwrap();
         let q = s.append_message(user("q")).unwrap();
         s.append_message(assistant("a")).unwrap();
         s.append_message(tool_result("c", "r")).unwrap();
         s.append_model_change("openai", "gpt-4o").unwrap();
         s.append_thinking_level_change("low").unwrap();
-        s.append_usage("cache_warm", "anthropic", "claude", Usage::default()).unwrap();
-        s.append_context_edit(&q, Some(Content::Text("Q".into()))).unwrap();
-        s.append_custom_entry("ext", Some(serde_json::json!({"count": 42}))).unwrap();
-        s.append_custom_message("ext", Content::Text("m".into()), false, Some(serde_json::json!({"k":1})))
+        s.append_usage("cache_warm", "anthropic", "claude", Usage::default())
             .unwrap();
+        s.append_context_edit(&q, Some(Content::Text("Q".into())))
+            .unwrap();
+        s.append_custom_entry("ext", Some(serde_json::json!({"count": 42})))
+            .unwrap();
+        s.append_custom_message(
+            "ext",
+            Content::Text("m".into()),
+            false,
+            Some(serde_json::json!({"k":1})),
+        )
+        .unwrap();
         s.set_label(&q, Some("start")).unwrap();
         s.set_session_name("named").unwrap();
         s.append_compaction(NewCompaction {
@@ -80,11 +99,15 @@ fn every_entry_type_survives_reopen() {
             ..NewCompaction::default()
         })
         .unwrap();
-        s.branch_with_summary(Some(&q), "left", None, Some(false)).unwrap();
+        s.branch_with_summary(Some(&q), "left", None, Some(false))
+            .unwrap();
         path = s.session_file().unwrap().to_owned();
         expected = s.entries().to_vec();
         s.close();
-        assert!(matches!(s.append_message(user("late")), Err(SessionError::Closed { .. })));
+        assert!(matches!(
+            s.append_message(user("late")),
+            Err(SessionError::Closed { .. })
+        ));
     }
     let reopened = store.open(&path, Path::new("/other")).unwrap();
     assert_eq!(reopened.entries(), &expected[..]);
@@ -93,8 +116,17 @@ fn every_entry_type_survives_reopen() {
     assert_eq!(reopened.cwd(), "/proj", "cwd comes from the header");
     let kinds: Vec<&str> = expected.iter().map(|e| e.tag()).collect();
     for kind in [
-        "message", "model_change", "thinking_level_change", "usage", "context_edit", "custom",
-        "custom_message", "label", "session_info", "compaction", "branch_summary",
+        "message",
+        "model_change",
+        "thinking_level_change",
+        "usage",
+        "context_edit",
+        "custom",
+        "custom_message",
+        "label",
+        "session_info",
+        "compaction",
+        "branch_summary",
     ] {
         assert!(kinds.contains(&kind), "{kind} missing");
     }
@@ -109,7 +141,10 @@ fn opening_a_missing_path_creates_there_and_an_empty_file_is_initialised() {
     s.append_message(user("u")).unwrap();
     assert!(!missing.exists());
     s.append_message(assistant("a")).unwrap();
-    assert_eq!(std::fs::read_to_string(&missing).unwrap().lines().count(), 3);
+    assert_eq!(
+        std::fs::read_to_string(&missing).unwrap().lines().count(),
+        3
+    );
     drop(s);
 
     let empty = dir.path().join("empty.jsonl");
@@ -128,7 +163,10 @@ fn a_file_without_header_is_refused_with_a_clear_error() {
     let error = store().open(&path, Path::new("/p")).unwrap_err();
     assert_eq!(
         error.to_string(),
-        format!("Session file is not a valid knightcode session: {}", path.display())
+        format!(
+            "Session file is not a valid knightcode session: {}",
+            path.display()
+        )
     );
     assert_eq!(
         std::fs::read_to_string(&path).unwrap(),
@@ -160,22 +198,34 @@ fn torn_last_line_is_repaired_at_every_byte_offset() {
         let path = dir.path().join("s.jsonl");
         std::fs::write(&path, &full.as_bytes()[..cut]).unwrap();
         let _ = std::fs::remove_file(dir.path().join("s.jsonl.torn"));
-        let mut s = store.open(&path, Path::new("/p")).unwrap_or_else(|e| panic!("cut {cut}: {e}"));
+        let mut s = store
+            .open(&path, Path::new("/p"))
+            .unwrap_or_else(|e| panic!("cut {cut}: {e}"));
         let kept_last = cut >= full.len() - 1;
         let expected = if kept_last { 2 } else { 1 };
         assert_eq!(s.entries().len(), expected, "cut at {cut}");
         let torn = cut > last_start && !kept_last;
         assert_eq!(
-            s.warnings().iter().any(|w| matches!(w, LoadWarning::TornTail { .. })),
+            s.warnings()
+                .iter()
+                .any(|w| matches!(w, LoadWarning::TornTail { .. })),
             torn,
             "cut at {cut}"
         );
-        assert_eq!(dir.path().join("s.jsonl.torn").exists(), torn, "cut bytes set aside at {cut}");
+        assert_eq!(
+            dir.path().join("s.jsonl.torn").exists(),
+            torn,
+            "cut bytes set aside at {cut}"
+        );
         // Appending after the repair yields a clean file that reopens without warnings.
         s.append_message(user("after")).unwrap();
         drop(s);
         let reopened = store.open(&path, Path::new("/p")).unwrap();
-        assert!(reopened.warnings().is_empty(), "cut {cut}: {:?}", reopened.warnings());
+        assert!(
+            reopened.warnings().is_empty(),
+            "cut {cut}: {:?}",
+            reopened.warnings()
+        );
         assert_eq!(reopened.entries().len(), expected + 1, "cut {cut}");
         assert!(std::fs::read_to_string(&path).unwrap().ends_with("}\n"));
     }
@@ -204,7 +254,11 @@ fn malformed_middle_lines_are_skipped_and_never_hide_the_rest() {
         .filter(|w| matches!(w, LoadWarning::MalformedLine { .. }))
         .count();
     assert_eq!(malformed, 2);
-    assert_eq!(std::fs::read(&path).unwrap(), before, "the file is not rewritten");
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        before,
+        "the file is not rewritten"
+    );
 }
 
 #[test]
@@ -221,8 +275,16 @@ fn orphans_become_roots_and_cycles_are_broken() {
         ],
     );
     let mut s = store().open_read_only(&path).unwrap();
-    assert!(s.warnings().iter().any(|w| matches!(w, LoadWarning::Cycle { .. })));
-    assert!(s.warnings().iter().any(|w| matches!(w, LoadWarning::Orphan { .. })));
+    assert!(
+        s.warnings()
+            .iter()
+            .any(|w| matches!(w, LoadWarning::Cycle { .. }))
+    );
+    assert!(
+        s.warnings()
+            .iter()
+            .any(|w| matches!(w, LoadWarning::Orphan { .. }))
+    );
     assert_eq!(context_of(&s), ["user:orphan"]);
     s.navigate("a3").unwrap();
     // a1 -> a3 -> a2 -> a1 is cut where the walk from a1 closes the loop (at a2).
@@ -267,7 +329,10 @@ fn v1_files_migrate_to_v3_with_ids_and_kept_index() {
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(text.starts_with(r#"{"type":"session","version":3,"id":"old""#));
     assert!(text.contains(r#""role":"custom""#));
-    assert!(dir.path().join("s.jsonl.pre-v3.bak").exists(), "original kept");
+    assert!(
+        dir.path().join("s.jsonl.pre-v3.bak").exists(),
+        "original kept"
+    );
     drop(s);
     // Reopening does not migrate again.
     let again = store.open(&path, Path::new("/p")).unwrap();
@@ -287,14 +352,20 @@ fn v2_files_rename_hook_messages() {
     let s = store().open(&path, Path::new("/p")).unwrap();
     assert_eq!(s.entries()[0].id(), "h1", "v2 ids are kept");
     assert_eq!(context_of(&s), ["custom:c"]);
-    assert!(std::fs::read_to_string(&path).unwrap().contains(r#""version":3"#));
+    assert!(
+        std::fs::read_to_string(&path)
+            .unwrap()
+            .contains(r#""version":3"#)
+    );
 }
 
 #[test]
 fn fork_and_clone_copy_the_right_entries() {
     let dir = tempfile::tempdir().unwrap();
     let store = store();
-    let mut s = store.create(dir.path(), Path::new("/p"), NewSession::default()).unwrap();
+    let mut s = store
+        .create(dir.path(), Path::new("/p"), NewSession::default())
+        .unwrap();
     let q1 = s.append_message(user("q1")).unwrap();
     let a1 = s.append_message(assistant("a1")).unwrap();
     s.set_label(&q1, Some("start")).unwrap();
@@ -308,27 +379,43 @@ fn fork_and_clone_copy_the_right_entries() {
     let fork = store.create_branched(&s, fork_leaf.as_deref()).unwrap();
     assert_eq!(context_of(&fork), ["user:q1", "assistant:a1"]);
     assert_eq!(fork.label(&q1), Some("start"), "labels re-added");
-    assert!(matches!(fork.entries().last(), Some(SessionEntry::Label(_))));
+    assert!(matches!(
+        fork.entries().last(),
+        Some(SessionEntry::Label(_))
+    ));
     assert_eq!(
         fork.header().parent_session.as_deref(),
         Some(s.session_file().unwrap().to_str().unwrap())
     );
-    assert!(fork.is_persisted(), "contains an assistant message: written at once");
+    assert!(
+        fork.is_persisted(),
+        "contains an assistant message: written at once"
+    );
     assert_eq!(fork.entries()[0].id(), q1, "ids preserved");
 
     // /clone: copy of the active branch.
     let clone = store.create_branched(&s, s.leaf_id()).unwrap();
-    assert_eq!(context_of(&clone), ["user:q1", "assistant:a1", "user:q2", "assistant:a2"]);
+    assert_eq!(
+        context_of(&clone),
+        ["user:q1", "assistant:a1", "user:q2", "assistant:a2"]
+    );
 
     // --fork <file>: every entry verbatim into a new file for another cwd.
     let source = s.session_file().unwrap().to_owned();
     let other = tempfile::tempdir().unwrap();
-    let forked = store.fork_from(&source, other.path(), Path::new("/q"), None).unwrap();
+    let forked = store
+        .fork_from(&source, other.path(), Path::new("/q"), None)
+        .unwrap();
     assert_eq!(forked.entries(), s.entries());
     assert_eq!(forked.cwd(), "/q");
     assert_ne!(forked.session_id(), s.session_id());
     assert!(matches!(
-        store.fork_from(&other.path().join("none.jsonl"), other.path(), Path::new("/q"), None),
+        store.fork_from(
+            &other.path().join("none.jsonl"),
+            other.path(),
+            Path::new("/q"),
+            None
+        ),
         Err(SessionError::Io { .. } | SessionError::InvalidForkSource { .. })
     ));
 }
@@ -346,7 +433,11 @@ fn custom_session_ids_are_validated() {
             },
         )
         .unwrap_err();
-    assert!(error.to_string().starts_with("Session id must be non-empty"));
+    assert!(
+        error
+            .to_string()
+            .starts_with("Session id must be non-empty")
+    );
 }
 
 #[test]
@@ -355,7 +446,9 @@ fn listing_reads_without_touching_files() {
     let store = store();
     let mut paths = Vec::new();
     for (i, cwd) in ["/p", "/p", "/other"].iter().enumerate() {
-        let mut s = store.create(dir.path(), Path::new(cwd), NewSession::default()).unwrap();
+        let mut s = store
+            .create(dir.path(), Path::new(cwd), NewSession::default())
+            .unwrap();
         s.append_message(user(&format!("question {i}"))).unwrap();
         s.append_message(assistant(&format!("answer {i}"))).unwrap();
         if i == 1 {
@@ -375,5 +468,8 @@ fn listing_reads_without_touching_files() {
     let recent = list::most_recent_session(dir.path(), Some(Path::new("/p"))).unwrap();
     assert!(paths[..2].contains(&recent));
     let id = mine[0].id.clone();
-    assert_eq!(list::find_session(dir.path(), None, &id[..13]), Some(mine[0].path.clone()));
+    assert_eq!(
+        list::find_session(dir.path(), None, &id[..13]),
+        Some(mine[0].path.clone())
+    );
 }

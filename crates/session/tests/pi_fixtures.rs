@@ -8,7 +8,9 @@ use knightcode_protocol::AgentMessage;
 use knightcode_session::SessionStore;
 
 fn fixture(path: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/pi").join(path)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/pi")
+        .join(path)
 }
 
 /// The requests the reference agent's model server received, in order.
@@ -36,7 +38,12 @@ fn wire_view(message: &serde_json::Value) -> (String, String, Vec<String>) {
     };
     let calls = message["tool_calls"]
         .as_array()
-        .map(|calls| calls.iter().map(|c| c["id"].as_str().unwrap().to_owned()).collect())
+        .map(|calls| {
+            calls
+                .iter()
+                .map(|c| c["id"].as_str().unwrap().to_owned())
+                .collect()
+        })
         .unwrap_or_default();
     (role, text, calls)
 }
@@ -52,7 +59,11 @@ fn our_view(message: &AgentMessage) -> Option<(String, String, Vec<String>)> {
             m.text(),
             m.tool_calls().map(|c| c.id.clone()).collect(),
         ),
-        AgentMessage::ToolResult(m) => ("tool".into(), knightcode_protocol::content::join_text(&m.content), vec![]),
+        AgentMessage::ToolResult(m) => (
+            "tool".into(),
+            knightcode_protocol::content::join_text(&m.content),
+            vec![],
+        ),
         AgentMessage::BranchSummary(m) => ("user".into(), m.summary.clone(), vec![]),
         AgentMessage::CompactionSummary(m) => ("user".into(), m.summary.clone(), vec![]),
         other => panic!("unexpected role {}", other.role()),
@@ -65,7 +76,11 @@ fn assert_same_context(session_file: &str, leaf_id: &str, request: &serde_json::
     assert!(session.warnings().is_empty(), "{:?}", session.warnings());
     session.navigate(leaf_id).unwrap();
     let context = session.build_context();
-    let ours: Vec<_> = context.messages.iter().filter_map(|m| our_view(&m.message)).collect();
+    let ours: Vec<_> = context
+        .messages
+        .iter()
+        .filter_map(|m| our_view(&m.message))
+        .collect();
     let theirs: Vec<_> = request["messages"]
         .as_array()
         .unwrap()
@@ -73,11 +88,20 @@ fn assert_same_context(session_file: &str, leaf_id: &str, request: &serde_json::
         .skip(1) // the system/developer prompt
         .map(wire_view)
         .collect();
-    assert_eq!(ours.len(), theirs.len(), "ours {ours:#?}\ntheirs {theirs:#?}");
+    assert_eq!(
+        ours.len(),
+        theirs.len(),
+        "ours {ours:#?}\ntheirs {theirs:#?}"
+    );
     for (index, (our, their)) in ours.iter().zip(&theirs).enumerate() {
         assert_eq!(our.0, their.0, "role of message {index}");
         // Summaries are wrapped in an explanatory preamble on the wire.
-        assert!(their.1.contains(&our.1), "message {index}: {:?} not in {:?}", our.1, their.1);
+        assert!(
+            their.1.contains(&our.1),
+            "message {index}: {:?} not in {:?}",
+            our.1,
+            their.1
+        );
         assert_eq!(our.2, their.2, "tool calls of message {index}");
     }
 }
@@ -85,7 +109,9 @@ fn assert_same_context(session_file: &str, leaf_id: &str, request: &serde_json::
 #[test]
 fn continue_rebuilds_the_full_prior_conversation() {
     let requests = turn_requests("continue");
-    let session = SessionStore::default().open_read_only(&fixture("continue/session.jsonl")).unwrap();
+    let session = SessionStore::default()
+        .open_read_only(&fixture("continue/session.jsonl"))
+        .unwrap();
     // The request for "again" was sent when that user message was the leaf.
     let again = session
         .entries()
@@ -105,7 +131,11 @@ fn continue_rebuilds_the_full_prior_conversation() {
 fn compaction_branch_summary_and_custom_messages_match_the_reference() {
     let requests = turn_requests("rpc-tree");
     // Request 5 answered "After compaction" on the main session file.
-    assert_same_context("rpc-tree/session.jsonl", "3a727113", &requests[requests.len() - 2]);
+    assert_same_context(
+        "rpc-tree/session.jsonl",
+        "3a727113",
+        &requests[requests.len() - 2],
+    );
 }
 
 #[test]
@@ -118,7 +148,12 @@ fn every_recorded_session_loads_without_warnings() {
                 continue;
             }
             let session = store.open_read_only(&path).unwrap();
-            assert!(session.warnings().is_empty(), "{}: {:?}", path.display(), session.warnings());
+            assert!(
+                session.warnings().is_empty(),
+                "{}: {:?}",
+                path.display(),
+                session.warnings()
+            );
             assert!(!session.entries().is_empty());
             assert!(!session.build_context().messages.is_empty());
             assert_eq!(session.header().version, Some(3));

@@ -28,7 +28,9 @@ pub struct StepClock(Mutex<DateTime<Utc>>);
 
 impl StepClock {
     pub fn new() -> Arc<Self> {
-        let start = DateTime::parse_from_rfc3339("2026-01-02T03:04:05.000Z").unwrap().with_timezone(&Utc);
+        let start = DateTime::parse_from_rfc3339("2026-01-02T03:04:05.000Z")
+            .unwrap()
+            .with_timezone(&Utc);
         Arc::new(Self(Mutex::new(start)))
     }
 }
@@ -124,12 +126,19 @@ pub fn describe(message: &AgentMessage) -> String {
             "system[{}]",
             m.sections
                 .as_ref()
-                .map(|s| s.iter().map(|(k, _)| k.to_owned()).collect::<Vec<_>>().join(","))
+                .map(|s| s
+                    .iter()
+                    .map(|(k, _)| k.to_owned())
+                    .collect::<Vec<_>>()
+                    .join(","))
                 .unwrap_or_default()
         ),
         AgentMessage::User(m) => format!("user:{}", m.content.text()),
         AgentMessage::Assistant(m) => format!("assistant:{}", m.text()),
-        AgentMessage::ToolResult(m) => format!("tool:{}", knightcode_protocol::content::join_text(&m.content)),
+        AgentMessage::ToolResult(m) => format!(
+            "tool:{}",
+            knightcode_protocol::content::join_text(&m.content)
+        ),
         AgentMessage::Custom(m) => format!("custom:{}", m.content.text()),
         AgentMessage::BranchSummary(m) => format!("branch:{}", m.summary),
         AgentMessage::CompactionSummary(m) => format!("compaction:{}", m.summary),
