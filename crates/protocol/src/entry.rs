@@ -1,6 +1,10 @@
 //! Session file records: the header line and the tree entries (format version 3).
 
 use crate::content::Content;
+
+/// Entry ids (8 hex digits), parent ids and ISO timestamps (24 characters) fit inline: no
+/// heap allocation for the three strings every entry carries.
+pub type EntryId = compact_str::CompactString;
 use crate::message::AgentMessage;
 use crate::message::SystemMessage;
 use crate::usage::Usage;
@@ -53,9 +57,9 @@ impl serde::Serialize for TaggedHeader<'_> {
 wire_struct! {
     /// A conversation message.
     pub struct MessageEntry {
-        req "id" id: String,
-        req "parentId" parent_id: Option<String>,
-        req "timestamp" timestamp: String,
+        req "id" id: EntryId,
+        req "parentId" parent_id: Option<EntryId>,
+        req "timestamp" timestamp: EntryId,
         req "message" message: AgentMessage,
     }
 }
@@ -63,9 +67,9 @@ wire_struct! {
 wire_struct! {
     /// The user switched models.
     pub struct ModelChangeEntry {
-        req "id" id: String,
-        req "parentId" parent_id: Option<String>,
-        req "timestamp" timestamp: String,
+        req "id" id: EntryId,
+        req "parentId" parent_id: Option<EntryId>,
+        req "timestamp" timestamp: EntryId,
         req "provider" provider: String,
         req "modelId" model_id: String,
     }
@@ -74,9 +78,9 @@ wire_struct! {
 wire_struct! {
     /// The user changed the thinking level.
     pub struct ThinkingLevelChangeEntry {
-        req "id" id: String,
-        req "parentId" parent_id: Option<String>,
-        req "timestamp" timestamp: String,
+        req "id" id: EntryId,
+        req "parentId" parent_id: Option<EntryId>,
+        req "timestamp" timestamp: EntryId,
         req "thinkingLevel" thinking_level: String,
     }
 }
@@ -85,9 +89,9 @@ wire_struct! {
     /// Model usage that is not an assistant message (e.g. `cache_warm`). Counts toward totals,
     /// never enters context.
     pub struct UsageEntry {
-        req "id" id: String,
-        req "parentId" parent_id: Option<String>,
-        req "timestamp" timestamp: String,
+        req "id" id: EntryId,
+        req "parentId" parent_id: Option<EntryId>,
+        req "timestamp" timestamp: EntryId,
         req "kind" kind: String,
         req "provider" provider: String,
         req "model" model: String,
@@ -99,9 +103,9 @@ wire_struct! {
     /// Earlier history replaced by a summary. `firstKeptEntryId` is the first retained entry
     /// before this one; a retain-none compaction stores its own id there.
     pub struct CompactionEntry {
-        req "id" id: String,
-        req "parentId" parent_id: Option<String>,
-        req "timestamp" timestamp: String,
+        req "id" id: EntryId,
+        req "parentId" parent_id: Option<EntryId>,
+        req "timestamp" timestamp: EntryId,
         req "summary" summary: String,
         req "firstKeptEntryId" first_kept_entry_id: String,
         req "tokensBefore" tokens_before: Tokens,
@@ -116,9 +120,9 @@ wire_struct! {
 wire_struct! {
     /// An append-only edit of an earlier entry's model-visible content.
     pub struct ContextEditEntry {
-        req "id" id: String,
-        req "parentId" parent_id: Option<String>,
-        req "timestamp" timestamp: String,
+        req "id" id: EntryId,
+        req "parentId" parent_id: Option<EntryId>,
+        req "timestamp" timestamp: EntryId,
         req "targetId" target_id: String,
         /// `null` omits the target from context; otherwise replaces its content.
         req "replacement" replacement: Option<Content>,
@@ -128,9 +132,9 @@ wire_struct! {
 wire_struct! {
     /// Summary of the branch left behind when navigating the tree.
     pub struct BranchSummaryEntry {
-        req "id" id: String,
-        req "parentId" parent_id: Option<String>,
-        req "timestamp" timestamp: String,
+        req "id" id: EntryId,
+        req "parentId" parent_id: Option<EntryId>,
+        req "timestamp" timestamp: EntryId,
         req "fromId" from_id: String,
         req "summary" summary: String,
         opt "details" details: Option<serde_json::Value>,
@@ -145,9 +149,9 @@ wire_struct! {
         // Written with the base after the payload, like `custom_message`.
         req "customType" custom_type: String,
         opt "data" data: Option<serde_json::Value>,
-        req "id" id: String,
-        req "parentId" parent_id: Option<String>,
-        req "timestamp" timestamp: String,
+        req "id" id: EntryId,
+        req "parentId" parent_id: Option<EntryId>,
+        req "timestamp" timestamp: EntryId,
     }
 }
 
@@ -159,18 +163,18 @@ wire_struct! {
         req "content" content: Content,
         req "display" display: bool,
         opt "details" details: Option<serde_json::Value>,
-        req "id" id: String,
-        req "parentId" parent_id: Option<String>,
-        req "timestamp" timestamp: String,
+        req "id" id: EntryId,
+        req "parentId" parent_id: Option<EntryId>,
+        req "timestamp" timestamp: EntryId,
     }
 }
 
 wire_struct! {
     /// A bookmark on an entry; no `label` clears it.
     pub struct LabelEntry {
-        req "id" id: String,
-        req "parentId" parent_id: Option<String>,
-        req "timestamp" timestamp: String,
+        req "id" id: EntryId,
+        req "parentId" parent_id: Option<EntryId>,
+        req "timestamp" timestamp: EntryId,
         req "targetId" target_id: String,
         opt "label" label: Option<String>,
     }
@@ -179,9 +183,9 @@ wire_struct! {
 wire_struct! {
     /// Session metadata (display name); no `name` clears it.
     pub struct SessionInfoEntry {
-        req "id" id: String,
-        req "parentId" parent_id: Option<String>,
-        req "timestamp" timestamp: String,
+        req "id" id: EntryId,
+        req "parentId" parent_id: Option<EntryId>,
+        req "timestamp" timestamp: EntryId,
         opt "name" name: Option<String>,
     }
 }
@@ -194,10 +198,10 @@ wire_enum! {
         "thinking_level_change" => ThinkingLevelChange(ThinkingLevelChangeEntry),
         "usage" => Usage(Box<UsageEntry>),
         "compaction" => Compaction(Box<CompactionEntry>),
-        "context_edit" => ContextEdit(ContextEditEntry),
+        "context_edit" => ContextEdit(Box<ContextEditEntry>),
         "branch_summary" => BranchSummary(Box<BranchSummaryEntry>),
-        "custom" => Custom(CustomEntry),
-        "custom_message" => CustomMessage(CustomMessageEntry),
+        "custom" => Custom(Box<CustomEntry>),
+        "custom_message" => CustomMessage(Box<CustomMessageEntry>),
         "label" => Label(LabelEntry),
         "session_info" => SessionInfo(SessionInfoEntry),
     }
@@ -239,17 +243,17 @@ impl SessionEntry {
         with_base!(self, e => &e.timestamp, unknown m => m.get("timestamp").and_then(|v| v.as_str()).unwrap_or(""))
     }
 
-    pub fn set_id(&mut self, id: String) {
-        with_base!(self, e => e.id = id, unknown m => {
-            m.insert("id".to_owned(), serde_json::Value::String(id));
+    pub fn set_id(&mut self, id: &str) {
+        with_base!(self, e => e.id = id.into(), unknown m => {
+            m.insert("id".to_owned(), serde_json::Value::String(id.to_owned()));
         })
     }
 
-    pub fn set_parent_id(&mut self, parent_id: Option<String>) {
-        with_base!(self, e => e.parent_id = parent_id, unknown m => {
+    pub fn set_parent_id(&mut self, parent_id: Option<&str>) {
+        with_base!(self, e => e.parent_id = parent_id.map(EntryId::from), unknown m => {
             m.insert(
                 "parentId".to_owned(),
-                parent_id.map_or(serde_json::Value::Null, serde_json::Value::String),
+                parent_id.map_or(serde_json::Value::Null, |p| serde_json::Value::String(p.to_owned())),
             );
         })
     }

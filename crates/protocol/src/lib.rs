@@ -28,4 +28,5 @@ pub use usage::Usage;
 pub use wire::Extra;
 pub use wire::JsNumber;
 pub use wire::Millis;
+pub use wire::Object;
 pub use wire::Tokens;

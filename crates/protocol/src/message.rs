@@ -247,7 +247,7 @@ wire_enum! {
         "assistant" => Assistant(Box<AssistantMessage>),
         "toolResult" => ToolResult(Box<ToolResultMessage>),
         "bashExecution" => BashExecution(Box<BashExecutionMessage>),
-        "custom" => Custom(CustomMessage),
+        "custom" => Custom(Box<CustomMessage>),
         "branchSummary" => BranchSummary(BranchSummaryMessage),
         "compactionSummary" => CompactionSummary(CompactionSummaryMessage),
     }

@@ -24,8 +24,58 @@ use serde::Serialize;
 use serde::Serializer;
 use serde::de;
 
-/// Keys a struct does not know, kept in their original order.
-pub type Extra = serde_json::Map<String, serde_json::Value>;
+/// A JSON object with its keys in their original order.
+pub type Object = serde_json::Map<String, serde_json::Value>;
+
+/// Keys a struct does not know, kept in their original order. Almost always empty, so it
+/// costs one pointer until a newer writer's key shows up.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Extra(Option<Box<Object>>);
+
+impl Extra {
+    pub fn new() -> Self {
+        Self(None)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.as_ref().is_none_or(|map| map.is_empty())
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.as_ref().map_or(0, |map| map.len())
+    }
+
+    pub fn get(&self, key: &str) -> Option<&serde_json::Value> {
+        self.0.as_ref()?.get(key)
+    }
+
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+
+    pub fn insert(&mut self, key: String, value: serde_json::Value) -> Option<serde_json::Value> {
+        self.0
+            .get_or_insert_with(Default::default)
+            .insert(key, value)
+    }
+
+    /// Removes a key, keeping the order of the others.
+    pub fn shift_remove(&mut self, key: &str) -> Option<serde_json::Value> {
+        self.0.as_mut()?.shift_remove(key)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &serde_json::Value)> {
+        self.0.iter().flat_map(|map| map.iter())
+    }
+}
+
+impl std::ops::Index<&str> for Extra {
+    type Output = serde_json::Value;
+    fn index(&self, key: &str) -> &serde_json::Value {
+        static NULL: serde_json::Value = serde_json::Value::Null;
+        self.get(key).unwrap_or(&NULL)
+    }
+}
 
 /// A map key that borrows from the input when it can.
 pub(crate) struct FieldKey<'de>(pub(crate) Cow<'de, str>);
@@ -59,6 +109,67 @@ impl<'de> Deserialize<'de> for FieldKey<'de> {
             }
         }
         deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+/// The value of a tag key: almost always a string, borrowed from the input when possible so
+/// that reading a tag allocates nothing.
+pub enum TagValue<'de> {
+    Str(Cow<'de, str>),
+    Other(serde_json::Value),
+}
+
+impl<'de> Deserialize<'de> for TagValue<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct TagVisitor;
+        impl<'de> de::Visitor<'de> for TagVisitor {
+            type Value = TagValue<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a tag value")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(TagValue::Str(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(TagValue::Str(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(TagValue::Str(Cow::Owned(v)))
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
+                Ok(TagValue::Other(v.into()))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+                Ok(TagValue::Other(v.into()))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(TagValue::Other(v.into()))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+                Ok(TagValue::Other(v.into()))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(TagValue::Other(serde_json::Value::Null))
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+                serde_json::Value::deserialize(de::value::SeqAccessDeserializer::new(seq))
+                    .map(TagValue::Other)
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                serde_json::Value::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(TagValue::Other)
+            }
+        }
+        deserializer.deserialize_any(TagVisitor)
+    }
+}
+
+impl TagValue<'_> {
+    pub fn into_value(self) -> serde_json::Value {
+        match self {
+            Self::Str(text) => serde_json::Value::String(text.into_owned()),
+            Self::Other(value) => value,
+        }
     }
 }
 
@@ -229,7 +340,7 @@ macro_rules! wire_struct {
                 map: &mut M,
             ) -> ::std::result::Result<(), M::Error> {
                 $( $crate::__wire_ser_field!($mode, map, $json, self.$field); )*
-                for (key, value) in &self.extra {
+                for (key, value) in self.extra.iter() {
                     ::serde::ser::SerializeMap::serialize_entry(map, key, value)?;
                 }
                 Ok(())
@@ -302,14 +413,15 @@ macro_rules! wire_enum {
         #[derive(Debug, Clone, PartialEq)]
         pub enum $name {
             $( $(#[$vmeta])* $variant($inner), )*
-            /// A variant this version does not know, kept whole (tag included).
-            Unknown($crate::wire::Extra),
+            /// A variant this version does not know, kept whole (tag included). Boxed: rare,
+            /// and a JSON map is large.
+            Unknown(Box<$crate::wire::Object>),
         }
 
         impl ::std::default::Default for $name {
             /// An empty unknown object: what a record missing this field reads as.
             fn default() -> Self {
-                Self::Unknown($crate::wire::Extra::new())
+                Self::Unknown(Box::default())
             }
         }
 
@@ -329,23 +441,23 @@ macro_rules! wire_enum {
                 match tag {
                     $( $json => Ok(Self::$variant(<$inner as $crate::wire::WireObject>::from_map(map)?)), )*
                     other => {
-                        let mut all = $crate::wire::Extra::new();
+                        let mut all = $crate::wire::Object::new();
                         all.insert($tag.to_owned(), ::serde_json::Value::String(other.to_owned()));
                         let mut map = map;
                         while let Some(key) = map.next_key::<String>()? {
                             let value = map.next_value::<::serde_json::Value>()?;
                             all.insert(key, value);
                         }
-                        Ok(Self::Unknown(all))
+                        Ok(Self::Unknown(Box::new(all)))
                     }
                 }
             }
 
             /// Slow path: the tag was not the first key, so the object has been buffered.
-            fn from_buffered(mut all: $crate::wire::Extra) -> ::std::result::Result<Self, ::serde_json::Error> {
+            fn from_buffered(mut all: $crate::wire::Object) -> ::std::result::Result<Self, ::serde_json::Error> {
                 let tag = match all.get($tag) {
                     Some(::serde_json::Value::String(tag)) => tag.clone(),
-                    _ => return Ok(Self::Unknown(all)),
+                    _ => return Ok(Self::Unknown(Box::new(all))),
                 };
                 match tag.as_str() {
                     $( $json => {
@@ -355,7 +467,7 @@ macro_rules! wire_enum {
                         )?;
                         Ok(Self::$variant(inner))
                     } )*
-                    _ => Ok(Self::Unknown(all)),
+                    _ => Ok(Self::Unknown(Box::new(all))),
                 }
             }
         }
@@ -393,22 +505,24 @@ macro_rules! wire_enum {
                         mut map: A,
                     ) -> ::std::result::Result<Self::Value, A::Error> {
                         let Some(first) = map.next_key::<$crate::wire::FieldKey<'de>>()? else {
-                            return Ok($name::Unknown($crate::wire::Extra::new()));
+                            return Ok($name::Unknown(Box::default()));
                         };
                         if first.as_str() == $tag {
-                            let tag = map.next_value::<::serde_json::Value>()?;
-                            if let ::serde_json::Value::String(tag) = tag {
-                                return $name::from_tagged_rest(&tag, map);
-                            }
-                            let mut all = $crate::wire::Extra::new();
+                            let tag = match map.next_value::<$crate::wire::TagValue<'de>>()? {
+                                $crate::wire::TagValue::Str(tag) => {
+                                    return $name::from_tagged_rest(&tag, map);
+                                }
+                                other => other.into_value(),
+                            };
+                            let mut all = $crate::wire::Object::new();
                             all.insert($tag.to_owned(), tag);
                             while let Some(key) = map.next_key::<String>()? {
                                 let value = map.next_value::<::serde_json::Value>()?;
                                 all.insert(key, value);
                             }
-                            return Ok($name::Unknown(all));
+                            return Ok($name::Unknown(Box::new(all)));
                         }
-                        let mut all = $crate::wire::Extra::new();
+                        let mut all = $crate::wire::Object::new();
                         let value = map.next_value::<::serde_json::Value>()?;
                         all.insert(first.into_owned(), value);
                         while let Some(key) = map.next_key::<String>()? {

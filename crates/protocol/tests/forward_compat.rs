@@ -1,3 +1,9 @@
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
 //! A newer writer's data is never destroyed, and output matches `JSON.stringify`.
 
 use knightcode_protocol::AgentMessage;

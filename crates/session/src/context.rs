@@ -1,7 +1,6 @@
 //! Context building: which entries the model sees, with compaction and context edits applied,
 //! and the replayed system prompt (`session-format.md`, "Context Building").
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 
 use chrono::DateTime;
@@ -58,11 +57,39 @@ fn is_system_message(entry: &SessionEntry) -> bool {
     matches!(entry.message(), Some(AgentMessage::System(_)))
 }
 
+/// A stored message as is, or one derived or edited for context. Two words, so the projection
+/// of a long session stays small.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MessageRef<'a> {
+    Stored(&'a AgentMessage),
+    Derived(Box<AgentMessage>),
+}
+
+impl std::ops::Deref for MessageRef<'_> {
+    type Target = AgentMessage;
+    fn deref(&self) -> &AgentMessage {
+        match self {
+            Self::Stored(message) => message,
+            Self::Derived(message) => message,
+        }
+    }
+}
+
+fn derived(message: AgentMessage) -> MessageRef<'static> {
+    MessageRef::Derived(Box::new(message))
+}
+
+impl AsRef<AgentMessage> for MessageRef<'_> {
+    fn as_ref(&self) -> &AgentMessage {
+        self
+    }
+}
+
 /// One model-visible message and the entry it came from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProjectedMessage<'a> {
     pub entry: &'a SessionEntry,
-    pub message: Cow<'a, AgentMessage>,
+    pub message: MessageRef<'a>,
 }
 
 /// Applies context edits and converts selected entries to messages
@@ -84,8 +111,8 @@ pub fn build_projection<'a>(
         match entry {
             SessionEntry::Message(message_entry) => {
                 let message = match replacement {
-                    Some(content) => Cow::Owned(replace_content(&message_entry.message, content)),
-                    None => Cow::Borrowed(&message_entry.message),
+                    Some(content) => derived(replace_content(&message_entry.message, content)),
+                    None => MessageRef::Stored(&message_entry.message),
                 };
                 out.push(ProjectedMessage { entry, message });
             }
@@ -97,25 +124,23 @@ pub fn build_projection<'a>(
                     checkpoint.replace = Some(true);
                     out.push(ProjectedMessage {
                         entry,
-                        message: Cow::Owned(AgentMessage::System(Box::new(checkpoint))),
+                        message: derived(AgentMessage::System(Box::new(checkpoint))),
                     });
                 }
                 out.push(ProjectedMessage {
                     entry,
-                    message: Cow::Owned(AgentMessage::CompactionSummary(
-                        CompactionSummaryMessage {
-                            summary: compaction.summary.clone(),
-                            tokens_before: compaction.tokens_before,
-                            timestamp,
-                            extra: Default::default(),
-                        },
-                    )),
+                    message: derived(AgentMessage::CompactionSummary(CompactionSummaryMessage {
+                        summary: compaction.summary.clone(),
+                        tokens_before: compaction.tokens_before,
+                        timestamp,
+                        extra: Default::default(),
+                    })),
                 });
             }
             SessionEntry::BranchSummary(summary) if !summary.summary.is_empty() => {
                 out.push(ProjectedMessage {
                     entry,
-                    message: Cow::Owned(AgentMessage::BranchSummary(BranchSummaryMessage {
+                    message: derived(AgentMessage::BranchSummary(BranchSummaryMessage {
                         summary: summary.summary.clone(),
                         from_id: Some(summary.from_id.clone()),
                         timestamp: entry_millis(&summary.timestamp),
@@ -129,14 +154,14 @@ pub fn build_projection<'a>(
                     .unwrap_or_else(|| custom.content.clone());
                 out.push(ProjectedMessage {
                     entry,
-                    message: Cow::Owned(AgentMessage::Custom(CustomMessage {
+                    message: derived(AgentMessage::Custom(Box::new(CustomMessage {
                         custom_type: custom.custom_type.clone(),
                         content,
                         display: custom.display,
                         details: custom.details.clone(),
                         timestamp: entry_millis(&custom.timestamp),
                         extra: Default::default(),
-                    })),
+                    }))),
                 });
             }
             _ => {}
@@ -239,10 +264,10 @@ impl SystemState {
 
     /// The prompt text: a forced full prompt, else the sections joined by blank lines.
     pub fn prompt_text(&self) -> String {
-        if let Some(full) = &self.full_prompt {
-            if self.sections.is_empty() {
-                return full.clone();
-            }
+        if let Some(full) = &self.full_prompt
+            && self.sections.is_empty()
+        {
+            return full.clone();
         }
         let texts: Vec<&str> = self
             .sections

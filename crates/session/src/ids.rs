@@ -57,7 +57,10 @@ pub fn validate_session_id(id: &str) -> Result<()> {
 const ENTRY_ID_ATTEMPTS: usize = 100;
 
 /// A new entry id: the first 8 hex digits of a random UUID, unique within `existing`.
-pub fn new_entry_id<V>(existing: &HashMap<String, V>) -> String {
+pub fn new_entry_id<K, V>(existing: &HashMap<K, V>) -> String
+where
+    K: std::borrow::Borrow<str> + std::hash::Hash + Eq,
+{
     for _ in 0..ENTRY_ID_ATTEMPTS {
         let uuid = uuid::Uuid::new_v4().simple().to_string();
         let short = &uuid[..8];
@@ -89,7 +92,7 @@ mod tests {
 
     #[test]
     fn entry_ids_are_short_hex_and_unique() {
-        let mut seen = HashMap::new();
+        let mut seen: HashMap<String, ()> = HashMap::new();
         for _ in 0..1000 {
             let id = new_entry_id(&seen);
             assert_eq!(id.len(), 8);

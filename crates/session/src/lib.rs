@@ -20,6 +20,7 @@ mod storage;
 mod store;
 pub mod tree;
 
+pub use context::MessageRef;
 pub use context::ModelRef;
 pub use context::ProjectedMessage;
 pub use context::SessionContext;

@@ -119,7 +119,7 @@ pub fn session_info(path: &Path) -> Result<SessionInfo> {
         cwd: loaded.header.cwd.clone(),
         name,
         parent_session_path: loaded.header.parent_session.clone(),
-        created: loaded.header.timestamp.clone(),
+        created: loaded.header.timestamp,
         modified: latest_message_ms
             .or(header_ms)
             .unwrap_or_else(|| millis(mtime(path))),
@@ -137,7 +137,7 @@ pub fn list_sessions(dir: &Path, cwd: Option<&Path>) -> Vec<SessionInfo> {
         .filter_map(|path| session_info(path).ok())
         .filter(|info| cwd.is_none_or(|cwd| same_dir(&info.cwd, cwd)))
         .collect();
-    sessions.sort_by(|a, b| b.modified.cmp(&a.modified));
+    sessions.sort_by_key(|info| std::cmp::Reverse(info.modified));
     sessions
 }
 
@@ -151,7 +151,7 @@ pub fn list_all_sessions(sessions_root: &Path) -> Vec<SessionInfo> {
         .filter(|path| path.is_dir())
         .flat_map(|dir| list_sessions(&dir, None))
         .collect();
-    sessions.sort_by(|a, b| b.modified.cmp(&a.modified));
+    sessions.sort_by_key(|info| std::cmp::Reverse(info.modified));
     sessions
 }
 
@@ -161,7 +161,7 @@ pub fn most_recent_session(dir: &Path, cwd: Option<&Path>) -> Option<PathBuf> {
         .into_iter()
         .map(|p| (mtime(&p), p))
         .collect();
-    files.sort_by(|a, b| b.0.cmp(&a.0));
+    files.sort_by_key(|file| std::cmp::Reverse(file.0));
     files
         .into_iter()
         .map(|(_, path)| path)
@@ -183,7 +183,7 @@ pub fn find_session(dir: &Path, cwd: Option<&Path>, id_or_prefix: &str) -> Optio
             Some((mtime(&path), path, header.id))
         })
         .collect();
-    candidates.sort_by(|a, b| b.0.cmp(&a.0));
+    candidates.sort_by_key(|candidate| std::cmp::Reverse(candidate.0));
     candidates
         .iter()
         .find(|(_, _, id)| id == id_or_prefix)

@@ -12,6 +12,7 @@ use knightcode_protocol::Content;
 use knightcode_protocol::ContextEditEntry;
 use knightcode_protocol::CustomEntry;
 use knightcode_protocol::CustomMessageEntry;
+use knightcode_protocol::EntryId;
 use knightcode_protocol::LabelEntry;
 use knightcode_protocol::MessageEntry;
 use knightcode_protocol::ModelChangeEntry;
@@ -224,11 +225,11 @@ impl SessionManager {
 
     // ----- appending -----
 
-    fn base(&self) -> (String, Option<String>, String) {
+    fn base(&self) -> (EntryId, Option<EntryId>, EntryId) {
         (
-            new_entry_id(self.tree.ids()),
-            self.tree.leaf_id().map(str::to_owned),
-            iso_timestamp(self.clock.now()),
+            new_entry_id(self.tree.ids()).into(),
+            self.tree.leaf_id().map(EntryId::from),
+            iso_timestamp(self.clock.now()).into(),
         )
     }
 
@@ -332,12 +333,14 @@ impl SessionManager {
 
     pub fn append_compaction(&mut self, compaction: NewCompaction) -> Result<String> {
         let (id, parent_id, timestamp) = self.base();
-        if let Some(kept) = &compaction.first_kept_entry_id {
-            if !self.tree.contains(kept) {
-                return Err(SessionError::EntryNotFound { id: kept.clone() });
-            }
+        if let Some(kept) = &compaction.first_kept_entry_id
+            && !self.tree.contains(kept)
+        {
+            return Err(SessionError::EntryNotFound { id: kept.clone() });
         }
-        let first_kept_entry_id = compaction.first_kept_entry_id.unwrap_or_else(|| id.clone());
+        let first_kept_entry_id = compaction
+            .first_kept_entry_id
+            .unwrap_or_else(|| id.to_string());
         self.append_entry(SessionEntry::Compaction(Box::new(CompactionEntry {
             id,
             parent_id,
@@ -380,14 +383,14 @@ impl SessionManager {
             });
         }
         let (id, parent_id, timestamp) = self.base();
-        self.append_entry(SessionEntry::ContextEdit(ContextEditEntry {
+        self.append_entry(SessionEntry::ContextEdit(Box::new(ContextEditEntry {
             id,
             parent_id,
             timestamp,
             target_id: target_id.to_owned(),
             replacement,
             extra: Default::default(),
-        }))
+        })))
     }
 
     /// Moves to `branch_from` (or a new root for `None`) and records a summary of the branch
@@ -428,14 +431,14 @@ impl SessionManager {
         data: Option<serde_json::Value>,
     ) -> Result<String> {
         let (id, parent_id, timestamp) = self.base();
-        self.append_entry(SessionEntry::Custom(CustomEntry {
+        self.append_entry(SessionEntry::Custom(Box::new(CustomEntry {
             id,
             parent_id,
             timestamp,
             custom_type: custom_type.to_owned(),
             data,
             extra: Default::default(),
-        }))
+        })))
     }
 
     pub fn append_custom_message(
@@ -446,7 +449,7 @@ impl SessionManager {
         details: Option<serde_json::Value>,
     ) -> Result<String> {
         let (id, parent_id, timestamp) = self.base();
-        self.append_entry(SessionEntry::CustomMessage(CustomMessageEntry {
+        self.append_entry(SessionEntry::CustomMessage(Box::new(CustomMessageEntry {
             id,
             parent_id,
             timestamp,
@@ -455,7 +458,7 @@ impl SessionManager {
             display,
             details,
             extra: Default::default(),
-        }))
+        })))
     }
 
     /// Sets (or with `None`/empty, clears) the label of an entry.

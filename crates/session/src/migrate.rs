@@ -39,8 +39,8 @@ fn migrate_v1_to_v2(entries: &mut [SessionEntry]) {
         .collect();
     let mut previous: Option<String> = None;
     for (entry, id) in entries.iter_mut().zip(&ids) {
-        entry.set_id(id.clone());
-        entry.set_parent_id(previous.replace(id.clone()));
+        entry.set_id(id);
+        entry.set_parent_id(previous.replace(id.clone()).as_deref());
         let index = compaction_kept_index(entry);
         match entry {
             SessionEntry::Compaction(compaction) => {
@@ -94,14 +94,14 @@ fn migrate_v2_to_v3(entries: &mut [SessionEntry]) {
         if map.get("role").and_then(|r| r.as_str()) != Some("hookMessage") {
             continue;
         }
-        let mut renamed = map.clone();
+        let mut renamed = (**map).clone();
         renamed.insert(
             "role".to_owned(),
             serde_json::Value::String("custom".to_owned()),
         );
         let value = serde_json::Value::Object(renamed);
         message_entry.message = serde_json::from_value(value.clone()).unwrap_or_else(|_| {
-            AgentMessage::Unknown(value.as_object().cloned().unwrap_or_default())
+            AgentMessage::Unknown(Box::new(value.as_object().cloned().unwrap_or_default()))
         });
     }
 }

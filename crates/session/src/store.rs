@@ -279,10 +279,10 @@ impl SessionStore {
         };
         let mut manager =
             SessionManager::new_parts(header, tree, storage, Arc::clone(&self.clock), warnings);
-        if manager.has_assistant {
-            if let Storage::File(writer) = &mut manager.storage {
-                writer.create(&manager.header, manager.tree.entries())?;
-            }
+        if manager.has_assistant
+            && let Storage::File(writer) = &mut manager.storage
+        {
+            writer.create(&manager.header, manager.tree.entries())?;
         }
         Ok(manager)
     }
@@ -349,11 +349,11 @@ fn branched_entries(source: &SessionManager, leaf: Option<u32>, now: &str) -> Ve
             label_successor.insert(label, entry.id().to_owned());
         }
         let mut entry = entry.clone();
-        entry.set_parent_id(previous.take());
-        if let SessionEntry::Compaction(compaction) = &mut entry {
-            if let Some(successor) = label_successor.get(&compaction.first_kept_entry_id) {
-                compaction.first_kept_entry_id = successor.clone();
-            }
+        entry.set_parent_id(previous.take().as_deref());
+        if let SessionEntry::Compaction(compaction) = &mut entry
+            && let Some(successor) = label_successor.get(&compaction.first_kept_entry_id)
+        {
+            compaction.first_kept_entry_id = successor.clone();
         }
         previous = Some(entry.id().to_owned());
         kept.push(entry);
@@ -368,12 +368,12 @@ fn branched_entries(source: &SessionManager, leaf: Option<u32>, now: &str) -> Ve
             let label_id = new_entry_id(&taken);
             taken.insert(label_id.clone(), ());
             labels.push(SessionEntry::Label(LabelEntry {
-                id: label_id.clone(),
-                parent_id: previous.replace(label_id),
+                id: label_id.as_str().into(),
+                parent_id: previous.replace(label_id).as_deref().map(Into::into),
                 timestamp: if timestamp.is_empty() {
-                    now.to_owned()
+                    now.into()
                 } else {
-                    timestamp.to_owned()
+                    timestamp.into()
                 },
                 target_id: id.to_owned(),
                 label: Some(label.to_owned()),

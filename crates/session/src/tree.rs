@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 
+use knightcode_protocol::EntryId;
 use knightcode_protocol::SessionEntry;
 
 use crate::load::LoadWarning;
@@ -22,7 +23,7 @@ pub struct Forest {
 #[derive(Debug, Clone, Default)]
 pub struct SessionTree {
     entries: Vec<SessionEntry>,
-    by_id: HashMap<String, EntryIndex>,
+    by_id: HashMap<EntryId, EntryIndex>,
     /// Resolved parent of each entry; orphans and cycle breakers are roots (`None`).
     parents: Vec<Option<EntryIndex>>,
     leaf: Option<EntryIndex>,
@@ -42,7 +43,7 @@ impl SessionTree {
         for (index, entry) in entries.iter().enumerate() {
             if tree
                 .by_id
-                .insert(entry.id().to_owned(), index as EntryIndex)
+                .insert(entry.id().into(), index as EntryIndex)
                 .is_some()
             {
                 warnings.push(LoadWarning::DuplicateId {
@@ -112,7 +113,7 @@ impl SessionTree {
                 Some(text) if !text.is_empty() => {
                     self.labels.insert(
                         label.target_id.clone(),
-                        (text.to_owned(), label.timestamp.clone()),
+                        (text.to_owned(), label.timestamp.to_string()),
                     );
                 }
                 _ => {
@@ -135,7 +136,7 @@ impl SessionTree {
     pub fn push(&mut self, entry: SessionEntry) -> EntryIndex {
         let index = self.entries.len() as EntryIndex;
         let parent = entry.parent_id().and_then(|id| self.by_id.get(id).copied());
-        self.by_id.insert(entry.id().to_owned(), index);
+        self.by_id.insert(entry.id().into(), index);
         self.parents.push(parent);
         self.entries.push(entry);
         self.note_metadata(index);
@@ -190,7 +191,7 @@ impl SessionTree {
         &self.entries[index as usize]
     }
 
-    pub fn ids(&self) -> &HashMap<String, EntryIndex> {
+    pub fn ids(&self) -> &HashMap<EntryId, EntryIndex> {
         &self.by_id
     }
 

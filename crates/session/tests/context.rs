@@ -1,3 +1,9 @@
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
 //! Context building rules of session-format.md, on trees built through the public API.
 
 mod common;
@@ -65,7 +71,7 @@ fn latest_compaction_wins_and_keeps_from_first_kept_entry() {
     s.append_message(assistant("a2")).unwrap();
     s.append_compaction(NewCompaction {
         summary: "first".into(),
-        first_kept_entry_id: Some(q2.clone()),
+        first_kept_entry_id: Some(q2),
         tokens_before: 100,
         ..NewCompaction::default()
     })

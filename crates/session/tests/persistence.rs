@@ -1,3 +1,9 @@
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
 //! The file on disk: lazy creation, append-only writes, reopen, migrations and repair.
 
 mod common;
@@ -472,4 +478,64 @@ fn listing_reads_without_touching_files() {
         list::find_session(dir.path(), None, &id[..13]),
         Some(mine[0].path.clone())
     );
+}
+
+#[test]
+fn large_files_with_damage_load_like_small_ones() {
+    // Over 2 MiB, so loading takes the parallel chunked path; damage sits on chunk seams.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.jsonl");
+    let mut text = String::from(HEADER_V3);
+    text.push('\n');
+    let filler = "x".repeat(700);
+    let mut expected = Vec::new();
+    let mut line_no = 1;
+    let mut damaged_lines = Vec::new();
+    for i in 0..4000 {
+        line_no += 1;
+        let line = match i {
+            1000 => r#"{"type":"message","id":"broken","#.to_owned(),
+            2000 => format!(
+                r#"{{"type":"custom","customType":"a","id":"t{i}","parentId":null,"timestamp":"t"}} trailing"#
+            ),
+            3000 => format!(
+                r#"{{"type":"custom","customType":"a","id":"u{i}","parentId":null,"timestamp":"t"}}{{"type":"custom"}}"#
+            ),
+            _ => {
+                expected.push(format!("e{i}"));
+                format!(
+                    r#"{{"type":"message","id":"e{i}","parentId":null,"timestamp":"t","message":{{"role":"user","content":"{filler} \"q\" {i}","timestamp":1}}}}"#
+                )
+            }
+        };
+        if matches!(i, 1000 | 2000 | 3000) {
+            damaged_lines.push(line_no);
+        }
+        text.push_str(&line);
+        text.push('\n');
+    }
+    let torn = r#"{"type":"message","id":"torn","par"#;
+    text.push_str(torn);
+    std::fs::write(&path, &text).unwrap();
+    assert!(text.len() > 2 << 20);
+    let loaded = knightcode_session::load::load_file(&path).unwrap().unwrap();
+    let ids: Vec<&str> = loaded.entries.iter().map(|e| e.id()).collect();
+    assert_eq!(ids, expected);
+    let malformed: Vec<usize> = loaded
+        .warnings
+        .iter()
+        .filter_map(|w| match w {
+            LoadWarning::MalformedLine { line, .. } => Some(*line),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(malformed, damaged_lines, "exact line numbers across chunks");
+    assert_eq!(
+        loaded.warnings.last(),
+        Some(&LoadWarning::TornTail {
+            line: 4002,
+            bytes: torn.len()
+        })
+    );
+    assert!(loaded.torn_tail.is_some());
 }

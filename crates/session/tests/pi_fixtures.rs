@@ -1,3 +1,9 @@
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
 //! Sessions recorded from the reference agent (fixtures/pi, see scripts/pi/record.sh) load
 //! cleanly and build the same context the reference agent sent to the model.
 
