@@ -1,0 +1,102 @@
+//! Writes a session with every entry type through the public API, for checking that other
+//! readers (the reference TypeScript agent) load what we write:
+//! `cargo run -p knightcode-session --example write_sample_session -- DIR` prints the path.
+
+#![allow(clippy::expect_used, clippy::print_stdout)]
+
+use std::path::Path;
+
+use knightcode_protocol::AgentMessage;
+use knightcode_protocol::AssistantMessage;
+use knightcode_protocol::Blocks;
+use knightcode_protocol::Content;
+use knightcode_protocol::ContentBlock;
+use knightcode_protocol::Millis;
+use knightcode_protocol::StopReason;
+use knightcode_protocol::ToolCall;
+use knightcode_protocol::ToolResultMessage;
+use knightcode_protocol::Usage;
+use knightcode_session::NewCompaction;
+use knightcode_session::NewSession;
+use knightcode_session::SessionStore;
+
+fn assistant(content: Vec<ContentBlock>, stop: StopReason) -> AgentMessage {
+    AgentMessage::Assistant(Box::new(AssistantMessage {
+        content: Blocks(content),
+        api: "openai-completions".into(),
+        provider: "mock".into(),
+        model: "mock-model".into(),
+        stop_reason: stop.into(),
+        timestamp: Millis(1_764_000_000_000),
+        ..AssistantMessage::default()
+    }))
+}
+
+fn main() {
+    let dir = std::env::args().nth(1).expect("usage: write_sample_session DIR");
+    let store = SessionStore::default();
+    let mut s = store
+        .create(Path::new(&dir), Path::new("/tmp"), NewSession::default())
+        .expect("create");
+    s.append_model_change("mock", "mock-model").expect("append");
+    s.append_thinking_level_change("medium").expect("append");
+    let q1 = s
+        .append_message(AgentMessage::user(
+            Content::Blocks(vec![ContentBlock::text("Read notes.txt")]),
+            Millis(1_764_000_000_000),
+        ))
+        .expect("append");
+    let call = ToolCall {
+        id: "call_1".into(),
+        name: "read".into(),
+        arguments: serde_json::json!({"path": "notes.txt"}),
+        ..ToolCall::default()
+    };
+    s.append_message(assistant(
+        vec![ContentBlock::text("Reading it."), ContentBlock::ToolCall(call)],
+        StopReason::ToolUse,
+    ))
+    .expect("append");
+    s.append_message(AgentMessage::ToolResult(Box::new(ToolResultMessage {
+        tool_call_id: "call_1".into(),
+        tool_name: "read".into(),
+        content: Blocks(vec![ContentBlock::text("alpha\nbeta\n")]),
+        is_error: false,
+        timestamp: Millis(1_764_000_000_001),
+        ..ToolResultMessage::default()
+    })))
+    .expect("append");
+    s.append_message(assistant(vec![ContentBlock::text("It has two lines.")], StopReason::Stop))
+        .expect("append");
+    s.set_label(&q1, Some("start")).expect("append");
+    s.set_session_name("Sample from knightcode-rs").expect("append");
+    s.append_custom_entry("kc-sample", Some(serde_json::json!({"n": 1})))
+        .expect("append");
+    s.append_custom_message("kc-sample", Content::Text("Injected context.".into()), true, None)
+        .expect("append");
+    s.branch_with_summary(Some(&q1), "Explored reading the file.", None, Some(false))
+        .expect("append");
+    let retry = s
+        .append_message(AgentMessage::user("Try another way", Millis(1_764_000_000_002)))
+        .expect("append");
+    s.append_message(assistant(vec![ContentBlock::text("Another answer.")], StopReason::Stop))
+        .expect("append");
+    s.append_usage("cache_warm", "mock", "mock-model", Usage::default())
+        .expect("append");
+    let kept = retry;
+    s.append_compaction(NewCompaction {
+        summary: "Read notes.txt; it has two lines.".into(),
+        first_kept_entry_id: Some(kept),
+        tokens_before: 1234,
+        details: Some(serde_json::json!({"readFiles": ["notes.txt"], "modifiedFiles": []})),
+        from_hook: Some(false),
+        ..NewCompaction::default()
+    })
+    .expect("append");
+    s.append_message(AgentMessage::user("After compaction", Millis(1_764_000_000_003)))
+        .expect("append");
+    s.append_message(assistant(vec![ContentBlock::text("Done.")], StopReason::Stop))
+        .expect("append");
+    println!("{}", s.session_file().expect("persisted").display());
+    println!("context messages: {}", s.build_context().messages.len());
+}
