@@ -80,7 +80,8 @@ fn generate(path: &Path, count: usize) {
         version: Some(3),
         id: "bench".into(),
         timestamp: "2026-01-01T00:00:00.000Z".into(),
-        cwd: "/bench".into(),
+        // An existing directory, so that the reference agent agrees to open the file too.
+        cwd: "/tmp".into(),
         ..SessionHeader::default()
     };
     writeln!(out, "{}", header.to_json_line().expect("header")).expect("write");
@@ -114,7 +115,7 @@ fn peak_rss_kib() -> u64 {
 fn measure_open(path: &Path) {
     let store = SessionStore::default();
     let start = Instant::now();
-    let session = store.open(path, Path::new("/bench")).expect("open");
+    let session = store.open(path, Path::new("/tmp")).expect("open");
     let context = session.build_context();
     let elapsed = start.elapsed();
     let count = context.messages.len();

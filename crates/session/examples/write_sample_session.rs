@@ -33,7 +33,9 @@ fn assistant(content: Vec<ContentBlock>, stop: StopReason) -> AgentMessage {
 }
 
 fn main() {
-    let dir = std::env::args().nth(1).expect("usage: write_sample_session DIR");
+    let dir = std::env::args()
+        .nth(1)
+        .expect("usage: write_sample_session DIR");
     let store = SessionStore::default();
     let mut s = store
         .create(Path::new(&dir), Path::new("/tmp"), NewSession::default())
@@ -53,7 +55,10 @@ fn main() {
         ..ToolCall::default()
     };
     s.append_message(assistant(
-        vec![ContentBlock::text("Reading it."), ContentBlock::ToolCall(call)],
+        vec![
+            ContentBlock::text("Reading it."),
+            ContentBlock::ToolCall(call),
+        ],
         StopReason::ToolUse,
     ))
     .expect("append");
@@ -66,21 +71,36 @@ fn main() {
         ..ToolResultMessage::default()
     })))
     .expect("append");
-    s.append_message(assistant(vec![ContentBlock::text("It has two lines.")], StopReason::Stop))
-        .expect("append");
+    s.append_message(assistant(
+        vec![ContentBlock::text("It has two lines.")],
+        StopReason::Stop,
+    ))
+    .expect("append");
     s.set_label(&q1, Some("start")).expect("append");
-    s.set_session_name("Sample from knightcode-rs").expect("append");
+    s.set_session_name("Sample from knightcode-rs")
+        .expect("append");
     s.append_custom_entry("kc-sample", Some(serde_json::json!({"n": 1})))
         .expect("append");
-    s.append_custom_message("kc-sample", Content::Text("Injected context.".into()), true, None)
-        .expect("append");
+    s.append_custom_message(
+        "kc-sample",
+        Content::Text("Injected context.".into()),
+        true,
+        None,
+    )
+    .expect("append");
     s.branch_with_summary(Some(&q1), "Explored reading the file.", None, Some(false))
         .expect("append");
     let retry = s
-        .append_message(AgentMessage::user("Try another way", Millis(1_764_000_000_002)))
+        .append_message(AgentMessage::user(
+            "Try another way",
+            Millis(1_764_000_000_002),
+        ))
         .expect("append");
-    s.append_message(assistant(vec![ContentBlock::text("Another answer.")], StopReason::Stop))
-        .expect("append");
+    s.append_message(assistant(
+        vec![ContentBlock::text("Another answer.")],
+        StopReason::Stop,
+    ))
+    .expect("append");
     s.append_usage("cache_warm", "mock", "mock-model", Usage::default())
         .expect("append");
     let kept = retry;
@@ -93,10 +113,16 @@ fn main() {
         ..NewCompaction::default()
     })
     .expect("append");
-    s.append_message(AgentMessage::user("After compaction", Millis(1_764_000_000_003)))
-        .expect("append");
-    s.append_message(assistant(vec![ContentBlock::text("Done.")], StopReason::Stop))
-        .expect("append");
+    s.append_message(AgentMessage::user(
+        "After compaction",
+        Millis(1_764_000_000_003),
+    ))
+    .expect("append");
+    s.append_message(assistant(
+        vec![ContentBlock::text("Done.")],
+        StopReason::Stop,
+    ))
+    .expect("append");
     println!("{}", s.session_file().expect("persisted").display());
     println!("context messages: {}", s.build_context().messages.len());
 }

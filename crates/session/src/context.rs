@@ -103,7 +103,12 @@ pub fn build_projection<'a>(
     let mut out = Vec::with_capacity(selected.len() + 1);
     for index in selected {
         let entry = tree.entry(index);
-        let edit = edits.get(entry.id());
+        // Most sessions have no edits: skip hashing every id then.
+        let edit = if edits.is_empty() {
+            None
+        } else {
+            edits.get(entry.id())
+        };
         if let Some(None) = edit {
             continue;
         }
@@ -291,30 +296,39 @@ pub struct SessionContext<'a> {
 
 /// Builds the model context for the branch ending at `leaf`.
 pub fn build_session_context(tree: &SessionTree, leaf: Option<EntryIndex>) -> SessionContext<'_> {
-    let mut model = None;
-    let mut thinking_level = DEFAULT_THINKING_LEVEL.to_owned();
+    // Remember where the settings came from and copy them once, not once per message.
+    let mut model_source: Option<&SessionEntry> = None;
+    let mut thinking_source: Option<&str> = None;
     for index in tree.path_to(leaf) {
-        match tree.entry(index) {
+        let entry = tree.entry(index);
+        match entry {
             SessionEntry::ThinkingLevelChange(change) => {
-                thinking_level = change.thinking_level.clone()
+                thinking_source = Some(&change.thinking_level)
             }
-            SessionEntry::ModelChange(change) => {
-                model = Some(ModelRef {
-                    provider: change.provider.clone(),
-                    model_id: change.model_id.clone(),
-                });
-            }
-            SessionEntry::Message(message) => {
-                if let AgentMessage::Assistant(assistant) = &message.message {
-                    model = Some(ModelRef {
-                        provider: assistant.provider.clone(),
-                        model_id: assistant.model.clone(),
-                    });
-                }
+            SessionEntry::ModelChange(_) => model_source = Some(entry),
+            SessionEntry::Message(message)
+                if matches!(message.message, AgentMessage::Assistant(_)) =>
+            {
+                model_source = Some(entry);
             }
             _ => {}
         }
     }
+    let model = model_source.and_then(|entry| match entry {
+        SessionEntry::ModelChange(change) => Some(ModelRef {
+            provider: change.provider.clone(),
+            model_id: change.model_id.clone(),
+        }),
+        SessionEntry::Message(message) => match &message.message {
+            AgentMessage::Assistant(assistant) => Some(ModelRef {
+                provider: assistant.provider.clone(),
+                model_id: assistant.model.clone(),
+            }),
+            _ => None,
+        },
+        _ => None,
+    });
+    let thinking_level = thinking_source.unwrap_or(DEFAULT_THINKING_LEVEL).to_owned();
     let messages = build_projection(tree, leaf);
     let mut system = SystemState::default();
     for projected in &messages {
