@@ -1,0 +1,45 @@
+use std::path::PathBuf;
+
+/// Errors of the runtime layer. Messages reach users verbatim.
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    #[error("could not {action} {path}: {source}")]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error("Failed to read trust store {path}: {message}")]
+    TrustStoreUnreadable { path: PathBuf, message: String },
+
+    #[error("Invalid trust store {path}: {message}")]
+    TrustStoreInvalid { path: PathBuf, message: String },
+
+    #[error("Project is not trusted; refusing to write project settings")]
+    ProjectNotTrusted,
+
+    #[error("could not encode {what}: {source}")]
+    Encode {
+        what: &'static str,
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+impl RuntimeError {
+    pub(crate) fn io(
+        action: &'static str,
+        path: impl Into<PathBuf>,
+    ) -> impl FnOnce(std::io::Error) -> Self {
+        let path = path.into();
+        move |source| Self::Io {
+            action,
+            path,
+            source,
+        }
+    }
+}
+
+pub type Result<T, E = RuntimeError> = std::result::Result<T, E>;

@@ -1,0 +1,12 @@
+//! KnightCode's session runtime (`AgentSession`, the SDK): settings, project trust, resources
+//! and the system prompt; it wires the agent loop, tools, session store and providers.
+
+mod error;
+pub mod settings;
+pub mod trust;
+
+pub use error::Result;
+pub use error::RuntimeError;
+pub use settings::Settings;
+pub use trust::TrustDecision;
+pub use trust::TrustStore;
