@@ -1,1 +1,111 @@
-fn main() {}
+//! The `knightcode` binary: parses the command line, answers `--help`, `--version` and
+//! `--list-models`, and says plainly which requested mode or command this build lacks.
+//!
+//! The order of checks follows the reference CLI: subcommands by first token, then parse
+//! diagnostics, `--version`, `--export`, RPC with `@file`s, flag conflicts, `--help`,
+//! `--list-models`, and finally the run mode. Nothing is initialised before `--help` and
+//! `--version` answer: no async runtime, no configuration reads.
+
+use std::io::IsTerminal as _;
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use knightcode_cli::args;
+use knightcode_cli::args::AppMode;
+use knightcode_cli::args::Parsed;
+use knightcode_cli::help;
+use knightcode_cli::list_models;
+
+fn main() -> ExitCode {
+    // Lossy like the reference (JavaScript strings); a non-UTF-8 argument must not panic.
+    let argv: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    run(&argv)
+}
+
+fn run(argv: &[String]) -> ExitCode {
+    if let Some(name) = args::subcommand(argv) {
+        return not_available(&format!("`knightcode {name}`"));
+    }
+
+    let Parsed { args, diagnostics } = args::parse(argv);
+    for diagnostic in &diagnostics {
+        stderr_line(&diagnostic.to_string());
+    }
+    if diagnostics.iter().any(args::Diagnostic::is_error) {
+        return ExitCode::FAILURE;
+    }
+
+    if args.version {
+        return stdout(&format!("{}\n", env!("CARGO_PKG_VERSION")));
+    }
+    if args.export.is_some() {
+        return not_available("--export (writing a session as HTML)");
+    }
+    if args.mode == Some(args::OutputMode::Rpc) && !args.file_args.is_empty() {
+        stderr_line("Error: @file arguments are not supported in RPC mode");
+        return ExitCode::FAILURE;
+    }
+    let conflicts = args::check_conflicts(&args);
+    if !conflicts.is_empty() {
+        for conflict in &conflicts {
+            stderr_line(&conflict.to_string());
+        }
+        return ExitCode::FAILURE;
+    }
+
+    if args.help {
+        return stdout(&help::text());
+    }
+    if let Some(list) = &args.list_models {
+        return match list_models::run(list.search()) {
+            Ok(listing) => {
+                for warning in &listing.warnings {
+                    stderr_line(warning);
+                }
+                stdout(&listing.stdout)
+            }
+            Err(error) => {
+                stderr_line(&format!("Error: {error:#}"));
+                ExitCode::FAILURE
+            }
+        };
+    }
+
+    let mode = args::resolve_mode(
+        &args,
+        std::io::stdin().is_terminal(),
+        std::io::stdout().is_terminal(),
+    );
+    not_available(match mode {
+        AppMode::Interactive => "the interactive interface",
+        AppMode::Print => "print mode (-p, or input/output that is not a terminal)",
+        AppMode::Json => "JSON mode (--mode json)",
+        AppMode::Rpc => "RPC mode (--mode rpc)",
+    })
+}
+
+fn not_available(what: &str) -> ExitCode {
+    stderr_line(&format!(
+        "Error: {what} is not available yet in this build of knightcode; only --help, --version and --list-models work so far."
+    ));
+    ExitCode::FAILURE
+}
+
+/// Writes the command's output. A reader that went away (`knightcode --help | head -1`) is
+/// not a failure; any other write error is.
+fn stdout(text: &str) -> ExitCode {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(_) => ExitCode::FAILURE,
+    }
+}
+
+/// Diagnostics go to stderr; if even that fails there is nowhere left to report it.
+fn stderr_line(line: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}

@@ -1,0 +1,6 @@
+//! The command-line layer of `knightcode`: argument parsing, mode resolution, help text and
+//! the commands that need no agent runtime. `main.rs` only wires these to the process.
+
+pub mod args;
+pub mod help;
+pub mod list_models;
