@@ -1,8 +1,10 @@
 //! KnightCode's session runtime (`AgentSession`, the SDK): settings, project trust, resources
 //! and the system prompt; it wires the agent loop, tools, session store and providers.
 
+pub mod context_files;
 mod error;
 pub mod settings;
+pub mod system_prompt;
 pub mod trust;
 
 pub use error::Result;
