@@ -439,43 +439,51 @@ fn given(value: &Option<String>) -> bool {
     value.as_deref().is_some_and(|v| !v.is_empty())
 }
 
+/// `Error: <flag> cannot be combined with …` naming the given ones of `others`, if any.
+fn combined_with(flag: &str, others: &[(bool, &str)]) -> Option<Diagnostic> {
+    let given: Vec<&str> = others
+        .iter()
+        .filter_map(|&(set, other)| set.then_some(other))
+        .collect();
+    (!given.is_empty()).then(|| {
+        Diagnostic::error(format!(
+            "{flag} cannot be combined with {}",
+            given.join(", ")
+        ))
+    })
+}
+
 /// The combinations §5 refuses, and `--provider` without `--model`. Run after parsing; each
 /// problem is one error.
 pub fn check_conflicts(args: &Args) -> Vec<Diagnostic> {
     let mut errors = Vec::new();
     if given(&args.fork) {
-        let clashing: Vec<&str> = [
-            (given(&args.session), "--session"),
-            (args.continue_session, "--continue"),
-            (args.resume, "--resume"),
-            (args.no_session, "--no-session"),
-        ]
-        .into_iter()
-        .filter_map(|(set, flag)| set.then_some(flag))
-        .collect();
-        if !clashing.is_empty() {
-            errors.push(Diagnostic::error(format!(
-                "--fork cannot be combined with {}",
-                clashing.join(", ")
-            )));
-        }
+        errors.extend(combined_with(
+            "--fork",
+            &[
+                (given(&args.session), "--session"),
+                (args.continue_session, "--continue"),
+                (args.resume, "--resume"),
+                (args.no_session, "--no-session"),
+            ],
+        ));
     }
     if let Some(id) = &args.session_id {
-        let clashing: Vec<&str> = [
-            (given(&args.session), "--session"),
-            (args.continue_session, "--continue"),
-            (args.resume, "--resume"),
-        ]
-        .into_iter()
-        .filter_map(|(set, flag)| set.then_some(flag))
-        .collect();
-        if !clashing.is_empty() {
-            errors.push(Diagnostic::error(format!(
-                "--session-id cannot be combined with {}",
-                clashing.join(", ")
-            )));
-        } else if let Err(e) = knightcode_session::ids::validate_session_id(id) {
-            errors.push(Diagnostic::error(e.to_string()));
+        let clash = combined_with(
+            "--session-id",
+            &[
+                (given(&args.session), "--session"),
+                (args.continue_session, "--continue"),
+                (args.resume, "--resume"),
+            ],
+        );
+        match clash {
+            Some(error) => errors.push(error),
+            None => {
+                if let Err(e) = knightcode_session::ids::validate_session_id(id) {
+                    errors.push(Diagnostic::error(e.to_string()));
+                }
+            }
         }
     }
     if given(&args.provider) && !given(&args.model) {

@@ -134,7 +134,7 @@ const SECTIONS: &[(&str, &[Opt])] = &[
             opt(
                 "--export",
                 "<in.jsonl> [out.html]",
-                "Write a session file as HTML and exit (default output: knightcode-session-<name>.html)",
+                "Write a session file as HTML and exit (default output: knightcode-session-<input basename>.html in this directory)",
             ),
         ],
     ),
