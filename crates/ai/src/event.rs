@@ -177,6 +177,13 @@ impl EventStream {
         Self { rx }
     }
 
+    /// A stream fed by `rx`, for providers implemented outside this crate (test fakes,
+    /// proxies). The sender should finish with one `Done` or `Error`; dropping it early makes
+    /// [`EventStream::result`] report an error.
+    pub fn from_receiver(rx: mpsc::Receiver<StreamEvent>) -> Self {
+        Self { rx }
+    }
+
     /// A stream that consists of one event (used for failures before any request was made).
     pub(crate) fn single(event: StreamEvent) -> Self {
         let (tx, rx) = mpsc::channel(1);
