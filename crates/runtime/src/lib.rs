@@ -3,6 +3,7 @@
 
 pub mod context_files;
 mod error;
+pub mod model_select;
 pub mod settings;
 pub mod system_prompt;
 pub mod trust;
