@@ -173,3 +173,87 @@ enum Outcome {
     Aborted,
     ConsumerGone,
 }
+
+/// A synchronous decoder for a whole response body in one wire format: feed it bytes as they
+/// arrive and take the events. This is what every streaming request runs internally; it is
+/// public for replaying recorded streams and for benchmarks.
+pub struct WireDecoder {
+    inner: Box<dyn DynPipeline>,
+}
+
+trait DynPipeline: Send {
+    fn feed(&mut self, chunk: &[u8]) -> Result<(), String>;
+    fn finish(&mut self) -> Result<StopReason, String>;
+    fn out(&mut self) -> &mut Output;
+    fn before_fail(&mut self);
+}
+
+impl<D: Decoder> DynPipeline for Pipeline<D> {
+    fn feed(&mut self, chunk: &[u8]) -> Result<(), String> {
+        Pipeline::feed(self, chunk)
+    }
+
+    fn finish(&mut self) -> Result<StopReason, String> {
+        Pipeline::finish(self)
+    }
+
+    fn out(&mut self) -> &mut Output {
+        &mut self.out
+    }
+
+    fn before_fail(&mut self) {
+        self.decoder.before_fail(&mut self.out);
+    }
+}
+
+impl WireDecoder {
+    /// A decoder for `model`'s API; `None` for APIs this crate does not speak.
+    pub fn new(model: &crate::model::Model, now_ms: i64) -> Option<Self> {
+        use crate::model::Api;
+        use crate::providers::anthropic;
+        use crate::providers::openai_completions;
+        let mut out = Output::new(model, now_ms);
+        out.start();
+        let inner: Box<dyn DynPipeline> = match model.api_kind()? {
+            Api::AnthropicMessages => {
+                Box::new(Pipeline::new(anthropic::AnthropicDecoder::default(), out))
+            }
+            Api::OpenAiCompletions => Box::new(Pipeline::new(
+                openai_completions::CompletionsDecoder::new(model),
+                out,
+            )),
+            _ => return None,
+        };
+        Some(Self { inner })
+    }
+
+    /// Decodes a chunk of the body. An `Err` is the stream's error message.
+    pub fn feed(&mut self, chunk: &[u8]) -> Result<(), String> {
+        self.inner.feed(chunk)
+    }
+
+    /// Moves the events produced so far into `events`.
+    pub fn drain_into(&mut self, events: &mut Vec<StreamEvent>) {
+        events.append(&mut self.inner.out().events);
+    }
+
+    /// Ends the body and returns the final `Done` or `Error` event (after any `*_end` events
+    /// still pending, which go into `events`).
+    pub fn finish(mut self, now_ms: i64, events: &mut Vec<StreamEvent>) -> StreamEvent {
+        let finished = self.inner.finish();
+        if finished.is_err() {
+            self.inner.before_fail();
+        }
+        let out = self.inner.out();
+        match finished {
+            Ok(reason) => out.finish(reason, now_ms),
+            Err(message) => out.fail(false, message, now_ms),
+        }
+        let last = out.events.pop();
+        events.append(&mut out.events);
+        last.unwrap_or_else(|| StreamEvent::Error {
+            reason: StopReason::Error,
+            message: out.message.clone(),
+        })
+    }
+}

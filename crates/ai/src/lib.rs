@@ -47,6 +47,7 @@ pub use config_value::MapEnv;
 pub use config_value::ProcessEnv;
 pub use cost::calculate_cost;
 pub use driver::ABORTED_MESSAGE;
+pub use driver::WireDecoder;
 pub use error::AiError;
 pub use error::ErrorClass;
 pub use error::classify_error_message;

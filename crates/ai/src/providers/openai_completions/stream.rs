@@ -28,8 +28,98 @@ struct Chunk<'a> {
     model: Option<Cow<'a, str>>,
     usage: Option<RawUsage>,
     #[serde(default, borrow)]
-    choices: Vec<Choice<'a>>,
+    choices: FirstChoice<'a>,
     error: Option<Value>,
+}
+
+/// Only the first choice matters (`n` is never set); reading just it avoids a `Vec` per chunk.
+#[derive(Default)]
+struct FirstChoice<'a>(Option<Choice<'a>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for FirstChoice<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visitor<'a> {
+            type Value = FirstChoice<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a list of choices")
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+                Ok(FirstChoice(None))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Self::Value, A::Error> {
+                let first = seq.next_element::<Choice<'a>>()?;
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(FirstChoice(first))
+            }
+        }
+        deserializer.deserialize_any(Visitor(std::marker::PhantomData))
+    }
+}
+
+/// A field that is text for most servers but may be an object for others: text is kept,
+/// anything else skipped without building a `Value`.
+#[derive(Default)]
+struct LenientStr<'a>(Option<Cow<'a, str>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for LenientStr<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visitor<'a> {
+            type Value = LenientStr<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("text or any JSON value")
+            }
+            fn visit_borrowed_str<E: serde::de::Error>(
+                self,
+                v: &'de str,
+            ) -> Result<Self::Value, E> {
+                Ok(LenientStr(Some(Cow::Borrowed(v))))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(LenientStr(Some(Cow::Owned(v.to_owned()))))
+            }
+            fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(LenientStr(Some(Cow::Owned(v))))
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+                Ok(LenientStr(None))
+            }
+            fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(LenientStr(None))
+            }
+            fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(LenientStr(None))
+            }
+            fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(LenientStr(None))
+            }
+            fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(LenientStr(None))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(LenientStr(None))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Self::Value, A::Error> {
+                while map
+                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                    .is_some()
+                {}
+                Ok(LenientStr(None))
+            }
+        }
+        deserializer.deserialize_any(Visitor(std::marker::PhantomData))
+    }
 }
 
 #[derive(Deserialize)]
@@ -45,11 +135,12 @@ struct Choice<'a> {
 struct ChoiceDelta<'a> {
     #[serde(borrow)]
     content: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    reasoning_content: Option<Cow<'a, str>>,
-    reasoning: Option<Value>,
-    #[serde(borrow)]
-    reasoning_text: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    reasoning_content: LenientStr<'a>,
+    #[serde(default, borrow)]
+    reasoning: LenientStr<'a>,
+    #[serde(default, borrow)]
+    reasoning_text: LenientStr<'a>,
     #[serde(borrow)]
     tool_calls: Option<Vec<ToolCallDelta<'a>>>,
     reasoning_details: Option<Vec<Value>>,
@@ -228,7 +319,7 @@ impl CompletionsDecoder {
         if let Some(usage) = &chunk.usage {
             self.usage(usage, out);
         }
-        let Some(choice) = chunk.choices.into_iter().next() else {
+        let Some(choice) = chunk.choices.0 else {
             return Ok(());
         };
         if chunk.usage.is_none()
@@ -251,15 +342,14 @@ impl CompletionsDecoder {
         }
         // Servers name the reasoning field differently; use the first non-empty one so that
         // servers sending two copies are not duplicated.
-        let reasoning = delta
-            .reasoning
-            .as_ref()
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty());
         let field = match (
-            delta.reasoning_content.as_deref().filter(|s| !s.is_empty()),
-            reasoning,
-            delta.reasoning_text.as_deref().filter(|s| !s.is_empty()),
+            delta
+                .reasoning_content
+                .0
+                .as_deref()
+                .filter(|s| !s.is_empty()),
+            delta.reasoning.0.as_deref().filter(|s| !s.is_empty()),
+            delta.reasoning_text.0.as_deref().filter(|s| !s.is_empty()),
         ) {
             (Some(text), _, _) => Some(("reasoning_content", text)),
             (None, Some(text), _) => Some(("reasoning", text)),
