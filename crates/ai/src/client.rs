@@ -21,6 +21,7 @@ use crate::options::StreamRequest;
 use crate::output::Output;
 use crate::providers::anthropic;
 use crate::providers::openai_completions;
+use crate::providers::openai_responses;
 
 /// Anything that turns a request into a stream of events: the HTTP [`Client`], or a fake in
 /// tests of the agent.
@@ -119,6 +120,12 @@ impl Client {
                 &request.options,
                 &self.user_agent,
             )?,
+            Api::OpenAiResponses => openai_responses::build_request(
+                model,
+                &request.context,
+                &request.options,
+                &self.user_agent,
+            )?,
             other => return Err(format!("The {} API is not implemented yet", other.as_str())),
         };
         Ok((built, api))
@@ -194,6 +201,13 @@ impl Provider for Client {
                 http,
                 openai_completions::CompletionsDecoder::new(&request.model),
                 openai_completions::ERROR_STYLE,
+                cancel,
+            ),
+            Api::OpenAiResponses => self.spawn(
+                request,
+                http,
+                openai_responses::ResponsesDecoder::default(),
+                openai_responses::ERROR_STYLE,
                 cancel,
             ),
             _ => self.failed(request, "not implemented".to_owned()),

@@ -222,6 +222,10 @@ impl WireDecoder {
                 openai_completions::CompletionsDecoder::new(model),
                 out,
             )),
+            Api::OpenAiResponses => Box::new(Pipeline::new(
+                crate::providers::openai_responses::ResponsesDecoder::default(),
+                out,
+            )),
             _ => return None,
         };
         Some(Self { inner })

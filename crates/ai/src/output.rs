@@ -82,6 +82,13 @@ impl Output {
         }
     }
 
+    pub(crate) fn text_mut(&mut self, index: usize) -> Option<&mut TextContent> {
+        match self.message.content.get_mut(index) {
+            Some(ContentBlock::Text(block)) => Some(block),
+            _ => None,
+        }
+    }
+
     pub(crate) fn text_end(&mut self, index: usize) {
         if let Some(ContentBlock::Text(block)) = self.message.content.get(index) {
             self.events.push(StreamEvent::TextEnd {
@@ -148,6 +155,30 @@ impl Output {
                 content_index: index,
                 delta: delta.to_owned(),
             });
+        }
+    }
+
+    /// Whether a tool call's arguments are still streaming.
+    pub(crate) fn toolcall_open(&self, index: usize) -> bool {
+        matches!(self.args.get(index), Some(Some(_)))
+    }
+
+    /// The argument text streamed so far for an open tool call.
+    pub(crate) fn toolcall_args(&self, index: usize) -> Option<&str> {
+        self.args.get(index).and_then(Option::as_deref)
+    }
+
+    /// Replaces the argument text of an open tool call (the provider sent the final text).
+    pub(crate) fn set_toolcall_args(&mut self, index: usize, text: String) {
+        if let Some(slot @ Some(_)) = self.args.get_mut(index) {
+            *slot = Some(text);
+        }
+    }
+
+    pub(crate) fn toolcall_mut(&mut self, index: usize) -> Option<&mut ToolCall> {
+        match self.message.content.get_mut(index) {
+            Some(ContentBlock::ToolCall(call)) => Some(call),
+            _ => None,
         }
     }
 

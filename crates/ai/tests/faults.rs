@@ -33,7 +33,11 @@ use knightcode_testkit::MockServer;
 use knightcode_testkit::ScriptedReply;
 use knightcode_testkit::WireFormat;
 
-const FORMATS: &[WireFormat] = &[WireFormat::AnthropicMessages, WireFormat::OpenAiCompletions];
+const FORMATS: &[WireFormat] = &[
+    WireFormat::AnthropicMessages,
+    WireFormat::OpenAiCompletions,
+    WireFormat::OpenAiResponses,
+];
 
 fn request(server: &MockServer, retry: ProviderRetry) -> StreamRequest {
     StreamRequest {

@@ -196,3 +196,14 @@ fn thinking_off_and_long_cache() {
         "anthropic-messages-thinking-off-long-cache",
     );
 }
+
+#[test]
+fn openai_responses_request() {
+    let reasoning_item = r#"{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"The user wants two files."}],"encrypted_content":"ENC"}"#;
+    snapshot(
+        Api::OpenAiResponses,
+        reasoning_item,
+        options(),
+        "openai-responses",
+    );
+}

@@ -7,6 +7,7 @@ use crate::sse::SseEvent;
 
 pub(crate) mod anthropic;
 pub(crate) mod openai_completions;
+pub(crate) mod openai_responses;
 
 /// A decoding failure: unparsable JSON (retried once on a repaired copy) or anything else.
 pub(crate) enum Fail {
