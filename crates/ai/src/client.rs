@@ -20,6 +20,7 @@ use crate::model::Api;
 use crate::options::StreamRequest;
 use crate::output::Output;
 use crate::providers::anthropic;
+use crate::providers::google;
 use crate::providers::openai_completions;
 use crate::providers::openai_responses;
 
@@ -126,7 +127,9 @@ impl Client {
                 &request.options,
                 &self.user_agent,
             )?,
-            other => return Err(format!("The {} API is not implemented yet", other.as_str())),
+            Api::GoogleGenerativeAi => {
+                google::build_request(model, &request.context, &request.options, &self.user_agent)?
+            }
         };
         Ok((built, api))
     }
@@ -210,7 +213,13 @@ impl Provider for Client {
                 openai_responses::ERROR_STYLE,
                 cancel,
             ),
-            _ => self.failed(request, "not implemented".to_owned()),
+            Api::GoogleGenerativeAi => self.spawn(
+                request,
+                http,
+                google::GoogleDecoder::default(),
+                google::ERROR_STYLE,
+                cancel,
+            ),
         }
     }
 }

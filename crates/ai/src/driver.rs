@@ -34,6 +34,16 @@ pub(crate) trait Decoder: Send + 'static {
 
     /// The stream is about to end with an error or abort: store replay data kept aside.
     fn before_fail(&mut self, _out: &mut Output) {}
+
+    /// Whether lines outside SSE fields should be collected and passed to [`Decoder::raw`].
+    fn wants_raw_lines(&self) -> bool {
+        false
+    }
+
+    /// A complete JSON document found outside SSE events (Gemini in-stream errors).
+    fn raw(&mut self, _value: serde_json::Value, _out: &mut Output) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// Feeds bytes through SSE decoding into a [`Decoder`]; the synchronous core of a stream,
@@ -46,22 +56,43 @@ pub(crate) struct Pipeline<D> {
 
 impl<D: Decoder> Pipeline<D> {
     pub(crate) fn new(decoder: D, out: Output) -> Self {
-        Self {
-            sse: SseDecoder::new(),
-            decoder,
-            out,
-        }
+        let sse = if decoder.wants_raw_lines() {
+            SseDecoder::keeping_raw_lines()
+        } else {
+            SseDecoder::new()
+        };
+        Self { sse, decoder, out }
     }
 
     pub(crate) fn feed(&mut self, chunk: &[u8]) -> Result<(), String> {
         let Self { sse, decoder, out } = self;
-        sse.feed(chunk, |event| decoder.event(event, out))
+        sse.feed(chunk, |event| decoder.event(event, out))?;
+        self.check_raw()
+    }
+
+    /// Hands a complete raw JSON document to the decoder (incomplete ones wait for more).
+    fn check_raw(&mut self) -> Result<(), String> {
+        if self.sse.raw().is_empty() {
+            return Ok(());
+        }
+        match serde_json::from_slice::<serde_json::Value>(self.sse.raw()) {
+            Ok(value) => {
+                self.sse.clear_raw();
+                self.decoder.raw(value, &mut self.out)
+            }
+            Err(e) if e.is_eof() => Ok(()),
+            Err(_) => {
+                self.sse.clear_raw();
+                Ok(())
+            }
+        }
     }
 
     pub(crate) fn finish(&mut self) -> Result<StopReason, String> {
         let Self { sse, decoder, out } = self;
         sse.finish(|event| decoder.event(event, out))?;
-        decoder.finish(out)
+        self.check_raw()?;
+        self.decoder.finish(&mut self.out)
     }
 }
 
@@ -226,7 +257,10 @@ impl WireDecoder {
                 crate::providers::openai_responses::ResponsesDecoder::default(),
                 out,
             )),
-            _ => return None,
+            Api::GoogleGenerativeAi => Box::new(Pipeline::new(
+                crate::providers::google::GoogleDecoder::default(),
+                out,
+            )),
         };
         Some(Self { inner })
     }

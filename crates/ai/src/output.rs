@@ -52,6 +52,11 @@ impl Output {
         });
     }
 
+    /// When the request started (Unix ms).
+    pub(crate) fn started_ms(&self) -> i64 {
+        self.started_ms
+    }
+
     pub(crate) fn len(&self) -> usize {
         self.message.content.len()
     }

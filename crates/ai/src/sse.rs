@@ -23,11 +23,32 @@ pub struct SseDecoder {
     data_lines: usize,
     /// The previous chunk ended in `\r`; a leading `\n` of the next one belongs to it.
     pending_cr: bool,
+    /// Lines that are not SSE fields (`{`, `"error": ...`), kept when `keep_raw` is set:
+    /// Gemini reports in-stream errors as bare JSON between events.
+    raw: Vec<u8>,
+    keep_raw: bool,
 }
 
 impl SseDecoder {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A decoder that also keeps lines that are not SSE fields (see [`SseDecoder::raw`]).
+    pub fn keeping_raw_lines() -> Self {
+        Self {
+            keep_raw: true,
+            ..Self::default()
+        }
+    }
+
+    /// Non-SSE lines seen so far, each followed by `\n`.
+    pub fn raw(&self) -> &[u8] {
+        &self.raw
+    }
+
+    pub fn clear_raw(&mut self) {
+        self.raw.clear();
     }
 
     /// Feeds a chunk, calling `on_event` for every completed event.
@@ -118,6 +139,11 @@ impl SseDecoder {
                 self.event.clear();
                 self.event
                     .push_str(&String::from_utf8_lossy(&self.buf[value_start..end]));
+            }
+            b"id" | b"retry" => {}
+            _ if self.keep_raw => {
+                self.raw.extend_from_slice(&self.buf[start..end]);
+                self.raw.push(b'\n');
             }
             _ => {}
         }

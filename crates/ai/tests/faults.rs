@@ -33,11 +33,7 @@ use knightcode_testkit::MockServer;
 use knightcode_testkit::ScriptedReply;
 use knightcode_testkit::WireFormat;
 
-const FORMATS: &[WireFormat] = &[
-    WireFormat::AnthropicMessages,
-    WireFormat::OpenAiCompletions,
-    WireFormat::OpenAiResponses,
-];
+const FORMATS: &[WireFormat] = &WireFormat::ALL;
 
 fn request(server: &MockServer, retry: ProviderRetry) -> StreamRequest {
     StreamRequest {

@@ -207,3 +207,13 @@ fn openai_responses_request() {
         "openai-responses",
     );
 }
+
+#[test]
+fn google_request() {
+    snapshot(
+        Api::GoogleGenerativeAi,
+        "c2lnLWFiYw==",
+        options(),
+        "google-generative-ai",
+    );
+}

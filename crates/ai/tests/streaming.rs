@@ -31,11 +31,7 @@ use knightcode_testkit::ScriptedReply;
 use knightcode_testkit::WireFormat;
 use serde_json::json;
 
-const FORMATS: &[WireFormat] = &[
-    WireFormat::AnthropicMessages,
-    WireFormat::OpenAiCompletions,
-    WireFormat::OpenAiResponses,
-];
+const FORMATS: &[WireFormat] = &WireFormat::ALL;
 
 fn read_tool() -> ToolDeclaration {
     ToolDeclaration {

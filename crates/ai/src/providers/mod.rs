@@ -6,6 +6,7 @@ use crate::output::Output;
 use crate::sse::SseEvent;
 
 pub(crate) mod anthropic;
+pub(crate) mod google;
 pub(crate) mod openai_completions;
 pub(crate) mod openai_responses;
 
