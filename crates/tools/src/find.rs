@@ -1,0 +1,171 @@
+//! The `find` tool: glob search for paths.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use knightcode_agent::tool::{
+    ExecutionMode, Tool, ToolContext, ToolDefinition, ToolError, ToolFuture, ToolOutput,
+};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use crate::error::Error;
+use crate::ops::{FileOps, GlobRequest};
+use crate::path::resolve_to_cwd;
+use crate::truncate::{DEFAULT_MAX_BYTES, TruncationOptions, format_size, truncate_head};
+use crate::util::{js_json_number, js_number, parse_args};
+
+const DEFAULT_LIMIT: f64 = 1000.0;
+
+/// Finds files and directories by glob.
+pub struct FindTool {
+    definition: ToolDefinition,
+    ops: Arc<dyn FileOps>,
+}
+
+#[derive(Deserialize)]
+struct FindArgs {
+    pattern: String,
+    path: Option<String>,
+    limit: Option<f64>,
+}
+
+fn definition() -> ToolDefinition {
+    ToolDefinition {
+        name: "find".to_owned(),
+        label: "find".to_owned(),
+        description: format!(
+            "Find files by glob pattern. Returns the matching paths relative to the searched \
+             directory. Files ignored by .gitignore are skipped. Output stops at {} results or \
+             {}KB, whichever comes first.",
+            js_number(DEFAULT_LIMIT),
+            DEFAULT_MAX_BYTES / 1024
+        ),
+        parameters: json!({
+            "type": "object",
+            "properties": {
+                "pattern": {"type": "string", "description": "Glob the paths must match, e.g. '*.ts', '**/*.json' or 'src/**/*.spec.ts'"},
+                "path": {"type": "string", "description": "Directory to search (defaults to the current directory)"},
+                "limit": {"type": "number", "description": "Most results to return (default: 1000)"}
+            },
+            "required": ["pattern"]
+        }),
+        prompt_snippet: Some("Find files by glob pattern (respects .gitignore)".to_owned()),
+        prompt_guidelines: Vec::new(),
+        execution: ExecutionMode::Parallel,
+    }
+}
+
+/// A result made relative to the search directory, with `/` separators and a directory's
+/// trailing `/` kept.
+fn relativize(result: &str, root: &Path) -> String {
+    let trailing = result.ends_with('/');
+    let trimmed = result.trim_end_matches('/');
+    let path = Path::new(trimmed);
+    let relative = if path.is_absolute() {
+        path.strip_prefix(root).unwrap_or(path)
+    } else {
+        path
+    };
+    let mut text = relative.to_string_lossy().into_owned();
+    if trailing && !text.ends_with('/') {
+        text.push('/');
+    }
+    text
+}
+
+impl FindTool {
+    pub fn new(ops: Arc<dyn FileOps>) -> Self {
+        Self {
+            definition: definition(),
+            ops,
+        }
+    }
+
+    async fn run(&self, args: FindArgs, context: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let root = resolve_to_cwd(args.path.as_deref().unwrap_or("."), &context.cwd);
+        match self.ops.stat(&root).await {
+            Ok(stat) if stat.is_dir => {}
+            Ok(_) => {
+                return Err(ToolError::failed(format!(
+                    "Not a directory: {}",
+                    root.display()
+                )));
+            }
+            Err(_) => {
+                return Err(ToolError::failed(format!(
+                    "Path not found: {}",
+                    root.display()
+                )));
+            }
+        }
+        let limit = args.limit.unwrap_or(DEFAULT_LIMIT).max(1.0);
+        let results = self
+            .ops
+            .glob(GlobRequest {
+                pattern: args.pattern,
+                dir: root.clone(),
+                limit: limit.ceil() as usize,
+                cancel: context.cancel.clone(),
+            })
+            .await?;
+        let relativized: Vec<String> = results
+            .iter()
+            .map(|line| line.trim_end_matches('\r').trim())
+            .filter(|line| !line.is_empty())
+            .map(|line| relativize(line, &root))
+            .collect();
+        if relativized.is_empty() {
+            return Ok(ToolOutput::text("No files found matching pattern"));
+        }
+        let limit_reached = relativized.len() as f64 >= limit;
+        let truncation = truncate_head(&relativized.join("\n"), TruncationOptions::bytes_only());
+        let mut text = truncation.content.clone();
+        let mut details = Map::new();
+        let mut notices = Vec::new();
+        if limit_reached {
+            notices.push(format!(
+                "{} results limit reached. Use limit={} for more, or refine pattern",
+                js_number(limit),
+                js_number(limit * 2.0)
+            ));
+            details.insert("resultLimitReached".to_owned(), js_json_number(limit));
+        }
+        if truncation.truncated {
+            notices.push(format!(
+                "{} limit reached",
+                format_size(DEFAULT_MAX_BYTES as u64)
+            ));
+            details.insert("truncation".to_owned(), json!(truncation));
+        }
+        if !notices.is_empty() {
+            text.push_str(&format!("\n\n[{}]", notices.join(". ")));
+        }
+        let output = ToolOutput::text(text);
+        Ok(if details.is_empty() {
+            output
+        } else {
+            output.with_details(Value::Object(details))
+        })
+    }
+}
+
+impl Tool for FindTool {
+    fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    fn execute(&self, arguments: Value, context: ToolContext) -> ToolFuture<'_> {
+        Box::pin(async move {
+            let args: FindArgs = parse_args(arguments)?;
+            if context.cancel.is_cancelled() {
+                return Err(Error::Aborted.into());
+            }
+            // Finding mutates nothing, so an abort can return at once.
+            tokio::select! {
+                () = context.cancel.cancelled() => Err(Error::Aborted.into()),
+                output = self.run(args, &context) => output,
+            }
+        })
+    }
+}

@@ -1,0 +1,180 @@
+//! The `ls` tool.
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use knightcode_agent::tool::{
+    ExecutionMode, Tool, ToolContext, ToolDefinition, ToolError, ToolFuture, ToolOutput,
+};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use unicode_normalization::UnicodeNormalization;
+use unicode_normalization::char::is_combining_mark;
+
+use crate::error::Error;
+use crate::ops::FileOps;
+use crate::path::resolve_to_cwd;
+use crate::truncate::{DEFAULT_MAX_BYTES, TruncationOptions, format_size, truncate_head};
+use crate::util::{js_json_number, js_number, node_error, parse_args};
+
+const DEFAULT_LIMIT: f64 = 500.0;
+
+/// Lists one directory.
+pub struct LsTool {
+    definition: ToolDefinition,
+    ops: Arc<dyn FileOps>,
+}
+
+#[derive(Deserialize)]
+struct LsArgs {
+    path: Option<String>,
+    limit: Option<f64>,
+}
+
+fn definition() -> ToolDefinition {
+    ToolDefinition {
+        name: "ls".to_owned(),
+        label: "ls".to_owned(),
+        description: format!(
+            "List a directory's entries in alphabetical order, directories marked with a \
+             trailing '/'. Dotfiles are listed too. Output stops at {} entries or {}KB, \
+             whichever comes first.",
+            js_number(DEFAULT_LIMIT),
+            DEFAULT_MAX_BYTES / 1024
+        ),
+        parameters: json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "Directory to list (defaults to the current directory)"},
+                "limit": {"type": "number", "description": "Most entries to return (default: 500)"}
+            }
+        }),
+        prompt_snippet: Some("List directory contents".to_owned()),
+        prompt_guidelines: Vec::new(),
+        execution: ExecutionMode::Parallel,
+    }
+}
+
+/// Case-insensitive order close to `localeCompare` on lowercased names: accents only break
+/// ties (`é` sorts with `e`, not after `z`), then plain code points decide.
+fn compare_names(a: &str, b: &str) -> Ordering {
+    fn primary(name: &str) -> String {
+        name.to_lowercase()
+            .nfd()
+            .filter(|c| !is_combining_mark(*c))
+            .collect()
+    }
+    primary(a)
+        .cmp(&primary(b))
+        .then_with(|| a.to_lowercase().cmp(&b.to_lowercase()))
+        .then_with(|| a.cmp(b))
+}
+
+impl LsTool {
+    pub fn new(ops: Arc<dyn FileOps>) -> Self {
+        Self {
+            definition: definition(),
+            ops,
+        }
+    }
+
+    async fn run(&self, args: LsArgs, context: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let dir = resolve_to_cwd(args.path.as_deref().unwrap_or("."), &context.cwd);
+        let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
+        let stat = self
+            .ops
+            .stat(&dir)
+            .await
+            .map_err(|_| ToolError::failed(format!("Path not found: {}", dir.display())))?;
+        if !stat.is_dir {
+            return Err(ToolError::failed(format!(
+                "Not a directory: {}",
+                dir.display()
+            )));
+        }
+        let mut entries = self.ops.read_dir(&dir).await.map_err(|error| {
+            ToolError::failed(format!(
+                "Cannot read directory: {}",
+                node_error(&error, "scandir", Some(&dir))
+            ))
+        })?;
+        entries.sort_by(|a, b| compare_names(a, b));
+
+        let mut rows = Vec::new();
+        let mut limit_reached = false;
+        for entry in entries {
+            if rows.len() as f64 >= limit {
+                limit_reached = true;
+                break;
+            }
+            // Entries that cannot be stat'ed (dangling links, races) are left out.
+            let Ok(stat) = self.ops.stat(&dir.join(&entry)).await else {
+                continue;
+            };
+            rows.push(if stat.is_dir {
+                format!("{entry}/")
+            } else {
+                entry
+            });
+        }
+        if rows.is_empty() {
+            return Ok(ToolOutput::text("(empty directory)").with_details(json!({"pathCount": 0})));
+        }
+        let truncation = truncate_head(&rows.join("\n"), TruncationOptions::bytes_only());
+        let mut text = truncation.content.clone();
+        let mut details = Map::new();
+        details.insert("pathCount".to_owned(), json!(truncation.output_lines));
+        let mut notices = Vec::new();
+        if limit_reached {
+            notices.push(format!(
+                "{} entries limit reached. Use limit={} for more",
+                js_number(limit),
+                js_number(limit * 2.0)
+            ));
+            details.insert("entryLimitReached".to_owned(), js_json_number(limit));
+        }
+        if truncation.truncated {
+            notices.push(format!(
+                "{} limit reached",
+                format_size(DEFAULT_MAX_BYTES as u64)
+            ));
+            details.insert("truncation".to_owned(), json!(truncation));
+        }
+        if !notices.is_empty() {
+            text.push_str(&format!("\n\n[{}]", notices.join(". ")));
+        }
+        Ok(ToolOutput::text(text).with_details(Value::Object(details)))
+    }
+}
+
+impl Tool for LsTool {
+    fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    fn execute(&self, arguments: Value, context: ToolContext) -> ToolFuture<'_> {
+        Box::pin(async move {
+            let args: LsArgs = parse_args(arguments)?;
+            if context.cancel.is_cancelled() {
+                return Err(Error::Aborted.into());
+            }
+            // Listing mutates nothing, so an abort can return at once.
+            tokio::select! {
+                () = context.cancel.cancelled() => Err(Error::Aborted.into()),
+                output = self.run(args, &context) => output,
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_sort_case_insensitively_with_accents_beside_their_letter() {
+        let mut names = vec!["b", "A", "éclair", "f", ".env", "a"];
+        names.sort_by(|a, b| compare_names(a, b));
+        assert_eq!(names, vec![".env", "A", "a", "b", "éclair", "f"]);
+    }
+}
