@@ -116,3 +116,73 @@ async fn text_thinking_and_parallel_tool_calls() {
         assert_eq!(acc.usage(), &message.usage, "{name}");
     }
 }
+
+/// What each format must send back for the thinking it received.
+fn replayed_signature(format: WireFormat, body: &serde_json::Value) -> bool {
+    let text = body.to_string();
+    match format {
+        // The signed thinking block goes back verbatim.
+        WireFormat::AnthropicMessages => text.contains(r#""signature":"sig-1""#),
+        // Reasoning text goes back in the field it arrived in.
+        WireFormat::OpenAiCompletions => {
+            text.contains(r#""reasoning_content":"Let me check both files.""#)
+        }
+        // The reasoning item, encrypted content included.
+        WireFormat::OpenAiResponses => {
+            text.contains(r#""type":"reasoning""#)
+                && text.contains(r#""encrypted_content":"sig-1""#)
+        }
+        // Gemini thought signature (base64) on the thought part.
+        WireFormat::Google => text.contains(r#""thoughtSignature":"c2lnLTE=""#),
+    }
+}
+
+#[tokio::test]
+async fn thinking_is_replayed_on_the_next_request() {
+    for &format in FORMATS {
+        let name = format.api_name();
+        let signature = if format == WireFormat::Google {
+            "c2lnLTE="
+        } else {
+            "sig-1"
+        };
+        let first = ScriptedReply::default()
+            .with_thinking("Let me check both files.", Some(signature))
+            .with_tool_call("call_1", "read", r#"{"path":"a.txt"}"#);
+        let server = MockServer::start(format, vec![first, ScriptedReply::text("Done.")])
+            .await
+            .unwrap();
+        let client = client(Arc::new(FixedClock::default()));
+        let mut request = request(&server);
+        let message = client.complete(&request, CancellationToken::new()).await;
+        assert_eq!(
+            message.stop_reason.known(),
+            Some(StopReason::ToolUse),
+            "{name}"
+        );
+        let call = message.tool_calls().next().unwrap().clone();
+        request
+            .context
+            .messages
+            .push(AgentMessage::Assistant(Box::new(message)));
+        request
+            .context
+            .messages
+            .push(AgentMessage::ToolResult(Box::new(
+                knightcode_protocol::ToolResultMessage {
+                    tool_call_id: call.id.clone(),
+                    tool_name: call.name.clone(),
+                    content: knightcode_protocol::Blocks(vec![ContentBlock::text("alpha")]),
+                    ..Default::default()
+                },
+            )));
+        let done = client.complete(&request, CancellationToken::new()).await;
+        assert_eq!(done.text(), "Done.", "{name}");
+        let requests = server.requests();
+        assert!(
+            replayed_signature(format, &requests[1].body),
+            "{name}: {}",
+            requests[1].body
+        );
+    }
+}
