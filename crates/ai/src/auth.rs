@@ -237,16 +237,13 @@ impl AuthStorage {
         provider: &str,
         env: &dyn EnvSource,
     ) -> Option<Result<(String, HashMap<String, String>), AiError>> {
-        let Credential::ApiKey {
-            key, env: cred_env, ..
-        } = self.get(provider)?
-        else {
-            return match self.get(provider)? {
-                Credential::OAuth { access, .. } if !access.is_empty() => {
-                    Some(Ok((access, HashMap::new())))
-                }
-                _ => None,
-            };
+        let (key, cred_env) = match self.get(provider)? {
+            Credential::ApiKey { key, env, .. } => (key, env),
+            // An OAuth access token is used as the key; refreshing it is the login flow's job.
+            Credential::OAuth { access, .. } if !access.is_empty() => {
+                return Some(Ok((access, HashMap::new())));
+            }
+            _ => return None,
         };
         let layered = LayeredEnv {
             first: Some(&cred_env),

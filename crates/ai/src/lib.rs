@@ -54,6 +54,8 @@ pub use error::classify_error_message;
 pub use event::Accumulator;
 pub use event::EventStream;
 pub use event::StreamEvent;
+pub use list_models::ListModelsOutput;
+pub use list_models::list_models;
 pub use list_models::render_model_list;
 pub use model::Api;
 pub use model::CostTier;

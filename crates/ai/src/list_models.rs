@@ -169,6 +169,31 @@ pub fn render_model_list(available: &[Model], search: Option<&str>, docs_dir: &P
     out
 }
 
+/// What `--list-models [search]` prints: `stderr` holds the models.json warning, if any.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListModelsOutput {
+    pub stdout: String,
+    pub stderr: Option<String>,
+}
+
+/// The whole `--list-models` command: models with resolvable auth from the registry,
+/// filtered and rendered like the TypeScript CLI.
+pub fn list_models(
+    registry: &crate::models::ModelRegistry,
+    auth: &crate::auth::AuthContext<'_>,
+    search: Option<&str>,
+    docs_dir: &Path,
+) -> ListModelsOutput {
+    let stderr = registry
+        .error()
+        .map(|error| format!("Warning: errors loading models.json:\n{error}\n"));
+    let available = registry.available(auth);
+    ListModelsOutput {
+        stdout: render_model_list(&available, search, docs_dir),
+        stderr,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
