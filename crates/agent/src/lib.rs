@@ -1,10 +1,49 @@
 //! KnightCode's agent loop and the tool interface it drives.
 //!
-//! No filesystem, terminal or persistence here: the loop talks to a provider and to tools
-//! through traits, so it is testable in milliseconds.
+//! No filesystem, terminal or persistence here: the loop talks to a provider
+//! ([`knightcode_ai::Provider`]), to tools ([`Tool`]), to a persistence hook
+//! ([`MessageStore`]) and to an event consumer ([`EventReceiver`]) through traits and
+//! channels, so it is testable in milliseconds.
+//!
+//! ```text
+//! let (events, mut rx) = event_channel(DEFAULT_EVENT_CAPACITY);
+//! let mut agent = Agent::new(provider, AgentConfig::new(model), events)
+//!     .with_messages(context)
+//!     .with_store(Box::new(session_appender));
+//! let handle = agent.handle();          // steer / follow_up / clear_queue / abort from elsewhere
+//! let outcome = agent.prompt(vec![user_message]).await?;
+//! ```
 
+mod agent;
+mod assistant_turn;
+pub mod clock;
+mod error;
+mod events;
+mod persist;
+mod queue;
+mod run;
 pub mod tool;
+mod tool_batch;
+mod validate;
 
+pub use agent::Agent;
+pub use agent::AgentConfig;
+pub use agent::AgentHandle;
+pub use agent::RunOutcome;
+pub use clock::Clock;
+pub use clock::SystemClock;
+pub use error::AgentError;
+pub use error::PersistError;
+pub use events::DEFAULT_EVENT_CAPACITY;
+pub use events::EventReceiver;
+pub use events::EventSender;
+pub use events::TryRecvError;
+pub use events::event_channel;
+pub use persist::MessageStore;
+pub use persist::NoStore;
+pub use queue::QueueMode;
+pub use queue::QueuedMessages;
+pub use run::RETRY_CANCELLED;
 pub use tool::ExecutionMode;
 pub use tool::Tool;
 pub use tool::ToolContext;
@@ -14,3 +53,4 @@ pub use tool::ToolFuture;
 pub use tool::ToolOutput;
 pub use tool::ToolRegistry;
 pub use tool::UpdateSink;
+pub use tool_batch::OPERATION_ABORTED;

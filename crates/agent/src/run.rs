@@ -1,0 +1,457 @@
+//! The run: turns of model request → tool execution, queued-message delivery, auto-retry and
+//! abort.
+//!
+//! A session-level run (one [`Agent::prompt`]) is one or more low-level runs, each framed by
+//! `agent_start` … `agent_end`. A new low-level run starts after a retryable failure (once the
+//! backoff has passed) and when messages were queued too late for the previous one. One
+//! `agent_settled` closes the whole thing.
+//!
+//! Inside a low-level run every turn is `turn_start`, the messages delivered before the request
+//! (prompt, steering or follow-up), the assistant response, its tool executions and results,
+//! `turn_end`. Steering messages are picked up after a turn's tool calls; follow-ups when a
+//! turn had no tool calls and nothing else is pending.
+
+use std::time::Duration;
+
+use knightcode_ai::Context;
+use knightcode_ai::StreamRequest;
+use knightcode_ai::is_context_overflow;
+use knightcode_ai::is_retryable_assistant_error;
+use knightcode_protocol::AgentEvent;
+use knightcode_protocol::AgentMessage;
+use knightcode_protocol::AssistantMessage;
+use knightcode_protocol::StopReason;
+use knightcode_protocol::ToolCall;
+use knightcode_protocol::ToolDeclaration;
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::Agent;
+use crate::agent::RunOutcome;
+use crate::assistant_turn::stream_assistant;
+use crate::error::AgentError;
+use crate::queue::Queues;
+use crate::tool_batch::ToolBatch;
+use crate::validate::SchemaCache;
+
+/// The final error of an auto-retry stopped by an abort.
+pub const RETRY_CANCELLED: &str = "Retry cancelled";
+
+/// How a session-level run begins.
+pub(crate) enum Start {
+    /// New messages (a prompt); steering queued before the run is delivered with them.
+    Prompts(Vec<AgentMessage>),
+    /// Queued steering messages taken by `continue_run`; no second steering poll, so
+    /// `one-at-a-time` delivers exactly one.
+    Queued(Vec<AgentMessage>),
+    /// Nothing new: answer the conversation as it stands.
+    Continue,
+}
+
+/// State of one session-level run.
+struct RunState {
+    cancel: CancellationToken,
+    /// The retry in progress (1-based), 0 when none.
+    retry_attempt: u32,
+    schemas: SchemaCache,
+}
+
+/// What a low-level run produced.
+struct LowRun {
+    messages: Vec<AgentMessage>,
+    last_assistant: Option<AssistantMessage>,
+}
+
+fn stop_reason(message: &AssistantMessage) -> Option<StopReason> {
+    message.stop_reason.known()
+}
+
+impl Agent {
+    pub(crate) async fn run_session(&mut self, start: Start) -> Result<RunOutcome, AgentError> {
+        let guard = self.begin_run();
+        let mut run = RunState {
+            cancel: guard.cancel.clone(),
+            retry_attempt: 0,
+            schemas: SchemaCache::default(),
+        };
+        let mut messages = Vec::new();
+        let result = self.run_until_settled(&mut run, start, &mut messages).await;
+        let aborted = run.cancel.is_cancelled();
+        self.shared
+            .events
+            .emit(AgentEvent::AgentSettled { aborted })
+            .await;
+        drop(guard);
+        let last_assistant = result?;
+        let error = last_assistant.and_then(|m| {
+            (stop_reason(&m) == Some(StopReason::Error))
+                .then(|| m.error_message.unwrap_or_default())
+        });
+        Ok(RunOutcome {
+            messages,
+            aborted,
+            error,
+        })
+    }
+
+    /// Low-level runs until nothing is left to do; returns the last assistant message.
+    async fn run_until_settled(
+        &mut self,
+        run: &mut RunState,
+        start: Start,
+        all: &mut Vec<AgentMessage>,
+    ) -> Result<Option<AssistantMessage>, AgentError> {
+        let (mut prompts, mut poll_steering) = match start {
+            Start::Prompts(prompts) => (prompts, true),
+            Start::Queued(prompts) => (prompts, false),
+            Start::Continue => (Vec::new(), true),
+        };
+        let mut last = None;
+        loop {
+            let low = self.low_level_run(run, prompts, poll_steering).await?;
+            all.extend(low.messages);
+            if low.last_assistant.is_some() {
+                last = low.last_assistant;
+            }
+            if run.cancel.is_cancelled() {
+                self.finish_cancelled_retry(run);
+                return Ok(last);
+            }
+            let retry_left =
+                self.config.retry.enabled && run.retry_attempt < self.config.retry.max_retries;
+            if let Some(failed) = last.as_ref().filter(|m| retry_left && self.is_retryable(m)) {
+                run.retry_attempt += 1;
+                if !self.back_off(run, failed).await? {
+                    return Ok(last);
+                }
+                (prompts, poll_steering) = (Vec::new(), true);
+                continue;
+            }
+            if let Some(failed) = last
+                .as_ref()
+                .filter(|m| stop_reason(m) == Some(StopReason::Error) && run.retry_attempt > 0)
+            {
+                self.shared.events.emit_now(AgentEvent::AutoRetryEnd {
+                    success: false,
+                    attempt: run.retry_attempt,
+                    final_error: failed.error_message.clone(),
+                });
+                run.retry_attempt = 0;
+            }
+            // Messages queued after the loop's last look (or while a failed turn ended the
+            // run) start another low-level run instead of waiting for the next prompt.
+            if self.shared.queues_empty() {
+                return Ok(last);
+            }
+            let steering = self.shared.change_queues(false, Queues::take_steering);
+            (prompts, poll_steering) = if steering.is_empty() {
+                (
+                    self.shared.change_queues(false, Queues::take_follow_up),
+                    true,
+                )
+            } else {
+                (steering, false)
+            };
+        }
+    }
+
+    /// Announces retry `run.retry_attempt`, drops the failed response from the context and
+    /// waits. `Ok(false)` when an abort ended the wait.
+    async fn back_off(
+        &mut self,
+        run: &mut RunState,
+        failed: &AssistantMessage,
+    ) -> Result<bool, AgentError> {
+        let delay_ms = self.config.retry.delay_ms(run.retry_attempt);
+        self.shared
+            .events
+            .emit(AgentEvent::AutoRetryStart {
+                attempt: run.retry_attempt,
+                max_attempts: self.config.retry.max_retries,
+                delay_ms,
+                error_message: failed
+                    .error_message
+                    .clone()
+                    .filter(|e| !e.is_empty())
+                    .unwrap_or_else(|| "Unknown error".to_owned()),
+            })
+            .await;
+        // The retry must not show the model its own failed attempt; the session keeps it in
+        // raw history and is told to leave it out of the context.
+        if let Some(AgentMessage::Assistant(last)) = self.messages.last()
+            && **last == *failed
+        {
+            let removed = self.messages.pop();
+            if let Some(removed) = removed {
+                self.store
+                    .omit(&removed)
+                    .map_err(|source| AgentError::Persist {
+                        role: "context edit for the failed".to_owned(),
+                        source,
+                    })?;
+            }
+        }
+        let sleep = self.clock.sleep(Duration::from_millis(delay_ms));
+        tokio::select! {
+            () = sleep => Ok(true),
+            () = run.cancel.cancelled() => {
+                self.finish_cancelled_retry(run);
+                Ok(false)
+            }
+        }
+    }
+
+    fn finish_cancelled_retry(&self, run: &mut RunState) {
+        if run.retry_attempt > 0 {
+            self.shared.events.emit_now(AgentEvent::AutoRetryEnd {
+                success: false,
+                attempt: run.retry_attempt,
+                final_error: Some(RETRY_CANCELLED.to_owned()),
+            });
+            run.retry_attempt = 0;
+        }
+    }
+
+    /// A transient failure that is not a context overflow (overflow is compacted, not retried).
+    fn is_retryable(&self, message: &AssistantMessage) -> bool {
+        let window = self.config.model.context_window;
+        !is_context_overflow(message, (window > 0).then_some(window))
+            && is_retryable_assistant_error(message)
+    }
+
+    /// One `agent_start` … `agent_end`.
+    async fn low_level_run(
+        &mut self,
+        run: &mut RunState,
+        prompts: Vec<AgentMessage>,
+        poll_steering: bool,
+    ) -> Result<LowRun, AgentError> {
+        self.shared.events.emit(AgentEvent::AgentStart).await;
+        self.shared.events.emit(AgentEvent::TurnStart).await;
+        let mut messages = Vec::new();
+        let result = self.turns(run, prompts, poll_steering, &mut messages).await;
+        let will_retry = match &result {
+            Ok(Some(last)) => {
+                !run.cancel.is_cancelled()
+                    && self.config.retry.enabled
+                    && run.retry_attempt < self.config.retry.max_retries
+                    && self.is_retryable(last)
+            }
+            _ => false,
+        };
+        self.shared
+            .events
+            .emit(AgentEvent::AgentEnd {
+                messages: messages.clone(),
+                will_retry,
+            })
+            .await;
+        let last_assistant = result?;
+        Ok(LowRun {
+            messages,
+            last_assistant,
+        })
+    }
+
+    /// The turns of a low-level run; returns its last assistant message.
+    async fn turns(
+        &mut self,
+        run: &mut RunState,
+        prompts: Vec<AgentMessage>,
+        poll_steering: bool,
+        new: &mut Vec<AgentMessage>,
+    ) -> Result<Option<AssistantMessage>, AgentError> {
+        let mut pending = prompts;
+        if poll_steering {
+            pending.extend(self.shared.change_queues(false, Queues::take_steering));
+        }
+        let mut first_turn = true;
+        let mut last = None;
+        loop {
+            let mut had_tool_calls = true;
+            while had_tool_calls || !pending.is_empty() {
+                if !first_turn {
+                    self.shared.events.emit(AgentEvent::TurnStart).await;
+                }
+                first_turn = false;
+                for message in std::mem::take(&mut pending) {
+                    self.shared
+                        .events
+                        .emit(AgentEvent::MessageStart {
+                            message: message.clone(),
+                        })
+                        .await;
+                    self.shared
+                        .events
+                        .emit(AgentEvent::MessageEnd {
+                            message: message.clone(),
+                        })
+                        .await;
+                    self.record(message, new)?;
+                }
+
+                let request = self.request();
+                let response = stream_assistant(
+                    self.provider.as_ref(),
+                    &request,
+                    &self.shared.events,
+                    self.clock.as_ref(),
+                    &run.cancel,
+                )
+                .await;
+                drop(request);
+                let assistant = AgentMessage::Assistant(Box::new(response.clone()));
+                self.record(assistant.clone(), new)?;
+                last = Some(response.clone());
+                let stop = stop_reason(&response);
+                if stop != Some(StopReason::Error) && run.retry_attempt > 0 {
+                    self.shared.events.emit_now(AgentEvent::AutoRetryEnd {
+                        success: true,
+                        attempt: run.retry_attempt,
+                        final_error: None,
+                    });
+                    run.retry_attempt = 0;
+                }
+                if matches!(stop, Some(StopReason::Error | StopReason::Aborted)) {
+                    self.shared
+                        .events
+                        .emit(AgentEvent::TurnEnd {
+                            message: assistant,
+                            tool_results: Vec::new(),
+                        })
+                        .await;
+                    return Ok(last);
+                }
+
+                let calls: Vec<ToolCall> = response.tool_calls().cloned().collect();
+                let results = if calls.is_empty() {
+                    Vec::new()
+                } else {
+                    let truncated = stop == Some(StopReason::Length);
+                    self.execute_tools(run, &calls, truncated, new).await?
+                };
+                self.shared
+                    .events
+                    .emit(AgentEvent::TurnEnd {
+                        message: assistant,
+                        tool_results: results,
+                    })
+                    .await;
+                // An abort during the tools ends the run here: no request would be answered,
+                // and queued messages stay queued for the user.
+                if run.cancel.is_cancelled() {
+                    return Ok(last);
+                }
+                had_tool_calls = !calls.is_empty();
+                pending = self.shared.change_queues(false, Queues::take_steering);
+            }
+            let follow_up = self.shared.change_queues(false, Queues::take_follow_up);
+            if follow_up.is_empty() {
+                return Ok(last);
+            }
+            pending = follow_up;
+        }
+    }
+
+    /// Runs the calls group by group, emitting and recording each group's results in call
+    /// order before the next group starts.
+    async fn execute_tools(
+        &mut self,
+        run: &mut RunState,
+        calls: &[ToolCall],
+        truncated: bool,
+        new: &mut Vec<AgentMessage>,
+    ) -> Result<Vec<AgentMessage>, AgentError> {
+        let mut results = Vec::with_capacity(calls.len());
+        let mut batch = ToolBatch {
+            registry: &self.config.tools,
+            active: self.config.active_tools.as_deref(),
+            cwd: &self.config.cwd,
+            events: &self.shared.events,
+            clock: &self.clock,
+            cancel: &run.cancel,
+            schemas: &mut run.schemas,
+            truncated,
+        };
+        let groups = batch.groups(calls);
+        let mut finished = Vec::with_capacity(groups.len());
+        for group in groups {
+            let messages = batch.run_group(&calls[group]).await;
+            for message in messages {
+                let message = AgentMessage::ToolResult(Box::new(message));
+                for event in [
+                    AgentEvent::MessageStart {
+                        message: message.clone(),
+                    },
+                    AgentEvent::MessageEnd {
+                        message: message.clone(),
+                    },
+                ] {
+                    batch.events.emit(event).await;
+                }
+                finished.push(message);
+            }
+            // Recorded per group: a later group must not start before the earlier results
+            // are safely stored.
+            for message in finished.drain(..) {
+                let store = &mut self.store;
+                store
+                    .append(&message)
+                    .map_err(|source| AgentError::Persist {
+                        role: message.role().to_owned(),
+                        source,
+                    })?;
+                self.messages.push(message.clone());
+                new.push(message.clone());
+                results.push(message);
+            }
+        }
+        Ok(results)
+    }
+
+    /// Stores a finished message and adds it to the conversation and the run's messages.
+    fn record(
+        &mut self,
+        message: AgentMessage,
+        new: &mut Vec<AgentMessage>,
+    ) -> Result<(), AgentError> {
+        self.store
+            .append(&message)
+            .map_err(|source| AgentError::Persist {
+                role: message.role().to_owned(),
+                source,
+            })?;
+        self.messages.push(message.clone());
+        new.push(message);
+        Ok(())
+    }
+
+    fn request(&self) -> StreamRequest {
+        let config = &self.config;
+        let tools = config
+            .tools
+            .iter()
+            .map(|tool| tool.definition())
+            .filter(|d| {
+                config
+                    .active_tools
+                    .as_ref()
+                    .is_none_or(|names| names.contains(&d.name))
+            })
+            .map(|d| ToolDeclaration {
+                name: d.name.clone(),
+                description: d.description.clone(),
+                parameters: d.parameters.clone(),
+                extra: Default::default(),
+            })
+            .collect();
+        StreamRequest {
+            model: config.model.clone(),
+            context: Context {
+                system_prompt: config.system_prompt.clone(),
+                messages: self.messages.clone(),
+                tools,
+            },
+            options: config.options.clone(),
+        }
+    }
+}

@@ -1,0 +1,308 @@
+//! Executing the tool calls of one assistant message.
+//!
+//! Calls run concurrently, except that a call of an [`ExecutionMode::Sequential`] tool waits
+//! for every earlier call and holds back every later one. The batch is therefore a series of
+//! groups: runs of parallel calls, and single sequential calls. Inside a group every call gets
+//! `tool_execution_start` (in call order), `tool_execution_end` as it finishes, and the group's
+//! results are returned in call order whatever the finishing order was.
+//!
+//! Partial results (`ToolContext::update`) are coalesced per call to the latest one: they are
+//! cumulative snapshots, so a slow event consumer loses nothing by seeing fewer of them, and a
+//! chatty tool cannot make the loop buffer without bound.
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::PoisonError;
+use std::time::Duration;
+
+use knightcode_protocol::AgentEvent;
+use knightcode_protocol::Blocks;
+use knightcode_protocol::ContentBlock;
+use knightcode_protocol::Millis;
+use knightcode_protocol::ToolCall;
+use knightcode_protocol::ToolResultMessage;
+use knightcode_protocol::ToolResultPayload;
+use serde_json::Value;
+use tokio::sync::Notify;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use crate::clock::Clock;
+use crate::events::EventSender;
+use crate::tool::ExecutionMode;
+use crate::tool::Tool;
+use crate::tool::ToolContext;
+use crate::tool::ToolError;
+use crate::tool::ToolOutput;
+use crate::tool::ToolRegistry;
+use crate::tool::UpdateSink;
+use crate::validate::SchemaCache;
+
+/// The result text of calls that were cancelled before they ran.
+pub const OPERATION_ABORTED: &str = "Operation aborted";
+
+/// Everything the executor needs from the agent for one batch.
+pub(crate) struct ToolBatch<'a> {
+    pub registry: &'a ToolRegistry,
+    /// Names the model may call; `None` means every registered tool.
+    pub active: Option<&'a [String]>,
+    pub cwd: &'a Path,
+    pub events: &'a EventSender,
+    pub clock: &'a Arc<dyn Clock>,
+    pub cancel: &'a CancellationToken,
+    pub schemas: &'a mut SchemaCache,
+    /// The response hit the output token limit: its arguments may be cut off, so no call runs.
+    pub truncated: bool,
+}
+
+/// One call's outcome before it becomes a message.
+struct Finished {
+    content: Vec<ContentBlock>,
+    details: Option<Value>,
+    is_error: bool,
+    /// How long `execute` took; `None` when the tool did not run.
+    duration: Option<Duration>,
+}
+
+impl Finished {
+    fn error(text: impl Into<String>) -> Self {
+        Self {
+            content: vec![ContentBlock::text(text)],
+            // The TypeScript agent writes `{}` for loop-made error results; kept for
+            // byte-compatible sessions.
+            details: Some(Value::Object(serde_json::Map::new())),
+            is_error: true,
+            duration: None,
+        }
+    }
+
+    fn from_result(result: Result<ToolOutput, ToolError>, duration: Duration) -> Self {
+        let mut finished = match result {
+            Ok(output) => Self {
+                content: output.content,
+                details: output.details,
+                is_error: output.is_error,
+                duration: None,
+            },
+            Err(ToolError::Failed(text) | ToolError::Aborted(text)) => Self::error(text),
+        };
+        finished.duration = Some(duration);
+        finished
+    }
+}
+
+/// The latest partial result of a running call.
+#[derive(Default)]
+struct Slot {
+    latest: Option<ToolOutput>,
+    /// Set once the call finished: later updates (from a tool that kept the sink) are dropped.
+    closed: bool,
+}
+
+type SharedSlot = Arc<Mutex<Slot>>;
+
+fn payload(content: Vec<ContentBlock>, details: Option<Value>) -> ToolResultPayload {
+    ToolResultPayload {
+        content,
+        details: details.unwrap_or(Value::Null),
+    }
+}
+
+impl ToolBatch<'_> {
+    fn lookup(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        let active = self
+            .active
+            .is_none_or(|names| names.iter().any(|n| n == name));
+        if active {
+            self.registry.get(name)
+        } else {
+            None
+        }
+    }
+
+    /// Splits `calls` into groups that run one after another (see the module docs).
+    pub(crate) fn groups(&self, calls: &[ToolCall]) -> Vec<Range<usize>> {
+        let mut groups = Vec::new();
+        let mut start = 0;
+        for (index, call) in calls.iter().enumerate() {
+            let sequential = self.truncated
+                || self
+                    .lookup(&call.name)
+                    .is_some_and(|t| t.definition().execution == ExecutionMode::Sequential);
+            if sequential {
+                if start < index {
+                    groups.push(start..index);
+                }
+                groups.push(index..index + 1);
+                start = index + 1;
+            }
+        }
+        if start < calls.len() {
+            groups.push(start..calls.len());
+        }
+        groups
+    }
+
+    /// Looks up, repairs and validates one call; `Err` is the error result's text.
+    fn prepare(&mut self, call: &ToolCall) -> Result<(Arc<dyn Tool>, Value), String> {
+        if self.truncated {
+            return Err(format!(
+                "Tool call \"{}\" was not executed: the response hit the output token limit, so its arguments may be truncated. Re-issue the tool call with complete arguments.",
+                call.name
+            ));
+        }
+        if self.cancel.is_cancelled() {
+            return Err(OPERATION_ABORTED.to_owned());
+        }
+        let tool = self
+            .lookup(&call.name)
+            .ok_or_else(|| format!("Tool {} not found", call.name))?
+            .clone();
+        let arguments = tool.prepare_arguments(call.arguments.clone());
+        self.schemas.validate(tool.definition(), &arguments)?;
+        Ok((tool, arguments))
+    }
+
+    /// Runs one group and returns its results in call order.
+    pub(crate) async fn run_group(&mut self, calls: &[ToolCall]) -> Vec<ToolResultMessage> {
+        let mut finished: Vec<Option<Finished>> = calls.iter().map(|_| None).collect();
+        let mut slots: Vec<Option<SharedSlot>> = calls.iter().map(|_| None).collect();
+        let updated = Arc::new(Notify::new());
+        let mut running = JoinSet::new();
+        let mut index_of_task = HashMap::new();
+
+        for (index, call) in calls.iter().enumerate() {
+            self.events
+                .emit(AgentEvent::ToolExecutionStart {
+                    tool_call_id: call.id.clone(),
+                    tool_name: call.name.clone(),
+                    args: call.arguments.clone(),
+                })
+                .await;
+            match self.prepare(call) {
+                Err(text) => {
+                    let outcome = Finished::error(text);
+                    self.emit_end(call, &outcome).await;
+                    finished[index] = Some(outcome);
+                }
+                Ok((tool, arguments)) => {
+                    let slot = SharedSlot::default();
+                    let context = ToolContext::new(
+                        call.id.clone(),
+                        self.cwd.to_path_buf(),
+                        self.cancel.child_token(),
+                    )
+                    .with_updates(update_sink(slot.clone(), updated.clone()));
+                    let clock = self.clock.clone();
+                    let task = running.spawn(async move {
+                        let started = clock.monotonic();
+                        let result = tool.execute(arguments, context).await;
+                        (result, clock.monotonic().saturating_sub(started))
+                    });
+                    index_of_task.insert(task.id(), index);
+                    slots[index] = Some(slot);
+                }
+            }
+        }
+
+        while !running.is_empty() {
+            tokio::select! {
+                biased;
+                joined = running.join_next_with_id() => {
+                    let (id, outcome) = match joined {
+                        Some(Ok((id, (result, duration)))) => {
+                            (id, Finished::from_result(result, duration))
+                        }
+                        Some(Err(error)) => {
+                            let text = if error.is_panic() {
+                                "The tool crashed (panicked) while running. This is a bug in the tool; the call did not complete."
+                            } else {
+                                OPERATION_ABORTED
+                            };
+                            (error.id(), Finished::error(text))
+                        }
+                        None => break,
+                    };
+                    let Some(&index) = index_of_task.get(&id) else { continue };
+                    if let Some(slot) = &slots[index] {
+                        self.flush(&calls[index], slot, true).await;
+                    }
+                    self.emit_end(&calls[index], &outcome).await;
+                    finished[index] = Some(outcome);
+                }
+                () = updated.notified() => {
+                    for (index, slot) in slots.iter().enumerate() {
+                        if let Some(slot) = slot {
+                            self.flush(&calls[index], slot, false).await;
+                        }
+                    }
+                }
+            }
+        }
+
+        calls
+            .iter()
+            .zip(finished)
+            .map(|(call, outcome)| {
+                let outcome = outcome.unwrap_or_else(|| Finished::error(OPERATION_ABORTED));
+                ToolResultMessage {
+                    tool_call_id: call.id.clone(),
+                    tool_name: call.name.clone(),
+                    content: Blocks(outcome.content),
+                    details: outcome.details,
+                    usage: None,
+                    is_error: outcome.is_error,
+                    timestamp: Millis(self.clock.now_ms()),
+                    extra: Default::default(),
+                }
+            })
+            .collect()
+    }
+
+    /// Emits the call's latest partial result, if any; `close` stops further updates.
+    async fn flush(&self, call: &ToolCall, slot: &SharedSlot, close: bool) {
+        let latest = {
+            let mut slot = slot.lock().unwrap_or_else(PoisonError::into_inner);
+            slot.closed |= close;
+            slot.latest.take()
+        };
+        if let Some(partial) = latest {
+            self.events
+                .emit(AgentEvent::ToolExecutionUpdate {
+                    tool_call_id: call.id.clone(),
+                    tool_name: call.name.clone(),
+                    args: call.arguments.clone(),
+                    partial_result: payload(partial.content, partial.details),
+                })
+                .await;
+        }
+    }
+
+    async fn emit_end(&self, call: &ToolCall, outcome: &Finished) {
+        self.events
+            .emit(AgentEvent::ToolExecutionEnd {
+                tool_call_id: call.id.clone(),
+                tool_name: call.name.clone(),
+                result: payload(outcome.content.clone(), outcome.details.clone()),
+                is_error: outcome.is_error,
+                duration_ms: outcome.duration.map(|d| d.as_millis() as u64),
+            })
+            .await;
+    }
+}
+
+fn update_sink(slot: SharedSlot, updated: Arc<Notify>) -> UpdateSink {
+    Arc::new(move |partial: ToolOutput| {
+        {
+            let mut slot = slot.lock().unwrap_or_else(PoisonError::into_inner);
+            if slot.closed {
+                return;
+            }
+            slot.latest = Some(partial);
+        }
+        updated.notify_one();
+    })
+}
