@@ -398,3 +398,35 @@ async fn prefix_session_variables_and_spawn_hook_shape_the_command() {
     assert_eq!(text(&out), "[unset]\n");
     assert!(quiet.definition().prompt_guidelines.is_empty());
 }
+
+#[tokio::test]
+async fn a_configured_shell_must_exist() {
+    let dir = tempfile::tempdir().unwrap();
+    let bash = bash_with(BashConfig {
+        shell_path: Some(dir.path().join("no-such-shell")),
+        ..BashConfig::default()
+    });
+    let message = failure(call(bash.as_ref(), dir.path(), json!({"command": "true"})).await);
+    assert_eq!(
+        message,
+        format!(
+            "Custom shell path not found: {}",
+            dir.path().join("no-such-shell").display()
+        )
+    );
+}
+
+#[tokio::test]
+async fn an_already_aborted_call_runs_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = context(dir.path());
+    ctx.cancel.cancel();
+    let result = bash_in(dir.path())
+        .execute(json!({"command": "touch ran"}), ctx)
+        .await;
+    assert_eq!(
+        result,
+        Err(ToolError::Aborted("Command aborted".to_owned()))
+    );
+    assert!(!dir.path().join("ran").exists());
+}

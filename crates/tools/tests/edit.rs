@@ -253,3 +253,42 @@ fn definition_declares_the_argument_repair_and_schema() {
     );
     assert_eq!(definition.prompt_guidelines.len(), 4);
 }
+
+#[tokio::test]
+async fn an_aborted_edit_leaves_the_file_alone() {
+    let dir = setup("keep\n");
+    let ctx = common::context(dir.path());
+    ctx.cancel.cancel();
+    let result = tool("edit")
+        .execute(
+            json!({"path": "f.txt", "edits": [{"oldText": "keep", "newText": "lose"}]}),
+            ctx,
+        )
+        .await;
+    assert_eq!(
+        result,
+        Err(knightcode_agent::tool::ToolError::Aborted(
+            "Operation aborted".to_owned()
+        ))
+    );
+    assert_eq!(read(dir.path()), "keep\n");
+}
+
+#[tokio::test]
+async fn several_edits_that_change_nothing_are_reported() {
+    let dir = setup("a\nb\n");
+    let message = failure(
+        edit(
+            dir.path(),
+            json!({"path": "f.txt", "edits": [
+                {"oldText": "a", "newText": "a"},
+                {"oldText": "b", "newText": "b"},
+            ]}),
+        )
+        .await,
+    );
+    assert_eq!(
+        message,
+        "No changes made to f.txt. The replacements produced identical content."
+    );
+}

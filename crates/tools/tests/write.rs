@@ -74,3 +74,20 @@ async fn writing_over_a_directory_fails_with_the_os_error() {
         "{message}"
     );
 }
+
+#[tokio::test]
+async fn an_aborted_write_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = common::context(dir.path());
+    ctx.cancel.cancel();
+    let result = tool("write")
+        .execute(json!({"path": "f.txt", "content": "x"}), ctx)
+        .await;
+    assert_eq!(
+        result,
+        Err(knightcode_agent::tool::ToolError::Aborted(
+            "Operation aborted".to_owned()
+        ))
+    );
+    assert!(!dir.path().join("f.txt").exists());
+}
