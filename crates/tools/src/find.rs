@@ -106,6 +106,7 @@ impl FindTool {
                 pattern: args.pattern,
                 dir: root.clone(),
                 limit: limit.ceil() as usize,
+                ignore: vec!["**/node_modules/**".to_owned(), "**/.git/**".to_owned()],
                 cancel: context.cancel.clone(),
             })
             .await?;

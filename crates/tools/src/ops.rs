@@ -43,6 +43,9 @@ pub struct GlobRequest {
     pub dir: PathBuf,
     /// Stop after this many results.
     pub limit: usize,
+    /// Globs to leave out, for backends without gitignore support (the local walk applies
+    /// `.gitignore` rules instead and always skips `.git`).
+    pub ignore: Vec<String>,
     pub cancel: CancellationToken,
 }
 
