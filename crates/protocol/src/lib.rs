@@ -7,6 +7,7 @@ pub mod content;
 pub mod entry;
 pub mod event;
 pub mod message;
+pub mod rpc;
 pub mod usage;
 pub mod wire;
 
