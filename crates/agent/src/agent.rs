@@ -232,7 +232,10 @@ impl std::fmt::Debug for Agent {
 }
 
 impl Agent {
-    /// An agent with no messages, the system clock and no persistence. Events go to `events`.
+    /// An agent with no messages, the system clock and no persistence. Events go to `events`,
+    /// whose receiver must be read while a run goes on: the channel is bounded, so an unread
+    /// one holds the loop back (drop the receiver, or use [`EventSender::discard`], to run
+    /// without a listener).
     pub fn new(provider: Arc<dyn Provider>, config: AgentConfig, events: EventSender) -> Self {
         Self {
             provider,

@@ -191,6 +191,15 @@ impl EventReceiver {
     pub fn try_recv(&mut self) -> Result<AgentEvent, TryRecvError> {
         pop(&self.inner)
     }
+
+    /// How many events are waiting.
+    pub fn len(&self) -> usize {
+        self.inner.lock().events.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 fn pop(inner: &Inner) -> Result<AgentEvent, TryRecvError> {

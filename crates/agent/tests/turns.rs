@@ -396,3 +396,93 @@ async fn a_failing_store_stops_the_run() {
         ["agent_end 2 willRetry=false", "agent_settled aborted=false"]
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_consumer_holds_the_loop_back() {
+    // 400 deltas through an 8-event channel: the loop must wait for the consumer rather than
+    // queue them all.
+    let text = "x".repeat(800);
+    let mut builder = reply();
+    builder = builder.text(&text);
+    let mut flood = builder.done();
+    let delta = flood
+        .events
+        .iter()
+        .position(|e| matches!(e, knightcode_ai::StreamEvent::TextDelta { .. }))
+        .unwrap();
+    let many: Vec<knightcode_ai::StreamEvent> = (0..400)
+        .map(|_| knightcode_ai::StreamEvent::TextDelta {
+            content_index: 0,
+            delta: "xx".into(),
+        })
+        .collect();
+    flood.events.splice(delta..delta + 2, many);
+    let provider = ScriptedProvider::new(vec![flood]);
+    let Setup {
+        mut agent,
+        mut events,
+        ..
+    } = setup(provider.clone(), vec![]);
+    let task = tokio::spawn(async move { agent.prompt(vec![user("flood")]).await });
+    let mut updates = 0;
+    let mut most_waiting = 0;
+    while let Some(event) = events.recv().await {
+        most_waiting = most_waiting.max(events.len());
+        // A consumer slower than the producer.
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+        if matches!(event, AgentEvent::MessageUpdate { .. }) {
+            updates += 1;
+        }
+        if matches!(event, AgentEvent::AgentSettled { .. }) {
+            break;
+        }
+    }
+    task.await.unwrap().unwrap();
+    assert_eq!(updates, 402);
+    assert!(most_waiting <= 8, "{most_waiting} events were buffered");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn continue_run_answers_the_conversation_as_it_stands() {
+    let provider = ScriptedProvider::new(vec![text_reply("resumed"), text_reply("queued")]);
+    let Setup {
+        agent, mut events, ..
+    } = setup(provider.clone(), vec![]);
+    // Drain events alongside: the channel is bounded, so an unread channel stalls the loop.
+    let drained = Arc::new(Mutex::new(Vec::new()));
+    let sink = drained.clone();
+    let drain = tokio::spawn(async move {
+        while let Some(event) = events.recv().await {
+            sink.lock().unwrap().push(event);
+        }
+    });
+    let mut agent = agent.with_messages(vec![user("where were we")]);
+    let run = agent.continue_run().await.unwrap();
+    assert_eq!(run.messages.len(), 1);
+    assert_eq!(provider.contexts()[0], vec![user("where were we")]);
+    // Now the last message is the assistant's: only queued messages can continue it.
+    let error = agent.continue_run().await.unwrap_err();
+    assert!(matches!(error, AgentError::CannotContinue(_)), "{error}");
+    agent.handle().follow_up(user("and then?"));
+    let run = agent.continue_run().await.unwrap();
+    assert_eq!(run.messages.len(), 2);
+    assert_eq!(provider.contexts()[1].last(), Some(&user("and then?")));
+    drop(agent);
+    drain.await.unwrap();
+    let lines = without_updates(describe(&drained.lock().unwrap()));
+    assert_eq!(
+        lines
+            .iter()
+            .filter(|l| *l == "agent_settled aborted=false")
+            .count(),
+        2
+    );
+    let empty = setup(ScriptedProvider::new(vec![]), vec![]);
+    let mut empty_agent = empty.agent;
+    assert!(matches!(
+        empty_agent.continue_run().await,
+        Err(AgentError::CannotContinue(_))
+    ));
+}
