@@ -3,4 +3,7 @@
 
 pub mod args;
 pub mod help;
+pub mod initial;
 pub mod list_models;
+pub mod oneshot;
+pub mod setup;

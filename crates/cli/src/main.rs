@@ -15,6 +15,7 @@ use knightcode_cli::args::AppMode;
 use knightcode_cli::args::Parsed;
 use knightcode_cli::help;
 use knightcode_cli::list_models;
+use knightcode_cli::oneshot;
 
 fn main() -> ExitCode {
     // Lossy like the reference (JavaScript strings); a non-UTF-8 argument must not panic.
@@ -79,17 +80,24 @@ fn run(argv: &[String]) -> ExitCode {
         std::io::stdin().is_terminal(),
         std::io::stdout().is_terminal(),
     );
-    not_available(match mode {
-        AppMode::Interactive => "the interactive interface",
-        AppMode::Print => "print mode (-p, or input/output that is not a terminal)",
-        AppMode::Json => "JSON mode (--mode json)",
-        AppMode::Rpc => "RPC mode (--mode rpc)",
-    })
+    let one_shot = match mode {
+        AppMode::Interactive => return not_available("the interactive interface"),
+        AppMode::Rpc => return not_available("RPC mode (--mode rpc)"),
+        AppMode::Print => oneshot::OneShot::Print,
+        AppMode::Json => oneshot::OneShot::Json,
+    };
+    match oneshot::run(&args, one_shot) {
+        Ok(code) => code,
+        Err(error) => {
+            stderr_line(&format!("Error: {error:#}"));
+            ExitCode::FAILURE
+        }
+    }
 }
 
 fn not_available(what: &str) -> ExitCode {
     stderr_line(&format!(
-        "Error: {what} is not available yet in this build of knightcode; only --help, --version and --list-models work so far."
+        "Error: {what} is not available yet in this build of knightcode; print mode (-p) and JSON mode (--mode json) work."
     ));
     ExitCode::FAILURE
 }

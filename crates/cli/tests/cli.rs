@@ -411,13 +411,8 @@ fn list_models_warns_about_broken_files_and_still_lists() {
 
 #[test]
 fn modes_not_built_yet_exit_1_with_a_clear_message() {
-    // Under the test harness stdin and stdout are not terminals, so a plain run is print mode.
-    let cases: [(&[&str], &str); 6] = [
-        (&["-p", "hello"], "print mode"),
-        (&["hello"], "print mode"),
-        (&["--mode", "json", "hello"], "JSON mode (--mode json)"),
+    let cases: [(&[&str], &str); 2] = [
         (&["--mode", "rpc"], "RPC mode (--mode rpc)"),
-        (&["--continue", "--mode", "text"], "print mode"),
         (&["--export", "session.jsonl"], "--export"),
     ];
     for (args, what) in cases {
@@ -453,7 +448,7 @@ fn subcommands_not_built_yet_exit_1() {
         assert_eq!(
             r.stderr,
             format!(
-                "Error: `knightcode {name}` is not available yet in this build of knightcode; only --help, --version and --list-models work so far.\n"
+                "Error: `knightcode {name}` is not available yet in this build of knightcode; print mode (-p) and JSON mode (--mode json) work.\n"
             )
         );
     }

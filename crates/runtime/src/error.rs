@@ -20,6 +20,16 @@ pub enum RuntimeError {
     #[error("Project is not trusted; refusing to write project settings")]
     ProjectNotTrusted,
 
+    /// Start-up could not pick a model or credentials; the text says what to do.
+    #[error("{0}")]
+    Setup(String),
+
+    #[error(transparent)]
+    Session(#[from] knightcode_session::SessionError),
+
+    #[error(transparent)]
+    Agent(#[from] knightcode_agent::AgentError),
+
     #[error("could not encode {what}: {source}")]
     Encode {
         what: &'static str,

@@ -1,6 +1,7 @@
 //! KnightCode's session runtime (`AgentSession`, the SDK): settings, project trust, resources
 //! and the system prompt; it wires the agent loop, tools, session store and providers.
 
+pub mod agent_session;
 pub mod context_files;
 mod error;
 pub mod model_select;
@@ -8,6 +9,10 @@ pub mod settings;
 pub mod system_prompt;
 pub mod trust;
 
+pub use agent_session::AgentSession;
+pub use agent_session::SessionSetup;
+pub use agent_session::SessionTarget;
+pub use agent_session::ToolSelection;
 pub use error::Result;
 pub use error::RuntimeError;
 pub use settings::Settings;

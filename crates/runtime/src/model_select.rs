@@ -205,11 +205,12 @@ pub fn resolve_cli_model(
     let mut inferred = false;
     if provider.is_none()
         && let Some((prefix, rest)) = cli_model.split_once('/')
-            && let Some(found) = find_provider(prefix) {
-                provider = Some(found);
-                pattern = rest.to_owned();
-                inferred = true;
-            }
+        && let Some(found) = find_provider(prefix)
+    {
+        provider = Some(found);
+        pattern = rest.to_owned();
+        inferred = true;
+    }
     if provider.is_none() {
         let lower = cli_model.to_lowercase();
         let exact: Vec<&Model> = models
@@ -324,9 +325,9 @@ pub fn default_model<'a>(available: &'a [Model], saved: Option<(&str, &str)>) ->
         && let Some(model) = available
             .iter()
             .find(|m| m.provider == provider && m.id == id)
-        {
-            return Some(model);
-        }
+    {
+        return Some(model);
+    }
     DEFAULT_MODEL_PER_PROVIDER
         .iter()
         .find_map(|(provider, id)| {

@@ -1,0 +1,131 @@
+//! From parsed arguments to a [`SessionSetup`]: directories, the session to use, model and
+//! tool flags (`spec/cli.md` §5).
+
+use std::path::Path;
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use anyhow::bail;
+use knightcode_runtime::SessionSetup;
+use knightcode_runtime::SessionTarget;
+use knightcode_runtime::ToolSelection;
+use knightcode_session::list;
+use knightcode_session::paths::SessionLocation;
+use knightcode_session::paths::resolve_session_location;
+
+use crate::args::Args;
+use crate::list_models::agent_dir;
+
+/// `--session`/`--fork` values name a file when they look like a path.
+fn looks_like_path(value: &str) -> bool {
+    value.contains('/') || value.contains('\\') || value.ends_with(".jsonl")
+}
+
+/// Finds a session by path, exact id or id prefix: in this project first, then anywhere.
+fn find_session(
+    value: &str,
+    location: &SessionLocation,
+    cwd: &Path,
+    agent_dir: &Path,
+) -> anyhow::Result<PathBuf> {
+    if looks_like_path(value) {
+        return Ok(cwd.join(value));
+    }
+    let filter = location.filter_by_cwd.then_some(cwd);
+    if let Some(path) = list::find_session(&location.dir, filter, value) {
+        return Ok(path);
+    }
+    let global = list::list_all_sessions(&agent_dir.join("sessions"));
+    global
+        .iter()
+        .find(|info| info.id == value)
+        .or_else(|| global.iter().find(|info| info.id.starts_with(value)))
+        .map(|info| info.path.clone())
+        .with_context(|| format!("No session found matching '{value}'"))
+}
+
+/// Builds the run's setup from the command line and the environment.
+pub fn session_setup(args: &Args) -> anyhow::Result<SessionSetup> {
+    let cwd = std::env::current_dir().context("could not read the current directory")?;
+    let agent_dir = agent_dir()?;
+    let home = std::env::home_dir();
+    let env_dir = std::env::var("KNIGHTCODE_CODING_AGENT_SESSION_DIR").ok();
+    let setting_dir = knightcode_runtime::settings::bootstrap_session_dir(&agent_dir, &cwd);
+    let location = resolve_session_location(
+        args.session_dir.as_deref(),
+        env_dir.as_deref(),
+        setting_dir.as_deref(),
+        &agent_dir,
+        &cwd,
+        home.as_deref(),
+    );
+    let filter = location.filter_by_cwd.then_some(cwd.as_path());
+    let target = if args.no_session {
+        SessionTarget::InMemory
+    } else if let Some(source) = &args.fork {
+        SessionTarget::Fork {
+            source: find_session(source, &location, &cwd, &agent_dir)?,
+            dir: location.dir.clone(),
+            session_id: args.session_id.clone(),
+        }
+    } else if let Some(value) = &args.session {
+        let path = find_session(value, &location, &cwd, &agent_dir)?;
+        if !looks_like_path(value) && path.parent() != Some(location.dir.as_path()) {
+            bail!(
+                "Session '{value}' belongs to another project ({}). Use --fork {value} to continue it here.",
+                path.display()
+            );
+        }
+        SessionTarget::Open(path)
+    } else if args.resume {
+        bail!(
+            "--resume needs the interactive session picker, which is not available yet; use --continue or --session <id>"
+        );
+    } else if args.continue_session {
+        match list::most_recent_session(&location.dir, filter) {
+            Some(path) => SessionTarget::Open(path),
+            None => SessionTarget::New {
+                dir: location.dir.clone(),
+                session_id: None,
+            },
+        }
+    } else if let Some(id) = &args.session_id {
+        match list::find_session(&location.dir, filter, id) {
+            Some(path)
+                if knightcode_session::load::read_header(&path)
+                    .ok()
+                    .flatten()
+                    .is_some_and(|h| &h.id == id) =>
+            {
+                SessionTarget::Open(path)
+            }
+            _ => SessionTarget::New {
+                dir: location.dir.clone(),
+                session_id: Some(id.clone()),
+            },
+        }
+    } else {
+        SessionTarget::New {
+            dir: location.dir,
+            session_id: None,
+        }
+    };
+    let mut setup = SessionSetup::new(cwd, agent_dir, target);
+    setup.home = home;
+    setup.provider = args.provider.clone();
+    setup.model = args.model.clone();
+    setup.thinking = args.thinking;
+    setup.api_key = args.api_key.clone();
+    setup.tools = ToolSelection {
+        allow: args.tools.clone(),
+        exclude: args.exclude_tools.clone().unwrap_or_default(),
+        no_builtin: args.no_builtin_tools,
+        no_tools: args.no_tools,
+    };
+    setup.system_prompt = args.system_prompt.clone();
+    setup.append_system_prompt = args.append_system_prompt.clone();
+    setup.no_context_files = args.no_context_files;
+    setup.approve = args.project_trust;
+    setup.name = args.name.clone();
+    Ok(setup)
+}

@@ -1,0 +1,584 @@
+//! `AgentSession`: one conversation wired together — session file, model and auth, tools,
+//! system prompt and the agent loop. Print, JSON and RPC modes drive it; so can Rust code.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::PoisonError;
+
+use knightcode_agent::Agent;
+use knightcode_agent::AgentConfig;
+use knightcode_agent::AgentHandle;
+use knightcode_agent::EventReceiver;
+use knightcode_agent::QueueMode;
+use knightcode_agent::RunOutcome;
+use knightcode_agent::ToolRegistry;
+use knightcode_ai::AuthContext;
+use knightcode_ai::AuthStorage;
+use knightcode_ai::Client;
+use knightcode_ai::Model;
+use knightcode_ai::ModelRegistry;
+use knightcode_ai::ProcessEnv;
+use knightcode_ai::RetryPolicy;
+use knightcode_ai::StreamOptions;
+use knightcode_ai::ThinkingLevel;
+use knightcode_protocol::AgentMessage;
+use knightcode_protocol::Content;
+use knightcode_protocol::ContentBlock;
+use knightcode_protocol::Millis;
+use knightcode_protocol::SessionHeader;
+use knightcode_protocol::ToolDeclaration;
+use knightcode_session::SessionManager;
+use knightcode_session::SessionStore;
+use knightcode_session::SystemState;
+use knightcode_tools::BashConfig;
+use knightcode_tools::SessionEnv;
+use knightcode_tools::ToolsConfig;
+
+use crate::context_files::ContextFile;
+use crate::context_files::PromptFiles;
+use crate::context_files::discover_context_files;
+use crate::context_files::resolve_prompt_files;
+use crate::error::Result;
+use crate::error::RuntimeError;
+use crate::model_select;
+use crate::settings::Settings;
+use crate::system_prompt::PromptInputs;
+use crate::system_prompt::ToolPromptInfo;
+use crate::system_prompt::build_sections;
+use crate::system_prompt::system_message_for;
+use crate::trust::TrustDecision;
+use crate::trust::TrustStore;
+use crate::trust::resolve_non_interactive;
+
+/// Which session to work in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionTarget {
+    /// `--no-session`: nothing is written.
+    InMemory,
+    /// A new session file in `dir` (written on the first reply).
+    New {
+        dir: PathBuf,
+        session_id: Option<String>,
+    },
+    /// An existing file (or a path where a new session should be written).
+    Open(PathBuf),
+    /// `--fork <source>`: a copy of `source` in `dir`.
+    Fork {
+        source: PathBuf,
+        dir: PathBuf,
+        session_id: Option<String>,
+    },
+}
+
+/// Which tools to offer.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolSelection {
+    /// `--tools`: exactly these (built-in names).
+    pub allow: Option<Vec<String>>,
+    /// `--exclude-tools`.
+    pub exclude: Vec<String>,
+    /// `--no-builtin-tools`.
+    pub no_builtin: bool,
+    /// `--no-tools`.
+    pub no_tools: bool,
+}
+
+/// Everything a run is started with; the CLI fills it from flags, an SDK user by hand.
+#[derive(Debug, Clone)]
+pub struct SessionSetup {
+    pub cwd: PathBuf,
+    pub agent_dir: PathBuf,
+    pub home: Option<PathBuf>,
+    pub target: SessionTarget,
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub thinking: Option<ThinkingLevel>,
+    pub api_key: Option<String>,
+    pub tools: ToolSelection,
+    pub system_prompt: Option<String>,
+    pub append_system_prompt: Vec<String>,
+    pub no_context_files: bool,
+    /// `--approve` (Some(true)) / `--no-approve` (Some(false)).
+    pub approve: Option<bool>,
+    /// `--name`.
+    pub name: Option<String>,
+}
+
+impl SessionSetup {
+    pub fn new(cwd: PathBuf, agent_dir: PathBuf, target: SessionTarget) -> Self {
+        Self {
+            cwd,
+            agent_dir,
+            home: None,
+            target,
+            provider: None,
+            model: None,
+            thinking: None,
+            api_key: None,
+            tools: ToolSelection::default(),
+            system_prompt: None,
+            append_system_prompt: Vec::new(),
+            no_context_files: false,
+            approve: None,
+            name: None,
+        }
+    }
+}
+
+fn lock(session: &Mutex<SessionManager>) -> std::sync::MutexGuard<'_, SessionManager> {
+    // Appends either complete or roll back inside the session store, so a panic elsewhere
+    // cannot leave the manager half-updated.
+    session.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// One live conversation.
+pub struct AgentSession {
+    session: Arc<Mutex<SessionManager>>,
+    agent: Agent,
+    handle: AgentHandle,
+    model: Model,
+    thinking: ThinkingLevel,
+    settings: Settings,
+    trust: TrustDecision,
+    prompt_files: PromptFiles,
+    context_files: Vec<ContextFile>,
+    cwd: PathBuf,
+    /// Things worth telling the user on stderr (skipped project resources, bad files, …).
+    notices: Vec<String>,
+}
+
+impl std::fmt::Debug for AgentSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentSession")
+            .field(
+                "model",
+                &format_args!("{}/{}", self.model.provider, self.model.id),
+            )
+            .field("thinking", &self.thinking)
+            .field("cwd", &self.cwd)
+            .finish_non_exhaustive()
+    }
+}
+
+fn open_session(store: &SessionStore, setup: &SessionSetup) -> Result<SessionManager> {
+    let session = match &setup.target {
+        SessionTarget::InMemory => store.in_memory(&setup.cwd),
+        SessionTarget::New { dir, session_id } => store.create(
+            dir,
+            &setup.cwd,
+            knightcode_session::NewSession {
+                session_id: session_id.clone(),
+                ..Default::default()
+            },
+        )?,
+        SessionTarget::Open(path) => store.open(path, &setup.cwd)?,
+        SessionTarget::Fork {
+            source,
+            dir,
+            session_id,
+        } => store.fork_from(source, dir, &setup.cwd, session_id.clone())?,
+    };
+    Ok(session)
+}
+
+impl AgentSession {
+    /// Starts a session: trust, settings, session file, model, tools, prompt inputs.
+    /// Returns the session and the receiver of its events.
+    pub async fn start(setup: SessionSetup) -> Result<(Self, EventReceiver)> {
+        Self::start_with_store(setup, SessionStore::default()).await
+    }
+
+    /// As [`Self::start`], with a caller-owned session store (shared ownership registry, clock).
+    pub async fn start_with_store(
+        setup: SessionSetup,
+        store: SessionStore,
+    ) -> Result<(Self, EventReceiver)> {
+        let mut notices = Vec::new();
+        let global_only = Settings::load(&setup.agent_dir, &setup.cwd, false);
+        let trust_store = TrustStore::load(&setup.agent_dir).unwrap_or_else(|error| {
+            notices.push(format!(
+                "{error}; treating every folder as having no saved decision"
+            ));
+            TrustStore::default()
+        });
+        let trust = resolve_non_interactive(
+            &setup.cwd,
+            setup.home.as_deref(),
+            setup.approve,
+            &trust_store,
+            global_only.default_project_trust(),
+        );
+        notices.extend(trust.skipped_notice(&setup.cwd));
+        let settings = Settings::load(&setup.agent_dir, &setup.cwd, trust.trusted);
+        notices.extend(settings.diagnostics().iter().map(ToString::to_string));
+
+        let mut session = open_session(&store, &setup)?;
+        notices.extend(
+            session
+                .warnings()
+                .iter()
+                .map(|w| format!("session file: {w}")),
+        );
+
+        let registry = ModelRegistry::load(&setup.agent_dir);
+        if let Some(error) = registry.error() {
+            notices.push(error.to_owned());
+        }
+        let auth_storage = AuthStorage::load(&setup.agent_dir).unwrap_or_else(|error| {
+            notices.push(error.to_string());
+            AuthStorage::empty(&setup.agent_dir)
+        });
+        let env = ProcessEnv;
+        let no_runtime_keys = HashMap::new();
+        let auth = AuthContext {
+            storage: &auth_storage,
+            env: &env,
+            runtime_keys: &no_runtime_keys,
+        };
+        let has_auth = |provider: &str| {
+            let key = registry.provider_config(provider).and_then(|c| c.api_key());
+            auth.has_auth(provider, key)
+        };
+        let restored = session.build_context();
+        let restored_model = restored.model.clone();
+        let restored_thinking = session.branch(None).ok().and_then(|path| {
+            path.iter().rev().find_map(|entry| match entry {
+                knightcode_protocol::SessionEntry::ThinkingLevelChange(change) => {
+                    ThinkingLevel::parse(&change.thinking_level)
+                }
+                _ => None,
+            })
+        });
+        drop(restored);
+
+        let (model, suffix_thinking) = match &setup.model {
+            Some(pattern) => {
+                let chosen = model_select::resolve_cli_model(
+                    setup.provider.as_deref(),
+                    pattern,
+                    setup.thinking,
+                    registry.models(),
+                    &has_auth,
+                )
+                .map_err(RuntimeError::Setup)?;
+                notices.extend(chosen.warning);
+                (chosen.model, chosen.thinking)
+            }
+            None => {
+                let available = registry.available(&auth);
+                let from_session = restored_model.as_ref().and_then(|m| {
+                    available
+                        .iter()
+                        .find(|a| a.provider == m.provider && a.id == m.model_id)
+                });
+                let saved = settings.default_provider().zip(settings.default_model());
+                let model = from_session
+                    .or_else(|| model_select::default_model(&available, saved))
+                    .cloned()
+                    .ok_or_else(|| RuntimeError::Setup(no_model_message(&setup.agent_dir)))?;
+                (model, None)
+            }
+        };
+        let thinking = setup
+            .thinking
+            .or(suffix_thinking)
+            .or(restored_thinking)
+            .or_else(|| {
+                settings
+                    .model_thinking_level(&model.provider, &model.id)
+                    .and_then(ThinkingLevel::parse)
+            })
+            .or_else(|| ThinkingLevel::parse(settings.default_thinking_level()))
+            .unwrap_or(ThinkingLevel::Medium);
+        let thinking = model.clamp_thinking_level(thinking);
+
+        let mut runtime_keys = HashMap::new();
+        if let Some(key) = &setup.api_key {
+            runtime_keys.insert(model.provider.clone(), key.clone());
+        }
+        let auth = AuthContext {
+            storage: &auth_storage,
+            env: &env,
+            runtime_keys: &runtime_keys,
+        };
+        let resolved = registry
+            .resolve_auth(&model, &auth)
+            .await
+            .map_err(|e| RuntimeError::Setup(e.to_string()))?;
+        let Some(resolved) = resolved else {
+            return Err(RuntimeError::Setup(format!(
+                "No API key for provider \"{}\". Set its API key environment variable, add it to {}, or pass --api-key.",
+                model.provider,
+                setup.agent_dir.join("auth.json").display()
+            )));
+        };
+
+        // Record the model and level a resumed session did not have (or had differently).
+        let model_changed = restored_model
+            .as_ref()
+            .is_none_or(|m| m.provider != model.provider || m.model_id != model.id);
+        if model_changed {
+            session.append_model_change(&model.provider, &model.id)?;
+        }
+        if restored_thinking != Some(thinking) {
+            session.append_thinking_level_change(thinking.as_str())?;
+        }
+        if let Some(name) = &setup.name {
+            session.set_session_name(name)?;
+        }
+
+        let session_id = session.session_id().to_owned();
+        let session_file = session.session_file().map(Path::to_path_buf);
+        let session = Arc::new(Mutex::new(session));
+        let (tools, active_tools) = build_tools(
+            &setup,
+            &settings,
+            &model,
+            thinking,
+            &session_id,
+            session_file,
+        );
+
+        let prompt_files = resolve_prompt_files(
+            &setup.agent_dir,
+            &setup.cwd,
+            trust.trusted,
+            setup.system_prompt.as_deref(),
+            &setup.append_system_prompt,
+        );
+        let context_files = if setup.no_context_files {
+            Vec::new()
+        } else {
+            discover_context_files(&setup.agent_dir, &setup.cwd)
+        };
+
+        let retry = settings.retry();
+        let mut headers = serde_json::Map::new();
+        headers.extend(resolved.headers.clone());
+        let config = AgentConfig {
+            model: model.clone(),
+            options: StreamOptions {
+                api_key: resolved.api_key,
+                thinking,
+                session_id: Some(session_id),
+                headers,
+                ..StreamOptions::default()
+            },
+            system_prompt: None,
+            tools,
+            active_tools: Some(active_tools),
+            cwd: setup.cwd.clone(),
+            retry: RetryPolicy {
+                enabled: retry.enabled,
+                max_retries: retry.max_retries,
+                base_delay_ms: retry.base_delay_ms,
+                max_agent_delay_ms: retry.max_delay_ms,
+            },
+        };
+        let client = Client::new().map_err(|e| RuntimeError::Setup(e.to_string()))?;
+        let (events, receiver) =
+            knightcode_agent::event_channel(knightcode_agent::DEFAULT_EVENT_CAPACITY);
+        // Every finished message goes to the session file before the next model request.
+        let store = Arc::clone(&session);
+        let agent = Agent::new(Arc::new(client), config, events)
+            .with_queue_modes(
+                queue_mode(settings.steering_mode()),
+                queue_mode(settings.follow_up_mode()),
+            )
+            .with_store(Box::new(
+                move |message: &AgentMessage| -> std::result::Result<(), knightcode_agent::PersistError> {
+                    lock(&store).append_message(message.clone())?;
+                    Ok(())
+                },
+            ));
+        let handle = agent.handle();
+        Ok((
+            Self {
+                session,
+                agent,
+                handle,
+                model,
+                thinking,
+                settings,
+                trust,
+                prompt_files,
+                context_files,
+                cwd: setup.cwd,
+                notices,
+            },
+            receiver,
+        ))
+    }
+
+    /// Steering, queueing and abort while a prompt runs.
+    pub fn handle(&self) -> AgentHandle {
+        self.handle.clone()
+    }
+
+    pub fn notices(&self) -> &[String] {
+        &self.notices
+    }
+
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    pub fn thinking_level(&self) -> ThinkingLevel {
+        self.thinking
+    }
+
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    pub fn trust(&self) -> &TrustDecision {
+        &self.trust
+    }
+
+    /// The session header (the first record of `--mode json`).
+    pub fn header(&self) -> SessionHeader {
+        lock(&self.session).header().clone()
+    }
+
+    /// The session, for reads (tree, entries, stats).
+    pub fn session(&self) -> Arc<Mutex<SessionManager>> {
+        Arc::clone(&self.session)
+    }
+
+    /// Runs one user prompt to completion (tool calls, queued messages, retries).
+    pub async fn prompt(&mut self, text: &str, images: Vec<ContentBlock>) -> Result<RunOutcome> {
+        let mut blocks = vec![ContentBlock::text(text)];
+        blocks.extend(images);
+        let user = AgentMessage::user(Content::Blocks(blocks), now_millis());
+        self.prepare_request()?;
+        self.agent
+            .prompt(vec![user])
+            .await
+            .map_err(RuntimeError::from)
+    }
+
+    /// Brings the persisted system prompt up to date and loads the branch's context into the
+    /// agent: every finished message is already in the session file before this request.
+    fn prepare_request(&mut self) -> Result<()> {
+        let tools = self.agent.config().tools.clone();
+        let active: Vec<String> = self.agent.config().active_tools.clone().unwrap_or_default();
+        let infos: Vec<ToolPromptInfo> = active
+            .iter()
+            .filter_map(|name| tools.get(name))
+            .map(|tool| {
+                let def = tool.definition();
+                ToolPromptInfo {
+                    name: def.name.clone(),
+                    snippet: def.prompt_snippet.clone(),
+                    guidelines: def.prompt_guidelines.clone(),
+                }
+            })
+            .collect();
+        let declarations: Vec<ToolDeclaration> = active
+            .iter()
+            .filter_map(|name| tools.get(name))
+            .map(|tool| {
+                let def = tool.definition();
+                ToolDeclaration {
+                    name: def.name.clone(),
+                    description: def.description.clone(),
+                    parameters: def.parameters.clone(),
+                    extra: Default::default(),
+                }
+            })
+            .collect();
+        let date = chrono::Local::now().format("%Y-%m-%d").to_string();
+        let sections = build_sections(&PromptInputs {
+            tools: &infos,
+            prompt_files: &self.prompt_files,
+            context_files: &self.context_files,
+            cwd: &self.cwd,
+            date: &date,
+            docs_dir: None,
+        });
+        let mut session = lock(&self.session);
+        let previous: SystemState = session.build_context().system;
+        if let Some(message) = system_message_for(&previous, &sections, &declarations, now_millis())
+        {
+            session.append_message(AgentMessage::System(Box::new(message)))?;
+        }
+        let context = session.build_context();
+        let prompt = context.system.prompt_text();
+        let messages: Vec<AgentMessage> = context
+            .messages
+            .iter()
+            .map(|m| (*m.message).clone())
+            .collect();
+        drop(context);
+        drop(session);
+        self.agent.config_mut().system_prompt = Some(prompt);
+        self.agent.replace_messages(messages);
+        Ok(())
+    }
+}
+
+fn queue_mode(value: &str) -> QueueMode {
+    if value == "all" {
+        QueueMode::All
+    } else {
+        QueueMode::OneAtATime
+    }
+}
+
+fn now_millis() -> Millis {
+    Millis(chrono::Utc::now().timestamp_millis())
+}
+
+fn no_model_message(agent_dir: &Path) -> String {
+    format!(
+        "No model available. Set a provider's API key (for example ANTHROPIC_API_KEY or OPENAI_API_KEY), \
+         add a provider to {}, or pass --model with --api-key.",
+        agent_dir.join("models.json").display()
+    )
+}
+
+/// Built-in tools and the names to activate: `--tools`, else the `defaultTools` setting, minus
+/// `--exclude-tools`; none with `--no-tools` or `--no-builtin-tools`.
+fn build_tools(
+    setup: &SessionSetup,
+    settings: &Settings,
+    model: &Model,
+    thinking: ThinkingLevel,
+    session_id: &str,
+    session_file: Option<PathBuf>,
+) -> (ToolRegistry, Vec<String>) {
+    let env = SessionEnv {
+        session_id: Some(session_id.to_owned()),
+        session_file,
+        provider: Some(model.provider.clone()),
+        model: Some(model.id.clone()),
+        reasoning_level: Some(thinking.as_str().to_owned()),
+    };
+    let bash = BashConfig {
+        shell_path: settings.shell_path(setup.home.as_deref()),
+        command_prefix: settings.shell_command_prefix().map(str::to_owned),
+        session_env: Some(Arc::new(move || env.clone())),
+        ..BashConfig::default()
+    };
+    let config = ToolsConfig {
+        file_ops: Arc::new(knightcode_tools::LocalFileOps),
+        mutation_queue: knightcode_tools::FileMutationQueue::new(),
+        bash,
+    };
+    let mut registry = ToolRegistry::new();
+    for tool in knightcode_tools::builtin_tools(config) {
+        registry.register(tool);
+    }
+    let mut active: Vec<String> = match &setup.tools.allow {
+        Some(names) => names.clone(),
+        None => settings.default_tools(),
+    };
+    active.retain(|name| registry.get(name).is_some() && !setup.tools.exclude.contains(name));
+    if setup.tools.no_tools || setup.tools.no_builtin {
+        active.clear();
+    }
+    (registry, active)
+}
