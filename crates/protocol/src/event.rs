@@ -71,7 +71,8 @@ pub enum AssistantMessageEvent {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ToolResultPayload {
     pub content: Vec<crate::content::ContentBlock>,
-    #[serde(default)]
+    /// Omitted when the tool reported none, as the reference writes it.
+    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
     pub details: serde_json::Value,
 }
 

@@ -388,12 +388,7 @@ impl AgentSession {
                 queue_mode(settings.steering_mode()),
                 queue_mode(settings.follow_up_mode()),
             )
-            .with_store(Box::new(
-                move |message: &AgentMessage| -> std::result::Result<(), knightcode_agent::PersistError> {
-                    lock(&store).append_message(message.clone())?;
-                    Ok(())
-                },
-            ));
+            .with_store(Box::new(SessionRecorder { session: store }));
         let handle = agent.handle();
         Ok((
             Self {
@@ -516,6 +511,40 @@ impl AgentSession {
         drop(session);
         self.agent.config_mut().system_prompt = Some(prompt);
         self.agent.replace_messages(messages);
+        Ok(())
+    }
+}
+
+/// The agent loop's persistence hook: finished messages go to the session file; a failed
+/// attempt that is retried is left out of future context with a `context_edit`, so raw
+/// history keeps it but the model never sees it again.
+struct SessionRecorder {
+    session: Arc<Mutex<SessionManager>>,
+}
+
+impl knightcode_agent::MessageStore for SessionRecorder {
+    fn append(
+        &mut self,
+        message: &AgentMessage,
+    ) -> std::result::Result<(), knightcode_agent::PersistError> {
+        lock(&self.session).append_message(message.clone())?;
+        Ok(())
+    }
+
+    fn omit(
+        &mut self,
+        message: &AgentMessage,
+    ) -> std::result::Result<(), knightcode_agent::PersistError> {
+        let mut session = lock(&self.session);
+        let target = session
+            .branch(None)?
+            .iter()
+            .rev()
+            .find(|entry| entry.message() == Some(message))
+            .map(|entry| entry.id().to_owned());
+        if let Some(target) = target {
+            session.append_context_edit(&target, None)?;
+        }
         Ok(())
     }
 }

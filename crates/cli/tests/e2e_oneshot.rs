@@ -1,0 +1,363 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! The real binary in JSON and print mode against a scripted model: it reads a file, lists the
+//! folder, edits the file and answers; the session is recorded and `--continue` resumes it.
+
+use std::path::Path;
+use std::path::PathBuf;
+use std::process::Command;
+
+use knightcode_testkit::MockServer;
+use knightcode_testkit::MockUsage;
+use knightcode_testkit::ScriptedReply;
+use knightcode_testkit::WireFormat;
+use serde_json::Value;
+
+struct Sandbox {
+    _root: tempfile::TempDir,
+    home: PathBuf,
+    agent: PathBuf,
+    project: PathBuf,
+}
+
+fn sandbox(server: &MockServer) -> Sandbox {
+    let root = tempfile::tempdir().unwrap();
+    let home = root.path().join("home");
+    let agent = root.path().join("agent");
+    let project = root.path().join("project");
+    for dir in [&home, &agent, &project] {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    let models = serde_json::json!({"providers": {"mock": {
+        "baseUrl": server.base_url(), "api": "openai-completions", "apiKey": "test-key",
+        "models": [{"id": "mock-model", "name": "Mock", "reasoning": false,
+                    "contextWindow": 128000, "maxTokens": 4096}]}}});
+    std::fs::write(agent.join("models.json"), models.to_string()).unwrap();
+    std::fs::write(project.join("notes.txt"), "alpha\nbeta\ngamma\n").unwrap();
+    Sandbox {
+        _root: root,
+        home,
+        agent,
+        project,
+    }
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn knightcode(sandbox: &Sandbox, args: &[&str]) -> Run {
+    let output = Command::new(env!("CARGO_BIN_EXE_knightcode"))
+        .args(args)
+        .current_dir(&sandbox.project)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", &sandbox.home)
+        .env("KNIGHTCODE_CODING_AGENT_DIR", &sandbox.agent)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(output.stdout).unwrap(),
+        stderr: String::from_utf8(output.stderr).unwrap(),
+    }
+}
+
+fn usage(input: u64, output: u64) -> MockUsage {
+    MockUsage {
+        input,
+        output,
+        ..MockUsage::default()
+    }
+}
+
+fn four_turns() -> Vec<ScriptedReply> {
+    vec![
+        ScriptedReply::default()
+            .with_text("Reading the file.")
+            .with_tool_call("call_read", "read", r#"{"path":"notes.txt"}"#)
+            .with_usage(usage(100, 10)),
+        ScriptedReply::tool_call("call_ls", "ls", r#"{"path":"."}"#).with_usage(usage(120, 8)),
+        ScriptedReply::tool_call(
+            "call_edit",
+            "edit",
+            r#"{"path":"notes.txt","edits":[{"oldText":"beta","newText":"BETA"}]}"#,
+        )
+        .with_usage(usage(140, 12)),
+        ScriptedReply::text("Done: beta is now BETA.").with_usage(usage(160, 6)),
+    ]
+}
+
+fn session_files(agent: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for dir in std::fs::read_dir(agent.join("sessions")).unwrap() {
+        for file in std::fs::read_dir(dir.unwrap().path()).unwrap() {
+            let path = file.unwrap().path();
+            if path.extension().is_some_and(|e| e == "jsonl") {
+                files.push(path);
+            }
+        }
+    }
+    files
+}
+
+/// The event stream with run-specific values (ids, times, durations) replaced, one line each.
+fn normalised(stdout: &str) -> String {
+    fn scrub(value: &mut Value) {
+        match value {
+            Value::Object(map) => {
+                for (key, v) in map.iter_mut() {
+                    match key.as_str() {
+                        "id" | "timestamp" | "durationMs" | "cwd" | "responseId"
+                            if !v.is_object() =>
+                        {
+                            *v = Value::String(format!("<{key}>"));
+                        }
+                        _ => scrub(v),
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(scrub),
+            _ => {}
+        }
+    }
+    stdout
+        .lines()
+        .map(|line| {
+            let mut value: Value = serde_json::from_str(line).unwrap();
+            scrub(&mut value);
+            value.to_string()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn json_mode_reads_lists_edits_and_answers() {
+    let server = MockServer::start_blocking(WireFormat::OpenAiCompletions, four_turns()).unwrap();
+    let sandbox = sandbox(&server);
+    let run = knightcode(
+        &sandbox,
+        &[
+            "--mode",
+            "json",
+            "--tools",
+            "read,bash,edit,write,ls",
+            "Uppercase beta in notes.txt",
+        ],
+    );
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+
+    // The edit happened on disk.
+    assert_eq!(
+        std::fs::read_to_string(sandbox.project.join("notes.txt")).unwrap(),
+        "alpha\nBETA\ngamma\n"
+    );
+
+    // Strict JSONL: the header, then events; stdout carries nothing else.
+    let lines: Vec<Value> = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["type"], "session");
+    assert_eq!(lines[0]["version"], 3);
+    let types: Vec<&str> = lines[1..]
+        .iter()
+        .map(|l| l["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(types.first(), Some(&"agent_start"));
+    assert_eq!(types.last(), Some(&"agent_settled"));
+    let tools: Vec<&str> = lines
+        .iter()
+        .filter(|l| l["type"] == "tool_execution_end")
+        .map(|l| l["toolName"].as_str().unwrap())
+        .collect();
+    assert_eq!(tools, ["read", "ls", "edit"]);
+    for end in lines.iter().filter(|l| l["type"] == "tool_execution_end") {
+        assert_eq!(end["isError"], false, "{end}");
+        assert!(end["durationMs"].is_u64(), "{end}");
+    }
+    // message_update is delta-only: no cumulative snapshots on the wire.
+    for update in lines.iter().filter(|l| l["type"] == "message_update") {
+        assert!(
+            update.get("message").is_none()
+                && update["assistantMessageEvent"].get("partial").is_none()
+        );
+    }
+    let starts: Vec<&Value> = lines
+        .iter()
+        .filter(|l| {
+            l["type"] == "message_update" && l["assistantMessageEvent"]["type"] == "toolcall_start"
+        })
+        .collect();
+    assert_eq!(starts[0]["assistantMessageEvent"]["toolName"], "read");
+    assert_eq!(starts[0]["assistantMessageEvent"]["id"], "call_read");
+    insta::assert_snapshot!("json_mode_four_turns", normalised(&run.stdout));
+
+    // The session file holds the whole conversation and matches the header.
+    let files = session_files(&sandbox.agent);
+    assert_eq!(files.len(), 1);
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    let entries: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        entries[0], lines[0],
+        "the stream's header is the file's header"
+    );
+    let roles: Vec<String> = entries[1..]
+        .iter()
+        .map(|e| match e["type"].as_str().unwrap() {
+            "message" => e["message"]["role"].as_str().unwrap().to_owned(),
+            other => other.to_owned(),
+        })
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            "model_change",
+            "thinking_level_change",
+            "system",
+            "user",
+            "assistant",
+            "toolResult",
+            "assistant",
+            "toolResult",
+            "assistant",
+            "toolResult",
+            "assistant"
+        ]
+    );
+    let edit_result = &entries[10]["message"];
+    assert!(
+        edit_result["details"]["diff"]
+            .as_str()
+            .unwrap()
+            .contains("BETA")
+    );
+}
+
+#[test]
+fn continue_sends_the_whole_prior_conversation() {
+    let mut replies = four_turns();
+    replies.push(ScriptedReply::text("Still BETA."));
+    let server = MockServer::start_blocking(WireFormat::OpenAiCompletions, replies).unwrap();
+    let sandbox = sandbox(&server);
+    let first = knightcode(
+        &sandbox,
+        &[
+            "--tools",
+            "read,ls,edit",
+            "-p",
+            "Uppercase beta in notes.txt",
+        ],
+    );
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    assert_eq!(first.stdout, "Done: beta is now BETA.\n");
+
+    let second = knightcode(
+        &sandbox,
+        &[
+            "--tools",
+            "read,ls,edit",
+            "--continue",
+            "-p",
+            "Is it still uppercase?",
+        ],
+    );
+    assert_eq!(second.code, 0, "{}", second.stderr);
+    assert_eq!(second.stdout, "Still BETA.\n");
+    assert_eq!(
+        session_files(&sandbox.agent).len(),
+        1,
+        "continued, not a new session"
+    );
+
+    let requests = server.requests();
+    let last = &requests.last().unwrap().body["messages"];
+    let roles: Vec<&str> = last
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            "system",
+            "user",
+            "assistant",
+            "tool",
+            "assistant",
+            "tool",
+            "assistant",
+            "tool",
+            "assistant",
+            "user"
+        ]
+    );
+    assert_eq!(last[1]["content"][0]["text"], "Uppercase beta in notes.txt");
+    assert_eq!(last[2]["tool_calls"][0]["id"], "call_read");
+    assert_eq!(last[3]["content"], "alpha\nbeta\ngamma\n");
+    assert_eq!(last[9]["content"][0]["text"], "Is it still uppercase?");
+}
+
+#[test]
+fn provider_errors_exit_1_with_the_message_and_keep_the_session() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![ScriptedReply::http_error(400)],
+    )
+    .unwrap();
+    let sandbox = sandbox(&server);
+    let run = knightcode(&sandbox, &["-p", "hello"]);
+    assert_eq!(run.code, 1);
+    assert_eq!(run.stdout, "");
+    assert!(run.stderr.contains("400"), "{}", run.stderr);
+}
+
+#[test]
+fn untrusted_project_settings_are_skipped_with_a_notice() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![ScriptedReply::text("ok")],
+    )
+    .unwrap();
+    let sandbox = sandbox(&server);
+    std::fs::create_dir_all(sandbox.project.join(".knightcode")).unwrap();
+    // Would select a model that does not exist, if it were applied.
+    std::fs::write(
+        sandbox.project.join(".knightcode/settings.json"),
+        r#"{"defaultProvider":"nope","defaultModel":"nope","defaultTools":[]}"#,
+    )
+    .unwrap();
+    let run = knightcode(&sandbox, &["-p", "hello"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "ok\n");
+    assert!(run.stderr.contains("Project not trusted"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(".knightcode/settings.json"),
+        "{}",
+        run.stderr
+    );
+    // The tools were not emptied by the skipped project settings.
+    let tools = server.requests()[0].body["tools"]
+        .as_array()
+        .map(Vec::len)
+        .unwrap_or(0);
+    assert_eq!(tools, 4);
+}
+
+#[test]
+fn missing_file_arguments_fail_before_any_request() {
+    let server = MockServer::start_blocking(WireFormat::OpenAiCompletions, vec![]).unwrap();
+    let sandbox = sandbox(&server);
+    let run = knightcode(&sandbox, &["-p", "@missing.txt", "summarise"]);
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("File not found:"), "{}", run.stderr);
+    assert!(server.requests().is_empty());
+}
