@@ -361,3 +361,64 @@ fn missing_file_arguments_fail_before_any_request() {
     assert!(run.stderr.contains("File not found:"), "{}", run.stderr);
     assert!(server.requests().is_empty());
 }
+
+#[test]
+fn kill_9_mid_run_leaves_a_session_that_continue_resumes() {
+    use knightcode_testkit::Fault;
+    let replies = vec![
+        ScriptedReply::tool_call("call_read", "read", r#"{"path":"notes.txt"}"#),
+        // The second turn stalls mid-stream: the process is killed while it waits.
+        ScriptedReply::text("This reply never finishes").with_fault(Fault::StallAfterEvents(2)),
+        ScriptedReply::text("Resumed fine."),
+    ];
+    let server = MockServer::start_blocking(WireFormat::OpenAiCompletions, replies).unwrap();
+    let sandbox = sandbox(&server);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_knightcode"))
+        .args(["-p", "Read notes.txt"])
+        .current_dir(&sandbox.project)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", &sandbox.home)
+        .env("KNIGHTCODE_CODING_AGENT_DIR", &sandbox.agent)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait (on the server's own state, not a timer) until the second request is stalled.
+    let reached = server.wait_until_blocking(|a| a.stalls >= 1, std::time::Duration::from_secs(60));
+    assert!(
+        reached.is_some(),
+        "the run never reached the second model request"
+    );
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    server.release_stalls();
+
+    // Everything finished before the second request is on disk, and the file is clean.
+    let files = session_files(&sandbox.agent);
+    assert_eq!(files.len(), 1);
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    assert!(text.ends_with('\n'));
+    let roles: Vec<String> = text
+        .lines()
+        .filter_map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            v["message"]["role"].as_str().map(str::to_owned)
+        })
+        .collect();
+    assert_eq!(roles, ["system", "user", "assistant", "toolResult"]);
+
+    let resumed = knightcode(&sandbox, &["--continue", "-p", "Go on"]);
+    assert_eq!(resumed.code, 0, "{}", resumed.stderr);
+    assert_eq!(resumed.stdout, "Resumed fine.\n");
+    let requests = server.requests();
+    let last = &requests.last().unwrap().body["messages"];
+    let roles: Vec<&str> = last
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["system", "user", "assistant", "tool", "user"]);
+}
