@@ -47,17 +47,22 @@ struct Run {
     stderr: String,
 }
 
-fn knightcode(sandbox: &Sandbox, args: &[&str]) -> Run {
-    let output = Command::new(env!("CARGO_BIN_EXE_knightcode"))
+/// The binary in the sandbox: its own HOME and agent dir, the project as cwd, no stdin.
+fn command(sandbox: &Sandbox, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_knightcode"));
+    command
         .args(args)
         .current_dir(&sandbox.project)
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("HOME", &sandbox.home)
         .env("KNIGHTCODE_CODING_AGENT_DIR", &sandbox.agent)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
+        .stdin(std::process::Stdio::null());
+    command
+}
+
+fn knightcode(sandbox: &Sandbox, args: &[&str]) -> Run {
+    let output = command(sandbox, args).output().unwrap();
     Run {
         code: output.status.code().unwrap_or(-1),
         stdout: String::from_utf8(output.stdout).unwrap(),
@@ -373,14 +378,7 @@ fn kill_9_mid_run_leaves_a_session_that_continue_resumes() {
     ];
     let server = MockServer::start_blocking(WireFormat::OpenAiCompletions, replies).unwrap();
     let sandbox = sandbox(&server);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_knightcode"))
-        .args(["-p", "Read notes.txt"])
-        .current_dir(&sandbox.project)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", &sandbox.home)
-        .env("KNIGHTCODE_CODING_AGENT_DIR", &sandbox.agent)
-        .stdin(std::process::Stdio::null())
+    let mut child = command(&sandbox, &["-p", "Read notes.txt"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
