@@ -420,3 +420,59 @@ fn kill_9_mid_run_leaves_a_session_that_continue_resumes() {
         .collect();
     assert_eq!(roles, ["system", "user", "assistant", "tool", "user"]);
 }
+
+#[test]
+fn sigterm_kills_running_commands_and_exits_143() {
+    use std::io::BufRead as _;
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![ScriptedReply::tool_call(
+            "call_sleep",
+            "bash",
+            r#"{"command":"echo started $$; sleep 100"}"#,
+        )],
+    )
+    .unwrap();
+    let sandbox = sandbox(&server);
+    let mut child = command(&sandbox, &["--mode", "json", "wait a while"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Read events until the command reports its shell pid: it is running now.
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = std::io::BufReader::new(stdout).lines();
+    let shell_pid = loop {
+        let line = lines
+            .next()
+            .expect("stream ended before the command ran")
+            .unwrap();
+        let event: Value = serde_json::from_str(&line).unwrap();
+        if event["type"] != "tool_execution_update" {
+            continue;
+        }
+        let text = event["partialResult"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        if let Some(pid) = text.split_whitespace().nth(1) {
+            break pid.parse::<u32>().unwrap();
+        }
+    };
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let remaining: Vec<String> = lines.map(|l| l.unwrap()).collect();
+    let exit = child.wait().unwrap();
+    assert_eq!(exit.code(), Some(143));
+    assert!(
+        !Path::new(&format!("/proc/{shell_pid}")).exists(),
+        "the command's shell {shell_pid} survived"
+    );
+    // Whatever was written before the exit is still whole JSON lines.
+    for line in &remaining {
+        serde_json::from_str::<Value>(line).unwrap();
+    }
+}
