@@ -82,7 +82,15 @@ fn run(argv: &[String]) -> ExitCode {
     );
     let one_shot = match mode {
         AppMode::Interactive => return not_available("the interactive interface"),
-        AppMode::Rpc => return not_available("RPC mode (--mode rpc)"),
+        AppMode::Rpc => {
+            return match knightcode_cli::setup::session_setup(&args) {
+                Ok(setup) => ExitCode::from(knightcode_headless::rpc::run_stdio(setup)),
+                Err(error) => {
+                    stderr_line(&format!("Error: {error:#}"));
+                    ExitCode::FAILURE
+                }
+            };
+        }
         AppMode::Print => oneshot::OneShot::Print,
         AppMode::Json => oneshot::OneShot::Json,
     };

@@ -1,7 +1,7 @@
-//! Headless modes of KnightCode. For now: the RPC plumbing that does not need the agent
-//! runtime — strict JSONL framing ([`rpc::framing`]), a typed client that drives
-//! `knightcode --mode rpc` ([`rpc::client`]) and the server side of the extension UI
-//! subprotocol ([`rpc::ui_bridge`]).
+//! Headless modes of KnightCode: RPC mode (`knightcode --mode rpc`, [`rpc::server`]) and
+//! its building blocks — strict JSONL framing ([`rpc::framing`]), a typed client that drives
+//! the server ([`rpc::client`]) and the server side of the extension UI subprotocol
+//! ([`rpc::ui_bridge`]).
 
 mod error;
 pub mod rpc;

@@ -3,6 +3,7 @@
 
 pub mod client;
 pub mod framing;
+pub mod server;
 pub mod ui_bridge;
 
 pub use client::RpcClient;
@@ -15,5 +16,7 @@ pub use framing::LineReader;
 pub use framing::LineWriter;
 pub use framing::WriterTask;
 pub use framing::spawn_writer;
+pub use server::run_stdio;
+pub use server::serve;
 pub use ui_bridge::DialogOptions;
 pub use ui_bridge::UiBridge;

@@ -24,6 +24,11 @@ pub enum RuntimeError {
     #[error("{0}")]
     Setup(String),
 
+    /// A session operation was refused (unknown model, bad entry id, empty name, ...); the
+    /// text is what RPC clients and users see.
+    #[error("{0}")]
+    Rejected(String),
+
     #[error(transparent)]
     Session(#[from] knightcode_session::SessionError),
 

@@ -1,6 +1,8 @@
 //! `AgentSession`: one conversation wired together — session file, model and auth, tools,
 //! system prompt and the agent loop. Print, JSON and RPC modes drive it; so can Rust code.
 
+pub mod operations;
+
 use std::collections::HashMap;
 use std::path::Path;
 use std::path::PathBuf;
@@ -148,6 +150,8 @@ pub struct AgentSession {
     cwd: PathBuf,
     /// Things worth telling the user on stderr (skipped project resources, bad files, …).
     notices: Vec<String>,
+    /// What model switches and session replacement need later (see `operations`).
+    ops: operations::OpsState,
 }
 
 impl std::fmt::Debug for AgentSession {
@@ -316,6 +320,8 @@ impl AgentSession {
             )));
         };
 
+        let ops = operations::OpsState::new(&setup, &store, registry, auth_storage, runtime_keys);
+
         // Record the model and level a resumed session did not have (or had differently).
         let model_changed = restored_model
             .as_ref()
@@ -403,6 +409,7 @@ impl AgentSession {
                 context_files,
                 cwd: setup.cwd,
                 notices,
+                ops,
             },
             receiver,
         ))

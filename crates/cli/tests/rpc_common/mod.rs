@@ -1,0 +1,255 @@
+//! Shared harness of the RPC tests: a sandbox (agent dir with two mock models, home, project),
+//! the scripted model server, and `knightcode --mode rpc` driven over pipes, either through
+//! the typed client or raw.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use knightcode_headless::rpc::RpcClient;
+use knightcode_headless::rpc::RpcClientBuilder;
+use knightcode_headless::rpc::RpcEvent;
+use knightcode_headless::rpc::RpcEvents;
+use knightcode_protocol::AgentEvent;
+use knightcode_protocol::AgentMessage;
+use knightcode_testkit::MockServer;
+use knightcode_testkit::MockUsage;
+use knightcode_testkit::ScriptedReply;
+use knightcode_testkit::WireFormat;
+use serde_json::Value;
+
+/// Upper bound for a whole test: a hang fails instead of blocking the suite. Never reached
+/// by a passing test, so it is not a timing assertion.
+pub const WATCHDOG: Duration = Duration::from_secs(120);
+
+pub struct Sandbox {
+    pub root: tempfile::TempDir,
+    pub home: PathBuf,
+    pub agent: PathBuf,
+    pub project: PathBuf,
+}
+
+impl Sandbox {
+    /// Agent dir with `mock-model` (reasoning) and `mock-model-2` (no reasoning) served by
+    /// `server`, as in the reference recordings (`fixtures/pi/README.md`).
+    pub fn new(server: &MockServer) -> Self {
+        let root = tempfile::tempdir().unwrap();
+        let home = root.path().join("home");
+        let agent = root.path().join("agent");
+        let project = root.path().join("project");
+        for dir in [&home, &agent, &project] {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        let models = serde_json::json!({"providers": {"mock": {
+            "baseUrl": server.base_url(), "api": "openai-completions", "apiKey": "mock-api-key",
+            "models": [
+                {"id": "mock-model", "name": "Mock Model", "reasoning": true, "input": ["text"],
+                 "contextWindow": 128000, "maxTokens": 16384,
+                 "cost": {"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75}},
+                {"id": "mock-model-2", "name": "Mock Model Two", "reasoning": false,
+                 "input": ["text", "image"], "contextWindow": 32000, "maxTokens": 4096,
+                 "cost": {"input": 0.5, "output": 1.5, "cacheRead": 0.05, "cacheWrite": 0}}]}}});
+        std::fs::write(agent.join("models.json"), models.to_string()).unwrap();
+        std::fs::write(project.join("notes.txt"), "alpha\nbeta\ngamma\n").unwrap();
+        Self {
+            root,
+            home,
+            agent,
+            project,
+        }
+    }
+
+    /// `knightcode --provider mock --model mock-model --mode rpc ARGS` in the project, with a
+    /// scrubbed environment.
+    pub fn command(&self, args: &[&str]) -> tokio::process::Command {
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_knightcode"));
+        command
+            .args([
+                "--provider",
+                "mock",
+                "--model",
+                "mock-model",
+                "--mode",
+                "rpc",
+            ])
+            .args(args)
+            .current_dir(&self.project)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("KNIGHTCODE_CODING_AGENT_DIR", &self.agent)
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true);
+        command
+    }
+
+    /// Every session file, oldest first by name.
+    pub fn session_files(&self) -> Vec<PathBuf> {
+        let mut files = Vec::new();
+        let Ok(dirs) = std::fs::read_dir(self.agent.join("sessions")) else {
+            return files;
+        };
+        for dir in dirs {
+            for file in std::fs::read_dir(dir.unwrap().path()).unwrap() {
+                let path = file.unwrap().path();
+                if path.extension().is_some_and(|e| e == "jsonl") {
+                    files.push(path);
+                }
+            }
+        }
+        files.sort();
+        files
+    }
+}
+
+/// The lines of a JSONL file as JSON values.
+pub fn read_jsonl(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+pub fn usage(input: u64, output: u64) -> MockUsage {
+    MockUsage {
+        input,
+        output,
+        ..MockUsage::default()
+    }
+}
+
+/// A server, a sandbox and a connected client.
+pub struct Rpc {
+    pub server: MockServer,
+    pub sandbox: Sandbox,
+    pub client: RpcClient,
+    pub events: RpcEvents,
+}
+
+impl Rpc {
+    pub async fn start(replies: Vec<ScriptedReply>) -> Self {
+        Self::start_with(replies, &[]).await
+    }
+
+    pub async fn start_with(replies: Vec<ScriptedReply>, args: &[&str]) -> Self {
+        let server = MockServer::start(WireFormat::OpenAiCompletions, replies)
+            .await
+            .unwrap();
+        let sandbox = Sandbox::new(&server);
+        let (client, events) = RpcClientBuilder::new()
+            .spawn_command(sandbox.command(args), "knightcode")
+            .unwrap();
+        Self {
+            server,
+            sandbox,
+            client,
+            events,
+        }
+    }
+
+    /// The next thing the server wrote besides responses to our requests.
+    pub async fn next(&mut self) -> RpcEvent {
+        self.events.recv().await.expect("the server's output ended")
+    }
+
+    /// The next session event (other records are skipped).
+    pub async fn next_agent(&mut self) -> AgentEvent {
+        loop {
+            if let RpcEvent::Agent(event) = self.next().await {
+                return event;
+            }
+        }
+    }
+
+    /// Session events up to and including the first one matching `until`.
+    pub async fn agent_until(&mut self, until: impl Fn(&AgentEvent) -> bool) -> Vec<AgentEvent> {
+        let mut seen = Vec::new();
+        loop {
+            let event = self.next_agent().await;
+            let done = until(&event);
+            seen.push(event);
+            if done {
+                return seen;
+            }
+        }
+    }
+
+    /// Session events up to and including `agent_settled`.
+    pub async fn settled(&mut self) -> Vec<AgentEvent> {
+        self.agent_until(|e| matches!(e, AgentEvent::AgentSettled { .. }))
+            .await
+    }
+
+    /// Closes stdin and waits for the exit code.
+    pub async fn shutdown(self) -> Option<i32> {
+        drop(self.events);
+        self.client.shutdown().await.unwrap().and_then(|s| s.code())
+    }
+}
+
+/// Texts of the messages of `message_end` events, by role (`user: hi`).
+pub fn message_ends(events: &[AgentEvent]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::MessageEnd { message } => Some(format!(
+                "{}: {}",
+                message.role(),
+                message.display_text().unwrap_or_default()
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The `type` of each event, in order.
+pub fn kinds(events: &[AgentEvent]) -> Vec<String> {
+    events
+        .iter()
+        .map(|e| {
+            serde_json::to_value(e).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect()
+}
+
+/// The user texts a model request carried (`messages[].content` of role `user`).
+pub fn user_texts(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| match &m["content"] {
+            Value::String(s) => s.clone(),
+            Value::Array(parts) => parts
+                .iter()
+                .filter_map(|p| p["text"].as_str())
+                .collect::<Vec<_>>()
+                .join(""),
+            _ => String::new(),
+        })
+        .collect()
+}
+
+pub fn assistant_stop(message: &AgentMessage) -> Option<String> {
+    match message {
+        AgentMessage::Assistant(a) => a.stop_reason.known().map(|r| r.as_str().to_owned()),
+        _ => None,
+    }
+}
+
+/// Whether a process is gone (or only a zombie waiting for its reaper).
+pub fn process_gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+    }
+}

@@ -1,0 +1,547 @@
+//! What a long-lived front end (RPC mode, an editor integration) does with a session besides
+//! prompting: switch model and thinking level, change queue modes and persisted toggles,
+//! replace the session (new, open, fork, clone), run user shell commands, and read state
+//! through a [`SessionView`] that stays usable while a prompt runs.
+//!
+//! Texts of refusals follow the reference agent (`spec/rpc.md` §2): they reach clients
+//! verbatim as RPC error responses.
+
+mod settings_file;
+mod user_bash;
+mod view;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::Mutex;
+
+use knightcode_agent::QueueMode;
+use knightcode_agent::RunOutcome;
+use knightcode_ai::AuthContext;
+use knightcode_ai::AuthStorage;
+use knightcode_ai::Model;
+use knightcode_ai::ModelRegistry;
+use knightcode_ai::ProcessEnv;
+use knightcode_ai::ThinkingLevel;
+use knightcode_protocol::AgentMessage;
+use knightcode_protocol::BashExecutionMessage;
+use knightcode_protocol::Content;
+use knightcode_protocol::ContentBlock;
+use knightcode_protocol::SessionEntry;
+use knightcode_session::NewSession;
+use knightcode_session::SessionError;
+use knightcode_session::SessionManager;
+use knightcode_session::SessionStore;
+use serde_json::Value;
+
+pub use self::user_bash::BashOutcome;
+pub use self::user_bash::BashOutput;
+pub use self::user_bash::UserBash;
+pub use self::view::SessionView;
+pub use self::view::model_info;
+
+use super::AgentSession;
+use super::SessionSetup;
+use super::lock;
+use super::now_millis;
+use crate::error::Result;
+use crate::error::RuntimeError;
+
+/// Shown when a fork or clone needs the source file on disk and it is not there yet.
+const NOT_SAVED_YET: &str = "This session has not been saved yet. Wait for the first assistant response before cloning or forking it.";
+
+/// What operations need after start-up: the session store (one ownership registry per
+/// process), the model registry and credentials, and where global settings live.
+pub(super) struct OpsState {
+    store: SessionStore,
+    agent_dir: PathBuf,
+    home: Option<PathBuf>,
+    registry: ModelRegistry,
+    auth_storage: AuthStorage,
+    /// `--api-key`, by provider.
+    runtime_keys: HashMap<String, String>,
+    /// Problems since the last [`AgentSession::take_warnings`] (a settings file that could
+    /// not be written).
+    warnings: Vec<String>,
+}
+
+impl OpsState {
+    pub(super) fn new(
+        setup: &SessionSetup,
+        store: &SessionStore,
+        registry: ModelRegistry,
+        auth_storage: AuthStorage,
+        runtime_keys: HashMap<String, String>,
+    ) -> Self {
+        Self {
+            store: store.clone(),
+            agent_dir: setup.agent_dir.clone(),
+            home: setup.home.clone(),
+            registry,
+            auth_storage,
+            runtime_keys,
+            warnings: Vec::new(),
+        }
+    }
+
+    fn available_models(&self) -> Vec<Model> {
+        let env = ProcessEnv;
+        let auth = AuthContext {
+            storage: &self.auth_storage,
+            env: &env,
+            runtime_keys: &self.runtime_keys,
+        };
+        self.registry.available(&auth)
+    }
+}
+
+/// What a model switch did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelSwitch {
+    pub model: Model,
+    /// The effective thinking level afterwards.
+    pub thinking: ThinkingLevel,
+    /// Set when the thinking level changed (a `thinking_level_changed` event is due).
+    pub thinking_changed: bool,
+    /// The model came from the scoped list (`--models` / `enabledModels`).
+    pub scoped: bool,
+}
+
+/// What a thinking-level change did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ThinkingChange {
+    pub level: ThinkingLevel,
+    pub changed: bool,
+}
+
+impl AgentSession {
+    /// A read-only view of the session for use while a prompt runs (the session itself is
+    /// borrowed by the run then). Take a new one after changing model or thinking level.
+    pub fn view(&self) -> SessionView {
+        SessionView::new(
+            Arc::clone(&self.session),
+            self.handle.clone(),
+            self.model.clone(),
+            self.thinking,
+            self.auto_compaction_enabled(),
+        )
+    }
+
+    /// Checks and records a prompt: brings the system prompt up to date, loads the context
+    /// into the agent and builds the user message. Run it with [`AgentSession::run_prompt`];
+    /// the split lets a front end report acceptance before the run starts.
+    pub fn begin_prompt(&mut self, text: &str, images: Vec<ContentBlock>) -> Result<AgentMessage> {
+        self.prepare_request()?;
+        Ok(user_message(text, images))
+    }
+
+    /// Runs a prompt made by [`AgentSession::begin_prompt`] to completion.
+    pub async fn run_prompt(&mut self, user: AgentMessage) -> Result<RunOutcome> {
+        self.agent
+            .prompt(vec![user])
+            .await
+            .map_err(RuntimeError::from)
+    }
+
+    /// Problems worth telling the user (on stderr) that happened since the last call.
+    pub fn take_warnings(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.ops.warnings)
+    }
+
+    /// Models with usable credentials, in catalog order.
+    pub fn available_models(&self) -> Vec<Model> {
+        self.ops.available_models()
+    }
+
+    /// Switches to an available model; the thinking level is re-applied and clamped.
+    pub async fn set_model(&mut self, provider: &str, model_id: &str) -> Result<ModelSwitch> {
+        let model = self
+            .available_models()
+            .into_iter()
+            .find(|m| m.provider == provider && m.id == model_id)
+            .ok_or_else(|| {
+                RuntimeError::Rejected(format!("Model not found: {provider}/{model_id}"))
+            })?;
+        self.switch_model(model, false).await
+    }
+
+    /// The next available model after the current one; `None` with fewer than two.
+    pub async fn cycle_model(&mut self) -> Result<Option<ModelSwitch>> {
+        let available = self.available_models();
+        if available.len() <= 1 {
+            return Ok(None);
+        }
+        let current = available
+            .iter()
+            .position(|m| m.provider == self.model.provider && m.id == self.model.id)
+            .unwrap_or(0);
+        let next = available[(current + 1) % available.len()].clone();
+        self.switch_model(next, false).await.map(Some)
+    }
+
+    async fn switch_model(&mut self, model: Model, scoped: bool) -> Result<ModelSwitch> {
+        let env = ProcessEnv;
+        let auth = AuthContext {
+            storage: &self.ops.auth_storage,
+            env: &env,
+            runtime_keys: &self.ops.runtime_keys,
+        };
+        let resolved = self
+            .ops
+            .registry
+            .resolve_auth(&model, &auth)
+            .await
+            .map_err(|e| RuntimeError::Rejected(e.to_string()))?
+            .ok_or_else(|| {
+                RuntimeError::Rejected(format!("No API key for {}/{}", model.provider, model.id))
+            })?;
+        // The level to carry over is read from the model being left.
+        let level = self.level_for_model_switch();
+        lock(&self.session).append_model_change(&model.provider, &model.id)?;
+        self.persist_settings(&[
+            ("defaultProvider", Value::String(model.provider.clone())),
+            ("defaultModel", Value::String(model.id.clone())),
+        ]);
+        let config = self.agent.config_mut();
+        config.model = model.clone();
+        config.options.api_key = resolved.api_key;
+        config.options.headers = resolved.headers;
+        self.model = model.clone();
+        let change = self.set_thinking_level(level)?;
+        Ok(ModelSwitch {
+            model,
+            thinking: change.level,
+            thinking_changed: change.changed,
+            scoped,
+        })
+    }
+
+    /// The reference's rule: keep the current level, unless the model being left cannot
+    /// think, in which case the saved default applies.
+    fn level_for_model_switch(&self) -> ThinkingLevel {
+        if self.model.reasoning {
+            return self.thinking;
+        }
+        ThinkingLevel::parse(self.settings.default_thinking_level())
+            .unwrap_or(ThinkingLevel::Medium)
+    }
+
+    /// Sets the thinking level, clamped to the model. A change is recorded in the session
+    /// and saved as the default (unless it is `off` forced by a model that cannot think).
+    pub fn set_thinking_level(&mut self, level: ThinkingLevel) -> Result<ThinkingChange> {
+        let effective = self.model.clamp_thinking_level(level);
+        let changed = effective != self.thinking;
+        if changed {
+            lock(&self.session).append_thinking_level_change(effective.as_str())?;
+            if self.model.reasoning || effective != ThinkingLevel::Off {
+                self.persist_settings(&[(
+                    "defaultThinkingLevel",
+                    Value::String(effective.as_str().to_owned()),
+                )]);
+            }
+        }
+        self.thinking = effective;
+        self.agent.config_mut().options.thinking = effective;
+        Ok(ThinkingChange {
+            level: effective,
+            changed,
+        })
+    }
+
+    /// The next supported level; `None` for a model without reasoning.
+    pub fn cycle_thinking_level(&mut self) -> Result<Option<ThinkingChange>> {
+        if !self.model.reasoning {
+            return Ok(None);
+        }
+        let levels = self.available_thinking_levels();
+        let next = levels
+            .iter()
+            .position(|l| *l == self.thinking)
+            .map_or(0, |i| (i + 1) % levels.len());
+        let Some(level) = levels.get(next).copied() else {
+            return Ok(None);
+        };
+        self.set_thinking_level(level).map(Some)
+    }
+
+    /// Levels the current model accepts (`off` only, without reasoning).
+    pub fn available_thinking_levels(&self) -> Vec<ThinkingLevel> {
+        self.model.supported_thinking_levels()
+    }
+
+    /// Steering delivery mode; saved to the global settings.
+    pub fn set_steering_mode(&mut self, mode: QueueMode) {
+        self.handle.set_steering_mode(mode);
+        self.persist_settings(&[("steeringMode", Value::String(mode.as_str().to_owned()))]);
+    }
+
+    /// Follow-up delivery mode; saved to the global settings.
+    pub fn set_follow_up_mode(&mut self, mode: QueueMode) {
+        self.handle.set_follow_up_mode(mode);
+        self.persist_settings(&[("followUpMode", Value::String(mode.as_str().to_owned()))]);
+    }
+
+    /// `compaction.enabled`, saved to the global settings.
+    pub fn set_auto_compaction(&mut self, enabled: bool) {
+        self.persist_settings(&[("compaction.enabled", Value::Bool(enabled))]);
+    }
+
+    pub fn auto_compaction_enabled(&self) -> bool {
+        self.settings
+            .get("compaction.enabled")
+            .and_then(Value::as_bool)
+            .unwrap_or(true)
+    }
+
+    /// `retry.enabled`, saved to the global settings; applies from the next run.
+    pub fn set_auto_retry(&mut self, enabled: bool) {
+        self.persist_settings(&[("retry.enabled", Value::Bool(enabled))]);
+        self.agent.config_mut().retry.enabled = enabled;
+    }
+
+    /// Writes settings to the global file and applies them to the loaded settings. A global
+    /// file that could not be read is never written (its content would be lost); the change
+    /// then holds for this process only.
+    fn persist_settings(&mut self, values: &[(&str, Value)]) {
+        let mut overrides = serde_json::Map::new();
+        for (key, value) in values {
+            settings_file::insert_dotted(&mut overrides, key, value.clone());
+        }
+        self.settings = self.settings.clone().with_overrides(&overrides);
+        let unreadable = self
+            .settings
+            .diagnostics()
+            .iter()
+            .any(|d| d.scope == crate::settings::SettingsScope::Global);
+        if unreadable {
+            return;
+        }
+        if let Err(error) = settings_file::update_global(&self.ops.agent_dir, values) {
+            self.ops.warnings.push(error);
+        }
+    }
+
+    /// Starts a new, empty session (in the current session's folder, or in memory when the
+    /// current one is), recording the current model and thinking level.
+    pub fn new_session(&mut self, parent_session: Option<String>) -> Result<()> {
+        let replacement = {
+            let current = lock(&self.session);
+            match current.session_file().and_then(Path::parent) {
+                None => self.ops.store.in_memory(&self.cwd),
+                Some(dir) => self.ops.store.create(
+                    dir,
+                    &self.cwd,
+                    NewSession {
+                        session_id: None,
+                        parent_session,
+                    },
+                )?,
+            }
+        };
+        self.replace_session(replacement);
+        let mut session = lock(&self.session);
+        session.append_model_change(&self.model.provider, &self.model.id)?;
+        session.append_thinking_level_change(self.thinking.as_str())?;
+        Ok(())
+    }
+
+    /// Opens another session file and continues there, with its model and thinking level
+    /// when they are usable. Returns the thinking level change, if any.
+    pub async fn switch_session(&mut self, path: &Path) -> Result<ThinkingChange> {
+        if !path.is_file() {
+            return Err(RuntimeError::Rejected(format!(
+                "Session file not found: {}",
+                path.display()
+            )));
+        }
+        let opened = self.ops.store.open(path, &self.cwd)?;
+        self.replace_session(opened);
+        self.adopt_session_settings().await
+    }
+
+    /// Continues in a new session holding the path before the user message `entry_id`;
+    /// returns that message's text (for the editor).
+    pub async fn fork(&mut self, entry_id: &str) -> Result<String> {
+        let (forked, text) = {
+            let current = lock(&self.session);
+            let (parent, _) = knightcode_session::fork_point(&current, entry_id)?;
+            let text = current
+                .entry(entry_id)
+                .and_then(SessionEntry::message)
+                .map(user_text)
+                .unwrap_or_default();
+            let forked = self
+                .ops
+                .store
+                .create_branched(&current, parent.as_deref())
+                .map_err(not_saved_yet)?;
+            (forked, text)
+        };
+        self.replace_session(forked);
+        self.adopt_session_settings().await?;
+        Ok(text)
+    }
+
+    /// Continues in a copy of the active branch.
+    pub async fn clone_session(&mut self) -> Result<()> {
+        let cloned = {
+            let current = lock(&self.session);
+            let Some(leaf) = current.leaf_id() else {
+                return Err(RuntimeError::Rejected(
+                    "Cannot clone session: no current entry selected".to_owned(),
+                ));
+            };
+            self.ops
+                .store
+                .create_branched(&current, Some(leaf))
+                .map_err(not_saved_yet)?
+        };
+        self.replace_session(cloned);
+        self.adopt_session_settings().await?;
+        Ok(())
+    }
+
+    /// Swaps the session behind the shared handle (the agent's recorder writes to whatever is
+    /// there) and releases the old one's ownership.
+    fn replace_session(&mut self, replacement: SessionManager) {
+        let mut session = lock(&self.session);
+        let mut old = std::mem::replace(&mut *session, replacement);
+        old.close();
+        let id = session.session_id().to_owned();
+        let context: Vec<AgentMessage> = session
+            .build_context()
+            .messages
+            .iter()
+            .map(|m| (*m.message).clone())
+            .collect();
+        drop(session);
+        self.agent.config_mut().options.session_id = Some(id);
+        self.agent.replace_messages(context);
+    }
+
+    /// After a switch: the session's last model when it is usable (else the current model is
+    /// recorded), and its last thinking level clamped to the model.
+    async fn adopt_session_settings(&mut self) -> Result<ThinkingChange> {
+        let (restored_model, restored_level) = {
+            let session = lock(&self.session);
+            let context = session.build_context();
+            let model = context.model;
+            let level = session.branch(None).ok().and_then(|path| {
+                path.iter().rev().find_map(|entry| match entry {
+                    SessionEntry::ThinkingLevelChange(change) => {
+                        ThinkingLevel::parse(&change.thinking_level)
+                    }
+                    _ => None,
+                })
+            });
+            (model, level)
+        };
+        let usable = restored_model.as_ref().and_then(|m| {
+            self.available_models()
+                .into_iter()
+                .find(|a| a.provider == m.provider && a.id == m.model_id)
+        });
+        match usable {
+            Some(model) if model.provider != self.model.provider || model.id != self.model.id => {
+                let env = ProcessEnv;
+                let auth = AuthContext {
+                    storage: &self.ops.auth_storage,
+                    env: &env,
+                    runtime_keys: &self.ops.runtime_keys,
+                };
+                if let Some(resolved) = self
+                    .ops
+                    .registry
+                    .resolve_auth(&model, &auth)
+                    .await
+                    .map_err(|e| RuntimeError::Rejected(e.to_string()))?
+                {
+                    let config = self.agent.config_mut();
+                    config.model = model.clone();
+                    config.options.api_key = resolved.api_key;
+                    config.options.headers = resolved.headers;
+                    self.model = model;
+                } else {
+                    lock(&self.session)
+                        .append_model_change(&self.model.provider, &self.model.id)?;
+                }
+            }
+            Some(_) => {}
+            None => {
+                lock(&self.session).append_model_change(&self.model.provider, &self.model.id)?;
+            }
+        }
+        let previous = self.thinking;
+        let level = self
+            .model
+            .clamp_thinking_level(restored_level.unwrap_or(self.thinking));
+        if restored_level != Some(level) {
+            lock(&self.session).append_thinking_level_change(level.as_str())?;
+        }
+        self.thinking = level;
+        self.agent.config_mut().options.thinking = level;
+        Ok(ThinkingChange {
+            level,
+            changed: level != previous,
+        })
+    }
+
+    /// A user shell command (`!cmd`, RPC `bash`) in the session's folder, with the
+    /// `shellPath` and `shellCommandPrefix` settings applied. Run it with [`UserBash::run`].
+    pub fn user_bash(&self, command: &str, exclude_from_context: bool) -> UserBash {
+        UserBash {
+            command: command.to_owned(),
+            exclude_from_context,
+            cwd: PathBuf::from(lock(&self.session).cwd()),
+            shell_path: self.settings.shell_path(self.ops.home.as_deref()),
+            prefix: self.settings.shell_command_prefix().map(str::to_owned),
+        }
+    }
+
+    /// Stores a finished user shell command in the session. Call it only between runs: a
+    /// message appended while the agent streams would land between a tool call and its
+    /// result.
+    pub fn record_bash_execution(&self, message: BashExecutionMessage) -> Result<()> {
+        lock(&self.session).append_message(AgentMessage::BashExecution(Box::new(message)))?;
+        Ok(())
+    }
+}
+
+fn user_message(text: &str, images: Vec<ContentBlock>) -> AgentMessage {
+    let mut blocks = vec![ContentBlock::text(text)];
+    blocks.extend(images);
+    AgentMessage::user(Content::Blocks(blocks), now_millis())
+}
+
+/// A user message's text blocks joined without separator (the reference's rule for fork
+/// texts).
+fn user_text(message: &AgentMessage) -> String {
+    match message {
+        AgentMessage::User(user) => match &user.content {
+            Content::Text(text) => text.clone(),
+            Content::Blocks(blocks) => blocks.iter().filter_map(ContentBlock::as_text).collect(),
+        },
+        _ => String::new(),
+    }
+}
+
+fn not_saved_yet(error: SessionError) -> RuntimeError {
+    match error {
+        SessionError::NotPersisted => RuntimeError::Rejected(NOT_SAVED_YET.to_owned()),
+        other => RuntimeError::Session(other),
+    }
+}
+
+/// Messages shared between the view and statistics: the session's current context without
+/// the system prompt snapshots (those are the prompt, not conversation).
+fn conversation(session: &Mutex<SessionManager>) -> Vec<AgentMessage> {
+    let session = lock(session);
+    session
+        .build_context()
+        .messages
+        .iter()
+        .filter(|m| !matches!(*m.message, AgentMessage::System(_)))
+        .map(|m| (*m.message).clone())
+        .collect()
+}
