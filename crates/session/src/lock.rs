@@ -187,6 +187,7 @@ pub struct SessionLock {
     canonical: PathBuf,
     lock_path: PathBuf,
     owner: String,
+    ttl_ms: u64,
     state: Arc<Mutex<LockState>>,
     stop_refresh: Option<mpsc::Sender<()>>,
     refresher: Option<JoinHandle<()>>,
@@ -243,7 +244,7 @@ impl SessionLock {
                     while let Err(mpsc::RecvTimeoutError::Timeout) =
                         stop_rx.recv_timeout(options.refresh_interval)
                     {
-                        if refresh(&state, &lock_path).is_err() {
+                        if refresh(&state, &lock_path, 0).is_err() {
                             break;
                         }
                     }
@@ -254,6 +255,7 @@ impl SessionLock {
             canonical,
             lock_path,
             owner,
+            ttl_ms: options.ttl.as_millis() as u64,
             state,
             stop_refresh: Some(stop_refresh),
             refresher,
@@ -262,7 +264,8 @@ impl SessionLock {
 
     /// Confirms this process still owns the session; refreshes the record while at it.
     pub fn verify(&self) -> Result<()> {
-        refresh(&self.state, &self.lock_path).map_err(|_| SessionError::OwnershipLost {
+        let min_age_ms = self.ttl_ms / 3;
+        refresh(&self.state, &self.lock_path, min_age_ms).map_err(|_| SessionError::OwnershipLost {
             path: self.canonical.clone(),
         })
     }
@@ -280,8 +283,14 @@ impl SessionLock {
     }
 }
 
-/// Re-reads the record under the flock; if it is still ours, bumps `refreshedAt`.
-fn refresh(state: &Mutex<LockState>, lock_path: &Path) -> std::result::Result<(), ()> {
+/// Re-reads the record under the flock; if it is still ours and at least `min_age_ms` old,
+/// bumps `refreshedAt`. Writers pass a third of the TTL, so an append usually costs one read
+/// of the lock file and no write; the refresher thread passes 0.
+fn refresh(
+    state: &Mutex<LockState>,
+    lock_path: &Path,
+    min_age_ms: u64,
+) -> std::result::Result<(), ()> {
     let mut state = state.lock().map_err(|_| ())?;
     if state.lost {
         return Err(());
@@ -296,7 +305,11 @@ fn refresh(state: &Mutex<LockState>, lock_path: &Path) -> std::result::Result<()
     };
     match locked.read_record() {
         Some(current) if current.owner == state.record.owner => {
-            state.record.refreshed_at = now_millis();
+            let now = now_millis();
+            if now.saturating_sub(current.refreshed_at) < min_age_ms {
+                return Ok(());
+            }
+            state.record.refreshed_at = now;
             let record = state.record.clone();
             locked.write_record(&record, lock_path).map_err(|_| ())
         }
