@@ -1,6 +1,7 @@
 //! The entry point: a [`Provider`] that streams a request with the right wire format.
 
 use std::sync::Arc;
+use std::sync::OnceLock;
 
 use knightcode_protocol::AssistantMessage;
 use tokio::sync::mpsc;
@@ -36,9 +37,13 @@ pub trait Provider: Send + Sync {
 const CHANNEL_CAPACITY: usize = 1024;
 
 /// Streams requests over HTTP with the wire format each model's `api` names.
+///
+/// The HTTPS client is built on the first request: loading the platform's root certificates
+/// costs milliseconds and memory that a session which never calls a model (RPC clients asking
+/// for state, `--help`-like paths) should not pay.
 #[derive(Clone)]
 pub struct Client {
-    http: reqwest::Client,
+    http: Arc<OnceLock<Result<reqwest::Client, String>>>,
     clock: Arc<dyn Clock>,
     user_agent: String,
 }
@@ -60,10 +65,18 @@ impl Client {
     /// A client with an injected clock (timestamps, retry sleeps, jitter).
     pub fn with_clock(clock: Arc<dyn Clock>) -> Result<Self, AiError> {
         Ok(Self {
-            http: crate::http::build_http_client()?,
+            http: Arc::new(OnceLock::new()),
             clock,
             user_agent: crate::http::user_agent(),
         })
+    }
+
+    /// The HTTPS client, built on first use; a failure is reported by every request.
+    fn http(&self) -> Result<&reqwest::Client, String> {
+        self.http
+            .get_or_init(|| crate::http::build_http_client().map_err(|e| e.to_string()))
+            .as_ref()
+            .map_err(Clone::clone)
     }
 
     /// Replaces the `User-Agent` (tests pin it for snapshots).
@@ -142,9 +155,13 @@ impl Client {
         style: ErrorStyle,
         cancel: CancellationToken,
     ) -> EventStream {
+        let http = match self.http() {
+            Ok(http) => http.clone(),
+            Err(message) => return self.failed(request, message),
+        };
         let out = Output::new(&request.model, self.clock.now_ms());
         let task = StreamTask {
-            http: self.http.clone(),
+            http,
             clock: self.clock.clone(),
             request: http_request,
             retry: request.options.retry,
