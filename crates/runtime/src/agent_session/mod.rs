@@ -320,7 +320,12 @@ impl AgentSession {
             )));
         };
 
-        let ops = operations::OpsState::new(&setup, &store, registry, auth_storage, runtime_keys);
+        let cli = (
+            setup.model.is_some().then(|| model.clone()),
+            setup.thinking.or(suffix_thinking),
+        );
+        let ops =
+            operations::OpsState::new(&setup, &store, registry, auth_storage, runtime_keys, cli);
 
         // Record the model and level a resumed session did not have (or had differently).
         let model_changed = restored_model

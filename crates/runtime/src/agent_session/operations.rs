@@ -61,6 +61,11 @@ pub(super) struct OpsState {
     auth_storage: AuthStorage,
     /// `--api-key`, by provider.
     runtime_keys: HashMap<String, String>,
+    /// The model `--model` chose; it wins over a session's own model whenever a session is
+    /// opened or created later, as it did at start-up.
+    cli_model: Option<Model>,
+    /// `--thinking` (or a `:level` model suffix), likewise.
+    cli_thinking: Option<ThinkingLevel>,
     /// Problems since the last [`AgentSession::take_warnings`] (a settings file that could
     /// not be written).
     warnings: Vec<String>,
@@ -73,6 +78,7 @@ impl OpsState {
         registry: ModelRegistry,
         auth_storage: AuthStorage,
         runtime_keys: HashMap<String, String>,
+        cli: (Option<Model>, Option<ThinkingLevel>),
     ) -> Self {
         Self {
             store: store.clone(),
@@ -81,6 +87,8 @@ impl OpsState {
             registry,
             auth_storage,
             runtime_keys,
+            cli_model: cli.0,
+            cli_thinking: cli.1,
             warnings: Vec::new(),
         }
     }
@@ -323,8 +331,8 @@ impl AgentSession {
     }
 
     /// Starts a new, empty session (in the current session's folder, or in memory when the
-    /// current one is), recording the current model and thinking level.
-    pub fn new_session(&mut self, parent_session: Option<String>) -> Result<()> {
+    /// current one is). Returns the thinking level change, if any.
+    pub async fn new_session(&mut self, parent_session: Option<String>) -> Result<ThinkingChange> {
         let replacement = {
             let current = lock(&self.session);
             match current.session_file().and_then(Path::parent) {
@@ -340,10 +348,7 @@ impl AgentSession {
             }
         };
         self.replace_session(replacement);
-        let mut session = lock(&self.session);
-        session.append_model_change(&self.model.provider, &self.model.id)?;
-        session.append_thinking_level_change(self.thinking.as_str())?;
-        Ok(())
+        self.adopt_session_settings().await
     }
 
     /// Opens another session file and continues there, with its model and thinking level
@@ -361,8 +366,8 @@ impl AgentSession {
     }
 
     /// Continues in a new session holding the path before the user message `entry_id`;
-    /// returns that message's text (for the editor).
-    pub async fn fork(&mut self, entry_id: &str) -> Result<String> {
+    /// returns that message's text (for the editor) and the thinking level change, if any.
+    pub async fn fork(&mut self, entry_id: &str) -> Result<(String, ThinkingChange)> {
         let (forked, text) = {
             let current = lock(&self.session);
             let (parent, _) = knightcode_session::fork_point(&current, entry_id)?;
@@ -379,12 +384,12 @@ impl AgentSession {
             (forked, text)
         };
         self.replace_session(forked);
-        self.adopt_session_settings().await?;
-        Ok(text)
+        let change = self.adopt_session_settings().await?;
+        Ok((text, change))
     }
 
-    /// Continues in a copy of the active branch.
-    pub async fn clone_session(&mut self) -> Result<()> {
+    /// Continues in a copy of the active branch; returns the thinking level change, if any.
+    pub async fn clone_session(&mut self) -> Result<ThinkingChange> {
         let cloned = {
             let current = lock(&self.session);
             let Some(leaf) = current.leaf_id() else {
@@ -398,8 +403,7 @@ impl AgentSession {
                 .map_err(not_saved_yet)?
         };
         self.replace_session(cloned);
-        self.adopt_session_settings().await?;
-        Ok(())
+        self.adopt_session_settings().await
     }
 
     /// Swaps the session behind the shared handle (the agent's recorder writes to whatever is
@@ -420,65 +424,87 @@ impl AgentSession {
         self.agent.replace_messages(context);
     }
 
-    /// After a switch: the session's last model when it is usable (else the current model is
-    /// recorded), and its last thinking level clamped to the model.
+    /// After a session replacement, the reference's rule for a new runtime: the model is
+    /// `--model`'s, else the session's last one when usable, else the current one; the
+    /// thinking level is `--thinking`'s, else the session's last recorded one, else the saved
+    /// default, clamped to the model. A session without messages records both; one without a
+    /// thinking level records that.
     async fn adopt_session_settings(&mut self) -> Result<ThinkingChange> {
-        let (restored_model, restored_level) = {
+        let (restored_model, restored_level, has_messages) = {
             let session = lock(&self.session);
             let context = session.build_context();
+            let has_messages = context
+                .messages
+                .iter()
+                .any(|m| !matches!(*m.message, AgentMessage::System(_)));
             let model = context.model;
             let level = session.branch(None).ok().and_then(|path| {
                 path.iter().rev().find_map(|entry| match entry {
                     SessionEntry::ThinkingLevelChange(change) => {
-                        ThinkingLevel::parse(&change.thinking_level)
+                        Some(ThinkingLevel::parse(&change.thinking_level))
                     }
                     _ => None,
                 })
             });
-            (model, level)
+            (model, level, has_messages)
         };
-        let usable = restored_model.as_ref().and_then(|m| {
-            self.available_models()
-                .into_iter()
-                .find(|a| a.provider == m.provider && a.id == m.model_id)
-        });
-        match usable {
-            Some(model) if model.provider != self.model.provider || model.id != self.model.id => {
-                let env = ProcessEnv;
-                let auth = AuthContext {
-                    storage: &self.ops.auth_storage,
-                    env: &env,
-                    runtime_keys: &self.ops.runtime_keys,
-                };
-                if let Some(resolved) = self
-                    .ops
-                    .registry
-                    .resolve_auth(&model, &auth)
-                    .await
-                    .map_err(|e| RuntimeError::Rejected(e.to_string()))?
-                {
-                    let config = self.agent.config_mut();
-                    config.model = model.clone();
-                    config.options.api_key = resolved.api_key;
-                    config.options.headers = resolved.headers;
-                    self.model = model;
-                } else {
-                    lock(&self.session)
-                        .append_model_change(&self.model.provider, &self.model.id)?;
-                }
+        let model = match &self.ops.cli_model {
+            Some(model) => Some(model.clone()),
+            None if has_messages => restored_model.as_ref().and_then(|m| {
+                self.available_models()
+                    .into_iter()
+                    .find(|a| a.provider == m.provider && a.id == m.model_id)
+            }),
+            None => None,
+        };
+        if let Some(model) = model
+            && (model.provider != self.model.provider || model.id != self.model.id)
+        {
+            let env = ProcessEnv;
+            let auth = AuthContext {
+                storage: &self.ops.auth_storage,
+                env: &env,
+                runtime_keys: &self.ops.runtime_keys,
+            };
+            // Without credentials for the session's model, the current one stays.
+            if let Some(resolved) = self
+                .ops
+                .registry
+                .resolve_auth(&model, &auth)
+                .await
+                .map_err(|e| RuntimeError::Rejected(e.to_string()))?
+            {
+                let config = self.agent.config_mut();
+                config.model = model.clone();
+                config.options.api_key = resolved.api_key;
+                config.options.headers = resolved.headers;
+                self.model = model;
             }
-            Some(_) => {}
-            None => {
-                lock(&self.session).append_model_change(&self.model.provider, &self.model.id)?;
+        }
+        let saved_default = || {
+            ThinkingLevel::parse(self.settings.default_thinking_level())
+                .unwrap_or(ThinkingLevel::Medium)
+        };
+        let level = self
+            .ops
+            .cli_thinking
+            .or(if has_messages {
+                restored_level.flatten()
+            } else {
+                None
+            })
+            .unwrap_or_else(saved_default);
+        let level = self.model.clamp_thinking_level(level);
+        {
+            let mut session = lock(&self.session);
+            if !has_messages {
+                session.append_model_change(&self.model.provider, &self.model.id)?;
+                session.append_thinking_level_change(level.as_str())?;
+            } else if restored_level.is_none() {
+                session.append_thinking_level_change(level.as_str())?;
             }
         }
         let previous = self.thinking;
-        let level = self
-            .model
-            .clamp_thinking_level(restored_level.unwrap_or(self.thinking));
-        if restored_level != Some(level) {
-            lock(&self.session).append_thinking_level_change(level.as_str())?;
-        }
         self.thinking = level;
         self.agent.config_mut().options.thinking = level;
         Ok(ThinkingChange {

@@ -369,10 +369,15 @@ async fn changing(
     command: &RpcCommand,
 ) -> Option<RpcResponse> {
     let response = match &command.body {
-        Cmd::NewSession { parent_session } => match session.new_session(parent_session.clone()) {
-            Ok(()) => cancelled_false(command),
-            Err(error) => fail(command, error.to_string()),
-        },
+        Cmd::NewSession { parent_session } => {
+            match session.new_session(parent_session.clone()).await {
+                Ok(change) => {
+                    thinking_event(ctx, change.changed, change.level).await;
+                    cancelled_false(command)
+                }
+                Err(error) => fail(command, error.to_string()),
+            }
+        }
         Cmd::SwitchSession { session_path } => {
             let path = Path::new(session_path);
             match session.switch_session(path).await {
@@ -384,18 +389,24 @@ async fn changing(
             }
         }
         Cmd::Fork { entry_id } => match session.fork(entry_id).await {
-            Ok(text) => reply(
-                command,
-                &ForkResult {
-                    text: Some(text),
-                    cancelled: false,
-                    ..ForkResult::default()
-                },
-            ),
+            Ok((text, change)) => {
+                thinking_event(ctx, change.changed, change.level).await;
+                reply(
+                    command,
+                    &ForkResult {
+                        text: Some(text),
+                        cancelled: false,
+                        ..ForkResult::default()
+                    },
+                )
+            }
             Err(error) => fail(command, error.to_string()),
         },
         Cmd::Clone => match session.clone_session().await {
-            Ok(()) => cancelled_false(command),
+            Ok(change) => {
+                thinking_event(ctx, change.changed, change.level).await;
+                cancelled_false(command)
+            }
             Err(error) => fail(command, error.to_string()),
         },
         Cmd::SetModel { provider, model_id } => match session.set_model(provider, model_id).await {
