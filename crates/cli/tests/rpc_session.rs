@@ -164,10 +164,15 @@ async fn fork_clone_and_switch_session_move_between_files() {
         let texts: Vec<&str> = forks.iter().map(|f| f.text.as_str()).collect();
         assert_eq!(texts, ["First question", "Second question"]);
 
+        // A new session takes `--model` again (the reference rebuilds its runtime from the
+        // command line), and the thinking level recorded on the copied path.
+        rpc.client.set_model("mock", "mock-model-2").await.unwrap();
         let forked = rpc.client.fork(forks[1].entry_id.clone()).await.unwrap();
         assert_eq!(forked.text.as_deref(), Some("Second question"));
         assert!(!forked.cancelled);
         let state = rpc.client.get_state().await.unwrap();
+        assert_eq!(state.model.unwrap().id, "mock-model");
+        assert_eq!(state.thinking_level, "medium");
         let fork_file = state.session_file.unwrap();
         assert_ne!(fork_file, original);
         assert_eq!(state.message_count, 2);
@@ -210,15 +215,14 @@ async fn fork_clone_and_switch_session_move_between_files() {
             texts,
             ["First question", "Answer one.", "Second question", "Answer two."]
         );
-        let missing = rpc
-            .client
-            .switch_session("/nonexistent/session.jsonl")
-            .await
-            .unwrap_err();
-        assert_eq!(
-            missing.to_string(),
-            "Session file not found: /nonexistent/session.jsonl"
-        );
+        // A path without a file is a new session to be written there, as in the reference.
+        let elsewhere = rpc.sandbox.root.path().join("named.jsonl");
+        let elsewhere = elsewhere.to_string_lossy().into_owned();
+        assert!(!rpc.client.switch_session(elsewhere.clone()).await.unwrap());
+        let state = rpc.client.get_state().await.unwrap();
+        assert_eq!(state.session_file.as_deref(), Some(elsewhere.as_str()));
+        assert_eq!(state.message_count, 0);
+        assert!(!rpc.client.switch_session(original.clone()).await.unwrap());
 
         assert!(!rpc.client.new_session(None).await.unwrap());
         let fresh = rpc.client.get_state().await.unwrap();

@@ -352,14 +352,9 @@ impl AgentSession {
     }
 
     /// Opens another session file and continues there, with its model and thinking level
-    /// when they are usable. Returns the thinking level change, if any.
+    /// when they are usable. A path without a file starts a new session that will be written
+    /// there, as in the reference. Returns the thinking level change, if any.
     pub async fn switch_session(&mut self, path: &Path) -> Result<ThinkingChange> {
-        if !path.is_file() {
-            return Err(RuntimeError::Rejected(format!(
-                "Session file not found: {}",
-                path.display()
-            )));
-        }
         let opened = self.ops.store.open(path, &self.cwd)?;
         self.replace_session(opened);
         self.adopt_session_settings().await
