@@ -450,3 +450,90 @@ async fn a_ten_megabyte_prompt_line_reaches_the_model() {
     })
     .await;
 }
+
+fn overloaded(after_events: usize) -> ScriptedReply {
+    ScriptedReply::text("Half an answer").with_fault(Fault::MidStreamError {
+        after_events,
+        message: "server overloaded".to_owned(),
+        kind: knightcode_testkit::MockErrorKind::Overloaded,
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn abort_retry_cancels_the_wait_before_a_retry() {
+    watchdog(async {
+        // A retry that would wait ten minutes: only abort_retry can end this run.
+        let mut rpc = Rpc::start_prepared(vec![overloaded(2)], &[], |sandbox| {
+            std::fs::write(
+                sandbox.agent.join("settings.json"),
+                r#"{"retry": {"baseDelayMs": 600000}}"#,
+            )
+            .unwrap();
+        })
+        .await;
+        rpc.client.prompt("Try").await.unwrap();
+        let before = rpc
+            .agent_until(|e| matches!(e, AgentEvent::AutoRetryStart { .. }))
+            .await;
+        assert!(before.iter().any(|e| matches!(
+            e,
+            AgentEvent::AgentEnd {
+                will_retry: true,
+                ..
+            }
+        )));
+        assert!(rpc.client.get_state().await.unwrap().is_streaming);
+        rpc.client.abort_retry().await.unwrap();
+        let after = rpc.settled().await;
+        let end = after.iter().find_map(|e| match e {
+            AgentEvent::AutoRetryEnd {
+                success,
+                final_error,
+                ..
+            } => Some((*success, final_error.clone())),
+            _ => None,
+        });
+        assert_eq!(end, Some((false, Some("Retry cancelled".to_owned()))));
+        // The failed attempt leaves the context through a context edit, which is reported.
+        let appended: Vec<&str> = before
+            .iter()
+            .chain(&after)
+            .filter_map(|e| match e {
+                AgentEvent::EntryAppended { entry } => Some(entry.tag()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(appended, ["context_edit"]);
+        assert_eq!(rpc.server.requests().len(), 1);
+        assert!(!rpc.client.get_state().await.unwrap().is_streaming);
+        assert_eq!(rpc.shutdown().await, Some(0));
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_auto_retry_off_a_failure_ends_the_run() {
+    watchdog(async {
+        let mut rpc = Rpc::start(vec![overloaded(2)]).await;
+        rpc.client.set_auto_retry(false).await.unwrap();
+        rpc.client.prompt("Try").await.unwrap();
+        let events = rpc.settled().await;
+        assert!(
+            !events
+                .iter()
+                .any(|e| matches!(e, AgentEvent::AutoRetryStart { .. }))
+        );
+        let stop = events.iter().rev().find_map(|e| match e {
+            AgentEvent::MessageEnd { message } => assistant_stop(message),
+            _ => None,
+        });
+        assert_eq!(stop.as_deref(), Some("error"));
+        let settings: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(rpc.sandbox.agent.join("settings.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(settings["retry"]["enabled"], false);
+        assert_eq!(rpc.shutdown().await, Some(0));
+    })
+    .await;
+}

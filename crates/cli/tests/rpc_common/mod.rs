@@ -135,10 +135,20 @@ impl Rpc {
     }
 
     pub async fn start_with(replies: Vec<ScriptedReply>, args: &[&str]) -> Self {
+        Self::start_prepared(replies, args, |_| {}).await
+    }
+
+    /// Like [`Rpc::start_with`], with a chance to change the sandbox (settings) first.
+    pub async fn start_prepared(
+        replies: Vec<ScriptedReply>,
+        args: &[&str],
+        prepare: impl FnOnce(&Sandbox),
+    ) -> Self {
         let server = MockServer::start(WireFormat::OpenAiCompletions, replies)
             .await
             .unwrap();
         let sandbox = Sandbox::new(&server);
+        prepare(&sandbox);
         let (client, events) = RpcClientBuilder::new()
             .spawn_command(sandbox.command(args), "knightcode")
             .unwrap();
