@@ -467,9 +467,18 @@ fn sigterm_kills_running_commands_and_exits_143() {
     let remaining: Vec<String> = lines.map(|l| l.unwrap()).collect();
     let exit = child.wait().unwrap();
     assert_eq!(exit.code(), Some(143));
+    // Gone, or a zombie waiting to be reaped by init: either way it no longer runs.
+    let state = std::fs::read_to_string(format!("/proc/{shell_pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            stat.rsplit(')')
+                .next()
+                .and_then(|rest| rest.split_whitespace().next())
+                .map(str::to_owned)
+        });
     assert!(
-        !Path::new(&format!("/proc/{shell_pid}")).exists(),
-        "the command's shell {shell_pid} survived"
+        matches!(state.as_deref(), None | Some("Z") | Some("X")),
+        "the command's shell {shell_pid} survived in state {state:?}"
     );
     // Whatever was written before the exit is still whole JSON lines.
     for line in &remaining {
