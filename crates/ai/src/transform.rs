@@ -72,8 +72,12 @@ pub(crate) fn convert_to_llm(messages: &[AgentMessage]) -> Vec<LlmMessage<'_>> {
     out
 }
 
+/// Text the agent writes on the user's behalf (shell runs, summaries) goes out as one text
+/// block, as the reference sends it, not as a bare string.
 fn user_text(text: String) -> LlmMessage<'static> {
-    LlmMessage::User(UserContent::Text(Cow::Owned(text)))
+    LlmMessage::User(UserContent::Blocks(Cow::Owned(vec![
+        knightcode_protocol::ContentBlock::text(text),
+    ])))
 }
 
 fn content_ref(content: &Content) -> UserContent<'_> {
@@ -367,6 +371,26 @@ mod tests {
         )];
         let out = prepare_messages(&messages, &model, None);
         assert!(matches!(&out[0], LlmMessage::Assistant(Cow::Borrowed(_))));
+    }
+
+    #[test]
+    fn agent_written_user_text_is_one_text_block() {
+        let messages = vec![AgentMessage::BashExecution(Box::new(
+            knightcode_protocol::BashExecutionMessage {
+                command: "pwd".into(),
+                output: "/w".into(),
+                exit_code: Some(0),
+                ..Default::default()
+            },
+        ))];
+        let converted = convert_to_llm(&messages);
+        match &converted[..] {
+            [LlmMessage::User(UserContent::Blocks(blocks))] => {
+                assert_eq!(blocks.len(), 1);
+                assert_eq!(blocks[0].as_text(), Some("Ran `pwd`\n```\n/w\n```"));
+            }
+            _ => panic!("expected one user message with one text block"),
+        }
     }
 
     #[test]
