@@ -105,7 +105,7 @@ fn run(argv: &[String]) -> ExitCode {
 
 fn not_available(what: &str) -> ExitCode {
     stderr_line(&format!(
-        "Error: {what} is not available yet in this build of knightcode; print mode (-p) and JSON mode (--mode json) work."
+        "Error: {what} is not available yet in this build of knightcode; print (-p), JSON (--mode json) and RPC (--mode rpc) modes work."
     ));
     ExitCode::FAILURE
 }
