@@ -34,7 +34,8 @@ EXPLAIN = [
     (r"^message_update:toolcall_start", r"^assistantMessageEvent\.(id|toolName)$", "only ours",
      "json.md: `toolcall_start` carries `id` and `toolName` (they were only in `partial`)"),
     (r"^message_update:toolcall_end", r"^assistantMessageEvent\.toolCall\.type$", "only pi",
-     "BUG (ours): `toolcall_end.toolCall` lacks `\"type\":\"toolCall\"`; json.md says it is the complete ToolCall"),
+     "BUG (ours, crates/protocol/src/event.rs `ToolcallEnd`): `toolcall_end.toolCall` lacks "
+     "`\"type\":\"toolCall\"`; json.md says it is the complete ToolCall"),
     (r"^agent_settled", r"^$", "only ours", "json.md: `agent_settled` after `agent_end`"),
     (r"^agent_end", r"^willRetry$", "only ours", "json.md: `agent_end` has `willRetry`"),
     (r"^tool_execution_end", r"^durationMs$", "only ours", "json.md: `tool_execution_end.durationMs`"),
@@ -53,6 +54,13 @@ EXPLAIN = [
      lambda ours, pi: isinstance(ours, dict) and set(ours) <= {"lineCount", "truncation"}),
     (r"^request$", r"\.properties\.[^.]+\.description$", "value",
      "our own wording of the parameter descriptions (house rule: no prose copied from the reference)"),
+    (r"^request$", r"^tools\.edit\..*additionalProperties$", "only pi",
+     "BUG (ours, crates/tools/src/edit.rs): the `edit` schema lacks `additionalProperties: false` "
+     "(top level and `edits[]` items) that the reference declares"),
+    (r"^request$", r"^tools\.[a-z]+\.function\.parameters(\.properties\.edits\.items)?$", "key order",
+     "BUG (ours, crates/tools/src/{read,bash,edit,write}.rs): schemas put `properties` before `required`; "
+     "the reference writes `type`, `required`, `properties`",
+     lambda ours, pi: ours == ["type", "properties", "required"] and pi == ["type", "required", "properties"]),
     (r"^message:user$", r"^parentId$", "value",
      "follows from the `system` entry: the first user message's parent is that entry",
      lambda ours, pi: str(ours).startswith("<message:system")),
@@ -244,9 +252,8 @@ def read_jsonl(path):
 
 
 def why(sig, path, kind, group):
-    if kind == "key order":
-        return "UNEXPLAINED (key order)"
-    return explain(sig.split(" ≠ ")[0], path, kind, group["ours"], group["pi"])
+    text = explain(sig.split(" ≠ ")[0], path, kind, group["ours"], group["pi"])
+    return "UNEXPLAINED (key order)" if kind == "key order" and text == "UNEXPLAINED" else text
 
 
 def cell(value):
