@@ -1,0 +1,25 @@
+//! KnightCode's terminal UI toolkit.
+//!
+//! The model is line-based, like the reference's `pi-tui` and the extension API built on it:
+//! a [`Component`] turns a width into styled lines (strings with ANSI SGR sequences), may
+//! take input, and can be told to drop cached lines. The [`renderer::Renderer`] diffs each
+//! frame against the previous one and rewrites only changed lines, inside synchronized-output
+//! brackets, without the alternate screen: lines that scroll off the top become the
+//! terminal's own scrollback.
+//!
+//! This crate knows nothing about agents or sessions; the interactive app builds on it.
+
+pub mod component;
+pub mod error;
+pub mod keys;
+pub mod style;
+
+pub use component::Component;
+pub use component::Container;
+pub use error::TuiError;
+pub use keys::InputEvent;
+pub use keys::Key;
+pub use keys::KeyCode;
+pub use keys::Modifiers;
+pub use style::Style;
+pub use style::Theme;

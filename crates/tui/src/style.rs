@@ -1,0 +1,287 @@
+//! ANSI styling and the colour theme every built-in view draws with.
+//!
+//! Styles are plain SGR sequences so that rendered lines are ordinary strings (what the
+//! component contract and extensions expect). Each styled span ends with a full reset,
+//! which keeps spans independent when lines are cut or joined.
+
+/// A terminal colour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Color {
+    /// One of the 16 basic colours (0-15).
+    Ansi(u8),
+    /// The 256-colour palette.
+    Indexed(u8),
+    Rgb(u8, u8, u8),
+}
+
+/// Foreground, background and attributes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Style {
+    pub fg: Option<Color>,
+    pub bg: Option<Color>,
+    pub bold: bool,
+    pub dim: bool,
+    pub italic: bool,
+    pub underline: bool,
+    pub inverse: bool,
+    pub strikethrough: bool,
+}
+
+pub const RESET: &str = "\x1b[0m";
+
+impl Style {
+    pub const fn new() -> Self {
+        Self {
+            fg: None,
+            bg: None,
+            bold: false,
+            dim: false,
+            italic: false,
+            underline: false,
+            inverse: false,
+            strikethrough: false,
+        }
+    }
+
+    pub const fn fg(mut self, color: Color) -> Self {
+        self.fg = Some(color);
+        self
+    }
+
+    pub const fn bg(mut self, color: Color) -> Self {
+        self.bg = Some(color);
+        self
+    }
+
+    pub const fn bold(mut self) -> Self {
+        self.bold = true;
+        self
+    }
+
+    pub const fn dim(mut self) -> Self {
+        self.dim = true;
+        self
+    }
+
+    pub const fn italic(mut self) -> Self {
+        self.italic = true;
+        self
+    }
+
+    pub const fn underline(mut self) -> Self {
+        self.underline = true;
+        self
+    }
+
+    pub const fn inverse(mut self) -> Self {
+        self.inverse = true;
+        self
+    }
+
+    pub const fn strikethrough(mut self) -> Self {
+        self.strikethrough = true;
+        self
+    }
+
+    pub fn is_plain(&self) -> bool {
+        *self == Self::new()
+    }
+
+    /// The SGR sequence that switches this style on (empty for the plain style).
+    pub fn prefix(&self) -> String {
+        if self.is_plain() {
+            return String::new();
+        }
+        let mut codes: Vec<String> = Vec::new();
+        if self.bold {
+            codes.push("1".into());
+        }
+        if self.dim {
+            codes.push("2".into());
+        }
+        if self.italic {
+            codes.push("3".into());
+        }
+        if self.underline {
+            codes.push("4".into());
+        }
+        if self.inverse {
+            codes.push("7".into());
+        }
+        if self.strikethrough {
+            codes.push("9".into());
+        }
+        if let Some(fg) = self.fg {
+            codes.push(color_code(fg, false));
+        }
+        if let Some(bg) = self.bg {
+            codes.push(color_code(bg, true));
+        }
+        format!("\x1b[{}m", codes.join(";"))
+    }
+
+    /// `text` in this style, followed by a reset.
+    pub fn paint(&self, text: &str) -> String {
+        if self.is_plain() || text.is_empty() {
+            return text.to_owned();
+        }
+        format!("{}{text}{RESET}", self.prefix())
+    }
+}
+
+fn color_code(color: Color, background: bool) -> String {
+    match color {
+        Color::Ansi(n) => {
+            let n = u32::from(n.min(15));
+            let base = if background { 40 } else { 30 };
+            if n < 8 {
+                (base + n).to_string()
+            } else {
+                (base + 60 + n - 8).to_string()
+            }
+        }
+        Color::Indexed(n) => format!("{};5;{n}", if background { 48 } else { 38 }),
+        Color::Rgb(r, g, b) => format!("{};2;{r};{g};{b}", if background { 48 } else { 38 }),
+    }
+}
+
+/// The named colours of the built-in views (names follow the reference theme's keys).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Theme {
+    pub accent: Style,
+    pub border: Style,
+    pub border_muted: Style,
+    pub success: Style,
+    pub error: Style,
+    pub warning: Style,
+    pub muted: Style,
+    pub dim: Style,
+    pub text: Style,
+    pub thinking_text: Style,
+    pub user_message_bg: Style,
+    pub tool_pending_bg: Style,
+    pub tool_success_bg: Style,
+    pub tool_error_bg: Style,
+    pub tool_title: Style,
+    pub tool_output: Style,
+    pub md_heading: Style,
+    pub md_link: Style,
+    pub md_link_url: Style,
+    pub md_code: Style,
+    pub md_code_block_border: Style,
+    pub md_quote: Style,
+    pub md_quote_border: Style,
+    pub md_hr: Style,
+    pub md_list_bullet: Style,
+    pub diff_added: Style,
+    pub diff_removed: Style,
+    pub diff_context: Style,
+    pub selected: Style,
+    /// Editor border per thinking level: off, minimal, low, medium, high, xhigh.
+    pub thinking_borders: [Style; 6],
+}
+
+impl Default for Theme {
+    fn default() -> Self {
+        Self::dark()
+    }
+}
+
+impl Theme {
+    /// The default theme, readable on dark and light backgrounds alike.
+    pub fn dark() -> Self {
+        let gray = Color::Indexed(244);
+        Self {
+            accent: Style::new().fg(Color::Rgb(138, 190, 183)),
+            border: Style::new().fg(Color::Rgb(95, 135, 255)),
+            border_muted: Style::new().fg(Color::Indexed(240)),
+            success: Style::new().fg(Color::Rgb(181, 189, 104)),
+            error: Style::new().fg(Color::Rgb(204, 102, 102)),
+            warning: Style::new().fg(Color::Rgb(255, 255, 0)),
+            muted: Style::new().fg(gray),
+            dim: Style::new().fg(Color::Indexed(240)),
+            text: Style::new(),
+            thinking_text: Style::new().fg(gray).italic(),
+            user_message_bg: Style::new().bg(Color::Rgb(52, 53, 65)),
+            tool_pending_bg: Style::new().bg(Color::Rgb(40, 40, 50)),
+            tool_success_bg: Style::new().bg(Color::Rgb(40, 50, 40)),
+            tool_error_bg: Style::new().bg(Color::Rgb(60, 40, 40)),
+            tool_title: Style::new().bold(),
+            tool_output: Style::new().fg(gray),
+            md_heading: Style::new().fg(Color::Rgb(240, 198, 116)).bold(),
+            md_link: Style::new().fg(Color::Rgb(129, 162, 190)).underline(),
+            md_link_url: Style::new().fg(Color::Indexed(240)),
+            md_code: Style::new().fg(Color::Rgb(138, 190, 183)),
+            md_code_block_border: Style::new().fg(gray),
+            md_quote: Style::new().fg(gray).italic(),
+            md_quote_border: Style::new().fg(gray),
+            md_hr: Style::new().fg(gray),
+            md_list_bullet: Style::new().fg(Color::Rgb(138, 190, 183)),
+            diff_added: Style::new().fg(Color::Rgb(181, 189, 104)),
+            diff_removed: Style::new().fg(Color::Rgb(204, 102, 102)),
+            diff_context: Style::new().fg(gray),
+            selected: Style::new().fg(Color::Rgb(138, 190, 183)).bold(),
+            thinking_borders: [
+                Style::new().fg(Color::Indexed(240)),
+                Style::new().fg(Color::Rgb(110, 110, 110)),
+                Style::new().fg(Color::Rgb(95, 135, 175)),
+                Style::new().fg(Color::Rgb(129, 162, 190)),
+                Style::new().fg(Color::Rgb(178, 148, 187)),
+                Style::new().fg(Color::Rgb(209, 131, 232)),
+            ],
+        }
+    }
+
+    /// No colours or attributes at all: `NO_COLOR`, dumb terminals, plain snapshots.
+    pub fn plain() -> Self {
+        let p = Style::new();
+        Self {
+            accent: p,
+            border: p,
+            border_muted: p,
+            success: p,
+            error: p,
+            warning: p,
+            muted: p,
+            dim: p,
+            text: p,
+            thinking_text: p,
+            user_message_bg: p,
+            tool_pending_bg: p,
+            tool_success_bg: p,
+            tool_error_bg: p,
+            tool_title: p,
+            tool_output: p,
+            md_heading: p,
+            md_link: p,
+            md_link_url: p,
+            md_code: p,
+            md_code_block_border: p,
+            md_quote: p,
+            md_quote_border: p,
+            md_hr: p,
+            md_list_bullet: p,
+            diff_added: p,
+            diff_removed: p,
+            diff_context: p,
+            selected: p,
+            thinking_borders: [p; 6],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paint_wraps_in_sgr_and_reset() {
+        let style = Style::new().fg(Color::Ansi(1)).bold();
+        assert_eq!(style.paint("x"), "\x1b[1;31mx\x1b[0m");
+        assert_eq!(Style::new().paint("x"), "x");
+        assert_eq!(
+            Style::new().bg(Color::Rgb(1, 2, 3)).paint("y"),
+            "\x1b[48;2;1;2;3my\x1b[0m"
+        );
+    }
+}
