@@ -13,6 +13,7 @@ pub mod component;
 pub mod error;
 pub mod keys;
 pub mod style;
+pub mod width;
 
 pub use component::Component;
 pub use component::Container;
