@@ -1,6 +1,14 @@
 //! Input events: keys parsed from raw terminal bytes (legacy xterm sequences and the kitty
 //! keyboard protocol) and bracketed pastes. Each key keeps its raw sequence, which
 //! extension components receive as `handleInput(data)`.
+//!
+//! [`InputParser`] turns the bytes read from the terminal into [`InputEvent`]s.
+
+mod parser;
+#[cfg(test)]
+mod tests;
+
+pub use parser::InputParser;
 
 /// One input event.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -8,6 +16,36 @@ pub enum InputEvent {
     Key(Key),
     /// Text from a bracketed paste, with `\r\n` and `\r` turned into `\n`.
     Paste(String),
+    /// A complete sequence that is not a key: terminal replies (the kitty flags report
+    /// `CSI ? flags u`, device attributes, colour queries), mouse reports, keys this
+    /// parser does not know. The raw text, so the terminal layer and extension
+    /// components can still look at it.
+    Other(String),
+}
+
+impl InputEvent {
+    /// The bytes as a terminal would have sent them (pastes re-wrapped in the
+    /// bracketed-paste markers), which is what extension components receive.
+    pub fn raw(&self) -> String {
+        match self {
+            Self::Key(key) => key.raw.clone(),
+            Self::Paste(text) => format!("\x1b[200~{text}\x1b[201~"),
+            Self::Other(raw) => raw.clone(),
+        }
+    }
+
+    /// The flags of a kitty keyboard protocol report (`CSI ? flags u`), the terminal's
+    /// answer to the `CSI ? u` query that tells the protocol is supported.
+    pub fn kitty_flags_reply(&self) -> Option<u32> {
+        let Self::Other(raw) = self else {
+            return None;
+        };
+        let digits = raw.strip_prefix("\x1b[?")?.strip_suffix('u')?;
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        digits.parse().ok()
+    }
 }
 
 /// A key press (or repeat / release under the kitty protocol).
@@ -100,6 +138,11 @@ impl Modifiers {
 
     pub const fn from_bits(bits: u8) -> Self {
         Self(bits & 0b1111)
+    }
+
+    /// These modifiers without the ones in `other`.
+    pub const fn without(self, other: Self) -> Self {
+        Self(self.0 & !other.0)
     }
 }
 
