@@ -11,6 +11,7 @@
 
 pub mod component;
 pub mod error;
+pub mod keybindings;
 pub mod keys;
 pub mod style;
 pub mod width;
@@ -18,6 +19,8 @@ pub mod width;
 pub use component::Component;
 pub use component::Container;
 pub use error::TuiError;
+pub use keybindings::KeyBinding;
+pub use keybindings::Keybindings;
 pub use keys::InputEvent;
 pub use keys::InputParser;
 pub use keys::Key;
