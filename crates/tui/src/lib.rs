@@ -10,9 +10,14 @@
 //! This crate knows nothing about agents or sessions; the interactive app builds on it.
 
 pub mod component;
+pub mod components;
+pub mod diff;
 pub mod error;
+pub mod fuzzy;
+pub mod highlight;
 pub mod keybindings;
 pub mod keys;
+pub mod markdown;
 pub mod style;
 pub mod width;
 
@@ -27,5 +32,7 @@ pub use keys::Key;
 pub use keys::KeyCode;
 pub use keys::KeyKind;
 pub use keys::Modifiers;
+pub use markdown::Markdown;
 pub use style::Style;
+pub use style::SyntaxStyles;
 pub use style::Theme;

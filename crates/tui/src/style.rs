@@ -83,6 +83,26 @@ impl Style {
         self
     }
 
+    /// `other` laid over this style: its colours win where set, attributes add up.
+    pub const fn patch(self, other: Style) -> Self {
+        Self {
+            fg: match other.fg {
+                Some(fg) => Some(fg),
+                None => self.fg,
+            },
+            bg: match other.bg {
+                Some(bg) => Some(bg),
+                None => self.bg,
+            },
+            bold: self.bold || other.bold,
+            dim: self.dim || other.dim,
+            italic: self.italic || other.italic,
+            underline: self.underline || other.underline,
+            inverse: self.inverse || other.inverse,
+            strikethrough: self.strikethrough || other.strikethrough,
+        }
+    }
+
     pub fn is_plain(&self) -> bool {
         *self == Self::new()
     }
@@ -173,12 +193,68 @@ pub struct Theme {
     pub md_quote_border: Style,
     pub md_hr: Style,
     pub md_list_bullet: Style,
+    /// Code block lines in a language that is not highlighted.
+    pub md_code_block: Style,
+    pub md_bold: Style,
+    pub md_italic: Style,
+    pub md_strikethrough: Style,
+    /// Added to level-1 headings (the reference underlines them).
+    pub md_underline: Style,
     pub diff_added: Style,
     pub diff_removed: Style,
     pub diff_context: Style,
+    /// Laid over the changed words when a removed line pairs with an added one.
+    pub diff_inline: Style,
+    pub syntax: SyntaxStyles,
     pub selected: Style,
     /// Editor border per thinking level: off, minimal, low, medium, high, xhigh.
     pub thinking_borders: [Style; 6],
+}
+
+/// Colours of highlighted code, by token kind (the reference theme's `syntax*` keys).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SyntaxStyles {
+    pub comment: Style,
+    pub keyword: Style,
+    pub function: Style,
+    pub variable: Style,
+    pub string: Style,
+    pub number: Style,
+    pub r#type: Style,
+    pub operator: Style,
+    pub punctuation: Style,
+}
+
+impl SyntaxStyles {
+    /// The reference dark theme's code colours.
+    pub const fn dark() -> Self {
+        Self {
+            comment: Style::new().fg(Color::Rgb(0x6a, 0x99, 0x55)),
+            keyword: Style::new().fg(Color::Rgb(0x56, 0x9c, 0xd6)),
+            function: Style::new().fg(Color::Rgb(0xdc, 0xdc, 0xaa)),
+            variable: Style::new().fg(Color::Rgb(0x9c, 0xdc, 0xfe)),
+            string: Style::new().fg(Color::Rgb(0xce, 0x91, 0x78)),
+            number: Style::new().fg(Color::Rgb(0xb5, 0xce, 0xa8)),
+            r#type: Style::new().fg(Color::Rgb(0x4e, 0xc9, 0xb0)),
+            operator: Style::new().fg(Color::Rgb(0xd4, 0xd4, 0xd4)),
+            punctuation: Style::new().fg(Color::Rgb(0xd4, 0xd4, 0xd4)),
+        }
+    }
+
+    pub const fn plain() -> Self {
+        let p = Style::new();
+        Self {
+            comment: p,
+            keyword: p,
+            function: p,
+            variable: p,
+            string: p,
+            number: p,
+            r#type: p,
+            operator: p,
+            punctuation: p,
+        }
+    }
 }
 
 impl Default for Theme {
@@ -217,9 +293,16 @@ impl Theme {
             md_quote_border: Style::new().fg(gray),
             md_hr: Style::new().fg(gray),
             md_list_bullet: Style::new().fg(Color::Rgb(138, 190, 183)),
+            md_code_block: Style::new().fg(Color::Rgb(181, 189, 104)),
+            md_bold: Style::new().bold(),
+            md_italic: Style::new().italic(),
+            md_strikethrough: Style::new().strikethrough(),
+            md_underline: Style::new().underline(),
             diff_added: Style::new().fg(Color::Rgb(181, 189, 104)),
             diff_removed: Style::new().fg(Color::Rgb(204, 102, 102)),
             diff_context: Style::new().fg(gray),
+            diff_inline: Style::new().inverse(),
+            syntax: SyntaxStyles::dark(),
             selected: Style::new().fg(Color::Rgb(138, 190, 183)).bold(),
             thinking_borders: [
                 Style::new().fg(Color::Indexed(240)),
@@ -261,9 +344,16 @@ impl Theme {
             md_quote_border: p,
             md_hr: p,
             md_list_bullet: p,
+            md_code_block: p,
+            md_bold: p,
+            md_italic: p,
+            md_strikethrough: p,
+            md_underline: p,
             diff_added: p,
             diff_removed: p,
             diff_context: p,
+            diff_inline: p,
+            syntax: SyntaxStyles::plain(),
             selected: p,
             thinking_borders: [p; 6],
         }

@@ -1,0 +1,161 @@
+//! Plain text views: wrapped text in a padded (optionally coloured) card, a single
+//! truncated line, and blank lines.
+
+use super::fill_background;
+use crate::component::Component;
+use crate::style::Style;
+use crate::width::{TAB_WIDTH, truncate_to_width, visible_width, wrap_text_with_ansi};
+
+/// Word-wrapped (possibly styled) text with blank columns left and right and blank lines
+/// above and below. With a background every line, padding included, is filled to the full
+/// width (user message cards, tool cards).
+#[derive(Debug, Clone, Default)]
+pub struct Text {
+    text: String,
+    padding_x: usize,
+    padding_y: usize,
+    background: Option<Style>,
+    cache: Option<(u16, Vec<String>)>,
+}
+
+impl Text {
+    /// `text` without padding or background.
+    pub fn new(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            ..Self::default()
+        }
+    }
+
+    pub fn with_padding(mut self, x: usize, y: usize) -> Self {
+        self.padding_x = x;
+        self.padding_y = y;
+        self.cache = None;
+        self
+    }
+
+    pub fn with_background(mut self, background: Style) -> Self {
+        self.set_background(Some(background));
+        self
+    }
+
+    pub fn set_background(&mut self, background: Option<Style>) {
+        self.background = background;
+        self.cache = None;
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    pub fn set_text(&mut self, text: impl Into<String>) {
+        self.text = text.into();
+        self.cache = None;
+    }
+
+    fn render_uncached(&self, width: usize) -> Vec<String> {
+        // Whitespace alone would only draw an empty card.
+        if self.text.trim().is_empty() {
+            return Vec::new();
+        }
+        let text = self.text.replace('\t', &" ".repeat(TAB_WIDTH));
+        let content_width = width.saturating_sub(2 * self.padding_x).max(1);
+        let left = " ".repeat(self.padding_x);
+        let finish = |line: String| match self.background {
+            Some(bg) => fill_background(&line, width, bg),
+            None => line,
+        };
+        let blank = finish(String::new());
+        let mut lines = vec![blank.clone(); self.padding_y];
+        for line in wrap_text_with_ansi(&text, content_width) {
+            let mut line = if line.is_empty() && self.background.is_none() {
+                line
+            } else {
+                format!("{left}{line}")
+            };
+            // Padding wider than the whole width still must not overflow it.
+            if visible_width(&line) > width {
+                line = truncate_to_width(&line, width, "");
+            }
+            lines.push(finish(line));
+        }
+        lines.extend(std::iter::repeat_n(blank, self.padding_y));
+        lines
+    }
+}
+
+impl Component for Text {
+    fn render(&mut self, width: u16) -> Vec<String> {
+        if let Some((cached_width, lines)) = &self.cache
+            && *cached_width == width
+        {
+            return lines.clone();
+        }
+        let lines = self.render_uncached(usize::from(width));
+        self.cache = Some((width, lines.clone()));
+        lines
+    }
+
+    fn invalidate(&mut self) {
+        self.cache = None;
+    }
+}
+
+/// The first line of a text, cut to the width with `…`.
+#[derive(Debug, Clone, Default)]
+pub struct TruncatedText {
+    text: String,
+    padding_x: usize,
+    padding_y: usize,
+}
+
+impl TruncatedText {
+    pub fn new(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            ..Self::default()
+        }
+    }
+
+    pub fn with_padding(mut self, x: usize, y: usize) -> Self {
+        self.padding_x = x;
+        self.padding_y = y;
+        self
+    }
+
+    pub fn set_text(&mut self, text: impl Into<String>) {
+        self.text = text.into();
+    }
+}
+
+impl Component for TruncatedText {
+    fn render(&mut self, width: u16) -> Vec<String> {
+        let width = usize::from(width);
+        let available = width.saturating_sub(2 * self.padding_x).max(1);
+        let first = self.text.split('\n').next().unwrap_or_default();
+        let first = first.replace('\t', &" ".repeat(TAB_WIDTH));
+        let line = truncate_to_width(
+            &format!(
+                "{}{}",
+                " ".repeat(self.padding_x),
+                truncate_to_width(&first, available, "…")
+            ),
+            width,
+            "",
+        );
+        let mut lines = vec![String::new(); self.padding_y];
+        lines.push(line);
+        lines.extend(std::iter::repeat_n(String::new(), self.padding_y));
+        lines
+    }
+}
+
+/// Blank lines.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Spacer(pub usize);
+
+impl Component for Spacer {
+    fn render(&mut self, _width: u16) -> Vec<String> {
+        vec![String::new(); self.0]
+    }
+}

@@ -1,0 +1,340 @@
+//! Markdown to styled terminal lines, laid out like the reference's `Markdown` component:
+//! headings in the heading colour (level 1 underlined, `###` prefixes from level 3), word
+//! wrapped paragraphs, lists with hanging indents, quotes behind a `│` border, tables in
+//! box-drawing borders, and fenced code between ```` ``` ```` lines with syntax colours.
+//!
+//! Partial input (a message still streaming in) renders as what it is so far: an unclosed
+//! fence is a code block up to the end, an unclosed `**` is literal text.
+
+mod parse;
+mod table;
+
+use parse::{Block, Item, Placed, Span, marks};
+
+use crate::component::Component;
+use crate::components::fill_background;
+use crate::highlight::highlight_code_with;
+use crate::style::{Style, Theme};
+use crate::width::{TAB_WIDTH, truncate_to_width, visible_width, wrap_text_with_ansi};
+
+/// A block of markdown text. Caches its lines for the last width; changing the text drops
+/// the cache.
+pub struct Markdown {
+    text: String,
+    theme: Theme,
+    padding_left: usize,
+    padding_right: usize,
+    padding_y: usize,
+    text_style: Style,
+    background: Option<Style>,
+    cache: Option<(u16, Vec<String>)>,
+}
+
+impl Markdown {
+    /// `text` with no padding, in the theme's text style.
+    pub fn new(text: impl Into<String>, theme: Theme) -> Self {
+        let text_style = theme.text;
+        Self {
+            text: text.into(),
+            theme,
+            padding_left: 0,
+            padding_right: 0,
+            padding_y: 0,
+            text_style,
+            background: None,
+            cache: None,
+        }
+    }
+
+    /// The same number of blank columns on both sides and blank lines above and below.
+    pub fn with_padding(mut self, x: usize, y: usize) -> Self {
+        self.padding_left = x;
+        self.padding_right = x;
+        self.padding_y = y;
+        self.cache = None;
+        self
+    }
+
+    /// Different blank columns left and right.
+    pub fn with_horizontal_padding(mut self, left: usize, right: usize) -> Self {
+        self.padding_left = left;
+        self.padding_right = right;
+        self.cache = None;
+        self
+    }
+
+    /// The style of body text (thinking blocks are grey and italic, for example).
+    pub fn with_text_style(mut self, style: Style) -> Self {
+        self.text_style = style;
+        self.cache = None;
+        self
+    }
+
+    /// A background filling every line to the full width, padding included.
+    pub fn with_background(mut self, background: Style) -> Self {
+        self.background = Some(background);
+        self.cache = None;
+        self
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    pub fn set_text(&mut self, text: impl Into<String>) {
+        self.text = text.into();
+        self.cache = None;
+    }
+
+    /// Adds streamed text at the end.
+    pub fn append_text(&mut self, more: &str) {
+        if more.is_empty() {
+            return;
+        }
+        self.text.push_str(more);
+        self.cache = None;
+    }
+
+    pub fn set_theme(&mut self, theme: Theme) {
+        self.theme = theme;
+        self.cache = None;
+    }
+
+    fn render_uncached(&self, width: usize) -> Vec<String> {
+        if self.text.trim().is_empty() {
+            return Vec::new();
+        }
+        let content_width = width
+            .saturating_sub(self.padding_left + self.padding_right)
+            .max(1);
+        // Tabs become spaces up front so widths are known (the reference uses three).
+        let source = self.text.replace('\t', &" ".repeat(TAB_WIDTH));
+        let blocks = parse::parse(&source);
+        let renderer = Renderer {
+            theme: &self.theme,
+            source: &source,
+        };
+        let body = renderer.blocks(&blocks, content_width, self.text_style, true);
+
+        let left = " ".repeat(self.padding_left);
+        let mut lines = Vec::with_capacity(body.len() + 2 * self.padding_y);
+        let blank = match self.background {
+            Some(bg) => fill_background("", width, bg),
+            None => String::new(),
+        };
+        lines.extend(std::iter::repeat_n(blank.clone(), self.padding_y));
+        for line in body {
+            let line = if visible_width(&line) > content_width {
+                truncate_to_width(&line, content_width, "")
+            } else {
+                line
+            };
+            let mut line = if line.is_empty() && self.background.is_none() {
+                line
+            } else {
+                format!("{left}{line}")
+            };
+            // Padding wider than the whole width still must not overflow it.
+            if visible_width(&line) > width {
+                line = truncate_to_width(&line, width, "");
+            }
+            lines.push(match self.background {
+                Some(bg) => fill_background(&line, width, bg),
+                None => line,
+            });
+        }
+        lines.extend(std::iter::repeat_n(blank, self.padding_y));
+        lines
+    }
+}
+
+impl Component for Markdown {
+    fn render(&mut self, width: u16) -> Vec<String> {
+        if let Some((cached_width, lines)) = &self.cache
+            && *cached_width == width
+        {
+            return lines.clone();
+        }
+        let lines = self.render_uncached(usize::from(width));
+        self.cache = Some((width, lines.clone()));
+        lines
+    }
+
+    fn invalidate(&mut self) {
+        self.cache = None;
+    }
+}
+
+/// Renders blocks; `base` is the style text starts from (body, quote).
+struct Renderer<'a> {
+    theme: &'a Theme,
+    source: &'a str,
+}
+
+impl Renderer<'_> {
+    /// `spans` as one styled string (`\n` where lines break).
+    fn inline(&self, spans: &[Span], base: Style) -> String {
+        let theme = self.theme;
+        let mut out = String::new();
+        for span in spans {
+            let mut style = base;
+            if span.marks & marks::STRONG != 0 {
+                style = style.patch(theme.md_bold);
+            }
+            if span.marks & marks::EMPHASIS != 0 {
+                style = style.patch(theme.md_italic);
+            }
+            if span.marks & marks::STRIKE != 0 {
+                style = style.patch(theme.md_strikethrough);
+            }
+            if span.marks & marks::CODE != 0 {
+                style = style.patch(theme.md_code);
+            }
+            if span.marks & marks::LINK != 0 {
+                style = style.patch(theme.md_link);
+            }
+            if span.marks & marks::LINK_URL != 0 {
+                // The URL is not part of the link text: it keeps none of the link's look.
+                style = base.patch(theme.md_link_url);
+            }
+            out.push_str(&style.paint(&span.text));
+        }
+        out
+    }
+
+    /// Blocks separated by blank lines, except that a list directly under a paragraph (no
+    /// blank line in the source) stays attached, and `spaced = false` (inside list items)
+    /// puts no blank lines at all.
+    fn blocks(&self, blocks: &[Placed], width: usize, base: Style, spaced: bool) -> Vec<String> {
+        let mut lines = Vec::new();
+        for (i, placed) in blocks.iter().enumerate() {
+            if i > 0 && spaced {
+                let prev = &blocks[i - 1].block;
+                let attached = matches!(prev, Block::Paragraph(_))
+                    && matches!(placed.block, Block::List { .. })
+                    && !self.blank_line_before(placed.start);
+                if !attached {
+                    lines.push(String::new());
+                }
+            }
+            lines.extend(self.block(&placed.block, width, base));
+        }
+        lines
+    }
+
+    /// Whether the source line above the one at `offset` is blank (quote markers aside).
+    fn blank_line_before(&self, offset: usize) -> bool {
+        let before = self.source.get(..offset).unwrap_or_default();
+        let Some(line_start) = before.rfind('\n') else {
+            return false;
+        };
+        let above = &before[..line_start];
+        let previous = above.rsplit('\n').next().unwrap_or_default();
+        previous
+            .trim_matches(|c: char| c.is_whitespace() || c == '>')
+            .is_empty()
+    }
+
+    fn block(&self, block: &Block, width: usize, base: Style) -> Vec<String> {
+        let theme = self.theme;
+        match block {
+            Block::Paragraph(spans) => wrap_text_with_ansi(&self.inline(spans, base), width),
+            Block::Heading(level, spans) => {
+                let mut style = base.patch(theme.md_heading).patch(theme.md_bold);
+                if *level == 1 {
+                    style = style.patch(theme.md_underline);
+                }
+                let mut text = String::new();
+                if *level >= 3 {
+                    text.push_str(&style.paint(&format!("{} ", "#".repeat(usize::from(*level)))));
+                }
+                text.push_str(&self.inline(spans, style));
+                wrap_text_with_ansi(&text, width)
+            }
+            Block::Code { lang, text } => self.code(lang, text, width),
+            Block::List { start, items } => self.list(*start, items, width, base),
+            Block::Quote(blocks) => {
+                let inner_width = width.saturating_sub(2).max(1);
+                let mut inner = self.blocks(blocks, inner_width, base.patch(theme.md_quote), true);
+                while inner.last().is_some_and(String::is_empty) {
+                    inner.pop();
+                }
+                let border = theme.md_quote_border.paint("│ ");
+                inner
+                    .into_iter()
+                    .map(|line| format!("{border}{line}"))
+                    .collect()
+            }
+            Block::Rule => vec![theme.md_hr.paint(&"─".repeat(width.min(80)))],
+            Block::Table { header, rows, raw } => {
+                let header: Vec<String> = header
+                    .iter()
+                    .map(|cell| self.inline(cell, base.patch(theme.md_bold)))
+                    .collect();
+                let rows: Vec<Vec<String>> = rows
+                    .iter()
+                    .map(|row| row.iter().map(|cell| self.inline(cell, base)).collect())
+                    .collect();
+                table::render(&header, &rows, width)
+                    .unwrap_or_else(|| wrap_text_with_ansi(&base.paint(raw), width))
+            }
+            Block::Html(html) => wrap_text_with_ansi(&base.paint(html.trim()), width),
+        }
+    }
+
+    /// ```` ```lang ````, the code indented by two (long lines wrap, still indented), ```` ``` ````.
+    fn code(&self, lang: &str, text: &str, width: usize) -> Vec<String> {
+        let theme = self.theme;
+        let code_width = width.saturating_sub(2).max(1);
+        let mut lines = vec![theme.md_code_block_border.paint(&format!("```{lang}"))];
+        let code = text.strip_suffix('\n').unwrap_or(text);
+        let lang = (!lang.is_empty()).then_some(lang);
+        for line in highlight_code_with(code, lang, theme) {
+            for piece in wrap_text_with_ansi(&line, code_width) {
+                // Blank code lines get no indent: trailing spaces only get in the way of
+                // copying from the terminal.
+                lines.push(if piece.is_empty() {
+                    piece
+                } else {
+                    format!("  {piece}")
+                });
+            }
+        }
+        lines.push(theme.md_code_block_border.paint("```"));
+        lines
+    }
+
+    fn list(&self, start: Option<u64>, items: &[Item], width: usize, base: Style) -> Vec<String> {
+        let theme = self.theme;
+        let mut lines = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let mut marker = match start {
+                Some(n) => format!("{}. ", n + i as u64),
+                None => "- ".to_owned(),
+            };
+            match item.task {
+                Some(true) => marker.push_str("[x] "),
+                Some(false) => marker.push_str("[ ] "),
+                None => {}
+            }
+            let indent = visible_width(&marker);
+            let inner_width = width.saturating_sub(indent).max(1);
+            let body = self.blocks(&item.blocks, inner_width, base, false);
+            let styled_marker = theme.md_list_bullet.paint(&marker);
+            let hang = " ".repeat(indent);
+            if body.is_empty() {
+                lines.push(theme.md_list_bullet.paint(marker.trim_end()));
+                continue;
+            }
+            for (j, line) in body.into_iter().enumerate() {
+                let prefix = if j == 0 { &styled_marker } else { &hang };
+                if line.is_empty() {
+                    lines.push(String::new());
+                } else {
+                    lines.push(format!("{prefix}{line}"));
+                }
+            }
+        }
+        lines
+    }
+}
