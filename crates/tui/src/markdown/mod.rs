@@ -9,6 +9,8 @@
 mod parse;
 mod table;
 
+use std::cell::RefCell;
+
 use parse::{Block, Item, Placed, Span, marks};
 
 use crate::component::Component;
@@ -28,6 +30,17 @@ pub struct Markdown {
     text_style: Style,
     background: Option<Style>,
     cache: Option<(u16, Vec<String>)>,
+    /// Highlighted code blocks of the last render. While a message streams in only its
+    /// last block changes, and a new width needs no new highlighting, so the others are
+    /// taken from here.
+    code_cache: Vec<HighlightedCode>,
+}
+
+/// One code block's highlighted lines (before wrapping).
+struct HighlightedCode {
+    lang: String,
+    code: String,
+    lines: Vec<String>,
 }
 
 impl Markdown {
@@ -43,6 +56,7 @@ impl Markdown {
             text_style,
             background: None,
             cache: None,
+            code_cache: Vec::new(),
         }
     }
 
@@ -98,9 +112,10 @@ impl Markdown {
     pub fn set_theme(&mut self, theme: Theme) {
         self.theme = theme;
         self.cache = None;
+        self.code_cache.clear();
     }
 
-    fn render_uncached(&self, width: usize) -> Vec<String> {
+    fn render_uncached(&mut self, width: usize) -> Vec<String> {
         if self.text.trim().is_empty() {
             return Vec::new();
         }
@@ -113,8 +128,11 @@ impl Markdown {
         let renderer = Renderer {
             theme: &self.theme,
             source: &source,
+            previous_code: std::mem::take(&mut self.code_cache),
+            code: RefCell::new(Vec::new()),
         };
         let body = renderer.blocks(&blocks, content_width, self.text_style, true);
+        self.code_cache = renderer.code.into_inner();
 
         let left = " ".repeat(self.padding_left);
         let mut lines = Vec::with_capacity(body.len() + 2 * self.padding_y);
@@ -162,6 +180,7 @@ impl Component for Markdown {
 
     fn invalidate(&mut self) {
         self.cache = None;
+        self.code_cache.clear();
     }
 }
 
@@ -169,6 +188,9 @@ impl Component for Markdown {
 struct Renderer<'a> {
     theme: &'a Theme,
     source: &'a str,
+    previous_code: Vec<HighlightedCode>,
+    /// The code blocks of this render, for the next one.
+    code: RefCell<Vec<HighlightedCode>>,
 }
 
 impl Renderer<'_> {
@@ -289,7 +311,7 @@ impl Renderer<'_> {
         let mut lines = vec![theme.md_code_block_border.paint(&format!("```{lang}"))];
         let code = text.strip_suffix('\n').unwrap_or(text);
         let lang = (!lang.is_empty()).then_some(lang);
-        for line in highlight_code_with(code, lang, theme) {
+        for line in self.highlight(code, lang) {
             for piece in wrap_text_with_ansi(&line, code_width) {
                 // Blank code lines get no indent: trailing spaces only get in the way of
                 // copying from the terminal.
@@ -301,6 +323,22 @@ impl Renderer<'_> {
             }
         }
         lines.push(theme.md_code_block_border.paint("```"));
+        lines
+    }
+
+    fn highlight(&self, code: &str, lang: Option<&str>) -> Vec<String> {
+        let lang_key = lang.unwrap_or_default();
+        let lines = self
+            .previous_code
+            .iter()
+            .find(|entry| entry.lang == lang_key && entry.code == code)
+            .map(|entry| entry.lines.clone())
+            .unwrap_or_else(|| highlight_code_with(code, lang, self.theme));
+        self.code.borrow_mut().push(HighlightedCode {
+            lang: lang_key.to_owned(),
+            code: code.to_owned(),
+            lines: lines.clone(),
+        });
         lines
     }
 
