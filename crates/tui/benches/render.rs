@@ -32,21 +32,33 @@ fn editor_and_footer(lines: &mut Vec<String>, text: &str) {
     lines.push("\x1b[2m↑12k ↓3.4k $0.123 12.3%/200k      claude-sonnet • high\x1b[0m".to_owned());
 }
 
-fn median(mut times: Vec<Duration>) -> Duration {
-    times.sort();
-    times[times.len() / 2]
+/// Frame times and bytes of one scenario.
+#[derive(Default)]
+struct Samples {
+    times: Vec<Duration>,
+    bytes: usize,
 }
 
-fn report(name: &str, times: Vec<Duration>, bytes: usize) {
-    let mut sorted = times.clone();
-    sorted.sort();
-    let p90 = sorted[sorted.len() * 9 / 10];
-    println!(
-        "{name:<40} median {:>8.2} µs   p90 {:>8.2} µs   {:>6} bytes/frame",
-        median(times).as_secs_f64() * 1e6,
-        p90.as_secs_f64() * 1e6,
-        bytes / FRAMES
-    );
+impl Samples {
+    fn frame(&mut self, renderer: &mut Renderer, lines: &[String], out: &mut Vec<u8>) {
+        out.clear();
+        let start = Instant::now();
+        let stats = renderer.render(black_box(lines), out);
+        self.times.push(start.elapsed());
+        self.bytes += stats.bytes;
+        black_box(out);
+    }
+
+    fn report(mut self, name: &str) {
+        self.times.sort();
+        let at = |q: usize| self.times[self.times.len() * q / 100].as_secs_f64() * 1e6;
+        println!(
+            "{name:<36} median {:>9.2} µs   p90 {:>9.2} µs   {:>7} bytes/frame",
+            at(50),
+            at(90),
+            self.bytes / self.times.len()
+        );
+    }
 }
 
 /// A keystroke in the editor: one line near the bottom changes.
@@ -59,22 +71,16 @@ fn keystroke() {
     let mut out = Vec::with_capacity(1 << 20);
     renderer.render(&lines, &mut out);
     let mut text = String::new();
-    let mut times = Vec::with_capacity(FRAMES);
-    let mut bytes = 0;
+    let mut samples = Samples::default();
     for i in 0..FRAMES {
         text.push(char::from(b'a' + (i % 26) as u8));
         if text.len() > 100 {
             text.clear();
         }
         lines[editor] = format!("> {text}{CURSOR_MARKER}");
-        out.clear();
-        let start = Instant::now();
-        let stats = renderer.render(black_box(&lines), &mut out);
-        times.push(start.elapsed());
-        bytes += stats.bytes;
-        black_box(&out);
+        samples.frame(&mut renderer, &lines, &mut out);
     }
-    report("keystroke (10k-line transcript)", times, bytes);
+    samples.report("keystroke (10k-line transcript)");
 }
 
 /// Streaming: the last transcript line grows; every 20 words it wraps onto a new line,
@@ -84,8 +90,6 @@ fn streaming() {
     let mut transcript = transcript();
     let mut lines = Vec::new();
     let mut out = Vec::with_capacity(1 << 20);
-    let mut times = Vec::with_capacity(FRAMES);
-    let mut bytes = 0;
     let build = |transcript: &[String], lines: &mut Vec<String>| {
         // The app keeps its lines and only replaces what changed; the tail is rebuilt.
         lines.truncate(transcript.len() - 1);
@@ -96,6 +100,7 @@ fn streaming() {
     };
     build(&transcript, &mut lines);
     renderer.render(&lines, &mut out);
+    let mut samples = Samples::default();
     for i in 0..FRAMES {
         if i % 20 == 0 {
             transcript.push(String::from("  streamed"));
@@ -103,14 +108,9 @@ fn streaming() {
             last.push_str(" word");
         }
         build(&transcript, &mut lines);
-        out.clear();
-        let start = Instant::now();
-        let stats = renderer.render(black_box(&lines), &mut out);
-        times.push(start.elapsed());
-        bytes += stats.bytes;
-        black_box(&out);
+        samples.frame(&mut renderer, &lines, &mut out);
     }
-    report("streaming (10k-line transcript)", times, bytes);
+    samples.report("streaming (10k-line transcript)");
 }
 
 /// For scale: a full redraw of the whole transcript (width change).
@@ -120,21 +120,12 @@ fn full_redraw() {
     let mut renderer = Renderer::new(WIDTH, HEIGHT);
     let mut out = Vec::with_capacity(1 << 20);
     renderer.render(&lines, &mut out);
-    let mut times = Vec::new();
-    let mut bytes = 0;
+    let mut samples = Samples::default();
     for i in 0..50 {
         renderer.resize(WIDTH - (i % 2) as u16, HEIGHT);
-        out.clear();
-        let start = Instant::now();
-        let stats = renderer.render(black_box(&lines), &mut out);
-        times.push(start.elapsed());
-        bytes += stats.bytes;
+        samples.frame(&mut renderer, &lines, &mut out);
     }
-    report(
-        "full redraw (10k lines, 50 frames)",
-        times,
-        bytes * FRAMES / 50,
-    );
+    samples.report("full redraw (10k lines)");
 }
 
 fn main() {

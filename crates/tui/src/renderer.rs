@@ -303,13 +303,14 @@ impl Renderer {
     /// starts below the transcript. The next frame starts afresh from there.
     pub fn finish(&mut self, out: &mut Vec<u8>) {
         if !self.fresh {
-            if self.lines.is_empty() {
-                self.move_to(self.cursor, out);
+            let len = self.lines.len();
+            if len == 0 || (len as i64) <= self.top {
+                // The row where the next line would go is on screen and empty already.
+                self.move_to(len.max(self.first_on_screen()), out);
             } else {
-                let last = (self.lines.len() - 1).max(self.first_on_screen());
-                self.move_to(last, out);
+                self.move_to(len - 1, out);
                 out.extend_from_slice(b"\r\n");
-                self.after_newline(last + 1);
+                self.after_newline(len);
             }
             self.start_row = self.row_of(self.cursor);
         }

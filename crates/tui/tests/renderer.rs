@@ -526,6 +526,28 @@ fn finish_leaves_the_cursor_under_the_content() {
         rows.push("$".to_owned());
         rows
     });
+    // Content that shrank to end right above the screen: the prompt takes the first row.
+    let mut rig = Rig::new(5, 20);
+    rig.frame(&numbered(0..12));
+    rig.frame(&numbered(0..7));
+    let mut out = Vec::new();
+    rig.renderer.finish(&mut out);
+    rig.term.feed(&out);
+    rig.term.feed(b"$ ");
+    assert_eq!(rig.term.history(), {
+        let mut rows = numbered(0..7);
+        rows.push("$".to_owned());
+        rows
+    });
+    // Nothing drawn: the prompt stays where the content would have started.
+    let mut rig = Rig::new(5, 20);
+    rig.term.feed(b"$ kc\r\n");
+    rig.renderer.set_start_row(1);
+    rig.frame(&[]);
+    let mut out = Vec::new();
+    rig.renderer.finish(&mut out);
+    rig.term.feed(&out);
+    assert_eq!(rig.term.cursor(), (1, 0));
 }
 
 #[test]
