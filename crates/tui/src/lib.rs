@@ -12,6 +12,7 @@
 pub mod component;
 pub mod components;
 pub mod diff;
+pub mod editor;
 pub mod error;
 pub mod fuzzy;
 pub mod highlight;
@@ -25,6 +26,8 @@ pub mod width;
 
 pub use component::Component;
 pub use component::Container;
+pub use editor::Editor;
+pub use editor::EditorOutcome;
 pub use error::TuiError;
 pub use keybindings::KeyBinding;
 pub use keybindings::Keybindings;

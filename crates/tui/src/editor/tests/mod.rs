@@ -1,0 +1,5 @@
+mod completion;
+mod editing;
+mod paste;
+mod render;
+mod support;
