@@ -428,6 +428,12 @@ impl Editor {
     }
 
     fn submit(&mut self) -> EditorOutcome {
+        EditorOutcome::Submit(self.take_for_submit())
+    }
+
+    /// Takes the text as Enter would (expanded, trimmed) and empties the editor, paste
+    /// store and undo history included (for the follow-up key, which sends without Enter).
+    pub fn take_for_submit(&mut self) -> String {
         self.popup = None;
         let text = self.text_for_submit();
         self.state = State::default();
@@ -438,7 +444,7 @@ impl Editor {
         self.undo.clear();
         self.last_action = LastAction::None;
         self.preferred_column = None;
-        EditorOutcome::Submit(text)
+        text
     }
 
     fn replace_state(&mut self, state: State) {

@@ -152,3 +152,13 @@ fn a_marker_wider_than_the_editor_wraps_and_the_cursor_never_lands_inside() {
         e.render(10);
     }
 }
+
+#[test]
+fn take_for_submit_empties_the_editor_and_the_paste_store() {
+    let mut e = with_text("x ");
+    e.handle_paste(&lines(11));
+    assert_eq!(e.take_for_submit(), format!("x {}", lines(11)));
+    assert!(e.is_empty());
+    e.handle_paste(&lines(11));
+    assert_eq!(e.text(), "[paste #1 +11 lines]");
+}
