@@ -248,6 +248,14 @@ impl Renderer {
         self.show_hardware_cursor = show;
     }
 
+    /// Tells the renderer the terminal cursor was hidden behind its back (by
+    /// `Terminal::resume` after a child process), so the next frame shows it again at the
+    /// marker even if nothing else changed.
+    pub fn cursor_was_hidden(&mut self) {
+        self.cursor_shown = false;
+        self.cursor_at = None;
+    }
+
     /// Appends the bytes that turn the previous frame into `lines`.
     ///
     /// - The first frame writes every line from the cursor's row down.
@@ -266,19 +274,21 @@ impl Renderer {
             lines_rewritten: 0,
         };
         let mut full_redraw = false;
-        if self.fresh {
+        if self.full_redraw_requested
+            || (!self.fresh && (self.width != self.drawn_width || (lines.len() as i64) < self.top))
+        {
+            // The last case: the content shrank so far that none of it would be on screen.
+            // A request counts even right after `finish`: back from Ctrl+Z, the shell has
+            // printed below a transcript that must not appear twice.
+            full_redraw = true;
+            self.fresh = false;
+            self.draw_everything(lines, &mut frame);
+        } else if self.fresh {
             self.top = -i64::from(self.start_row);
             self.cursor = 0;
             self.lines.clear();
             self.fresh = false;
             self.draw_changes(lines, &mut frame);
-        } else if self.full_redraw_requested
-            || self.width != self.drawn_width
-            || (lines.len() as i64) < self.top
-        {
-            // The last case: the content shrank so far that none of it would be on screen.
-            full_redraw = true;
-            self.draw_everything(lines, &mut frame);
         } else if self.height != self.drawn_height {
             self.draw_after_height_change(lines, &mut frame);
         } else {

@@ -213,9 +213,10 @@ impl Terminal {
         Ok(())
     }
 
-    /// Takes the terminal back after [`Terminal::suspend`]. The size may have changed
-    /// meanwhile, and a shell may have printed below the UI: check the size, and after a
-    /// Ctrl+Z request a full redraw from the renderer.
+    /// Takes the terminal back after [`Terminal::suspend`], with the cursor hidden (tell
+    /// the renderer: `cursor_was_hidden`). The size may have changed meanwhile, and a
+    /// shell may have printed below the UI: check the size, and after a Ctrl+Z request a
+    /// full redraw from the renderer.
     pub fn resume(&mut self) -> Result<(), TuiError> {
         if !self.shared.active.swap(true, Ordering::SeqCst) {
             crossterm::terminal::enable_raw_mode()?;

@@ -473,6 +473,12 @@ fn the_hardware_cursor_goes_to_the_marker_when_enabled() {
     next[1] = format!("> hello w{CURSOR_MARKER}");
     rig.frame(&next);
     assert_eq!(rig.term.cursor(), (1, 9));
+    // Hidden by someone else (a child process, then `Terminal::resume`): shown again.
+    rig.term.feed(b"\x1b[?25l");
+    rig.renderer.cursor_was_hidden();
+    rig.frame(&next);
+    assert_eq!(rig.term.cursor(), (1, 9));
+    assert!(!rig.term.cursor_hidden());
     // No marker: hidden again.
     next[1] = "> hello w".to_owned();
     rig.frame(&next);
@@ -548,6 +554,22 @@ fn finish_leaves_the_cursor_under_the_content() {
     rig.renderer.finish(&mut out);
     rig.term.feed(&out);
     assert_eq!(rig.term.cursor(), (1, 0));
+}
+
+#[test]
+fn back_from_a_suspend_a_requested_redraw_replaces_the_transcript() {
+    let mut rig = Rig::new(5, 20);
+    rig.frame(&numbered(0..12));
+    let mut out = Vec::new();
+    rig.renderer.finish(&mut out);
+    rig.term.feed(&out);
+    // Ctrl+Z, then `fg`: the shell prints below the transcript.
+    rig.term.feed(b"[1]+ Stopped\r\n$ fg\r\n");
+    rig.renderer.request_full_redraw();
+    let lines = numbered(0..13);
+    let stats = rig.frame(&lines);
+    assert!(stats.full_redraw);
+    assert_eq!(rig.term.history(), lines);
 }
 
 #[test]
