@@ -4,6 +4,7 @@
 pub mod args;
 pub mod help;
 pub mod initial;
+pub mod interactive;
 pub mod list_models;
 pub mod oneshot;
 pub mod setup;

@@ -81,7 +81,15 @@ fn run(argv: &[String]) -> ExitCode {
         std::io::stdout().is_terminal(),
     );
     let one_shot = match mode {
-        AppMode::Interactive => return not_available("the interactive interface"),
+        AppMode::Interactive => {
+            return match knightcode_cli::interactive::run(&args) {
+                Ok(code) => code,
+                Err(error) => {
+                    stderr_line(&format!("Error: {error:#}"));
+                    ExitCode::FAILURE
+                }
+            };
+        }
         AppMode::Rpc => {
             return match knightcode_cli::setup::session_setup(&args) {
                 Ok(setup) => ExitCode::from(knightcode_headless::rpc::run_stdio(setup)),

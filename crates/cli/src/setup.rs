@@ -44,8 +44,18 @@ fn find_session(
         .with_context(|| format!("No session found matching '{value}'"))
 }
 
-/// Builds the run's setup from the command line and the environment.
+/// Builds the run's setup from the command line and the environment (print, JSON and RPC
+/// modes, which have no session picker for `--resume`).
 pub fn session_setup(args: &Args) -> anyhow::Result<SessionSetup> {
+    session_setup_with_location(args, false).map(|(setup, _)| setup)
+}
+
+/// Like [`session_setup`], also returning where this project's sessions live (for pickers).
+/// With `picker`, `--resume` starts a new session and leaves choosing to the caller.
+pub fn session_setup_with_location(
+    args: &Args,
+    picker: bool,
+) -> anyhow::Result<(SessionSetup, SessionLocation)> {
     let cwd = std::env::current_dir().context("could not read the current directory")?;
     let agent_dir = agent_dir()?;
     let home = std::env::home_dir();
@@ -77,6 +87,11 @@ pub fn session_setup(args: &Args) -> anyhow::Result<SessionSetup> {
             );
         }
         SessionTarget::Open(path)
+    } else if args.resume && picker {
+        SessionTarget::New {
+            dir: location.dir.clone(),
+            session_id: None,
+        }
     } else if args.resume {
         bail!(
             "--resume needs the interactive session picker, which is not available yet; use --continue or --session <id>"
@@ -106,7 +121,7 @@ pub fn session_setup(args: &Args) -> anyhow::Result<SessionSetup> {
         }
     } else {
         SessionTarget::New {
-            dir: location.dir,
+            dir: location.dir.clone(),
             session_id: None,
         }
     };
@@ -127,5 +142,5 @@ pub fn session_setup(args: &Args) -> anyhow::Result<SessionSetup> {
     setup.no_context_files = args.no_context_files;
     setup.approve = args.project_trust;
     setup.name = args.name.clone();
-    Ok(setup)
+    Ok((setup, location))
 }

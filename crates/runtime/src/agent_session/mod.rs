@@ -441,6 +441,11 @@ impl AgentSession {
         &self.settings
     }
 
+    /// The context files (AGENTS.md, CLAUDE.md, ...) loaded into the system prompt.
+    pub fn context_files(&self) -> &[ContextFile] {
+        &self.context_files
+    }
+
     pub fn trust(&self) -> &TrustDecision {
         &self.trust
     }

@@ -383,6 +383,42 @@ impl AgentSession {
         Ok((text, change))
     }
 
+    /// Moves the session's leaf within its tree (`/tree`): a user message leaves its parent
+    /// as the leaf and returns its text for the editor (submitting it starts a new branch);
+    /// any other entry becomes the leaf itself. `None` goes back to before the first entry.
+    /// Nothing is written; the next prompt continues from the new leaf.
+    pub fn navigate_tree(&mut self, entry_id: Option<&str>) -> Result<Option<String>> {
+        let mut session = lock(&self.session);
+        let text = match entry_id {
+            None => {
+                session.reset_leaf();
+                None
+            }
+            Some(id) => match knightcode_session::fork_point(&session, id) {
+                Ok((parent, text)) => {
+                    match parent {
+                        Some(parent) => session.navigate(&parent)?,
+                        None => session.reset_leaf(),
+                    }
+                    Some(text)
+                }
+                Err(_) => {
+                    session.navigate(id)?;
+                    None
+                }
+            },
+        };
+        let context: Vec<AgentMessage> = session
+            .build_context()
+            .messages
+            .iter()
+            .map(|m| (*m.message).clone())
+            .collect();
+        drop(session);
+        self.agent.replace_messages(context);
+        Ok(text)
+    }
+
     /// Continues in a copy of the active branch; returns the thinking level change, if any.
     pub async fn clone_session(&mut self) -> Result<ThinkingChange> {
         let cloned = {

@@ -1,0 +1,311 @@
+//! Harness of the interactive-mode tests: the real binary in a real pseudo-terminal, its
+//! output fed into a terminal emulator (vt100) whose screen and scrollback the tests read,
+//! and the scripted model server behind it.
+#![allow(dead_code)]
+
+use std::io::Read as _;
+use std::io::Write as _;
+use std::path::Path;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::Condvar;
+use std::sync::Mutex;
+use std::time::Duration;
+use std::time::Instant;
+
+use knightcode_testkit::MockServer;
+use knightcode_testkit::ScriptedReply;
+use knightcode_testkit::WireFormat;
+use portable_pty::CommandBuilder;
+use portable_pty::MasterPty;
+use portable_pty::PtySize;
+
+/// Upper bound for waiting on a screen state: a broken build fails instead of hanging. A
+/// passing test never gets near it, so it is not a timing assertion.
+pub const WATCHDOG: Duration = Duration::from_secs(60);
+
+/// Lines of scrollback the emulator keeps (more than any test produces).
+const SCROLLBACK: usize = 20_000;
+
+pub struct Sandbox {
+    pub root: tempfile::TempDir,
+    pub home: PathBuf,
+    pub agent: PathBuf,
+    pub project: PathBuf,
+    pub server: MockServer,
+}
+
+impl Sandbox {
+    pub fn new(replies: Vec<ScriptedReply>) -> Self {
+        let server = MockServer::builder(WireFormat::OpenAiCompletions)
+            .replies(replies)
+            .start_blocking()
+            .unwrap();
+        let root = tempfile::tempdir().unwrap();
+        let home = root.path().join("home");
+        let agent = root.path().join("agent");
+        let project = root.path().join("project");
+        for dir in [&home, &agent, &project] {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        let models = serde_json::json!({"providers": {"mock": {
+        "baseUrl": server.base_url(), "api": "openai-completions", "apiKey": "test-key",
+        "models": [
+            {"id": "mock-model", "name": "Mock", "reasoning": false,
+             "contextWindow": 128000, "maxTokens": 4096},
+            {"id": "mock-reasoner", "name": "Mock Reasoner", "reasoning": true,
+             "contextWindow": 200000, "maxTokens": 8192}
+        ]}}});
+        std::fs::write(agent.join("models.json"), models.to_string()).unwrap();
+        std::fs::write(project.join("notes.txt"), "alpha\nbeta\ngamma\n").unwrap();
+        Self {
+            root,
+            home,
+            agent,
+            project,
+            server,
+        }
+    }
+
+    pub fn session_files(&self) -> Vec<PathBuf> {
+        let mut files = Vec::new();
+        let Ok(dirs) = std::fs::read_dir(self.agent.join("sessions")) else {
+            return files;
+        };
+        for dir in dirs {
+            for file in std::fs::read_dir(dir.unwrap().path()).unwrap() {
+                let path = file.unwrap().path();
+                if path.extension().is_some_and(|e| e == "jsonl") {
+                    files.push(path);
+                }
+            }
+        }
+        files.sort();
+        files
+    }
+
+    /// Starts `knightcode` with `args` in a `cols`×`rows` terminal.
+    pub fn spawn(&self, args: &[&str], cols: u16, rows: u16) -> Tui {
+        Tui::spawn(self, args, cols, rows)
+    }
+}
+
+struct Screen {
+    parser: vt100::Parser,
+    /// Bytes the program wrote, in total.
+    bytes: usize,
+    exited: bool,
+}
+
+/// The program in its pseudo-terminal.
+pub struct Tui {
+    master: Box<dyn MasterPty + Send>,
+    writer: Box<dyn std::io::Write + Send>,
+    child: Box<dyn portable_pty::Child + Send + Sync>,
+    state: Arc<(Mutex<Screen>, Condvar)>,
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Tui {
+    fn spawn(sandbox: &Sandbox, args: &[&str], cols: u16, rows: u16) -> Self {
+        let pty = portable_pty::native_pty_system();
+        let pair = pty
+            .openpty(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap();
+        let mut command = CommandBuilder::new(env!("CARGO_BIN_EXE_knightcode"));
+        command.args(args);
+        command.cwd(&sandbox.project);
+        command.env_clear();
+        command.env("PATH", std::env::var("PATH").unwrap_or_default());
+        command.env("HOME", &sandbox.home);
+        command.env("TERM", "xterm-256color");
+        command.env("KNIGHTCODE_CODING_AGENT_DIR", &sandbox.agent);
+        let child = pair.slave.spawn_command(command).unwrap();
+        drop(pair.slave);
+        let mut reader = pair.master.try_clone_reader().unwrap();
+        let writer = pair.master.take_writer().unwrap();
+        let state = Arc::new((
+            Mutex::new(Screen {
+                parser: vt100::Parser::new(rows, cols, SCROLLBACK),
+                bytes: 0,
+                exited: false,
+            }),
+            Condvar::new(),
+        ));
+        let shared = Arc::clone(&state);
+        let reader = std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            loop {
+                match reader.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        let (lock, changed) = &*shared;
+                        let mut screen = lock.lock().unwrap();
+                        screen.parser.process(&buf[..n]);
+                        screen.bytes += n;
+                        changed.notify_all();
+                    }
+                }
+            }
+            let (lock, changed) = &*shared;
+            lock.lock().unwrap().exited = true;
+            changed.notify_all();
+        });
+        let mut tui = Self {
+            master: pair.master,
+            writer,
+            child,
+            state,
+            reader: Some(reader),
+        };
+        tui.answer_probes();
+        tui
+    }
+
+    /// The terminal layer asks for the cursor position and kitty support at start; a
+    /// real terminal answers, the emulator does not, so answer like a plain xterm would:
+    /// cursor at the top, no kitty protocol (it waits for the device-attributes reply).
+    fn answer_probes(&mut self) {
+        self.wait_for_bytes(|bytes| bytes > 0);
+        self.send("\x1b[1;1R\x1b[?62;22c");
+    }
+
+    fn wait_for_bytes(&self, pred: impl Fn(usize) -> bool) {
+        let (lock, changed) = &*self.state;
+        let deadline = Instant::now() + WATCHDOG;
+        let mut screen = lock.lock().unwrap();
+        while !pred(screen.bytes) && !screen.exited {
+            let left = deadline.saturating_duration_since(Instant::now());
+            assert!(!left.is_zero(), "the program wrote nothing");
+            screen = changed.wait_timeout(screen, left).unwrap().0;
+        }
+    }
+
+    pub fn send(&mut self, text: &str) {
+        self.writer.write_all(text.as_bytes()).unwrap();
+        self.writer.flush().unwrap();
+    }
+
+    /// Types text and presses Enter.
+    pub fn submit(&mut self, text: &str) {
+        self.send(text);
+        self.send("\r");
+    }
+
+    pub fn resize(&mut self, cols: u16, rows: u16) {
+        {
+            let (lock, _) = &*self.state;
+            lock.lock()
+                .unwrap()
+                .parser
+                .screen_mut()
+                .set_size(rows, cols);
+        }
+        self.master
+            .resize(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap();
+    }
+
+    /// The visible screen as text, one line per row, trailing spaces trimmed.
+    pub fn screen(&self) -> String {
+        let (lock, _) = &*self.state;
+        lock.lock().unwrap().parser.screen().contents()
+    }
+
+    /// Bytes written so far.
+    pub fn bytes_written(&self) -> usize {
+        let (lock, _) = &*self.state;
+        lock.lock().unwrap().bytes
+    }
+
+    /// Scrollback and screen, oldest line first.
+    pub fn history(&self) -> Vec<String> {
+        let (lock, _) = &*self.state;
+        let mut screen = lock.lock().unwrap();
+        let (rows, cols) = screen.parser.screen().size();
+        screen.parser.screen_mut().set_scrollback(usize::MAX);
+        let depth = screen.parser.screen().scrollback();
+        let mut lines = Vec::new();
+        // Walk the scrollback from the oldest page down to the live screen.
+        let mut offset = depth;
+        loop {
+            screen.parser.screen_mut().set_scrollback(offset);
+            let page: Vec<String> = screen.parser.screen().rows(0, cols).collect();
+            if offset == depth {
+                lines.extend(page);
+            } else {
+                // Each step down by `rows` reveals the next `rows` lines at the bottom.
+                let fresh = (depth - offset).min(rows as usize);
+                let skip = page.len().saturating_sub(fresh);
+                let _ = skip;
+                lines.extend(page.into_iter().skip(rows as usize - fresh));
+            }
+            if offset == 0 {
+                break;
+            }
+            offset = offset.saturating_sub(rows as usize);
+        }
+        screen.parser.screen_mut().set_scrollback(0);
+        lines.iter().map(|l| l.trim_end().to_owned()).collect()
+    }
+
+    /// Waits until the screen satisfies `pred`; fails with the screen when the watchdog
+    /// fires or the program exits first.
+    pub fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        let (lock, changed) = &*self.state;
+        let deadline = Instant::now() + WATCHDOG;
+        let mut screen = lock.lock().unwrap();
+        loop {
+            let contents = screen.parser.screen().contents();
+            if pred(&contents) {
+                return contents;
+            }
+            if screen.exited {
+                panic!("the program exited before {what}; screen:\n{contents}");
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                panic!("timed out waiting for {what}; screen:\n{contents}");
+            }
+            screen = changed.wait_timeout(screen, left).unwrap().0;
+        }
+    }
+
+    pub fn wait_for_text(&self, text: &str) -> String {
+        self.wait_for(&format!("{text:?}"), |s| s.contains(text))
+    }
+
+    /// Waits for the process to end and returns its exit code.
+    pub fn wait_exit(&mut self) -> u32 {
+        let status = self.child.wait().unwrap();
+        if let Some(reader) = self.reader.take() {
+            let _ = reader.join();
+        }
+        status.exit_code()
+    }
+}
+
+impl Drop for Tui {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+    }
+}
+
+/// The session file's lines as JSON.
+pub fn read_jsonl(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}

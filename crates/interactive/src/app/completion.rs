@@ -1,0 +1,233 @@
+//! Editor completion: slash commands after a leading `/`, project files after `@`
+//! (gitignore-aware, fuzzy), and paths on Tab.
+
+use std::path::Path;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use knightcode_tui::editor::CompletionItem;
+use knightcode_tui::editor::CompletionProvider;
+use knightcode_tui::editor::Completions;
+use knightcode_tui::fuzzy::fuzzy_filter_indices;
+
+use crate::commands::BUILTIN_COMMANDS;
+
+/// Files listed for `@` at most; a bigger tree still completes, from the first ones found.
+const MAX_FILES: usize = 50_000;
+/// Rows offered at once.
+const MAX_ITEMS: usize = 50;
+
+pub struct Completer {
+    cwd: PathBuf,
+    /// Project files relative to `cwd`, listed on the first `@` (a cache, filled once).
+    files: OnceLock<Vec<String>>,
+}
+
+impl Completer {
+    pub fn new(cwd: PathBuf) -> Self {
+        Self {
+            cwd,
+            files: OnceLock::new(),
+        }
+    }
+
+    fn files(&self) -> &[String] {
+        self.files.get_or_init(|| list_files(&self.cwd))
+    }
+
+    fn commands(&self, typed: &str) -> Option<Completions> {
+        let names: Vec<&str> = BUILTIN_COMMANDS.iter().map(|c| c.name).collect();
+        let indices = if typed.is_empty() {
+            (0..names.len()).collect()
+        } else {
+            fuzzy_filter_indices(names.iter().copied(), typed)
+        };
+        let items: Vec<CompletionItem> = indices
+            .into_iter()
+            .map(|i| {
+                let info = &BUILTIN_COMMANDS[i];
+                let description = if info.hint.is_empty() {
+                    info.description.to_owned()
+                } else {
+                    format!("{} — {}", info.hint, info.description)
+                };
+                CompletionItem {
+                    value: format!("/{}", info.name),
+                    label: format!("/{}", info.name),
+                    description: Some(description),
+                }
+            })
+            .collect();
+        (!items.is_empty()).then(|| Completions {
+            items,
+            prefix: format!("/{typed}"),
+        })
+    }
+
+    fn files_matching(&self, typed: &str) -> Option<Completions> {
+        let files = self.files();
+        let indices: Vec<usize> = if typed.is_empty() {
+            (0..files.len().min(MAX_ITEMS)).collect()
+        } else {
+            fuzzy_filter_indices(files.iter().map(String::as_str), typed)
+                .into_iter()
+                .take(MAX_ITEMS)
+                .collect()
+        };
+        let items: Vec<CompletionItem> = indices
+            .into_iter()
+            .map(|i| CompletionItem {
+                value: format!("@{}", quote_if_needed(&files[i])),
+                label: files[i].clone(),
+                description: None,
+            })
+            .collect();
+        (!items.is_empty()).then(|| Completions {
+            items,
+            prefix: format!("@{typed}"),
+        })
+    }
+
+    /// Tab on a word that looks like a path: the folder's entries starting with its name.
+    fn paths(&self, word: &str) -> Option<Completions> {
+        let (dir_part, name_part) = match word.rfind('/') {
+            Some(at) => (&word[..=at], &word[at + 1..]),
+            None => ("", word),
+        };
+        let dir = if let Some(rest) = dir_part.strip_prefix("~/") {
+            std::env::home_dir()?.join(rest)
+        } else if dir_part.starts_with('/') {
+            PathBuf::from(dir_part)
+        } else {
+            self.cwd.join(dir_part)
+        };
+        let mut names: Vec<(String, bool)> = std::fs::read_dir(&dir)
+            .ok()?
+            .filter_map(Result::ok)
+            .filter_map(|entry| {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let is_dir = entry.file_type().ok()?.is_dir();
+                (name.starts_with(name_part)
+                    && (!name.starts_with('.') || name_part.starts_with('.')))
+                .then_some((name, is_dir))
+            })
+            .collect();
+        names.sort();
+        let items: Vec<CompletionItem> = names
+            .into_iter()
+            .take(MAX_ITEMS)
+            .map(|(name, is_dir)| {
+                let suffix = if is_dir { "/" } else { "" };
+                CompletionItem {
+                    value: format!("{dir_part}{name}{suffix}"),
+                    label: format!("{name}{suffix}"),
+                    description: None,
+                }
+            })
+            .collect();
+        (!items.is_empty()).then(|| Completions {
+            items,
+            prefix: word.to_owned(),
+        })
+    }
+}
+
+fn quote_if_needed(path: &str) -> String {
+    if path.contains(' ') {
+        format!("\"{path}\"")
+    } else {
+        path.to_owned()
+    }
+}
+
+impl CompletionProvider for Completer {
+    fn complete(&self, before_cursor: &str, force: bool) -> Option<Completions> {
+        // `/command` at the very start of the prompt, before any space.
+        if let Some(typed) = before_cursor.strip_prefix('/')
+            && !typed.contains(char::is_whitespace)
+            && !before_cursor.contains('\n')
+        {
+            return self.commands(typed);
+        }
+        let word_start = before_cursor
+            .rfind(char::is_whitespace)
+            .map_or(0, |at| at + 1);
+        let word = &before_cursor[word_start..];
+        if let Some(typed) = word.strip_prefix('@') {
+            return self.files_matching(typed);
+        }
+        if force {
+            return self.paths(word);
+        }
+        None
+    }
+}
+
+/// Files under `cwd`, honouring .gitignore, .ignore and git's excludes; hidden files and
+/// `.git` skipped.
+fn list_files(cwd: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    let walker = ignore::WalkBuilder::new(cwd)
+        .hidden(true)
+        .git_ignore(true)
+        .git_global(true)
+        .git_exclude(true)
+        .require_git(false)
+        .build();
+    for entry in walker.filter_map(Result::ok) {
+        if files.len() >= MAX_FILES {
+            break;
+        }
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        if let Ok(relative) = entry.path().strip_prefix(cwd) {
+            files.push(relative.to_string_lossy().into_owned());
+        }
+    }
+    files.sort();
+    files
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn completes_commands_files_and_paths() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(dir.path().join("src")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(dir.path().join("src/main.rs"), "").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(dir.path().join("README.md"), "").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(dir.path().join(".gitignore"), "target\n").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(dir.path().join("target")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(dir.path().join("target/junk.rs"), "").unwrap_or_else(|e| panic!("{e}"));
+        let completer = Completer::new(dir.path().to_path_buf());
+
+        let commands = completer
+            .complete("/mod", false)
+            .unwrap_or_else(|| panic!("no commands"));
+        assert_eq!(commands.items[0].value, "/model");
+        assert_eq!(commands.prefix, "/mod");
+        assert!(completer.complete("/model x", false).is_none());
+
+        let files = completer
+            .complete("look at @main", false)
+            .unwrap_or_else(|| panic!("no files"));
+        assert_eq!(files.items[0].label, "src/main.rs");
+        assert_eq!(files.items[0].value, "@src/main.rs");
+        let all = completer
+            .complete("@", false)
+            .unwrap_or_else(|| panic!("no files"));
+        assert!(
+            all.items.iter().all(|i| !i.label.starts_with("target")),
+            "gitignored files are not offered"
+        );
+
+        let paths = completer
+            .complete("cat sr", true)
+            .unwrap_or_else(|| panic!("no paths"));
+        assert_eq!(paths.items[0].value, "src/");
+        assert!(completer.complete("cat sr", false).is_none());
+    }
+}

@@ -1,0 +1,228 @@
+//! From input events to actions: app shortcuts first, then the picker in front (if any),
+//! then the editor. Nothing here needs the session, so it runs the same while a prompt
+//! streams; the resulting [`Action`]s are carried out by `actions`.
+
+use std::time::Duration;
+use std::time::Instant;
+
+use knightcode_tui::InputEvent;
+use knightcode_tui::Key;
+use knightcode_tui::editor::EditorOutcome;
+use knightcode_tui::keys::KeyKind;
+
+use super::overlay::OverlayResult;
+use super::ui::Ui;
+
+/// Two presses of Ctrl+C (empty editor) or Escape within this span count as a double press.
+const DOUBLE_PRESS: Duration = Duration::from_millis(600);
+
+/// Something the loop does with the session (or the agent handle while a prompt runs).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Enter: a prompt, a slash command or `!cmd`; steering while a prompt runs.
+    Submit(String),
+    /// Alt+Enter: queue after all current work.
+    FollowUp(String),
+    Abort,
+    CycleModel {
+        forward: bool,
+    },
+    CycleThinking,
+    /// A picker finished.
+    Picked(OverlayResult),
+    OpenTree,
+    ExternalEditor,
+    Suspend,
+    Quit,
+}
+
+impl Ui {
+    /// Handles one input event.
+    pub fn on_input(&mut self, event: InputEvent) -> Vec<Action> {
+        self.mark_urgent();
+        match event {
+            InputEvent::Paste(text) => {
+                if let Some(overlay) = &mut self.screen.overlay {
+                    overlay.handle_paste(&text);
+                } else if !self.attach_image_path(&text) {
+                    self.screen.editor.handle_paste(&text);
+                }
+                Vec::new()
+            }
+            InputEvent::Key(key) => {
+                if key.kind == KeyKind::Release {
+                    return Vec::new();
+                }
+                self.on_key(&key)
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn on_key(&mut self, key: &Key) -> Vec<Action> {
+        let b = &self.bindings;
+        // Ctrl+C and Escape keep their app meaning over pickers only for exiting.
+        if let Some(overlay) = &mut self.screen.overlay {
+            return match overlay.handle_key(key, b) {
+                super::overlay::OverlayStep::Pending => Vec::new(),
+                super::overlay::OverlayStep::Closed => {
+                    self.screen.overlay = None;
+                    Vec::new()
+                }
+                super::overlay::OverlayStep::Done(result) => {
+                    self.screen.overlay = None;
+                    vec![Action::Picked(result)]
+                }
+                super::overlay::OverlayStep::Request(result) => vec![Action::Picked(result)],
+            };
+        }
+        // The completion popup owns Escape, arrows and Enter while it is open.
+        if self.screen.editor.is_showing_completions() {
+            return self.editor_key(key);
+        }
+        if b.matches("app.interrupt", key) {
+            return self.on_escape();
+        }
+        if b.matches("app.clear", key) {
+            return self.on_ctrl_c();
+        }
+        self.last_ctrl_c = None;
+        if b.matches("app.exit", key) && self.screen.editor.text().is_empty() {
+            return vec![Action::Quit];
+        }
+        if b.matches("app.suspend", key) {
+            return vec![Action::Suspend];
+        }
+        if b.matches("app.editor.external", key) {
+            return vec![Action::ExternalEditor];
+        }
+        if b.matches("app.model.select", key) {
+            self.open_model_picker();
+            return Vec::new();
+        }
+        if b.matches("app.model.cycleForward", key) {
+            return vec![Action::CycleModel { forward: true }];
+        }
+        if b.matches("app.model.cycleBackward", key) {
+            return vec![Action::CycleModel { forward: false }];
+        }
+        if b.matches("app.thinking.cycle", key) {
+            return vec![Action::CycleThinking];
+        }
+        if b.matches("app.thinking.toggle", key) {
+            let look = &mut self.screen.transcript.look;
+            look.thinking_hidden = !look.thinking_hidden;
+            self.screen.transcript.invalidate();
+            self.request_full_redraw();
+            return Vec::new();
+        }
+        if b.matches("app.tools.expand", key) {
+            let look = &mut self.screen.transcript.look;
+            look.tools_expanded = !look.tools_expanded;
+            self.screen.transcript.invalidate();
+            self.request_full_redraw();
+            return Vec::new();
+        }
+        if b.matches("app.message.followUp", key) {
+            let text = self.screen.editor.text_for_submit();
+            if text.trim().is_empty() {
+                return Vec::new();
+            }
+            self.screen.editor.add_to_history(&text);
+            self.screen.editor.take_for_submit();
+            return vec![Action::FollowUp(text)];
+        }
+        if b.matches("app.message.dequeue", key) {
+            self.restore_queued();
+            return Vec::new();
+        }
+        for (action, command) in [
+            ("app.session.new", "/new"),
+            ("app.session.tree", "/tree"),
+            ("app.session.fork", "/fork"),
+            ("app.session.resume", "/resume"),
+        ] {
+            if b.matches(action, key) {
+                return vec![Action::Submit(command.to_owned())];
+            }
+        }
+        self.editor_key(key)
+    }
+
+    fn editor_key(&mut self, key: &Key) -> Vec<Action> {
+        match self.screen.editor.handle_key(key, &self.bindings) {
+            EditorOutcome::Submit(text) => {
+                if text.trim().is_empty() && self.screen.attachments.is_empty() {
+                    return Vec::new();
+                }
+                self.screen.editor.add_to_history(&text);
+                vec![Action::Submit(text)]
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn on_escape(&mut self) -> Vec<Action> {
+        let now = Instant::now();
+        if self.running {
+            self.restore_queued();
+            return vec![Action::Abort];
+        }
+        if self.bash.cancel_running() {
+            return Vec::new();
+        }
+        if !self.screen.editor.text().is_empty() {
+            self.last_escape = None;
+            return Vec::new();
+        }
+        let double = self
+            .last_escape
+            .is_some_and(|at| now.duration_since(at) <= DOUBLE_PRESS);
+        if double {
+            self.last_escape = None;
+            return vec![Action::OpenTree];
+        }
+        self.last_escape = Some(now);
+        Vec::new()
+    }
+
+    fn on_ctrl_c(&mut self) -> Vec<Action> {
+        let now = Instant::now();
+        if !self.screen.editor.text().is_empty() || !self.screen.attachments.is_empty() {
+            self.screen.editor.clear();
+            self.screen.attachments.clear();
+            self.pending_images.clear();
+            self.last_ctrl_c = None;
+            return Vec::new();
+        }
+        if self
+            .last_ctrl_c
+            .is_some_and(|at| now.duration_since(at) <= DOUBLE_PRESS * 2)
+        {
+            return vec![Action::Quit];
+        }
+        self.last_ctrl_c = Some(now);
+        self.screen.hint = Some("Press ctrl+c again to exit".to_owned());
+        Vec::new()
+    }
+
+    /// Queued steering and follow-up messages go back into the editor (Escape, Alt+Up).
+    pub fn restore_queued(&mut self) {
+        let Some(handle) = &self.handle else {
+            return;
+        };
+        let cleared = handle.clear_queue();
+        let mut texts = cleared.steering_texts();
+        texts.extend(cleared.follow_up_texts());
+        if texts.is_empty() {
+            return;
+        }
+        let current = self.screen.editor.text();
+        if !current.is_empty() {
+            texts.push(current);
+        }
+        self.screen.editor.set_text(&texts.join("\n\n"));
+        self.screen.steering.clear();
+        self.screen.follow_ups.clear();
+    }
+}

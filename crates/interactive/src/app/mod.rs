@@ -1,0 +1,101 @@
+//! The interactive app: one loop that reads keys, agent events, resizes and timers, updates
+//! the [`Screen`] and draws it with the differential renderer.
+//!
+//! Like RPC mode, the loop owns the [`AgentSession`]; while a prompt runs the session is
+//! borrowed by the run, so keystrokes are handled by [`Ui`] alone (queueing steering and
+//! follow-ups, aborting, opening pickers), and anything that needs the session itself
+//! (switching model or session) waits for the run to end — or ends it first, for the
+//! actions that replace the conversation.
+
+mod actions;
+mod bash;
+mod clipboard;
+mod completion;
+mod input;
+mod ops;
+pub mod overlay;
+pub mod screen;
+mod startup;
+mod ui;
+
+use std::time::Duration;
+
+use knightcode_protocol::ContentBlock;
+use knightcode_runtime::AgentSession;
+use knightcode_runtime::SessionSetup;
+
+use crate::error::InteractiveError;
+
+pub use self::screen::Screen;
+use self::ui::Ui;
+
+/// How often the working indicator turns.
+const SPINNER_INTERVAL: Duration = Duration::from_millis(80);
+/// The shortest gap between two frames while output streams in: keeps a fast stream from
+/// spending the CPU on frames nobody can see. Keystrokes are drawn at once.
+const FRAME_INTERVAL: Duration = Duration::from_millis(16);
+/// How long a lone ESC waits for the rest of an escape sequence.
+const ESCAPE_TIMEOUT: Duration = Duration::from_millis(20);
+
+/// What the command line hands the interactive mode besides the session setup.
+#[derive(Debug, Clone, Default)]
+pub struct InteractiveOptions {
+    /// Text to send first (positional messages and `@file` contents).
+    pub initial_message: Option<String>,
+    pub initial_images: Vec<ContentBlock>,
+    /// `--resume`: open the session picker before anything else.
+    pub resume_picker: bool,
+    /// `--verbose`: keep the full start-up header.
+    pub verbose: bool,
+    /// Where this project's sessions live, and whether listings filter by folder (a shared
+    /// custom session directory).
+    pub sessions_dir: std::path::PathBuf,
+    pub sessions_filter_by_cwd: bool,
+}
+
+/// Runs the interactive mode until the user quits; returns the exit code.
+pub fn run(setup: SessionSetup, options: InteractiveOptions) -> Result<u8, InteractiveError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let code = runtime.block_on(async move {
+        let mut ui = Ui::enter(&setup, &options)?;
+        let result = main_loop(&mut ui, setup, options).await;
+        ui.leave();
+        result
+    });
+    runtime.shutdown_background();
+    code
+}
+
+async fn main_loop(
+    ui: &mut Ui,
+    setup: SessionSetup,
+    options: InteractiveOptions,
+) -> Result<u8, InteractiveError> {
+    let Some(setup) = startup::resolve_trust(ui, setup).await? else {
+        return Ok(0);
+    };
+    let (mut session, events) = AgentSession::start(setup).await?;
+    ui.attach(&session, events);
+    for notice in session.notices().to_vec() {
+        ui.warn(&notice);
+    }
+    if options.resume_picker && !startup::pick_session_at_start(ui, &mut session).await? {
+        return Ok(0);
+    }
+    ui.draw();
+    if let Some(text) = options.initial_message.clone() {
+        actions::submit(ui, &mut session, text, options.initial_images.clone()).await;
+    }
+    while !ui.quitting {
+        let wake = ui.wait().await;
+        let action = ui.on_wake(wake);
+        actions::perform(ui, &mut session, action).await;
+        ui.record_finished_bash(&session);
+        ui.draw_if_due();
+    }
+    ui.set_resume_hint(&session);
+    Ok(ui.exit_code)
+}

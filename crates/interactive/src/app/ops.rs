@@ -1,0 +1,295 @@
+//! Smaller things the app does without the session: agent events into the transcript, user
+//! shell output, attachments, the external editor, suspending, and informational commands.
+
+use knightcode_protocol::AgentEvent;
+use knightcode_protocol::ContentBlock;
+use knightcode_protocol::ImageContent;
+use knightcode_runtime::AgentSession;
+
+use super::bash::BashUpdate;
+use super::clipboard;
+use super::ui::Ui;
+
+/// Image files a pasted path may name.
+const IMAGE_TYPES: &[(&str, &str)] = &[
+    ("png", "image/png"),
+    ("jpg", "image/jpeg"),
+    ("jpeg", "image/jpeg"),
+    ("gif", "image/gif"),
+    ("webp", "image/webp"),
+];
+
+/// Images above this size are refused (providers reject them anyway).
+const MAX_IMAGE_BYTES: u64 = 20 * 1024 * 1024;
+
+impl Ui {
+    pub fn on_agent_event(&mut self, event: &AgentEvent) {
+        if self.screen.transcript.apply(event) {
+            self.mark_dirty();
+        }
+        match event {
+            AgentEvent::QueueUpdate {
+                steering,
+                follow_up,
+            } => {
+                self.screen.steering = steering.clone();
+                self.screen.follow_ups = follow_up.clone();
+                self.mark_dirty();
+            }
+            AgentEvent::MessageEnd { .. } | AgentEvent::TurnEnd { .. } => {
+                self.update_footer();
+                self.mark_dirty();
+            }
+            AgentEvent::AutoRetryStart { .. } => self.set_working(Some("Retrying…")),
+            AgentEvent::AutoRetryEnd { .. } | AgentEvent::TurnStart if self.running => {
+                self.set_working(Some("Working…"));
+            }
+            AgentEvent::SessionInfoChanged { .. } | AgentEvent::ThinkingLevelChanged { .. } => {
+                self.update_footer();
+                self.mark_dirty();
+            }
+            _ => {}
+        }
+    }
+
+    /// Takes every event queued so far (after a run ends).
+    pub fn drain_events(&mut self) {
+        let mut drained = Vec::new();
+        if let Some(events) = &mut self.events {
+            while let Ok(event) = events.try_recv() {
+                drained.push(event);
+            }
+        }
+        for event in drained {
+            self.on_agent_event(&event);
+        }
+    }
+
+    pub fn on_bash(&mut self, update: BashUpdate) {
+        match update {
+            BashUpdate::Output { card, text } => {
+                if let Some(card) = self.screen.transcript.bash_card(card) {
+                    card.append_output(&text);
+                }
+            }
+            BashUpdate::Done { card, result } => {
+                self.bash.finished(card);
+                match result {
+                    Ok(outcome) => {
+                        if let Some(c) = self.screen.transcript.bash_card(card) {
+                            c.finish(&outcome.message);
+                        }
+                        self.pending_bash.push(outcome.message);
+                    }
+                    Err(error) => self.error(&format!("The command could not run: {error}")),
+                }
+                if !self.bash.is_running() && !self.running {
+                    self.set_working(None);
+                }
+            }
+        }
+        self.mark_dirty();
+    }
+
+    /// Saves finished shell commands; during a run they wait, so they never land between a
+    /// tool call and its result.
+    pub fn record_finished_bash(&mut self, session: &AgentSession) {
+        for message in std::mem::take(&mut self.pending_bash) {
+            if let Err(error) = session.record_bash_execution(message) {
+                self.error(&format!("Could not save the shell command: {error}"));
+            }
+        }
+    }
+
+    pub fn take_images(&mut self) -> Vec<ContentBlock> {
+        self.screen.attachments.clear();
+        std::mem::take(&mut self.pending_images)
+    }
+
+    /// A pasted path to an image file attaches the image instead of inserting text.
+    pub fn attach_image_path(&mut self, pasted: &str) -> bool {
+        let trimmed = pasted.trim().trim_matches(['\'', '"']);
+        if trimmed.contains('\n') || trimmed.is_empty() {
+            return false;
+        }
+        let unescaped = trimmed.replace("\\ ", " ");
+        let path = if let Some(rest) = unescaped.strip_prefix("~/") {
+            match &self.home {
+                Some(home) => home.join(rest),
+                None => return false,
+            }
+        } else {
+            self.cwd.join(&unescaped)
+        };
+        let Some(ext) = path.extension().and_then(|e| e.to_str()) else {
+            return false;
+        };
+        let Some((_, mime)) = IMAGE_TYPES
+            .iter()
+            .find(|(e, _)| e.eq_ignore_ascii_case(ext))
+        else {
+            return false;
+        };
+        let Ok(meta) = std::fs::metadata(&path) else {
+            return false;
+        };
+        if !meta.is_file() {
+            return false;
+        }
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if meta.len() > MAX_IMAGE_BYTES {
+            self.warn(&format!(
+                "{name} is larger than 20 MB and was not attached."
+            ));
+            return true;
+        }
+        match std::fs::read(&path) {
+            Ok(bytes) => {
+                self.pending_images.push(ContentBlock::Image(ImageContent {
+                    data: clipboard::base64(&bytes),
+                    mime_type: (*mime).to_owned(),
+                    ..ImageContent::default()
+                }));
+                self.screen.attachments.push(name);
+            }
+            Err(error) => self.error(&format!("Could not read {}: {error}", path.display())),
+        }
+        true
+    }
+
+    /// Ctrl+G: edits the prompt in `$VISUAL` / `$EDITOR`.
+    pub fn external_editor(&mut self) {
+        let editor = std::env::var("VISUAL")
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+            .or_else(|| {
+                std::env::var("EDITOR")
+                    .ok()
+                    .filter(|v| !v.trim().is_empty())
+            })
+            .unwrap_or_else(|| "nano".to_owned());
+        let path =
+            std::env::temp_dir().join(format!("knightcode-prompt-{}.md", std::process::id()));
+        let text = self.screen.editor.text();
+        if let Err(error) = std::fs::write(&path, &text) {
+            self.error(&format!("Could not write {}: {error}", path.display()));
+            return;
+        }
+        let status = self.with_terminal_released(false, || {
+            // The editor command may carry arguments (`code --wait`).
+            std::process::Command::new("sh")
+                .arg("-c")
+                .arg(format!("{editor} \"$1\""))
+                .arg("sh")
+                .arg(&path)
+                .status()
+        });
+        match status {
+            Ok(status) if status.success() => match std::fs::read_to_string(&path) {
+                Ok(edited) => {
+                    let edited = edited.strip_suffix('\n').unwrap_or(&edited);
+                    self.screen.editor.set_text(edited);
+                }
+                Err(error) => self.error(&format!("Could not read the edited prompt: {error}")),
+            },
+            Ok(status) => self.warn(&format!(
+                "{editor} exited with {status}; the prompt is unchanged."
+            )),
+            Err(error) => self.error(&format!(
+                "Could not start {editor}: {error}. Set $VISUAL or $EDITOR."
+            )),
+        }
+        let _ = std::fs::remove_file(&path);
+    }
+
+    /// Ctrl+Z: gives the terminal back to the shell until `fg`.
+    pub fn suspend(&mut self) {
+        self.with_terminal_released(true, || {
+            let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGTSTP);
+        });
+        self.request_full_redraw();
+    }
+
+    pub fn show_hotkeys(&mut self) {
+        let mut lines = vec!["Keyboard shortcuts:".to_owned()];
+        for (action, keys) in self.bindings.actions() {
+            if keys.is_empty() || !action.starts_with("app.") {
+                continue;
+            }
+            let keys: Vec<String> = keys.iter().map(ToString::to_string).collect();
+            let description =
+                knightcode_tui::keybindings::Keybindings::description(action).unwrap_or(action);
+            lines.push(format!("  {:<22} {description}", keys.join(", ")));
+        }
+        lines.push("  enter                  send (steer while working)".to_owned());
+        lines.push("  shift+enter, ctrl+j    new line".to_owned());
+        lines.push(
+            "  / ! !! @               commands, shell, shell without the model, files".to_owned(),
+        );
+        self.info(&lines.join("\n"));
+    }
+
+    pub fn show_session_info(&mut self) {
+        let Some(view) = &self.view else {
+            return;
+        };
+        let stats = view.stats();
+        let mut lines = vec!["Session".to_owned()];
+        lines.push(format!(
+            "  File:     {}",
+            stats.session_file.as_deref().unwrap_or("(not saved yet)")
+        ));
+        lines.push(format!("  ID:       {}", stats.session_id));
+        lines.push(format!(
+            "  Messages: {} user, {} assistant, {} tool calls",
+            stats.user_messages, stats.assistant_messages, stats.tool_calls
+        ));
+        lines.push(format!(
+            "  Tokens:   {} in, {} out, {} cache read, {} cache write",
+            stats.tokens.input,
+            stats.tokens.output,
+            stats.tokens.cache_read,
+            stats.tokens.cache_write
+        ));
+        lines.push(format!("  Cost:     ${:.4}", stats.cost.0));
+        self.info(&lines.join("\n"));
+    }
+
+    pub fn copy_last(&mut self) {
+        match self.screen.transcript.last_assistant_text() {
+            Some(text) => {
+                let bytes = clipboard::osc52(&text);
+                self.write_raw(&bytes);
+                self.screen.hint = Some("Copied the last reply to the clipboard.".to_owned());
+                self.mark_urgent();
+            }
+            None => self.info("There is no reply to copy yet."),
+        }
+    }
+
+    pub fn name_session(&mut self, name: Option<&str>) {
+        let Some(view) = &self.view else {
+            return;
+        };
+        match name {
+            None => {
+                let current = self.screen.footer.session_name.clone();
+                match current {
+                    Some(name) => self.info(&format!("Session name: {name}")),
+                    None => self.info("This session has no name; set one with /name <name>."),
+                }
+            }
+            Some(name) => match view.set_session_name(name) {
+                Ok(_) => {
+                    self.update_footer();
+                    self.screen.hint = Some(format!("Session named \"{name}\"."));
+                    self.mark_urgent();
+                }
+                Err(error) => self.error(&error.to_string()),
+            },
+        }
+    }
+}

@@ -1,0 +1,339 @@
+//! The picker in the editor's place, and what the app does with its results.
+
+use std::path::PathBuf;
+
+use knightcode_tui::Component;
+use knightcode_tui::Key;
+use knightcode_tui::keybindings::Keybindings;
+
+use super::ui::Ui;
+use crate::pickers::ForkPicker;
+use crate::pickers::ModelPicker;
+use crate::pickers::PickerOutcome;
+use crate::pickers::SessionPicker;
+use crate::pickers::SessionPickerOptions;
+use crate::pickers::SessionRequest;
+use crate::pickers::ThinkingPicker;
+use crate::pickers::TreeRequest;
+use crate::pickers::TreeView;
+use crate::pickers::TreeViewOptions;
+use crate::pickers::TrustChoice;
+use crate::pickers::TrustPrompt;
+
+/// The picker on screen.
+pub enum Overlay {
+    Sessions(SessionPicker),
+    Models(ModelPicker),
+    Thinking(ThinkingPicker),
+    Tree(TreeView),
+    Fork(ForkPicker),
+    Trust(TrustPrompt),
+}
+
+/// What a picker asks for while open.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OverlayRequest {
+    Session(SessionRequest),
+    Tree(TreeRequest),
+}
+
+/// A picker's result.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OverlayResult {
+    Session(PathBuf),
+    Model {
+        provider: String,
+        id: String,
+    },
+    Thinking(knightcode_ai::ThinkingLevel),
+    /// `/tree`: the entry to continue from (`None`: before the first message).
+    TreeEntry {
+        entry_id: Option<String>,
+    },
+    Fork(String),
+    Trust(TrustChoice),
+    /// The picker stays open; the app does I/O for it.
+    Request(OverlayRequest),
+}
+
+impl OverlayResult {
+    /// Results that replace or rewind the conversation end a running prompt first.
+    pub fn replaces_conversation(&self) -> bool {
+        matches!(
+            self,
+            Self::Session(_) | Self::TreeEntry { .. } | Self::Fork(_)
+        )
+    }
+}
+
+/// What a key did.
+pub enum OverlayStep {
+    Pending,
+    Closed,
+    Done(OverlayResult),
+    Request(OverlayResult),
+}
+
+fn step<T, R>(
+    outcome: PickerOutcome<T, R>,
+    done: impl FnOnce(T) -> OverlayResult,
+    request: impl FnOnce(R) -> OverlayResult,
+) -> OverlayStep {
+    match outcome {
+        PickerOutcome::Pending => OverlayStep::Pending,
+        PickerOutcome::Cancel => OverlayStep::Closed,
+        PickerOutcome::Done(value) => OverlayStep::Done(done(value)),
+        PickerOutcome::Request(value) => OverlayStep::Request(request(value)),
+    }
+}
+
+impl Overlay {
+    pub fn set_max_rows(&mut self, rows: usize) {
+        match self {
+            Self::Sessions(p) => p.set_max_rows(rows),
+            Self::Models(p) => p.set_max_rows(rows),
+            Self::Thinking(p) => p.set_max_rows(rows),
+            Self::Tree(p) => p.set_max_rows(rows),
+            Self::Fork(p) => p.set_max_rows(rows),
+            Self::Trust(_) => {}
+        }
+    }
+
+    pub fn render(&mut self, width: u16) -> Vec<String> {
+        match self {
+            Self::Sessions(p) => p.render(width),
+            Self::Models(p) => p.render(width),
+            Self::Thinking(p) => p.render(width),
+            Self::Tree(p) => p.render(width),
+            Self::Fork(p) => p.render(width),
+            Self::Trust(p) => p.render(width),
+        }
+    }
+
+    pub fn handle_paste(&mut self, text: &str) {
+        match self {
+            Self::Sessions(p) => p.handle_paste(text),
+            Self::Models(p) => p.handle_paste(text),
+            Self::Tree(p) => p.handle_paste(text),
+            Self::Thinking(_) | Self::Fork(_) | Self::Trust(_) => {}
+        }
+    }
+
+    pub fn handle_key(&mut self, key: &Key, bindings: &Keybindings) -> OverlayStep {
+        match self {
+            Self::Sessions(p) => step(p.handle_key(key, bindings), OverlayResult::Session, |r| {
+                OverlayResult::Request(OverlayRequest::Session(r))
+            }),
+            Self::Models(p) => step(
+                p.handle_key(key, bindings),
+                |c| OverlayResult::Model {
+                    provider: c.provider,
+                    id: c.id,
+                },
+                |never| match never {},
+            ),
+            Self::Thinking(p) => step(
+                p.handle_key(key, bindings),
+                |c| OverlayResult::Thinking(c.level),
+                |never| match never {},
+            ),
+            Self::Tree(p) => step(
+                p.handle_key(key, bindings),
+                |s| OverlayResult::TreeEntry {
+                    entry_id: Some(s.entry_id),
+                },
+                |r| OverlayResult::Request(OverlayRequest::Tree(r)),
+            ),
+            Self::Fork(p) => {
+                step(
+                    p.handle_key(key, bindings),
+                    OverlayResult::Fork,
+                    |never| match never {},
+                )
+            }
+            Self::Trust(p) => {
+                step(
+                    p.handle_key(key, bindings),
+                    OverlayResult::Trust,
+                    |never| match never {},
+                )
+            }
+        }
+    }
+}
+
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+impl Ui {
+    fn show_overlay(&mut self, overlay: Overlay) {
+        self.screen.overlay = Some(overlay);
+        self.mark_urgent();
+    }
+
+    pub fn open_session_picker(&mut self) {
+        let (dir, filter) = self.sessions_location.clone();
+        let cwd = self.cwd.clone();
+        let current =
+            knightcode_session::list::list_sessions(&dir, filter.then_some(cwd.as_path()));
+        let current_file = self.shared.as_ref().and_then(|s| {
+            s.lock()
+                .ok()
+                .and_then(|s| s.session_file().map(PathBuf::from))
+        });
+        let picker = SessionPicker::new(
+            current,
+            self.screen.theme.clone(),
+            &self.bindings,
+            SessionPickerOptions {
+                now_ms: now_ms(),
+                home: self.home.as_ref().map(|h| h.to_string_lossy().into_owned()),
+                current_session: current_file,
+                allow_rename: true,
+            },
+        );
+        self.show_overlay(Overlay::Sessions(picker));
+    }
+
+    pub fn open_model_picker(&mut self) {
+        if self.models.is_empty() {
+            self.info(
+                "No models are available; set a provider's API key (see knightcode --list-models).",
+            );
+            return;
+        }
+        let current = self
+            .current_model
+            .as_ref()
+            .map(|m| (m.provider.clone(), m.id.clone()));
+        let picker = ModelPicker::new(
+            self.models.clone(),
+            current.as_ref().map(|(p, i)| (p.as_str(), i.as_str())),
+            self.screen.theme.clone(),
+            &self.bindings,
+        );
+        self.show_overlay(Overlay::Models(picker));
+    }
+
+    pub fn open_thinking_picker(&mut self) {
+        if self.thinking_levels.len() < 2 {
+            self.info("This model does not support thinking levels.");
+            return;
+        }
+        let Some(current) = self.view.as_ref().map(|v| v.thinking_level()) else {
+            return;
+        };
+        let picker = ThinkingPicker::new(
+            self.thinking_levels.clone(),
+            current,
+            self.screen.theme.clone(),
+            &self.bindings,
+        );
+        self.show_overlay(Overlay::Thinking(picker));
+    }
+
+    pub fn open_tree(&mut self) {
+        let Some(shared) = self.shared.clone() else {
+            return;
+        };
+        let Ok(session) = shared.lock() else {
+            return;
+        };
+        if session.entries().is_empty() {
+            drop(session);
+            self.info("The session is empty; there is no tree to navigate yet.");
+            return;
+        }
+        let view = TreeView::new(
+            session.tree(),
+            self.screen.theme.clone(),
+            &self.bindings,
+            TreeViewOptions {
+                now_ms: now_ms(),
+                home: self.home.as_ref().map(|h| h.to_string_lossy().into_owned()),
+                ..TreeViewOptions::default()
+            },
+        );
+        drop(session);
+        self.show_overlay(Overlay::Tree(view));
+    }
+
+    pub fn open_fork_picker(&mut self) {
+        let Some(view) = &self.view else {
+            return;
+        };
+        let candidates = view.fork_messages();
+        if candidates.is_empty() {
+            self.info("There is no user message to fork from yet.");
+            return;
+        }
+        let picker = ForkPicker::new(
+            candidates
+                .into_iter()
+                .map(|m| crate::pickers::ForkCandidate {
+                    entry_id: m.entry_id,
+                    text: m.text,
+                })
+                .collect(),
+            self.screen.theme.clone(),
+            &self.bindings,
+        );
+        self.show_overlay(Overlay::Fork(picker));
+    }
+
+    pub fn open_trust_picker(&mut self) {
+        let prompt = super::startup::trust_selector(self);
+        self.show_overlay(Overlay::Trust(prompt));
+    }
+
+    /// I/O a picker asked for; the picker stays open and hears back.
+    pub fn overlay_request(&mut self, request: OverlayRequest) {
+        match request {
+            OverlayRequest::Session(SessionRequest::LoadAllSessions) => {
+                let all =
+                    knightcode_session::list::list_all_sessions(&self.agent_dir.join("sessions"));
+                if let Some(Overlay::Sessions(p)) = &mut self.screen.overlay {
+                    p.set_all_sessions(all);
+                }
+            }
+            OverlayRequest::Session(SessionRequest::Rename { path, name }) => {
+                let result = super::startup::rename_session_file(self, &path, &name);
+                if let Some(Overlay::Sessions(p)) = &mut self.screen.overlay {
+                    match result {
+                        Ok(()) => p.set_name(&path, Some(name)),
+                        Err(error) => p.set_status(&error, true),
+                    }
+                }
+                self.update_footer();
+            }
+            OverlayRequest::Session(SessionRequest::Delete(path)) => {
+                let result = std::fs::remove_file(&path);
+                if let Some(Overlay::Sessions(p)) = &mut self.screen.overlay {
+                    match result {
+                        Ok(()) => p.remove(&path),
+                        Err(error) => p.set_status(
+                            &format!("Could not delete {}: {error}", path.display()),
+                            true,
+                        ),
+                    }
+                }
+            }
+            OverlayRequest::Tree(TreeRequest::Label { id, label }) => {
+                let result = self.shared.as_ref().map(|s| match s.lock() {
+                    Ok(mut s) => s
+                        .set_label(&id, label.as_deref())
+                        .map(|_| ())
+                        .map_err(|e| e.to_string()),
+                    Err(_) => Err("the session is unavailable".to_owned()),
+                });
+                if let Some(Err(error)) = result {
+                    self.error(&format!("Could not save the label: {error}"));
+                }
+            }
+        }
+        self.mark_urgent();
+    }
+}

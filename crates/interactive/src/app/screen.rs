@@ -1,0 +1,120 @@
+//! Everything on screen, top to bottom: start-up header, transcript, queued messages, the
+//! working indicator, the editor (or a picker in its place) and the footer. Pure state and
+//! rendering; no terminal I/O, so it can be rendered to strings in tests.
+
+use knightcode_tui::Component as _;
+use knightcode_tui::Theme;
+use knightcode_tui::editor::Editor;
+use knightcode_tui::width::truncate_to_width;
+use knightcode_tui::width::wrap_text_with_ansi;
+
+use crate::footer;
+use crate::footer::FooterData;
+use crate::transcript::Transcript;
+
+use super::overlay::Overlay;
+
+/// Spinner frames of the working indicator.
+const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+/// The row between the transcript and the editor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Status {
+    Idle,
+    /// The agent (or a shell command) is working.
+    Working {
+        message: String,
+        frame: usize,
+    },
+}
+
+pub struct Screen {
+    pub theme: Theme,
+    pub header: Vec<String>,
+    pub transcript: Transcript,
+    pub steering: Vec<String>,
+    pub follow_ups: Vec<String>,
+    pub status: Status,
+    /// A one-line hint under the working row ("Press ctrl+c again to exit").
+    pub hint: Option<String>,
+    pub editor: Editor,
+    /// Images waiting to go with the next prompt, by display name.
+    pub attachments: Vec<String>,
+    pub overlay: Option<Overlay>,
+    pub footer: FooterData,
+    /// Terminal rows, so pickers can size their lists.
+    pub height: u16,
+}
+
+impl Screen {
+    pub fn advance_spinner(&mut self) {
+        if let Status::Working { frame, .. } = &mut self.status {
+            *frame = (*frame + 1) % SPINNER.len();
+        }
+    }
+
+    pub fn is_working(&self) -> bool {
+        matches!(self.status, Status::Working { .. })
+    }
+
+    pub fn render(&mut self, width: u16) -> Vec<String> {
+        let theme = &self.theme;
+        let w = usize::from(width);
+        let mut lines = self.header.clone();
+        lines.extend(self.transcript.render(width));
+
+        let mut lower: Vec<String> = Vec::new();
+        if !self.steering.is_empty() || !self.follow_ups.is_empty() {
+            lower.push(String::new());
+            for text in &self.steering {
+                let line = format!("Steering: {}", one_line(text));
+                lower.push(theme.muted.paint(&truncate_to_width(&line, w, "…")));
+            }
+            for text in &self.follow_ups {
+                let line = format!("Follow-up: {}", one_line(text));
+                lower.push(theme.muted.paint(&truncate_to_width(&line, w, "…")));
+            }
+            let hint = "↳ alt+up to edit queued messages";
+            lower.push(theme.dim.paint(&truncate_to_width(hint, w, "…")));
+        }
+        lower.push(String::new());
+        match &self.status {
+            Status::Working { message, frame } => {
+                let text = format!("{} {message}", SPINNER[*frame % SPINNER.len()]);
+                let text = format!(
+                    "{} {}",
+                    theme.accent.paint(&text),
+                    theme.muted.paint("(esc to interrupt)")
+                );
+                lower.push(truncate_to_width(&text, w, "…"));
+            }
+            Status::Idle => {}
+        }
+        if let Some(hint) = &self.hint {
+            for line in wrap_text_with_ansi(hint, w) {
+                lower.push(theme.warning.paint(&line));
+            }
+        }
+        for name in &self.attachments {
+            lower.push(
+                theme
+                    .accent
+                    .paint(&truncate_to_width(&format!("📎 {name}"), w, "…")),
+            );
+        }
+        match &mut self.overlay {
+            Some(overlay) => {
+                overlay.set_max_rows(usize::from(self.height).saturating_sub(10).clamp(3, 20));
+                lower.extend(overlay.render(width));
+            }
+            None => lower.extend(self.editor.render(width)),
+        }
+        lower.extend(footer::render(&self.footer, width, theme));
+        lines.extend(lower);
+        lines
+    }
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}

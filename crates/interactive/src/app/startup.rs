@@ -1,0 +1,212 @@
+//! Before and around the first frame: the header, the project-trust prompt, the `--resume`
+//! picker, and the session-file chores pickers ask for.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use knightcode_runtime::AgentSession;
+use knightcode_runtime::SessionSetup;
+use knightcode_runtime::Settings;
+use knightcode_runtime::TrustStore;
+use knightcode_runtime::trust::protected_resources;
+use knightcode_tui::Theme;
+
+use super::input::Action;
+use super::overlay::Overlay;
+use super::overlay::OverlayResult;
+use super::ui::Ui;
+use crate::error::InteractiveError;
+use crate::pickers::SavedTrust;
+use crate::pickers::TrustChoice;
+use crate::pickers::TrustPrompt;
+
+/// The lines above the transcript: name, version, the main keys, what was loaded.
+pub fn header(theme: &Theme, session: &AgentSession) -> Vec<String> {
+    let mut lines = vec![
+        format!(
+            "{} {}",
+            theme.accent.bold().paint("knightcode"),
+            theme.dim.paint(&format!("v{}", env!("CARGO_PKG_VERSION")))
+        ),
+        theme.dim.paint("esc interrupt · ctrl+c clear · ctrl+c twice / ctrl+d exit · / commands · ! shell · @ files"),
+        theme.dim.paint("ctrl+l model · ctrl+p next model · shift+tab thinking · ctrl+o tool output · ctrl+t thinking blocks · ctrl+g editor"),
+    ];
+    let files = session.context_files();
+    if !files.is_empty() {
+        let names: Vec<String> = files.iter().map(|f| f.path.display().to_string()).collect();
+        lines.push(
+            theme
+                .dim
+                .paint(&format!("Loaded context: {}", names.join(", "))),
+        );
+    }
+    lines
+}
+
+/// Runs the loop with a picker in front until it closes; `None` when it was cancelled or
+/// the user quit.
+async fn run_modal(ui: &mut Ui, overlay: Overlay) -> Option<OverlayResult> {
+    ui.screen.overlay = Some(overlay);
+    ui.mark_urgent();
+    ui.draw();
+    loop {
+        let wake = ui.wait().await;
+        let actions = ui.on_wake(wake);
+        for action in actions {
+            match action {
+                Action::Picked(OverlayResult::Request(request)) => ui.overlay_request(request),
+                Action::Picked(result) => return Some(result),
+                Action::Quit | Action::Abort if ui.quitting => return None,
+                _ => {}
+            }
+        }
+        if ui.quitting {
+            return None;
+        }
+        ui.screen.overlay.as_ref()?;
+        ui.draw_if_due();
+    }
+}
+
+/// The startup trust prompt (`spec/trust-security.md` §2-3): only when the folder has
+/// protected resources, nothing decided it yet and `defaultProjectTrust` is "ask".
+/// Returns the setup with the decision, or `None` when the user quit.
+pub async fn resolve_trust(
+    ui: &mut Ui,
+    mut setup: SessionSetup,
+) -> Result<Option<SessionSetup>, InteractiveError> {
+    if setup.approve.is_some() {
+        return Ok(Some(setup));
+    }
+    let protected = protected_resources(&setup.cwd, setup.home.as_deref());
+    if protected.is_empty() {
+        return Ok(Some(setup));
+    }
+    let store = TrustStore::load(&setup.agent_dir).unwrap_or_default();
+    if store.lookup(&setup.cwd).is_some() {
+        return Ok(Some(setup));
+    }
+    let global = Settings::load(&setup.agent_dir, &setup.cwd, false);
+    if global.default_project_trust() != "ask" {
+        return Ok(Some(setup));
+    }
+    let prompt = TrustPrompt::startup(&setup.cwd, protected, ui.screen.theme.clone(), &ui.bindings);
+    let Some(OverlayResult::Trust(choice)) = run_modal(ui, Overlay::Trust(prompt)).await else {
+        if ui.quitting {
+            return Ok(None);
+        }
+        // Escape: nothing is saved and nothing protected loads.
+        setup.approve = Some(false);
+        return Ok(Some(setup));
+    };
+    let mut store = store;
+    let trusted = apply_trust_choice(&mut store, &setup.cwd, choice);
+    setup.approve = Some(trusted);
+    Ok(Some(setup))
+}
+
+/// Saves (or not) a trust choice; returns whether this session trusts the folder.
+fn apply_trust_choice(store: &mut TrustStore, cwd: &Path, choice: TrustChoice) -> bool {
+    let save = |store: &mut TrustStore, dir: &Path, value: Option<bool>| {
+        // A trust.json that cannot be written only loses the memory of the choice.
+        let _ = store.set(dir, value);
+    };
+    match choice {
+        TrustChoice::Trust => {
+            save(store, cwd, Some(true));
+            true
+        }
+        TrustChoice::TrustParent(parent) => {
+            save(store, &parent, Some(true));
+            save(store, cwd, None);
+            true
+        }
+        TrustChoice::TrustSessionOnly => true,
+        TrustChoice::DoNotTrust => {
+            save(store, cwd, Some(false));
+            false
+        }
+        TrustChoice::DoNotTrustSessionOnly => false,
+    }
+}
+
+/// The `/trust` selector for the current folder.
+pub fn trust_selector(ui: &Ui) -> TrustPrompt {
+    let store = TrustStore::load(&ui.agent_dir).unwrap_or_default();
+    let saved = match store.lookup(&ui.cwd) {
+        Some((trusted, path)) => SavedTrust::Saved { trusted, path },
+        None => SavedTrust::None,
+    };
+    TrustPrompt::command(
+        &ui.cwd,
+        saved,
+        ui.session_trusted,
+        ui.screen.theme.clone(),
+        &ui.bindings,
+    )
+}
+
+impl Ui {
+    /// `/trust`: writes the decision for future runs; this session keeps its state.
+    pub fn save_trust(&mut self, choice: TrustChoice) {
+        let mut store = match TrustStore::load(&self.agent_dir) {
+            Ok(store) => store,
+            Err(error) => {
+                self.error(&format!("Could not read trust.json: {error}"));
+                return;
+            }
+        };
+        let cwd = self.cwd.clone();
+        let trusted = apply_trust_choice(&mut store, &cwd, choice);
+        self.info(&format!(
+            "Saved: {} is {}. The decision applies from the next start of knightcode.",
+            cwd.display(),
+            if trusted { "trusted" } else { "not trusted" }
+        ));
+    }
+}
+
+/// `--resume`: the picker before anything else; false when the user left without picking.
+pub async fn pick_session_at_start(
+    ui: &mut Ui,
+    session: &mut AgentSession,
+) -> Result<bool, InteractiveError> {
+    ui.open_session_picker();
+    let Some(overlay) = ui.screen.overlay.take() else {
+        return Ok(false);
+    };
+    match run_modal(ui, overlay).await {
+        Some(OverlayResult::Session(path)) => {
+            session.switch_session(&path).await?;
+            ui.refresh(session);
+            ui.reload_transcript();
+            Ok(true)
+        }
+        _ => Ok(false),
+    }
+}
+
+/// Names a session file from the picker: the open session through its manager, any other
+/// by opening it briefly (which takes and releases its ownership lock).
+pub fn rename_session_file(ui: &Ui, path: &Path, name: &str) -> Result<(), String> {
+    if let Some(shared) = &ui.shared
+        && let Ok(mut current) = shared.lock()
+        && current.session_file() == Some(path)
+    {
+        return current
+            .set_session_name(name)
+            .map(|_| ())
+            .map_err(|e| e.to_string());
+    }
+    let store = knightcode_session::SessionStore::new(
+        Arc::new(knightcode_session::SystemClock),
+        knightcode_session::LockOptions::default(),
+    );
+    let mut other = store.open(path, &ui.cwd).map_err(|e| e.to_string())?;
+    let result = other
+        .set_session_name(name)
+        .map(|_| ())
+        .map_err(|e| e.to_string());
+    other.close();
+    result
+}

@@ -1,0 +1,511 @@
+//! [`Ui`]: the terminal, the renderer, the input parser and the [`Screen`], plus the state of
+//! the session the app shows. Everything here works while a prompt runs (the session itself
+//! is borrowed by the run then).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::time::Instant;
+
+use knightcode_agent::AgentHandle;
+use knightcode_agent::EventReceiver;
+use knightcode_ai::Model;
+use knightcode_protocol::AgentEvent;
+use knightcode_runtime::AgentSession;
+use knightcode_runtime::SessionSetup;
+use knightcode_runtime::agent_session::operations::SessionView;
+use knightcode_session::SessionManager;
+use knightcode_tui::InputEvent;
+use knightcode_tui::Theme;
+use knightcode_tui::editor::Editor;
+use knightcode_tui::keybindings::Keybindings;
+use knightcode_tui::keys::InputParser;
+use knightcode_tui::renderer::Renderer;
+use knightcode_tui::terminal::InputReaderHandle;
+use knightcode_tui::terminal::Terminal;
+use tokio::signal::unix::Signal;
+use tokio::signal::unix::SignalKind;
+use tokio::sync::mpsc;
+
+use super::ESCAPE_TIMEOUT;
+use super::FRAME_INTERVAL;
+use super::SPINNER_INTERVAL;
+use super::bash::BashJobs;
+use super::bash::BashUpdate;
+use super::screen::Screen;
+use super::screen::Status;
+use crate::error::InteractiveError;
+use crate::footer;
+use crate::footer::FooterData;
+use crate::transcript::Look;
+use crate::transcript::NoticeKind;
+use crate::transcript::Transcript;
+
+/// What woke the loop.
+pub enum Wake {
+    Input(Vec<u8>),
+    /// stdin closed or failed: nothing more can be typed.
+    InputClosed,
+    Event(AgentEvent),
+    Bash(BashUpdate),
+    Resize,
+    Timer,
+    /// SIGTERM (143) or SIGHUP (129).
+    Signal(u8),
+}
+
+pub struct Ui {
+    term: Terminal,
+    reader: Option<InputReaderHandle>,
+    input: mpsc::UnboundedReceiver<Vec<u8>>,
+    parser: InputParser,
+    renderer: Renderer,
+    pub screen: Screen,
+    pub bindings: Keybindings,
+    pub events: Option<EventReceiver>,
+    pub handle: Option<AgentHandle>,
+    pub view: Option<SessionView>,
+    /// The session file's manager, shared with the session (it swaps what is inside on
+    /// /new, /resume, /fork, so this stays valid).
+    pub shared: Option<Arc<Mutex<SessionManager>>>,
+    pub bash: BashJobs,
+    winch: Signal,
+    term_signal: Signal,
+    hup_signal: Signal,
+    /// Something changed since the last frame.
+    dirty: bool,
+    /// Draw at once (a keystroke), not at the next frame slot.
+    urgent: bool,
+    last_frame: Instant,
+    next_spinner: Option<Instant>,
+    escape_deadline: Option<Instant>,
+    pub running: bool,
+    pub quitting: bool,
+    pub exit_code: u8,
+    pub last_ctrl_c: Option<Instant>,
+    pub last_escape: Option<Instant>,
+    pub cwd: PathBuf,
+    pub agent_dir: PathBuf,
+    pub home: Option<PathBuf>,
+    /// Models with credentials (the model picker and Ctrl+P), refreshed when idle.
+    pub models: Vec<Model>,
+    pub current_model: Option<Model>,
+    pub thinking_levels: Vec<knightcode_ai::ThinkingLevel>,
+    /// Actions that wait for the running prompt to end.
+    pub deferred: Vec<super::input::Action>,
+    /// Images attached by pasting their paths, sent with the next prompt.
+    pub pending_images: Vec<knightcode_protocol::ContentBlock>,
+    /// Finished user shell commands not saved yet (saved when no prompt runs).
+    pub pending_bash: Vec<knightcode_protocol::BashExecutionMessage>,
+    /// This project's session folder and whether listings filter by folder.
+    pub sessions_location: (PathBuf, bool),
+    /// Whether this session loaded the project's protected resources.
+    pub session_trusted: bool,
+    /// Printed under the transcript on exit.
+    resume_hint: Option<String>,
+}
+
+fn home_string(home: Option<&PathBuf>) -> Option<String> {
+    home.map(|h| h.to_string_lossy().into_owned())
+}
+
+impl Ui {
+    /// Takes over the terminal: raw mode, bracketed paste, hidden cursor, input thread.
+    pub fn enter(
+        setup: &SessionSetup,
+        options: &super::InteractiveOptions,
+    ) -> Result<Self, InteractiveError> {
+        let (bindings, warnings) = Keybindings::load(&setup.agent_dir.join("keybindings.json"))
+            .unwrap_or_else(|error| (Keybindings::defaults(), vec![error.to_string()]));
+        let theme = if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) {
+            Theme::plain()
+        } else {
+            Theme::dark()
+        };
+        let mut term = Terminal::enter()?;
+        term.restore_on_panic();
+        let (width, height) = term.size()?;
+        let (tx, input) = mpsc::unbounded_channel();
+        // An empty chunk means the terminal went away; it reaches the loop as a closed input.
+        let reader = term.spawn_input_reader(move |bytes: Vec<u8>| {
+            if bytes.is_empty() {
+                return false;
+            }
+            tx.send(bytes).is_ok()
+        })?;
+        let mut renderer = Renderer::new(width, height);
+        // Unknown start row: assume the last, which is never wrong, only cautious.
+        renderer.set_start_row(term.start_row().unwrap_or(height.saturating_sub(1)));
+        let mut parser = InputParser::new();
+        parser.set_kitty_active(term.kitty_active());
+        let cwd_string = setup.cwd.to_string_lossy().into_owned();
+        let home = setup.home.clone();
+        let look = Look {
+            theme: theme.clone(),
+            cwd: cwd_string.clone(),
+            home: home_string(home.as_ref()),
+            tools_expanded: false,
+            thinking_hidden: false,
+        };
+        let mut editor = Editor::new(&theme);
+        editor.set_completion_provider(Box::new(super::completion::Completer::new(
+            setup.cwd.clone(),
+        )));
+        let screen = Screen {
+            theme,
+            header: Vec::new(),
+            transcript: Transcript::new(look),
+            steering: Vec::new(),
+            follow_ups: Vec::new(),
+            status: Status::Idle,
+            hint: None,
+            editor,
+            attachments: Vec::new(),
+            overlay: None,
+            footer: FooterData {
+                cwd: footer::tilde(&cwd_string, home_string(home.as_ref()).as_deref()),
+                git_branch: footer::git_branch(&setup.cwd),
+                ..FooterData::default()
+            },
+            height,
+        };
+        let mut ui = Self {
+            term,
+            reader: Some(reader),
+            input,
+            parser,
+            renderer,
+            screen,
+            bindings,
+            events: None,
+            handle: None,
+            view: None,
+            shared: None,
+            bash: BashJobs::new(),
+            winch: tokio::signal::unix::signal(SignalKind::window_change())?,
+            term_signal: tokio::signal::unix::signal(SignalKind::terminate())?,
+            hup_signal: tokio::signal::unix::signal(SignalKind::hangup())?,
+            dirty: true,
+            urgent: true,
+            last_frame: Instant::now(),
+            next_spinner: None,
+            escape_deadline: None,
+            running: false,
+            quitting: false,
+            exit_code: 0,
+            last_ctrl_c: None,
+            last_escape: None,
+            cwd: setup.cwd.clone(),
+            agent_dir: setup.agent_dir.clone(),
+            home,
+            models: Vec::new(),
+            current_model: None,
+            thinking_levels: Vec::new(),
+            deferred: Vec::new(),
+            pending_images: Vec::new(),
+            pending_bash: Vec::new(),
+            sessions_location: (options.sessions_dir.clone(), options.sessions_filter_by_cwd),
+            session_trusted: false,
+            resume_hint: None,
+        };
+        for warning in warnings {
+            ui.warn(&warning);
+        }
+        Ok(ui)
+    }
+
+    /// Connects a started session: its events, handle, view and history.
+    pub fn attach(&mut self, session: &AgentSession, events: EventReceiver) {
+        self.events = Some(events);
+        self.handle = Some(session.handle());
+        self.shared = Some(session.session());
+        self.session_trusted = session.trust().trusted;
+        self.screen.header = super::startup::header(&self.screen.theme, session);
+        self.refresh(session);
+        self.reload_transcript();
+    }
+
+    /// Takes up a changed session (model, thinking level, another file).
+    pub fn refresh(&mut self, session: &AgentSession) {
+        let view = session.view();
+        self.models = session.available_models();
+        self.current_model = Some(session.model().clone());
+        self.thinking_levels = session.available_thinking_levels();
+        let border = border_index(session.thinking_level().as_str(), session.model().reasoning);
+        self.screen
+            .editor
+            .set_border_style(self.screen.theme.thinking_borders[border]);
+        self.view = Some(view);
+        self.update_footer();
+        self.mark_dirty();
+    }
+
+    /// Rebuilds the transcript from the session's current branch.
+    pub fn reload_transcript(&mut self) {
+        if let Some(view) = &self.view {
+            let messages = view.messages();
+            self.screen.transcript.load(&messages);
+        }
+        self.renderer.request_full_redraw();
+        self.mark_dirty();
+    }
+
+    pub fn update_footer(&mut self) {
+        let Some(view) = &self.view else {
+            return;
+        };
+        let stats = view.stats();
+        let model = view.model();
+        let data = &mut self.screen.footer;
+        data.input_tokens = stats.tokens.input;
+        data.output_tokens = stats.tokens.output;
+        data.cache_read = stats.tokens.cache_read;
+        data.cache_write = stats.tokens.cache_write;
+        data.cost = stats.cost.0;
+        data.context_tokens = stats
+            .context_usage
+            .as_ref()
+            .and_then(|usage| usage.tokens.as_ref().copied());
+        data.context_window = model.context_window;
+        data.auto_compaction = view.state(false).auto_compaction_enabled;
+        data.provider = model.provider.clone();
+        data.model = model.id.clone();
+        data.thinking = model
+            .reasoning
+            .then(|| view.thinking_level().as_str().to_owned());
+        let mut providers: Vec<&str> = self.models.iter().map(|m| m.provider.as_str()).collect();
+        providers.sort_unstable();
+        providers.dedup();
+        data.show_provider = providers.len() > 1;
+        data.session_name = self.shared.as_ref().and_then(|s| {
+            s.lock()
+                .ok()
+                .and_then(|s| s.session_name().map(str::to_owned))
+        });
+    }
+
+    pub fn mark_dirty(&mut self) {
+        self.dirty = true;
+    }
+
+    /// Draw at the next opportunity without waiting for the frame slot.
+    pub fn mark_urgent(&mut self) {
+        self.dirty = true;
+        self.urgent = true;
+    }
+
+    pub fn request_full_redraw(&mut self) {
+        self.renderer.request_full_redraw();
+        self.mark_urgent();
+    }
+
+    pub fn info(&mut self, text: &str) {
+        self.screen.transcript.notice(NoticeKind::Info, text);
+        self.mark_urgent();
+    }
+
+    pub fn warn(&mut self, text: &str) {
+        self.screen.transcript.notice(NoticeKind::Warning, text);
+        self.mark_urgent();
+    }
+
+    pub fn error(&mut self, text: &str) {
+        self.screen.transcript.notice(NoticeKind::Error, text);
+        self.mark_urgent();
+    }
+
+    pub fn set_working(&mut self, message: Option<&str>) {
+        match message {
+            Some(message) => {
+                let frame = match &self.screen.status {
+                    Status::Working { frame, .. } => *frame,
+                    Status::Idle => 0,
+                };
+                self.screen.status = Status::Working {
+                    message: message.to_owned(),
+                    frame,
+                };
+                if self.next_spinner.is_none() {
+                    self.next_spinner = Some(Instant::now() + SPINNER_INTERVAL);
+                }
+            }
+            None => {
+                self.screen.status = Status::Idle;
+                self.next_spinner = None;
+            }
+        }
+        self.mark_dirty();
+    }
+
+    /// The earliest timer: a pending escape, a frame slot, the spinner.
+    fn next_deadline(&self) -> Option<Instant> {
+        let frame = (self.dirty && !self.urgent).then(|| self.last_frame + FRAME_INTERVAL);
+        [self.escape_deadline, frame, self.next_spinner]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// Waits for the next thing to react to. Cancel-safe (used inside `select!`).
+    pub async fn wait(&mut self) -> Wake {
+        let deadline = self.next_deadline();
+        let sleep = async {
+            match deadline {
+                Some(at) => tokio::time::sleep_until(at.into()).await,
+                None => std::future::pending().await,
+            }
+        };
+        let events = async {
+            match &mut self.events {
+                Some(events) => events.recv().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            biased;
+            _ = self.term_signal.recv() => Wake::Signal(143),
+            _ = self.hup_signal.recv() => Wake::Signal(129),
+            bytes = self.input.recv() => match bytes {
+                Some(bytes) => Wake::Input(bytes),
+                None => Wake::InputClosed,
+            },
+            _ = self.winch.recv() => Wake::Resize,
+            Some(event) = events => Wake::Event(event),
+            Some(update) = self.bash.recv() => Wake::Bash(update),
+            () = sleep => Wake::Timer,
+        }
+    }
+
+    /// Turns raw input into events, handling the escape timeout.
+    pub fn parse_input(&mut self, bytes: &[u8]) -> Vec<InputEvent> {
+        let events = self.parser.feed(bytes);
+        self.escape_deadline = self
+            .parser
+            .has_pending()
+            .then(|| Instant::now() + ESCAPE_TIMEOUT);
+        events
+    }
+
+    /// Timers that came due: a lone escape, the spinner.
+    pub fn on_timer(&mut self) -> Vec<InputEvent> {
+        let now = Instant::now();
+        if let Some(at) = self.next_spinner
+            && at <= now
+        {
+            self.screen.advance_spinner();
+            self.next_spinner = Some(now + SPINNER_INTERVAL);
+            self.mark_dirty();
+        }
+        match self.escape_deadline {
+            Some(at) if at <= now => {
+                self.escape_deadline = None;
+                self.parser.flush_pending()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    pub fn on_resize(&mut self) {
+        let Ok((width, height)) = self.term.size() else {
+            return;
+        };
+        self.screen.height = height;
+        self.renderer.resize(width, height);
+        self.mark_urgent();
+    }
+
+    /// Draws now if anything changed.
+    pub fn draw(&mut self) {
+        if !self.dirty {
+            return;
+        }
+        let width = self.renderer.width();
+        let lines = self.screen.render(width);
+        let mut out = Vec::with_capacity(4096);
+        self.renderer.render(&lines, &mut out);
+        if !out.is_empty() {
+            // A terminal that cannot be written to leaves nothing to show; the loop ends
+            // when its input closes.
+            let _ = self.term.write_frame(&out);
+        }
+        self.dirty = false;
+        self.urgent = false;
+        self.last_frame = Instant::now();
+    }
+
+    /// Draws if a keystroke asked for it or the frame slot has come.
+    pub fn draw_if_due(&mut self) {
+        if self.dirty && (self.urgent || self.last_frame.elapsed() >= FRAME_INTERVAL) {
+            self.draw();
+        }
+    }
+
+    /// Writes raw bytes between frames (OSC 52 clipboard).
+    pub fn write_raw(&mut self, bytes: &[u8]) {
+        let _ = self.term.write_frame(bytes);
+    }
+
+    /// Hands the terminal to a child process and takes it back. Full-screen editors use
+    /// the alternate screen, so our screen comes back as it was (`back_to_shell` false);
+    /// after Ctrl+Z the shell has printed below it, so everything is drawn afresh.
+    pub fn with_terminal_released<T>(&mut self, back_to_shell: bool, f: impl FnOnce() -> T) -> T {
+        if back_to_shell {
+            let mut out = Vec::new();
+            self.renderer.finish(&mut out);
+            let _ = self.term.write_frame(&out);
+        }
+        let _ = self.term.suspend();
+        let result = f();
+        let _ = self.term.resume();
+        self.on_resize();
+        if back_to_shell {
+            self.renderer.request_full_redraw();
+        }
+        self.mark_urgent();
+        result
+    }
+
+    /// Restores the terminal; the transcript stays in the scrollback, followed by how to
+    /// come back to this conversation.
+    pub fn leave(&mut self) {
+        self.screen.hint = None;
+        self.dirty = true;
+        self.draw();
+        let mut out = Vec::new();
+        self.renderer.finish(&mut out);
+        if let Some(hint) = self.resume_hint.take() {
+            out.extend_from_slice(self.screen.theme.muted.paint(&hint).as_bytes());
+            out.extend_from_slice(b"\r\n");
+        }
+        let _ = self.term.write_frame(&out);
+        if let Some(reader) = self.reader.take() {
+            reader.stop();
+        }
+    }
+
+    /// Remembers how to resume the session, if it was saved.
+    pub fn set_resume_hint(&mut self, session: &AgentSession) {
+        let stats = session.view().stats();
+        if stats.session_file.is_some() && stats.user_messages > 0 {
+            self.resume_hint = Some(format!(
+                "Resume this session with: knightcode --session {}",
+                stats.session_id
+            ));
+        }
+    }
+}
+
+/// Index into the theme's thinking-level border colours.
+fn border_index(level: &str, reasoning: bool) -> usize {
+    if !reasoning {
+        return 0;
+    }
+    match level {
+        "minimal" => 1,
+        "low" => 2,
+        "medium" => 3,
+        "high" => 4,
+        "xhigh" => 5,
+        _ => 0,
+    }
+}

@@ -1,0 +1,385 @@
+//! Cards for user prompts, assistant replies (text and thinking), user shell commands and
+//! notices.
+
+use knightcode_protocol::AssistantMessage;
+use knightcode_protocol::BashExecutionMessage;
+use knightcode_protocol::ContentBlock;
+use knightcode_protocol::StopReason;
+use knightcode_tui::width::wrap_text_with_ansi;
+
+use super::card::LineCache;
+use super::card::boxed;
+use super::card::inner_width;
+use super::render::Look;
+use super::render::markdown;
+
+/// A user prompt.
+#[derive(Debug, Clone)]
+pub struct UserCard {
+    pub text: String,
+    pub images: usize,
+    cache: LineCache,
+}
+
+impl UserCard {
+    pub fn new(text: String, images: usize) -> Self {
+        Self {
+            text,
+            images,
+            cache: LineCache::default(),
+        }
+    }
+
+    pub fn invalidate(&mut self) {
+        self.cache.clear();
+    }
+
+    pub fn render(&mut self, width: u16, look: &Look) -> Vec<String> {
+        if let Some(lines) = self.cache.get(width) {
+            return lines.to_vec();
+        }
+        let inner = inner_width(width);
+        let mut body = wrap_text_with_ansi(&self.text, inner);
+        if self.images > 0 {
+            let label = if self.images == 1 {
+                "[1 image]".to_owned()
+            } else {
+                format!("[{} images]", self.images)
+            };
+            body.push(look.theme.muted.paint(&label));
+        }
+        let lines = boxed(&body, width, look.theme.user_message_bg);
+        self.cache.put(width, lines)
+    }
+}
+
+/// One block of an assistant reply.
+#[derive(Debug, Clone)]
+pub enum ReplyBlock {
+    Text(String),
+    Thinking(String),
+}
+
+/// An assistant reply: its text and thinking blocks (tool calls get their own cards).
+#[derive(Debug, Clone, Default)]
+pub struct AssistantCard {
+    /// Blocks by content index (tool-call slots stay `None`).
+    blocks: Vec<Option<ReplyBlock>>,
+    /// Set when the reply ended in an error or was aborted.
+    pub ending: Option<Ending>,
+    cache: LineCache,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ending {
+    Aborted,
+    Error(String),
+}
+
+impl AssistantCard {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn from_message(message: &AssistantMessage) -> Self {
+        let mut card = Self::new();
+        card.set_message(message);
+        card
+    }
+
+    /// Replaces the content with the final message.
+    pub fn set_message(&mut self, message: &AssistantMessage) {
+        self.blocks = message
+            .content
+            .iter()
+            .map(|block| match block {
+                ContentBlock::Text(t) => Some(ReplyBlock::Text(t.text.clone())),
+                ContentBlock::Thinking(t) => Some(ReplyBlock::Thinking(t.thinking.clone())),
+                _ => None,
+            })
+            .collect();
+        self.ending = match message.stop_reason.known() {
+            Some(StopReason::Aborted) => Some(Ending::Aborted),
+            Some(StopReason::Error) => Some(Ending::Error(
+                message
+                    .error_message
+                    .clone()
+                    .unwrap_or_else(|| "the request failed".to_owned()),
+            )),
+            _ => None,
+        };
+        self.cache.clear();
+    }
+
+    fn slot(&mut self, index: usize) -> &mut Option<ReplyBlock> {
+        if self.blocks.len() <= index {
+            self.blocks.resize(index + 1, None);
+        }
+        &mut self.blocks[index]
+    }
+
+    pub fn start_block(&mut self, index: usize, thinking: bool) {
+        *self.slot(index) = Some(if thinking {
+            ReplyBlock::Thinking(String::new())
+        } else {
+            ReplyBlock::Text(String::new())
+        });
+        self.cache.clear();
+    }
+
+    pub fn append(&mut self, index: usize, delta: &str, thinking: bool) {
+        let slot = self.slot(index);
+        match slot {
+            Some(ReplyBlock::Text(t) | ReplyBlock::Thinking(t)) => t.push_str(delta),
+            None => {
+                *slot = Some(if thinking {
+                    ReplyBlock::Thinking(delta.to_owned())
+                } else {
+                    ReplyBlock::Text(delta.to_owned())
+                });
+            }
+        }
+        self.cache.clear();
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ending.is_none()
+            && self.blocks.iter().all(|b| match b {
+                None => true,
+                Some(ReplyBlock::Text(t) | ReplyBlock::Thinking(t)) => t.trim().is_empty(),
+            })
+    }
+
+    /// The reply's text blocks joined (for `/copy`).
+    pub fn text(&self) -> String {
+        self.blocks
+            .iter()
+            .filter_map(|b| match b {
+                Some(ReplyBlock::Text(t)) => Some(t.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    pub fn invalidate(&mut self) {
+        self.cache.clear();
+    }
+
+    pub fn render(&mut self, width: u16, look: &Look) -> Vec<String> {
+        if let Some(lines) = self.cache.get(width) {
+            return lines.to_vec();
+        }
+        let theme = &look.theme;
+        let inner = inner_width(width);
+        let mut lines: Vec<String> = Vec::new();
+        for block in self.blocks.iter().flatten() {
+            match block {
+                ReplyBlock::Text(text) if !text.trim().is_empty() => {
+                    if !lines.is_empty() {
+                        lines.push(String::new());
+                    }
+                    lines.extend(indent(markdown(text.trim(), inner, theme)));
+                }
+                ReplyBlock::Thinking(text) if !text.trim().is_empty() => {
+                    if !lines.is_empty() {
+                        lines.push(String::new());
+                    }
+                    if look.thinking_hidden {
+                        lines.push(indent_one(
+                            &theme.thinking_text.paint("Thinking… (ctrl+t to show)"),
+                        ));
+                    } else {
+                        for line in wrap_text_with_ansi(text.trim(), inner) {
+                            lines.push(indent_one(&theme.thinking_text.paint(&line)));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        match &self.ending {
+            Some(Ending::Aborted) => {
+                if !lines.is_empty() {
+                    lines.push(String::new());
+                }
+                lines.push(indent_one(&theme.error.paint("Operation aborted")));
+            }
+            Some(Ending::Error(message)) => {
+                if !lines.is_empty() {
+                    lines.push(String::new());
+                }
+                for line in wrap_text_with_ansi(&format!("Error: {message}"), inner) {
+                    lines.push(indent_one(&theme.error.paint(&line)));
+                }
+            }
+            None => {}
+        }
+        self.cache.put(width, lines)
+    }
+}
+
+fn indent_one(line: &str) -> String {
+    format!(" {line}")
+}
+
+fn indent(lines: Vec<String>) -> Vec<String> {
+    lines.into_iter().map(|l| indent_one(&l)).collect()
+}
+
+/// A shell command the user ran with `!` / `!!`.
+#[derive(Debug, Clone)]
+pub struct BashCard {
+    pub command: String,
+    pub output: String,
+    pub exit_code: Option<i64>,
+    pub running: bool,
+    pub cancelled: bool,
+    pub excluded: bool,
+    pub truncated_path: Option<String>,
+    cache: LineCache,
+}
+
+impl BashCard {
+    pub fn running(command: String, excluded: bool) -> Self {
+        Self {
+            command,
+            output: String::new(),
+            exit_code: None,
+            running: true,
+            cancelled: false,
+            excluded,
+            truncated_path: None,
+            cache: LineCache::default(),
+        }
+    }
+
+    pub fn from_message(message: &BashExecutionMessage) -> Self {
+        let mut card = Self::running(
+            message.command.clone(),
+            message.exclude_from_context.unwrap_or(false),
+        );
+        card.finish(message);
+        card
+    }
+
+    pub fn append_output(&mut self, text: &str) {
+        self.output.push_str(text);
+        self.cache.clear();
+    }
+
+    pub fn finish(&mut self, message: &BashExecutionMessage) {
+        self.output = message.output.clone();
+        self.exit_code = message.exit_code;
+        self.cancelled = message.cancelled;
+        self.running = false;
+        self.truncated_path = message.full_output_path.clone();
+        self.cache.clear();
+    }
+
+    pub fn invalidate(&mut self) {
+        self.cache.clear();
+    }
+
+    pub fn render(&mut self, width: u16, look: &Look) -> Vec<String> {
+        if let Some(lines) = self.cache.get(width) {
+            return lines.to_vec();
+        }
+        let theme = &look.theme;
+        let inner = inner_width(width);
+        let mut body = wrap_text_with_ansi(
+            &theme.tool_title.paint(&format!("$ {}", self.command)),
+            inner,
+        );
+        if self.excluded {
+            body.push(theme.muted.paint("(not sent to the model)"));
+        }
+        let lines: Vec<&str> = self.output.lines().collect();
+        let limit = if look.tools_expanded { usize::MAX } else { 10 };
+        if !lines.is_empty() {
+            body.push(String::new());
+            let hidden = lines.len().saturating_sub(limit);
+            if hidden > 0 {
+                body.push(
+                    theme
+                        .muted
+                        .paint(&format!("… {hidden} more lines (ctrl+o to expand)")),
+                );
+            }
+            for line in &lines[hidden..] {
+                body.extend(wrap_text_with_ansi(&theme.tool_output.paint(line), inner));
+            }
+        }
+        if !self.running {
+            let status = if self.cancelled {
+                theme.warning.paint("cancelled")
+            } else {
+                match self.exit_code {
+                    Some(0) => String::new(),
+                    Some(code) => theme.error.paint(&format!("exit code {code}")),
+                    None => theme.error.paint("killed"),
+                }
+            };
+            if !status.is_empty() {
+                body.push(status);
+            }
+            if let Some(path) = &self.truncated_path {
+                body.push(theme.muted.paint(&format!("Full output: {path}")));
+            }
+        }
+        let bg = if self.running {
+            theme.tool_pending_bg
+        } else if self.exit_code == Some(0) {
+            theme.tool_success_bg
+        } else {
+            theme.tool_error_bg
+        };
+        let lines = boxed(&body, width, bg);
+        self.cache.put(width, lines)
+    }
+}
+
+/// Kinds of one-off lines in the transcript.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoticeKind {
+    Info,
+    Warning,
+    Error,
+}
+
+#[derive(Debug, Clone)]
+pub struct Notice {
+    pub kind: NoticeKind,
+    pub text: String,
+    cache: LineCache,
+}
+
+impl Notice {
+    pub fn new(kind: NoticeKind, text: impl Into<String>) -> Self {
+        Self {
+            kind,
+            text: text.into(),
+            cache: LineCache::default(),
+        }
+    }
+
+    pub fn invalidate(&mut self) {
+        self.cache.clear();
+    }
+
+    pub fn render(&mut self, width: u16, look: &Look) -> Vec<String> {
+        if let Some(lines) = self.cache.get(width) {
+            return lines.to_vec();
+        }
+        let style = match self.kind {
+            NoticeKind::Info => look.theme.muted,
+            NoticeKind::Warning => look.theme.warning,
+            NoticeKind::Error => look.theme.error,
+        };
+        let lines = wrap_text_with_ansi(&self.text, inner_width(width))
+            .into_iter()
+            .map(|l| indent_one(&style.paint(&l)))
+            .collect();
+        self.cache.put(width, lines)
+    }
+}

@@ -1,0 +1,503 @@
+//! The transcript: every card of the conversation in order, built from session history and
+//! kept current from agent events. Cards cache their lines, so a frame costs little more
+//! than copying the cached lines of finished cards.
+
+pub mod card;
+pub mod message;
+pub mod render;
+pub mod tool;
+
+use std::collections::HashMap;
+
+use knightcode_protocol::AgentEvent;
+use knightcode_protocol::AgentMessage;
+use knightcode_protocol::AssistantMessageEvent;
+use knightcode_protocol::Content;
+use knightcode_protocol::ContentBlock;
+use knightcode_protocol::ToolResultPayload;
+
+pub use self::message::AssistantCard;
+pub use self::message::BashCard;
+pub use self::message::Notice;
+pub use self::message::NoticeKind;
+pub use self::message::UserCard;
+pub use self::render::Look;
+pub use self::tool::ToolCard;
+
+/// One card of the transcript.
+#[derive(Debug, Clone)]
+pub enum Card {
+    User(UserCard),
+    Assistant(AssistantCard),
+    Tool(ToolCard),
+    Bash(BashCard),
+    Notice(Notice),
+}
+
+impl Card {
+    fn render(&mut self, width: u16, look: &Look) -> Vec<String> {
+        match self {
+            Self::User(c) => c.render(width, look),
+            Self::Assistant(c) => c.render(width, look),
+            Self::Tool(c) => c.render(width, look),
+            Self::Bash(c) => c.render(width, look),
+            Self::Notice(c) => c.render(width, look),
+        }
+    }
+
+    fn invalidate(&mut self) {
+        match self {
+            Self::User(c) => c.invalidate(),
+            Self::Assistant(c) => c.invalidate(),
+            Self::Tool(c) => c.invalidate(),
+            Self::Bash(c) => c.invalidate(),
+            Self::Notice(c) => c.invalidate(),
+        }
+    }
+}
+
+/// The conversation as cards.
+#[derive(Debug)]
+pub struct Transcript {
+    cards: Vec<Card>,
+    pub look: Look,
+    /// The assistant reply being streamed, by card index.
+    streaming: Option<usize>,
+    /// Tool cards by tool call id.
+    tools: HashMap<String, usize>,
+    /// Raw argument JSON of tool calls still being written, by content index.
+    partial_args: HashMap<usize, (String, String)>,
+}
+
+fn content_text(content: &Content) -> (String, usize) {
+    match content {
+        Content::Text(text) => (text.clone(), 0),
+        Content::Blocks(blocks) => {
+            let mut text = String::new();
+            let mut images = 0;
+            for block in blocks {
+                match block {
+                    ContentBlock::Text(t) => {
+                        if !text.is_empty() {
+                            text.push('\n');
+                        }
+                        text.push_str(&t.text);
+                    }
+                    ContentBlock::Image(_) => images += 1,
+                    _ => {}
+                }
+            }
+            (text, images)
+        }
+    }
+}
+
+impl Transcript {
+    pub fn new(look: Look) -> Self {
+        Self {
+            cards: Vec::new(),
+            look,
+            streaming: None,
+            tools: HashMap::new(),
+            partial_args: HashMap::new(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.cards.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.cards.is_empty()
+    }
+
+    pub fn cards(&self) -> &[Card] {
+        &self.cards
+    }
+
+    pub fn clear(&mut self) {
+        self.cards.clear();
+        self.streaming = None;
+        self.tools.clear();
+        self.partial_args.clear();
+    }
+
+    pub fn push(&mut self, card: Card) {
+        self.cards.push(card);
+    }
+
+    pub fn notice(&mut self, kind: NoticeKind, text: impl Into<String>) {
+        self.cards.push(Card::Notice(Notice::new(kind, text)));
+    }
+
+    /// Drops every card's cached lines (theme, expand/collapse toggles).
+    pub fn invalidate(&mut self) {
+        for card in &mut self.cards {
+            card.invalidate();
+        }
+    }
+
+    /// Rebuilds the cards from a session's messages (start-up, resume, branch switch).
+    pub fn load(&mut self, messages: &[AgentMessage]) {
+        self.clear();
+        for message in messages {
+            self.add_message(message);
+        }
+    }
+
+    /// Adds a finished message.
+    pub fn add_message(&mut self, message: &AgentMessage) {
+        match message {
+            AgentMessage::User(user) => {
+                let (text, images) = content_text(&user.content);
+                self.cards.push(Card::User(UserCard::new(text, images)));
+            }
+            AgentMessage::Assistant(assistant) => {
+                let card = AssistantCard::from_message(assistant);
+                if !card.is_empty() {
+                    self.cards.push(Card::Assistant(card));
+                }
+                for call in assistant.tool_calls() {
+                    let card =
+                        ToolCard::new(call.id.clone(), call.name.clone(), call.arguments.clone());
+                    self.tools.insert(call.id.clone(), self.cards.len());
+                    self.cards.push(Card::Tool(card));
+                }
+            }
+            AgentMessage::ToolResult(result) => {
+                let payload = ToolResultPayload {
+                    content: result.content.0.clone(),
+                    details: result.details.clone().unwrap_or_default(),
+                };
+                match self.tools.get(&result.tool_call_id) {
+                    Some(&index) => {
+                        if let Some(Card::Tool(card)) = self.cards.get_mut(index) {
+                            card.finish(payload, result.is_error);
+                        }
+                    }
+                    None => {
+                        let mut card = ToolCard::new(
+                            result.tool_call_id.clone(),
+                            result.tool_name.clone(),
+                            serde_json::Value::Object(serde_json::Map::new()),
+                        );
+                        card.finish(payload, result.is_error);
+                        self.cards.push(Card::Tool(card));
+                    }
+                }
+            }
+            AgentMessage::BashExecution(bash) => {
+                self.cards.push(Card::Bash(BashCard::from_message(bash)));
+            }
+            AgentMessage::Custom(custom) if custom.display => {
+                let (text, _) = content_text(&custom.content);
+                self.notice(NoticeKind::Info, format!("[{}] {text}", custom.custom_type));
+            }
+            AgentMessage::CompactionSummary(summary) => {
+                self.notice(
+                    NoticeKind::Info,
+                    format!(
+                        "Earlier conversation compacted ({} tokens summarised)",
+                        summary.tokens_before.0
+                    ),
+                );
+            }
+            AgentMessage::BranchSummary(summary) => {
+                self.notice(
+                    NoticeKind::Info,
+                    format!("Summary of the branch left behind: {}", summary.summary),
+                );
+            }
+            _ => {}
+        }
+    }
+
+    fn streaming_card(&mut self) -> Option<&mut AssistantCard> {
+        let index = self.streaming?;
+        match self.cards.get_mut(index) {
+            Some(Card::Assistant(card)) => Some(card),
+            _ => None,
+        }
+    }
+
+    fn tool_card(&mut self, id: &str) -> Option<&mut ToolCard> {
+        let index = *self.tools.get(id)?;
+        match self.cards.get_mut(index) {
+            Some(Card::Tool(card)) => Some(card),
+            _ => None,
+        }
+    }
+
+    /// Applies an agent event; returns true when anything visible changed.
+    pub fn apply(&mut self, event: &AgentEvent) -> bool {
+        match event {
+            AgentEvent::MessageStart { message } => match message {
+                AgentMessage::Assistant(_) => {
+                    self.streaming = Some(self.cards.len());
+                    self.partial_args.clear();
+                    self.cards.push(Card::Assistant(AssistantCard::new()));
+                    true
+                }
+                // User messages arrive with message_start too; bash results and custom
+                // messages only at their end.
+                AgentMessage::User(_) => {
+                    self.add_message(message);
+                    true
+                }
+                _ => false,
+            },
+            AgentEvent::MessageUpdate {
+                assistant_message_event,
+                ..
+            } => self.apply_delta(assistant_message_event),
+            AgentEvent::MessageEnd { message } => match message {
+                AgentMessage::Assistant(assistant) => {
+                    if let Some(index) = self.streaming.take() {
+                        if let Some(Card::Assistant(card)) = self.cards.get_mut(index) {
+                            card.set_message(assistant);
+                            if card.is_empty() {
+                                self.cards.remove(index);
+                                self.reindex_after_removal(index);
+                            }
+                        }
+                    } else {
+                        let card = AssistantCard::from_message(assistant);
+                        if !card.is_empty() {
+                            self.cards.push(Card::Assistant(card));
+                        }
+                    }
+                    for call in assistant.tool_calls() {
+                        match self.tool_card(&call.id) {
+                            Some(card) => card.set_args(call.arguments.clone()),
+                            None => {
+                                self.tools.insert(call.id.clone(), self.cards.len());
+                                self.cards.push(Card::Tool(ToolCard::new(
+                                    call.id.clone(),
+                                    call.name.clone(),
+                                    call.arguments.clone(),
+                                )));
+                            }
+                        }
+                    }
+                    true
+                }
+                AgentMessage::User(_) | AgentMessage::ToolResult(_) | AgentMessage::System(_) => {
+                    false
+                }
+                other => {
+                    self.add_message(other);
+                    true
+                }
+            },
+            AgentEvent::ToolExecutionStart {
+                tool_call_id,
+                tool_name,
+                args,
+            } => {
+                if let Some(card) = self.tool_card(tool_call_id) {
+                    card.start(args.clone());
+                } else {
+                    let mut card =
+                        ToolCard::new(tool_call_id.clone(), tool_name.clone(), args.clone());
+                    card.start(args.clone());
+                    self.tools.insert(tool_call_id.clone(), self.cards.len());
+                    self.cards.push(Card::Tool(card));
+                }
+                true
+            }
+            AgentEvent::ToolExecutionUpdate {
+                tool_call_id,
+                partial_result,
+                ..
+            } => match self.tool_card(tool_call_id) {
+                Some(card) => {
+                    card.update(partial_result.clone());
+                    true
+                }
+                None => false,
+            },
+            AgentEvent::ToolExecutionEnd {
+                tool_call_id,
+                result,
+                is_error,
+                ..
+            } => match self.tool_card(tool_call_id) {
+                Some(card) => {
+                    card.finish(result.clone(), *is_error);
+                    true
+                }
+                None => false,
+            },
+            AgentEvent::AutoRetryStart {
+                attempt,
+                max_attempts,
+                delay_ms,
+                error_message,
+            } => {
+                self.notice(
+                    NoticeKind::Warning,
+                    format!(
+                        "{error_message} — retrying in {:.1}s (attempt {attempt}/{max_attempts})",
+                        *delay_ms as f64 / 1000.0
+                    ),
+                );
+                true
+            }
+            AgentEvent::AutoRetryEnd {
+                success: false,
+                final_error,
+                ..
+            } => {
+                self.notice(
+                    NoticeKind::Error,
+                    format!(
+                        "Giving up after retries: {}",
+                        final_error.as_deref().unwrap_or("the request kept failing")
+                    ),
+                );
+                true
+            }
+            AgentEvent::ExtensionError {
+                extension_path,
+                event,
+                error,
+            } => {
+                self.notice(
+                    NoticeKind::Error,
+                    format!("Extension {extension_path} failed in {event}: {error}"),
+                );
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn reindex_after_removal(&mut self, removed: usize) {
+        for index in self.tools.values_mut() {
+            if *index > removed {
+                *index -= 1;
+            }
+        }
+    }
+
+    fn apply_delta(&mut self, event: &AssistantMessageEvent) -> bool {
+        match event {
+            AssistantMessageEvent::TextStart { content_index } => {
+                if let Some(card) = self.streaming_card() {
+                    card.start_block(*content_index, false);
+                }
+                false
+            }
+            AssistantMessageEvent::ThinkingStart { content_index } => {
+                if let Some(card) = self.streaming_card() {
+                    card.start_block(*content_index, true);
+                }
+                false
+            }
+            AssistantMessageEvent::TextDelta {
+                content_index,
+                delta,
+            } => match self.streaming_card() {
+                Some(card) => {
+                    card.append(*content_index, delta, false);
+                    true
+                }
+                None => false,
+            },
+            AssistantMessageEvent::ThinkingDelta {
+                content_index,
+                delta,
+            } => match self.streaming_card() {
+                Some(card) => {
+                    card.append(*content_index, delta, true);
+                    true
+                }
+                None => false,
+            },
+            AssistantMessageEvent::ToolcallStart {
+                content_index,
+                id,
+                tool_name,
+            } => {
+                self.partial_args
+                    .insert(*content_index, (id.clone(), String::new()));
+                self.tools.insert(id.clone(), self.cards.len());
+                self.cards.push(Card::Tool(ToolCard::new(
+                    id.clone(),
+                    tool_name.clone(),
+                    serde_json::Value::Object(serde_json::Map::new()),
+                )));
+                true
+            }
+            AssistantMessageEvent::ToolcallDelta {
+                content_index,
+                delta,
+            } => {
+                let Some((id, json)) = self.partial_args.get_mut(content_index) else {
+                    return false;
+                };
+                json.push_str(delta);
+                let args = knightcode_ai::json_partial::parse_streaming_json(json);
+                let id = id.clone();
+                match self.tool_card(&id) {
+                    Some(card) => {
+                        card.set_args(args);
+                        true
+                    }
+                    None => false,
+                }
+            }
+            AssistantMessageEvent::ToolcallEnd {
+                content_index,
+                tool_call,
+            } => {
+                self.partial_args.remove(content_index);
+                match self.tool_card(&tool_call.id) {
+                    Some(card) => {
+                        card.set_args(tool_call.arguments.clone());
+                        true
+                    }
+                    None => false,
+                }
+            }
+            _ => false,
+        }
+    }
+
+    /// The text of the newest assistant reply (`/copy`).
+    pub fn last_assistant_text(&self) -> Option<String> {
+        self.cards.iter().rev().find_map(|card| match card {
+            Card::Assistant(a) if !a.text().is_empty() => Some(a.text()),
+            _ => None,
+        })
+    }
+
+    /// A user shell command started: its card, by index, for streaming output into.
+    pub fn start_bash(&mut self, command: String, excluded: bool) -> usize {
+        self.cards
+            .push(Card::Bash(BashCard::running(command, excluded)));
+        self.cards.len() - 1
+    }
+
+    pub fn bash_card(&mut self, index: usize) -> Option<&mut BashCard> {
+        match self.cards.get_mut(index) {
+            Some(Card::Bash(card)) => Some(card),
+            _ => None,
+        }
+    }
+
+    /// All lines: cards separated by one blank line.
+    pub fn render(&mut self, width: u16) -> Vec<String> {
+        let mut lines = Vec::new();
+        let look = self.look.clone();
+        for card in &mut self.cards {
+            let card_lines = card.render(width, &look);
+            if card_lines.is_empty() {
+                continue;
+            }
+            lines.push(String::new());
+            lines.extend(card_lines);
+        }
+        lines
+    }
+}

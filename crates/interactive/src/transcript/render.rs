@@ -1,0 +1,21 @@
+//! What every transcript card needs to draw itself.
+
+use knightcode_tui::Theme;
+
+/// Shared drawing settings; a change to any of them redraws the transcript.
+#[derive(Debug, Clone)]
+pub struct Look {
+    pub theme: Theme,
+    pub cwd: String,
+    pub home: Option<String>,
+    /// Ctrl+O: tool output shown whole instead of a preview.
+    pub tools_expanded: bool,
+    /// Ctrl+T: thinking blocks shown as a one-line label.
+    pub thinking_hidden: bool,
+}
+
+/// Markdown for `text` at `width` (assistant replies, thinking, summaries).
+pub fn markdown(text: &str, width: usize, theme: &Theme) -> Vec<String> {
+    let mut md = knightcode_tui::markdown::Markdown::new(text, theme.clone());
+    knightcode_tui::Component::render(&mut md, u16::try_from(width).unwrap_or(u16::MAX))
+}

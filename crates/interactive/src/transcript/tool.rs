@@ -1,0 +1,281 @@
+//! Tool call cards: the call's arguments as a title, then its output (streaming for bash),
+//! collapsed to a preview until the user expands tool output (Ctrl+O).
+
+use knightcode_protocol::ContentBlock;
+use knightcode_protocol::ToolResultPayload;
+use knightcode_tui::Theme;
+use knightcode_tui::width::wrap_text_with_ansi;
+use serde_json::Value;
+
+use super::card::LineCache;
+use super::card::boxed;
+use super::card::display_path;
+use super::card::inner_width;
+use super::render::Look;
+
+/// Output lines shown while collapsed: the tail for bash (newest output matters), the head
+/// for everything else.
+const BASH_PREVIEW_LINES: usize = 5;
+const PREVIEW_LINES: usize = 10;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolStatus {
+    /// The model is still writing the call.
+    Streaming,
+    Running,
+    Done,
+    Failed,
+}
+
+#[derive(Debug, Clone)]
+pub struct ToolCard {
+    pub id: String,
+    pub name: String,
+    pub args: Value,
+    pub status: ToolStatus,
+    output: Option<ToolResultPayload>,
+    cache: LineCache,
+}
+
+impl ToolCard {
+    pub fn new(id: String, name: String, args: Value) -> Self {
+        Self {
+            id,
+            name,
+            args,
+            status: ToolStatus::Streaming,
+            output: None,
+            cache: LineCache::default(),
+        }
+    }
+
+    pub fn set_args(&mut self, args: Value) {
+        if self.args != args {
+            self.args = args;
+            self.cache.clear();
+        }
+    }
+
+    pub fn start(&mut self, args: Value) {
+        self.args = args;
+        self.status = ToolStatus::Running;
+        self.cache.clear();
+    }
+
+    pub fn update(&mut self, partial: ToolResultPayload) {
+        self.output = Some(partial);
+        self.cache.clear();
+    }
+
+    pub fn finish(&mut self, result: ToolResultPayload, is_error: bool) {
+        self.output = Some(result);
+        self.status = if is_error {
+            ToolStatus::Failed
+        } else {
+            ToolStatus::Done
+        };
+        self.cache.clear();
+    }
+
+    pub fn is_finished(&self) -> bool {
+        matches!(self.status, ToolStatus::Done | ToolStatus::Failed)
+    }
+
+    pub fn invalidate(&mut self) {
+        self.cache.clear();
+    }
+
+    pub fn render(&mut self, width: u16, look: &Look) -> Vec<String> {
+        if let Some(lines) = self.cache.get(width) {
+            return lines.to_vec();
+        }
+        let theme = &look.theme;
+        let inner = inner_width(width);
+        let mut body = Vec::new();
+        for line in wrap_text_with_ansi(&self.title(theme, look), inner) {
+            body.push(line);
+        }
+        body.extend(self.output_lines(inner, look));
+        let bg = match self.status {
+            ToolStatus::Streaming | ToolStatus::Running => theme.tool_pending_bg,
+            ToolStatus::Done => theme.tool_success_bg,
+            ToolStatus::Failed => theme.tool_error_bg,
+        };
+        let lines = boxed(&body, width, bg);
+        self.cache.put(width, lines)
+    }
+
+    fn arg(&self, key: &str) -> Option<&str> {
+        self.args.get(key).and_then(Value::as_str)
+    }
+
+    fn path_arg(&self, look: &Look) -> String {
+        let path = self
+            .arg("path")
+            .or_else(|| self.arg("file_path"))
+            .unwrap_or(".");
+        display_path(path, &look.cwd, look.home.as_deref())
+    }
+
+    fn title(&self, theme: &Theme, look: &Look) -> String {
+        let bold = |s: &str| theme.tool_title.paint(s);
+        let accent = |s: &str| theme.accent.paint(s);
+        let muted = |s: &str| theme.muted.paint(s);
+        match self.name.as_str() {
+            "bash" => {
+                let command = self.arg("command").unwrap_or("...");
+                let mut title = bold(&format!("$ {command}"));
+                if let Some(timeout) = self.args.get("timeout").and_then(Value::as_f64) {
+                    title.push_str(&muted(&format!(" (timeout {timeout}s)")));
+                }
+                title
+            }
+            "read" => {
+                let mut title = format!("{} {}", bold("read"), accent(&self.path_arg(look)));
+                let offset = self.args.get("offset").and_then(Value::as_u64);
+                let limit = self.args.get("limit").and_then(Value::as_u64);
+                match (offset, limit) {
+                    (Some(o), Some(l)) => title.push_str(&muted(&format!(":{o}-{}", o + l - 1))),
+                    (Some(o), None) => title.push_str(&muted(&format!(":{o}-"))),
+                    (None, Some(l)) => title.push_str(&muted(&format!(":1-{l}"))),
+                    (None, None) => {}
+                }
+                title
+            }
+            "edit" | "write" => format!("{} {}", bold(&self.name), accent(&self.path_arg(look))),
+            "ls" => format!("{} {}", bold("ls"), accent(&self.path_arg(look))),
+            "grep" => {
+                let pattern = self.arg("pattern").unwrap_or("");
+                let mut title = format!(
+                    "{} {} {}",
+                    bold("grep"),
+                    accent(&format!("/{pattern}/")),
+                    muted(&format!("in {}", self.path_arg(look)))
+                );
+                if let Some(glob) = self.arg("glob") {
+                    title.push_str(&muted(&format!(" ({glob})")));
+                }
+                title
+            }
+            "find" => format!(
+                "{} {} {}",
+                bold("find"),
+                accent(self.arg("pattern").unwrap_or("")),
+                muted(&format!("in {}", self.path_arg(look)))
+            ),
+            other => {
+                let args = serde_json::to_string(&self.args).unwrap_or_default();
+                format!("{} {}", bold(other), muted(&args))
+            }
+        }
+    }
+
+    fn output_text(&self) -> String {
+        let Some(output) = &self.output else {
+            return String::new();
+        };
+        let mut text = String::new();
+        for block in &output.content {
+            match block {
+                ContentBlock::Text(t) => {
+                    if !text.is_empty() {
+                        text.push('\n');
+                    }
+                    text.push_str(&t.text);
+                }
+                ContentBlock::Image(image) => {
+                    if !text.is_empty() {
+                        text.push('\n');
+                    }
+                    text.push_str(&format!("[image {}]", image.mime_type));
+                }
+                _ => {}
+            }
+        }
+        text
+    }
+
+    fn output_lines(&self, inner: usize, look: &Look) -> Vec<String> {
+        let theme = &look.theme;
+        let expanded = look.tools_expanded;
+        // Successful edits show their diff; the text result only says "Successfully replaced".
+        if self.name == "edit"
+            && self.status == ToolStatus::Done
+            && let Some(diff) = self
+                .output
+                .as_ref()
+                .and_then(|o| o.details.get("diff"))
+                .and_then(Value::as_str)
+        {
+            let mut lines = vec![String::new()];
+            lines.extend(knightcode_tui::diff::render_diff(diff, theme));
+            return lines;
+        }
+        // A write shows what it wrote, highlighted, even before the result arrives.
+        if self.name == "write" && self.status != ToolStatus::Failed {
+            let content = self.arg("content").unwrap_or("");
+            if content.is_empty() {
+                return Vec::new();
+            }
+            let path = self.arg("path").unwrap_or("");
+            let language = knightcode_tui::highlight::language_for_path(std::path::Path::new(path));
+            let highlighted =
+                knightcode_tui::highlight::highlight_code_with(content, language, theme);
+            return preview(highlighted, inner, expanded, false, theme, PREVIEW_LINES);
+        }
+        let text = self.output_text();
+        if text.is_empty() {
+            return Vec::new();
+        }
+        let style = if self.status == ToolStatus::Failed {
+            theme.error
+        } else {
+            theme.tool_output
+        };
+        let raw: Vec<String> = text
+            .lines()
+            .map(|l| style.paint(&l.replace('\t', "   ")))
+            .collect();
+        let (tail, limit) = if self.name == "bash" {
+            (true, BASH_PREVIEW_LINES)
+        } else {
+            (false, PREVIEW_LINES)
+        };
+        // Errors are short and always matter: never collapse them.
+        let expanded = expanded || self.status == ToolStatus::Failed;
+        preview(raw, inner, expanded, tail, theme, limit)
+    }
+}
+
+/// Wraps `lines` and, unless expanded, keeps `limit` of them (head or tail) with a notice
+/// of what is hidden and how to see it.
+fn preview(
+    lines: Vec<String>,
+    inner: usize,
+    expanded: bool,
+    tail: bool,
+    theme: &Theme,
+    limit: usize,
+) -> Vec<String> {
+    let mut wrapped = Vec::new();
+    for line in &lines {
+        wrapped.extend(wrap_text_with_ansi(line, inner));
+    }
+    let mut out = vec![String::new()];
+    if expanded || wrapped.len() <= limit {
+        out.extend(wrapped);
+        return out;
+    }
+    let hidden = wrapped.len() - limit;
+    let notice = theme
+        .muted
+        .paint(&format!("… {hidden} more lines (ctrl+o to expand)"));
+    if tail {
+        out.push(notice);
+        out.extend(wrapped.into_iter().skip(hidden));
+    } else {
+        out.extend(wrapped.into_iter().take(limit));
+        out.push(notice);
+    }
+    out
+}
