@@ -6,6 +6,7 @@
 mod tui_common;
 
 use knightcode_testkit::Chunking;
+use knightcode_testkit::Fault;
 use knightcode_testkit::ScriptedReply;
 use tui_common::Sandbox;
 use tui_common::read_jsonl;
@@ -43,4 +44,108 @@ fn a_prompt_streams_text_and_a_tool_call_then_exits_cleanly() {
     assert_eq!(files.len(), 1);
     let entries = read_jsonl(&files[0]);
     assert!(entries.iter().any(|e| e["message"]["role"] == "toolResult"));
+}
+
+#[test]
+fn enter_while_streaming_steers_and_escape_aborts() {
+    let sandbox = Sandbox::new(vec![
+        ScriptedReply::text("Starting the long task and still going")
+            .with_chunking(Chunking::chars(5))
+            .with_fault(Fault::StallAfterEvents(3)),
+        ScriptedReply::text("Redirected: doing the other thing now.")
+            .with_chunking(Chunking::chars(5))
+            .with_fault(Fault::StallAfterEvents(2)),
+    ]);
+    let mut tui = sandbox.spawn(&[], 100, 30);
+    tui.wait_for_text("mock-model");
+    tui.submit("do the long task");
+    sandbox
+        .server
+        .wait_until_blocking(|a| a.stalls >= 1, tui_common::WATCHDOG)
+        .unwrap();
+    tui.wait_for_text("esc to interrupt");
+    tui.submit("also do the other thing");
+    tui.wait_for_text("Steering: also do the other thing");
+    sandbox.server.release_stalls();
+    // The steering message goes with the next request, after the first reply ends.
+    let requests = sandbox
+        .server
+        .wait_until_blocking(|a| a.stalls >= 2, tui_common::WATCHDOG)
+        .unwrap();
+    assert!(requests.requests >= 2);
+    let second = &sandbox.server.requests()[1];
+    assert!(second.body.to_string().contains("also do the other thing"), "{}", second.body);
+    tui.wait_for_text("Redir");
+    // Escape aborts the stalled second reply.
+    tui.send("\x1b");
+    tui.wait_for_text("Operation aborted");
+    let screen = tui.wait_for("the working row to go", |s| !s.contains("esc to interrupt"));
+    assert!(screen.contains("also do the other thing"), "{screen}");
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+    let entries = read_jsonl(&sandbox.session_files()[0]);
+    let last_assistant = entries
+        .iter()
+        .rev()
+        .find(|e| e["message"]["role"] == "assistant")
+        .unwrap();
+    assert_eq!(last_assistant["message"]["stopReason"], "aborted");
+}
+
+#[test]
+fn resume_opens_the_picker_and_loads_the_chosen_session() {
+    let sandbox = Sandbox::new(vec![ScriptedReply::text("First answer.")]);
+    let mut tui = sandbox.spawn(&[], 100, 30);
+    tui.wait_for_text("mock-model");
+    tui.submit("remember the blue door");
+    tui.wait_for_text("First answer.");
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+
+    let mut tui = sandbox.spawn(&["--resume"], 100, 30);
+    tui.wait_for_text("remember the blue door");
+    tui.send("\r");
+    tui.wait_for_text("First answer.");
+    // The resumed conversation continues in the same file.
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+    assert_eq!(sandbox.session_files().len(), 1);
+}
+
+#[test]
+fn resizing_redraws_at_the_new_width() {
+    let sandbox = Sandbox::new(vec![ScriptedReply::text(
+        "A fairly long answer that has to wrap differently once the terminal becomes narrower than before.",
+    )]);
+    let mut tui = sandbox.spawn(&[], 120, 30);
+    tui.wait_for_text("mock-model");
+    tui.submit("hello");
+    tui.wait_for_text("terminal becomes narrower than before.");
+    tui.resize(50, 30);
+    let screen = tui.wait_for("the editor border at 50 columns", |s| {
+        s.lines().any(|l| l == "─".repeat(50))
+    });
+    for line in screen.lines() {
+        assert!(line.chars().count() <= 50, "{line:?}");
+    }
+    assert!(screen.contains("A fairly long answer that has to wrap"), "{screen}");
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}
+
+#[test]
+fn a_two_thousand_line_reply_leaves_the_scrollback_intact() {
+    let text: String = (0..2000).map(|i| format!("line {i:04}\n\n")).collect();
+    let sandbox = Sandbox::new(vec![ScriptedReply::text(text).with_chunking(Chunking::chars(400))]);
+    let mut tui = sandbox.spawn(&[], 80, 24);
+    tui.wait_for_text("mock-model");
+    tui.submit("count");
+    tui.wait_for("the reply to end", |s| s.contains("line 1999") && !s.contains("esc to interrupt"));
+    let history = tui.history();
+    let numbered: Vec<&String> = history.iter().filter(|l| l.trim_start().starts_with("line ")).collect();
+    let expected: Vec<String> = (0..2000).map(|i| format!("line {i:04}")).collect();
+    let got: Vec<String> = numbered.iter().map(|l| l.trim().to_owned()).collect();
+    assert_eq!(got, expected, "every line once, in order");
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
 }

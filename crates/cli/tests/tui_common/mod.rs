@@ -232,30 +232,17 @@ impl Tui {
     pub fn history(&self) -> Vec<String> {
         let (lock, _) = &*self.state;
         let mut screen = lock.lock().unwrap();
-        let (rows, cols) = screen.parser.screen().size();
+        let (_, cols) = screen.parser.screen().size();
         screen.parser.screen_mut().set_scrollback(usize::MAX);
         let depth = screen.parser.screen().scrollback();
         let mut lines = Vec::new();
-        // Walk the scrollback from the oldest page down to the live screen.
-        let mut offset = depth;
-        loop {
+        // Scrolled back by `offset`, the top row is line `depth - offset` of the whole.
+        for offset in (1..=depth).rev() {
             screen.parser.screen_mut().set_scrollback(offset);
-            let page: Vec<String> = screen.parser.screen().rows(0, cols).collect();
-            if offset == depth {
-                lines.extend(page);
-            } else {
-                // Each step down by `rows` reveals the next `rows` lines at the bottom.
-                let fresh = (depth - offset).min(rows as usize);
-                let skip = page.len().saturating_sub(fresh);
-                let _ = skip;
-                lines.extend(page.into_iter().skip(rows as usize - fresh));
-            }
-            if offset == 0 {
-                break;
-            }
-            offset = offset.saturating_sub(rows as usize);
+            lines.extend(screen.parser.screen().rows(0, cols).take(1));
         }
         screen.parser.screen_mut().set_scrollback(0);
+        lines.extend(screen.parser.screen().rows(0, cols));
         lines.iter().map(|l| l.trim_end().to_owned()).collect()
     }
 
