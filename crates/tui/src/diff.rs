@@ -164,6 +164,19 @@ fn plain_line(sign: char, line: &DiffLine<'_>, style: Style) -> String {
     ))
 }
 
+/// The consecutive lines from `*i` on that start with `sign`; moves `*i` past them.
+fn take_run<'a>(lines: &[&'a str], i: &mut usize, sign: char) -> Vec<DiffLine<'a>> {
+    let mut run = Vec::new();
+    while let Some(line) = lines.get(*i).and_then(|l| parse_line(l)) {
+        if line.sign != sign {
+            break;
+        }
+        run.push(line);
+        *i += 1;
+    }
+    run
+}
+
 /// The display diff as coloured lines (not wrapped; put them in a `Text` to wrap).
 pub fn render_diff(diff: &str, theme: &Theme) -> Vec<String> {
     let lines: Vec<&str> = diff.split('\n').collect();
@@ -179,22 +192,8 @@ pub fn render_diff(diff: &str, theme: &Theme) -> Vec<String> {
         };
         match parsed.sign {
             '-' => {
-                let mut removed = Vec::new();
-                while let Some(p) = lines.get(i).and_then(|l| parse_line(l)) {
-                    if p.sign != '-' {
-                        break;
-                    }
-                    removed.push(p);
-                    i += 1;
-                }
-                let mut added = Vec::new();
-                while let Some(p) = lines.get(i).and_then(|l| parse_line(l)) {
-                    if p.sign != '+' {
-                        break;
-                    }
-                    added.push(p);
-                    i += 1;
-                }
+                let removed = take_run(&lines, &mut i, '-');
+                let added = take_run(&lines, &mut i, '+');
                 if let ([old], [new]) = (removed.as_slice(), added.as_slice()) {
                     let (old_pieces, new_pieces) =
                         intra_line(&replace_tabs(old.content), &replace_tabs(new.content));

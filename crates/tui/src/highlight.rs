@@ -181,6 +181,77 @@ impl LineBuilder {
     }
 }
 
+/// Parsing state between lines: where a grammar is (inside a comment, a string, ...).
+#[derive(Clone)]
+struct LineParser {
+    state: ParseState,
+    stack: ScopeStack,
+    /// Set when the grammar failed; the remaining lines are left uncoloured rather than
+    /// losing any text.
+    failed: bool,
+}
+
+impl LineParser {
+    fn new(syntax: &SyntaxReference) -> Self {
+        Self {
+            state: ParseState::new(syntax),
+            stack: ScopeStack::new(),
+            failed: false,
+        }
+    }
+
+    /// One line (with or without its line ending), highlighted.
+    fn line(&mut self, line: &str, palette: &SyntaxStyles) -> String {
+        let text = line.trim_end_matches(['\n', '\r']);
+        if self.failed {
+            return text.to_owned();
+        }
+        let highlighter = highlighter();
+        // The grammars are built for lines that end in a newline.
+        let owned;
+        let line = if line.ends_with('\n') {
+            line
+        } else {
+            owned = format!("{line}\n");
+            &owned
+        };
+        let Ok(ops) = self.state.parse_line(line, &highlighter.syntaxes) else {
+            self.failed = true;
+            return text.to_owned();
+        };
+        let mut builder = LineBuilder::new();
+        let mut pos = 0;
+        for (at, op) in ops {
+            let at = at.min(line.len());
+            if at > pos {
+                let style = style_for(highlighter.kind_of_stack(&self.stack), palette);
+                builder.push(&line[pos..at], style);
+                pos = at;
+            }
+            if self.stack.apply(&op).is_err() {
+                self.failed = true;
+            }
+        }
+        if pos < line.len() {
+            let style = style_for(highlighter.kind_of_stack(&self.stack), palette);
+            builder.push(&line[pos..], style);
+        }
+        builder.finish()
+    }
+}
+
+fn plain_lines(code: &str, theme: &Theme) -> Vec<String> {
+    code.split('\n')
+        .map(|line| theme.md_code_block.paint(line.trim_end_matches('\r')))
+        .collect()
+}
+
+/// The grammar for `lang`; `None` (and nothing loaded) for no language.
+fn syntax_for(lang: Option<&str>) -> Option<&'static SyntaxReference> {
+    let lang = lang.filter(|l| !l.trim().is_empty())?;
+    highlighter().find_syntax(lang)
+}
+
 /// `code` split into lines (like `split('\n')`, so a trailing newline gives a last empty
 /// line) with syntax colours from the default dark theme. An unknown or missing language
 /// gives the lines in the theme's plain code colour.
@@ -190,60 +261,90 @@ pub fn highlight_code(code: &str, lang: Option<&str>) -> Vec<String> {
 
 /// [`highlight_code`] with the colours of `theme`.
 pub fn highlight_code_with(code: &str, lang: Option<&str>, theme: &Theme) -> Vec<String> {
-    let plain = || -> Vec<String> {
-        code.split('\n')
-            .map(|line| theme.md_code_block.paint(line.trim_end_matches('\r')))
-            .collect()
+    let Some(syntax) = syntax_for(lang) else {
+        return plain_lines(code, theme);
     };
-    // No language means no grammar is needed; don't pay for loading them.
-    let Some(lang) = lang.filter(|l| !l.trim().is_empty()) else {
-        return plain();
-    };
-    let highlighter = highlighter();
-    let Some(syntax) = highlighter.find_syntax(lang) else {
-        return plain();
-    };
-    let palette = &theme.syntax;
-    let mut state = ParseState::new(syntax);
-    let mut stack = ScopeStack::new();
-    let mut lines = Vec::new();
-    let mut failed = false;
-    for line in LinesWithEndings::from(code) {
-        if failed {
-            lines.push(line.trim_end_matches(['\n', '\r']).to_owned());
-            continue;
-        }
-        let Ok(ops) = state.parse_line(line, &highlighter.syntaxes) else {
-            // A grammar that trips over its own regexes leaves the rest uncoloured rather
-            // than losing text.
-            failed = true;
-            lines.push(line.trim_end_matches(['\n', '\r']).to_owned());
-            continue;
-        };
-        let mut builder = LineBuilder::new();
-        let mut pos = 0;
-        for (at, op) in ops {
-            let at = at.min(line.len());
-            if at > pos {
-                let style = style_for(highlighter.kind_of_stack(&stack), palette);
-                builder.push(&line[pos..at], style);
-                pos = at;
-            }
-            if stack.apply(&op).is_err() {
-                failed = true;
-            }
-        }
-        if pos < line.len() {
-            let style = style_for(highlighter.kind_of_stack(&stack), palette);
-            builder.push(&line[pos..], style);
-        }
-        lines.push(builder.finish());
-    }
-    if code.is_empty() || code.ends_with('\n') {
-        lines.push(String::new());
-    }
-    lines
+    let mut parser = LineParser::new(syntax);
+    code.split('\n')
+        .map(|line| parser.line(line, &theme.syntax))
+        .collect()
 }
+
+/// Highlighting for code that grows at its end, like a code block streaming in: complete
+/// lines are highlighted once and parsing resumes after them, so each update costs the new
+/// lines only (highlighting with pure-Rust regexes takes up to a millisecond per line).
+pub struct IncrementalHighlighter {
+    syntax: Option<&'static SyntaxReference>,
+    /// The complete lines (with their newlines) already highlighted.
+    done: String,
+    lines: Vec<String>,
+    parser: Option<LineParser>,
+    theme: Theme,
+}
+
+impl IncrementalHighlighter {
+    pub fn new(lang: Option<&str>, theme: &Theme) -> Self {
+        let syntax = syntax_for(lang);
+        Self {
+            syntax,
+            done: String::new(),
+            lines: Vec::new(),
+            parser: syntax.map(LineParser::new),
+            theme: theme.clone(),
+        }
+    }
+
+    /// Whether `code` extends what was highlighted so far (or nothing was yet).
+    pub fn continues(&self, code: &str) -> bool {
+        code.starts_with(&self.done)
+    }
+
+    /// The same lines as [`highlight_code_with`] gives for `code`.
+    pub fn highlight(&mut self, code: &str) -> Vec<String> {
+        let Some(syntax) = self.syntax else {
+            return plain_lines(code, &self.theme);
+        };
+        if !self.continues(code) {
+            self.done.clear();
+            self.lines.clear();
+            self.parser = Some(LineParser::new(syntax));
+        }
+        let parser = self.parser.get_or_insert_with(|| LineParser::new(syntax));
+        let rest = &code[self.done.len()..];
+        let complete = rest.rfind('\n').map_or(0, |at| at + 1);
+        for line in LinesWithEndings::from(&rest[..complete]) {
+            self.lines.push(parser.line(line, &self.theme.syntax));
+        }
+        self.done.push_str(&rest[..complete]);
+        // The unfinished last line is parsed from a copy: it will be parsed again once
+        // more of it has arrived.
+        let last = parser.clone().line(&rest[complete..], &self.theme.syntax);
+        let mut lines = self.lines.clone();
+        lines.push(last);
+        lines
+    }
+}
+
+/// Loads the grammars and compiles those of `langs` (the first block of a language pays
+/// for compiling its patterns: a second for TypeScript). An app may call this on a
+/// background thread at startup so that the first code block shows without a pause.
+pub fn preload(langs: &[&str]) {
+    let palette = SyntaxStyles::plain();
+    for lang in langs {
+        if let Some(syntax) = syntax_for(Some(lang)) {
+            // Typical tokens so that the commonly used patterns get compiled.
+            let mut parser = LineParser::new(syntax);
+            for line in PRELOAD_SAMPLE.lines() {
+                parser.line(line, &palette);
+            }
+        }
+    }
+}
+
+const PRELOAD_SAMPLE: &str = "import x from \"y\"; // c
+const a: number = 1 + f(b, 'c', `d ${e}`);
+function g(h) { return [1.5, true, null]; } /* k */
+let m = n.o?.p ?? q;";
 
 /// Whether `lang` (a fence tag or a name from [`language_for_path`]) has a grammar. Loads
 /// the grammars on first use.
@@ -340,6 +441,31 @@ mod tests {
         for (styled, text) in lines.iter().zip(code.split('\n')) {
             assert_eq!(visible_width(styled), visible_width(text));
         }
+    }
+
+    #[test]
+    fn incremental_matches_whole_highlighting_at_every_step() {
+        let theme = Theme::dark();
+        let code = "/* a\n b */ let x = \"s\nt\";\r\nfn f() {}\n\n// end";
+        let mut incremental = IncrementalHighlighter::new(Some("rust"), &theme);
+        for end in (0..=code.len()).filter(|&i| code.is_char_boundary(i)) {
+            let prefix = &code[..end];
+            assert!(incremental.continues(prefix));
+            assert_eq!(
+                incremental.highlight(prefix),
+                highlight_code_with(prefix, Some("rust"), &theme),
+                "{prefix:?}"
+            );
+        }
+        // Code that does not continue the old text starts over.
+        assert!(!incremental.continues("fn other() {}"));
+        assert_eq!(
+            incremental.highlight("fn other() {}"),
+            highlight_code_with("fn other() {}", Some("rust"), &theme)
+        );
+        let mut plain = IncrementalHighlighter::new(None, &Theme::plain());
+        assert_eq!(plain.highlight("a\nb"), vec!["a", "b"]);
+        preload(&["rust", "no-such-language"]);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Horizontal rules and boxes around other components.
 
-use super::fill_background;
+use super::frame_lines;
 use crate::component::Component;
 use crate::style::Style;
 
@@ -109,29 +109,14 @@ impl Component for Panel {
     fn render(&mut self, width: u16) -> Vec<String> {
         let full = usize::from(width);
         let inner = u16::try_from(full.saturating_sub(2 * self.padding_x).max(1)).unwrap_or(width);
-        let left = " ".repeat(self.padding_x);
         let mut body = Vec::new();
         for child in &mut self.children {
-            body.extend(child.render(inner).into_iter().map(|line| {
-                if line.is_empty() {
-                    line
-                } else {
-                    format!("{left}{line}")
-                }
-            }));
+            body.extend(child.render(inner));
         }
         if body.is_empty() {
             return body;
         }
-        let finish = |line: &str| match self.background {
-            Some(bg) => fill_background(line, full, bg),
-            None => line.to_owned(),
-        };
-        let blank = finish("");
-        let mut lines = vec![blank.clone(); self.padding_y];
-        lines.extend(body.iter().map(|line| finish(line)));
-        lines.extend(std::iter::repeat_n(blank, self.padding_y));
-        lines
+        frame_lines(body, full, self.padding_x, self.padding_y, self.background)
     }
 
     fn handle_input(&mut self, event: &crate::keys::InputEvent) -> bool {

@@ -13,7 +13,7 @@ pub use select_list::{SelectItem, SelectList};
 pub use text::{Spacer, Text, TruncatedText};
 
 use crate::style::{RESET, Style};
-use crate::width::visible_width;
+use crate::width::{truncate_to_width, visible_width};
 
 /// `line` padded with spaces to `width` columns with `bg` behind all of it. Spans inside
 /// end with a full reset, which would also end the background, so it is restarted after
@@ -29,6 +29,61 @@ pub fn fill_background(line: &str, width: usize, bg: Style) -> String {
         .replace(RESET, &restarted)
         .replace("\x1b[m", &restarted);
     format!("{prefix}{inner}{}{RESET}", " ".repeat(pad))
+}
+
+/// Body lines framed for a card: `left` blank columns before each (cut at the width),
+/// `padding_y` blank lines above and below, and with a background every line filled to
+/// the full width. Without one, lines are not padded on the right (trailing spaces only
+/// get in the way of copying from the terminal).
+pub(crate) fn frame_lines(
+    body: Vec<String>,
+    width: usize,
+    left: usize,
+    padding_y: usize,
+    background: Option<Style>,
+) -> Vec<String> {
+    let finish = |line: String| match background {
+        Some(bg) => fill_background(&line, width, bg),
+        None => line,
+    };
+    let blank = finish(String::new());
+    let margin = " ".repeat(left);
+    let mut lines = Vec::with_capacity(body.len() + 2 * padding_y);
+    lines.extend(std::iter::repeat_n(blank.clone(), padding_y));
+    for line in body {
+        let mut line = if line.is_empty() && background.is_none() {
+            line
+        } else {
+            format!("{margin}{line}")
+        };
+        if visible_width(&line) > width {
+            line = truncate_to_width(&line, width, "");
+        }
+        lines.push(finish(line));
+    }
+    lines.extend(std::iter::repeat_n(blank, padding_y));
+    lines
+}
+
+/// Lines kept for the width they were rendered at.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct WidthCache(Option<(u16, Vec<String>)>);
+
+impl WidthCache {
+    pub(crate) fn get(&self, width: u16) -> Option<Vec<String>> {
+        match &self.0 {
+            Some((cached, lines)) if *cached == width => Some(lines.clone()),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn store(&mut self, width: u16, lines: &[String]) {
+        self.0 = Some((width, lines.to_vec()));
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.0 = None;
+    }
 }
 
 #[cfg(test)]

@@ -1,10 +1,10 @@
 //! Plain text views: wrapped text in a padded (optionally coloured) card, a single
 //! truncated line, and blank lines.
 
-use super::fill_background;
+use super::{WidthCache, frame_lines};
 use crate::component::Component;
 use crate::style::Style;
-use crate::width::{TAB_WIDTH, truncate_to_width, visible_width, wrap_text_with_ansi};
+use crate::width::{TAB_WIDTH, truncate_to_width, wrap_text_with_ansi};
 
 /// Word-wrapped (possibly styled) text with blank columns left and right and blank lines
 /// above and below. With a background every line, padding included, is filled to the full
@@ -15,7 +15,7 @@ pub struct Text {
     padding_x: usize,
     padding_y: usize,
     background: Option<Style>,
-    cache: Option<(u16, Vec<String>)>,
+    cache: WidthCache,
 }
 
 impl Text {
@@ -30,7 +30,7 @@ impl Text {
     pub fn with_padding(mut self, x: usize, y: usize) -> Self {
         self.padding_x = x;
         self.padding_y = y;
-        self.cache = None;
+        self.cache.clear();
         self
     }
 
@@ -41,7 +41,7 @@ impl Text {
 
     pub fn set_background(&mut self, background: Option<Style>) {
         self.background = background;
-        self.cache = None;
+        self.cache.clear();
     }
 
     pub fn text(&self) -> &str {
@@ -50,7 +50,7 @@ impl Text {
 
     pub fn set_text(&mut self, text: impl Into<String>) {
         self.text = text.into();
-        self.cache = None;
+        self.cache.clear();
     }
 
     fn render_uncached(&self, width: usize) -> Vec<String> {
@@ -60,44 +60,28 @@ impl Text {
         }
         let text = self.text.replace('\t', &" ".repeat(TAB_WIDTH));
         let content_width = width.saturating_sub(2 * self.padding_x).max(1);
-        let left = " ".repeat(self.padding_x);
-        let finish = |line: String| match self.background {
-            Some(bg) => fill_background(&line, width, bg),
-            None => line,
-        };
-        let blank = finish(String::new());
-        let mut lines = vec![blank.clone(); self.padding_y];
-        for line in wrap_text_with_ansi(&text, content_width) {
-            let mut line = if line.is_empty() && self.background.is_none() {
-                line
-            } else {
-                format!("{left}{line}")
-            };
-            // Padding wider than the whole width still must not overflow it.
-            if visible_width(&line) > width {
-                line = truncate_to_width(&line, width, "");
-            }
-            lines.push(finish(line));
-        }
-        lines.extend(std::iter::repeat_n(blank, self.padding_y));
-        lines
+        frame_lines(
+            wrap_text_with_ansi(&text, content_width),
+            width,
+            self.padding_x,
+            self.padding_y,
+            self.background,
+        )
     }
 }
 
 impl Component for Text {
     fn render(&mut self, width: u16) -> Vec<String> {
-        if let Some((cached_width, lines)) = &self.cache
-            && *cached_width == width
-        {
-            return lines.clone();
+        if let Some(lines) = self.cache.get(width) {
+            return lines;
         }
         let lines = self.render_uncached(usize::from(width));
-        self.cache = Some((width, lines.clone()));
+        self.cache.store(width, &lines);
         lines
     }
 
     fn invalidate(&mut self) {
-        self.cache = None;
+        self.cache.clear();
     }
 }
 

@@ -14,8 +14,8 @@ use std::cell::RefCell;
 use parse::{Block, Item, Placed, Span, marks};
 
 use crate::component::Component;
-use crate::components::fill_background;
-use crate::highlight::highlight_code_with;
+use crate::components::{WidthCache, frame_lines};
+use crate::highlight::IncrementalHighlighter;
 use crate::style::{Style, Theme};
 use crate::width::{TAB_WIDTH, truncate_to_width, visible_width, wrap_text_with_ansi};
 
@@ -29,18 +29,20 @@ pub struct Markdown {
     padding_y: usize,
     text_style: Style,
     background: Option<Style>,
-    cache: Option<(u16, Vec<String>)>,
+    cache: WidthCache,
     /// Highlighted code blocks of the last render. While a message streams in only its
     /// last block changes, and a new width needs no new highlighting, so the others are
     /// taken from here.
-    code_cache: Vec<HighlightedCode>,
+    code_cache: Vec<CodeEntry>,
 }
 
-/// One code block's highlighted lines (before wrapping).
-struct HighlightedCode {
+/// One code block's highlighted lines (before wrapping), and the highlighter that made
+/// them, ready to continue when the block grows.
+struct CodeEntry {
     lang: String,
     code: String,
     lines: Vec<String>,
+    highlighter: IncrementalHighlighter,
 }
 
 impl Markdown {
@@ -55,7 +57,7 @@ impl Markdown {
             padding_y: 0,
             text_style,
             background: None,
-            cache: None,
+            cache: WidthCache::default(),
             code_cache: Vec::new(),
         }
     }
@@ -65,7 +67,7 @@ impl Markdown {
         self.padding_left = x;
         self.padding_right = x;
         self.padding_y = y;
-        self.cache = None;
+        self.cache.clear();
         self
     }
 
@@ -73,21 +75,21 @@ impl Markdown {
     pub fn with_horizontal_padding(mut self, left: usize, right: usize) -> Self {
         self.padding_left = left;
         self.padding_right = right;
-        self.cache = None;
+        self.cache.clear();
         self
     }
 
     /// The style of body text (thinking blocks are grey and italic, for example).
     pub fn with_text_style(mut self, style: Style) -> Self {
         self.text_style = style;
-        self.cache = None;
+        self.cache.clear();
         self
     }
 
     /// A background filling every line to the full width, padding included.
     pub fn with_background(mut self, background: Style) -> Self {
         self.background = Some(background);
-        self.cache = None;
+        self.cache.clear();
         self
     }
 
@@ -97,7 +99,7 @@ impl Markdown {
 
     pub fn set_text(&mut self, text: impl Into<String>) {
         self.text = text.into();
-        self.cache = None;
+        self.cache.clear();
     }
 
     /// Adds streamed text at the end.
@@ -106,12 +108,12 @@ impl Markdown {
             return;
         }
         self.text.push_str(more);
-        self.cache = None;
+        self.cache.clear();
     }
 
     pub fn set_theme(&mut self, theme: Theme) {
         self.theme = theme;
-        self.cache = None;
+        self.cache.clear();
         self.code_cache.clear();
     }
 
@@ -128,58 +130,45 @@ impl Markdown {
         let renderer = Renderer {
             theme: &self.theme,
             source: &source,
-            previous_code: std::mem::take(&mut self.code_cache),
+            previous_code: RefCell::new(std::mem::take(&mut self.code_cache)),
             code: RefCell::new(Vec::new()),
         };
         let body = renderer.blocks(&blocks, content_width, self.text_style, true);
         self.code_cache = renderer.code.into_inner();
 
-        let left = " ".repeat(self.padding_left);
-        let mut lines = Vec::with_capacity(body.len() + 2 * self.padding_y);
-        let blank = match self.background {
-            Some(bg) => fill_background("", width, bg),
-            None => String::new(),
-        };
-        lines.extend(std::iter::repeat_n(blank.clone(), self.padding_y));
-        for line in body {
-            let line = if visible_width(&line) > content_width {
-                truncate_to_width(&line, content_width, "")
-            } else {
-                line
-            };
-            let mut line = if line.is_empty() && self.background.is_none() {
-                line
-            } else {
-                format!("{left}{line}")
-            };
-            // Padding wider than the whole width still must not overflow it.
-            if visible_width(&line) > width {
-                line = truncate_to_width(&line, width, "");
-            }
-            lines.push(match self.background {
-                Some(bg) => fill_background(&line, width, bg),
-                None => line,
-            });
-        }
-        lines.extend(std::iter::repeat_n(blank, self.padding_y));
-        lines
+        // Lines may only overflow the content width when a glyph is wider than it.
+        let body = body
+            .into_iter()
+            .map(|line| {
+                if visible_width(&line) > content_width {
+                    truncate_to_width(&line, content_width, "")
+                } else {
+                    line
+                }
+            })
+            .collect();
+        frame_lines(
+            body,
+            width,
+            self.padding_left,
+            self.padding_y,
+            self.background,
+        )
     }
 }
 
 impl Component for Markdown {
     fn render(&mut self, width: u16) -> Vec<String> {
-        if let Some((cached_width, lines)) = &self.cache
-            && *cached_width == width
-        {
-            return lines.clone();
+        if let Some(lines) = self.cache.get(width) {
+            return lines;
         }
         let lines = self.render_uncached(usize::from(width));
-        self.cache = Some((width, lines.clone()));
+        self.cache.store(width, &lines);
         lines
     }
 
     fn invalidate(&mut self) {
-        self.cache = None;
+        self.cache.clear();
         self.code_cache.clear();
     }
 }
@@ -188,33 +177,28 @@ impl Component for Markdown {
 struct Renderer<'a> {
     theme: &'a Theme,
     source: &'a str,
-    previous_code: Vec<HighlightedCode>,
+    previous_code: RefCell<Vec<CodeEntry>>,
     /// The code blocks of this render, for the next one.
-    code: RefCell<Vec<HighlightedCode>>,
+    code: RefCell<Vec<CodeEntry>>,
 }
 
 impl Renderer<'_> {
     /// `spans` as one styled string (`\n` where lines break).
     fn inline(&self, spans: &[Span], base: Style) -> String {
         let theme = self.theme;
+        let layers = [
+            (marks::STRONG, theme.md_bold),
+            (marks::EMPHASIS, theme.md_italic),
+            (marks::STRIKE, theme.md_strikethrough),
+            (marks::CODE, theme.md_code),
+            (marks::LINK, theme.md_link),
+        ];
         let mut out = String::new();
         for span in spans {
-            let mut style = base;
-            if span.marks & marks::STRONG != 0 {
-                style = style.patch(theme.md_bold);
-            }
-            if span.marks & marks::EMPHASIS != 0 {
-                style = style.patch(theme.md_italic);
-            }
-            if span.marks & marks::STRIKE != 0 {
-                style = style.patch(theme.md_strikethrough);
-            }
-            if span.marks & marks::CODE != 0 {
-                style = style.patch(theme.md_code);
-            }
-            if span.marks & marks::LINK != 0 {
-                style = style.patch(theme.md_link);
-            }
+            let mut style = layers
+                .iter()
+                .filter(|(mark, _)| span.marks & mark != 0)
+                .fold(base, |style, (_, layer)| style.patch(*layer));
             if span.marks & marks::LINK_URL != 0 {
                 // The URL is not part of the link text: it keeps none of the link's look.
                 style = base.patch(theme.md_link_url);
@@ -326,19 +310,34 @@ impl Renderer<'_> {
         lines
     }
 
+    /// Highlighted lines of a code block: the last render's when the block is unchanged,
+    /// continued from them when it grew, new otherwise.
     fn highlight(&self, code: &str, lang: Option<&str>) -> Vec<String> {
         let lang_key = lang.unwrap_or_default();
-        let lines = self
-            .previous_code
+        let mut previous = self.previous_code.borrow_mut();
+        let found = previous
             .iter()
-            .find(|entry| entry.lang == lang_key && entry.code == code)
-            .map(|entry| entry.lines.clone())
-            .unwrap_or_else(|| highlight_code_with(code, lang, self.theme));
-        self.code.borrow_mut().push(HighlightedCode {
-            lang: lang_key.to_owned(),
-            code: code.to_owned(),
-            lines: lines.clone(),
-        });
+            .position(|entry| entry.lang == lang_key && entry.code == code)
+            .or_else(|| {
+                previous
+                    .iter()
+                    .position(|entry| entry.lang == lang_key && entry.highlighter.continues(code))
+            });
+        let mut entry = match found {
+            Some(index) => previous.swap_remove(index),
+            None => CodeEntry {
+                lang: lang_key.to_owned(),
+                code: String::new(),
+                lines: Vec::new(),
+                highlighter: IncrementalHighlighter::new(lang, self.theme),
+            },
+        };
+        if entry.lines.is_empty() || entry.code != code {
+            entry.lines = entry.highlighter.highlight(code);
+            entry.code = code.to_owned();
+        }
+        let lines = entry.lines.clone();
+        self.code.borrow_mut().push(entry);
         lines
     }
 
