@@ -39,7 +39,8 @@ impl UserCard {
             return lines.to_vec();
         }
         let inner = inner_width(width);
-        let mut body = wrap_text_with_ansi(&self.text, inner);
+        // Like the reference, prompts render as markdown (code spans, lists, emphasis).
+        let mut body = markdown(&self.text, inner, &look.theme);
         if self.images > 0 {
             let label = if self.images == 1 {
                 "[1 image]".to_owned()
@@ -186,9 +187,9 @@ impl AssistantCard {
                         lines.push(String::new());
                     }
                     if look.thinking_hidden {
-                        lines.push(indent_one(
-                            &theme.thinking_text.paint("Thinking… (ctrl+t to show)"),
-                        ));
+                        for line in wrap_text_with_ansi("Thinking… (ctrl+t to show)", inner) {
+                            lines.push(indent_one(&theme.thinking_text.paint(&line)));
+                        }
                     } else {
                         for line in wrap_text_with_ansi(text.trim(), inner) {
                             lines.push(indent_one(&theme.thinking_text.paint(&line)));
@@ -203,7 +204,9 @@ impl AssistantCard {
                 if !lines.is_empty() {
                     lines.push(String::new());
                 }
-                lines.push(indent_one(&theme.error.paint("Operation aborted")));
+                for line in wrap_text_with_ansi("Operation aborted", inner) {
+                    lines.push(indent_one(&theme.error.paint(&line)));
+                }
             }
             Some(Ending::Error(message)) => {
                 if !lines.is_empty() {
@@ -220,6 +223,9 @@ impl AssistantCard {
 }
 
 fn indent_one(line: &str) -> String {
+    if line.is_empty() {
+        return String::new();
+    }
     format!(" {line}")
 }
 

@@ -1,0 +1,154 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! The transcript's cards rendered to text: user prompts, replies with markdown and
+//! thinking, tool calls (read, bash, edit diff, errors) collapsed and expanded, user shell
+//! commands, notices; and the same cards built from streaming events.
+
+use knightcode_interactive::transcript::Look;
+use knightcode_interactive::transcript::Transcript;
+use knightcode_protocol::AgentEvent;
+use knightcode_protocol::AgentMessage;
+use knightcode_tui::Theme;
+use knightcode_tui::width::visible_width;
+use serde_json::json;
+
+fn look() -> Look {
+    Look {
+        theme: Theme::plain(),
+        cwd: "/work/project".into(),
+        home: Some("/home/me".into()),
+        tools_expanded: false,
+        thinking_hidden: false,
+    }
+}
+
+fn message(value: serde_json::Value) -> AgentMessage {
+    serde_json::from_value(value).unwrap()
+}
+
+fn usage() -> serde_json::Value {
+    json!({"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15,
+           "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}})
+}
+
+fn assistant(content: serde_json::Value, stop: &str) -> AgentMessage {
+    message(json!({"role": "assistant", "content": content, "api": "openai-completions",
+                   "provider": "mock", "model": "m", "usage": usage(), "stopReason": stop,
+                   "timestamp": 1}))
+}
+
+fn tool_result(id: &str, name: &str, text: &str, details: serde_json::Value, error: bool) -> AgentMessage {
+    message(json!({"role": "toolResult", "toolCallId": id, "toolName": name,
+                   "content": [{"type": "text", "text": text}], "details": details,
+                   "isError": error, "timestamp": 2}))
+}
+
+fn conversation() -> Vec<AgentMessage> {
+    let long_output: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+    vec![
+        message(json!({"role": "user", "content": "Fix the bug in **main.rs** please", "timestamp": 0})),
+        assistant(
+            json!([
+                {"type": "thinking", "thinking": "The bug is probably an off-by-one."},
+                {"type": "text", "text": "Let me look at `src/main.rs` first.\n\n- read it\n- fix it"},
+                {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "/work/project/src/main.rs", "offset": 10, "limit": 5}},
+                {"type": "toolCall", "id": "c2", "name": "bash", "arguments": {"command": "cargo test"}},
+                {"type": "toolCall", "id": "c3", "name": "edit", "arguments": {"path": "src/main.rs", "edits": []}},
+                {"type": "toolCall", "id": "c4", "name": "grep", "arguments": {"pattern": "fn main", "path": "/home/me/other", "glob": "*.rs"}}
+            ]),
+            "toolUse",
+        ),
+        tool_result("c1", "read", "fn main() {\n    let x = 1;\n}", json!(null), false),
+        tool_result("c2", "bash", &long_output, json!(null), false),
+        tool_result("c3", "edit", "Successfully replaced 1 block(s) in src/main.rs.",
+            json!({"diff": "  9 fn main() {\n-10     let x = 0;\n+10     let x = 1;\n 11 }"}), false),
+        tool_result("c4", "grep", "No such file or directory: /home/me/other", json!(null), true),
+        message(json!({"role": "bashExecution", "command": "ls", "output": "Cargo.toml\nsrc", "exitCode": 0,
+                       "cancelled": false, "truncated": false, "timestamp": 3})),
+        message(json!({"role": "bashExecution", "command": "false", "output": "", "exitCode": 1,
+                       "cancelled": false, "truncated": false, "excludeFromContext": true, "timestamp": 4})),
+        assistant(json!([{"type": "text", "text": "Partial answer"}]), "aborted"),
+        message(json!({"role": "assistant", "content": [], "api": "a", "provider": "p", "model": "m",
+                       "usage": usage(), "stopReason": "error", "errorMessage": "429 rate limited", "timestamp": 5})),
+    ]
+}
+
+fn render(transcript: &mut Transcript, width: u16) -> String {
+    let lines = transcript.render(width);
+    for line in &lines {
+        assert!(visible_width(line) <= usize::from(width), "too wide: {line:?}");
+    }
+    lines.join("\n")
+}
+
+#[test]
+fn a_conversation_renders_collapsed() {
+    let mut transcript = Transcript::new(look());
+    transcript.load(&conversation());
+    insta::assert_snapshot!(render(&mut transcript, 72));
+}
+
+#[test]
+fn expanded_tool_output_and_hidden_thinking() {
+    let mut transcript = Transcript::new(look());
+    transcript.load(&conversation());
+    transcript.look.tools_expanded = true;
+    transcript.look.thinking_hidden = true;
+    transcript.invalidate();
+    let text = render(&mut transcript, 72);
+    assert!(text.contains("line 1\n") || text.contains(" line 1 "), "{text}");
+    assert!(text.contains("line 30"));
+    assert!(!text.contains("more lines"), "nothing hidden when expanded: {text}");
+    assert!(text.contains("Thinking… (ctrl+t to show)"));
+    assert!(!text.contains("off-by-one"));
+}
+
+#[test]
+fn narrow_widths_never_overflow() {
+    let mut transcript = Transcript::new(look());
+    transcript.load(&conversation());
+    for width in [10u16, 20, 33, 50] {
+        render(&mut transcript, width);
+    }
+}
+
+#[test]
+fn streaming_events_build_the_same_cards() {
+    let mut transcript = Transcript::new(look());
+    let events: Vec<AgentEvent> = serde_json::from_value(json!([
+        {"type": "message_start", "message": {"role": "user", "content": "hello", "timestamp": 0}},
+        {"type": "message_end", "message": {"role": "user", "content": "hello", "timestamp": 0}},
+        {"type": "message_start", "message": {"role": "assistant", "content": [], "api": "a", "provider": "p",
+            "model": "m", "usage": usage(), "stopReason": "stop", "timestamp": 1}},
+        {"type": "message_update", "usage": usage(), "assistantMessageEvent": {"type": "text_start", "contentIndex": 0}},
+        {"type": "message_update", "usage": usage(), "assistantMessageEvent": {"type": "text_delta", "contentIndex": 0, "delta": "Listing "}},
+        {"type": "message_update", "usage": usage(), "assistantMessageEvent": {"type": "text_delta", "contentIndex": 0, "delta": "files."}},
+        {"type": "message_update", "usage": usage(), "assistantMessageEvent": {"type": "toolcall_start", "contentIndex": 1, "id": "c1", "toolName": "ls"}},
+        {"type": "message_update", "usage": usage(), "assistantMessageEvent": {"type": "toolcall_delta", "contentIndex": 1, "delta": "{\"path\": \"sr"}}
+    ]))
+    .unwrap();
+    for event in &events {
+        transcript.apply(event);
+    }
+    let mid = render(&mut transcript, 60);
+    assert!(mid.contains("Listing files."), "{mid}");
+    assert!(mid.contains("ls sr"), "partial arguments show while streaming: {mid}");
+
+    let rest: Vec<AgentEvent> = serde_json::from_value(json!([
+        {"type": "message_end", "message": {"role": "assistant", "content": [
+            {"type": "text", "text": "Listing files."},
+            {"type": "toolCall", "id": "c1", "name": "ls", "arguments": {"path": "src"}}],
+            "api": "a", "provider": "p", "model": "m", "usage": usage(), "stopReason": "toolUse", "timestamp": 1}},
+        {"type": "tool_execution_start", "toolCallId": "c1", "toolName": "ls", "args": {"path": "src"}},
+        {"type": "tool_execution_update", "toolCallId": "c1", "toolName": "ls", "args": {"path": "src"},
+            "partialResult": {"content": [{"type": "text", "text": "main.rs"}]}},
+        {"type": "tool_execution_end", "toolCallId": "c1", "toolName": "ls",
+            "result": {"content": [{"type": "text", "text": "main.rs\nlib.rs"}]}, "isError": false}
+    ]))
+    .unwrap();
+    for event in &rest {
+        transcript.apply(event);
+    }
+    let streamed = render(&mut transcript, 60);
+    insta::assert_snapshot!(streamed);
+    assert_eq!(transcript.len(), 3, "user, reply, one tool card");
+}
