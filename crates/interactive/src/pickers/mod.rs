@@ -1,2 +1,46 @@
 //! Full-width pickers that take the editor's place: sessions, the session tree, models,
-//! thinking levels and the project-trust prompt.
+//! thinking levels, the project-trust prompt and the fork point.
+//!
+//! Every picker renders through [`knightcode_tui::Component`] (a border, a title line, the
+//! list, key hints at the bottom; the app sets the list height with `set_max_rows`) and
+//! takes keys through `handle_key(&Key, &Keybindings) -> PickerOutcome<..>`. Pickers never
+//! touch the terminal or the file system: anything that needs I/O (loading every project's
+//! sessions, renaming, deleting, saving a label) comes back as a [`PickerOutcome::Request`]
+//! for the app to carry out, after which the app reports back through the picker's setters.
+
+mod common;
+mod line_input;
+mod session_list;
+pub mod session_picker;
+mod session_search;
+
+use std::convert::Infallible;
+
+pub use session_picker::SessionPicker;
+pub use session_picker::SessionPickerOptions;
+pub use session_picker::SessionRequest;
+
+/// What a key did to a picker.
+///
+/// `R` is what a picker asks the app to do while it stays open; pickers that never ask
+/// use [`Infallible`], so `PickerOutcome::Request(never) => match never {}` is all the
+/// app needs for them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PickerOutcome<T, R = Infallible> {
+    /// Still open (the key may or may not have changed anything); render again.
+    Pending,
+    /// Closed without a choice: restore the editor.
+    Cancel,
+    /// Closed with a choice.
+    Done(T),
+    /// Still open, and the app has to do something first (and may report back through the
+    /// picker's setters).
+    Request(R),
+}
+
+impl<T, R> PickerOutcome<T, R> {
+    /// True when the picker should be closed (a choice or a cancel).
+    pub fn is_closing(&self) -> bool {
+        matches!(self, Self::Cancel | Self::Done(_))
+    }
+}
