@@ -4,6 +4,8 @@
 //! script from a JSON file. Field names are camelCase in JSON; every field except the content has
 //! a default, so `{"parts":[{"text":"hi"}]}` is a complete reply.
 
+use std::time::Duration;
+
 use serde::{Deserialize, Serialize};
 
 /// The provider wire format a server speaks.
@@ -64,7 +66,7 @@ pub struct ScriptedReply {
     pub stop: Option<MockStop>,
     /// Optional failure injected instead of, or in the middle of, the normal stream.
     pub fault: Option<Fault>,
-    /// How text, thinking and tool arguments are split into deltas.
+    /// How text, thinking and tool arguments are split into deltas, and how fast they go out.
     pub chunking: Chunking,
 }
 
@@ -208,7 +210,8 @@ pub enum Fault {
     },
 }
 
-/// How many characters go into each delta. `0` means "everything in one delta".
+/// How many characters go into each delta (`0` means "everything in one delta"), and how
+/// fast the events of the stream go out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Chunking {
@@ -216,14 +219,22 @@ pub struct Chunking {
     pub text_chars: usize,
     /// Characters per tool-argument delta.
     pub args_chars: usize,
+    /// Milliseconds between two SSE events of the stream; `0` sends them as fast as the
+    /// connection takes them. Paces a model that streams at a given rate (benchmarks, demos):
+    /// with `text_chars: 4` and `interval_ms: 1` a reply streams ~1,000 tokens per second.
+    /// The schedule is kept from the first event on, so a late timer is made up for by the
+    /// next events and the average rate holds.
+    pub interval_ms: u64,
 }
 
 impl Default for Chunking {
-    /// Small pieces so every test sees a real incremental stream: 4 text chars, 8 arg chars.
+    /// Small pieces so every test sees a real incremental stream: 4 text chars, 8 arg chars,
+    /// no pauses.
     fn default() -> Self {
         Chunking {
             text_chars: 4,
             args_chars: 8,
+            interval_ms: 0,
         }
     }
 }
@@ -234,6 +245,7 @@ impl Chunking {
         Chunking {
             text_chars: 0,
             args_chars: 0,
+            interval_ms: 0,
         }
     }
 
@@ -242,7 +254,23 @@ impl Chunking {
         Chunking {
             text_chars: n,
             args_chars: n,
+            interval_ms: 0,
         }
+    }
+
+    /// The same pieces, with `interval` between two events (whole milliseconds; less than
+    /// one rounds up to one, so a requested pause is never dropped).
+    pub fn with_interval(self, interval: Duration) -> Self {
+        let ms = u64::try_from(interval.as_millis()).unwrap_or(u64::MAX);
+        Chunking {
+            interval_ms: if interval.is_zero() { 0 } else { ms.max(1) },
+            ..self
+        }
+    }
+
+    /// The pause between two events; zero when unpaced.
+    pub fn interval(&self) -> Duration {
+        Duration::from_millis(self.interval_ms)
     }
 }
 
@@ -347,6 +375,12 @@ impl ScriptedReply {
         self
     }
 
+    /// Paces the stream: `interval` between two SSE events (see [`Chunking::interval_ms`]).
+    pub fn with_interval(mut self, interval: Duration) -> Self {
+        self.chunking = self.chunking.with_interval(interval);
+        self
+    }
+
     /// The stop reason the stream reports (explicit, or inferred from the parts).
     pub fn effective_stop(&self) -> MockStop {
         match &self.stop {
@@ -402,6 +436,32 @@ mod tests {
             serde_json::from_str(r#"{"parts":[{"text":"hi"}]}"#).expect("parse");
         assert_eq!(reply, ScriptedReply::text("hi"));
         assert_eq!(reply.effective_stop(), MockStop::Stop);
+    }
+
+    #[test]
+    fn pacing_round_trips_through_json_and_defaults_to_none() {
+        let reply = ScriptedReply::text("hi").with_interval(Duration::from_millis(3));
+        assert_eq!(reply.chunking.interval(), Duration::from_millis(3));
+        let json = serde_json::to_value(&reply).expect("serialise");
+        assert_eq!(json["chunking"]["intervalMs"], 3);
+        let back: ScriptedReply = serde_json::from_value(json).expect("parse");
+        assert_eq!(back, reply);
+
+        let script: ScriptedReply =
+            serde_json::from_str(r#"{"parts":[{"text":"hi"}],"chunking":{"intervalMs":2}}"#)
+                .expect("parse");
+        assert_eq!(script.chunking.interval_ms, 2);
+        // The other chunking fields keep their defaults when only the pacing is given.
+        assert_eq!(script.chunking.text_chars, 4);
+        let plain: ScriptedReply =
+            serde_json::from_str(r#"{"parts":[{"text":"hi"}]}"#).expect("parse");
+        assert!(plain.chunking.interval().is_zero());
+        assert_eq!(
+            Chunking::chars(2)
+                .with_interval(Duration::from_micros(10))
+                .interval_ms,
+            1
+        );
     }
 
     #[test]

@@ -632,6 +632,7 @@ async fn play(
     {
         return Outcome::ClientGone;
     }
+    let mut pacer = Pacer::new(reply.chunking.interval());
     for index in 0..=events.len() {
         if let Some((at, strike)) = &strike
             && *at == index
@@ -649,18 +650,58 @@ async fn play(
                     if !stall(shared, conn).await {
                         return Outcome::ClientGone;
                     }
+                    pacer.restart();
                 }
             }
         }
-        if let Some(event) = events.get(index)
-            && http::write_chunk(conn, &event.to_bytes()).await.is_err()
-        {
-            return Outcome::ClientGone;
+        if let Some(event) = events.get(index) {
+            pacer.wait().await;
+            if http::write_chunk(conn, &event.to_bytes()).await.is_err() {
+                return Outcome::ClientGone;
+            }
         }
     }
     match http::write_last_chunk(conn).await {
         Ok(()) => Outcome::KeepAlive,
         Err(_) => Outcome::ClientGone,
+    }
+}
+
+/// Spaces the events of a paced reply ([`crate::Chunking::interval_ms`]).
+struct Pacer {
+    interval: Duration,
+    /// When the next event may go; `None` before the first one, which goes at once.
+    next: Option<tokio::time::Instant>,
+}
+
+impl Pacer {
+    fn new(interval: Duration) -> Self {
+        Pacer {
+            interval,
+            next: None,
+        }
+    }
+
+    async fn wait(&mut self) {
+        if self.interval.is_zero() {
+            return;
+        }
+        let at = match self.next {
+            Some(at) => {
+                tokio::time::sleep_until(at).await;
+                at
+            }
+            None => tokio::time::Instant::now(),
+        };
+        // Deadlines advance from the schedule, not from when the timer fired: the timer has
+        // a millisecond granularity and fires late under load, and the next event makes up
+        // for it, so the rate holds on average.
+        self.next = Some(at + self.interval);
+    }
+
+    /// Starts the schedule afresh after a stall, so the held-back events do not burst out.
+    fn restart(&mut self) {
+        self.next = None;
     }
 }
 

@@ -274,9 +274,13 @@ fn the_readme_script_example_parses() {
     let end = start + readme[start..].find("```").expect("block end");
     let replies: Vec<knightcode_testkit::ScriptedReply> =
         serde_json::from_str(&readme[start..end]).expect("README script parses");
-    assert_eq!(replies.len(), 4);
+    assert_eq!(replies.len(), 5);
     assert!(matches!(
         replies[2].fault,
         Some(knightcode_testkit::Fault::HttpStatus { status: 529, .. })
     ));
+    assert_eq!(
+        replies[4].chunking.interval(),
+        std::time::Duration::from_millis(20)
+    );
 }

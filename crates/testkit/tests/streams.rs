@@ -5,6 +5,8 @@
 
 mod common;
 
+use std::time::Duration;
+
 use common::assemble::{self, Assembled, Block, Usage};
 use common::{GUARD, client, open_stream};
 use knightcode_testkit::{
@@ -146,6 +148,7 @@ async fn chunking_controls_delta_sizes() {
         .with_chunking(Chunking {
             text_chars: 3,
             args_chars: 2,
+            interval_ms: 0,
         });
     let server = MockServer::start(WireFormat::AnthropicMessages, vec![reply])
         .await
@@ -175,6 +178,46 @@ async fn chunking_controls_delta_sizes() {
         .filter(|e| e.event.as_deref() == Some("content_block_delta"))
         .count();
     assert_eq!(text_deltas, 1);
+}
+
+#[tokio::test]
+async fn paced_replies_send_the_same_events() {
+    // Pacing only spaces the events out; no timing is asserted, only that every event
+    // arrives unchanged, also when a stall interrupts the schedule.
+    let client = client();
+    for format in WireFormat::ALL {
+        let plain = MockServer::start(format, vec![rich_reply()])
+            .await
+            .expect("start");
+        let expected = open_stream(&client, &plain, "mock-model")
+            .await
+            .rest()
+            .await;
+        let paced = rich_reply().with_interval(Duration::from_millis(1));
+        let stalled = paced.clone().with_fault(Fault::StallAfterEvents(3));
+        let server = MockServer::start(format, vec![paced, stalled])
+            .await
+            .expect("start");
+        let events = open_stream(&client, &server, "mock-model")
+            .await
+            .rest()
+            .await;
+        assert_eq!(events, expected, "{format:?}");
+
+        let mut reader = open_stream(&client, &server, "mock-model").await;
+        let mut events = reader.take(3).await;
+        tokio::time::timeout(GUARD, server.wait_for_stalls(1))
+            .await
+            .expect("stall");
+        server.release_stalls();
+        events.extend(reader.rest().await);
+        assert_eq!(
+            assemble(format, &events).blocks,
+            expected_blocks(format),
+            "{format:?}"
+        );
+        server.wait_until(|a| a.completed == 2).await;
+    }
 }
 
 #[tokio::test]

@@ -21,6 +21,7 @@ anthropic-messages|openai-completions|openai-responses|google --script replies.j
 The script is a JSON array of replies, one per request, e.g.
   [{\"parts\":[{\"thinking\":{\"text\":\"hmm\"}},{\"toolCall\":{\"id\":\"call_1\",\"name\":\"ls\",\"argumentsJson\":\"{}\"}}]},
    {\"parts\":[{\"text\":\"done\"}],\"usage\":{\"input\":10,\"output\":2}}]
+\"chunking\":{\"textChars\":4,\"intervalMs\":1} in a reply streams 4-character deltas 1 ms apart.
 Prints the base URL on the first stdout line, then serves until killed.";
 
 struct Args {
