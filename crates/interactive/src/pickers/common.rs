@@ -144,6 +144,29 @@ pub(crate) fn key_text(bindings: &Keybindings, action: &str) -> String {
         .unwrap_or_default()
 }
 
+/// The first keys of several actions, with a shared modifier written once:
+/// `ctrl+d/t/u/l/a`, `ctrl+left/right`.
+pub(crate) fn keys_text(bindings: &Keybindings, actions: &[&str]) -> String {
+    let keys: Vec<String> = actions
+        .iter()
+        .map(|action| key_text(bindings, action))
+        .filter(|key| !key.is_empty())
+        .collect();
+    let Some(first) = keys.first() else {
+        return String::new();
+    };
+    let modifiers = first.rfind('+').map_or("", |at| &first[..=at]);
+    let mut text = first.clone();
+    for key in &keys[1..] {
+        text.push('/');
+        match key.strip_prefix(modifiers) {
+            Some(rest) if !modifiers.is_empty() && !rest.contains('+') => text.push_str(rest),
+            _ => text.push_str(key),
+        }
+    }
+    text
+}
+
 /// One `key description` hint.
 pub(crate) fn hint(theme: &Theme, keys: &str, description: &str) -> String {
     format!(
@@ -175,6 +198,12 @@ impl<'a> Hints<'a> {
         if !keys.is_empty() {
             self.parts.push(hint(self.theme, &keys, description));
         }
+        self
+    }
+
+    /// Adds a hint for keys that are not configurable (`j/k`, typing).
+    pub(crate) fn raw(mut self, keys: &str, description: &str) -> Self {
+        self.parts.push(hint(self.theme, keys, description));
         self
     }
 
@@ -236,5 +265,32 @@ mod tests {
             "title a long ri…"
         );
         assert_eq!(left_right("title", "a long right part", 10), "title");
+    }
+
+    #[test]
+    fn shared_modifiers_are_written_once() {
+        let bindings = Keybindings::defaults();
+        assert_eq!(
+            keys_text(
+                &bindings,
+                &[
+                    "app.tree.filter.default",
+                    "app.tree.filter.noTools",
+                    "app.tree.filter.all"
+                ]
+            ),
+            "ctrl+d/t/a"
+        );
+        assert_eq!(
+            keys_text(
+                &bindings,
+                &[
+                    "app.tree.filter.cycleForward",
+                    "app.tree.filter.cycleBackward"
+                ]
+            ),
+            "ctrl+o/shift+ctrl+o"
+        );
+        assert_eq!(key_text(&bindings, "tui.select.cancel"), "escape");
     }
 }

@@ -13,12 +13,20 @@ mod line_input;
 mod session_list;
 pub mod session_picker;
 mod session_search;
+mod tree_model;
+mod tree_rows;
+pub mod tree_view;
 
 use std::convert::Infallible;
 
 pub use session_picker::SessionPicker;
 pub use session_picker::SessionPickerOptions;
 pub use session_picker::SessionRequest;
+pub use tree_view::TreeFilter;
+pub use tree_view::TreeRequest;
+pub use tree_view::TreeSelection;
+pub use tree_view::TreeView;
+pub use tree_view::TreeViewOptions;
 
 /// What a key did to a picker.
 ///
