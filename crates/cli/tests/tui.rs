@@ -74,7 +74,11 @@ fn enter_while_streaming_steers_and_escape_aborts() {
         .unwrap();
     assert!(requests.requests >= 2);
     let second = &sandbox.server.requests()[1];
-    assert!(second.body.to_string().contains("also do the other thing"), "{}", second.body);
+    assert!(
+        second.body.to_string().contains("also do the other thing"),
+        "{}",
+        second.body
+    );
     tui.wait_for_text("Redir");
     // Escape aborts the stalled second reply.
     tui.send("\x1b");
@@ -128,7 +132,10 @@ fn resizing_redraws_at_the_new_width() {
     for line in screen.lines() {
         assert!(line.chars().count() <= 50, "{line:?}");
     }
-    assert!(screen.contains("A fairly long answer that has to wrap"), "{screen}");
+    assert!(
+        screen.contains("A fairly long answer that has to wrap"),
+        "{screen}"
+    );
     tui.send("\x04");
     assert_eq!(tui.wait_exit(), 0);
 }
@@ -136,16 +143,153 @@ fn resizing_redraws_at_the_new_width() {
 #[test]
 fn a_two_thousand_line_reply_leaves_the_scrollback_intact() {
     let text: String = (0..2000).map(|i| format!("line {i:04}\n\n")).collect();
-    let sandbox = Sandbox::new(vec![ScriptedReply::text(text).with_chunking(Chunking::chars(400))]);
+    let sandbox = Sandbox::new(vec![
+        ScriptedReply::text(text).with_chunking(Chunking::chars(400)),
+    ]);
     let mut tui = sandbox.spawn(&[], 80, 24);
     tui.wait_for_text("mock-model");
     tui.submit("count");
-    tui.wait_for("the reply to end", |s| s.contains("line 1999") && !s.contains("esc to interrupt"));
+    tui.wait_for("the reply to end", |s| {
+        s.contains("line 1999") && !s.contains("esc to interrupt")
+    });
     let history = tui.history();
-    let numbered: Vec<&String> = history.iter().filter(|l| l.trim_start().starts_with("line ")).collect();
+    let numbered: Vec<&String> = history
+        .iter()
+        .filter(|l| l.trim_start().starts_with("line "))
+        .collect();
     let expected: Vec<String> = (0..2000).map(|i| format!("line {i:04}")).collect();
     let got: Vec<String> = numbered.iter().map(|l| l.trim().to_owned()).collect();
     assert_eq!(got, expected, "every line once, in order");
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}
+
+#[test]
+fn tree_selects_an_earlier_prompt_and_submitting_it_starts_a_branch() {
+    let sandbox = Sandbox::new(vec![
+        ScriptedReply::text("reply one"),
+        ScriptedReply::text("reply two"),
+        ScriptedReply::text("reply three"),
+    ]);
+    let mut tui = sandbox.spawn(&[], 100, 40);
+    tui.wait_for_text("mock-model");
+    tui.submit("alpha question");
+    tui.wait_for_text("reply one");
+    tui.submit("beta question");
+    tui.wait_for_text("reply two");
+    tui.submit("/tree");
+    tui.wait_for_text("beta question");
+    // Typing searches the tree; Enter on the prompt puts it back in the editor.
+    tui.send("alpha");
+    tui.wait_for_text("(1/1)");
+    tui.send("\r");
+    let screen = tui.wait_for("the transcript to go back", |s| !s.contains("reply one"));
+    assert!(
+        screen.contains("alpha question"),
+        "the prompt is in the editor: {screen}"
+    );
+    tui.submit(" revised");
+    tui.wait_for_text("reply three");
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+
+    let entries = read_jsonl(&sandbox.session_files()[0]);
+    let users: Vec<&serde_json::Value> = entries
+        .iter()
+        .filter(|e| e["message"]["role"] == "user")
+        .collect();
+    let texts: Vec<String> = users
+        .iter()
+        .map(|e| {
+            e["message"]["content"][0]["text"]
+                .as_str()
+                .unwrap_or("")
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        texts,
+        ["alpha question", "beta question", "alpha question revised"]
+    );
+    assert_eq!(
+        users[0]["parentId"], users[2]["parentId"],
+        "the edit branches off where the first prompt did"
+    );
+    // The third request saw only the new branch.
+    let third = sandbox.server.requests()[2].body.to_string();
+    assert!(!third.contains("beta question"), "{third}");
+}
+
+#[test]
+fn a_folder_with_protected_resources_asks_for_trust_first() {
+    let sandbox = Sandbox::new(vec![]);
+    std::fs::create_dir_all(sandbox.project.join(".knightcode")).unwrap();
+    std::fs::write(sandbox.project.join(".knightcode/settings.json"), "{}").unwrap();
+    let mut tui = sandbox.spawn(&[], 100, 30);
+    let screen = tui.wait_for_text("Do not trust");
+    assert!(screen.contains(".knightcode/settings.json"), "{screen}");
+    // The first option trusts the folder and saves it.
+    tui.send("\r");
+    tui.wait_for_text("mock-model");
+    let saved = std::fs::read_to_string(sandbox.agent.join("trust.json")).unwrap();
+    let saved: serde_json::Value = serde_json::from_str(&saved).unwrap();
+    let key = std::fs::canonicalize(&sandbox.project).unwrap();
+    assert_eq!(saved[key.to_str().unwrap()], true, "{saved}");
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+
+    // Next time nothing is asked.
+    let mut tui = sandbox.spawn(&[], 100, 30);
+    let screen = tui.wait_for_text("mock-model");
+    assert!(!screen.contains("Do not trust"), "{screen}");
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}
+
+#[test]
+fn shell_commands_run_from_the_editor_and_are_recorded() {
+    let sandbox = Sandbox::new(vec![ScriptedReply::text("Seen it.")]);
+    let mut tui = sandbox.spawn(&[], 100, 30);
+    tui.wait_for_text("mock-model");
+    tui.submit("!echo from-the-shell");
+    tui.wait_for_text("$ echo from-the-shell");
+    tui.wait_for("the command's output", |s| {
+        s.lines().any(|l| l.trim() == "from-the-shell")
+    });
+    tui.submit("!!echo private-output");
+    tui.wait_for_text("(not sent to the model)");
+    tui.submit("what did the shell say?");
+    tui.wait_for_text("Seen it.");
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+    let request = sandbox.server.requests()[0].body.to_string();
+    assert!(request.contains("from-the-shell"), "{request}");
+    assert!(
+        !request.contains("private-output"),
+        "!! output stays out of the context: {request}"
+    );
+    let entries = read_jsonl(&sandbox.session_files()[0]);
+    let commands: Vec<&str> = entries
+        .iter()
+        .filter(|e| e["message"]["role"] == "bashExecution")
+        .map(|e| e["message"]["command"].as_str().unwrap())
+        .collect();
+    assert_eq!(commands, ["echo from-the-shell", "echo private-output"]);
+}
+
+#[test]
+fn ctrl_p_cycles_models_and_the_footer_follows() {
+    let sandbox = Sandbox::new(vec![]);
+    let mut tui = sandbox.spawn(&[], 100, 30);
+    tui.wait_for_text("mock-model");
+    tui.send("\x10");
+    tui.wait_for_text("mock-reasoner");
+    // A reasoning model shows its thinking level; Shift+Tab changes it.
+    let before = tui.screen();
+    tui.send("\x1b[Z");
+    tui.wait_for("the thinking level to change", |s| {
+        s != before && s.contains("Thinking level")
+    });
     tui.send("\x04");
     assert_eq!(tui.wait_exit(), 0);
 }

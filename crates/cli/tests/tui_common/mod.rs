@@ -145,7 +145,8 @@ impl Tui {
                     Ok(0) | Err(_) => break,
                     Ok(n) => {
                         let (lock, changed) = &*shared;
-                        let mut screen = lock.lock().unwrap();
+                        // A failed test poisons the lock; keep the emulator going anyway.
+                        let mut screen = lock.lock().unwrap_or_else(|e| e.into_inner());
                         screen.parser.process(&buf[..n]);
                         screen.bytes += n;
                         changed.notify_all();
@@ -153,7 +154,7 @@ impl Tui {
                 }
             }
             let (lock, changed) = &*shared;
-            lock.lock().unwrap().exited = true;
+            lock.lock().unwrap_or_else(|e| e.into_inner()).exited = true;
             changed.notify_all();
         });
         let mut tui = Self {

@@ -32,8 +32,10 @@ impl Ui {
         match wake {
             Wake::Input(bytes) => {
                 let events = self.parse_input(&bytes);
-                events.into_iter().flat_map(|e| self.on_input(e)).collect()
+                self.queued_input.extend(events);
+                self.next_queued_input()
             }
+            Wake::Queued => self.next_queued_input(),
             Wake::InputClosed => {
                 // The terminal is gone: nothing more can be typed or shown.
                 self.quitting = true;
@@ -53,7 +55,8 @@ impl Ui {
             }
             Wake::Timer => {
                 let events = self.on_timer();
-                events.into_iter().flat_map(|e| self.on_input(e)).collect()
+                self.queued_input.extend(events);
+                self.next_queued_input()
             }
             Wake::Signal(code) => {
                 self.exit_code = code;
@@ -61,6 +64,20 @@ impl Ui {
                 vec![Action::Abort]
             }
         }
+    }
+}
+
+impl Ui {
+    /// Handles queued input events up to the first that asks for an action; the rest wait
+    /// until that action has run, so they reach whatever it opened.
+    fn next_queued_input(&mut self) -> Vec<Action> {
+        while let Some(event) = self.queued_input.pop_front() {
+            let actions = self.on_input(event);
+            if !actions.is_empty() {
+                return actions;
+            }
+        }
+        Vec::new()
     }
 }
 

@@ -44,6 +44,8 @@ use crate::transcript::Transcript;
 /// What woke the loop.
 pub enum Wake {
     Input(Vec<u8>),
+    /// Input events parsed earlier wait behind an action that had to run first.
+    Queued,
     /// stdin closed or failed: nothing more can be typed.
     InputClosed,
     Event(AgentEvent),
@@ -103,6 +105,9 @@ pub struct Ui {
     pub session_trusted: bool,
     /// Printed under the transcript on exit.
     resume_hint: Option<String>,
+    /// Input events not handled yet: keys typed after Enter wait until the submitted line
+    /// has been acted on (a command may open a picker they belong to).
+    pub queued_input: std::collections::VecDeque<InputEvent>,
 }
 
 fn home_string(home: Option<&PathBuf>) -> Option<String> {
@@ -122,6 +127,20 @@ impl Ui {
         } else {
             Theme::dark()
         };
+        // Compiling a grammar's patterns takes up to a second (TypeScript); do it for the
+        // common languages off the UI thread so the first code block does not stall a frame.
+        let _ = std::thread::Builder::new()
+            .name("highlight-preload".into())
+            .spawn(|| {
+                knightcode_tui::highlight::preload(&[
+                    "rust",
+                    "typescript",
+                    "javascript",
+                    "python",
+                    "bash",
+                    "json",
+                ]);
+            });
         let mut term = Terminal::enter()?;
         term.restore_on_panic();
         let (width, height) = term.size()?;
@@ -207,6 +226,7 @@ impl Ui {
             sessions_location: (options.sessions_dir.clone(), options.sessions_filter_by_cwd),
             session_trusted: false,
             resume_hint: None,
+            queued_input: std::collections::VecDeque::new(),
         };
         for warning in warnings {
             ui.warn(&warning);
@@ -348,6 +368,9 @@ impl Ui {
 
     /// Waits for the next thing to react to. Cancel-safe (used inside `select!`).
     pub async fn wait(&mut self) -> Wake {
+        if !self.queued_input.is_empty() {
+            return Wake::Queued;
+        }
         let deadline = self.next_deadline();
         let sleep = async {
             match deadline {
