@@ -9,6 +9,7 @@ use knightcode_tui::keybindings::Keybindings;
 use knightcode_tui::keys::KeyKind;
 use knightcode_tui::width::truncate_to_width;
 use knightcode_tui::width::visible_width;
+use knightcode_tui::width::wrap_text_with_ansi;
 
 /// List rows shown until the app says otherwise (the reference's selectors show ten).
 pub(crate) const DEFAULT_MAX_ROWS: usize = 10;
@@ -23,6 +24,11 @@ pub(crate) fn fit(line: &str, width: u16) -> String {
     truncate_to_width(line, usize::from(width), "…")
 }
 
+/// A styled paragraph word-wrapped to the width (explanations that must not be cut off).
+pub(crate) fn wrapped(text: &str, width: u16) -> Vec<String> {
+    wrap_text_with_ansi(text, usize::from(width))
+}
+
 /// `left` and `right` on one line with `right` flush against the right edge. When both do
 /// not fit, `left` (the title) stays whole and `right` is cut, or dropped when too little
 /// of it would remain.
@@ -30,6 +36,9 @@ pub(crate) fn left_right(left: &str, right: &str, width: u16) -> String {
     let width = usize::from(width);
     let left_width = visible_width(left);
     let right_width = visible_width(right);
+    if right_width == 0 {
+        return truncate_to_width(left, width, "…");
+    }
     if left_width + 1 + right_width <= width {
         let gap = width - left_width - right_width;
         return format!("{left}{}{right}", " ".repeat(gap));

@@ -9,24 +9,37 @@
 //! for the app to carry out, after which the app reports back through the picker's setters.
 
 mod common;
+pub mod fork_picker;
 mod line_input;
+pub mod model_picker;
 mod session_list;
 pub mod session_picker;
 mod session_search;
+pub mod thinking_picker;
 mod tree_model;
 mod tree_rows;
 pub mod tree_view;
+pub mod trust_prompt;
 
 use std::convert::Infallible;
 
+pub use fork_picker::ForkCandidate;
+pub use fork_picker::ForkPicker;
+pub use model_picker::ModelChoice;
+pub use model_picker::ModelPicker;
 pub use session_picker::SessionPicker;
 pub use session_picker::SessionPickerOptions;
 pub use session_picker::SessionRequest;
+pub use thinking_picker::ThinkingChoice;
+pub use thinking_picker::ThinkingPicker;
 pub use tree_view::TreeFilter;
 pub use tree_view::TreeRequest;
 pub use tree_view::TreeSelection;
 pub use tree_view::TreeView;
 pub use tree_view::TreeViewOptions;
+pub use trust_prompt::SavedTrust;
+pub use trust_prompt::TrustChoice;
+pub use trust_prompt::TrustPrompt;
 
 /// What a key did to a picker.
 ///
