@@ -61,13 +61,27 @@ pub(crate) fn scroll_window(selected: usize, len: usize, max: usize) -> Range<us
     start..start + max
 }
 
-/// `  (3/20)` under a list that does not fit.
-pub(crate) fn position_line(theme: &Theme, selected: usize, len: usize, width: u16) -> String {
-    theme.muted.paint(&truncate_to_width(
-        &format!("  ({}/{len})", selected + 1),
-        usize::from(width),
-        "",
-    ))
+/// The items of a list around `selected` (at most `max` of them, each drawn by `item`
+/// onto the lines), and `  (3/20)` under them when the list does not fit.
+pub(crate) fn push_window(
+    lines: &mut Vec<String>,
+    theme: &Theme,
+    (selected, len, max): (usize, usize, usize),
+    width: u16,
+    mut item: impl FnMut(usize, &mut Vec<String>),
+) {
+    let window = scroll_window(selected, len, max);
+    let scrolled = window.start > 0 || window.end < len;
+    for index in window {
+        item(index, lines);
+    }
+    if scrolled {
+        lines.push(theme.muted.paint(&truncate_to_width(
+            &format!("  ({}/{len})", selected + 1),
+            usize::from(width),
+            "",
+        )));
+    }
 }
 
 /// How long ago, in the reference's short form: `now`, `5m`, `2h`, `3d`, `2w`, `4mo`, `1y`.
@@ -134,6 +148,16 @@ pub(crate) fn strong(theme: &Theme, style: Style) -> Style {
         style.bold()
     } else {
         style
+    }
+}
+
+/// The text cursor of search and input fields: reverse video, or nothing at all when the
+/// theme has no attributes (plain terminals, snapshots).
+pub(crate) fn cursor_style(theme: &Theme) -> Style {
+    if theme.selected.is_plain() && theme.accent.is_plain() {
+        Style::new()
+    } else {
+        Style::new().inverse()
     }
 }
 

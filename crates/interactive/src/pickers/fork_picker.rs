@@ -16,8 +16,7 @@ use super::common::border;
 use super::common::fit;
 use super::common::is_release;
 use super::common::one_line;
-use super::common::position_line;
-use super::common::scroll_window;
+use super::common::push_window;
 use super::common::strong;
 use super::common::wrapped;
 
@@ -131,35 +130,36 @@ impl Component for ForkPicker {
         if len == 0 {
             lines.push(theme.muted.paint("  No user messages found"));
         }
-        let window = scroll_window(self.selected, len, self.visible_items());
-        for index in window.clone() {
-            let selected = index == self.selected;
-            let text = truncate_to_width(
-                &one_line(&self.messages[index].text),
-                usize::from(width).saturating_sub(2),
-                "…",
-            );
-            let line = if selected {
-                format!(
-                    "{}{}",
-                    theme.accent.paint("› "),
-                    strong(theme, theme.text).paint(&text)
-                )
-            } else {
-                format!("  {text}")
-            };
-            lines.push(fit(&line, width));
-            lines.push(fit(
-                &theme
-                    .muted
-                    .paint(&format!("  Message {} of {len}", index + 1)),
-                width,
-            ));
-            lines.push(String::new());
-        }
-        if window.start > 0 || window.end < len {
-            lines.push(position_line(theme, self.selected, len, width));
-        }
+        push_window(
+            &mut lines,
+            theme,
+            (self.selected, len, self.visible_items()),
+            width,
+            |index, lines| {
+                let text = truncate_to_width(
+                    &one_line(&self.messages[index].text),
+                    usize::from(width).saturating_sub(2),
+                    "…",
+                );
+                let line = if index == self.selected {
+                    format!(
+                        "{}{}",
+                        theme.accent.paint("› "),
+                        strong(theme, theme.text).paint(&text)
+                    )
+                } else {
+                    format!("  {text}")
+                };
+                lines.push(fit(&line, width));
+                lines.push(fit(
+                    &theme
+                        .muted
+                        .paint(&format!("  Message {} of {len}", index + 1)),
+                    width,
+                ));
+                lines.push(String::new());
+            },
+        );
         lines.push(border(theme, width));
         lines.push(
             Hints::new(theme, &self.bindings)

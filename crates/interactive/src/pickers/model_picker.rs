@@ -14,13 +14,12 @@ use super::PickerOutcome;
 use super::common::DEFAULT_MAX_ROWS;
 use super::common::Hints;
 use super::common::border;
+use super::common::cursor_style;
 use super::common::fit;
 use super::common::is_release;
 use super::common::left_right;
-use super::common::position_line;
-use super::common::scroll_window;
+use super::common::push_window;
 use super::line_input::LineInput;
-use super::session_picker::cursor_style;
 
 /// The model picked with Enter (or the save key).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -336,18 +335,13 @@ impl Component for ModelPicker {
             ),
             width,
         ));
-        let window = scroll_window(self.selected, self.filtered.len(), self.max_rows);
-        for position in window.clone() {
-            lines.push(self.row(position, width));
-        }
-        if window.start > 0 || window.end < self.filtered.len() {
-            lines.push(position_line(
-                theme,
-                self.selected,
-                self.filtered.len(),
-                width,
-            ));
-        }
+        push_window(
+            &mut lines,
+            theme,
+            (self.selected, self.filtered.len(), self.max_rows),
+            width,
+            |position, lines| lines.push(self.row(position, width)),
+        );
         if let Some(error) = &self.error {
             for line in error.lines() {
                 lines.push(fit(&theme.error.paint(line), width));

@@ -11,9 +11,8 @@ use super::common::fit;
 use super::common::key_text;
 use super::common::left_right;
 use super::common::one_line;
-use super::common::position_line;
+use super::common::push_window;
 use super::common::relative_age;
-use super::common::scroll_window;
 use super::common::shorten_home;
 use super::common::strong;
 use super::session_picker::Scope;
@@ -113,18 +112,13 @@ fn list(picker: &SessionPicker, width: u16, lines: &mut Vec<String>) {
         );
         return;
     }
-    let window = scroll_window(picker.selected, picker.rows.len(), picker.max_rows);
-    for index in window.clone() {
-        lines.push(row(picker, index, width));
-    }
-    if window.start > 0 || window.end < picker.rows.len() {
-        lines.push(position_line(
-            theme,
-            picker.selected,
-            picker.rows.len(),
-            width,
-        ));
-    }
+    push_window(
+        lines,
+        theme,
+        (picker.selected, picker.rows.len(), picker.max_rows),
+        width,
+        |index, lines| lines.push(row(picker, index, width)),
+    );
 }
 
 fn row(picker: &SessionPicker, index: usize, width: u16) -> String {

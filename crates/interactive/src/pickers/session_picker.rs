@@ -19,6 +19,7 @@ use knightcode_tui::keybindings::Keybindings;
 
 use super::PickerOutcome;
 use super::common::DEFAULT_MAX_ROWS;
+use super::common::cursor_style;
 use super::common::is_release;
 use super::line_input::LineInput;
 use super::line_input::typed_char;
@@ -455,15 +456,5 @@ impl SessionPicker {
 impl Component for SessionPicker {
     fn render(&mut self, width: u16) -> Vec<String> {
         super::session_list::render(self, width)
-    }
-}
-
-/// The text cursor of search and input fields: reverse video, or nothing at all when the
-/// theme has no attributes (plain terminals, snapshots).
-pub(crate) fn cursor_style(theme: &Theme) -> Style {
-    if theme.selected.is_plain() && theme.accent.is_plain() {
-        Style::new()
-    } else {
-        Style::new().inverse()
     }
 }

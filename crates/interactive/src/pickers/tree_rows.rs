@@ -174,19 +174,8 @@ pub(crate) fn display(entry: &SessionEntry, calls: &ToolCalls<'_>, home: Option<
             format!("[{}]: {}", m.custom_type, content_preview(&m.content)),
             Tone::Text,
         ),
-        SessionEntry::Compaction(c) => Display::plain(
-            format!(
-                "[compaction: {}k tokens]",
-                (c.tokens_before.0 as f64 / 1000.0).round() as i64
-            ),
-            Tone::Border,
-        ),
-        SessionEntry::BranchSummary(b) => Display::role(
-            "[branch summary]: ",
-            Tone::Warning,
-            preview(&b.summary, PREVIEW_CHARS),
-            Tone::Text,
-        ),
+        SessionEntry::Compaction(c) => compaction(c.tokens_before.0),
+        SessionEntry::BranchSummary(b) => branch_summary(&b.summary),
         SessionEntry::ModelChange(c) => {
             Display::plain(format!("[model: {}]", c.model_id), Tone::Dim)
         }
@@ -231,6 +220,27 @@ pub(crate) fn display(entry: &SessionEntry, calls: &ToolCalls<'_>, home: Option<
             Tone::Dim,
         ),
     }
+}
+
+/// Compactions and branch summaries look the same whether stored as entries or as
+/// messages.
+fn compaction(tokens_before: u64) -> Display {
+    Display::plain(
+        format!(
+            "[compaction: {}k tokens]",
+            (tokens_before as f64 / 1000.0).round() as i64
+        ),
+        Tone::Border,
+    )
+}
+
+fn branch_summary(summary: &str) -> Display {
+    Display::role(
+        "[branch summary]: ",
+        Tone::Warning,
+        preview(summary, PREVIEW_CHARS),
+        Tone::Text,
+    )
 }
 
 fn message_display(message: &AgentMessage, calls: &ToolCalls<'_>, home: Option<&str>) -> Display {
@@ -284,19 +294,8 @@ fn message_display(message: &AgentMessage, calls: &ToolCalls<'_>, home: Option<&
             ),
             Tone::Text,
         ),
-        AgentMessage::BranchSummary(b) => Display::role(
-            "[branch summary]: ",
-            Tone::Warning,
-            preview(&b.summary, PREVIEW_CHARS),
-            Tone::Text,
-        ),
-        AgentMessage::CompactionSummary(c) => Display::plain(
-            format!(
-                "[compaction: {}k tokens]",
-                (c.tokens_before.0 as f64 / 1000.0).round() as i64
-            ),
-            Tone::Border,
-        ),
+        AgentMessage::BranchSummary(b) => branch_summary(&b.summary),
+        AgentMessage::CompactionSummary(c) => compaction(c.tokens_before.0),
         other => Display::plain(format!("[{}]", other.role()), Tone::Dim),
     }
 }

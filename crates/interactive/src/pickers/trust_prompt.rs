@@ -47,6 +47,22 @@ pub enum SavedTrust {
     },
 }
 
+/// The reference's `getProjectTrustOptions(cwd, {includeSessionOnly})`, in its order.
+fn trust_options(cwd: &Path, include_session_only: bool) -> Vec<TrustChoice> {
+    let mut options = vec![TrustChoice::Trust];
+    if let Some(parent) = cwd.parent() {
+        options.push(TrustChoice::TrustParent(parent.to_owned()));
+    }
+    if include_session_only {
+        options.push(TrustChoice::TrustSessionOnly);
+    }
+    options.push(TrustChoice::DoNotTrust);
+    if include_session_only {
+        options.push(TrustChoice::DoNotTrustSessionOnly);
+    }
+    options
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Context {
     Startup {
@@ -80,15 +96,7 @@ impl TrustPrompt {
         theme: Theme,
         bindings: &Keybindings,
     ) -> Self {
-        let mut options = vec![TrustChoice::Trust];
-        if let Some(parent) = cwd.parent() {
-            options.push(TrustChoice::TrustParent(parent.to_owned()));
-        }
-        options.extend([
-            TrustChoice::TrustSessionOnly,
-            TrustChoice::DoNotTrust,
-            TrustChoice::DoNotTrustSessionOnly,
-        ]);
+        let options = trust_options(cwd, true);
         Self {
             theme,
             bindings: bindings.clone(),
@@ -111,11 +119,7 @@ impl TrustPrompt {
         theme: Theme,
         bindings: &Keybindings,
     ) -> Self {
-        let mut options = vec![TrustChoice::Trust];
-        if let Some(parent) = cwd.parent() {
-            options.push(TrustChoice::TrustParent(parent.to_owned()));
-        }
-        options.push(TrustChoice::DoNotTrust);
+        let options = trust_options(cwd, false);
         let saved_option = match &saved {
             SavedTrust::Saved {
                 trusted: true,
