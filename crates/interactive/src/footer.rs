@@ -214,7 +214,7 @@ mod tests {
         assert_eq!(lines[0], "~/work/project (main) • refactor");
         assert_eq!(
             lines[1],
-            "↑1.2k ↓56 $0.012 6.0%/200k (auto)           claude-sonnet-4-5 • medium"
+            "↑1.2k ↓56 $0.012 6.0%/200k (auto)                     claude-sonnet-4-5 • medium"
         );
         assert_eq!(visible_width(&lines[1]), 80);
         for width in [10u16, 20, 30, 40] {

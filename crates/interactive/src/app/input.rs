@@ -132,6 +132,17 @@ impl Ui {
             self.screen.editor.take_for_submit();
             return vec![Action::FollowUp(text)];
         }
+        if b.matches("app.message.copy", key) {
+            self.copy_last();
+            return Vec::new();
+        }
+        if b.matches("app.clipboard.pasteImage", key) {
+            self.screen.hint = Some(
+                "Pasting images from the clipboard is not supported yet; paste or drop the image file's path instead."
+                    .to_owned(),
+            );
+            return Vec::new();
+        }
         if b.matches("app.message.dequeue", key) {
             self.restore_queued();
             return Vec::new();

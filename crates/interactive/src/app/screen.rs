@@ -25,6 +25,7 @@ pub enum Status {
     Working {
         message: String,
         frame: usize,
+        since: std::time::Instant,
     },
 }
 
@@ -79,12 +80,24 @@ impl Screen {
         }
         lower.push(String::new());
         match &self.status {
-            Status::Working { message, frame } => {
+            Status::Working {
+                message,
+                frame,
+                since,
+            } => {
                 let text = format!("{} {message}", SPINNER[*frame % SPINNER.len()]);
+                let elapsed = since.elapsed().as_secs();
+                let elapsed = if elapsed >= 60 {
+                    format!("{}m {:02}s", elapsed / 60, elapsed % 60)
+                } else {
+                    format!("{elapsed}s")
+                };
                 let text = format!(
                     "{} {}",
                     theme.accent.paint(&text),
-                    theme.muted.paint("(esc to interrupt)")
+                    theme
+                        .muted
+                        .paint(&format!("({elapsed} · esc to interrupt)"))
                 );
                 lower.push(truncate_to_width(&text, w, "…"));
             }

@@ -337,13 +337,14 @@ impl Ui {
     pub fn set_working(&mut self, message: Option<&str>) {
         match message {
             Some(message) => {
-                let frame = match &self.screen.status {
-                    Status::Working { frame, .. } => *frame,
-                    Status::Idle => 0,
+                let (frame, since) = match &self.screen.status {
+                    Status::Working { frame, since, .. } => (*frame, *since),
+                    Status::Idle => (0, Instant::now()),
                 };
                 self.screen.status = Status::Working {
                     message: message.to_owned(),
                     frame,
+                    since,
                 };
                 if self.next_spinner.is_none() {
                     self.next_spinner = Some(Instant::now() + SPINNER_INTERVAL);

@@ -54,11 +54,67 @@ impl UserCard {
     }
 }
 
-/// One block of an assistant reply.
-#[derive(Debug, Clone)]
-pub enum ReplyBlock {
-    Text(String),
-    Thinking(String),
+/// One text or thinking block of an assistant reply. Its markdown renderer lives as long
+/// as the block, so a streaming reply re-renders incrementally (highlighted code is kept).
+pub struct ReplyBlock {
+    pub thinking: bool,
+    text: String,
+    markdown: Option<knightcode_tui::markdown::Markdown>,
+}
+
+impl ReplyBlock {
+    fn new(thinking: bool, text: String) -> Self {
+        Self {
+            thinking,
+            text,
+            markdown: None,
+        }
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    fn append(&mut self, delta: &str) {
+        self.text.push_str(delta);
+        if let Some(markdown) = &mut self.markdown {
+            markdown.append_text(delta);
+        }
+    }
+
+    fn render(&mut self, width: usize, look: &Look) -> Vec<String> {
+        let theme = &look.theme;
+        let markdown = self.markdown.get_or_insert_with(|| {
+            let markdown =
+                knightcode_tui::markdown::Markdown::new(self.text.clone(), theme.clone());
+            if self.thinking {
+                markdown.with_text_style(theme.thinking_text)
+            } else {
+                markdown
+            }
+        });
+        knightcode_tui::Component::render(markdown, u16::try_from(width).unwrap_or(u16::MAX))
+    }
+
+    /// Drops the renderer (theme change); the next render makes a new one.
+    fn reset(&mut self) {
+        self.markdown = None;
+    }
+}
+
+impl Clone for ReplyBlock {
+    fn clone(&self) -> Self {
+        Self::new(self.thinking, self.text.clone())
+    }
+}
+
+impl std::fmt::Debug for ReplyBlock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReplyBlock")
+            .field("thinking", &self.thinking)
+            .field("text", &self.text)
+            .finish()
+    }
 }
 
 /// An assistant reply: its text and thinking blocks (tool calls get their own cards).
@@ -88,17 +144,27 @@ impl AssistantCard {
         card
     }
 
-    /// Replaces the content with the final message.
+    /// Replaces the content with the final message. Blocks whose text did not change keep
+    /// their renderers.
     pub fn set_message(&mut self, message: &AssistantMessage) {
-        self.blocks = message
+        let fresh: Vec<Option<ReplyBlock>> = message
             .content
             .iter()
             .map(|block| match block {
-                ContentBlock::Text(t) => Some(ReplyBlock::Text(t.text.clone())),
-                ContentBlock::Thinking(t) => Some(ReplyBlock::Thinking(t.thinking.clone())),
+                ContentBlock::Text(t) => Some(ReplyBlock::new(false, t.text.clone())),
+                ContentBlock::Thinking(t) => Some(ReplyBlock::new(true, t.thinking.clone())),
                 _ => None,
             })
             .collect();
+        let unchanged = fresh.len() == self.blocks.len()
+            && fresh.iter().zip(&self.blocks).all(|(a, b)| match (a, b) {
+                (Some(a), Some(b)) => a.thinking == b.thinking && a.text == b.text,
+                (None, None) => true,
+                _ => false,
+            });
+        if !unchanged {
+            self.blocks = fresh;
+        }
         self.ending = match message.stop_reason.known() {
             Some(StopReason::Aborted) => Some(Ending::Aborted),
             Some(StopReason::Error) => Some(Ending::Error(
@@ -120,25 +186,15 @@ impl AssistantCard {
     }
 
     pub fn start_block(&mut self, index: usize, thinking: bool) {
-        *self.slot(index) = Some(if thinking {
-            ReplyBlock::Thinking(String::new())
-        } else {
-            ReplyBlock::Text(String::new())
-        });
+        *self.slot(index) = Some(ReplyBlock::new(thinking, String::new()));
         self.cache.clear();
     }
 
     pub fn append(&mut self, index: usize, delta: &str, thinking: bool) {
         let slot = self.slot(index);
         match slot {
-            Some(ReplyBlock::Text(t) | ReplyBlock::Thinking(t)) => t.push_str(delta),
-            None => {
-                *slot = Some(if thinking {
-                    ReplyBlock::Thinking(delta.to_owned())
-                } else {
-                    ReplyBlock::Text(delta.to_owned())
-                });
-            }
+            Some(block) => block.append(delta),
+            None => *slot = Some(ReplyBlock::new(thinking, delta.to_owned())),
         }
         self.cache.clear();
     }
@@ -147,7 +203,7 @@ impl AssistantCard {
         self.ending.is_none()
             && self.blocks.iter().all(|b| match b {
                 None => true,
-                Some(ReplyBlock::Text(t) | ReplyBlock::Thinking(t)) => t.trim().is_empty(),
+                Some(block) => block.text.trim().is_empty(),
             })
     }
 
@@ -156,7 +212,7 @@ impl AssistantCard {
         self.blocks
             .iter()
             .filter_map(|b| match b {
-                Some(ReplyBlock::Text(t)) => Some(t.as_str()),
+                Some(block) if !block.thinking => Some(block.text.as_str()),
                 _ => None,
             })
             .collect::<Vec<_>>()
@@ -165,6 +221,9 @@ impl AssistantCard {
 
     pub fn invalidate(&mut self) {
         self.cache.clear();
+        for block in self.blocks.iter_mut().flatten() {
+            block.reset();
+        }
     }
 
     pub fn render(&mut self, width: u16, look: &Look) -> Vec<String> {
@@ -174,30 +233,30 @@ impl AssistantCard {
         let theme = &look.theme;
         let inner = inner_width(width);
         let mut lines: Vec<String> = Vec::new();
-        for block in self.blocks.iter().flatten() {
-            match block {
-                ReplyBlock::Text(text) if !text.trim().is_empty() => {
-                    if !lines.is_empty() {
-                        lines.push(String::new());
-                    }
-                    lines.extend(indent(markdown(text.trim(), inner, theme)));
-                }
-                ReplyBlock::Thinking(text) if !text.trim().is_empty() => {
-                    if !lines.is_empty() {
-                        lines.push(String::new());
-                    }
-                    if look.thinking_hidden {
-                        for line in wrap_text_with_ansi("Thinking… (ctrl+t to show)", inner) {
-                            lines.push(indent_one(&theme.thinking_text.paint(&line)));
-                        }
-                    } else {
-                        for line in wrap_text_with_ansi(text.trim(), inner) {
-                            lines.push(indent_one(&theme.thinking_text.paint(&line)));
-                        }
-                    }
-                }
-                _ => {}
+        for block in self.blocks.iter_mut().flatten() {
+            if block.text.trim().is_empty() {
+                continue;
             }
+            if !lines.is_empty() {
+                lines.push(String::new());
+            }
+            if block.thinking && look.thinking_hidden {
+                for line in wrap_text_with_ansi("Thinking… (ctrl+t to show)", inner) {
+                    lines.push(indent_one(&theme.thinking_text.paint(&line)));
+                }
+                continue;
+            }
+            let rendered = block.render(inner, look);
+            // Leading and trailing blank lines of the text would double the card's spacing.
+            let start = rendered
+                .iter()
+                .position(|l| !l.trim().is_empty())
+                .unwrap_or(0);
+            let end = rendered
+                .iter()
+                .rposition(|l| !l.trim().is_empty())
+                .map_or(0, |i| i + 1);
+            lines.extend(indent(rendered[start..end.max(start)].to_vec()));
         }
         match &self.ending {
             Some(Ending::Aborted) => {
