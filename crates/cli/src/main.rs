@@ -113,7 +113,7 @@ fn run(argv: &[String]) -> ExitCode {
 
 fn not_available(what: &str) -> ExitCode {
     stderr_line(&format!(
-        "Error: {what} is not available yet in this build of knightcode; print (-p), JSON (--mode json) and RPC (--mode rpc) modes work."
+        "Error: {what} is not available yet in this build of knightcode; the interactive, print (-p), JSON (--mode json) and RPC (--mode rpc) modes work."
     ));
     ExitCode::FAILURE
 }

@@ -445,7 +445,7 @@ fn subcommands_not_built_yet_exit_1() {
         assert_eq!(
             r.stderr,
             format!(
-                "Error: `knightcode {name}` is not available yet in this build of knightcode; print (-p), JSON (--mode json) and RPC (--mode rpc) modes work.\n"
+                "Error: `knightcode {name}` is not available yet in this build of knightcode; the interactive, print (-p), JSON (--mode json) and RPC (--mode rpc) modes work.\n"
             )
         );
     }

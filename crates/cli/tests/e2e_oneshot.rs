@@ -466,7 +466,7 @@ fn sigterm_kills_running_commands_and_exits_143() {
     assert!(status.success());
     let remaining: Vec<String> = lines.map(|l| l.unwrap()).collect();
     let exit = child.wait().unwrap();
-    assert_eq!(exit.code(), Some(143));
+    assert_eq!(exit.code(), Some(143), "{exit:?}");
     // Gone, or a zombie waiting to be reaped by init: either way it no longer runs.
     let state = std::fs::read_to_string(format!("/proc/{shell_pid}/stat"))
         .ok()

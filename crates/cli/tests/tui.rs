@@ -293,3 +293,117 @@ fn ctrl_p_cycles_models_and_the_footer_follows() {
     tui.send("\x04");
     assert_eq!(tui.wait_exit(), 0);
 }
+
+#[test]
+fn alt_enter_queues_a_follow_up_for_after_the_run() {
+    let sandbox = Sandbox::new(vec![
+        ScriptedReply::text("Working on the first thing")
+            .with_chunking(Chunking::chars(5))
+            .with_fault(Fault::StallAfterEvents(2)),
+        ScriptedReply::text("Now the follow-up."),
+    ]);
+    let mut tui = sandbox.spawn(&[], 100, 30);
+    tui.wait_for_text("mock-model");
+    tui.submit("first thing");
+    sandbox
+        .server
+        .wait_until_blocking(|a| a.stalls >= 1, tui_common::WATCHDOG)
+        .unwrap();
+    tui.send("then the second thing");
+    tui.send("\x1b\r");
+    tui.wait_for_text("Follow-up: then the second thing");
+    sandbox.server.release_stalls();
+    tui.wait_for_text("Now the follow-up.");
+    let second = sandbox.server.requests()[1].body.to_string();
+    assert!(second.contains("then the second thing"), "{second}");
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}
+
+#[test]
+fn double_escape_opens_the_tree_and_name_shows_in_the_footer() {
+    let sandbox = Sandbox::new(vec![ScriptedReply::text("Hi.")]);
+    let mut tui = sandbox.spawn(&[], 100, 30);
+    tui.wait_for_text("mock-model");
+    tui.submit("hello there");
+    tui.wait_for_text("Hi.");
+    tui.submit("/name refactor work");
+    tui.wait_for("the name in the footer", |s| {
+        s.contains("project • refactor work")
+    });
+    tui.send("\x1b");
+    tui.wait_for_text("Press escape again");
+    tui.send("\x1b");
+    tui.wait_for_text("Session Tree");
+    tui.send("\x1b");
+    tui.wait_for("the tree to close", |s| !s.contains("Session Tree"));
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+    let entries = read_jsonl(&sandbox.session_files()[0]);
+    assert!(
+        entries
+            .iter()
+            .any(|e| e["type"] == "session_info" && e["name"] == "refactor work")
+    );
+}
+
+#[test]
+fn large_pastes_collapse_and_image_paths_attach() {
+    let sandbox = Sandbox::new(vec![ScriptedReply::text("Got it all.")]);
+    // A 1x1 PNG.
+    let png: [u8; 67] = [
+        0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44,
+        0x52, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f,
+        0x15, 0xc4, 0x89, 0x00, 0x00, 0x00, 0x0a, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0x00,
+        0x01, 0x00, 0x00, 0x05, 0x00, 0x01, 0x0d, 0x0a, 0x2d, 0xb4, 0x00, 0x00, 0x00, 0x00, 0x49,
+        0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
+    ];
+    std::fs::write(sandbox.project.join("pic.png"), png).unwrap();
+    let mut tui = sandbox.spawn(&[], 100, 30);
+    tui.wait_for_text("mock-model");
+    let pasted: String = (1..=30)
+        .map(|i| format!("pasted line {i}"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    tui.send("look at this: ");
+    tui.paste(&pasted);
+    tui.wait_for_text("[paste #1 +30 lines]");
+    tui.paste("pic.png");
+    tui.wait_for_text("📎 pic.png");
+    tui.send("\r");
+    tui.wait_for_text("Got it all.");
+    let body = sandbox.server.requests()[0].body.to_string();
+    assert!(
+        body.contains("pasted line 1\\n") && body.contains("pasted line 30"),
+        "{body}"
+    );
+    assert!(!body.contains("[paste #1"), "{body}");
+    assert!(body.contains("data:image/png;base64,"), "{body}");
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}
+
+#[test]
+fn ctrl_g_edits_the_prompt_in_the_external_editor() {
+    let sandbox = Sandbox::new(vec![ScriptedReply::text("Edited prompt received.")]);
+    let script = sandbox.root.path().join("fake-editor.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nprintf 'written in the editor' > \"$1\"\n",
+    )
+    .unwrap();
+    let mut perms = std::fs::metadata(&script).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&script, perms).unwrap();
+    let mut tui = sandbox.spawn_with_env(&[], &[("VISUAL", script.to_str().unwrap())], 100, 30);
+    tui.wait_for_text("mock-model");
+    tui.send("draft");
+    tui.send("\x07");
+    tui.wait_for_text("written in the editor");
+    tui.send("\r");
+    tui.wait_for_text("Edited prompt received.");
+    let body = sandbox.server.requests()[0].body.to_string();
+    assert!(body.contains("written in the editor"), "{body}");
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}

@@ -31,21 +31,33 @@ fn usage() -> serde_json::Value {
 }
 
 fn assistant(content: serde_json::Value, stop: &str) -> AgentMessage {
-    message(json!({"role": "assistant", "content": content, "api": "openai-completions",
+    message(
+        json!({"role": "assistant", "content": content, "api": "openai-completions",
                    "provider": "mock", "model": "m", "usage": usage(), "stopReason": stop,
-                   "timestamp": 1}))
+                   "timestamp": 1}),
+    )
 }
 
-fn tool_result(id: &str, name: &str, text: &str, details: serde_json::Value, error: bool) -> AgentMessage {
-    message(json!({"role": "toolResult", "toolCallId": id, "toolName": name,
+fn tool_result(
+    id: &str,
+    name: &str,
+    text: &str,
+    details: serde_json::Value,
+    error: bool,
+) -> AgentMessage {
+    message(
+        json!({"role": "toolResult", "toolCallId": id, "toolName": name,
                    "content": [{"type": "text", "text": text}], "details": details,
-                   "isError": error, "timestamp": 2}))
+                   "isError": error, "timestamp": 2}),
+    )
 }
 
 fn conversation() -> Vec<AgentMessage> {
     let long_output: String = (1..=30).map(|i| format!("line {i}\n")).collect();
     vec![
-        message(json!({"role": "user", "content": "Fix the bug in **main.rs** please", "timestamp": 0})),
+        message(
+            json!({"role": "user", "content": "Fix the bug in **main.rs** please", "timestamp": 0}),
+        ),
         assistant(
             json!([
                 {"type": "thinking", "thinking": "The bug is probably an off-by-one."},
@@ -57,25 +69,54 @@ fn conversation() -> Vec<AgentMessage> {
             ]),
             "toolUse",
         ),
-        tool_result("c1", "read", "fn main() {\n    let x = 1;\n}", json!(null), false),
+        tool_result(
+            "c1",
+            "read",
+            "fn main() {\n    let x = 1;\n}",
+            json!(null),
+            false,
+        ),
         tool_result("c2", "bash", &long_output, json!(null), false),
-        tool_result("c3", "edit", "Successfully replaced 1 block(s) in src/main.rs.",
-            json!({"diff": "  9 fn main() {\n-10     let x = 0;\n+10     let x = 1;\n 11 }"}), false),
-        tool_result("c4", "grep", "No such file or directory: /home/me/other", json!(null), true),
-        message(json!({"role": "bashExecution", "command": "ls", "output": "Cargo.toml\nsrc", "exitCode": 0,
-                       "cancelled": false, "truncated": false, "timestamp": 3})),
-        message(json!({"role": "bashExecution", "command": "false", "output": "", "exitCode": 1,
-                       "cancelled": false, "truncated": false, "excludeFromContext": true, "timestamp": 4})),
-        assistant(json!([{"type": "text", "text": "Partial answer"}]), "aborted"),
-        message(json!({"role": "assistant", "content": [], "api": "a", "provider": "p", "model": "m",
-                       "usage": usage(), "stopReason": "error", "errorMessage": "429 rate limited", "timestamp": 5})),
+        tool_result(
+            "c3",
+            "edit",
+            "Successfully replaced 1 block(s) in src/main.rs.",
+            json!({"diff": "  9 fn main() {\n-10     let x = 0;\n+10     let x = 1;\n 11 }"}),
+            false,
+        ),
+        tool_result(
+            "c4",
+            "grep",
+            "No such file or directory: /home/me/other",
+            json!(null),
+            true,
+        ),
+        message(
+            json!({"role": "bashExecution", "command": "ls", "output": "Cargo.toml\nsrc", "exitCode": 0,
+                       "cancelled": false, "truncated": false, "timestamp": 3}),
+        ),
+        message(
+            json!({"role": "bashExecution", "command": "false", "output": "", "exitCode": 1,
+                       "cancelled": false, "truncated": false, "excludeFromContext": true, "timestamp": 4}),
+        ),
+        assistant(
+            json!([{"type": "text", "text": "Partial answer"}]),
+            "aborted",
+        ),
+        message(
+            json!({"role": "assistant", "content": [], "api": "a", "provider": "p", "model": "m",
+                       "usage": usage(), "stopReason": "error", "errorMessage": "429 rate limited", "timestamp": 5}),
+        ),
     ]
 }
 
 fn render(transcript: &mut Transcript, width: u16) -> String {
     let lines = transcript.render(width);
     for line in &lines {
-        assert!(visible_width(line) <= usize::from(width), "too wide: {line:?}");
+        assert!(
+            visible_width(line) <= usize::from(width),
+            "too wide: {line:?}"
+        );
     }
     lines.join("\n")
 }
@@ -95,9 +136,15 @@ fn expanded_tool_output_and_hidden_thinking() {
     transcript.look.thinking_hidden = true;
     transcript.invalidate();
     let text = render(&mut transcript, 72);
-    assert!(text.contains("line 1\n") || text.contains(" line 1 "), "{text}");
+    assert!(
+        text.contains("line 1\n") || text.contains(" line 1 "),
+        "{text}"
+    );
     assert!(text.contains("line 30"));
-    assert!(!text.contains("more lines"), "nothing hidden when expanded: {text}");
+    assert!(
+        !text.contains("more lines"),
+        "nothing hidden when expanded: {text}"
+    );
     assert!(text.contains("Thinking… (ctrl+t to show)"));
     assert!(!text.contains("off-by-one"));
 }
@@ -131,7 +178,10 @@ fn streaming_events_build_the_same_cards() {
     }
     let mid = render(&mut transcript, 60);
     assert!(mid.contains("Listing files."), "{mid}");
-    assert!(mid.contains("ls sr"), "partial arguments show while streaming: {mid}");
+    assert!(
+        mid.contains("ls sr"),
+        "partial arguments show while streaming: {mid}"
+    );
 
     let rest: Vec<AgentEvent> = serde_json::from_value(json!([
         {"type": "message_end", "message": {"role": "assistant", "content": [

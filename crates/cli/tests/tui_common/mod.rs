@@ -51,7 +51,7 @@ impl Sandbox {
         let models = serde_json::json!({"providers": {"mock": {
         "baseUrl": server.base_url(), "api": "openai-completions", "apiKey": "test-key",
         "models": [
-            {"id": "mock-model", "name": "Mock", "reasoning": false,
+            {"id": "mock-model", "name": "Mock", "reasoning": false, "input": ["text", "image"],
              "contextWindow": 128000, "maxTokens": 4096},
             {"id": "mock-reasoner", "name": "Mock Reasoner", "reasoning": true,
              "contextWindow": 200000, "maxTokens": 8192}
@@ -86,7 +86,12 @@ impl Sandbox {
 
     /// Starts `knightcode` with `args` in a `cols`×`rows` terminal.
     pub fn spawn(&self, args: &[&str], cols: u16, rows: u16) -> Tui {
-        Tui::spawn(self, args, cols, rows)
+        Tui::spawn(self, args, &[], cols, rows)
+    }
+
+    /// Like [`Sandbox::spawn`] with extra environment variables.
+    pub fn spawn_with_env(&self, args: &[&str], env: &[(&str, &str)], cols: u16, rows: u16) -> Tui {
+        Tui::spawn(self, args, env, cols, rows)
     }
 }
 
@@ -107,7 +112,7 @@ pub struct Tui {
 }
 
 impl Tui {
-    fn spawn(sandbox: &Sandbox, args: &[&str], cols: u16, rows: u16) -> Self {
+    fn spawn(sandbox: &Sandbox, args: &[&str], env: &[(&str, &str)], cols: u16, rows: u16) -> Self {
         let pty = portable_pty::native_pty_system();
         let pair = pty
             .openpty(PtySize {
@@ -125,6 +130,9 @@ impl Tui {
         command.env("HOME", &sandbox.home);
         command.env("TERM", "xterm-256color");
         command.env("KNIGHTCODE_CODING_AGENT_DIR", &sandbox.agent);
+        for (key, value) in env {
+            command.env(key, value);
+        }
         let child = pair.slave.spawn_command(command).unwrap();
         drop(pair.slave);
         let mut reader = pair.master.try_clone_reader().unwrap();
@@ -190,6 +198,11 @@ impl Tui {
     pub fn send(&mut self, text: &str) {
         self.writer.write_all(text.as_bytes()).unwrap();
         self.writer.flush().unwrap();
+    }
+
+    /// Pastes text the way a terminal does with bracketed paste on.
+    pub fn paste(&mut self, text: &str) {
+        self.send(&format!("\x1b[200~{text}\x1b[201~"));
     }
 
     /// Types text and presses Enter.

@@ -40,6 +40,11 @@ impl Ui {
     /// Handles one input event.
     pub fn on_input(&mut self, event: InputEvent) -> Vec<Action> {
         self.mark_urgent();
+        // Hints answer the previous key ("press again to exit", "model: …"); the next one
+        // replaces them.
+        if !matches!(&event, InputEvent::Key(key) if key.kind == KeyKind::Release) {
+            self.screen.hint = None;
+        }
         match event {
             InputEvent::Paste(text) => {
                 if let Some(overlay) = &mut self.screen.overlay {
@@ -191,9 +196,11 @@ impl Ui {
             .is_some_and(|at| now.duration_since(at) <= DOUBLE_PRESS);
         if double {
             self.last_escape = None;
+            self.screen.hint = None;
             return vec![Action::OpenTree];
         }
         self.last_escape = Some(now);
+        self.screen.hint = Some("Press escape again to open the session tree".to_owned());
         Vec::new()
     }
 

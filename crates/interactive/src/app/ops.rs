@@ -154,6 +154,14 @@ impl Ui {
                     ..ImageContent::default()
                 }));
                 self.screen.attachments.push(name);
+                if let Some(model) = &self.current_model
+                    && !model.input.iter().any(|kind| kind == "image")
+                {
+                    self.warn(&format!(
+                        "{} does not take images; it will get a note that an image was left out. Pick another model with ctrl+l.",
+                        model.id
+                    ));
+                }
             }
             Err(error) => self.error(&format!("Could not read {}: {error}", path.display())),
         }
