@@ -321,7 +321,7 @@ impl Component for ModelPicker {
         if self.scoped.is_empty() {
             lines.push(fit(
                 &theme.warning.paint(
-                    "Only showing models from configured providers. Use /login to add providers.",
+                    "Only models with credentials are listed (see knightcode --list-models).",
                 ),
                 width,
             ));
