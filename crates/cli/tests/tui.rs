@@ -407,3 +407,43 @@ fn ctrl_g_edits_the_prompt_in_the_external_editor() {
     tui.send("\x04");
     assert_eq!(tui.wait_exit(), 0);
 }
+
+#[test]
+fn fork_clone_and_new_each_start_a_new_session_file() {
+    let sandbox = Sandbox::new(vec![
+        ScriptedReply::text("answer one"),
+        ScriptedReply::text("answer two"),
+        ScriptedReply::text("answer three"),
+    ]);
+    let mut tui = sandbox.spawn(&[], 100, 40);
+    tui.wait_for_text("mock-model");
+    tui.submit("first prompt");
+    tui.wait_for_text("answer one");
+    tui.submit("second prompt");
+    tui.wait_for_text("answer two");
+
+    // /fork: pick the second prompt (the newest is preselected); the new file holds the
+    // conversation before it and the prompt waits in the editor.
+    tui.submit("/fork");
+    tui.wait_for_text("Message 2 of 2");
+    tui.send("\r");
+    let screen = tui.wait_for_text("Forked into a new session");
+    assert!(!screen.contains("answer two"), "{screen}");
+    assert!(
+        screen.contains("second prompt"),
+        "the prompt is back in the editor: {screen}"
+    );
+    tui.submit(" again");
+    tui.wait_for_text("answer three");
+    assert_eq!(sandbox.session_files().len(), 2);
+
+    tui.submit("/clone");
+    tui.wait_for_text("Cloned the current branch");
+    tui.submit("/new");
+    let screen = tui.wait_for_text("Started a new session.");
+    assert!(!screen.contains("answer three"), "{screen}");
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+    // The clone is written at once; the new session only with its first reply.
+    assert_eq!(sandbox.session_files().len(), 3);
+}
