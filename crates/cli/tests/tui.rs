@@ -447,3 +447,17 @@ fn fork_clone_and_new_each_start_a_new_session_file() {
     // The clone is written at once; the new session only with its first reply.
     assert_eq!(sandbox.session_files().len(), 3);
 }
+
+#[test]
+fn without_a_model_it_says_what_to_set_up_and_leaves_the_screen_clean() {
+    let sandbox = Sandbox::new(vec![]);
+    std::fs::remove_file(sandbox.agent.join("models.json")).unwrap();
+    let mut tui = sandbox.spawn(&[], 100, 20);
+    assert_eq!(tui.wait_exit(), 1);
+    let screen = tui.screen();
+    assert!(screen.contains("Error: No model available."), "{screen}");
+    assert!(
+        !screen.contains("──"),
+        "no half-drawn UI is left behind: {screen}"
+    );
+}

@@ -108,6 +108,7 @@ pub struct Ui {
     /// Input events not handled yet: keys typed after Enter wait until the submitted line
     /// has been acted on (a command may open a picker they belong to).
     pub queued_input: std::collections::VecDeque<InputEvent>,
+    frames_drawn: u64,
 }
 
 fn home_string(home: Option<&PathBuf>) -> Option<String> {
@@ -227,6 +228,7 @@ impl Ui {
             session_trusted: false,
             resume_hint: None,
             queued_input: std::collections::VecDeque::new(),
+            frames_drawn: 0,
         };
         for warning in warnings {
             ui.warn(&warning);
@@ -455,6 +457,7 @@ impl Ui {
         self.dirty = false;
         self.urgent = false;
         self.last_frame = Instant::now();
+        self.frames_drawn += 1;
     }
 
     /// Draws if a keystroke asked for it or the frame slot has come.
@@ -493,6 +496,14 @@ impl Ui {
     /// come back to this conversation.
     pub fn leave(&mut self) {
         self.screen.hint = None;
+        // Nothing was shown (the session could not start): leave the screen as it was, so
+        // the error printed next stands alone.
+        if self.frames_drawn == 0 {
+            if let Some(reader) = self.reader.take() {
+                reader.stop();
+            }
+            return;
+        }
         self.dirty = true;
         self.draw();
         let mut out = Vec::new();
