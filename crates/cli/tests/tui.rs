@@ -110,6 +110,12 @@ fn resume_opens_the_picker_and_loads_the_chosen_session() {
     tui.wait_for_text("remember the blue door");
     tui.send("\r");
     tui.wait_for_text("First answer.");
+    // Up recalls the resumed conversation's prompts.
+    tui.send("\x1b[A");
+    tui.wait_for("the prompt recalled into the editor", |s| {
+        s.matches("remember the blue door").count() == 2
+    });
+    tui.send("\x03");
     // The resumed conversation continues in the same file.
     tui.send("\x04");
     assert_eq!(tui.wait_exit(), 0);

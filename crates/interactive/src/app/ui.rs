@@ -267,6 +267,15 @@ impl Ui {
         if let Some(view) = &self.view {
             let messages = view.messages();
             self.screen.transcript.load(&messages);
+            // Up recalls this conversation's prompts, as if they had been typed here.
+            for message in &messages {
+                if let knightcode_protocol::AgentMessage::User(user) = message {
+                    let text = user.content.text();
+                    if !text.trim().is_empty() {
+                        self.screen.editor.add_to_history(&text);
+                    }
+                }
+            }
         }
         self.renderer.request_full_redraw();
         self.mark_dirty();
@@ -437,7 +446,9 @@ impl Ui {
         };
         self.screen.height = height;
         self.renderer.resize(width, height);
-        self.mark_urgent();
+        // A drag-resize sends many signals; redraw at the frame rate, not per signal (a
+        // width change reprints the whole transcript).
+        self.mark_dirty();
     }
 
     /// Draws now if anything changed.
