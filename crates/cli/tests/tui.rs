@@ -106,6 +106,12 @@ fn resume_opens_the_picker_and_loads_the_chosen_session() {
     tui.send("\x04");
     assert_eq!(tui.wait_exit(), 0);
 
+    // --continue opens the newest session straight away.
+    let mut tui = sandbox.spawn(&["--continue"], 100, 30);
+    tui.wait_for_text("First answer.");
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+
     let mut tui = sandbox.spawn(&["--resume"], 100, 30);
     tui.wait_for_text("remember the blue door");
     tui.send("\r");
