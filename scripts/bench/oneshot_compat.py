@@ -33,9 +33,6 @@ EXPLAIN = [
     (r"^message_update", r"^usage$", "only ours", "json.md: `message_update` carries the latest `usage`"),
     (r"^message_update:toolcall_start", r"^assistantMessageEvent\.(id|toolName)$", "only ours",
      "json.md: `toolcall_start` carries `id` and `toolName` (they were only in `partial`)"),
-    (r"^message_update:toolcall_end", r"^assistantMessageEvent\.toolCall\.type$", "only pi",
-     "BUG (ours, crates/protocol/src/event.rs `ToolcallEnd`): `toolcall_end.toolCall` lacks "
-     "`\"type\":\"toolCall\"`; json.md says it is the complete ToolCall"),
     (r"^agent_settled", r"^$", "only ours", "json.md: `agent_settled` after `agent_end`"),
     (r"^agent_end", r"^willRetry$", "only ours", "json.md: `agent_end` has `willRetry`"),
     (r"^tool_execution_end", r"^durationMs$", "only ours", "json.md: `tool_execution_end.durationMs`"),

@@ -55,6 +55,9 @@ pub enum AssistantMessageEvent {
     },
     ToolcallEnd {
         content_index: usize,
+        /// The finished content block, written with its `type` tag first as the reference
+        /// writes it; streams of earlier KnightCode builds, which left the tag out, still read.
+        #[serde(with = "tagged_tool_call")]
         tool_call: ToolCall,
     },
     Done {
@@ -65,6 +68,51 @@ pub enum AssistantMessageEvent {
         reason: StopReason,
         error: AssistantMessage,
     },
+}
+
+/// `toolcall_end.toolCall` as a tagged content block (`{"type":"toolCall", id, name, ...}`).
+mod tagged_tool_call {
+    use serde::Deserialize;
+    use serde::Deserializer;
+    use serde::Serializer;
+    use serde::de;
+    use serde::ser::SerializeMap;
+
+    use crate::content::ToolCall;
+    use crate::wire::Extra;
+    use crate::wire::WireObject;
+
+    const TAG: &str = "toolCall";
+
+    pub(super) fn serialize<S: Serializer>(
+        call: &ToolCall,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("type", TAG)?;
+        call.serialize_fields(&mut map)?;
+        map.end()
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<ToolCall, D::Error> {
+        let mut call = ToolCall::deserialize(deserializer)?;
+        match call.extra.shift_remove("type") {
+            None => {}
+            Some(serde_json::Value::String(tag)) if tag == TAG => {}
+            Some(other) => {
+                return Err(de::Error::custom(format!(
+                    "toolcall_end.toolCall has type {other}, expected \"{TAG}\""
+                )));
+            }
+        }
+        if call.extra.is_empty() {
+            // The tag was the only unknown key: compare equal to a call read without it.
+            call.extra = Extra::new();
+        }
+        Ok(call)
+    }
 }
 
 /// A tool's result as reported in tool execution events.
