@@ -357,6 +357,62 @@ fn untrusted_project_settings_are_skipped_with_a_notice() {
     assert_eq!(tools, 4);
 }
 
+/// The `tools` of a request as the provider receives them: every built-in tool, with the
+/// reference's key order (`type`, `required`, `properties`) and `edit`'s
+/// `additionalProperties: false`, which also makes an edit with an unknown key fail
+/// validation before it touches the file, as it does in pi.
+#[test]
+fn requests_carry_the_tool_schemas_and_edit_refuses_unknown_keys() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![
+            ScriptedReply::tool_call(
+                "call_edit",
+                "edit",
+                r#"{"path":"notes.txt","edits":[{"oldText":"beta","newText":"BETA","replaceAll":true}]}"#,
+            ),
+            ScriptedReply::text("Left it alone."),
+        ],
+    )
+    .unwrap();
+    let sandbox = sandbox(&server);
+    let run = knightcode(
+        &sandbox,
+        &[
+            "--mode",
+            "json",
+            "--tools",
+            "read,bash,edit,write,grep,find,ls",
+            "Uppercase beta in notes.txt",
+        ],
+    );
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(
+        std::fs::read_to_string(sandbox.project.join("notes.txt")).unwrap(),
+        "alpha\nbeta\ngamma\n"
+    );
+    let end = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|l| l["type"] == "tool_execution_end")
+        .unwrap();
+    assert_eq!(end["isError"], true, "{end}");
+    let text = end["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("Validation failed for tool \"edit\":\n  - edits/0: "),
+        "{text}"
+    );
+    assert!(text.contains("replaceAll"), "{text}");
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    insta::assert_snapshot!(
+        "request_tools",
+        serde_json::to_string_pretty(&requests[0].body["tools"]).unwrap()
+    );
+}
+
 #[test]
 fn missing_file_arguments_fail_before_any_request() {
     let server = MockServer::start_blocking(WireFormat::OpenAiCompletions, vec![]).unwrap();

@@ -141,14 +141,14 @@ fn definition(expose_session_environment: bool) -> ToolDefinition {
         ),
         parameters: json!({
             "type": "object",
+            "required": ["command"],
             "properties": {
                 "command": {"type": "string", "description": "Shell command to run"},
                 "timeout": {
                     "type": "number",
                     "description": "Timeout in seconds (optional; commands have no timeout by default)"
                 }
-            },
-            "required": ["command"]
+            }
         }),
         prompt_snippet: Some("Execute bash commands (ls, grep, find, etc.)".to_owned()),
         prompt_guidelines: guidelines,

@@ -53,12 +53,14 @@ fn definition() -> ToolDefinition {
             .to_owned(),
         parameters: json!({
             "type": "object",
+            "required": ["path", "edits"],
             "properties": {
                 "path": {"type": "string", "description": "File to edit, relative or absolute"},
                 "edits": {
                     "type": "array",
                     "items": {
                         "type": "object",
+                        "required": ["oldText", "newText"],
                         "properties": {
                             "oldText": {
                                 "type": "string",
@@ -69,12 +71,12 @@ fn definition() -> ToolDefinition {
                                 "description": "Text that replaces oldText."
                             }
                         },
-                        "required": ["oldText", "newText"]
+                        "additionalProperties": false
                     },
                     "description": "One or more targeted replacements, each matched against the original file rather than after earlier edits. No overlapping or nested edits: when two changes touch the same block or neighbouring lines, merge them into one edit."
                 }
             },
-            "required": ["path", "edits"]
+            "additionalProperties": false
         }),
         prompt_snippet: Some(
             "Make precise file edits by exact text replacement, several disjoint edits per call"

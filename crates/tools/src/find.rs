@@ -43,12 +43,12 @@ fn definition() -> ToolDefinition {
         ),
         parameters: json!({
             "type": "object",
+            "required": ["pattern"],
             "properties": {
                 "pattern": {"type": "string", "description": "Glob the paths must match, e.g. '*.ts', '**/*.json' or 'src/**/*.spec.ts'"},
                 "path": {"type": "string", "description": "Directory to search (defaults to the current directory)"},
                 "limit": {"type": "number", "description": "Most results to return (default: 1000)"}
-            },
-            "required": ["pattern"]
+            }
         }),
         prompt_snippet: Some("Find files by glob pattern (respects .gitignore)".to_owned()),
         prompt_guidelines: Vec::new(),

@@ -59,6 +59,7 @@ fn definition() -> ToolDefinition {
         ),
         parameters: json!({
             "type": "object",
+            "required": ["pattern"],
             "properties": {
                 "pattern": {"type": "string", "description": "Regular expression or literal text to look for"},
                 "path": {"type": "string", "description": "Directory or file to search (defaults to the current directory)"},
@@ -67,8 +68,7 @@ fn definition() -> ToolDefinition {
                 "literal": {"type": "boolean", "description": "Take the pattern as plain text, not a regex (default: false)"},
                 "context": {"type": "number", "description": "Lines to show before and after each match (default: 0)"},
                 "limit": {"type": "number", "description": "Most matches to return (default: 100)"}
-            },
-            "required": ["pattern"]
+            }
         }),
         prompt_snippet: Some("Search file contents for patterns (respects .gitignore)".to_owned()),
         prompt_guidelines: Vec::new(),

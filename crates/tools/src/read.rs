@@ -74,12 +74,12 @@ fn definition() -> ToolDefinition {
         ),
         parameters: json!({
             "type": "object",
+            "required": ["path"],
             "properties": {
                 "path": {"type": "string", "description": "File to read, relative or absolute"},
                 "offset": {"type": "number", "description": "Line to start at (1-based)"},
                 "limit": {"type": "number", "description": "Most lines to return"}
-            },
-            "required": ["path"]
+            }
         }),
         prompt_snippet: Some("Read file contents".to_owned()),
         prompt_guidelines: vec!["Use read to look at files rather than cat or sed.".to_owned()],

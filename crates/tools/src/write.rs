@@ -41,11 +41,11 @@ fn definition() -> ToolDefinition {
             .to_owned(),
         parameters: json!({
             "type": "object",
+            "required": ["path", "content"],
             "properties": {
                 "path": {"type": "string", "description": "File to write, relative or absolute"},
                 "content": {"type": "string", "description": "Text to put in the file"}
-            },
-            "required": ["path", "content"]
+            }
         }),
         prompt_snippet: Some("Create or overwrite files".to_owned()),
         prompt_guidelines: vec![
