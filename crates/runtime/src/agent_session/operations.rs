@@ -408,12 +408,7 @@ impl AgentSession {
                 }
             },
         };
-        let context: Vec<AgentMessage> = session
-            .build_context()
-            .messages
-            .iter()
-            .map(|m| (*m.message).clone())
-            .collect();
+        let context = context_messages(&session);
         drop(session);
         self.agent.replace_messages(context);
         Ok(text)
@@ -444,12 +439,7 @@ impl AgentSession {
         let mut old = std::mem::replace(&mut *session, replacement);
         old.close();
         let id = session.session_id().to_owned();
-        let context: Vec<AgentMessage> = session
-            .build_context()
-            .messages
-            .iter()
-            .map(|m| (*m.message).clone())
-            .collect();
+        let context = context_messages(&session);
         drop(session);
         self.agent.config_mut().options.session_id = Some(id);
         self.agent.replace_messages(context);
@@ -563,6 +553,16 @@ impl AgentSession {
         lock(&self.session).append_message(AgentMessage::BashExecution(Box::new(message)))?;
         Ok(())
     }
+}
+
+/// The messages the model sees from the session's current leaf.
+fn context_messages(session: &SessionManager) -> Vec<AgentMessage> {
+    session
+        .build_context()
+        .messages
+        .iter()
+        .map(|m| (*m.message).clone())
+        .collect()
 }
 
 fn user_message(text: &str, images: Vec<ContentBlock>) -> AgentMessage {
