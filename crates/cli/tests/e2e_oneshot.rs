@@ -2,15 +2,17 @@
 //! The real binary in JSON and print mode against a scripted model: it reads a file, lists the
 //! folder, edits the file and answers; the session is recorded and `--continue` resumes it.
 
-use std::path::Path;
 use std::path::PathBuf;
 use std::process::Command;
+
+mod test_files;
 
 use knightcode_testkit::MockServer;
 use knightcode_testkit::MockUsage;
 use knightcode_testkit::ScriptedReply;
 use knightcode_testkit::WireFormat;
 use serde_json::Value;
+use test_files::session_files;
 
 struct Sandbox {
     _root: tempfile::TempDir,
@@ -93,19 +95,6 @@ fn four_turns() -> Vec<ScriptedReply> {
         .with_usage(usage(140, 12)),
         ScriptedReply::text("Done: beta is now BETA.").with_usage(usage(160, 6)),
     ]
-}
-
-fn session_files(agent: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    for dir in std::fs::read_dir(agent.join("sessions")).unwrap() {
-        for file in std::fs::read_dir(dir.unwrap().path()).unwrap() {
-            let path = file.unwrap().path();
-            if path.extension().is_some_and(|e| e == "jsonl") {
-                files.push(path);
-            }
-        }
-    }
-    files
 }
 
 /// The event stream with run-specific values (ids, times, durations) replaced, one line each.

@@ -3,7 +3,10 @@
 //! the typed client or raw.
 #![allow(dead_code)]
 
-use std::path::Path;
+#[path = "../test_files/mod.rs"]
+mod test_files;
+pub use test_files::read_jsonl;
+
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
@@ -87,30 +90,8 @@ impl Sandbox {
 
     /// Every session file, oldest first by name.
     pub fn session_files(&self) -> Vec<PathBuf> {
-        let mut files = Vec::new();
-        let Ok(dirs) = std::fs::read_dir(self.agent.join("sessions")) else {
-            return files;
-        };
-        for dir in dirs {
-            for file in std::fs::read_dir(dir.unwrap().path()).unwrap() {
-                let path = file.unwrap().path();
-                if path.extension().is_some_and(|e| e == "jsonl") {
-                    files.push(path);
-                }
-            }
-        }
-        files.sort();
-        files
+        test_files::session_files(&self.agent)
     }
-}
-
-/// The lines of a JSONL file as JSON values.
-pub fn read_jsonl(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect()
 }
 
 pub fn usage(input: u64, output: u64) -> MockUsage {

@@ -3,9 +3,12 @@
 //! and the scripted model server behind it.
 #![allow(dead_code)]
 
+#[path = "../test_files/mod.rs"]
+mod test_files;
+pub use test_files::read_jsonl;
+
 use std::io::Read as _;
 use std::io::Write as _;
-use std::path::Path;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::Condvar;
@@ -68,20 +71,7 @@ impl Sandbox {
     }
 
     pub fn session_files(&self) -> Vec<PathBuf> {
-        let mut files = Vec::new();
-        let Ok(dirs) = std::fs::read_dir(self.agent.join("sessions")) else {
-            return files;
-        };
-        for dir in dirs {
-            for file in std::fs::read_dir(dir.unwrap().path()).unwrap() {
-                let path = file.unwrap().path();
-                if path.extension().is_some_and(|e| e == "jsonl") {
-                    files.push(path);
-                }
-            }
-        }
-        files.sort();
-        files
+        test_files::session_files(&self.agent)
     }
 
     /// Starts `knightcode` with `args` in a `cols`×`rows` terminal.
@@ -300,13 +290,4 @@ impl Drop for Tui {
     fn drop(&mut self) {
         let _ = self.child.kill();
     }
-}
-
-/// The session file's lines as JSON.
-pub fn read_jsonl(path: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
