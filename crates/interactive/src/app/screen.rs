@@ -48,6 +48,31 @@ pub struct Screen {
 }
 
 impl Screen {
+    /// An idle screen showing `transcript`, with no header, queue or overlay. Lets benchmarks
+    /// and tests build one without naming every field, so adding a field breaks nothing.
+    pub fn new(
+        theme: Theme,
+        transcript: Transcript,
+        editor: Editor,
+        footer: FooterData,
+        height: u16,
+    ) -> Self {
+        Self {
+            theme,
+            header: Vec::new(),
+            transcript,
+            steering: Vec::new(),
+            follow_ups: Vec::new(),
+            status: Status::Idle,
+            hint: None,
+            editor,
+            attachments: Vec::new(),
+            overlay: None,
+            footer,
+            height,
+        }
+    }
+
     pub fn advance_spinner(&mut self) {
         if let Status::Working { frame, .. } = &mut self.status {
             *frame = (*frame + 1) % SPINNER.len();
