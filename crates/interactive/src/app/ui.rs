@@ -171,24 +171,12 @@ impl Ui {
         editor.set_completion_provider(Box::new(super::completion::Completer::new(
             setup.cwd.clone(),
         )));
-        let screen = Screen {
-            theme,
-            header: Vec::new(),
-            transcript: Transcript::new(look),
-            steering: Vec::new(),
-            follow_ups: Vec::new(),
-            status: Status::Idle,
-            hint: None,
-            editor,
-            attachments: Vec::new(),
-            overlay: None,
-            footer: FooterData {
-                cwd: footer::tilde(&cwd_string, home_string(home.as_ref()).as_deref()),
-                git_branch: footer::git_branch(&setup.cwd),
-                ..FooterData::default()
-            },
-            height,
+        let footer = FooterData {
+            cwd: footer::tilde(&cwd_string, home_string(home.as_ref()).as_deref()),
+            git_branch: footer::git_branch(&setup.cwd),
+            ..FooterData::default()
         };
+        let screen = Screen::new(theme, Transcript::new(look), editor, footer, height);
         let mut ui = Self {
             term,
             reader: Some(reader),
