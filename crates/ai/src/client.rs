@@ -38,9 +38,10 @@ const CHANNEL_CAPACITY: usize = 1024;
 
 /// Streams requests over HTTP with the wire format each model's `api` names.
 ///
-/// The HTTPS client is built on the first request: loading the platform's root certificates
-/// costs milliseconds and memory that a session which never calls a model (RPC clients asking
-/// for state, `--help`-like paths) should not pay.
+/// The HTTP client is built on the first request, and the platform's root certificates are
+/// loaded on its first `https://` handshake: they cost milliseconds and memory that a session
+/// which never calls a model (RPC clients asking for state) or only calls a local `http://`
+/// model should not pay. One client serves both schemes.
 #[derive(Clone)]
 pub struct Client {
     http: Arc<OnceLock<Result<reqwest::Client, String>>>,
@@ -71,7 +72,7 @@ impl Client {
         })
     }
 
-    /// The HTTPS client, built on first use; a failure is reported by every request.
+    /// The HTTP client, built on first use; a failure is reported by every request.
     fn http(&self) -> Result<&reqwest::Client, String> {
         self.http
             .get_or_init(|| crate::http::build_http_client().map_err(|e| e.to_string()))

@@ -16,20 +16,24 @@ use crate::model::Model;
 use crate::retry::HttpFailure;
 use crate::retry::ProviderRetry;
 use crate::retry::provider_retry_delay;
+use crate::tls::LazyPlatformVerifier;
 
 /// Builds the reqwest client with rustls + ring and the platform's certificate verifier,
-/// without touching rustls' process-wide default provider.
+/// without touching rustls' process-wide default provider. Building it reads no certificates:
+/// the verifier loads the system's roots on the first `https://` handshake
+/// ([`LazyPlatformVerifier`]), so plain `http://` models (local servers) never pay for them.
 pub(crate) fn build_http_client() -> Result<reqwest::Client, AiError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let verifier = rustls_platform_verifier::Verifier::new(provider.clone())
+    let verifier = Arc::new(LazyPlatformVerifier::new(provider.clone()));
+    build_http_client_with(provider, verifier)
+}
+
+pub(crate) fn build_http_client_with(
+    provider: Arc<rustls::crypto::CryptoProvider>,
+    verifier: Arc<LazyPlatformVerifier>,
+) -> Result<reqwest::Client, AiError> {
+    let tls = crate::tls::client_config(provider, verifier)
         .map_err(|e| AiError::HttpClient(e.to_string()))?;
-    let mut tls = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| AiError::HttpClient(e.to_string()))?
-        .dangerous()
-        .with_custom_certificate_verifier(Arc::new(verifier))
-        .with_no_client_auth();
-    tls.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     reqwest::Client::builder()
         .tls_backend_preconfigured(tls)
         .build()

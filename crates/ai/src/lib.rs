@@ -30,6 +30,7 @@ mod overflow;
 mod providers;
 pub mod retry;
 pub mod sse;
+mod tls;
 mod transform;
 
 pub use auth::AuthContext;
