@@ -128,20 +128,6 @@ impl Ui {
         } else {
             Theme::dark()
         };
-        // Compiling a grammar's patterns takes up to a second (TypeScript); do it for the
-        // common languages off the UI thread so the first code block does not stall a frame.
-        let _ = std::thread::Builder::new()
-            .name("highlight-preload".into())
-            .spawn(|| {
-                knightcode_tui::highlight::preload(&[
-                    "rust",
-                    "typescript",
-                    "javascript",
-                    "python",
-                    "bash",
-                    "json",
-                ]);
-            });
         let mut term = Terminal::enter()?;
         term.restore_on_panic();
         let (width, height) = term.size()?;

@@ -190,13 +190,22 @@ impl AssistantCard {
         self.cache.clear();
     }
 
-    pub fn append(&mut self, index: usize, delta: &str, thinking: bool) {
-        let slot = self.slot(index);
-        match slot {
-            Some(block) => block.append(delta),
-            None => *slot = Some(ReplyBlock::new(thinking, delta.to_owned())),
-        }
+    /// Adds streamed text; returns the language of a code fence this delta completed the
+    /// opening line of (so its grammar can be compiled before the code arrives).
+    pub fn append(&mut self, index: usize, delta: &str, thinking: bool) -> Option<String> {
         self.cache.clear();
+        let slot = self.slot(index);
+        let block = match slot {
+            Some(block) => {
+                block.append(delta);
+                block
+            }
+            None => slot.insert(ReplyBlock::new(thinking, delta.to_owned())),
+        };
+        if thinking || !delta.contains('\n') {
+            return None;
+        }
+        fence_language(&block.text, delta.len())
     }
 
     pub fn is_empty(&self) -> bool {
@@ -279,6 +288,19 @@ impl AssistantCard {
         }
         self.cache.put(width, lines)
     }
+}
+
+/// The language of a fence opening line (```` ```rust ````) among the lines the last
+/// `added` bytes of `text` completed.
+fn fence_language(text: &str, added: usize) -> Option<String> {
+    let start = text.len().saturating_sub(added);
+    let start = text[..start].rfind('\n').map_or(0, |at| at + 1);
+    let complete = &text[start..text.rfind('\n')?];
+    complete.lines().rev().find_map(|line| {
+        let lang = line.trim_start().strip_prefix("```")?.trim();
+        let lang = lang.split([' ', ',', '{']).next()?;
+        (!lang.is_empty()).then(|| lang.to_ascii_lowercase())
+    })
 }
 
 fn indent_one(line: &str) -> String {
@@ -446,5 +468,30 @@ impl Notice {
             .map(|l| indent_one(&style.paint(&l)))
             .collect();
         self.cache.put(width, lines)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fence_language;
+
+    #[test]
+    fn fence_openers_are_found_in_completed_lines_only() {
+        assert_eq!(fence_language("text\n```rust\n", 8), Some("rust".into()));
+        assert_eq!(
+            fence_language("```TypeScript title=\"a\"\nconst", 30),
+            Some("typescript".into())
+        );
+        assert_eq!(
+            fence_language("```py", 5),
+            None,
+            "the line is not complete yet"
+        );
+        assert_eq!(fence_language("```\ncode\n", 9), None, "no language");
+        assert_eq!(
+            fence_language("```rust\nfn main\n", 8),
+            None,
+            "the fence came earlier"
+        );
     }
 }

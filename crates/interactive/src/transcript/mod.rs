@@ -67,6 +67,8 @@ pub struct Transcript {
     tools: HashMap<String, usize>,
     /// Raw argument JSON of tool calls still being written, by content index.
     partial_args: HashMap<usize, (String, String)>,
+    /// Languages whose grammar compile has been started.
+    warmed: std::collections::HashSet<String>,
 }
 
 fn content_text(content: &Content) -> (String, usize) {
@@ -100,6 +102,7 @@ impl Transcript {
             streaming: None,
             tools: HashMap::new(),
             partial_args: HashMap::new(),
+            warmed: std::collections::HashSet::new(),
         }
     }
 
@@ -399,7 +402,9 @@ impl Transcript {
                 delta,
             } => match self.streaming_card() {
                 Some(card) => {
-                    card.append(*content_index, delta, false);
+                    if let Some(lang) = card.append(*content_index, delta, false) {
+                        self.warm_grammar(lang);
+                    }
                     true
                 }
                 None => false,
@@ -462,6 +467,20 @@ impl Transcript {
             }
             _ => false,
         }
+    }
+
+    /// Compiles a language's highlighting grammar on a helper thread as soon as a code
+    /// fence for it opens: with the pure-Rust regex engine that takes up to a second
+    /// (TypeScript), which the code lines streaming in after the fence would otherwise wait
+    /// for. Grammars are compiled only for languages that appear, since each costs memory
+    /// (TypeScript about 75 MB), so none are loaded ahead of time.
+    fn warm_grammar(&mut self, lang: String) {
+        if !self.warmed.insert(lang.clone()) {
+            return;
+        }
+        let _ = std::thread::Builder::new()
+            .name("highlight-warm".into())
+            .spawn(move || knightcode_tui::highlight::preload(&[lang.as_str()]));
     }
 
     /// The text of the newest assistant reply (`/copy`).
