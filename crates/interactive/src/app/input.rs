@@ -88,6 +88,7 @@ impl Ui {
         if b.matches("app.interrupt", key) {
             return self.on_escape();
         }
+        self.escape_armed = false;
         if b.matches("app.clear", key) {
             return self.on_ctrl_c();
         }
@@ -179,27 +180,20 @@ impl Ui {
     }
 
     fn on_escape(&mut self) -> Vec<Action> {
-        let now = Instant::now();
+        let armed = std::mem::take(&mut self.escape_armed);
         if self.running {
             self.restore_queued();
             return vec![Action::Abort];
         }
-        if self.bash.cancel_running() {
+        if self.bash.cancel_running() || !self.screen.editor.text().is_empty() {
             return Vec::new();
         }
-        if !self.screen.editor.text().is_empty() {
-            self.last_escape = None;
-            return Vec::new();
-        }
-        let double = self
-            .last_escape
-            .is_some_and(|at| now.duration_since(at) <= DOUBLE_PRESS);
-        if double {
-            self.last_escape = None;
-            self.screen.hint = None;
+        // The second press opens the tree whenever it comes, as long as no other key came
+        // between: the hint on screen says what it will do.
+        if armed {
             return vec![Action::OpenTree];
         }
-        self.last_escape = Some(now);
+        self.escape_armed = true;
         self.screen.hint = Some("Press escape again to open the session tree".to_owned());
         Vec::new()
     }

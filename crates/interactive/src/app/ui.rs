@@ -85,7 +85,8 @@ pub struct Ui {
     pub quitting: bool,
     pub exit_code: u8,
     pub last_ctrl_c: Option<Instant>,
-    pub last_escape: Option<Instant>,
+    /// Escape was pressed on an empty editor; the next Escape opens the tree.
+    pub escape_armed: bool,
     pub cwd: PathBuf,
     pub agent_dir: PathBuf,
     pub home: Option<PathBuf>,
@@ -188,7 +189,7 @@ impl Ui {
             quitting: false,
             exit_code: 0,
             last_ctrl_c: None,
-            last_escape: None,
+            escape_armed: false,
             cwd: setup.cwd.clone(),
             agent_dir: setup.agent_dir.clone(),
             home,
