@@ -10,6 +10,7 @@ use knightcode_tui::width::wrap_text_with_ansi;
 use super::card::LineCache;
 use super::card::boxed;
 use super::card::inner_width;
+use super::chunks::ChunkedMarkdown;
 use super::render::Look;
 use super::render::markdown;
 
@@ -59,7 +60,9 @@ impl UserCard {
 pub struct ReplyBlock {
     pub thinking: bool,
     text: String,
-    markdown: Option<knightcode_tui::markdown::Markdown>,
+    /// Made on the first render (it needs the theme); rendered in chunks so that a
+    /// streaming reply re-renders only its last block.
+    rendered: Option<ChunkedMarkdown>,
 }
 
 impl ReplyBlock {
@@ -67,7 +70,7 @@ impl ReplyBlock {
         Self {
             thinking,
             text,
-            markdown: None,
+            rendered: None,
         }
     }
 
@@ -77,28 +80,24 @@ impl ReplyBlock {
 
     fn append(&mut self, delta: &str) {
         self.text.push_str(delta);
-        if let Some(markdown) = &mut self.markdown {
-            markdown.append_text(delta);
+        if let Some(rendered) = &mut self.rendered {
+            rendered.append(delta);
         }
     }
 
     fn render(&mut self, width: usize, look: &Look) -> Vec<String> {
         let theme = &look.theme;
-        let markdown = self.markdown.get_or_insert_with(|| {
-            let markdown =
-                knightcode_tui::markdown::Markdown::new(self.text.clone(), theme.clone());
-            if self.thinking {
-                markdown.with_text_style(theme.thinking_text)
-            } else {
-                markdown
-            }
+        let thinking = self.thinking;
+        let rendered = self.rendered.get_or_insert_with(|| {
+            let style = thinking.then_some(theme.thinking_text);
+            ChunkedMarkdown::new(self.text.clone(), theme.clone(), style)
         });
-        knightcode_tui::Component::render(markdown, u16::try_from(width).unwrap_or(u16::MAX))
+        rendered.render(u16::try_from(width).unwrap_or(u16::MAX))
     }
 
     /// Drops the renderer (theme change); the next render makes a new one.
     fn reset(&mut self) {
-        self.markdown = None;
+        self.rendered = None;
     }
 }
 

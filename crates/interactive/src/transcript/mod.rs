@@ -3,6 +3,7 @@
 //! than copying the cached lines of finished cards.
 
 pub mod card;
+pub mod chunks;
 pub mod message;
 pub mod render;
 pub mod tool;
