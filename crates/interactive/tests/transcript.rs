@@ -202,3 +202,37 @@ fn streaming_events_build_the_same_cards() {
     insta::assert_snapshot!(streamed);
     assert_eq!(transcript.len(), 3, "user, reply, one tool card");
 }
+
+#[test]
+fn incremental_frames_match_full_renders_after_every_change() {
+    // `incremental` keeps its frame buffer across changes, as the screen does; `full`
+    // renders from scratch every time.
+    let mut incremental = Transcript::new(look());
+    let mut full = Transcript::new(look());
+    let mut frame = vec!["header".to_owned()];
+    // A tool card in the middle finishes after later cards were added.
+    let events: Vec<AgentEvent> = serde_json::from_value(json!([
+        {"type": "message_start", "message": {"role": "user", "content": "go", "timestamp": 0}},
+        {"type": "message_start", "message": {"role": "assistant", "content": [], "api": "a", "provider": "p",
+            "model": "m", "usage": usage(), "stopReason": "stop", "timestamp": 1}},
+        {"type": "message_update", "usage": usage(), "assistantMessageEvent": {"type": "text_delta", "contentIndex": 0, "delta": "First.\n\nSecond paragraph"}},
+        {"type": "message_update", "usage": usage(), "assistantMessageEvent": {"type": "text_delta", "contentIndex": 0, "delta": " grows.\n\n- a list"}},
+        {"type": "message_update", "usage": usage(), "assistantMessageEvent": {"type": "toolcall_start", "contentIndex": 1, "id": "c1", "toolName": "bash"}},
+        {"type": "tool_execution_start", "toolCallId": "c1", "toolName": "bash", "args": {"command": "make"}},
+        {"type": "message_start", "message": {"role": "user", "content": "later", "timestamp": 2}},
+        {"type": "tool_execution_update", "toolCallId": "c1", "toolName": "bash", "args": {"command": "make"},
+            "partialResult": {"content": [{"type": "text", "text": "building"}]}},
+        {"type": "tool_execution_end", "toolCallId": "c1", "toolName": "bash",
+            "result": {"content": [{"type": "text", "text": "built\nok"}]}, "isError": false}
+    ]))
+    .unwrap();
+    for (step, event) in events.iter().enumerate() {
+        incremental.apply(event);
+        full.apply(event);
+        let width = if step == events.len() - 1 { 40 } else { 60 };
+        incremental.render_into(width, &mut frame, 1);
+        assert_eq!(frame[1..], full.render(width)[..], "after event {step}");
+        // What the screen puts under the transcript.
+        frame.push("editor".to_owned());
+    }
+}

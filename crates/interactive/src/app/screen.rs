@@ -45,6 +45,11 @@ pub struct Screen {
     pub footer: FooterData,
     /// Terminal rows, so pickers can size their lists.
     pub height: u16,
+    /// The last frame's lines, kept so that unchanged transcript lines are not copied
+    /// again (see `Transcript::render_into`).
+    frame: Vec<String>,
+    /// The header as it is at the top of `frame`.
+    framed_header: Vec<String>,
 }
 
 impl Screen {
@@ -70,6 +75,8 @@ impl Screen {
             overlay: None,
             footer,
             height,
+            frame: Vec::new(),
+            framed_header: Vec::new(),
         }
     }
 
@@ -83,11 +90,18 @@ impl Screen {
         matches!(self.status, Status::Working { .. })
     }
 
-    pub fn render(&mut self, width: u16) -> Vec<String> {
+    pub fn render(&mut self, width: u16) -> &[String] {
         let theme = &self.theme;
         let w = usize::from(width);
-        let mut lines = self.header.clone();
-        lines.extend(self.transcript.render(width));
+        if self.framed_header != self.header || self.frame.len() < self.header.len() {
+            self.frame.clear();
+            self.frame.extend(self.header.iter().cloned());
+            self.framed_header = self.header.clone();
+            self.transcript.invalidate_frame();
+        }
+        let base = self.header.len();
+        let mut frame = std::mem::take(&mut self.frame);
+        self.transcript.render_into(width, &mut frame, base);
 
         let mut lower: Vec<String> = Vec::new();
         if !self.steering.is_empty() || !self.follow_ups.is_empty() {
@@ -148,8 +162,9 @@ impl Screen {
             None => lower.extend(self.editor.render(width)),
         }
         lower.extend(footer::render(&self.footer, width, theme));
-        lines.extend(lower);
-        lines
+        frame.extend(lower);
+        self.frame = frame;
+        &self.frame
     }
 }
 

@@ -434,7 +434,7 @@ impl Ui {
         let width = self.renderer.width();
         let lines = self.screen.render(width);
         let mut out = Vec::with_capacity(4096);
-        self.renderer.render(&lines, &mut out);
+        self.renderer.render(lines, &mut out);
         if !out.is_empty() {
             // A terminal that cannot be written to leaves nothing to show; the loop ends
             // when its input closes.

@@ -70,6 +70,14 @@ pub struct Transcript {
     partial_args: HashMap<usize, (String, String)>,
     /// Languages whose grammar compile has been started.
     warmed: std::collections::HashSet<String>,
+    /// Where each card's lines start in the frame buffer the screen passes to
+    /// [`Transcript::render_into`] (relative to the transcript's first line).
+    starts: Vec<usize>,
+    /// Cards whose lines in that buffer are current; a change to card `i` lowers it to `i`.
+    valid: usize,
+    frame_width: u16,
+    /// The transcript's line count in that buffer.
+    total: usize,
 }
 
 fn content_text(content: &Content) -> (String, usize) {
@@ -104,7 +112,21 @@ impl Transcript {
             tools: HashMap::new(),
             partial_args: HashMap::new(),
             warmed: std::collections::HashSet::new(),
+            starts: Vec::new(),
+            valid: 0,
+            frame_width: 0,
+            total: 0,
         }
+    }
+
+    /// The buffer given to [`Transcript::render_into`] was replaced: draw every card again.
+    pub fn invalidate_frame(&mut self) {
+        self.valid = 0;
+    }
+
+    /// Card `index` changed: its lines (and all after it) are drawn again.
+    fn touch(&mut self, index: usize) {
+        self.valid = self.valid.min(index);
     }
 
     pub fn len(&self) -> usize {
@@ -120,6 +142,7 @@ impl Transcript {
     }
 
     pub fn clear(&mut self) {
+        self.valid = 0;
         self.cards.clear();
         self.streaming = None;
         self.tools.clear();
@@ -136,6 +159,7 @@ impl Transcript {
 
     /// Drops every card's cached lines (theme, expand/collapse toggles).
     pub fn invalidate(&mut self) {
+        self.valid = 0;
         for card in &mut self.cards {
             card.invalidate();
         }
@@ -175,6 +199,7 @@ impl Transcript {
                 };
                 match self.tools.get(&result.tool_call_id) {
                     Some(&index) => {
+                        self.touch(index);
                         if let Some(Card::Tool(card)) = self.cards.get_mut(index) {
                             card.finish(payload, result.is_error);
                         }
@@ -218,6 +243,7 @@ impl Transcript {
 
     fn streaming_card(&mut self) -> Option<&mut AssistantCard> {
         let index = self.streaming?;
+        self.touch(index);
         match self.cards.get_mut(index) {
             Some(Card::Assistant(card)) => Some(card),
             _ => None,
@@ -226,6 +252,7 @@ impl Transcript {
 
     fn tool_card(&mut self, id: &str) -> Option<&mut ToolCard> {
         let index = *self.tools.get(id)?;
+        self.touch(index);
         match self.cards.get_mut(index) {
             Some(Card::Tool(card)) => Some(card),
             _ => None,
@@ -257,6 +284,7 @@ impl Transcript {
             AgentEvent::MessageEnd { message } => match message {
                 AgentMessage::Assistant(assistant) => {
                     if let Some(index) = self.streaming.take() {
+                        self.touch(index);
                         if let Some(Card::Assistant(card)) = self.cards.get_mut(index) {
                             card.set_message(assistant);
                             if card.is_empty() {
@@ -500,6 +528,7 @@ impl Transcript {
     }
 
     pub fn bash_card(&mut self, index: usize) -> Option<&mut BashCard> {
+        self.touch(index);
         match self.cards.get_mut(index) {
             Some(Card::Bash(card)) => Some(card),
             _ => None,
@@ -509,15 +538,37 @@ impl Transcript {
     /// All lines: cards separated by one blank line.
     pub fn render(&mut self, width: u16) -> Vec<String> {
         let mut lines = Vec::new();
+        self.valid = 0;
+        self.render_into(width, &mut lines, 0);
+        lines
+    }
+
+    /// Brings the transcript's lines in `frame[base..]` up to date, re-rendering only the
+    /// cards that changed since the last call with this buffer, and truncates the buffer
+    /// after the transcript. Copying every cached line of a long transcript into a new
+    /// buffer on each frame was most of a keystroke's cost.
+    pub fn render_into(&mut self, width: u16, frame: &mut Vec<String>, base: usize) {
+        if width != self.frame_width || frame.len() < base + self.total {
+            self.frame_width = width;
+            self.valid = 0;
+        }
+        // Cards before `valid` are unchanged and their lines are in place.
+        let valid = self.valid.min(self.cards.len()).min(self.starts.len());
+        // Lines of unchanged cards stay; cards added since keep everything before them.
+        let keep = self.starts.get(valid).copied().unwrap_or(self.total);
+        frame.truncate(base + keep);
+        self.starts.truncate(valid);
         let look = self.look.clone();
-        for card in &mut self.cards {
+        for card in &mut self.cards[valid..] {
+            self.starts.push(frame.len() - base);
             let card_lines = card.render(width, &look);
             if card_lines.is_empty() {
                 continue;
             }
-            lines.push(String::new());
-            lines.extend(card_lines);
+            frame.push(String::new());
+            frame.extend(card_lines);
         }
-        lines
+        self.valid = self.cards.len();
+        self.total = frame.len() - base;
     }
 }
