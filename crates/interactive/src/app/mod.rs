@@ -31,9 +31,10 @@ use self::ui::Ui;
 
 /// How often the working indicator turns.
 const SPINNER_INTERVAL: Duration = Duration::from_millis(80);
-/// The shortest gap between two frames while output streams in: keeps a fast stream from
-/// spending the CPU on frames nobody can see. Keystrokes are drawn at once.
-const FRAME_INTERVAL: Duration = Duration::from_millis(16);
+/// The shortest gap between two frames while output streams in (30 frames/s: text
+/// appearing reads as smooth, and a fast stream does not spend the CPU on frames nobody can
+/// tell apart). Keystrokes are drawn at once.
+const FRAME_INTERVAL: Duration = Duration::from_millis(33);
 /// How long a lone ESC waits for the rest of an escape sequence.
 const ESCAPE_TIMEOUT: Duration = Duration::from_millis(20);
 
