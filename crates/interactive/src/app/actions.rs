@@ -43,6 +43,8 @@ impl Ui {
             }
             Wake::Event(event) => {
                 self.on_agent_event(&event);
+                // Whatever else has arrived is handled in the same wake-up.
+                self.drain_events();
                 Vec::new()
             }
             Wake::Bash(update) => {
@@ -54,6 +56,7 @@ impl Ui {
                 Vec::new()
             }
             Wake::Timer => {
+                self.drain_events();
                 let events = self.on_timer();
                 self.queued_input.extend(events);
                 self.next_queued_input()

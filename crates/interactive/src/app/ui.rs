@@ -358,7 +358,19 @@ impl Ui {
         if !self.queued_input.is_empty() {
             return Wake::Queued;
         }
-        let deadline = self.next_deadline();
+        // While a reply streams, events are collected once per frame rather than one wake-up
+        // each (a fast stream sends a thousand a second); they wait in the agent's bounded
+        // channel meanwhile. Keys still wake the loop at once.
+        let batch_events = self.running && self.last_frame.elapsed() < FRAME_INTERVAL;
+        let deadline = if batch_events {
+            let frame_due = self.last_frame + FRAME_INTERVAL;
+            Some(
+                self.next_deadline()
+                    .map_or(frame_due, |at| at.min(frame_due)),
+            )
+        } else {
+            self.next_deadline()
+        };
         let sleep = async {
             match deadline {
                 Some(at) => tokio::time::sleep_until(at.into()).await,
@@ -380,7 +392,7 @@ impl Ui {
                 None => Wake::InputClosed,
             },
             _ = self.winch.recv() => Wake::Resize,
-            Some(event) = events => Wake::Event(event),
+            Some(event) = events, if !batch_events => Wake::Event(event),
             Some(update) = self.bash.recv() => Wake::Bash(update),
             () = sleep => Wake::Timer,
         }
