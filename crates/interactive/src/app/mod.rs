@@ -56,8 +56,10 @@ pub struct InteractiveOptions {
 
 /// Runs the interactive mode until the user quits; returns the exit code.
 pub fn run(setup: SessionSetup, options: InteractiveOptions) -> Result<u8, InteractiveError> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    // One thread runs the network, the agent and the screen: a streamed delta is read,
+    // decoded and drawn without waking a second thread (a multi-thread runtime cost two
+    // context switches per delta). Blocking work (files, processes) has tokio's own pool.
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     let code = runtime.block_on(async move {
