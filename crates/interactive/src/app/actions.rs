@@ -2,9 +2,9 @@
 //! while one runs), slash commands, picker results, model and thinking changes.
 
 use knightcode_protocol::AgentMessage;
-use knightcode_protocol::Content;
 use knightcode_protocol::ContentBlock;
 use knightcode_runtime::AgentSession;
+use knightcode_runtime::agent_session::operations::user_message;
 
 use super::input::Action;
 use super::overlay::OverlayResult;
@@ -12,19 +12,6 @@ use super::ui::Ui;
 use super::ui::Wake;
 use crate::commands;
 use crate::commands::SlashCommand;
-
-fn now_millis() -> knightcode_protocol::Millis {
-    let ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis());
-    knightcode_protocol::Millis(i64::try_from(ms).unwrap_or(i64::MAX))
-}
-
-fn user_message(text: &str, images: Vec<ContentBlock>) -> AgentMessage {
-    let mut blocks = vec![ContentBlock::text(text)];
-    blocks.extend(images);
-    AgentMessage::user(Content::Blocks(blocks), now_millis())
-}
 
 /// Handles one wake-up while idle and returns the actions it produced.
 impl Ui {

@@ -27,7 +27,6 @@ use knightcode_ai::RetryPolicy;
 use knightcode_ai::StreamOptions;
 use knightcode_ai::ThinkingLevel;
 use knightcode_protocol::AgentMessage;
-use knightcode_protocol::Content;
 use knightcode_protocol::ContentBlock;
 use knightcode_protocol::Millis;
 use knightcode_protocol::SessionHeader;
@@ -462,9 +461,7 @@ impl AgentSession {
 
     /// Runs one user prompt to completion (tool calls, queued messages, retries).
     pub async fn prompt(&mut self, text: &str, images: Vec<ContentBlock>) -> Result<RunOutcome> {
-        let mut blocks = vec![ContentBlock::text(text)];
-        blocks.extend(images);
-        let user = AgentMessage::user(Content::Blocks(blocks), now_millis());
+        let user = operations::user_message(text, images);
         self.prepare_request()?;
         self.agent
             .prompt(vec![user])

@@ -565,7 +565,8 @@ fn context_messages(session: &SessionManager) -> Vec<AgentMessage> {
         .collect()
 }
 
-fn user_message(text: &str, images: Vec<ContentBlock>) -> AgentMessage {
+/// A user prompt, steering or follow-up message: the text, then any images, stamped now.
+pub fn user_message(text: &str, images: Vec<ContentBlock>) -> AgentMessage {
     let mut blocks = vec![ContentBlock::text(text)];
     blocks.extend(images);
     AgentMessage::user(Content::Blocks(blocks), now_millis())

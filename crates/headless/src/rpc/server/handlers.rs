@@ -5,10 +5,7 @@ use std::path::Path;
 
 use knightcode_ai::ThinkingLevel;
 use knightcode_protocol::AgentEvent;
-use knightcode_protocol::AgentMessage;
-use knightcode_protocol::Content;
 use knightcode_protocol::ContentBlock;
-use knightcode_protocol::Millis;
 use knightcode_protocol::rpc::CancelledResult;
 use knightcode_protocol::rpc::CommandsResult;
 use knightcode_protocol::rpc::CycleModelResult;
@@ -30,6 +27,7 @@ use knightcode_protocol::rpc::ThinkingLevelResult;
 use knightcode_protocol::rpc::ThinkingLevelsResult;
 use knightcode_runtime::AgentSession;
 use knightcode_runtime::agent_session::operations::model_info;
+use knightcode_runtime::agent_session::operations::user_message;
 use serde::Serialize;
 
 use super::Ctx;
@@ -80,25 +78,11 @@ fn disposition(command: &RpcCommand, disposition: PromptDisposition) -> RpcRespo
     )
 }
 
-fn now() -> Millis {
-    let millis = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or_default();
-    Millis(millis)
-}
-
 /// The image blocks of a prompt, steer or follow-up.
 fn images(body: &Cmd) -> Vec<ContentBlock> {
     body.images()
         .map(|image| ContentBlock::Image(image.clone()))
         .collect()
-}
-
-fn user_message(text: &str, images: Vec<ContentBlock>) -> AgentMessage {
-    let mut blocks = vec![ContentBlock::text(text)];
-    blocks.extend(images);
-    AgentMessage::user(Content::Blocks(blocks), now())
 }
 
 fn agent_mode(mode: QueueMode) -> knightcode_agent::QueueMode {
