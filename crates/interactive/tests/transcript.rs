@@ -236,3 +236,55 @@ fn incremental_frames_match_full_renders_after_every_change() {
         frame.push("editor".to_owned());
     }
 }
+
+#[test]
+fn a_streaming_reply_updates_its_end_only_and_matches_a_fresh_render() {
+    // A reply streams in small deltas (thinking, then markdown with code blocks that the
+    // chunked renderer cuts between); after every delta the kept frame must equal the
+    // whole transcript rendered by a new `Transcript` from the same events.
+    let text = "# Plan\n\nFirst we read the file.\n\n```rust\nfn main() {\n    let x = 1;\n}\n```\n\n- one\n- two\n\n  more of two\n\nSetext heading\n---\n\nA paragraph that wraps around at a narrow width, twice over.\n\n```python\ndef f(x):\n    return x\n```\n\nDone.";
+    let mut events = vec![
+        json!({"type": "message_start", "message": {"role": "user", "content": "go", "timestamp": 0}}),
+        json!({"type": "message_start", "message": {"role": "assistant", "content": [], "api": "a",
+            "provider": "p", "model": "m", "usage": usage(), "stopReason": "stop", "timestamp": 1}}),
+        json!({"type": "message_update", "usage": usage(), "assistantMessageEvent":
+            {"type": "thinking_start", "contentIndex": 0}}),
+    ];
+    for piece in ["Let me ", "think.\n\nSecond ", "thought."] {
+        events.push(
+            json!({"type": "message_update", "usage": usage(), "assistantMessageEvent":
+            {"type": "thinking_delta", "contentIndex": 0, "delta": piece}}),
+        );
+    }
+    events.push(
+        json!({"type": "message_update", "usage": usage(), "assistantMessageEvent":
+        {"type": "text_start", "contentIndex": 1}}),
+    );
+    let chars: Vec<char> = text.chars().collect();
+    for piece in chars.chunks(3) {
+        let delta: String = piece.iter().collect();
+        events.push(
+            json!({"type": "message_update", "usage": usage(), "assistantMessageEvent":
+            {"type": "text_delta", "contentIndex": 1, "delta": delta}}),
+        );
+    }
+    let events: Vec<AgentEvent> = events
+        .into_iter()
+        .map(|e| serde_json::from_value(e).unwrap())
+        .collect();
+    let mut streaming = Transcript::new(look());
+    let mut frame = vec!["header".to_owned()];
+    for (step, event) in events.iter().enumerate() {
+        streaming.apply(event);
+        streaming.render_into(30, &mut frame, 1);
+        let mut fresh = Transcript::new(look());
+        for earlier in &events[..=step] {
+            fresh.apply(earlier);
+        }
+        assert_eq!(frame[1..], fresh.render(30)[..], "after event {step}");
+        frame.push("editor".to_owned());
+    }
+    let last = frame[1..].join("\n");
+    assert!(last.contains("fn main()"), "{last}");
+    assert!(last.contains("Done."), "{last}");
+}

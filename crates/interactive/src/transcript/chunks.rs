@@ -48,13 +48,13 @@ impl ChunkedMarkdown {
         self.text.push_str(delta);
         let before = self.chunks.len();
         self.cut();
-        if self.chunks.len() == before {
-            if let Some(tail) = &mut self.tail {
-                tail.append_text(delta);
-            }
-        } else {
-            self.tail = None;
+        if self.chunks.len() == before
+            && let Some(tail) = &mut self.tail
+        {
+            tail.append_text(delta);
         }
+        // Otherwise the tail's text is set again at the next render: the same renderer
+        // renders the finished chunks first, so their code blocks keep their highlighting.
     }
 
     /// Finishes every chunk that is followed by a safe cut.
@@ -92,53 +92,75 @@ impl ChunkedMarkdown {
         self.tail_start = chunk_start;
     }
 
-    fn markdown(&self, text: &str) -> Markdown {
-        let markdown = Markdown::new(text.to_owned(), self.theme.clone());
+    fn markdown(&self, text: String) -> Markdown {
+        let markdown = Markdown::new(text, self.theme.clone());
         match self.text_style {
             Some(style) => markdown.with_text_style(style),
             None => markdown,
         }
     }
 
+    /// The whole text's lines (for a frame, [`ChunkedMarkdown::render_parts`] avoids
+    /// copying the finished ones).
     pub fn render(&mut self, width: u16) -> Vec<String> {
+        let (frozen, tail) = self.render_parts(width);
+        let mut lines = frozen.to_vec();
+        if !tail.is_empty() {
+            if !lines.is_empty() {
+                lines.push(String::new());
+            }
+            lines.extend(tail);
+        }
+        lines
+    }
+
+    /// The lines of the finished chunks (which only grow while the width stays the same;
+    /// no blank line at either end), and those of the growing chunk (to be joined to them
+    /// with one blank line when both have any).
+    pub fn render_parts(&mut self, width: u16) -> (&[String], Vec<String>) {
         let stale = !matches!(&self.frozen, Some((w, _, _)) if *w == width);
         if stale {
             self.frozen = Some((width, Vec::new(), 0));
         }
         let done = self.frozen.as_ref().map_or(0, |(_, _, done)| *done);
-        let fresh: Vec<Vec<String>> = self.chunks[done..]
-            .iter()
-            .map(|range| trim_blank(self.markdown(&self.text[range.clone()]).render(width)))
-            .collect();
         let total = self.chunks.len();
-        if let Some((_, lines, done)) = &mut self.frozen {
-            for rendered in fresh.into_iter().filter(|r| !r.is_empty()) {
-                if !lines.is_empty() {
-                    lines.push(String::new());
-                }
-                lines.extend(rendered);
+        if done < total {
+            // One renderer for the finished chunks and the tail: a chunk that was the
+            // growing tail until now finds its code blocks already highlighted.
+            let mut renderer = self
+                .tail
+                .take()
+                .unwrap_or_else(|| self.markdown(String::new()));
+            let mut fresh = Vec::with_capacity(total - done);
+            for range in &self.chunks[done..] {
+                renderer.set_text(&self.text[range.clone()]);
+                fresh.push(trim_blank(renderer.render(width)));
             }
-            *done = total;
+            renderer.set_text(&self.text[self.tail_start..]);
+            self.tail = Some(renderer);
+            if let Some((_, lines, done)) = &mut self.frozen {
+                for rendered in fresh.into_iter().filter(|r| !r.is_empty()) {
+                    if !lines.is_empty() {
+                        lines.push(String::new());
+                    }
+                    lines.extend(rendered);
+                }
+                *done = total;
+            }
         }
         if self.tail.is_none() {
-            self.tail = Some(self.markdown(&self.text[self.tail_start..]));
+            self.tail = Some(self.markdown(self.text[self.tail_start..].to_owned()));
         }
-        let tail_lines = match &mut self.tail {
-            Some(tail) => trim_blank(tail.render(width)),
-            None => Vec::new(),
-        };
-        let mut lines = self
+        let tail = self
+            .tail
+            .as_mut()
+            .map(|t| t.render(width))
+            .unwrap_or_default();
+        let frozen = self
             .frozen
             .as_ref()
-            .map(|(_, l, _)| l.clone())
-            .unwrap_or_default();
-        if !tail_lines.is_empty() {
-            if !lines.is_empty() {
-                lines.push(String::new());
-            }
-            lines.extend(tail_lines);
-        }
-        lines
+            .map_or(&[][..], |(_, l, _)| l.as_slice());
+        (frozen, trim_blank(tail))
     }
 
     /// Drops rendered lines (theme change); the next render starts over.
@@ -160,16 +182,18 @@ fn starts_list_item(line: &str) -> bool {
 }
 
 /// Without blank lines at the start and the end.
-fn trim_blank(lines: Vec<String>) -> Vec<String> {
-    let start = lines.iter().position(|l| !l.trim().is_empty());
-    let Some(start) = start else {
-        return Vec::new();
-    };
+fn trim_blank(mut lines: Vec<String>) -> Vec<String> {
     let end = lines
         .iter()
         .rposition(|l| !l.trim().is_empty())
-        .map_or(start, |i| i + 1);
-    lines[start..end].to_vec()
+        .map_or(0, |i| i + 1);
+    lines.truncate(end);
+    let start = lines
+        .iter()
+        .position(|l| !l.trim().is_empty())
+        .unwrap_or(end);
+    lines.drain(..start);
+    lines
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ pub mod card;
 pub mod chunks;
 pub mod message;
 pub mod render;
+pub mod reply;
 pub mod tool;
 
 use std::collections::HashMap;
@@ -17,12 +18,12 @@ use knightcode_protocol::Content;
 use knightcode_protocol::ContentBlock;
 use knightcode_protocol::ToolResultPayload;
 
-pub use self::message::AssistantCard;
 pub use self::message::BashCard;
 pub use self::message::Notice;
 pub use self::message::NoticeKind;
 pub use self::message::UserCard;
 pub use self::render::Look;
+pub use self::reply::AssistantCard;
 pub use self::tool::ToolCard;
 
 /// One card of the transcript.
@@ -46,6 +47,18 @@ impl Card {
         }
     }
 
+    /// Like `render`, as the first `keep` lines of the last render plus `lines`; only a
+    /// streaming reply keeps any.
+    fn render_update(&mut self, width: u16, look: &Look) -> CardUpdate {
+        match self {
+            Self::Assistant(c) => c.render_update(width, look),
+            other => CardUpdate {
+                keep: 0,
+                lines: other.render(width, look),
+            },
+        }
+    }
+
     fn invalidate(&mut self) {
         match self {
             Self::User(c) => c.invalidate(),
@@ -55,6 +68,14 @@ impl Card {
             Self::Notice(c) => c.invalidate(),
         }
     }
+}
+
+/// A card's lines relative to its last render: the first `keep` lines of that render are
+/// unchanged and `lines` follow them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CardUpdate {
+    pub keep: usize,
+    pub lines: Vec<String>,
 }
 
 /// The conversation as cards.
@@ -73,6 +94,8 @@ pub struct Transcript {
     /// Where each card's lines start in the frame buffer the screen passes to
     /// [`Transcript::render_into`] (relative to the transcript's first line).
     starts: Vec<usize>,
+    /// How many lines each card has there (without the blank line before it).
+    lens: Vec<usize>,
     /// Cards whose lines in that buffer are current; a change to card `i` lowers it to `i`.
     valid: usize,
     frame_width: u16,
@@ -113,6 +136,7 @@ impl Transcript {
             partial_args: HashMap::new(),
             warmed: std::collections::HashSet::new(),
             starts: Vec::new(),
+            lens: Vec::new(),
             valid: 0,
             frame_width: 0,
             total: 0,
@@ -122,6 +146,8 @@ impl Transcript {
     /// The buffer given to [`Transcript::render_into`] was replaced: draw every card again.
     pub fn invalidate_frame(&mut self) {
         self.valid = 0;
+        self.starts.clear();
+        self.lens.clear();
     }
 
     /// Card `index` changed: its lines (and all after it) are drawn again.
@@ -142,7 +168,7 @@ impl Transcript {
     }
 
     pub fn clear(&mut self) {
-        self.valid = 0;
+        self.invalidate_frame();
         self.cards.clear();
         self.streaming = None;
         self.tools.clear();
@@ -538,7 +564,7 @@ impl Transcript {
     /// All lines: cards separated by one blank line.
     pub fn render(&mut self, width: u16) -> Vec<String> {
         let mut lines = Vec::new();
-        self.valid = 0;
+        self.invalidate_frame();
         self.render_into(width, &mut lines, 0);
         lines
     }
@@ -550,18 +576,50 @@ impl Transcript {
     pub fn render_into(&mut self, width: u16, frame: &mut Vec<String>, base: usize) {
         if width != self.frame_width || frame.len() < base + self.total {
             self.frame_width = width;
-            self.valid = 0;
+            self.invalidate_frame();
         }
         // Cards before `valid` are unchanged and their lines are in place.
         let valid = self.valid.min(self.cards.len()).min(self.starts.len());
-        // Lines of unchanged cards stay; cards added since keep everything before them.
-        let keep = self.starts.get(valid).copied().unwrap_or(self.total);
-        frame.truncate(base + keep);
-        self.starts.truncate(valid);
         let look = self.look.clone();
-        for card in &mut self.cards[valid..] {
+        let mut next = valid;
+        if valid < self.cards.len() && valid < self.starts.len() {
+            // The first changed card still has its last lines in place; a streaming reply
+            // only replaces the lines at its end.
+            let start = self.starts[valid];
+            let old_len = self.lens[valid];
+            let mut update = self.cards[valid].render_update(width, &look);
+            if update.keep > old_len {
+                debug_assert!(false, "a card kept more lines than it had");
+                update = CardUpdate {
+                    keep: 0,
+                    lines: self.cards[valid].render(width, &look),
+                };
+            }
+            let keep = update.keep;
+            frame.truncate(base + start + if keep > 0 { 1 + keep } else { 0 });
+            if keep == 0 && !update.lines.is_empty() {
+                frame.push(String::new());
+            }
+            let len = keep + update.lines.len();
+            frame.extend(update.lines);
+            self.starts.truncate(valid + 1);
+            self.lens.truncate(valid + 1);
+            self.lens[valid] = len;
+            next = valid + 1;
+        } else {
+            // Lines of unchanged cards stay; cards added since keep everything before them.
+            let keep = match valid {
+                0 => 0,
+                _ => self.starts.get(valid).copied().unwrap_or(self.total),
+            };
+            frame.truncate(base + keep);
+            self.starts.truncate(valid);
+            self.lens.truncate(valid);
+        }
+        for card in &mut self.cards[next..] {
             self.starts.push(frame.len() - base);
             let card_lines = card.render(width, &look);
+            self.lens.push(card_lines.len());
             if card_lines.is_empty() {
                 continue;
             }
