@@ -14,7 +14,7 @@ with the reference agent.
   the 10,000-line one.
 
     python3 scripts/bench/tui.py [--runs 5] [--keys 200] [--idle 10] [--stream 10]
-                                 [--agents ours,pi] [--no-build] [--json FILE]
+                                 [--agents ours,pi] [--no-build] [--json FILE] [--perf DIR]
 
 Builds ours in release mode first (unless --no-build). Every run is a fresh process in a
 fresh sandbox (HOME, agent directory with a models.json pointing at a fresh mock, project
@@ -360,9 +360,11 @@ def stream_run(agent, opts, with_transcript):
             tty.drain(0.2)
             os.write(tty.fd, b"\r")
             tty.read_until(BEGIN, 30)
+            profiler = start_perf(opts, tty.pid, agent, with_transcript)
             window = CpuWindow(tty.pid)
             out, _ = tty.read_until(END, opts.stream * 10 + 30)
             result = window.stop()
+            stop_perf(profiler)
             result["chars"] = len(text)
             result["tokens_per_s"] = len(text) / 4 / result["seconds"]
             result["pct"] = result["cpu_ms"] / 10 / result["seconds"]
@@ -374,6 +376,24 @@ def stream_run(agent, opts, with_transcript):
         return result
     finally:
         box.close()
+
+
+def start_perf(opts, pid, agent, with_transcript):
+    """With --perf DIR: `perf record` on the agent for the streaming window (the CPU figures
+    of such a run include perf's own overhead; use it to see where the time goes)."""
+    if not opts.perf:
+        return None
+    os.makedirs(opts.perf, exist_ok=True)
+    name = f"{agent}-{'stream-long' if with_transcript else 'stream'}-{int(time.time())}.data"
+    return subprocess.Popen(["perf", "record", "-q", "-F", "4000", "--call-graph", "dwarf,16384",
+                             "-p", str(pid), "-o", os.path.join(opts.perf, name)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def stop_perf(profiler):
+    if profiler:
+        profiler.send_signal(signal.SIGINT)
+        profiler.wait()
 
 
 # ---------------------------------------------------------------- report
@@ -472,6 +492,8 @@ def main():
     parser.add_argument("--quiet-wait", type=float, default=60)
     parser.add_argument("--no-build", action="store_true")
     parser.add_argument("--json", help="write every sample here")
+    parser.add_argument("--perf", metavar="DIR",
+                        help="record each streaming window with `perf record` into DIR")
     opts = parser.parse_args()
     agents = opts.agents.split(",")
     if not opts.no_build:

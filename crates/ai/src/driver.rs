@@ -2,7 +2,9 @@
 //! end with exactly one `Done` or `Error`, also on cancellation, timeouts and broken streams.
 
 use std::sync::Arc;
+use std::time::Duration;
 
+use futures_util::FutureExt as _;
 use futures_util::StreamExt;
 use knightcode_protocol::StopReason;
 use tokio::sync::mpsc;
@@ -104,7 +106,13 @@ pub(crate) struct StreamTask<D> {
     pub(crate) retry: ProviderRetry,
     pub(crate) style: ErrorStyle,
     pub(crate) pipeline: Pipeline<D>,
+    /// See [`crate::Client::with_read_pacing`].
+    pub(crate) read_pacing: Duration,
 }
+
+/// A read at least this large means data is flowing faster than tokens are generated (a
+/// large body, a burst after a stall); the next read follows at once.
+const PACED_READ_LIMIT: usize = 4096;
 
 /// Sends queued events; `false` when the consumer went away (then the request is dropped).
 async fn flush(out: &mut Output, tx: &mpsc::Sender<StreamEvent>) -> bool {
@@ -158,30 +166,75 @@ impl<D: Decoder> StreamTask<D> {
         }
         let idle = idle_timeout(&self.retry);
         let mut body = response.bytes_stream();
+        // One idle deadline, moved on only when it fires: a timer registered and dropped
+        // per chunk costs more than decoding the chunk.
+        let mut last_data = tokio::time::Instant::now();
+        let deadline = tokio::time::sleep(idle);
+        tokio::pin!(deadline);
         loop {
             let next = tokio::select! {
                 // Checked first so a cancel wins over data that is already buffered.
                 biased;
                 _ = cancel.cancelled() => return Outcome::Aborted,
-                next = tokio::time::timeout(idle, body.next()) => next,
+                next = body.next() => Some(next),
+                () = &mut deadline => None,
             };
-            let chunk = match next {
-                Err(_) => {
+            let Some(next) = next else {
+                let quiet_until = last_data + idle;
+                if tokio::time::Instant::now() >= quiet_until {
                     return Outcome::Failed(format!(
                         "Request timed out: no data for {} ms",
                         idle.as_millis()
                     ));
                 }
-                Ok(None) => break,
-                Ok(Some(Err(error))) => return Outcome::Failed(describe_transport_error(&error)),
-                Ok(Some(Ok(chunk))) => chunk,
+                deadline.as_mut().reset(quiet_until);
+                continue;
             };
-            let fed = self.pipeline.feed(&chunk);
+            let chunk = match next {
+                None => break,
+                Some(Err(error)) => return Outcome::Failed(describe_transport_error(&error)),
+                Some(Ok(chunk)) => chunk,
+            };
+            last_data = tokio::time::Instant::now();
+            let mut fed = self.pipeline.feed(&chunk);
+            let mut read = chunk.len();
+            // The body yields one chunk per call, and the connection task decodes the next
+            // only once this one is taken: let it run, and take every chunk that is already
+            // here before handing the events on (and before pausing).
+            let mut ended = false;
+            while fed.is_ok() {
+                tokio::task::yield_now().await;
+                match body.next().now_or_never() {
+                    None => break,
+                    Some(None) => {
+                        ended = true;
+                        break;
+                    }
+                    Some(Some(Err(error))) => {
+                        fed = Err(describe_transport_error(&error));
+                    }
+                    Some(Some(Ok(chunk))) => {
+                        read += chunk.len();
+                        fed = self.pipeline.feed(&chunk);
+                    }
+                }
+            }
             if !flush(&mut self.pipeline.out, tx).await {
                 return Outcome::ConsumerGone;
             }
             if let Err(message) = fed {
                 return Outcome::Failed(message);
+            }
+            if ended {
+                break;
+            }
+            if !self.read_pacing.is_zero() && read < PACED_READ_LIMIT {
+                // Tokens that arrive while we wait are read, decoded and handed on together.
+                tokio::select! {
+                    biased;
+                    _ = cancel.cancelled() => return Outcome::Aborted,
+                    () = tokio::time::sleep(self.read_pacing) => {}
+                }
             }
         }
         if cancel.is_cancelled() {

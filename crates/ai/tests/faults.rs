@@ -357,3 +357,53 @@ async fn missing_api_key_is_reported() {
         assert!(server.requests().is_empty());
     }
 }
+
+#[tokio::test]
+async fn paced_reads_deliver_the_same_events_and_faults() {
+    // Reading the body at most every few milliseconds batches deltas; it must not lose,
+    // reorder or merge any, and faults, timeouts and aborts still end the stream.
+    for &format in FORMATS {
+        let name = format.api_name();
+        let paced_reply = || long_text().with_interval(Duration::from_millis(1));
+        let mid = long_text().with_fault(Fault::MidStreamError {
+            after_events: 5,
+            message: "Overloaded".into(),
+            kind: MockErrorKind::Overloaded,
+        });
+        let stalled = long_text().with_fault(Fault::StallAfterEvents(4));
+        // Two servers, so that both runs get the first response id.
+        let unpaced_server = MockServer::start(format, vec![long_text()]).await.unwrap();
+        let server = MockServer::start(format, vec![paced_reply(), mid, stalled])
+            .await
+            .unwrap();
+        let plain = collect(client(Arc::default()).stream(
+            &request(&unpaced_server, no_retry()),
+            CancellationToken::new(),
+        ))
+        .await;
+        let paced_client = client(Arc::default()).with_read_pacing(Duration::from_millis(5));
+        let paced =
+            collect(paced_client.stream(&request(&server, no_retry()), CancellationToken::new()))
+                .await;
+        assert_eq!(paced, plain, "{name}: same events with paced reads");
+
+        let failed = paced_client
+            .complete(&request(&server, no_retry()), CancellationToken::new())
+            .await;
+        assert_failed(&failed, ErrorClass::Overloaded, &format!("{name} paced"));
+        assert!(!failed.text().is_empty(), "{name}: partial text kept");
+
+        let retry = ProviderRetry {
+            timeout_ms: 200,
+            ..ProviderRetry::default()
+        };
+        let timed_out = paced_client
+            .complete(&request(&server, retry), CancellationToken::new())
+            .await;
+        assert_failed(
+            &timed_out,
+            ErrorClass::Network,
+            &format!("{name} paced stall"),
+        );
+    }
+}

@@ -106,6 +106,9 @@ pub struct SessionSetup {
     pub approve: Option<bool>,
     /// `--name`.
     pub name: Option<String>,
+    /// How long a streaming response waits between small reads (see
+    /// `knightcode_ai::Client::with_read_pacing`); zero reads at once.
+    pub stream_read_pacing: std::time::Duration,
 }
 
 impl SessionSetup {
@@ -125,6 +128,7 @@ impl SessionSetup {
             no_context_files: false,
             approve: None,
             name: None,
+            stream_read_pacing: std::time::Duration::ZERO,
         }
     }
 }
@@ -388,7 +392,9 @@ impl AgentSession {
                 max_agent_delay_ms: retry.max_delay_ms,
             },
         };
-        let client = Client::new().map_err(|e| RuntimeError::Setup(e.to_string()))?;
+        let client = Client::new()
+            .map_err(|e| RuntimeError::Setup(e.to_string()))?
+            .with_read_pacing(setup.stream_read_pacing);
         let (events, receiver) =
             knightcode_agent::event_channel(knightcode_agent::DEFAULT_EVENT_CAPACITY);
         // Every finished message goes to the session file before the next model request.
