@@ -333,11 +333,18 @@ def keystroke_run(agent, opts):
                 tty.drain(opts.key_gap)
             typing = window.stop()
             rss_after = rss_kib(tty.pid)
+            # A narrower window: every line is wrapped again and the whole transcript is
+            # written again (a width change clears the scrollback, as in the reference).
+            t0 = time.monotonic()
+            fcntl.ioctl(tty.fd, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS - 20, 0, 0))
+            _, t1 = tty.read_until(SYNC_END, 30)
+            resize_ms = (t1 - t0) * 1000
         finally:
             tty.close()
         return {"startup_ms": startup_ms, "first_frame_lines": first.count(b"\n"),
                 "first_frame_bytes": len(first), "rss": rss, "rss_after": rss_after,
                 "idle": idle, "keys_ms": samples, "frame_bytes": frame_bytes,
+                "resize_ms": resize_ms,
                 "cpu_ms_per_key": typing["cpu_ms"] / opts.keys}
     finally:
         box.close()
@@ -452,6 +459,9 @@ def report(agents, results, opts):
     row(("keys", "start → end of first frame, same session"),
         lambda rs: f"{med(r['startup_ms'] for r in rs):.0f} ms "
                    f"({min(r['startup_ms'] for r in rs):.0f}–{max(r['startup_ms'] for r in rs):.0f})")
+    row(("keys", "resize (narrower by 20 columns) → end of the redrawn frame"),
+        lambda rs: f"{med(r['resize_ms'] for r in rs):.0f} ms "
+                   f"({min(r['resize_ms'] for r in rs):.0f}–{max(r['resize_ms'] for r in rs):.0f})")
     row(("keys", "RSS when settled / peak after typing"),
         lambda rs: f"{med(r['rss']['VmRSS'] for r in rs) / 1024:.1f} / "
                    f"{med(r['rss_after']['VmHWM'] for r in rs) / 1024:.1f} MiB")
@@ -517,7 +527,7 @@ def main():
                     r = keystroke_run(agent, opts)
                     print(f"  run {run + 1} {agent} keys: median {med(r['keys_ms']):.2f} ms, "
                           f"{r['cpu_ms_per_key']:.2f} ms CPU/key, start-up {r['startup_ms']:.0f} ms, "
-                          f"{r['first_frame_lines']} lines, idle {r['idle']['cpu_ms']:.2f} ms CPU / "
+                          f"{r['first_frame_lines']} lines, resize {r['resize_ms']:.0f} ms, idle {r['idle']['cpu_ms']:.2f} ms CPU / "
                           f"{r['idle']['wakeups']} wake-ups {r['idle']['by_thread']}",
                           file=sys.stderr, flush=True)
                 else:

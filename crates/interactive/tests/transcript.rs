@@ -288,3 +288,61 @@ fn a_streaming_reply_updates_its_end_only_and_matches_a_fresh_render() {
     assert!(last.contains("fn main()"), "{last}");
     assert!(last.contains("Done."), "{last}");
 }
+
+#[test]
+fn old_history_code_is_plain_and_the_newest_is_highlighted() {
+    use knightcode_interactive::transcript::HISTORY_HIGHLIGHT_LINES;
+    let code_lines = 20;
+    let replies = HISTORY_HIGHLIGHT_LINES / code_lines + 5;
+    let mut messages = Vec::new();
+    for i in 0..replies {
+        messages.push(message(
+            json!({"role": "user", "content": format!("q{i}"), "timestamp": 0}),
+        ));
+        let code: Vec<String> = (0..code_lines)
+            .map(|j| format!("fn reply_{i}_line_{j}() {{}}"))
+            .collect();
+        let text = format!("```rust\n{}\n```", code.join("\n"));
+        messages.push(assistant(json!([{"type": "text", "text": text}]), "stop"));
+    }
+    let mut dark = look();
+    dark.theme = Theme::dark();
+    let mut transcript = Transcript::new(dark.clone());
+    transcript.load(&messages);
+    let lines = transcript.render(100);
+    let line_of = |needle: &str| {
+        lines
+            .iter()
+            .find(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no line with {needle}"))
+            .clone()
+    };
+    let plain = dark.theme.md_code_block.paint("fn reply_0_line_3() {}");
+    assert!(
+        line_of("reply_0_line_3").contains(&plain),
+        "oldest code is plain"
+    );
+    let newest = line_of(&format!("reply_{}_line_3", replies - 1));
+    assert!(
+        !newest.contains(
+            &dark
+                .theme
+                .md_code_block
+                .paint(&format!("fn reply_{}_line_3() {{}}", replies - 1))
+        ),
+        "newest code is highlighted: {newest:?}"
+    );
+    // Within the budget, counted from the newest.
+    let highlighted = (0..replies)
+        .filter(|i| {
+            let line = line_of(&format!("reply_{i}_line_3"));
+            !line.contains(
+                &dark
+                    .theme
+                    .md_code_block
+                    .paint(&format!("fn reply_{i}_line_3() {{}}")),
+            )
+        })
+        .count();
+    assert_eq!(highlighted, HISTORY_HIGHLIGHT_LINES / code_lines);
+}

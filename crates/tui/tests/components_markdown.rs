@@ -216,3 +216,43 @@ fn thinking_style_colours_body_text() {
         vec!["\x1b[3;38;5;244mthinking \x1b[0m\x1b[1;3;38;5;244mhard\x1b[0m"]
     );
 }
+
+#[test]
+fn plain_code_has_the_code_colour_and_no_grammar_colours() {
+    let text = "```rust\nfn main() {}\n```";
+    let theme = Theme::dark();
+    let plain = render(
+        &mut Markdown::new(text, theme.clone()).with_plain_code(true),
+        40,
+    );
+    assert_eq!(
+        plain[1],
+        format!("  {}", theme.md_code_block.paint("fn main() {}"))
+    );
+    let coloured = render(&mut Markdown::new(text, theme), 40);
+    assert_ne!(plain[1], coloured[1], "the grammar colours keywords");
+    assert_eq!(plain.len(), coloured.len());
+}
+
+#[test]
+fn a_remembering_renderer_gives_the_same_lines_for_texts_in_turn() {
+    // One renderer given several texts in turn (the parts of a long reply) and then the
+    // first again at another width renders each like a renderer of its own.
+    let parts = [
+        "```rust\nfn a() {}\n```",
+        "```python\ndef b():\n    pass\n```",
+        "Text with `code`.",
+    ];
+    let theme = Theme::dark();
+    let mut shared = Markdown::new("", theme.clone()).remembering_code();
+    for width in [40u16, 12, 40] {
+        for part in parts {
+            shared.set_text(part);
+            assert_eq!(
+                render(&mut shared, width),
+                render(&mut Markdown::new(part, theme.clone()), width),
+                "{part:?} at {width}"
+            );
+        }
+    }
+}

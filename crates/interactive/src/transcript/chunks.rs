@@ -16,6 +16,7 @@ pub struct ChunkedMarkdown {
     text: String,
     theme: Theme,
     text_style: Option<Style>,
+    plain_code: bool,
     /// Byte ranges of the finished chunks.
     chunks: Vec<std::ops::Range<usize>>,
     /// Where the growing chunk starts.
@@ -26,11 +27,13 @@ pub struct ChunkedMarkdown {
 }
 
 impl ChunkedMarkdown {
-    pub fn new(text: String, theme: Theme, text_style: Option<Style>) -> Self {
+    /// `plain_code`: code blocks without syntax colours (see [`Markdown::with_plain_code`]).
+    pub fn new(text: String, theme: Theme, text_style: Option<Style>, plain_code: bool) -> Self {
         let mut chunked = Self {
             text,
             theme,
             text_style,
+            plain_code,
             chunks: Vec::new(),
             tail_start: 0,
             frozen: None,
@@ -92,8 +95,12 @@ impl ChunkedMarkdown {
         self.tail_start = chunk_start;
     }
 
+    /// The one renderer of all chunks: it keeps every chunk's highlighted code, so a new
+    /// width re-wraps the reply without highlighting it again.
     fn markdown(&self, text: String) -> Markdown {
-        let markdown = Markdown::new(text, self.theme.clone());
+        let markdown = Markdown::new(text, self.theme.clone())
+            .remembering_code()
+            .with_plain_code(self.plain_code);
         match self.text_style {
             Some(style) => markdown.with_text_style(style),
             None => markdown,
@@ -205,7 +212,7 @@ mod tests {
     }
 
     fn streamed(text: &str, width: u16, step: usize) -> Vec<String> {
-        let mut chunked = ChunkedMarkdown::new(String::new(), Theme::plain(), None);
+        let mut chunked = ChunkedMarkdown::new(String::new(), Theme::plain(), None, false);
         let chars: Vec<char> = text.chars().collect();
         for piece in chars.chunks(step) {
             chunked.append(&piece.iter().collect::<String>());
@@ -233,7 +240,7 @@ mod tests {
 
     #[test]
     fn cuts_only_between_top_level_blocks_outside_fences() {
-        let chunked = ChunkedMarkdown::new(SAMPLE.to_owned(), Theme::plain(), None);
+        let chunked = ChunkedMarkdown::new(SAMPLE.to_owned(), Theme::plain(), None, false);
         for range in &chunked.chunks {
             let chunk = &SAMPLE[range.clone()];
             assert_eq!(

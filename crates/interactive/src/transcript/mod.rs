@@ -26,6 +26,12 @@ pub use self::render::Look;
 pub use self::reply::AssistantCard;
 pub use self::tool::ToolCard;
 
+/// Lines of code in a loaded session's history that are highlighted, newest first. The
+/// pure-Rust grammars take a third of a millisecond or more per line: a session with
+/// thousands of code lines would take seconds to open, for colours far up the scrollback.
+/// Older code shows in the plain code colour.
+pub const HISTORY_HIGHLIGHT_LINES: usize = 400;
+
 /// One card of the transcript.
 #[derive(Debug, Clone)]
 pub enum Card {
@@ -56,6 +62,23 @@ impl Card {
                 keep: 0,
                 lines: other.render(width, look),
             },
+        }
+    }
+
+    /// Lines of code this card highlights when rendered collapsed.
+    fn code_lines(&self) -> usize {
+        match self {
+            Self::Assistant(c) => c.code_lines(),
+            Self::Tool(c) => c.code_lines(),
+            _ => 0,
+        }
+    }
+
+    fn set_plain_code(&mut self, plain: bool) {
+        match self {
+            Self::Assistant(c) => c.set_plain_code(plain),
+            Self::Tool(c) => c.set_plain_code(plain),
+            _ => {}
         }
     }
 
@@ -192,10 +215,28 @@ impl Transcript {
     }
 
     /// Rebuilds the cards from a session's messages (start-up, resume, branch switch).
+    /// Code in the newest cards is highlighted; older history, far up the scrollback,
+    /// shows its code in the plain code colour (see [`HISTORY_HIGHLIGHT_LINES`]).
     pub fn load(&mut self, messages: &[AgentMessage]) {
         self.clear();
         for message in messages {
             self.add_message(message);
+        }
+        let mut budget = HISTORY_HIGHLIGHT_LINES;
+        let mut newest = true;
+        for card in self.cards.iter_mut().rev() {
+            let lines = card.code_lines();
+            if lines == 0 {
+                continue;
+            }
+            // The newest code is on screen: it is highlighted whatever it costs.
+            if newest || lines <= budget {
+                budget = budget.saturating_sub(lines);
+            } else {
+                budget = 0;
+                card.set_plain_code(true);
+            }
+            newest = false;
         }
     }
 

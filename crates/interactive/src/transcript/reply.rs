@@ -21,6 +21,8 @@ use super::render::Look;
 pub struct ReplyBlock {
     pub thinking: bool,
     text: String,
+    /// Code blocks without syntax colours (old history, see `AssistantCard::set_plain_code`).
+    plain_code: bool,
     /// Made on the first render (it needs the theme); rendered in chunks so that a
     /// streaming reply re-renders only its last block.
     rendered: Option<ChunkedMarkdown>,
@@ -31,6 +33,7 @@ impl ReplyBlock {
         Self {
             thinking,
             text,
+            plain_code: false,
             rendered: None,
         }
     }
@@ -55,22 +58,21 @@ impl ReplyBlock {
     fn render_parts(&mut self, width: usize, look: &Look) -> (&[String], Vec<String>) {
         let theme = &look.theme;
         let thinking = self.thinking;
+        let plain_code = self.plain_code;
         let rendered = self.rendered.get_or_insert_with(|| {
             let style = thinking.then_some(theme.thinking_text);
-            ChunkedMarkdown::new(self.text.clone(), theme.clone(), style)
+            ChunkedMarkdown::new(self.text.clone(), theme.clone(), style, plain_code)
         });
         rendered.render_parts(u16::try_from(width).unwrap_or(u16::MAX))
-    }
-
-    /// Drops the renderer (theme change); the next render makes a new one.
-    fn reset(&mut self) {
-        self.rendered = None;
     }
 }
 
 impl Clone for ReplyBlock {
     fn clone(&self) -> Self {
-        Self::new(self.thinking, self.text.clone())
+        Self {
+            plain_code: self.plain_code,
+            ..Self::new(self.thinking, self.text.clone())
+        }
     }
 }
 
@@ -223,11 +225,31 @@ impl AssistantCard {
             .join("\n")
     }
 
+    /// Drops the card's lines (a toggle changed how it looks); the blocks keep their
+    /// rendered markdown, which no toggle changes.
     pub fn invalidate(&mut self) {
         self.settled = None;
+    }
+
+    /// Code blocks in the plain code colour instead of highlighted: history far up the
+    /// scrollback is not worth the milliseconds per line that highlighting costs.
+    pub fn set_plain_code(&mut self, plain: bool) {
         for block in self.blocks.iter_mut().flatten() {
-            block.reset();
+            if block.plain_code != plain {
+                block.plain_code = plain;
+                block.rendered = None;
+            }
         }
+        self.settled = None;
+    }
+
+    /// Lines inside code fences of the reply's text (what highlighting it would cost).
+    pub fn code_lines(&self) -> usize {
+        self.blocks
+            .iter()
+            .flatten()
+            .map(|block| fenced_lines(&block.text))
+            .sum()
     }
 
     /// Every line of the card.
@@ -356,6 +378,21 @@ impl AssistantCard {
             reported: 0,
         }
     }
+}
+
+/// How many lines of `text` are inside code fences.
+fn fenced_lines(text: &str) -> usize {
+    let mut inside = false;
+    let mut count = 0;
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            inside = !inside;
+        } else if inside {
+            count += 1;
+        }
+    }
+    count
 }
 
 /// The language of a fence opening line (```` ```rust ````) among the lines the last

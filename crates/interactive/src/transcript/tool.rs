@@ -34,6 +34,8 @@ pub struct ToolCard {
     pub args: Value,
     pub status: ToolStatus,
     output: Option<ToolResultPayload>,
+    /// Written files shown without syntax colours (old history).
+    plain_code: bool,
     cache: LineCache,
 }
 
@@ -45,8 +47,26 @@ impl ToolCard {
             args,
             status: ToolStatus::Streaming,
             output: None,
+            plain_code: false,
             cache: LineCache::default(),
         }
+    }
+
+    /// See `AssistantCard::set_plain_code`.
+    pub fn set_plain_code(&mut self, plain: bool) {
+        if self.plain_code != plain {
+            self.plain_code = plain;
+            self.cache.clear();
+        }
+    }
+
+    /// Lines a collapsed render highlights.
+    pub fn code_lines(&self) -> usize {
+        if self.name != "write" {
+            return 0;
+        }
+        self.arg("content")
+            .map_or(0, |content| content.lines().count().min(PREVIEW_LINES))
     }
 
     pub fn set_args(&mut self, args: Value) {
@@ -218,10 +238,28 @@ impl ToolCard {
                 return Vec::new();
             }
             let path = self.arg("path").unwrap_or("");
-            let language = knightcode_tui::highlight::language_for_path(std::path::Path::new(path));
-            let highlighted =
-                knightcode_tui::highlight::highlight_code_with(content, language, theme);
-            return preview(highlighted, inner, expanded, false, theme, PREVIEW_LINES);
+            let language = knightcode_tui::highlight::language_for_path(std::path::Path::new(path))
+                .filter(|_| !self.plain_code);
+            // Collapsed, only the first lines show: highlighting the rest of a long file
+            // would cost a millisecond a line for nothing.
+            let shown = if expanded {
+                content.len()
+            } else {
+                content
+                    .match_indices('\n')
+                    .nth(PREVIEW_LINES - 1)
+                    .map_or(content.len(), |(at, _)| at)
+            };
+            let mut lines =
+                knightcode_tui::highlight::highlight_code_with(&content[..shown], language, theme);
+            if shown < content.len() {
+                lines.extend(
+                    content[shown + 1..]
+                        .split('\n')
+                        .map(|line| theme.md_code_block.paint(line)),
+                );
+            }
+            return preview(lines, inner, expanded, false, theme, PREVIEW_LINES);
         }
         let text = self.output_text();
         if text.is_empty() {

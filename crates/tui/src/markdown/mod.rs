@@ -34,6 +34,10 @@ pub struct Markdown {
     /// last block changes, and a new width needs no new highlighting, so the others are
     /// taken from here.
     code_cache: Vec<CodeEntry>,
+    /// Keep the highlighting of every code block rendered, not just the last render's.
+    remember_code: bool,
+    /// Code blocks in the plain code colour, without a grammar.
+    plain_code: bool,
 }
 
 /// One code block's highlighted lines (before wrapping), and the highlighter that made
@@ -59,7 +63,25 @@ impl Markdown {
             background: None,
             cache: WidthCache::default(),
             code_cache: Vec::new(),
+            remember_code: false,
+            plain_code: false,
         }
+    }
+
+    /// Keeps the highlighted lines of every code block this renderer has seen, for one
+    /// renderer given several texts in turn (the parts of a long message): rendering one
+    /// again, at another width say, highlights nothing again.
+    pub fn remembering_code(mut self) -> Self {
+        self.remember_code = true;
+        self
+    }
+
+    /// Code blocks in the theme's plain code colour: no grammar is loaded or run.
+    /// Highlighting costs up to a millisecond a line; a long history can skip it.
+    pub fn with_plain_code(mut self, plain: bool) -> Self {
+        self.plain_code = plain;
+        self.cache.clear();
+        self
     }
 
     /// The same number of blank columns on both sides and blank lines above and below.
@@ -132,9 +154,13 @@ impl Markdown {
             source: &source,
             previous_code: RefCell::new(std::mem::take(&mut self.code_cache)),
             code: RefCell::new(Vec::new()),
+            plain_code: self.plain_code,
         };
         let body = renderer.blocks(&blocks, content_width, self.text_style, true);
         self.code_cache = renderer.code.into_inner();
+        if self.remember_code {
+            self.code_cache.extend(renderer.previous_code.into_inner());
+        }
 
         // Lines may only overflow the content width when a glyph is wider than it.
         let body = body
@@ -180,6 +206,7 @@ struct Renderer<'a> {
     previous_code: RefCell<Vec<CodeEntry>>,
     /// The code blocks of this render, for the next one.
     code: RefCell<Vec<CodeEntry>>,
+    plain_code: bool,
 }
 
 impl Renderer<'_> {
@@ -313,6 +340,7 @@ impl Renderer<'_> {
     /// Highlighted lines of a code block: the last render's when the block is unchanged,
     /// continued from them when it grew, new otherwise.
     fn highlight(&self, code: &str, lang: Option<&str>) -> Vec<String> {
+        let lang = lang.filter(|_| !self.plain_code);
         let lang_key = lang.unwrap_or_default();
         let mut previous = self.previous_code.borrow_mut();
         let found = previous
