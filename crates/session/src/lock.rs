@@ -12,9 +12,15 @@
 //! * Every read or change of the record happens under an exclusive `flock` of the lock file,
 //!   held for microseconds. The file is deleted on release; a waiter that then holds a lock on
 //!   the deleted inode notices (inode differs from the path's) and retries.
-//! * The owner refreshes `refreshedAt` every `refresh_interval` from a background thread.
-//! * Another process may take the lock over once `refreshedAt + ttlMs` has passed (a stalled
-//!   or crashed owner), or at once when the owner's pid no longer exists on this host.
+//! * On the owner's own machine (same host name and boot id), the lock is held exactly as
+//!   long as the owning process lives: a pid that no longer runs, or runs a different
+//!   process (another start time), is taken over at once; a live owner keeps it however
+//!   long it idles or is stopped (Ctrl+Z).
+//! * Another machine can only see the file over a network filesystem and cannot check the
+//!   pid; for it the owner refreshes `refreshedAt` every `refresh_interval` from a background
+//!   thread, and the lock may be taken over once `refreshedAt + ttlMs` has passed (a stalled
+//!   or unreachable owner). On a local filesystem no other machine can see the file, so
+//!   there is no refresher and an idle session wakes nothing.
 //! * Before every write the owner re-reads the record; if another owner took over, the write is
 //!   refused (`OwnershipLost`) and the new owner's lock is left alone.
 //! * Inside one process, managers of the same file share one counted lock through
@@ -78,11 +84,90 @@ pub struct LockRecord {
     pub acquired_at: u64,
     pub refreshed_at: u64,
     pub ttl_ms: u64,
+    /// The kernel's boot id: with `host`, tells this machine from another of the same name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boot_id: Option<String>,
+    /// The owner's start time (clock ticks after boot), so a reused pid is not mistaken for
+    /// the owner.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid_start: Option<u64>,
 }
 
 impl LockRecord {
     fn expired(&self, now: u64) -> bool {
         now >= self.refreshed_at.saturating_add(self.ttl_ms)
+    }
+
+    /// Whether the record still holds the lock, as seen from `machine` at `now`.
+    fn held(&self, machine: &Machine, now: u64) -> bool {
+        let same_host = self.host == machine.host;
+        if same_host && self.boot_id.is_some() && self.boot_id == machine.boot_id {
+            return process_start(self.pid)
+                .is_some_and(|start| self.pid_start.is_none_or(|recorded| recorded == start));
+        }
+        // A record without a boot id (an older version, or a machine without one): the
+        // owner refreshes it; a pid known to be gone on this host frees it at once.
+        let crashed = same_host && self.boot_id.is_none() && process_is_gone(self.pid);
+        !self.expired(now) && !crashed
+    }
+}
+
+/// What identifies this machine in lock records.
+struct Machine {
+    host: String,
+    boot_id: Option<String>,
+}
+
+impl Machine {
+    fn this() -> Self {
+        Self {
+            host: hostname(),
+            boot_id: std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+                .ok()
+                .map(|id| id.trim().to_owned())
+                .filter(|id| !id.is_empty()),
+        }
+    }
+}
+
+/// When process `pid` started (clock ticks after boot), or `None` when it does not run.
+fn process_start(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may hold spaces and parentheses; fields resume after the last ')'.
+    let fields = stat.rsplit_once(')')?.1;
+    // Field 22 of the file, the 20th after the name: state is field 3.
+    fields.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// Whether another machine could open `path`: network and cluster filesystems, FUSE (sshfs,
+/// virtiofs) and VM shares. Unknown filesystems count as shared.
+fn may_be_shared(path: &Path) -> bool {
+    const LOCAL: &[u32] = &[
+        0xEF53,      // ext2/3/4
+        0x5846_5342, // xfs
+        0x9123_683E, // btrfs
+        0x0102_1994, // tmpfs
+        0x8584_58F6, // ramfs
+        0x794C_7630, // overlayfs
+        0x2FC1_2FC1, // zfs
+        0xF2F5_2010, // f2fs
+        0xCA45_1A4E, // bcachefs
+        0x5265_4973, // reiserfs
+        0x3153_464A, // jfs
+        0x4D44,      // vfat
+        0x2011_BAB0, // exfat
+        0x5346_544E, // ntfs
+        0x7366_746E, // ntfs3
+    ];
+    match rustix::fs::statfs(path) {
+        // The magic is a signed or unsigned word depending on the target.
+        #[allow(
+            clippy::unnecessary_cast,
+            clippy::cast_sign_loss,
+            clippy::cast_possible_truncation
+        )]
+        Ok(stat) => !LOCAL.contains(&(stat.f_type as u32)),
+        Err(_) => true,
     }
 }
 
@@ -204,27 +289,29 @@ impl SessionLock {
         let lock_path = lock_path_for(&canonical);
         let mut locked = LockedFile::open(&lock_path)?;
         let now = now_millis();
-        let host = hostname();
-        if let Some(existing) = locked.read_record() {
-            let crashed = existing.host == host && process_is_gone(existing.pid);
-            if !existing.expired(now) && !crashed {
-                return Err(SessionError::Locked {
-                    path: canonical,
-                    pid: existing.pid,
-                    host: existing.host,
-                    age_secs: now.saturating_sub(existing.refreshed_at) / 1000,
-                });
-            }
+        let machine = Machine::this();
+        if let Some(existing) = locked.read_record()
+            && existing.held(&machine, now)
+        {
+            return Err(SessionError::Locked {
+                path: canonical,
+                pid: existing.pid,
+                host: existing.host,
+                age_secs: now.saturating_sub(existing.refreshed_at) / 1000,
+            });
         }
+        let pid = std::process::id();
         let record = LockRecord {
             version: 1,
             owner: uuid::Uuid::new_v4().to_string(),
-            pid: std::process::id(),
-            host,
+            pid,
+            host: machine.host,
             session: canonical.to_string_lossy().into_owned(),
             acquired_at: now,
             refreshed_at: now,
             ttl_ms: options.ttl.as_millis() as u64,
+            boot_id: machine.boot_id,
+            pid_start: process_start(pid),
         };
         locked.write_record(&record, &lock_path)?;
         drop(locked);
@@ -234,7 +321,9 @@ impl SessionLock {
             lost: false,
         }));
         let (stop_refresh, stop_rx) = mpsc::channel();
-        let refresher = {
+        let refresher = if !may_be_shared(&lock_path) {
+            None
+        } else {
             let state = Arc::clone(&state);
             let lock_path = lock_path.clone();
             std::thread::Builder::new()
@@ -374,5 +463,25 @@ impl Ownership {
         held.retain(|_, weak| weak.strong_count() > 0);
         held.insert(canonical, Arc::downgrade(&lock));
         Ok(lock)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn start_times_identify_processes() {
+        let own = process_start(std::process::id());
+        assert!(own.is_some());
+        assert_eq!(process_start(std::process::id()), own, "stable");
+        // pid 0 never has a /proc entry.
+        assert_eq!(process_start(0), None);
+    }
+
+    #[test]
+    fn pseudo_filesystems_count_as_shared_and_a_missing_path_too() {
+        assert!(may_be_shared(Path::new("/proc")));
+        assert!(may_be_shared(Path::new("/no/such/dir")));
     }
 }

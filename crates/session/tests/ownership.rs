@@ -128,11 +128,64 @@ fn a_crashed_owner_is_taken_over_at_once() {
     assert_eq!(session.entries().len(), 3);
 }
 
-fn expire_lock(lock_path: &Path) {
+/// Changes fields of the lock record on disk.
+fn edit_lock(lock_path: &Path, edit: impl FnOnce(&mut serde_json::Value)) {
     let mut record: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(lock_path).unwrap()).unwrap();
-    record["refreshedAt"] = serde_json::json!(0);
+    edit(&mut record);
     std::fs::write(lock_path, record.to_string()).unwrap();
+}
+
+/// The record as another machine's stalled owner would leave it: not refreshed for longer
+/// than its TTL, and no pid this machine could check.
+fn expire_lock(lock_path: &Path) {
+    edit_lock(lock_path, |record| {
+        record["host"] = serde_json::json!("another-machine");
+        record["bootId"] = serde_json::json!("another-boot");
+        record["refreshedAt"] = serde_json::json!(0);
+    });
+}
+
+#[test]
+fn a_live_owner_on_this_machine_keeps_its_lock_however_long_it_idles() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    let lock_path = dir.path().join("s.jsonl.lock");
+    let owner_store = stalled_store();
+    let mut owner = owner_store.open(&path, Path::new("/p")).unwrap();
+    owner.append_message(user("mine")).unwrap();
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&lock_path).unwrap()).unwrap();
+    assert!(record["bootId"].is_string(), "{record}");
+    assert!(record["pidStart"].is_u64(), "{record}");
+    // Long past its TTL: the owner still runs, so it still owns the session.
+    edit_lock(&lock_path, |record| record["refreshedAt"] = serde_json::json!(0));
+    match store().open(&path, Path::new("/p")) {
+        Err(SessionError::Locked { pid, .. }) => assert_eq!(pid, std::process::id()),
+        other => panic!("expected Locked, got {other:?}"),
+    }
+    owner.append_message(assistant("still mine")).unwrap();
+}
+
+#[test]
+fn a_reused_pid_does_not_hold_the_lock() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    let lock_path = dir.path().join("s.jsonl.lock");
+    let old_store = stalled_store();
+    let mut old = old_store.open(&path, Path::new("/p")).unwrap();
+    old.append_message(user("old")).unwrap();
+    // The recorded pid runs, but it is another process than the one that took the lock.
+    edit_lock(&lock_path, |record| {
+        let start = record["pidStart"].as_u64().unwrap();
+        record["pidStart"] = serde_json::json!(start + 1);
+    });
+    let mut new = store().open(&path, Path::new("/p")).unwrap();
+    new.append_message(user("new")).unwrap();
+    assert!(matches!(
+        old.append_message(user("stale")),
+        Err(SessionError::OwnershipLost { .. })
+    ));
 }
 
 /// Two stores model two processes: each has its own ownership registry.
