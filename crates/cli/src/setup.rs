@@ -142,5 +142,6 @@ pub fn session_setup_with_location(
     setup.no_context_files = args.no_context_files;
     setup.approve = args.project_trust;
     setup.name = args.name.clone();
+    setup.models = args.models.clone();
     Ok((setup, location))
 }

@@ -392,3 +392,40 @@ async fn tree_and_entries_of_a_branched_session() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cycling_stays_inside_the_models_scope() {
+    watchdog(async {
+        // `--models` wins over `enabledModels`; one model in scope leaves nothing to cycle to.
+        let rpc = Rpc::start_prepared(vec![], &["--models", "mock-model:low"], |sandbox| {
+            std::fs::write(
+                sandbox.agent.join("settings.json"),
+                r#"{"enabledModels": ["mock-model-2", "mock-model"]}"#,
+            )
+            .unwrap();
+        })
+        .await;
+        assert!(rpc.client.cycle_model().await.unwrap().is_none());
+
+        let rpc = Rpc::start_prepared(vec![], &[], |sandbox| {
+            std::fs::write(
+                sandbox.agent.join("settings.json"),
+                r#"{"enabledModels": ["mock-model-2", "mock-model:high", "no-such-model"]}"#,
+            )
+            .unwrap();
+        })
+        .await;
+        // `--model` chose the start; cycling goes through the scope in its order.
+        let state = rpc.client.get_state().await.unwrap();
+        assert_eq!(state.model.unwrap().id, "mock-model");
+        let cycled = rpc.client.cycle_model().await.unwrap().unwrap();
+        assert_eq!(cycled.model.id, "mock-model-2");
+        assert_eq!(cycled.thinking_level, "off", "clamped: it cannot think");
+        assert!(cycled.is_scoped);
+        let cycled = rpc.client.cycle_model().await.unwrap().unwrap();
+        assert_eq!(cycled.model.id, "mock-model");
+        assert_eq!(cycled.thinking_level, "high", "the pattern's level");
+        assert!(cycled.is_scoped);
+    })
+    .await;
+}

@@ -318,6 +318,80 @@ pub fn resolve_cli_model(
     ))
 }
 
+/// A model of the `--models` / `enabledModels` scope, with the thinking level its pattern
+/// named (`pattern:high`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScopedModel {
+    pub model: Model,
+    pub thinking: Option<ThinkingLevel>,
+}
+
+/// Resolves scope patterns against the available models, in pattern order without
+/// duplicates. A pattern with `*`, `?` or `[` is a case-insensitive glob over `provider/id`
+/// or the bare id (`*` does not cross `/`), with an optional `:level`; any other pattern
+/// resolves like `--model` (exact, then partial, aliases before dated ids; `:level` peeled
+/// off). Returns the warnings for patterns that matched nothing or had a bad level.
+pub fn resolve_model_scope(
+    patterns: &[String],
+    available: &[Model],
+) -> (Vec<ScopedModel>, Vec<String>) {
+    let mut scope: Vec<ScopedModel> = Vec::new();
+    let mut warnings = Vec::new();
+    let add = |scope: &mut Vec<ScopedModel>, model: &Model, thinking| {
+        if !scope.iter().any(|s| same_model(&s.model, model)) {
+            scope.push(ScopedModel {
+                model: model.clone(),
+                thinking,
+            });
+        }
+    };
+    for pattern in patterns {
+        if pattern.contains(['*', '?', '[']) {
+            let (glob, thinking) = match pattern.rsplit_once(':') {
+                Some((glob, suffix)) => match ThinkingLevel::parse(suffix) {
+                    Some(level) => (glob, Some(level)),
+                    None => (pattern.as_str(), None),
+                },
+                None => (pattern.as_str(), None),
+            };
+            if let Some(model) = find_exact_reference(glob, available) {
+                add(&mut scope, model, thinking);
+                continue;
+            }
+            let matcher = globset::GlobBuilder::new(glob)
+                .case_insensitive(true)
+                .literal_separator(true)
+                .build()
+                .map(|g| g.compile_matcher());
+            let matching: Vec<&Model> = match &matcher {
+                Ok(matcher) => available
+                    .iter()
+                    .filter(|m| matcher.is_match(canonical(m)) || matcher.is_match(&m.id))
+                    .collect(),
+                Err(_) => Vec::new(),
+            };
+            if matching.is_empty() {
+                warnings.push(format!("No models match pattern \"{pattern}\""));
+            }
+            for model in matching {
+                add(&mut scope, model, thinking);
+            }
+            continue;
+        }
+        let parsed = parse_model_pattern(pattern, available, true);
+        warnings.extend(parsed.warning);
+        match parsed.model {
+            Some(model) => add(&mut scope, model, parsed.thinking),
+            None => warnings.push(format!("No models match pattern \"{pattern}\"")),
+        }
+    }
+    (scope, warnings)
+}
+
+fn same_model(a: &Model, b: &Model) -> bool {
+    a.provider == b.provider && a.id == b.id
+}
+
 /// The first usable model when nothing was asked for: the saved default if it has auth, then
 /// the preferred model of the first provider that has auth, then any model with auth.
 pub fn default_model<'a>(available: &'a [Model], saved: Option<(&str, &str)>) -> Option<&'a Model> {

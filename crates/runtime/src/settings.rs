@@ -260,6 +260,18 @@ impl Settings {
         self.string("defaultModel")
     }
 
+    /// `enabledModels`: the scope patterns for start-up and model cycling (like `--models`).
+    pub fn enabled_models(&self) -> Option<Vec<String>> {
+        let entries = self.get("enabledModels")?.as_array()?;
+        Some(
+            entries
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+        )
+    }
+
     /// `defaultThinkingLevel`, `medium` when unset.
     pub fn default_thinking_level(&self) -> &str {
         self.string("defaultThinkingLevel").unwrap_or("medium")

@@ -126,3 +126,67 @@ fn default_model_order() {
     );
     assert!(default_model(&[], None).is_none());
 }
+
+#[test]
+fn scopes_resolve_globs_fuzzy_patterns_and_levels_in_order() {
+    use knightcode_runtime::model_select::resolve_model_scope;
+    let models = catalog();
+    let patterns: Vec<String> = [
+        "opus:high",
+        "anthropic/*sonnet*",
+        "gpt-5.5:bogus",
+        "*gpt-4o*",
+        "openrouter/*",
+        "nothing-like-this",
+        "claude-opus-4-8",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    let (scope, warnings) = resolve_model_scope(&patterns, &models);
+    let ids: Vec<(String, Option<ThinkingLevel>)> = scope
+        .iter()
+        .map(|s| (format!("{}/{}", s.model.provider, s.model.id), s.thinking))
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            (
+                "anthropic/claude-opus-4-8".to_owned(),
+                Some(ThinkingLevel::High)
+            ),
+            ("anthropic/claude-sonnet-4-5".to_owned(), None),
+            ("anthropic/claude-sonnet-4-5-20250929".to_owned(), None),
+            // A bad level is dropped with a warning; the ambiguous id falls back to the
+            // partial match, as `--model` does.
+            ("openai/gpt-5.5".to_owned(), None),
+            // `openrouter/*` does not reach `openrouter/openai/gpt-4o:extended` either.
+            ("openrouter/gpt-5.5".to_owned(), None),
+        ],
+        "duplicates dropped, pattern order kept"
+    );
+    assert_eq!(
+        warnings,
+        [
+            "Invalid thinking level \"bogus\" in pattern \"gpt-5.5:bogus\". Using default instead."
+                .to_owned(),
+            // `*` does not cross `/`, in `provider/id` or in an id with a slash.
+            "No models match pattern \"*gpt-4o*\"".to_owned(),
+            "No models match pattern \"nothing-like-this\"".to_owned(),
+        ]
+    );
+    // Case-insensitive, over `provider/id` and over the bare id (OpenRouter's has a slash).
+    let (scope, _) = resolve_model_scope(&["OPENAI/GPT-*:low".to_owned()], &models);
+    let ids: Vec<(&str, &str)> = scope
+        .iter()
+        .map(|s| (s.model.provider.as_str(), s.model.id.as_str()))
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            ("openai", "gpt-5.5"),
+            ("openrouter", "openai/gpt-4o:extended")
+        ]
+    );
+    assert!(scope.iter().all(|s| s.thinking == Some(ThinkingLevel::Low)));
+}

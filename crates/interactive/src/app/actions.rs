@@ -368,24 +368,26 @@ fn set_thinking(ui: &mut Ui, session: &mut AgentSession, level: &str) {
     }
 }
 
+/// Ctrl+P / Shift+Ctrl+P: the next or previous model of the `--models` scope, or of every
+/// available model when there is no scope.
 async fn cycle_model(ui: &mut Ui, session: &mut AgentSession, forward: bool) {
-    let models = ui.models.clone();
-    if models.len() < 2 {
-        ui.info("Only one model is available; add credentials for more (see --list-models).");
-        return;
+    match session.cycle_model_towards(forward).await {
+        Ok(Some(switch)) => {
+            ui.refresh(session);
+            let scope = if switch.scoped { " (scoped)" } else { "" };
+            ui.screen.hint = Some(format!(
+                "Model: {}/{}{scope} · thinking {}",
+                switch.model.provider,
+                switch.model.id,
+                switch.thinking.as_str()
+            ));
+        }
+        Ok(None) if session.scoped_models().is_empty() => {
+            ui.info("Only one model is available; add credentials for more (see --list-models).");
+        }
+        Ok(None) => ui.info("Only one model is in the --models scope."),
+        Err(error) => ui.error(&error.to_string()),
     }
-    let current = session.model().clone();
-    let index = models
-        .iter()
-        .position(|m| m.provider == current.provider && m.id == current.id)
-        .unwrap_or(0);
-    let next = if forward {
-        (index + 1) % models.len()
-    } else {
-        (index + models.len() - 1) % models.len()
-    };
-    let target = &models[next];
-    set_model(ui, session, &target.provider.clone(), &target.id.clone()).await;
 }
 
 async fn picked(ui: &mut Ui, session: &mut AgentSession, result: OverlayResult) {

@@ -106,6 +106,8 @@ pub struct SessionSetup {
     pub approve: Option<bool>,
     /// `--name`.
     pub name: Option<String>,
+    /// `--models`: the scope for start-up and model cycling (else `enabledModels`).
+    pub models: Option<Vec<String>>,
     /// How long a streaming response waits between small reads (see
     /// `knightcode_ai::Client::with_read_pacing`); zero reads at once.
     pub stream_read_pacing: std::time::Duration,
@@ -128,6 +130,7 @@ impl SessionSetup {
             no_context_files: false,
             approve: None,
             name: None,
+            models: None,
             stream_read_pacing: std::time::Duration::ZERO,
         }
     }
@@ -261,6 +264,14 @@ impl AgentSession {
         });
         drop(restored);
 
+        let available = registry.available(&auth);
+        let scope_patterns = setup.models.clone().or_else(|| settings.enabled_models());
+        let (scope, scope_warnings) = scope_patterns
+            .map(|patterns| model_select::resolve_model_scope(&patterns, &available))
+            .unwrap_or_default();
+        notices.extend(scope_warnings.into_iter().map(|w| format!("Warning: {w}")));
+        // The level of the scoped model a new session starts on (`pattern:level`).
+        let mut scope_thinking = None;
         let (model, suffix_thinking) = match &setup.model {
             Some(pattern) => {
                 let chosen = model_select::resolve_cli_model(
@@ -275,23 +286,34 @@ impl AgentSession {
                 (chosen.model, chosen.thinking)
             }
             None => {
-                let available = registry.available(&auth);
                 let from_session = restored_model.as_ref().and_then(|m| {
                     available
                         .iter()
                         .find(|a| a.provider == m.provider && a.id == m.model_id)
                 });
+                // A new session starts on the first scoped model, at its pattern's level.
+                let from_scope = scope
+                    .first()
+                    .filter(|_| restored_model.is_none())
+                    .map(|s| (s.model.clone(), s.thinking));
                 let saved = settings.default_provider().zip(settings.default_model());
-                let model = from_session
-                    .or_else(|| model_select::default_model(&available, saved))
-                    .cloned()
-                    .ok_or_else(|| RuntimeError::Setup(no_model_message(&setup.agent_dir)))?;
-                (model, None)
+                match (from_session, from_scope) {
+                    (Some(model), _) => (model.clone(), None),
+                    (None, Some((model, level))) => {
+                        scope_thinking = level;
+                        (model, None)
+                    }
+                    (None, None) => model_select::default_model(&available, saved)
+                        .cloned()
+                        .map(|model| (model, None))
+                        .ok_or_else(|| RuntimeError::Setup(no_model_message(&setup.agent_dir)))?,
+                }
             }
         };
         let thinking = setup
             .thinking
             .or(suffix_thinking)
+            .or(scope_thinking)
             .or(restored_thinking)
             .or_else(|| {
                 settings
@@ -327,8 +349,9 @@ impl AgentSession {
             setup.model.is_some().then(|| model.clone()),
             setup.thinking.or(suffix_thinking),
         );
-        let ops =
+        let mut ops =
             operations::OpsState::new(&setup, &store, registry, auth_storage, runtime_keys, cli);
+        ops.scope = scope;
 
         // Record the model and level a resumed session did not have (or had differently).
         let model_changed = restored_model

@@ -47,6 +47,7 @@ use super::lock;
 use super::now_millis;
 use crate::error::Result;
 use crate::error::RuntimeError;
+use crate::model_select::ScopedModel;
 
 /// Shown when a fork or clone needs the source file on disk and it is not there yet.
 const NOT_SAVED_YET: &str = "This session has not been saved yet. Wait for the first assistant response before cloning or forking it.";
@@ -69,6 +70,8 @@ pub(super) struct OpsState {
     /// Problems since the last [`AgentSession::take_warnings`] (a settings file that could
     /// not be written).
     warnings: Vec<String>,
+    /// The `--models` / `enabledModels` scope: what model cycling goes through.
+    pub(super) scope: Vec<ScopedModel>,
 }
 
 impl OpsState {
@@ -90,6 +93,7 @@ impl OpsState {
             cli_model: cli.0,
             cli_thinking: cli.1,
             warnings: Vec::new(),
+            scope: Vec::new(),
         }
     }
 
@@ -174,18 +178,53 @@ impl AgentSession {
         self.switch_model(model, false).await
     }
 
-    /// The next available model after the current one; `None` with fewer than two.
+    /// The next model after the current one; `None` with fewer than two.
     pub async fn cycle_model(&mut self) -> Result<Option<ModelSwitch>> {
-        let available = self.available_models();
-        if available.len() <= 1 {
+        self.cycle_model_towards(true).await
+    }
+
+    /// The next (`forward`) or previous model: of the `--models` / `enabledModels` scope
+    /// when there is one (its `:level` applied), else of every available model. `None` with
+    /// fewer than two.
+    pub async fn cycle_model_towards(&mut self, forward: bool) -> Result<Option<ModelSwitch>> {
+        let scoped = !self.ops.scope.is_empty();
+        let candidates: Vec<ScopedModel> = if scoped {
+            self.ops.scope.clone()
+        } else {
+            self.available_models()
+                .into_iter()
+                .map(|model| ScopedModel {
+                    model,
+                    thinking: None,
+                })
+                .collect()
+        };
+        if candidates.len() <= 1 {
             return Ok(None);
         }
-        let current = available
+        let count = candidates.len();
+        let next = match candidates
             .iter()
-            .position(|m| m.provider == self.model.provider && m.id == self.model.id)
-            .unwrap_or(0);
-        let next = available[(current + 1) % available.len()].clone();
-        self.switch_model(next, false).await.map(Some)
+            .position(|c| c.model.provider == self.model.provider && c.model.id == self.model.id)
+        {
+            Some(current) if forward => (current + 1) % count,
+            Some(current) => (current + count - 1) % count,
+            None if forward => 0,
+            None => count - 1,
+        };
+        let target = candidates[next].clone();
+        let mut switch = self.switch_model(target.model, scoped).await?;
+        if let Some(level) = target.thinking {
+            let change = self.set_thinking_level(level)?;
+            switch.thinking_changed |= change.changed;
+            switch.thinking = change.level;
+        }
+        Ok(Some(switch))
+    }
+
+    /// The `--models` / `enabledModels` scope (empty when there is none).
+    pub fn scoped_models(&self) -> &[ScopedModel] {
+        &self.ops.scope
     }
 
     async fn switch_model(&mut self, model: Model, scoped: bool) -> Result<ModelSwitch> {
