@@ -159,7 +159,9 @@ fn a_live_owner_on_this_machine_keeps_its_lock_however_long_it_idles() {
     assert!(record["bootId"].is_string(), "{record}");
     assert!(record["pidStart"].is_u64(), "{record}");
     // Long past its TTL: the owner still runs, so it still owns the session.
-    edit_lock(&lock_path, |record| record["refreshedAt"] = serde_json::json!(0));
+    edit_lock(&lock_path, |record| {
+        record["refreshedAt"] = serde_json::json!(0)
+    });
     match store().open(&path, Path::new("/p")) {
         Err(SessionError::Locked { pid, .. }) => assert_eq!(pid, std::process::id()),
         other => panic!("expected Locked, got {other:?}"),
