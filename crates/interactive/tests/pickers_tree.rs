@@ -508,3 +508,39 @@ fn ten_thousand_entries() {
     }
     assert_eq!(view.render(100).len(), 27);
 }
+
+#[test]
+fn ctrl_x_copies_the_selected_entry() {
+    let mut view = view();
+    assert_eq!(view.selected_id(), Some("a5"));
+    assert_eq!(
+        press(&mut view, &[ctrl('x')]),
+        Outcome::Request(TreeRequest::Copy {
+            text: "Added LICENSE (MIT).".to_owned()
+        })
+    );
+    assert!(
+        render(&mut view, 80).contains("· copied"),
+        "the view says so"
+    );
+    press(&mut view, &[plain(KeyCode::Up)]);
+    assert_eq!(view.selected_id(), Some("u3"));
+    assert!(
+        !render(&mut view, 80).contains("copied"),
+        "until the next key"
+    );
+    assert_eq!(
+        press(&mut view, &[ctrl('x')]),
+        Outcome::Request(TreeRequest::Copy {
+            text: "Add a LICENSE instead\nMIT, please".to_owned()
+        })
+    );
+    press(&mut view, &[plain(KeyCode::Up)]);
+    assert_eq!(view.selected_id(), Some("a3"));
+    assert_eq!(
+        press(&mut view, &[ctrl('x')]),
+        Outcome::Request(TreeRequest::Copy {
+            text: "The project builds.".to_owned()
+        })
+    );
+}

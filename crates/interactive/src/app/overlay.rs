@@ -321,6 +321,10 @@ impl Ui {
                     }
                 }
             }
+            OverlayRequest::Tree(TreeRequest::Copy { text }) => {
+                let bytes = super::clipboard::osc52(&text);
+                self.write_raw(&bytes);
+            }
             OverlayRequest::Tree(TreeRequest::Label { id, label }) => {
                 let result = self.shared.as_ref().map(|s| match s.lock() {
                     Ok(mut s) => s

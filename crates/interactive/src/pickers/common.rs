@@ -246,9 +246,23 @@ impl<'a> Hints<'a> {
         self
     }
 
+    /// The hints that fit in `width`, in order: one that does not fit is left out whole
+    /// (with those after it) rather than cut in the middle; the first is always shown.
     pub(crate) fn line(self, width: u16) -> String {
         let separator = self.theme.muted.paint(" · ");
-        fit(&self.parts.join(&separator), width)
+        let mut line = String::new();
+        for (i, part) in self.parts.iter().enumerate() {
+            let candidate = if i == 0 {
+                part.clone()
+            } else {
+                format!("{line}{separator}{part}")
+            };
+            if i > 0 && visible_width(&candidate) > usize::from(width) {
+                break;
+            }
+            line = candidate;
+        }
+        fit(&line, width)
     }
 }
 

@@ -87,6 +87,8 @@ pub(crate) struct Node {
     pub(crate) label_time: Option<String>,
     /// A user message's full text (what Enter puts back into the editor).
     pub(crate) user_text: Option<String>,
+    /// What Ctrl+X copies (see [`tree_rows::copy_text`]).
+    pub(crate) copy_text: Option<String>,
 }
 
 /// The vertical lines that continue past a row, one per indent level where an ancestor
@@ -167,6 +169,7 @@ impl TreeModel {
                 label_time: tree.label_timestamp(entry.id()).map(str::to_owned),
                 label,
                 user_text: tree_rows::user_text(entry),
+                copy_text: tree_rows::copy_text(entry),
             });
         }
         let leaf = tree.leaf();

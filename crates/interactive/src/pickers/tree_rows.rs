@@ -381,6 +381,28 @@ pub(crate) fn search_text(entry: &SessionEntry, display: &Display) -> String {
     text.to_lowercase()
 }
 
+/// What Ctrl+X copies of an entry: a message's text (a reply's text blocks, a command with
+/// its output), a summary's text; `None` for entries without text.
+pub(crate) fn copy_text(entry: &SessionEntry) -> Option<String> {
+    let text = match entry {
+        SessionEntry::Compaction(c) => c.summary.clone(),
+        SessionEntry::BranchSummary(b) => b.summary.clone(),
+        _ => match entry.message()? {
+            AgentMessage::User(user) => user.content.text(),
+            AgentMessage::Assistant(reply) => reply.text(),
+            AgentMessage::ToolResult(result) => {
+                knightcode_protocol::content::join_text(&result.content)
+            }
+            AgentMessage::BashExecution(bash) => format!("$ {}\n{}", bash.command, bash.output),
+            AgentMessage::Custom(custom) => custom.content.text(),
+            AgentMessage::BranchSummary(summary) => summary.summary.clone(),
+            AgentMessage::CompactionSummary(summary) => summary.summary.clone(),
+            AgentMessage::System(_) | AgentMessage::Unknown(_) => return None,
+        },
+    };
+    (!text.trim().is_empty()).then_some(text)
+}
+
 /// The full text of a user message (what goes back into the editor).
 pub(crate) fn user_text(entry: &SessionEntry) -> Option<String> {
     match entry.message()? {

@@ -52,6 +52,8 @@ pub enum TreeRequest {
     /// Append a label entry for `id` (`None` clears its label). The row already shows it;
     /// should the write fail, call [`TreeView::set_label`] with the old label.
     Label { id: String, label: Option<String> },
+    /// Copy the selected entry's text to the clipboard (Ctrl+X).
+    Copy { text: String },
 }
 
 /// How the view opens.
@@ -87,6 +89,8 @@ pub struct TreeView {
     last_selected: Option<u32>,
     max_rows: usize,
     show_label_times: bool,
+    /// Set by Ctrl+X until the next key: the status line says the entry was copied.
+    copied: bool,
     mode: Mode,
 }
 
@@ -115,6 +119,7 @@ impl TreeView {
             last_selected: start,
             max_rows: DEFAULT_MAX_ROWS,
             show_label_times: false,
+            copied: false,
             mode: Mode::Browse,
         };
         view.refresh();
@@ -188,6 +193,7 @@ impl TreeView {
         if is_release(key) {
             return PickerOutcome::Pending;
         }
+        self.copied = false;
         match std::mem::replace(&mut self.mode, Mode::Browse) {
             Mode::EditLabel { node, mut input } => {
                 if bindings.matches("tui.select.cancel", key) {
@@ -285,6 +291,12 @@ impl TreeView {
             }
         } else if bindings.matches("app.tree.toggleLabelTimestamp", key) {
             self.show_label_times = !self.show_label_times;
+        } else if bindings.matches("app.message.copy", key) {
+            if let Some(text) = current.and_then(|n| self.model.nodes[n as usize].copy_text.clone())
+            {
+                self.copied = true;
+                return PickerOutcome::Request(TreeRequest::Copy { text });
+            }
         } else if let Some(c) = typed_char(key) {
             self.search.push(c);
             self.model.folded.clear();
@@ -556,6 +568,7 @@ impl TreeView {
             .action("app.tree.filter.cycleForward", "cycle")
             .action("tui.select.confirm", "select")
             .action("tui.select.cancel", "cancel")
+            .action("app.message.copy", "copy")
             .line(width);
         [first, second]
     }
@@ -595,9 +608,11 @@ impl Component for TreeView {
         }
         let position = if total == 0 { 0 } else { self.selected + 1 };
         lines.push(fit(
-            &theme
-                .muted
-                .paint(&format!("  ({position}/{total}){}", self.status_labels())),
+            &theme.muted.paint(&format!(
+                "  ({position}/{total}){}{}",
+                self.status_labels(),
+                if self.copied { " · copied" } else { "" }
+            )),
             width,
         ));
         lines.push(border(theme, width));
