@@ -489,3 +489,43 @@ fn a_models_scope_chooses_the_start_model_and_ctrl_p_stays_inside_it() {
     tui.send("\x04");
     assert_eq!(tui.wait_exit(), 0);
 }
+
+#[test]
+fn ctrl_v_attaches_an_image_from_the_clipboard() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let sandbox = Sandbox::new(vec![ScriptedReply::text("A one-pixel image.")]);
+    // A stand-in for xclip: it offers a PNG once the file exists, plain text before.
+    let bin = sandbox.home.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let png_path = sandbox.home.join("clip.png");
+    let script = format!(
+        "#!/bin/sh\ncase \"$*\" in\n  *TARGETS*) if [ -e '{0}' ]; then printf 'TARGETS\\nimage/png\\n'; else printf 'TARGETS\\nUTF8_STRING\\n'; fi ;;\n  *image/png*) cat '{0}' ;;\n  *) exit 1 ;;\nesac\n",
+        png_path.display()
+    );
+    std::fs::write(bin.join("xclip"), script).unwrap();
+    std::fs::set_permissions(bin.join("xclip"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut tui = sandbox.spawn_with_env(&[], &[("PATH", &path), ("DISPLAY", ":99")], 100, 30);
+    tui.wait_for_text("mock-model");
+    tui.send("\x16");
+    tui.wait_for_text("The clipboard holds no image");
+    let png = b"\x89PNG\r\n\x1a\nnot really a picture";
+    std::fs::write(&png_path, png).unwrap();
+    tui.send("\x16");
+    tui.wait_for_text("📎 clipboard-1.png");
+    tui.submit("what is this?");
+    tui.wait_for_text("A one-pixel image.");
+    let body = sandbox.server.requests()[0].body.to_string();
+    use base64::Engine as _;
+    let encoded = base64::engine::general_purpose::STANDARD.encode(png);
+    assert!(
+        body.contains(&format!("data:image/png;base64,{encoded}")),
+        "{body}"
+    );
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}

@@ -38,6 +38,10 @@ impl Ui {
                 self.on_bash(update);
                 Vec::new()
             }
+            Wake::Clipboard(read) => {
+                self.on_clipboard_image(read);
+                Vec::new()
+            }
             Wake::Resize => {
                 self.on_resize();
                 Vec::new()

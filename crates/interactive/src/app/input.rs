@@ -143,10 +143,7 @@ impl Ui {
             return Vec::new();
         }
         if b.matches("app.clipboard.pasteImage", key) {
-            self.screen.hint = Some(
-                "Pasting images from the clipboard is not supported yet; paste or drop the image file's path instead."
-                    .to_owned(),
-            );
+            self.paste_clipboard_image();
             return Vec::new();
         }
         if b.matches("app.message.dequeue", key) {

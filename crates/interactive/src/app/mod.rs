@@ -10,6 +10,7 @@
 mod actions;
 mod bash;
 mod clipboard;
+mod clipboard_image;
 mod completion;
 mod input;
 mod ops;

@@ -8,6 +8,8 @@ use knightcode_runtime::AgentSession;
 
 use super::bash::BashUpdate;
 use super::clipboard;
+use super::clipboard_image;
+use super::clipboard_image::ClipboardRead;
 use super::ui::Ui;
 
 /// Image files a pasted path may name.
@@ -147,25 +149,60 @@ impl Ui {
             return true;
         }
         match std::fs::read(&path) {
-            Ok(bytes) => {
-                self.pending_images.push(ContentBlock::Image(ImageContent {
-                    data: clipboard::base64(&bytes),
-                    mime_type: (*mime).to_owned(),
-                    ..ImageContent::default()
-                }));
-                self.screen.attachments.push(name);
-                if let Some(model) = &self.current_model
-                    && !model.input.iter().any(|kind| kind == "image")
-                {
-                    self.warn(&format!(
-                        "{} does not take images; it will get a note that an image was left out. Pick another model with ctrl+l.",
-                        model.id
-                    ));
-                }
-            }
+            Ok(bytes) => self.attach_image(name, &bytes, mime),
             Err(error) => self.error(&format!("Could not read {}: {error}", path.display())),
         }
         true
+    }
+
+    /// Attaches an image to the next prompt, shown by `name` above the editor.
+    pub fn attach_image(&mut self, name: String, bytes: &[u8], mime: &str) {
+        if bytes.len() as u64 > MAX_IMAGE_BYTES {
+            self.warn(&format!(
+                "{name} is larger than 20 MB and was not attached."
+            ));
+            return;
+        }
+        self.pending_images.push(ContentBlock::Image(ImageContent {
+            data: clipboard::base64(bytes),
+            mime_type: mime.to_owned(),
+            ..ImageContent::default()
+        }));
+        self.screen.attachments.push(name);
+        if let Some(model) = &self.current_model
+            && !model.input.iter().any(|kind| kind == "image")
+        {
+            self.warn(&format!(
+                "{} does not take images; it will get a note that an image was left out. Pick another model with ctrl+l.",
+                model.id
+            ));
+        }
+    }
+
+    /// Ctrl+V: reads an image from the system clipboard; it is attached when it arrives.
+    pub fn paste_clipboard_image(&mut self) {
+        clipboard_image::spawn_read(self.clipboard_env.clone(), self.clipboard_tx.clone());
+        self.screen.hint = Some("Reading an image from the clipboard…".to_owned());
+    }
+
+    pub fn on_clipboard_image(&mut self, read: ClipboardRead) {
+        self.screen.hint = None;
+        match read {
+            Ok(Some(image)) => {
+                self.clipboard_images += 1;
+                let extension = image
+                    .mime_type
+                    .trim_start_matches("image/")
+                    .replace("jpeg", "jpg");
+                let name = format!("clipboard-{}.{extension}", self.clipboard_images);
+                self.attach_image(name, &image.bytes, &image.mime_type);
+            }
+            Ok(None) => self.info(
+                "The clipboard holds no image (copy one first, or paste the image file's path).",
+            ),
+            Err(message) => self.warn(&message),
+        }
+        self.mark_urgent();
     }
 
     /// Ctrl+G: edits the prompt in `$VISUAL` / `$EDITOR`.

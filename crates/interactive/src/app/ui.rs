@@ -50,6 +50,8 @@ pub enum Wake {
     InputClosed,
     Event(AgentEvent),
     Bash(BashUpdate),
+    /// A clipboard image read (Ctrl+V) finished.
+    Clipboard(super::clipboard_image::ClipboardRead),
     Resize,
     Timer,
     /// SIGTERM (143) or SIGHUP (129).
@@ -71,6 +73,11 @@ pub struct Ui {
     /// /new, /resume, /fork, so this stays valid).
     pub shared: Option<Arc<Mutex<SessionManager>>>,
     pub bash: BashJobs,
+    pub clipboard_env: super::clipboard_image::ClipboardEnv,
+    pub clipboard_tx: mpsc::UnboundedSender<super::clipboard_image::ClipboardRead>,
+    clipboard_rx: mpsc::UnboundedReceiver<super::clipboard_image::ClipboardRead>,
+    /// Images pasted from the clipboard so far (they are named by number).
+    pub clipboard_images: usize,
     winch: Signal,
     term_signal: Signal,
     hup_signal: Signal,
@@ -164,6 +171,7 @@ impl Ui {
             ..FooterData::default()
         };
         let screen = Screen::new(theme, Transcript::new(look), editor, footer, height);
+        let (clipboard_tx, clipboard_rx) = mpsc::unbounded_channel();
         let mut ui = Self {
             term,
             reader: Some(reader),
@@ -177,6 +185,10 @@ impl Ui {
             view: None,
             shared: None,
             bash: BashJobs::new(),
+            clipboard_env: super::clipboard_image::ClipboardEnv::from_process(),
+            clipboard_tx,
+            clipboard_rx,
+            clipboard_images: 0,
             winch: tokio::signal::unix::signal(SignalKind::window_change())?,
             term_signal: tokio::signal::unix::signal(SignalKind::terminate())?,
             hup_signal: tokio::signal::unix::signal(SignalKind::hangup())?,
@@ -394,6 +406,7 @@ impl Ui {
             _ = self.winch.recv() => Wake::Resize,
             Some(event) = events, if !batch_events => Wake::Event(event),
             Some(update) = self.bash.recv() => Wake::Bash(update),
+            Some(read) = self.clipboard_rx.recv() => Wake::Clipboard(read),
             () = sleep => Wake::Timer,
         }
     }
