@@ -486,6 +486,11 @@ fn a_models_scope_chooses_the_start_model_and_ctrl_p_stays_inside_it() {
     tui.wait_for_text("Model: mock/mock-model (scoped)");
     tui.send("\x10");
     tui.wait_for_text("Model: mock/mock-reasoner (scoped) · thinking high");
+    // The model picker opens on the scope; Tab shows all models.
+    tui.submit("/model");
+    tui.wait_for_text("Scope: all | scoped");
+    tui.send("\x1b");
+    tui.wait_for("the picker to close", |s| !s.contains("Select Model"));
     tui.send("\x04");
     assert_eq!(tui.wait_exit(), 0);
 }

@@ -209,12 +209,20 @@ impl Ui {
             .current_model
             .as_ref()
             .map(|m| (m.provider.clone(), m.id.clone()));
-        let picker = ModelPicker::new(
+        let mut picker = ModelPicker::new(
             self.models.clone(),
             current.as_ref().map(|(p, i)| (p.as_str(), i.as_str())),
             self.screen.theme.clone(),
             &self.bindings,
         );
+        if !self.scoped_models.is_empty() {
+            let scoped: Vec<(&str, &str)> = self
+                .scoped_models
+                .iter()
+                .map(|(p, i)| (p.as_str(), i.as_str()))
+                .collect();
+            picker.set_scoped(&scoped);
+        }
         self.show_overlay(Overlay::Models(picker));
     }
 

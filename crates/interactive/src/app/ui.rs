@@ -76,6 +76,8 @@ pub struct Ui {
     pub clipboard_env: super::clipboard_image::ClipboardEnv,
     pub clipboard_tx: mpsc::UnboundedSender<super::clipboard_image::ClipboardRead>,
     clipboard_rx: mpsc::UnboundedReceiver<super::clipboard_image::ClipboardRead>,
+    /// The `--models` scope as (provider, id): the model picker starts on these.
+    pub scoped_models: Vec<(String, String)>,
     /// Images pasted from the clipboard so far (they are named by number).
     pub clipboard_images: usize,
     winch: Signal,
@@ -189,6 +191,7 @@ impl Ui {
             clipboard_tx,
             clipboard_rx,
             clipboard_images: 0,
+            scoped_models: Vec::new(),
             winch: tokio::signal::unix::signal(SignalKind::window_change())?,
             term_signal: tokio::signal::unix::signal(SignalKind::terminate())?,
             hup_signal: tokio::signal::unix::signal(SignalKind::hangup())?,
@@ -238,6 +241,11 @@ impl Ui {
     pub fn refresh(&mut self, session: &AgentSession) {
         let view = session.view();
         self.models = session.available_models();
+        self.scoped_models = session
+            .scoped_models()
+            .iter()
+            .map(|s| (s.model.provider.clone(), s.model.id.clone()))
+            .collect();
         self.current_model = Some(session.model().clone());
         self.thinking_levels = session.available_thinking_levels();
         let border = border_index(session.thinking_level().as_str(), session.model().reasoning);
