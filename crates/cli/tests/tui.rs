@@ -534,3 +534,29 @@ fn ctrl_v_attaches_an_image_from_the_clipboard() {
     tui.send("\x04");
     assert_eq!(tui.wait_exit(), 0);
 }
+
+#[test]
+fn scoped_models_picks_the_ctrl_p_models_and_saves_them() {
+    let sandbox = Sandbox::new(vec![]);
+    let mut tui = sandbox.spawn(&[], 100, 30);
+    tui.wait_for_text("mock-model");
+    tui.submit("/scoped-models");
+    tui.wait_for_text("Scoped Models");
+    // The first row (mock-model) joins the scope; ctrl+s saves it.
+    tui.send("\r");
+    tui.wait_for_text("1 of 2 enabled");
+    tui.send("\x13");
+    tui.wait_for_text("ctrl+p has 1 model to cycle through (saved to settings)");
+    let settings: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(sandbox.agent.join("settings.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        settings["enabledModels"],
+        serde_json::json!(["mock/mock-model"])
+    );
+    tui.send("\x10");
+    tui.wait_for_text("Only one model is in the scope");
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}

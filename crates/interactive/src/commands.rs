@@ -17,6 +17,11 @@ pub const BUILTIN_COMMANDS: &[CommandInfo] = &[
         description: "Select the model (opens the selector without an argument)",
     },
     CommandInfo {
+        name: "scoped-models",
+        hint: "",
+        description: "Choose the models ctrl+p cycles through",
+    },
+    CommandInfo {
         name: "thinking",
         hint: "[level]",
         description: "Set the thinking level",
@@ -102,6 +107,7 @@ pub const BUILTIN_COMMANDS: &[CommandInfo] = &[
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SlashCommand {
     Model(Option<String>),
+    ScopedModels,
     Thinking(Option<String>),
     New,
     Resume,
@@ -156,7 +162,7 @@ pub fn parse(line: &str) -> Option<SlashCommand> {
         "undo" => SlashCommand::NotAvailable("undo"),
         "import" => SlashCommand::NotAvailable("import"),
         "settings" => SlashCommand::NotAvailable("settings"),
-        "scoped-models" => SlashCommand::NotAvailable("scoped-models"),
+        "scoped-models" => SlashCommand::ScopedModels,
         "login" => SlashCommand::NotAvailable("login"),
         "logout" => SlashCommand::NotAvailable("logout"),
         "reload" => SlashCommand::NotAvailable("reload"),
@@ -179,9 +185,6 @@ pub fn not_available_message(name: &str) -> String {
             "importing sessions is not built yet; open a file with knightcode --session <path>"
         }
         "settings" => "the settings menu is not built yet; edit ~/.knightcode/agent/settings.json",
-        "scoped-models" => {
-            "the scoped-models editor is not built yet; use --models or enabledModels in settings.json"
-        }
         "login" | "logout" => {
             "interactive login is not built yet; set the provider's API key variable or edit auth.json"
         }

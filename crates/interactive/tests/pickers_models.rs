@@ -263,3 +263,97 @@ fn thinking_starts_on_the_current_level_and_wraps() {
         PickerOutcome::Cancel
     );
 }
+
+fn scope_picker(enabled: &[(&str, &str)]) -> knightcode_interactive::pickers::ScopePicker {
+    let enabled: Vec<(String, String)> = enabled
+        .iter()
+        .map(|(p, i)| ((*p).to_owned(), (*i).to_owned()))
+        .collect();
+    knightcode_interactive::pickers::ScopePicker::new(
+        models(),
+        &enabled,
+        Theme::plain(),
+        &Keybindings::defaults(),
+    )
+}
+
+fn press_scope(
+    picker: &mut knightcode_interactive::pickers::ScopePicker,
+    keys: &[knightcode_tui::Key],
+) -> PickerOutcome<knightcode_interactive::pickers::ScopeChoice> {
+    let bindings = Keybindings::defaults();
+    let mut outcome = PickerOutcome::Pending;
+    for key in keys {
+        outcome = picker.handle_key(key, &bindings);
+    }
+    outcome
+}
+
+fn scoped(
+    outcome: PickerOutcome<knightcode_interactive::pickers::ScopeChoice>,
+) -> (Vec<String>, bool) {
+    match outcome {
+        PickerOutcome::Done(choice) => (
+            choice
+                .models
+                .iter()
+                .map(|(p, i)| format!("{p}/{i}"))
+                .collect(),
+            choice.save,
+        ),
+        other => panic!("expected a choice, got {other:?}"),
+    }
+}
+
+#[test]
+fn the_scope_picker_toggles_orders_and_saves() {
+    let mut picker = scope_picker(&[("anthropic", "claude-sonnet-4-5")]);
+    insta::assert_snapshot!("scope_picker", render(&mut picker, 60));
+    // Escape without a change closes without a choice.
+    assert_eq!(
+        press_scope(&mut picker, &[plain(KeyCode::Escape)]),
+        PickerOutcome::Cancel
+    );
+
+    // Enabled first: sonnet; then gpt-5 (row 2) is enabled and moved above it.
+    let mut picker = scope_picker(&[("anthropic", "claude-sonnet-4-5")]);
+    press_scope(&mut picker, &[plain(KeyCode::Down), plain(KeyCode::Enter)]);
+    let alt_up = with(KeyCode::Up, knightcode_tui::Modifiers::ALT);
+    press_scope(&mut picker, &[alt_up]);
+    assert_eq!(
+        scoped(press_scope(&mut picker, &[plain(KeyCode::Escape)])),
+        (
+            vec![
+                "openai/gpt-5".to_owned(),
+                "anthropic/claude-sonnet-4-5".to_owned()
+            ],
+            false
+        )
+    );
+
+    // Ctrl+P toggles the whole provider; a search narrows ctrl+a / ctrl+x.
+    let mut picker = scope_picker(&[]);
+    press_scope(&mut picker, &typing("qwen"));
+    press_scope(&mut picker, &[ctrl('a'), plain(KeyCode::Escape)]);
+    press_scope(&mut picker, &typing("opus"));
+    press_scope(&mut picker, &[ctrl('p')]);
+    assert_eq!(
+        scoped(press_scope(&mut picker, &[ctrl('s')])),
+        (
+            vec![
+                "ollama/qwen3-coder".to_owned(),
+                "anthropic/claude-opus-4-5".to_owned(),
+                "anthropic/claude-sonnet-4-5".to_owned()
+            ],
+            true
+        )
+    );
+
+    // Ctrl+X clears: no scope.
+    let mut picker = scope_picker(&[("openai", "gpt-5")]);
+    press_scope(&mut picker, &[ctrl('x')]);
+    assert_eq!(
+        scoped(press_scope(&mut picker, &[ctrl('s')])),
+        (Vec::new(), true)
+    );
+}

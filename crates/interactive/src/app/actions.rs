@@ -262,6 +262,7 @@ impl Ui {
             SlashCommand::Tree => self.open_tree(),
             SlashCommand::Fork => self.open_fork_picker(),
             SlashCommand::Model(None) => self.open_model_picker(),
+            SlashCommand::ScopedModels => self.open_scope_picker(),
             SlashCommand::Thinking(None) => self.open_thinking_picker(),
             SlashCommand::Trust => self.open_trust_picker(),
             SlashCommand::Quit => {
@@ -389,7 +390,7 @@ async fn cycle_model(ui: &mut Ui, session: &mut AgentSession, forward: bool) {
         Ok(None) if session.scoped_models().is_empty() => {
             ui.info("Only one model is available; add credentials for more (see --list-models).");
         }
-        Ok(None) => ui.info("Only one model is in the --models scope."),
+        Ok(None) => ui.info("Only one model is in the scope; change it with /scoped-models."),
         Err(error) => ui.error(&error.to_string()),
     }
 }
@@ -406,6 +407,25 @@ async fn picked(ui: &mut Ui, session: &mut AgentSession, result: OverlayResult) 
         },
         OverlayResult::Model { provider, id } => set_model(ui, session, &provider, &id).await,
         OverlayResult::Thinking(level) => set_thinking(ui, session, level.as_str()),
+        OverlayResult::Scope(choice) => {
+            match session.set_scoped_models(&choice.models, choice.save) {
+                Ok(()) => {
+                    ui.refresh(session);
+                    let what = match choice.models.len() {
+                        0 => "ctrl+p cycles every model".to_owned(),
+                        1 => "ctrl+p has 1 model to cycle through".to_owned(),
+                        n => format!("ctrl+p cycles through {n} models"),
+                    };
+                    let saved = if choice.save {
+                        " (saved to settings)"
+                    } else {
+                        ""
+                    };
+                    ui.info(&format!("Scoped models: {what}{saved}."));
+                }
+                Err(error) => ui.error(&error.to_string()),
+            }
+        }
         OverlayResult::TreeEntry { entry_id } => match session.navigate_tree(entry_id.as_deref()) {
             Ok(text) => {
                 ui.refresh(session);

@@ -10,6 +10,8 @@ use super::ui::Ui;
 use crate::pickers::ForkPicker;
 use crate::pickers::ModelPicker;
 use crate::pickers::PickerOutcome;
+use crate::pickers::ScopeChoice;
+use crate::pickers::ScopePicker;
 use crate::pickers::SessionPicker;
 use crate::pickers::SessionPickerOptions;
 use crate::pickers::SessionRequest;
@@ -24,6 +26,7 @@ use crate::pickers::TrustPrompt;
 pub enum Overlay {
     Sessions(SessionPicker),
     Models(ModelPicker),
+    Scope(ScopePicker),
     Thinking(ThinkingPicker),
     Tree(TreeView),
     Fork(ForkPicker),
@@ -46,6 +49,8 @@ pub enum OverlayResult {
         id: String,
     },
     Thinking(knightcode_ai::ThinkingLevel),
+    /// `/scoped-models` closed with a change.
+    Scope(ScopeChoice),
     /// `/tree`: the entry to continue from (`None`: before the first message).
     TreeEntry {
         entry_id: Option<String>,
@@ -92,6 +97,7 @@ impl Overlay {
         match self {
             Self::Sessions(p) => p.set_max_rows(rows),
             Self::Models(p) => p.set_max_rows(rows),
+            Self::Scope(p) => p.set_max_rows(rows),
             Self::Thinking(p) => p.set_max_rows(rows),
             Self::Tree(p) => p.set_max_rows(rows),
             Self::Fork(p) => p.set_max_rows(rows),
@@ -103,6 +109,7 @@ impl Overlay {
         match self {
             Self::Sessions(p) => p.render(width),
             Self::Models(p) => p.render(width),
+            Self::Scope(p) => p.render(width),
             Self::Thinking(p) => p.render(width),
             Self::Tree(p) => p.render(width),
             Self::Fork(p) => p.render(width),
@@ -114,6 +121,7 @@ impl Overlay {
         match self {
             Self::Sessions(p) => p.handle_paste(text),
             Self::Models(p) => p.handle_paste(text),
+            Self::Scope(p) => p.handle_paste(text),
             Self::Tree(p) => p.handle_paste(text),
             Self::Thinking(_) | Self::Fork(_) | Self::Trust(_) => {}
         }
@@ -132,6 +140,13 @@ impl Overlay {
                 },
                 |never| match never {},
             ),
+            Self::Scope(p) => {
+                step(
+                    p.handle_key(key, bindings),
+                    OverlayResult::Scope,
+                    |never| match never {},
+                )
+            }
             Self::Thinking(p) => step(
                 p.handle_key(key, bindings),
                 |c| OverlayResult::Thinking(c.level),
@@ -224,6 +239,20 @@ impl Ui {
             picker.set_scoped(&scoped);
         }
         self.show_overlay(Overlay::Models(picker));
+    }
+
+    pub fn open_scope_picker(&mut self) {
+        if self.models.len() < 2 {
+            self.info("Only one model is available; add credentials for more (see --list-models).");
+            return;
+        }
+        let picker = ScopePicker::new(
+            self.models.clone(),
+            &self.scoped_models,
+            self.screen.theme.clone(),
+            &self.bindings,
+        );
+        self.show_overlay(Overlay::Scope(picker));
     }
 
     pub fn open_thinking_picker(&mut self) {

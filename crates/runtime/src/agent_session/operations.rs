@@ -222,6 +222,46 @@ impl AgentSession {
         Ok(Some(switch))
     }
 
+    /// Replaces the scope with these models, in this order (empty: no scope); a model
+    /// that was already scoped keeps its thinking level. `save` also writes them to the
+    /// global settings as `enabledModels`, for later sessions.
+    pub fn set_scoped_models(&mut self, models: &[(String, String)], save: bool) -> Result<()> {
+        let available = self.available_models();
+        let scope: Vec<ScopedModel> = models
+            .iter()
+            .filter_map(|(provider, id)| {
+                let model = available
+                    .iter()
+                    .find(|m| m.provider == *provider && m.id == *id)?;
+                let thinking = self
+                    .ops
+                    .scope
+                    .iter()
+                    .find(|s| s.model.provider == *provider && s.model.id == *id)
+                    .and_then(|s| s.thinking);
+                Some(ScopedModel {
+                    model: model.clone(),
+                    thinking,
+                })
+            })
+            .collect();
+        if save {
+            let patterns = scope
+                .iter()
+                .map(|s| {
+                    let reference = format!("{}/{}", s.model.provider, s.model.id);
+                    Value::String(match s.thinking {
+                        Some(level) => format!("{reference}:{}", level.as_str()),
+                        None => reference,
+                    })
+                })
+                .collect();
+            self.persist_settings(&[("enabledModels", Value::Array(patterns))]);
+        }
+        self.ops.scope = scope;
+        Ok(())
+    }
+
     /// The `--models` / `enabledModels` scope (empty when there is none).
     pub fn scoped_models(&self) -> &[ScopedModel] {
         &self.ops.scope
