@@ -85,26 +85,35 @@ async fn run_async(args: &Args, mode: OneShot) -> anyhow::Result<ExitCode> {
 
     let handle = session.handle();
     let mut last = None;
-    let runs = async {
-        let mut outcome = session.prompt(&first.0, first.1).await?;
-        for text in &prompts.rest {
-            outcome = session.prompt(text, Vec::new()).await?;
+    let code = {
+        let runs = async {
+            let mut outcome = session.prompt(&first.0, first.1).await?;
+            for text in &prompts.rest {
+                outcome = session.prompt(text, Vec::new()).await?;
+            }
+            anyhow::Ok(outcome)
+        };
+        tokio::pin!(runs);
+        let code = tokio::select! {
+            outcome = &mut runs => {
+                let outcome = outcome?;
+                last = outcome.messages.iter().rev().find_map(|m| match m {
+                    AgentMessage::Assistant(a) => Some((**a).clone()),
+                    _ => None,
+                });
+                None
+            }
+            code = termination_signal() => {
+                handle.abort();
+                Some(code)
+            }
+        };
+        if code.is_some() {
+            // The abort kills the process groups of running commands and reaps them;
+            // letting it finish (briefly) means no command outlives us.
+            let _ = tokio::time::timeout(ABORT_GRACE, &mut runs).await;
         }
-        anyhow::Ok(outcome)
-    };
-    let code = tokio::select! {
-        outcome = runs => {
-            let outcome = outcome?;
-            last = outcome.messages.iter().rev().find_map(|m| match m {
-                AgentMessage::Assistant(a) => Some((**a).clone()),
-                _ => None,
-            });
-            None
-        }
-        code = termination_signal() => {
-            handle.abort();
-            Some(code)
-        }
+        code
     };
     // The event stream ends when the last sender is gone: the session's and the handle's.
     drop(handle);
@@ -148,6 +157,9 @@ async fn write_line(stdout: &mut tokio::io::Stdout, line: &str) -> std::io::Resu
     stdout.write_all(b"\n").await?;
     stdout.flush().await
 }
+
+/// How long a SIGTERM / SIGHUP waits for the aborted run to kill and reap its commands.
+const ABORT_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Resolves with the exit code for SIGTERM (143) or SIGHUP (129).
 async fn termination_signal() -> u8 {

@@ -13,6 +13,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::rpc::framing::LineWriter;
 
+/// How long process exit waits for cancelled commands to be killed and reaped.
+const KILL_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// A finished command, for the runner to store and answer.
 pub(super) struct BashDone {
     job: u64,
@@ -103,6 +106,11 @@ impl BashJobs {
     /// process group outlives us.
     pub(super) async fn kill_all(&mut self) {
         self.abort_all();
+        // A cancelled command kills its process group and reaps its shell; aborting the
+        // task at once would only send the kill, and the shell could outlive us by a
+        // moment. Whatever has not finished after the grace period is aborted.
+        let finished = async { while self.tasks.join_next().await.is_some() {} };
+        let _ = tokio::time::timeout(KILL_GRACE, finished).await;
         self.tasks.shutdown().await;
         self.running.clear();
     }
