@@ -560,3 +560,32 @@ fn scoped_models_picks_the_ctrl_p_models_and_saves_them() {
     tui.send("\x04");
     assert_eq!(tui.wait_exit(), 0);
 }
+
+#[test]
+fn sigterm_kills_a_running_shell_command_before_exiting() {
+    let sandbox = Sandbox::new(vec![]);
+    let mut tui = sandbox.spawn(&[], 100, 30);
+    tui.wait_for_text("mock-model");
+    tui.submit("!echo started $$; sleep 100");
+    let screen = tui.wait_for("the command's shell pid", |s| {
+        s.lines().any(|l| l.trim_start().starts_with("started "))
+    });
+    let shell: u32 = screen
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix("started "))
+        .and_then(|pid| pid.trim().parse().ok())
+        .unwrap();
+    tui.signal("-TERM");
+    assert_eq!(tui.wait_exit(), 143);
+    let state = std::fs::read_to_string(format!("/proc/{shell}/stat"))
+        .ok()
+        .and_then(|stat| {
+            stat.rsplit_once(')')
+                .map(|(_, rest)| rest.trim_start().chars().next())
+        })
+        .flatten();
+    assert!(
+        state.is_none() || state == Some('Z'),
+        "the shell {shell} survived in state {state:?}"
+    );
+}

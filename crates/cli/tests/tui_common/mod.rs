@@ -276,6 +276,16 @@ impl Tui {
         self.wait_for(&format!("{text:?}"), |s| s.contains(text))
     }
 
+    /// Sends a signal (`-TERM`, `-HUP`) to the program.
+    pub fn signal(&self, signal: &str) {
+        let pid = self.child.process_id().expect("the program runs");
+        let status = std::process::Command::new("kill")
+            .args([signal, &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
     /// Waits for the process to end and returns its exit code.
     pub fn wait_exit(&mut self) -> u32 {
         let status = self.child.wait().unwrap();

@@ -72,6 +72,24 @@ impl BashJobs {
         self.running.retain(|(c, _)| *c != card);
     }
 
+    /// On exit: cancels every running command and waits (up to `grace`) until each has
+    /// killed and reaped its process group, so no command outlives the app.
+    pub async fn shutdown(&mut self, grace: std::time::Duration) {
+        if !self.cancel_running() {
+            return;
+        }
+        let finished = async {
+            while !self.running.is_empty() {
+                match self.rx.recv().await {
+                    Some(BashUpdate::Done { card, .. }) => self.finished(card),
+                    Some(_) => {}
+                    None => break,
+                }
+            }
+        };
+        let _ = tokio::time::timeout(grace, finished).await;
+    }
+
     pub async fn recv(&mut self) -> Option<BashUpdate> {
         self.rx.recv().await
     }

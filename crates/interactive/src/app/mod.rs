@@ -40,6 +40,8 @@ const FRAME_INTERVAL: Duration = Duration::from_millis(33);
 /// that arrive within it are decoded and handed on together (at 1,000 tokens/s the process
 /// wakes ~100 times a second instead of ~1,000) and the frame still shows all of them.
 const STREAM_READ_PACING: Duration = Duration::from_millis(10);
+/// How long quitting waits for running `!` commands to be killed and reaped.
+const EXIT_GRACE: Duration = Duration::from_secs(2);
 /// How long a lone ESC waits for the rest of an escape sequence.
 const ESCAPE_TIMEOUT: Duration = Duration::from_millis(20);
 
@@ -105,6 +107,7 @@ async fn main_loop(
         ui.record_finished_bash(&session);
         ui.draw_if_due();
     }
+    ui.bash.shutdown(EXIT_GRACE).await;
     ui.set_resume_hint(&session);
     Ok(ui.exit_code)
 }
