@@ -478,6 +478,7 @@ fn without_a_model_it_says_what_to_set_up_and_leaves_the_screen_clean() {
 fn a_models_scope_chooses_the_start_model_and_ctrl_p_stays_inside_it() {
     let sandbox = Sandbox::new(vec![]);
     let mut tui = sandbox.spawn(&["--models", "mock-reasoner:high,mock-model"], 100, 30);
+    tui.wait_for_text("Scoped models (ctrl+p cycles): mock-reasoner:high, mock-model");
     // A new session starts on the first scoped model at its pattern's level.
     tui.wait_for("the scoped start model", |s| {
         s.contains("mock-reasoner") && s.contains("high")

@@ -40,6 +40,20 @@ pub fn header(theme: &Theme, session: &AgentSession) -> Vec<String> {
                 .paint(&format!("Loaded context: {}", names.join(", "))),
         );
     }
+    let scope = session.scoped_models();
+    if !scope.is_empty() {
+        let names: Vec<String> = scope
+            .iter()
+            .map(|s| match s.thinking {
+                Some(level) => format!("{}:{}", s.model.id, level.as_str()),
+                None => s.model.id.clone(),
+            })
+            .collect();
+        lines.push(theme.dim.paint(&format!(
+            "Scoped models (ctrl+p cycles): {}",
+            names.join(", ")
+        )));
+    }
     lines
 }
 
