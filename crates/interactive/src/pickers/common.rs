@@ -61,6 +61,16 @@ pub(crate) fn scroll_window(selected: usize, len: usize, max: usize) -> Range<us
     start..start + max
 }
 
+/// The row after (`down`) or before `selected` in a list of `len` rows, wrapping around at
+/// either end; 0 for an empty list.
+pub(crate) fn wrap_step(selected: usize, len: usize, down: bool) -> usize {
+    match len {
+        0 => 0,
+        _ if down => (selected + 1) % len,
+        _ => (selected + len - 1) % len,
+    }
+}
+
 /// The items of a list around `selected` (at most `max` of them, each drawn by `item`
 /// onto the lines), and `  (3/20)` under them when the list does not fit.
 pub(crate) fn push_window(

@@ -18,6 +18,7 @@ use super::common::is_release;
 use super::common::one_line;
 use super::common::push_window;
 use super::common::strong;
+use super::common::wrap_step;
 use super::common::wrapped;
 
 /// One user message that can be forked from.
@@ -92,9 +93,9 @@ impl ForkPicker {
             return PickerOutcome::Cancel;
         }
         if bindings.matches("tui.select.up", key) {
-            self.selected = (self.selected + len - 1) % len;
+            self.selected = wrap_step(self.selected, len, false);
         } else if bindings.matches("tui.select.down", key) {
-            self.selected = (self.selected + 1) % len;
+            self.selected = wrap_step(self.selected, len, true);
         } else if bindings.matches("tui.select.pageUp", key) {
             self.selected = self.selected.saturating_sub(self.visible_items());
         } else if bindings.matches("tui.select.pageDown", key) {

@@ -19,6 +19,7 @@ use super::common::fit;
 use super::common::is_release;
 use super::common::left_right;
 use super::common::push_window;
+use super::common::wrap_step;
 use super::line_input::LineInput;
 
 /// The model picked with Enter (or the save key).
@@ -164,17 +165,9 @@ impl ModelPicker {
                 self.select_current();
             }
         } else if bindings.matches("tui.select.up", key) {
-            if len > 0 {
-                self.selected = if self.selected == 0 {
-                    len - 1
-                } else {
-                    self.selected - 1
-                };
-            }
+            self.selected = wrap_step(self.selected, len, false);
         } else if bindings.matches("tui.select.down", key) {
-            if len > 0 {
-                self.selected = (self.selected + 1) % len;
-            }
+            self.selected = wrap_step(self.selected, len, true);
         } else if bindings.matches("tui.select.pageUp", key) {
             self.selected = self.selected.saturating_sub(self.max_rows);
         } else if bindings.matches("tui.select.pageDown", key) {

@@ -21,6 +21,7 @@ use super::common::fit;
 use super::common::is_release;
 use super::common::left_right;
 use super::common::push_window;
+use super::common::wrap_step;
 use super::line_input::LineInput;
 
 /// The scope when the picker closes with a change: models as (provider, id), in cycling
@@ -92,13 +93,9 @@ impl ScopePicker {
         let len = self.listed.len();
         let current = self.listed.get(self.selected).copied();
         if bindings.matches("tui.select.up", key) {
-            if len > 0 {
-                self.selected = (self.selected + len - 1) % len;
-            }
+            self.selected = wrap_step(self.selected, len, false);
         } else if bindings.matches("tui.select.down", key) {
-            if len > 0 {
-                self.selected = (self.selected + 1) % len;
-            }
+            self.selected = wrap_step(self.selected, len, true);
         } else if bindings.matches("tui.select.confirm", key) {
             if let Some(index) = current {
                 self.toggle(&[index], !self.enabled.contains(&index));

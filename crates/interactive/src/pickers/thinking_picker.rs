@@ -14,6 +14,7 @@ use super::common::border;
 use super::common::fit;
 use super::common::is_release;
 use super::common::strong;
+use super::common::wrap_step;
 
 /// The level picked with Enter (or the save key).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,9 +88,9 @@ impl ThinkingPicker {
         }
         let len = self.levels.len();
         if bindings.matches("tui.select.up", key) {
-            self.selected = (self.selected + len - 1) % len;
+            self.selected = wrap_step(self.selected, len, false);
         } else if bindings.matches("tui.select.down", key) {
-            self.selected = (self.selected + 1) % len;
+            self.selected = wrap_step(self.selected, len, true);
         } else if bindings.matches("tui.select.confirm", key) {
             return self.choose(false);
         } else if bindings.matches("app.thinking.save", key) {
