@@ -198,11 +198,12 @@ impl<D: Decoder> StreamTask<D> {
             last_data = tokio::time::Instant::now();
             let mut fed = self.pipeline.feed(&chunk);
             let mut read = chunk.len();
-            // The body yields one chunk per call, and the connection task decodes the next
-            // only once this one is taken: let it run, and take every chunk that is already
-            // here before handing the events on (and before pausing).
+            // Paced reads take every chunk that is already here before handing the events
+            // on and pausing: the body yields one chunk per call, and the connection task
+            // decodes the next only once this one is taken, so it is let run in between.
+            // Unpaced reads hand each chunk on at once, with no extra yield.
             let mut ended = false;
-            while fed.is_ok() {
+            while fed.is_ok() && !self.read_pacing.is_zero() {
                 tokio::task::yield_now().await;
                 match body.next().now_or_never() {
                     None => break,
