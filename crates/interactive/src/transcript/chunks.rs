@@ -21,6 +21,9 @@ pub struct ChunkedMarkdown {
     chunks: Vec<std::ops::Range<usize>>,
     /// Where the growing chunk starts.
     tail_start: usize,
+    /// How far `cut` has read: each delta scans only the lines it completed, not the whole
+    /// growing chunk again (a long code block would make that quadratic).
+    scan: Scan,
     /// Lines of the finished chunks for one width (blank lines between chunks included).
     frozen: Option<(u16, Vec<String>, usize)>,
     tail: Option<Markdown>,
@@ -36,6 +39,7 @@ impl ChunkedMarkdown {
             plain_code,
             chunks: Vec::new(),
             tail_start: 0,
+            scan: Scan::default(),
             frozen: None,
             tail: None,
         };
@@ -62,10 +66,12 @@ impl ChunkedMarkdown {
 
     /// Finishes every chunk that is followed by a safe cut.
     fn cut(&mut self) {
-        let mut in_fence = false;
-        let mut line_start = self.tail_start;
+        let Scan {
+            next_line: mut line_start,
+            mut in_fence,
+            mut after_blank,
+        } = self.scan;
         let mut chunk_start = self.tail_start;
-        let mut after_blank: Option<usize> = None;
         while let Some(len) = self.text[line_start..].find('\n') {
             let line = &self.text[line_start..line_start + len];
             let next = line_start + len + 1;
@@ -93,6 +99,11 @@ impl ChunkedMarkdown {
             line_start = next;
         }
         self.tail_start = chunk_start;
+        self.scan = Scan {
+            next_line: line_start,
+            in_fence,
+            after_blank,
+        };
     }
 
     /// The one renderer of all chunks: it keeps every chunk's highlighted code, so a new
@@ -169,13 +180,16 @@ impl ChunkedMarkdown {
             .map_or(&[][..], |(_, l, _)| l.as_slice());
         (frozen, trim_blank(tail))
     }
+}
 
-    /// Drops rendered lines (theme change); the next render starts over.
-    pub fn reset(&mut self, theme: Theme) {
-        self.theme = theme;
-        self.frozen = None;
-        self.tail = None;
-    }
+/// Where `ChunkedMarkdown::cut` stopped: the start of the first line not read yet (an
+/// unfinished last line is read again once it ends), whether that is inside a fence, and
+/// where the chunk before a blank line ends when the last line read was blank.
+#[derive(Debug, Clone, Copy, Default)]
+struct Scan {
+    next_line: usize,
+    in_fence: bool,
+    after_blank: Option<usize>,
 }
 
 /// A list item's first line: cutting before it would split a loose list, which renders
