@@ -264,8 +264,14 @@ impl AgentSession {
         });
         drop(restored);
 
-        let available = registry.available(&auth);
         let scope_patterns = setup.models.clone().or_else(|| settings.enabled_models());
+        // Every model with credentials: only a scope or a start without `--model` needs
+        // them (a catalogue's worth of clones otherwise spent on every start).
+        let available = if scope_patterns.is_some() || setup.model.is_none() {
+            registry.available(&auth)
+        } else {
+            Vec::new()
+        };
         let (scope, scope_warnings) = scope_patterns
             .map(|patterns| model_select::resolve_model_scope(&patterns, &available))
             .unwrap_or_default();
