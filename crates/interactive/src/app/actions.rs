@@ -388,7 +388,7 @@ async fn cycle_model(ui: &mut Ui, session: &mut AgentSession, forward: bool) {
             ));
         }
         Ok(None) if session.scoped_models().is_empty() => {
-            ui.info("Only one model is available; add credentials for more (see --list-models).");
+            ui.info(super::overlay::ONLY_ONE_MODEL);
         }
         Ok(None) => ui.info("Only one model is in the scope; change it with /scoped-models."),
         Err(error) => ui.error(&error.to_string()),

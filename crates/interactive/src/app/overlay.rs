@@ -183,6 +183,10 @@ pub fn now_ms() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
+/// Said when there is no other model to pick or cycle to.
+pub const ONLY_ONE_MODEL: &str =
+    "Only one model is available; add credentials for more (see --list-models).";
+
 impl Ui {
     fn show_overlay(&mut self, overlay: Overlay) {
         self.screen.overlay = Some(overlay);
@@ -243,7 +247,7 @@ impl Ui {
 
     pub fn open_scope_picker(&mut self) {
         if self.models.len() < 2 {
-            self.info("Only one model is available; add credentials for more (see --list-models).");
+            self.info(ONLY_ONE_MODEL);
             return;
         }
         let picker = ScopePicker::new(
