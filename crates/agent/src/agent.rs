@@ -19,6 +19,8 @@ use crate::clock::Clock;
 use crate::clock::SystemClock;
 use crate::error::AgentError;
 use crate::events::EventSender;
+use crate::hooks::AgentHooks;
+use crate::hooks::NoHooks;
 use crate::persist::MessageStore;
 use crate::persist::NoStore;
 use crate::queue::QueueMode;
@@ -216,9 +218,12 @@ impl AgentHandle {
 pub struct Agent {
     pub(crate) provider: Arc<dyn Provider>,
     pub(crate) config: AgentConfig,
-    pub(crate) messages: Vec<AgentMessage>,
+    /// The conversation the next request is built from, shared with each request instead
+    /// of copied into it.
+    pub(crate) messages: Vec<Arc<AgentMessage>>,
     pub(crate) store: Box<dyn MessageStore>,
     pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) hooks: Arc<dyn AgentHooks>,
     pub(crate) shared: Arc<Shared>,
 }
 
@@ -243,6 +248,7 @@ impl Agent {
             messages: Vec::new(),
             store: Box::new(NoStore),
             clock: Arc::new(SystemClock::new()),
+            hooks: Arc::new(NoHooks),
             shared: Arc::new(Shared {
                 queues: Mutex::new(Queues::default()),
                 run: Mutex::new(None),
@@ -257,6 +263,12 @@ impl Agent {
         self
     }
 
+    /// Sets the hooks the loop calls while it runs (see [`crate::hooks`]).
+    pub fn with_hooks(mut self, hooks: Arc<dyn AgentHooks>) -> Self {
+        self.hooks = hooks;
+        self
+    }
+
     /// Sets the persistence hook.
     pub fn with_store(mut self, store: Box<dyn MessageStore>) -> Self {
         self.store = store;
@@ -265,7 +277,7 @@ impl Agent {
 
     /// Starts from an existing conversation (a resumed session's context).
     pub fn with_messages(mut self, messages: Vec<AgentMessage>) -> Self {
-        self.messages = messages;
+        self.messages = messages.into_iter().map(Arc::new).collect();
         self
     }
 
@@ -285,12 +297,12 @@ impl Agent {
     }
 
     /// The conversation the next request is built from.
-    pub fn messages(&self) -> &[AgentMessage] {
+    pub fn messages(&self) -> &[Arc<AgentMessage>] {
         &self.messages
     }
 
     /// Replaces the conversation (after compaction, branch navigation, a session switch).
-    pub fn replace_messages(&mut self, messages: Vec<AgentMessage>) {
+    pub fn replace_messages(&mut self, messages: Vec<Arc<AgentMessage>>) {
         self.messages = messages;
     }
 
@@ -328,7 +340,7 @@ impl Agent {
     /// whose last message is a user message or tool result). When the last message is the
     /// assistant's, queued messages are delivered instead.
     pub async fn continue_run(&mut self) -> Result<RunOutcome, AgentError> {
-        match self.messages.last() {
+        match self.messages.last().map(|m| &**m) {
             None => Err(AgentError::CannotContinue("there are no messages".into())),
             Some(AgentMessage::Assistant(_)) => {
                 let steering = self.shared.change_queues(false, Queues::take_steering);

@@ -11,9 +11,11 @@
 //! `turn_end`. Steering messages are picked up after a turn's tool calls; follow-ups when a
 //! turn had no tool calls and nothing else is pending.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use knightcode_ai::Context;
+use knightcode_ai::PayloadHook;
 use knightcode_ai::StreamRequest;
 use knightcode_ai::is_context_overflow;
 use knightcode_ai::is_retryable_assistant_error;
@@ -22,13 +24,14 @@ use knightcode_protocol::AgentMessage;
 use knightcode_protocol::AssistantMessage;
 use knightcode_protocol::StopReason;
 use knightcode_protocol::ToolCall;
-use knightcode_protocol::ToolDeclaration;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::Agent;
 use crate::agent::RunOutcome;
 use crate::assistant_turn::stream_assistant;
 use crate::error::AgentError;
+use crate::hooks::BoundaryAction;
+use crate::hooks::TurnSummary;
 use crate::queue::Queues;
 use crate::tool_batch::ToolBatch;
 use crate::validate::SchemaCache;
@@ -52,6 +55,8 @@ struct RunState {
     cancel: CancellationToken,
     /// The retry in progress (1-based), 0 when none.
     retry_attempt: u32,
+    /// The overflow hook was asked since the last user message (it is asked once).
+    overflow_recovered: bool,
     schemas: SchemaCache,
 }
 
@@ -71,6 +76,7 @@ impl Agent {
         let mut run = RunState {
             cancel: guard.cancel.clone(),
             retry_attempt: 0,
+            overflow_recovered: false,
             schemas: SchemaCache::default(),
         };
         let mut messages = Vec::new();
@@ -116,6 +122,18 @@ impl Agent {
                 self.finish_cancelled_retry(run);
                 return Ok(last);
             }
+            if let Some(failed) = last.as_ref().filter(|m| self.is_overflow(m))
+                && !run.overflow_recovered
+            {
+                run.overflow_recovered = true;
+                if let Some(recovery) = self.hooks.context_overflow(failed, &run.cancel).await
+                    && !run.cancel.is_cancelled()
+                {
+                    self.messages = recovery.context;
+                    (prompts, poll_steering) = (Vec::new(), true);
+                    continue;
+                }
+            }
             let retry_left =
                 self.config.retry.enabled && run.retry_attempt < self.config.retry.max_retries;
             if let Some(failed) = last.as_ref().filter(|m| retry_left && self.is_retryable(m)) {
@@ -151,6 +169,8 @@ impl Agent {
             } else {
                 (steering, false)
             };
+            // A new user message gets its own overflow recovery.
+            run.overflow_recovered = false;
         }
     }
 
@@ -177,11 +197,12 @@ impl Agent {
             .await;
         // The retry must not show the model its own failed attempt; the session keeps it in
         // raw history and is told to leave it out of the context.
-        if let Some(AgentMessage::Assistant(last)) = self.messages.last()
+        if let Some(AgentMessage::Assistant(last)) = self.messages.last().map(|m| &**m)
             && **last == *failed
         {
             let removed = self.messages.pop();
             if let Some(removed) = removed {
+                let removed = Arc::unwrap_or_clone(removed);
                 self.store
                     .omit(&removed)
                     .map_err(|source| AgentError::Persist {
@@ -213,9 +234,12 @@ impl Agent {
 
     /// A transient failure that is not a context overflow (overflow is compacted, not retried).
     fn is_retryable(&self, message: &AssistantMessage) -> bool {
+        !self.is_overflow(message) && is_retryable_assistant_error(message)
+    }
+
+    fn is_overflow(&self, message: &AssistantMessage) -> bool {
         let window = self.config.model.context_window;
-        !is_context_overflow(message, (window > 0).then_some(window))
-            && is_retryable_assistant_error(message)
+        is_context_overflow(message, (window > 0).then_some(window))
     }
 
     /// One `agent_start` … `agent_end`.
@@ -264,32 +288,21 @@ impl Agent {
         if poll_steering {
             pending.extend(self.shared.change_queues(false, Queues::take_steering));
         }
-        let mut first_turn = true;
+        let mut turn_index = 0;
         let mut last = None;
+        // The first turn always makes a request; later ones when the previous response
+        // called tools, or a boundary hook asked for one more.
+        let mut another_request = true;
         loop {
-            let mut had_tool_calls = true;
-            while had_tool_calls || !pending.is_empty() {
-                if !first_turn {
+            while another_request || !pending.is_empty() {
+                if turn_index > 0 {
                     self.shared.events.emit(AgentEvent::TurnStart).await;
                 }
-                first_turn = false;
                 for message in std::mem::take(&mut pending) {
-                    self.shared
-                        .events
-                        .emit(AgentEvent::MessageStart {
-                            message: message.clone(),
-                        })
-                        .await;
-                    self.shared
-                        .events
-                        .emit(AgentEvent::MessageEnd {
-                            message: message.clone(),
-                        })
-                        .await;
-                    self.record(message, new)?;
+                    self.deliver(message, new).await?;
                 }
 
-                let request = self.request();
+                let request = self.build_request(&run.cancel).await;
                 let response = stream_assistant(
                     self.provider.as_ref(),
                     &request,
@@ -333,7 +346,7 @@ impl Agent {
                     .events
                     .emit(AgentEvent::TurnEnd {
                         message: assistant,
-                        tool_results: results,
+                        tool_results: results.clone(),
                     })
                     .await;
                 // An abort during the tools ends the run here: no request would be answered,
@@ -341,15 +354,68 @@ impl Agent {
                 if run.cancel.is_cancelled() {
                     return Ok(last);
                 }
-                had_tool_calls = !calls.is_empty();
+                let turn = TurnSummary {
+                    turn_index,
+                    message: &response,
+                    tool_results: &results,
+                };
+                let action = self.hooks.turn_end(turn, &run.cancel).await;
+                turn_index += 1;
+                let (end, continue_run) = self.apply_boundary(action, new).await?;
+                if end || run.cancel.is_cancelled() {
+                    return Ok(last);
+                }
+                another_request = !calls.is_empty() || continue_run;
                 pending = self.shared.change_queues(false, Queues::take_steering);
             }
             let follow_up = self.shared.change_queues(false, Queues::take_follow_up);
-            if follow_up.is_empty() {
+            if !follow_up.is_empty() {
+                pending = follow_up;
+                continue;
+            }
+            let action = self.hooks.before_settle(last.as_ref(), &run.cancel).await;
+            let (end, continue_run) = self.apply_boundary(action, new).await?;
+            if end || !continue_run || run.cancel.is_cancelled() {
                 return Ok(last);
             }
-            pending = follow_up;
+            another_request = true;
         }
+    }
+
+    /// Records a message that starts a turn (prompt, steering, follow-up, hook message).
+    async fn deliver(
+        &mut self,
+        message: AgentMessage,
+        new: &mut Vec<AgentMessage>,
+    ) -> Result<(), AgentError> {
+        self.shared
+            .events
+            .emit(AgentEvent::MessageStart {
+                message: message.clone(),
+            })
+            .await;
+        self.shared
+            .events
+            .emit(AgentEvent::MessageEnd {
+                message: message.clone(),
+            })
+            .await;
+        self.record(message, new)
+    }
+
+    /// Carries out a boundary hook's action; returns `(end, continue)`.
+    async fn apply_boundary(
+        &mut self,
+        action: BoundaryAction,
+        new: &mut Vec<AgentMessage>,
+    ) -> Result<(bool, bool), AgentError> {
+        if let Some(context) = action.context {
+            self.messages = context;
+        }
+        for message in action.messages {
+            self.deliver(message, new).await?;
+        }
+        Ok((action.end, action.continue_run && !action.end))
     }
 
     /// Runs the calls group by group, emitting and recording each group's results in call
@@ -368,6 +434,7 @@ impl Agent {
             cwd: &self.config.cwd,
             events: &self.shared.events,
             clock: &self.clock,
+            hooks: self.hooks.as_ref(),
             cancel: &run.cancel,
             schemas: &mut run.schemas,
             truncated,
@@ -400,7 +467,7 @@ impl Agent {
                         role: message.role().to_owned(),
                         source,
                     })?;
-                self.messages.push(message.clone());
+                self.messages.push(Arc::new(message.clone()));
                 new.push(message.clone());
                 results.push(message);
             }
@@ -420,38 +487,42 @@ impl Agent {
                 role: message.role().to_owned(),
                 source,
             })?;
-        self.messages.push(message.clone());
+        self.messages.push(Arc::new(message.clone()));
         new.push(message);
         Ok(())
     }
 
-    fn request(&self) -> StreamRequest {
+    /// The next request: the conversation as the context hook shows it, the active tools'
+    /// declarations (built here, once per request), and the payload hook when it is wanted.
+    async fn build_request(&mut self, cancel: &CancellationToken) -> StreamRequest {
         let config = &self.config;
-        let tools = config
-            .tools
-            .iter()
-            .map(|tool| tool.definition())
-            .filter(|d| {
-                config
-                    .active_tools
-                    .as_ref()
-                    .is_none_or(|names| names.contains(&d.name))
-            })
-            .map(|d| ToolDeclaration {
-                name: d.name.clone(),
-                description: d.description.clone(),
-                parameters: d.parameters.clone(),
-                extra: Default::default(),
-            })
-            .collect();
+        let messages = self
+            .hooks
+            .transform_context(self.messages.clone(), cancel)
+            .await;
+        let mut options = config.options.clone();
+        if self.hooks.inspects_provider_payload() {
+            let hooks = Arc::clone(&self.hooks);
+            let cancel = cancel.clone();
+            options.payload_hook = Some(PayloadHook(Arc::new(move |payload| {
+                let hooks = Arc::clone(&hooks);
+                let cancel = cancel.clone();
+                Box::pin(async move {
+                    match hooks.provider_payload(&payload, &cancel).await {
+                        Some(replaced) => replaced,
+                        None => payload,
+                    }
+                })
+            })));
+        }
         StreamRequest {
             model: config.model.clone(),
             context: Context {
                 system_prompt: config.system_prompt.clone(),
-                messages: self.messages.clone(),
-                tools,
+                messages,
+                tools: config.tools.declarations(config.active_tools.as_deref()),
             },
-            options: config.options.clone(),
+            options,
         }
     }
 }

@@ -13,6 +13,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use knightcode_protocol::ContentBlock;
+use knightcode_protocol::ToolDeclaration;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -193,6 +194,22 @@ impl ToolRegistry {
 
     pub fn iter(&self) -> impl Iterator<Item = &Arc<dyn Tool>> {
         self.tools.iter()
+    }
+
+    /// The declarations the model is offered: the tools named in `active` (all when
+    /// `None`), in registration order. The one place a request's tool list is built.
+    pub fn declarations(&self, active: Option<&[String]>) -> Vec<ToolDeclaration> {
+        self.tools
+            .iter()
+            .map(|tool| tool.definition())
+            .filter(|d| active.is_none_or(|names| names.contains(&d.name)))
+            .map(|d| ToolDeclaration {
+                name: d.name.clone(),
+                description: d.description.clone(),
+                parameters: d.parameters.clone(),
+                extra: Default::default(),
+            })
+            .collect()
     }
 
     pub fn names(&self) -> impl Iterator<Item = &str> {

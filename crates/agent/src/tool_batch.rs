@@ -32,6 +32,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::clock::Clock;
 use crate::events::EventSender;
+use crate::hooks::AgentHooks;
+use crate::hooks::PendingToolCall;
+use crate::hooks::ToolCallVerdict;
+use crate::hooks::ToolResultPatch;
 use crate::tool::ExecutionMode;
 use crate::tool::Tool;
 use crate::tool::ToolContext;
@@ -52,6 +56,7 @@ pub(crate) struct ToolBatch<'a> {
     pub cwd: &'a Path,
     pub events: &'a EventSender,
     pub clock: &'a Arc<dyn Clock>,
+    pub hooks: &'a dyn AgentHooks,
     pub cancel: &'a CancellationToken,
     pub schemas: &'a mut SchemaCache,
     /// The response hit the output token limit: its arguments may be cut off, so no call runs.
@@ -91,6 +96,34 @@ impl Finished {
         };
         finished.duration = Some(duration);
         finished
+    }
+}
+
+impl Finished {
+    fn apply(&mut self, patch: ToolResultPatch) {
+        if let Some(content) = patch.content {
+            self.content = content;
+        }
+        if let Some(details) = patch.details {
+            self.details = Some(details);
+        }
+        if let Some(is_error) = patch.is_error {
+            self.is_error = is_error;
+        }
+    }
+
+    /// The result message of `call`, stamped `now`.
+    fn message(&self, call: &ToolCall, now: i64) -> ToolResultMessage {
+        ToolResultMessage {
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            content: Blocks(self.content.clone()),
+            details: self.details.clone(),
+            usage: None,
+            is_error: self.is_error,
+            timestamp: Millis(now),
+            extra: Default::default(),
+        }
     }
 }
 
@@ -166,6 +199,25 @@ impl ToolBatch<'_> {
         Ok((tool, arguments))
     }
 
+    /// Asks the hooks about a validated call: `Err` is a block's reason.
+    async fn consult(
+        &self,
+        call: &ToolCall,
+        tool: Arc<dyn Tool>,
+        arguments: Value,
+    ) -> Result<(Arc<dyn Tool>, Value), String> {
+        let pending = PendingToolCall {
+            tool_call_id: &call.id,
+            tool_name: &call.name,
+            arguments: &arguments,
+        };
+        match self.hooks.before_tool_call(pending, self.cancel).await {
+            ToolCallVerdict::Proceed => Ok((tool, arguments)),
+            ToolCallVerdict::Rewrite(rewritten) => Ok((tool, rewritten)),
+            ToolCallVerdict::Block(reason) => Err(reason),
+        }
+    }
+
     /// Runs one group and returns its results in call order.
     pub(crate) async fn run_group(&mut self, calls: &[ToolCall]) -> Vec<ToolResultMessage> {
         let mut finished: Vec<Option<Finished>> = calls.iter().map(|_| None).collect();
@@ -173,6 +225,8 @@ impl ToolBatch<'_> {
         let updated = Arc::new(Notify::new());
         let mut running = JoinSet::new();
         let mut index_of_task = HashMap::new();
+        // The arguments each call ran with, for the result hook.
+        let mut arguments_of: Vec<Option<Value>> = calls.iter().map(|_| None).collect();
 
         for (index, call) in calls.iter().enumerate() {
             self.events
@@ -182,13 +236,18 @@ impl ToolBatch<'_> {
                     args: call.arguments.clone(),
                 })
                 .await;
-            match self.prepare(call) {
+            let prepared = match self.prepare(call) {
+                Ok((tool, arguments)) => self.consult(call, tool, arguments).await,
+                Err(text) => Err(text),
+            };
+            match prepared {
                 Err(text) => {
                     let outcome = Finished::error(text);
                     self.emit_end(call, &outcome).await;
                     finished[index] = Some(outcome);
                 }
                 Ok((tool, arguments)) => {
+                    arguments_of[index] = Some(arguments.clone());
                     let slot = SharedSlot::default();
                     let context = ToolContext::new(
                         call.id.clone(),
@@ -212,7 +271,7 @@ impl ToolBatch<'_> {
             tokio::select! {
                 biased;
                 joined = running.join_next_with_id() => {
-                    let (id, outcome) = match joined {
+                    let (id, mut outcome) = match joined {
                         Some(Ok((id, (result, duration)))) => {
                             (id, Finished::from_result(result, duration))
                         }
@@ -229,6 +288,11 @@ impl ToolBatch<'_> {
                     let Some(&index) = index_of_task.get(&id) else { continue };
                     if let Some(slot) = &slots[index] {
                         self.flush(&calls[index], slot, true).await;
+                    }
+                    if let Some(arguments) = &arguments_of[index] {
+                        let result = outcome.message(&calls[index], self.clock.now_ms());
+                        let patch = self.hooks.after_tool_result(&result, arguments, self.cancel).await;
+                        outcome.apply(patch);
                     }
                     self.emit_end(&calls[index], &outcome).await;
                     finished[index] = Some(outcome);
@@ -248,16 +312,7 @@ impl ToolBatch<'_> {
             .zip(finished)
             .map(|(call, outcome)| {
                 let outcome = outcome.unwrap_or_else(|| Finished::error(OPERATION_ABORTED));
-                ToolResultMessage {
-                    tool_call_id: call.id.clone(),
-                    tool_name: call.name.clone(),
-                    content: Blocks(outcome.content),
-                    details: outcome.details,
-                    usage: None,
-                    is_error: outcome.is_error,
-                    timestamp: Millis(self.clock.now_ms()),
-                    extra: Default::default(),
-                }
+                outcome.message(call, self.clock.now_ms())
             })
             .collect()
     }

@@ -259,7 +259,7 @@ async fn abort_mid_stream_keeps_the_partial_message() {
             "agent_settled aborted=true",
         ]
     );
-    let AgentMessage::Assistant(last) = agent.messages().last().unwrap() else {
+    let AgentMessage::Assistant(last) = &**agent.messages().last().unwrap() else {
         panic!("expected the aborted assistant message last");
     };
     assert_eq!(last.text(), "partial answer");

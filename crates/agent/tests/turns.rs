@@ -60,7 +60,10 @@ async fn text_reply_event_sequence() {
         request.context.system_prompt.as_deref(),
         Some("You are a test.")
     );
-    assert_eq!(request.context.messages, vec![user("Hi")]);
+    assert_eq!(
+        request.context.messages,
+        vec![std::sync::Arc::new(user("Hi"))]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -344,7 +347,14 @@ async fn persistence_sees_every_message_before_the_next_request() {
             "a message reached the model before the store"
         );
     }
-    assert_eq!(*stored.lock().unwrap(), agent.messages());
+    assert_eq!(
+        *stored.lock().unwrap(),
+        agent
+            .messages()
+            .iter()
+            .map(|m| (**m).clone())
+            .collect::<Vec<_>>()
+    );
     let roles: Vec<String> = stored
         .lock()
         .unwrap()

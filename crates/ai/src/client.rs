@@ -181,6 +181,7 @@ impl Client {
             style,
             pipeline: Pipeline::new(decoder, out),
             read_pacing: self.read_pacing,
+            payload_hook: request.options.payload_hook.clone(),
         };
         let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
         match tokio::runtime::Handle::try_current() {

@@ -108,6 +108,7 @@ pub(crate) struct StreamTask<D> {
     pub(crate) pipeline: Pipeline<D>,
     /// See [`crate::Client::with_read_pacing`].
     pub(crate) read_pacing: Duration,
+    pub(crate) payload_hook: Option<crate::options::PayloadHook>,
 }
 
 /// A read at least this large means data is flowing faster than tokens are generated (a
@@ -122,6 +123,20 @@ async fn flush(out: &mut Output, tx: &mpsc::Sender<StreamEvent>) -> bool {
         }
     }
     true
+}
+
+/// Runs the payload hook over a request body; the error is the stream's failure message.
+async fn apply_payload_hook(
+    hook: &crate::options::PayloadHook,
+    body: &[u8],
+) -> Result<Vec<u8>, String> {
+    let payload: serde_json::Value = serde_json::from_slice(body).map_err(|error| {
+        format!("Could not decode the request body for the payload hook: {error}")
+    })?;
+    let replaced = (hook.0)(payload).await;
+    serde_json::to_vec(&replaced).map_err(|error| {
+        format!("Could not encode the request body the payload hook returned: {error}")
+    })
 }
 
 impl<D: Decoder> StreamTask<D> {
@@ -146,6 +161,17 @@ impl<D: Decoder> StreamTask<D> {
         tx: &mpsc::Sender<StreamEvent>,
         cancel: &CancellationToken,
     ) -> Outcome {
+        if let Some(hook) = self.payload_hook.take() {
+            let replaced = tokio::select! {
+                biased;
+                _ = cancel.cancelled() => return Outcome::Aborted,
+                replaced = apply_payload_hook(&hook, &self.request.body) => replaced,
+            };
+            match replaced {
+                Ok(body) => self.request.body = body,
+                Err(message) => return Outcome::Failed(message),
+            }
+        }
         let sent = send_with_retry(
             &self.http,
             &self.request,

@@ -69,6 +69,8 @@ pub use models::ModelRegistry;
 pub use options::CacheRetention;
 pub use options::Context;
 pub use options::MIN_ANSWER_TOKENS;
+pub use options::PayloadFuture;
+pub use options::PayloadHook;
 pub use options::StreamOptions;
 pub use options::StreamRequest;
 pub use options::ThinkingBudgets;

@@ -4,6 +4,8 @@ use knightcode_protocol::AgentMessage;
 use knightcode_protocol::ContentBlock;
 use knightcode_protocol::StopReason;
 use knightcode_protocol::ToolDeclaration;
+use std::sync::Arc;
+
 use serde_json::Map;
 use serde_json::Value;
 
@@ -18,7 +20,8 @@ pub struct Context {
     pub system_prompt: Option<String>,
     /// Session messages in order. System messages are skipped (the prompt travels in
     /// `system_prompt`); bash executions, custom messages and summaries become user text.
-    pub messages: Vec<AgentMessage>,
+    /// Shared with the conversation they come from: a request does not copy the history.
+    pub messages: Vec<Arc<AgentMessage>>,
     /// Tool declarations: name, description, JSON-schema parameters.
     pub tools: Vec<ToolDeclaration>,
 }
@@ -94,6 +97,28 @@ pub struct StreamOptions {
     pub sampling_params: Option<Map<String, Value>>,
     /// Provider-level HTTP retry and idle timeout.
     pub retry: ProviderRetry,
+    /// Sees (and may replace) the JSON body before it is sent.
+    pub payload_hook: Option<PayloadHook>,
+}
+
+/// The boxed future a [`PayloadHook`] returns.
+pub type PayloadFuture = std::pin::Pin<Box<dyn std::future::Future<Output = Value> + Send>>;
+
+/// Rewrites a request body (wire-format JSON) before it is sent: the runtime's
+/// provider-payload hook. Compared by identity.
+#[derive(Clone)]
+pub struct PayloadHook(pub std::sync::Arc<dyn Fn(Value) -> PayloadFuture + Send + Sync>);
+
+impl std::fmt::Debug for PayloadHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PayloadHook")
+    }
+}
+
+impl PartialEq for PayloadHook {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 impl StreamOptions {
@@ -205,7 +230,7 @@ pub fn estimate_context_tokens(context: &Context) -> (u64, u64) {
         .enumerate()
         .rev()
         .find_map(|(i, m)| {
-            let AgentMessage::Assistant(a) = m else {
+            let AgentMessage::Assistant(a) = &**m else {
                 return None;
             };
             if matches!(
@@ -226,7 +251,7 @@ pub fn estimate_context_tokens(context: &Context) -> (u64, u64) {
         Some((index, tokens)) => {
             let trailing = context.messages[index + 1..]
                 .iter()
-                .map(estimate_message_tokens)
+                .map(|m| estimate_message_tokens(m))
                 .sum();
             (tokens, trailing)
         }
@@ -240,7 +265,11 @@ pub fn estimate_context_tokens(context: &Context) -> (u64, u64) {
             } else {
                 serde_json::to_string(&context.tools).map_or(0, |s| utf16_len(&s).div_ceil(4))
             };
-            let messages: u64 = context.messages.iter().map(estimate_message_tokens).sum();
+            let messages: u64 = context
+                .messages
+                .iter()
+                .map(|m| estimate_message_tokens(m))
+                .sum();
             (0, prompt + tools + messages)
         }
     }
@@ -275,7 +304,7 @@ mod tests {
         let mut model = Model::new("p", "m", Api::OpenAiCompletions, "http://x");
         model.context_window = 10_000;
         let context = Context {
-            messages: vec![AgentMessage::user("x".repeat(4000), Default::default())],
+            messages: vec![AgentMessage::user("x".repeat(4000), Default::default()).into()],
             ..Context::default()
         };
         // 1000 estimated tokens × 1.5 = 1500; 10000 − 1500 − 4096 = 4404.

@@ -5,6 +5,7 @@
 //! another model becomes plain text, failed assistant turns are dropped, and tool calls without
 //! a result get a synthetic error result so every API accepts the history.
 
+use std::borrow::Borrow;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::collections::HashSet;
@@ -39,10 +40,10 @@ pub(crate) enum LlmMessage<'a> {
 }
 
 /// Reduces session roles to user / assistant / toolResult (`convertToLlm`).
-pub(crate) fn convert_to_llm(messages: &[AgentMessage]) -> Vec<LlmMessage<'_>> {
+pub(crate) fn convert_to_llm<M: Borrow<AgentMessage>>(messages: &[M]) -> Vec<LlmMessage<'_>> {
     let mut out = Vec::with_capacity(messages.len());
     for message in messages {
-        match message {
+        match message.borrow() {
             AgentMessage::User(m) => out.push(LlmMessage::User(content_ref(&m.content))),
             AgentMessage::Assistant(m) => out.push(LlmMessage::Assistant(Cow::Borrowed(m))),
             AgentMessage::ToolResult(m) => out.push(LlmMessage::ToolResult(Cow::Borrowed(m))),
@@ -118,8 +119,8 @@ pub(crate) fn is_same_model(message: &AssistantMessage, model: &Model) -> bool {
 pub(crate) type IdNormalizer<'f> = &'f dyn Fn(&str, &AssistantMessage) -> String;
 
 /// Converts and cleans the conversation for `model` (see the module docs).
-pub(crate) fn prepare_messages<'a>(
-    messages: &'a [AgentMessage],
+pub(crate) fn prepare_messages<'a, M: Borrow<AgentMessage>>(
+    messages: &'a [M],
     model: &Model,
     normalize_id: Option<IdNormalizer<'_>>,
 ) -> Vec<LlmMessage<'a>> {

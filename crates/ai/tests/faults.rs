@@ -40,7 +40,7 @@ fn request(server: &MockServer, retry: ProviderRetry) -> StreamRequest {
         model: model_for(server, "mock-model"),
         context: Context {
             system_prompt: Some("sys".into()),
-            messages: vec![AgentMessage::user("hello", Millis(1))],
+            messages: vec![AgentMessage::user("hello", Millis(1)).into()],
             tools: vec![],
         },
         options: StreamOptions {

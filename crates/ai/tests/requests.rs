@@ -116,7 +116,10 @@ fn conversation(api: Api, signature: &str) -> Context {
                 ],
             ),
             AgentMessage::user("Thanks, and c.txt?", Millis(5)),
-        ],
+        ]
+        .into_iter()
+        .map(std::sync::Arc::new)
+        .collect(),
         tools: vec![ToolDeclaration {
             name: "read".into(),
             description: "Read a file".into(),

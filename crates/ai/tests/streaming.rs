@@ -67,7 +67,7 @@ fn request(server: &MockServer) -> StreamRequest {
         model: model_for(server, "mock-model"),
         context: Context {
             system_prompt: Some("You are a test.".into()),
-            messages: vec![AgentMessage::user("Read a.txt and b.txt", Millis(1))],
+            messages: vec![AgentMessage::user("Read a.txt and b.txt", Millis(1)).into()],
             tools: vec![read_tool()],
         },
         options: StreamOptions {
@@ -164,18 +164,16 @@ async fn thinking_is_replayed_on_the_next_request() {
         request
             .context
             .messages
-            .push(AgentMessage::Assistant(Box::new(message)));
-        request
-            .context
-            .messages
-            .push(AgentMessage::ToolResult(Box::new(
-                knightcode_protocol::ToolResultMessage {
-                    tool_call_id: call.id.clone(),
-                    tool_name: call.name.clone(),
-                    content: knightcode_protocol::Blocks(vec![ContentBlock::text("alpha")]),
-                    ..Default::default()
-                },
-            )));
+            .push(AgentMessage::Assistant(Box::new(message)).into());
+        request.context.messages.push(
+            AgentMessage::ToolResult(Box::new(knightcode_protocol::ToolResultMessage {
+                tool_call_id: call.id.clone(),
+                tool_name: call.name.clone(),
+                content: knightcode_protocol::Blocks(vec![ContentBlock::text("alpha")]),
+                ..Default::default()
+            }))
+            .into(),
+        );
         let done = client.complete(&request, CancellationToken::new()).await;
         assert_eq!(done.text(), "Done.", "{name}");
         let requests = server.requests();

@@ -4,7 +4,9 @@
 pub mod agent_session;
 pub mod context_files;
 mod error;
+pub mod hooks;
 pub mod model_select;
+pub mod services;
 pub mod settings;
 pub mod system_prompt;
 pub mod trust;
@@ -15,6 +17,8 @@ pub use agent_session::SessionTarget;
 pub use agent_session::ToolSelection;
 pub use error::Result;
 pub use error::RuntimeError;
+pub use hooks::SessionHooks;
+pub use services::Services;
 pub use settings::Settings;
 pub use trust::TrustDecision;
 pub use trust::TrustStore;

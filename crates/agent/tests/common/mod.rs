@@ -284,7 +284,13 @@ impl ScriptedProvider {
     pub fn contexts(&self) -> Vec<Vec<AgentMessage>> {
         self.requests()
             .into_iter()
-            .map(|r| r.context.messages)
+            .map(|r| {
+                r.context
+                    .messages
+                    .into_iter()
+                    .map(std::sync::Arc::unwrap_or_clone)
+                    .collect()
+            })
             .collect()
     }
 }

@@ -221,7 +221,7 @@ enum Deferred {
 /// What the runner continues with after an idle command.
 enum Flow {
     Continue,
-    Run(AgentMessage),
+    Run(Vec<AgentMessage>),
 }
 
 /// Everything the runner uses besides the session, so that it stays usable while a run
@@ -413,7 +413,7 @@ async fn terminate(ctx: &mut Ctx) {
 async fn run_prompt<S: Future<Output = u8>>(
     session: &mut AgentSession,
     ctx: &mut Ctx,
-    user: AgentMessage,
+    user: Vec<AgentMessage>,
     mut shutdown: std::pin::Pin<&mut S>,
 ) -> Option<u8> {
     let outcome = {

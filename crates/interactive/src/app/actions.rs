@@ -4,7 +4,10 @@
 use knightcode_protocol::AgentMessage;
 use knightcode_protocol::ContentBlock;
 use knightcode_runtime::AgentSession;
+use knightcode_runtime::agent_session::operations::PromptStart;
 use knightcode_runtime::agent_session::operations::user_message;
+use knightcode_runtime::hooks::InputSource;
+use knightcode_runtime::hooks::PromptInput;
 
 use super::input::Action;
 use super::overlay::OverlayResult;
@@ -140,14 +143,20 @@ pub async fn submit(
         ui.mark_urgent();
         return;
     }
-    match session.begin_prompt(&text, images) {
-        Ok(user) => run_prompt(ui, session, user).await,
+    let input = PromptInput {
+        text,
+        images,
+        source: InputSource::Interactive,
+    };
+    match session.begin_prompt(input).await {
+        Ok(PromptStart::Handled) => {}
+        Ok(PromptStart::Run(messages)) => run_prompt(ui, session, messages).await,
         Err(error) => ui.error(&error.to_string()),
     }
 }
 
 /// Runs a prompt to its end while serving the screen: keys, events, resizes, shell output.
-pub async fn run_prompt(ui: &mut Ui, session: &mut AgentSession, user: AgentMessage) {
+pub async fn run_prompt(ui: &mut Ui, session: &mut AgentSession, user: Vec<AgentMessage>) {
     ui.running = true;
     ui.set_working(Some("Working…"));
     ui.draw();

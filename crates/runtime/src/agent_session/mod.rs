@@ -22,7 +22,6 @@ use knightcode_ai::AuthStorage;
 use knightcode_ai::Client;
 use knightcode_ai::Model;
 use knightcode_ai::ModelRegistry;
-use knightcode_ai::ProcessEnv;
 use knightcode_ai::RetryPolicy;
 use knightcode_ai::StreamOptions;
 use knightcode_ai::ThinkingLevel;
@@ -30,7 +29,6 @@ use knightcode_protocol::AgentMessage;
 use knightcode_protocol::ContentBlock;
 use knightcode_protocol::Millis;
 use knightcode_protocol::SessionHeader;
-use knightcode_protocol::ToolDeclaration;
 use knightcode_session::SessionManager;
 use knightcode_session::SessionStore;
 use knightcode_session::SystemState;
@@ -38,13 +36,18 @@ use knightcode_tools::BashConfig;
 use knightcode_tools::SessionEnv;
 use knightcode_tools::ToolsConfig;
 
+use self::operations::PromptStart;
 use crate::context_files::ContextFile;
 use crate::context_files::PromptFiles;
 use crate::context_files::discover_context_files;
 use crate::context_files::resolve_prompt_files;
 use crate::error::Result;
 use crate::error::RuntimeError;
+use crate::hooks::InputSource;
+use crate::hooks::PromptInput;
+use crate::hooks::SessionHooks;
 use crate::model_select;
+use crate::services::Services;
 use crate::settings::Settings;
 use crate::system_prompt::PromptInputs;
 use crate::system_prompt::ToolPromptInfo;
@@ -158,6 +161,7 @@ pub struct AgentSession {
     notices: Vec<String>,
     /// What model switches and session replacement need later (see `operations`).
     ops: operations::OpsState,
+    hooks: Arc<dyn SessionHooks>,
 }
 
 impl std::fmt::Debug for AgentSession {
@@ -206,6 +210,20 @@ impl AgentSession {
         setup: SessionSetup,
         store: SessionStore,
     ) -> Result<(Self, EventReceiver)> {
+        Self::start_with(setup, Services::default().with_store(store)).await
+    }
+
+    /// As [`Self::start`], with the services given (store, environment, provider, hooks).
+    pub async fn start_with(
+        setup: SessionSetup,
+        services: Services,
+    ) -> Result<(Self, EventReceiver)> {
+        let Services {
+            store,
+            env,
+            provider,
+            hooks,
+        } = services;
         let mut notices = Vec::new();
         let global_only = Settings::load(&setup.agent_dir, &setup.cwd, false);
         let trust_store = TrustStore::load(&setup.agent_dir).unwrap_or_else(|error| {
@@ -241,11 +259,10 @@ impl AgentSession {
             notices.push(error.to_string());
             AuthStorage::empty(&setup.agent_dir)
         });
-        let env = ProcessEnv;
         let no_runtime_keys = HashMap::new();
         let auth = AuthContext {
             storage: &auth_storage,
-            env: &env,
+            env: env.as_ref(),
             runtime_keys: &no_runtime_keys,
         };
         let has_auth = |provider: &str| {
@@ -336,7 +353,7 @@ impl AgentSession {
         }
         let auth = AuthContext {
             storage: &auth_storage,
-            env: &env,
+            env: env.as_ref(),
             runtime_keys: &runtime_keys,
         };
         let resolved = registry
@@ -355,8 +372,15 @@ impl AgentSession {
             setup.model.is_some().then(|| model.clone()),
             setup.thinking.or(suffix_thinking),
         );
-        let mut ops =
-            operations::OpsState::new(&setup, &store, registry, auth_storage, runtime_keys, cli);
+        let mut ops = operations::OpsState::new(
+            &setup,
+            &store,
+            registry,
+            auth_storage,
+            runtime_keys,
+            cli,
+            Arc::clone(&env),
+        );
         ops.scope = scope;
 
         // Record the model and level a resumed session did not have (or had differently).
@@ -421,14 +445,21 @@ impl AgentSession {
                 max_agent_delay_ms: retry.max_delay_ms,
             },
         };
-        let client = Client::new()
-            .map_err(|e| RuntimeError::Setup(e.to_string()))?
-            .with_read_pacing(setup.stream_read_pacing);
+        let provider: Arc<dyn knightcode_ai::Provider> = match provider {
+            Some(provider) => provider,
+            None => Arc::new(
+                Client::new()
+                    .map_err(|e| RuntimeError::Setup(e.to_string()))?
+                    .with_read_pacing(setup.stream_read_pacing),
+            ),
+        };
+        let loop_hooks: Arc<dyn knightcode_agent::AgentHooks> = hooks.clone();
         let (events, receiver) =
             knightcode_agent::event_channel(knightcode_agent::DEFAULT_EVENT_CAPACITY);
         // Every finished message goes to the session file before the next model request.
         let store = Arc::clone(&session);
-        let agent = Agent::new(Arc::new(client), config, events)
+        let agent = Agent::new(provider, config, events)
+            .with_hooks(loop_hooks)
             .with_queue_modes(
                 queue_mode(settings.steering_mode()),
                 queue_mode(settings.follow_up_mode()),
@@ -449,6 +480,7 @@ impl AgentSession {
                 cwd: setup.cwd,
                 notices,
                 ops,
+                hooks,
             },
             receiver,
         ))
@@ -494,14 +526,22 @@ impl AgentSession {
         Arc::clone(&self.session)
     }
 
-    /// Runs one user prompt to completion (tool calls, queued messages, retries).
+    /// Runs one user prompt to completion (tool calls, queued messages, retries). A prompt
+    /// an input hook handled runs nothing and returns an empty outcome.
     pub async fn prompt(&mut self, text: &str, images: Vec<ContentBlock>) -> Result<RunOutcome> {
-        let user = operations::user_message(text, images);
-        self.prepare_request()?;
-        self.agent
-            .prompt(vec![user])
-            .await
-            .map_err(RuntimeError::from)
+        let input = PromptInput {
+            text: text.to_owned(),
+            images,
+            source: InputSource::Rpc,
+        };
+        match self.begin_prompt(input).await? {
+            PromptStart::Handled => Ok(RunOutcome {
+                messages: Vec::new(),
+                aborted: false,
+                error: None,
+            }),
+            PromptStart::Run(messages) => self.run_prompt(messages).await,
+        }
     }
 
     /// Brings the persisted system prompt up to date and loads the branch's context into the
@@ -521,19 +561,8 @@ impl AgentSession {
                 }
             })
             .collect();
-        let declarations: Vec<ToolDeclaration> = active
-            .iter()
-            .filter_map(|name| tools.get(name))
-            .map(|tool| {
-                let def = tool.definition();
-                ToolDeclaration {
-                    name: def.name.clone(),
-                    description: def.description.clone(),
-                    parameters: def.parameters.clone(),
-                    extra: Default::default(),
-                }
-            })
-            .collect();
+        // The same list, in the same order, as every request of the run offers.
+        let declarations = tools.declarations(Some(&active));
         let date = chrono::Local::now().format("%Y-%m-%d").to_string();
         let sections = build_sections(&PromptInputs {
             tools: &infos,
@@ -551,10 +580,10 @@ impl AgentSession {
         }
         let context = session.build_context();
         let prompt = context.system.prompt_text();
-        let messages: Vec<AgentMessage> = context
+        let messages: Vec<Arc<AgentMessage>> = context
             .messages
             .iter()
-            .map(|m| (*m.message).clone())
+            .map(|m| Arc::new((*m.message).clone()))
             .collect();
         drop(context);
         drop(session);

@@ -22,7 +22,6 @@ use knightcode_ai::AuthContext;
 use knightcode_ai::AuthStorage;
 use knightcode_ai::Model;
 use knightcode_ai::ModelRegistry;
-use knightcode_ai::ProcessEnv;
 use knightcode_ai::ThinkingLevel;
 use knightcode_protocol::AgentMessage;
 use knightcode_protocol::BashExecutionMessage;
@@ -47,6 +46,9 @@ use super::lock;
 use super::now_millis;
 use crate::error::Result;
 use crate::error::RuntimeError;
+use crate::hooks::AgentStart;
+use crate::hooks::InputAction;
+use crate::hooks::PromptInput;
 use crate::model_select::ScopedModel;
 
 /// Shown when a fork or clone needs the source file on disk and it is not there yet.
@@ -72,6 +74,8 @@ pub(super) struct OpsState {
     warnings: Vec<String>,
     /// The `--models` / `enabledModels` scope: what model cycling goes through.
     pub(super) scope: Vec<ScopedModel>,
+    /// Where API keys come from.
+    env: Arc<dyn knightcode_ai::EnvSource>,
 }
 
 impl OpsState {
@@ -82,6 +86,7 @@ impl OpsState {
         auth_storage: AuthStorage,
         runtime_keys: HashMap<String, String>,
         cli: (Option<Model>, Option<ThinkingLevel>),
+        env: Arc<dyn knightcode_ai::EnvSource>,
     ) -> Self {
         Self {
             store: store.clone(),
@@ -94,18 +99,31 @@ impl OpsState {
             cli_thinking: cli.1,
             warnings: Vec::new(),
             scope: Vec::new(),
+            env,
+        }
+    }
+
+    /// Credentials as a request resolves them: `--api-key`, `auth.json`, the environment.
+    fn auth(&self) -> AuthContext<'_> {
+        AuthContext {
+            storage: &self.auth_storage,
+            env: self.env.as_ref(),
+            runtime_keys: &self.runtime_keys,
         }
     }
 
     fn available_models(&self) -> Vec<Model> {
-        let env = ProcessEnv;
-        let auth = AuthContext {
-            storage: &self.auth_storage,
-            env: &env,
-            runtime_keys: &self.runtime_keys,
-        };
-        self.registry.available(&auth)
+        self.registry.available(&self.auth())
     }
+}
+
+/// What [`AgentSession::begin_prompt`] made of a prompt.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PromptStart {
+    /// An input hook consumed it; nothing runs.
+    Handled,
+    /// Run these messages (the user message, then any a start hook added).
+    Run(Vec<AgentMessage>),
 }
 
 /// What a model switch did.
@@ -140,18 +158,48 @@ impl AgentSession {
         )
     }
 
-    /// Checks and records a prompt: brings the system prompt up to date, loads the context
-    /// into the agent and builds the user message. Run it with [`AgentSession::run_prompt`];
-    /// the split lets a front end report acceptance before the run starts.
-    pub fn begin_prompt(&mut self, text: &str, images: Vec<ContentBlock>) -> Result<AgentMessage> {
+    /// Checks and records a prompt: the input hook sees it first (and may handle or rewrite
+    /// it), the system prompt is brought up to date, the context loaded into the agent, the
+    /// user message built, and the start hook may add messages or force a system prompt.
+    /// Run it with [`AgentSession::run_prompt`]; the split lets a front end report
+    /// acceptance before the run starts.
+    pub async fn begin_prompt(&mut self, input: PromptInput) -> Result<PromptStart> {
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let hooks = Arc::clone(&self.hooks);
+        let (text, images) = match hooks.transform_input(&input, &cancel).await {
+            InputAction::Handled => return Ok(PromptStart::Handled),
+            InputAction::Transform { text, images } => (text, images),
+            InputAction::Continue => (input.text, input.images),
+        };
         self.prepare_request()?;
-        Ok(user_message(text, images))
+        let system_prompt = self
+            .agent
+            .config()
+            .system_prompt
+            .clone()
+            .unwrap_or_default();
+        let changes = hooks
+            .before_agent_start(
+                AgentStart {
+                    prompt: &text,
+                    images: &images,
+                    system_prompt: &system_prompt,
+                },
+                &cancel,
+            )
+            .await;
+        if let Some(forced) = changes.system_prompt {
+            self.agent.config_mut().system_prompt = Some(forced);
+        }
+        let mut messages = vec![user_message(&text, images)];
+        messages.extend(changes.messages);
+        Ok(PromptStart::Run(messages))
     }
 
     /// Runs a prompt made by [`AgentSession::begin_prompt`] to completion.
-    pub async fn run_prompt(&mut self, user: AgentMessage) -> Result<RunOutcome> {
+    pub async fn run_prompt(&mut self, messages: Vec<AgentMessage>) -> Result<RunOutcome> {
         self.agent
-            .prompt(vec![user])
+            .prompt(messages)
             .await
             .map_err(RuntimeError::from)
     }
@@ -268,16 +316,10 @@ impl AgentSession {
     }
 
     async fn switch_model(&mut self, model: Model, scoped: bool) -> Result<ModelSwitch> {
-        let env = ProcessEnv;
-        let auth = AuthContext {
-            storage: &self.ops.auth_storage,
-            env: &env,
-            runtime_keys: &self.ops.runtime_keys,
-        };
         let resolved = self
             .ops
             .registry
-            .resolve_auth(&model, &auth)
+            .resolve_auth(&model, &self.ops.auth())
             .await
             .map_err(|e| RuntimeError::Rejected(e.to_string()))?
             .ok_or_else(|| {
@@ -560,17 +602,11 @@ impl AgentSession {
         if let Some(model) = model
             && (model.provider != self.model.provider || model.id != self.model.id)
         {
-            let env = ProcessEnv;
-            let auth = AuthContext {
-                storage: &self.ops.auth_storage,
-                env: &env,
-                runtime_keys: &self.ops.runtime_keys,
-            };
             // Without credentials for the session's model, the current one stays.
             if let Some(resolved) = self
                 .ops
                 .registry
-                .resolve_auth(&model, &auth)
+                .resolve_auth(&model, &self.ops.auth())
                 .await
                 .map_err(|e| RuntimeError::Rejected(e.to_string()))?
             {
@@ -635,12 +671,12 @@ impl AgentSession {
 }
 
 /// The messages the model sees from the session's current leaf.
-fn context_messages(session: &SessionManager) -> Vec<AgentMessage> {
+fn context_messages(session: &SessionManager) -> Vec<Arc<AgentMessage>> {
     session
         .build_context()
         .messages
         .iter()
-        .map(|m| (*m.message).clone())
+        .map(|m| Arc::new((*m.message).clone()))
         .collect()
 }
 

@@ -26,8 +26,11 @@ use knightcode_protocol::rpc::StreamingBehavior;
 use knightcode_protocol::rpc::ThinkingLevelResult;
 use knightcode_protocol::rpc::ThinkingLevelsResult;
 use knightcode_runtime::AgentSession;
+use knightcode_runtime::agent_session::operations::PromptStart;
 use knightcode_runtime::agent_session::operations::model_info;
 use knightcode_runtime::agent_session::operations::user_message;
+use knightcode_runtime::hooks::InputSource;
+use knightcode_runtime::hooks::PromptInput;
 use serde::Serialize;
 
 use super::Ctx;
@@ -316,9 +319,17 @@ pub(super) async fn idle(
         Cmd::SetSessionName { name } => Some(set_session_name(ctx, &command, name).await),
         Cmd::Prompt {
             message, images: _, ..
-        } => match session.begin_prompt(message, images(&command.body)) {
-            Ok(user) => {
-                flow = Flow::Run(user);
+        } => match session
+            .begin_prompt(PromptInput {
+                text: message.clone(),
+                images: images(&command.body),
+                source: InputSource::Rpc,
+            })
+            .await
+        {
+            Ok(PromptStart::Handled) => Some(disposition(&command, PromptDisposition::Handled)),
+            Ok(PromptStart::Run(messages)) => {
+                flow = Flow::Run(messages);
                 Some(disposition(&command, PromptDisposition::Started))
             }
             Err(error) => Some(fail(&command, error.to_string())),

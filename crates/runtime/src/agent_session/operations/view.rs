@@ -388,7 +388,11 @@ impl SessionView {
         }
         let context = Context {
             system_prompt: None,
-            messages: self.messages(),
+            messages: self
+                .messages()
+                .into_iter()
+                .map(std::sync::Arc::new)
+                .collect(),
             tools: Vec::new(),
         };
         let (usage, trailing) = estimate_context_tokens(&context);

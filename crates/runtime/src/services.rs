@@ -1,0 +1,67 @@
+//! What a session is given rather than finding for itself: the session store, the
+//! environment, the provider, the hooks. Real ones by default; tests pass their own, so an
+//! API key in the developer's environment cannot change which model a test runs.
+
+use std::sync::Arc;
+
+use knightcode_ai::EnvSource;
+use knightcode_ai::ProcessEnv;
+use knightcode_ai::Provider;
+use knightcode_session::SessionStore;
+
+use crate::hooks::NoSessionHooks;
+use crate::hooks::SessionHooks;
+
+/// The services one [`crate::AgentSession`] runs with.
+#[derive(Clone)]
+pub struct Services {
+    /// The session store: one ownership registry and clock per process.
+    pub store: SessionStore,
+    /// Where API keys and other variables are read from.
+    pub env: Arc<dyn EnvSource>,
+    /// The model provider; `None` streams over HTTP with [`knightcode_ai::Client`].
+    pub provider: Option<Arc<dyn Provider>>,
+    /// The hook points (compaction, extensions).
+    pub hooks: Arc<dyn SessionHooks>,
+}
+
+impl std::fmt::Debug for Services {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Services")
+            .field("provider", &self.provider.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for Services {
+    fn default() -> Self {
+        Self {
+            store: SessionStore::default(),
+            env: Arc::new(ProcessEnv),
+            provider: None,
+            hooks: Arc::new(NoSessionHooks),
+        }
+    }
+}
+
+impl Services {
+    pub fn with_store(mut self, store: SessionStore) -> Self {
+        self.store = store;
+        self
+    }
+
+    pub fn with_env(mut self, env: Arc<dyn EnvSource>) -> Self {
+        self.env = env;
+        self
+    }
+
+    pub fn with_hooks(mut self, hooks: Arc<dyn SessionHooks>) -> Self {
+        self.hooks = hooks;
+        self
+    }
+
+    pub fn with_provider(mut self, provider: Arc<dyn Provider>) -> Self {
+        self.provider = Some(provider);
+        self
+    }
+}
