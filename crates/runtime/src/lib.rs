@@ -7,6 +7,7 @@ mod error;
 pub mod model_select;
 pub mod settings;
 pub mod system_prompt;
+pub mod tool_selection;
 pub mod trust;
 
 pub use agent_session::AgentSession;
