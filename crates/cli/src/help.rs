@@ -385,6 +385,16 @@ fn row(out: &mut String, left: &str, about: &str) {
     }
 }
 
+/// Whether the long option `--name` takes a value; `None` when there is no such option.
+pub fn long_option_takes_value(name: &str) -> Option<bool> {
+    let long = format!("--{name}");
+    SECTIONS
+        .iter()
+        .flat_map(|(_, options)| options.iter())
+        .find(|o| o.flags.split(", ").any(|flag| flag == long))
+        .map(|o| !o.value.is_empty())
+}
+
 /// The full help text, ending in a newline.
 pub fn text() -> String {
     let mut out = String::from(

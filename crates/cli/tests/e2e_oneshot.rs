@@ -600,3 +600,43 @@ fn unknown_tool_names_warn_with_the_available_tools_and_the_run_goes_on() {
     );
     assert_eq!(offered_tools(&server.requests()[0].body), ["read"]);
 }
+
+#[test]
+fn options_not_available_yet_warn_on_stderr_and_the_run_goes_on() {
+    let replies = vec![ScriptedReply::text("ok"); 2];
+    let server = MockServer::start_blocking(WireFormat::OpenAiCompletions, replies).unwrap();
+    let sandbox = sandbox(&server);
+    let skill = "Warning: --skill is not available yet in this build of knightcode (skills are not loaded; --append-system-prompt <file> can add a skill's instructions); ignoring it.";
+
+    let run = knightcode(&sandbox, &["-p", "hi", "--skill", "review.md", "--offline"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "ok\n");
+    assert_eq!(run.stderr, format!("{skill}\n"));
+
+    // JSON mode: the warnings stay off stdout, which is still JSON lines only.
+    let run = knightcode(
+        &sandbox,
+        &[
+            "--mode",
+            "json",
+            "-e",
+            "x.ts",
+            "--no-skills",
+            "--fast",
+            "--tui-mode",
+            "fullscreen",
+            "hi",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stderr,
+        "Warning: --extension is not available yet in this build of knightcode (extensions are not loaded); ignoring it.\n\
+         Warning: unknown flag --fast (no loaded extension declares it); ignoring it.\n"
+    );
+    for line in run.stdout.lines() {
+        serde_json::from_str::<Value>(line).unwrap();
+    }
+    assert!(run.stdout.contains("\"agent_settled\""));
+    assert_eq!(server.requests().len(), 2);
+}
