@@ -244,12 +244,14 @@ pub fn parse(argv: &[String]) -> Parsed {
             "--help" | "-h" => args.help = true,
             "--version" | "-v" => args.version = true,
             "--mode" if has_value => {
-                // An unknown mode is dropped without a word, as the reference does.
-                match take(&mut i).as_deref() {
-                    Some("text") => args.mode = Some(OutputMode::Text),
-                    Some("json") => args.mode = Some(OutputMode::Json),
-                    Some("rpc") => args.mode = Some(OutputMode::Rpc),
-                    _ => {}
+                // An unknown mode is dropped as the reference does, but not without a word.
+                match take(&mut i).unwrap_or_default().as_str() {
+                    "text" => args.mode = Some(OutputMode::Text),
+                    "json" => args.mode = Some(OutputMode::Json),
+                    "rpc" => args.mode = Some(OutputMode::Rpc),
+                    other => diagnostics.push(Diagnostic::warning(format!(
+                        "Invalid --mode \"{other}\" (valid values: text, json, rpc); ignoring it"
+                    ))),
                 }
             }
             "--continue" | "-c" => args.continue_session = true,

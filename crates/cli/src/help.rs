@@ -35,17 +35,17 @@ const SECTIONS: &[(&str, &[Opt])] = &[
             opt(
                 "--tui-mode",
                 "<regular|fullscreen>",
-                "Keep the terminal's scrollback (regular) or take over the screen (fullscreen); default from the tuiMode setting",
+                "Keep the terminal's scrollback (regular) or take over the screen (fullscreen: not available yet; warns and uses regular)",
             ),
             opt(
                 "--verbose",
                 "",
-                "Show the full startup report even when quietStartup is set",
+                "Show the full startup report even when quietStartup is set (this build always shows it)",
             ),
             opt(
                 "--offline",
                 "",
-                "Make no automatic network requests (same as KNIGHTCODE_OFFLINE=1)",
+                "Make no automatic network requests (same as KNIGHTCODE_OFFLINE=1); this build makes none anyway, only model requests",
             ),
             opt(
                 "-a, --approve",
@@ -144,12 +144,12 @@ const SECTIONS: &[(&str, &[Opt])] = &[
             opt(
                 "-t, --tools",
                 "<list>",
-                "Comma-separated tools to enable, by name or * pattern; replaces the default set (read,bash,edit,write)",
+                "Comma-separated tools to enable, by name or * pattern (r*,ls); replaces the default set (read,bash,edit,write); names that match no tool are reported",
             ),
             opt(
                 "-xt, --exclude-tools",
                 "<list>",
-                "Comma-separated tools to disable, applied after everything else",
+                "Comma-separated tools to disable, by name or * pattern, applied after everything else",
             ),
             opt(
                 "-nbt, --no-builtin-tools",
@@ -161,7 +161,11 @@ const SECTIONS: &[(&str, &[Opt])] = &[
                 "",
                 "Start without any tools at all, MCP included",
             ),
-            opt("--no-mcp", "", "Leave MCP servers off for this run"),
+            opt(
+                "--no-mcp",
+                "",
+                "Leave MCP servers off for this run (this build has no MCP support yet, so they are always off)",
+            ),
         ],
     ),
     (
@@ -170,40 +174,48 @@ const SECTIONS: &[(&str, &[Opt])] = &[
             opt(
                 "-e, --extension",
                 "<path>",
-                "Load an extension file, folder or builtin:<name>; repeatable",
+                "Load an extension file, folder or builtin:<name>; repeatable (not available yet: warns and is ignored)",
             ),
             opt(
                 "-ne, --no-extensions",
                 "",
-                "Skip discovered, configured and built-in extensions (-e ones still load)",
+                "Skip discovered, configured and built-in extensions (-e ones still load); none are loaded yet",
             ),
             opt(
                 "--skill",
                 "<path>",
-                "Load a skill file or folder; repeatable",
+                "Load a skill file or folder; repeatable (not available yet: warns and is ignored)",
             ),
-            opt("-ns, --no-skills", "", "Skip skill discovery"),
+            opt(
+                "-ns, --no-skills",
+                "",
+                "Skip skill discovery (none are discovered yet)",
+            ),
             opt(
                 "--prompt-template",
                 "<path>",
-                "Load a prompt template file or folder; repeatable",
+                "Load a prompt template file or folder; repeatable (not available yet: warns and is ignored)",
             ),
             opt(
                 "-np, --no-prompt-templates",
                 "",
-                "Skip prompt template discovery",
+                "Skip prompt template discovery (none are discovered yet)",
             ),
             opt(
                 "--theme",
                 "<path>",
-                "Load a theme file or folder; repeatable",
+                "Load a theme file or folder; repeatable (not available yet: the interactive mode warns and uses its built-in theme)",
             ),
             opt(
                 "--use-theme",
                 "<name[/name]>",
-                "Theme to start the interface with (a light/dark pair follows the terminal)",
+                "Theme to start the interface with (a light/dark pair follows the terminal); only the built-in dark exists yet, others warn",
             ),
-            opt("--no-themes", "", "Skip theme discovery"),
+            opt(
+                "--no-themes",
+                "",
+                "Skip theme discovery (none are discovered yet)",
+            ),
             opt(
                 "-nc, --no-context-files",
                 "",
@@ -385,6 +397,16 @@ fn row(out: &mut String, left: &str, about: &str) {
     }
 }
 
+/// Whether the long option `--name` takes a value; `None` when there is no such option.
+pub fn long_option_takes_value(name: &str) -> Option<bool> {
+    let long = format!("--{name}");
+    SECTIONS
+        .iter()
+        .flat_map(|(_, options)| options.iter())
+        .find(|o| o.flags.split(", ").any(|flag| flag == long))
+        .map(|o| !o.value.is_empty())
+}
+
 /// The full help text, ending in a newline.
 pub fn text() -> String {
     let mut out = String::from(
@@ -424,9 +446,9 @@ pub fn text() -> String {
         }
     }
     out.push_str(
-        "\nExtensions can add options of their own (--name, --name <value> or --name=value).\n\
-         Give the options above a value with a space: --model=gpt-5 goes to extensions, not\n\
-         to --model.\n",
+        "\nExtensions can add options of their own (--name, --name <value> or --name=value);\n\
+         none can be loaded yet, so such options are ignored with a warning. Give the options\n\
+         above a value with a space: --model=gpt-5 is not --model gpt-5.\n",
     );
     out.push_str("\nEnvironment:\n");
     for (name, about) in ENVIRONMENT {
@@ -437,8 +459,10 @@ pub fn text() -> String {
         let _ = writeln!(out, "  # {what}\n  {command}\n");
     }
     out.push_str(
-        "This build runs --help, --version and --list-models; the other modes and commands\n\
-         say they are not available yet and exit with status 1.\n",
+        "This build runs the interactive, print (-p), JSON (--mode json) and RPC (--mode rpc)\n\
+         modes. Not available yet: --export and the install, remove, update, list, config,\n\
+         auth and mcp commands (they say so and exit with status 1); extensions, skills,\n\
+         prompt templates and theme files (their options are ignored with a warning).\n",
     );
     out
 }

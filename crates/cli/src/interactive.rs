@@ -9,8 +9,9 @@ use crate::initial::initial_prompts;
 use crate::setup::session_setup_with_location;
 
 /// Runs the interactive mode; messages and `@file`s on the command line become the first
-/// prompt, sent as soon as the screen is up.
-pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+/// prompt, sent as soon as the screen is up. `warnings` (about the command line) are shown
+/// first.
+pub fn run(args: &Args, warnings: Vec<String>) -> anyhow::Result<ExitCode> {
     let (setup, location) = session_setup_with_location(args, true)?;
     let prompts = initial_prompts(None, &args.file_args, &args.messages, &setup.cwd)?;
     let (initial_message, initial_images) = match prompts.first {
@@ -24,6 +25,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         verbose: args.verbose,
         sessions_dir: location.dir,
         sessions_filter_by_cwd: location.filter_by_cwd,
+        warnings,
     };
     let code = knightcode_interactive::run(setup, options)?;
     Ok(ExitCode::from(code))

@@ -8,3 +8,4 @@ pub mod interactive;
 pub mod list_models;
 pub mod oneshot;
 pub mod setup;
+pub mod unavailable;

@@ -16,6 +16,7 @@ use knightcode_cli::args::Parsed;
 use knightcode_cli::help;
 use knightcode_cli::list_models;
 use knightcode_cli::oneshot;
+use knightcode_cli::unavailable;
 
 fn main() -> ExitCode {
     // Lossy like the reference (JavaScript strings); a non-UTF-8 argument must not panic.
@@ -80,9 +81,19 @@ fn run(argv: &[String]) -> ExitCode {
         std::io::stdin().is_terminal(),
         std::io::stdout().is_terminal(),
     );
+    let warnings = unavailable::warnings(&args, mode);
+    if mode != AppMode::Interactive {
+        // stderr only: stdout carries the answer, the JSON events or the RPC protocol.
+        for warning in &warnings {
+            stderr_line(&warning.to_string());
+        }
+    }
     let one_shot = match mode {
         AppMode::Interactive => {
-            return match knightcode_cli::interactive::run(&args) {
+            // Into the transcript: lines written before the interface starts would be
+            // cleared away by its first full redraw.
+            let warnings = warnings.into_iter().map(|w| w.message).collect();
+            return match knightcode_cli::interactive::run(&args, warnings) {
                 Ok(code) => code,
                 Err(error) => {
                     stderr_line(&format!("Error: {error:#}"));

@@ -530,3 +530,113 @@ fn sigterm_kills_running_commands_and_exits_143() {
         serde_json::from_str::<Value>(line).unwrap();
     }
 }
+
+/// The names of the tools a recorded request offers the model.
+fn offered_tools(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn tool_patterns_offer_exactly_the_matching_tools() {
+    let replies = vec![ScriptedReply::text("ok"); 3];
+    let server = MockServer::start_blocking(WireFormat::OpenAiCompletions, replies).unwrap();
+    let sandbox = sandbox(&server);
+    let runs: [&[&str]; 2] = [
+        &["-p", "hi", "--tools", "r*,l*"],
+        &["-p", "hi", "--tools", "*", "--exclude-tools", "*e*,bash"],
+    ];
+    for args in runs {
+        let run = knightcode(&sandbox, args);
+        assert_eq!((run.code, run.stdout.as_str()), (0, "ok\n"), "{args:?}");
+        assert_eq!(run.stderr, "", "{args:?}");
+    }
+    // The defaultTools setting takes the same patterns.
+    std::fs::write(
+        sandbox.agent.join("settings.json"),
+        r#"{"defaultTools": ["*s*"]}"#,
+    )
+    .unwrap();
+    let run = knightcode(&sandbox, &["-p", "hi"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stderr, "");
+
+    let offered: Vec<Vec<String>> = server
+        .requests()
+        .iter()
+        .map(|r| offered_tools(&r.body))
+        .collect();
+    assert_eq!(
+        offered,
+        [vec!["read", "ls"], vec!["find", "ls"], vec!["bash", "ls"]]
+    );
+}
+
+#[test]
+fn unknown_tool_names_warn_with_the_available_tools_and_the_run_goes_on() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![ScriptedReply::text("ok")],
+    )
+    .unwrap();
+    let sandbox = sandbox(&server);
+    let run = knightcode(
+        &sandbox,
+        &["-p", "hi", "--tools", "read,raed", "--exclude-tools", "z*"],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "ok\n");
+    assert_eq!(
+        run.stderr,
+        "Warning: --tools: \"raed\" matches no tool; ignoring it. Available tools: read, bash, edit, write, grep, find, ls.\n\
+         Warning: --exclude-tools: \"z*\" matches no tool; ignoring it. Available tools: read, bash, edit, write, grep, find, ls.\n"
+    );
+    assert_eq!(offered_tools(&server.requests()[0].body), ["read"]);
+}
+
+#[test]
+fn options_not_available_yet_warn_on_stderr_and_the_run_goes_on() {
+    let replies = vec![ScriptedReply::text("ok"); 2];
+    let server = MockServer::start_blocking(WireFormat::OpenAiCompletions, replies).unwrap();
+    let sandbox = sandbox(&server);
+    let skill = "Warning: --skill is not available yet in this build of knightcode (skills are not loaded; --append-system-prompt <file> can add a skill's instructions); ignoring it.";
+
+    let run = knightcode(&sandbox, &["-p", "hi", "--skill", "review.md", "--offline"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "ok\n");
+    assert_eq!(run.stderr, format!("{skill}\n"));
+
+    // JSON mode: the warnings stay off stdout, which is still JSON lines only.
+    let run = knightcode(
+        &sandbox,
+        &[
+            "--mode",
+            "json",
+            "-e",
+            "x.ts",
+            "--no-skills",
+            "--fast",
+            "--tui-mode",
+            "fullscreen",
+            "hi",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stderr,
+        "Warning: --extension is not available yet in this build of knightcode (extensions are not loaded); ignoring it.\n\
+         Warning: unknown flag --fast (no loaded extension declares it); ignoring it.\n"
+    );
+    for line in run.stdout.lines() {
+        serde_json::from_str::<Value>(line).unwrap();
+    }
+    assert!(run.stdout.contains("\"agent_settled\""));
+    assert_eq!(server.requests().len(), 2);
+}

@@ -9,6 +9,7 @@ pub mod model_select;
 pub mod services;
 pub mod settings;
 pub mod system_prompt;
+pub mod tool_selection;
 pub mod trust;
 
 pub use agent_session::AgentSession;

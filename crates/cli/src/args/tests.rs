@@ -44,16 +44,24 @@ fn help_and_version_long_and_short() {
 }
 
 #[test]
-fn mode_values_and_silently_ignored_invalid_mode() {
+fn mode_values_and_invalid_modes_ignored_with_a_warning() {
     assert_eq!(ok(&["--mode", "text"]).mode, Some(OutputMode::Text));
     assert_eq!(ok(&["--mode", "json"]).mode, Some(OutputMode::Json));
     assert_eq!(ok(&["--mode", "rpc"]).mode, Some(OutputMode::Rpc));
-    // Invalid value: consumed, no diagnostic, no mode.
-    let invalid = ok(&["--mode", "yaml", "hello"]);
-    assert_eq!(invalid.mode, None);
-    assert_eq!(invalid.messages, strings(&["hello"]));
+    // Invalid value: consumed and ignored as the reference does, but said out loud.
+    let invalid = parsed(&["--mode", "yaml", "hello"]);
+    assert_eq!(invalid.args.mode, None);
+    assert_eq!(invalid.args.messages, strings(&["hello"]));
+    assert_eq!(
+        invalid.diagnostics,
+        [Diagnostic::warning(
+            "Invalid --mode \"yaml\" (valid values: text, json, rpc); ignoring it"
+        )]
+    );
     // Case matters.
-    assert_eq!(ok(&["--mode", "JSON"]).mode, None);
+    let upper = parsed(&["--mode", "JSON"]);
+    assert_eq!(upper.args.mode, None);
+    assert!(!upper.diagnostics[0].is_error());
     // Last one wins.
     assert_eq!(
         ok(&["--mode", "json", "--mode", "rpc"]).mode,
@@ -68,8 +76,9 @@ fn value_options_take_the_next_token_whatever_it_is() {
     assert!(!a.print);
     assert_eq!(ok(&["--provider", "@x"]).provider.as_deref(), Some("@x"));
     assert_eq!(ok(&["--session", "-"]).session.as_deref(), Some("-"));
-    assert_eq!(ok(&["--mode", "--help"]).mode, None);
-    assert!(!ok(&["--mode", "--help"]).help);
+    let mode = parsed(&["--mode", "--help"]);
+    assert_eq!(mode.args.mode, None);
+    assert!(!mode.args.help);
 }
 
 #[test]
@@ -705,7 +714,7 @@ fn mode_resolution_first_match_wins() {
     assert_eq!(resolve_mode(&text, true, true), AppMode::Interactive);
     assert_eq!(resolve_mode(&text, false, true), AppMode::Print);
     assert_eq!(
-        resolve_mode(&with(&["--mode", "bogus"]), true, true),
+        resolve_mode(&parsed(&["--mode", "bogus"]).args, true, true),
         AppMode::Interactive
     );
 }

@@ -59,6 +59,9 @@ pub struct InteractiveOptions {
     /// custom session directory).
     pub sessions_dir: std::path::PathBuf,
     pub sessions_filter_by_cwd: bool,
+    /// Warnings about the command line (options this build cannot act on), shown with the
+    /// session's notices.
+    pub warnings: Vec<String>,
 }
 
 /// Runs the interactive mode until the user quits; returns the exit code.
@@ -90,6 +93,9 @@ async fn main_loop(
     };
     let (mut session, events) = AgentSession::start(setup).await?;
     ui.attach(&session, events);
+    for warning in &options.warnings {
+        ui.warn(warning);
+    }
     for notice in session.notices().to_vec() {
         ui.warn(&notice);
     }

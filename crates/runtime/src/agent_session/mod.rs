@@ -53,6 +53,7 @@ use crate::system_prompt::PromptInputs;
 use crate::system_prompt::ToolPromptInfo;
 use crate::system_prompt::build_sections;
 use crate::system_prompt::system_message_for;
+use crate::tool_selection::select_tools;
 use crate::trust::TrustDecision;
 use crate::trust::TrustStore;
 use crate::trust::resolve_non_interactive;
@@ -80,9 +81,9 @@ pub enum SessionTarget {
 /// Which tools to offer.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ToolSelection {
-    /// `--tools`: exactly these (built-in names).
+    /// `--tools`: exactly these (names or `*` patterns, see `tool_selection`).
     pub allow: Option<Vec<String>>,
-    /// `--exclude-tools`.
+    /// `--exclude-tools` (names or `*` patterns).
     pub exclude: Vec<String>,
     /// `--no-builtin-tools`.
     pub no_builtin: bool,
@@ -407,6 +408,7 @@ impl AgentSession {
             thinking,
             &session_id,
             session_file,
+            &mut notices,
         );
 
         let prompt_files = resolve_prompt_files(
@@ -648,7 +650,8 @@ fn no_model_message(agent_dir: &Path) -> String {
 }
 
 /// Built-in tools and the names to activate: `--tools`, else the `defaultTools` setting, minus
-/// `--exclude-tools`; none with `--no-tools` or `--no-builtin-tools`.
+/// `--exclude-tools`; none with `--no-tools` or `--no-builtin-tools`. Entries that name no
+/// tool become notices.
 fn build_tools(
     setup: &SessionSetup,
     settings: &Settings,
@@ -656,6 +659,7 @@ fn build_tools(
     thinking: ThinkingLevel,
     session_id: &str,
     session_file: Option<PathBuf>,
+    notices: &mut Vec<String>,
 ) -> (ToolRegistry, Vec<String>) {
     let env = SessionEnv {
         session_id: Some(session_id.to_owned()),
@@ -679,13 +683,8 @@ fn build_tools(
     for tool in knightcode_tools::builtin_tools(config) {
         registry.register(tool);
     }
-    let mut active: Vec<String> = match &setup.tools.allow {
-        Some(names) => names.clone(),
-        None => settings.default_tools(),
-    };
-    active.retain(|name| registry.get(name).is_some() && !setup.tools.exclude.contains(name));
-    if setup.tools.no_tools || setup.tools.no_builtin {
-        active.clear();
-    }
-    (registry, active)
+    let names: Vec<&str> = registry.names().collect();
+    let choice = select_tools(&setup.tools, &settings.default_tools(), &names);
+    notices.extend(choice.warnings);
+    (registry, choice.active)
 }

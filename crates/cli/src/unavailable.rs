@@ -1,0 +1,229 @@
+//! Options this build parses but cannot act on yet, and `--flags` nothing declares: one
+//! warning each, so nothing on the command line is dropped without a word.
+//!
+//! The reference ignores unknown `--flags` that no extension declares (cli.md §3), so these
+//! are warnings, never errors. Options that are honestly satisfied already are not warned
+//! about: `--offline` (this build makes no automatic network requests), `--no-mcp` (there is
+//! no MCP support to turn off), `--verbose` (the start-up header is always complete), and the
+//! `--no-extensions`/`--no-skills`/`--no-prompt-templates`/`--no-themes` switches (none of
+//! those is ever discovered).
+
+use crate::args::AppMode;
+use crate::args::Args;
+use crate::args::Diagnostic;
+use crate::args::FlagValue;
+use crate::args::TuiMode;
+use crate::help;
+
+/// `<flag> is not available yet in this build of knightcode (<why>); <what happens>.`
+fn not_available(flag: &str, why: &str, outcome: &str) -> Diagnostic {
+    Diagnostic::warning(format!(
+        "{flag} is not available yet in this build of knightcode ({why}); {outcome}."
+    ))
+}
+
+/// The one warning for an unknown `--name` (stored as an extension flag).
+fn unknown_flag(name: &str, value: &FlagValue) -> Diagnostic {
+    let message = match (help::long_option_takes_value(name), value) {
+        (Some(true), FlagValue::Value(value)) => format!(
+            "--{name}={value} is not read as --{name}: write --{name} {value} (with a space); ignoring it."
+        ),
+        (Some(true), FlagValue::Present) => format!("--{name} needs a value; ignoring it."),
+        (Some(false), _) => format!(
+            "--{name} takes no value (write --{name} alone); ignoring --{name}={}.",
+            value_text(value)
+        ),
+        (None, FlagValue::Present) => {
+            format!("unknown flag --{name} (no loaded extension declares it); ignoring it.")
+        }
+        // The value may have been meant as the message: say what was swallowed.
+        (None, FlagValue::Value(value)) => format!(
+            "unknown flag --{name} (no loaded extension declares it); ignoring it and its value \"{value}\"."
+        ),
+    };
+    Diagnostic::warning(message)
+}
+
+fn value_text(value: &FlagValue) -> &str {
+    match value {
+        FlagValue::Present => "",
+        FlagValue::Value(value) => value,
+    }
+}
+
+/// The warnings for `args` in `mode`. Interface options (themes, `--tui-mode`) only count in
+/// the interactive mode, as in the reference, where the other modes ignore them.
+pub fn warnings(args: &Args, mode: AppMode) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    if !args.extensions.is_empty() {
+        out.push(not_available(
+            "--extension",
+            "extensions are not loaded",
+            "ignoring it",
+        ));
+    }
+    if !args.skills.is_empty() {
+        out.push(not_available(
+            "--skill",
+            "skills are not loaded; --append-system-prompt <file> can add a skill's instructions",
+            "ignoring it",
+        ));
+    }
+    if !args.prompt_templates.is_empty() {
+        out.push(not_available(
+            "--prompt-template",
+            "prompt templates are not loaded; write the prompt out instead",
+            "ignoring it",
+        ));
+    }
+    if mode == AppMode::Interactive {
+        if !args.themes.is_empty() {
+            out.push(not_available(
+                "--theme",
+                "theme files are not loaded",
+                "using the built-in theme",
+            ));
+        }
+        if let Some(theme) = args.use_theme.as_deref().filter(|t| *t != BUILTIN_THEME) {
+            out.push(not_available(
+                &format!("--use-theme {theme}"),
+                "there is no theme besides the built-in dark one",
+                "using dark",
+            ));
+        }
+        if args.tui_mode == Some(TuiMode::Fullscreen) {
+            out.push(not_available(
+                "--tui-mode fullscreen",
+                "the interface always keeps the terminal's scrollback",
+                "using regular",
+            ));
+        }
+    }
+    for (name, value) in &args.extension_flags {
+        out.push(unknown_flag(name, value));
+    }
+    out
+}
+
+/// The name of the one theme the interface has.
+const BUILTIN_THEME: &str = "dark";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn messages(argv: &[&str], mode: AppMode) -> Vec<String> {
+        let argv: Vec<String> = argv.iter().map(|s| (*s).to_owned()).collect();
+        let parsed = crate::args::parse(&argv);
+        assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
+        warnings(&parsed.args, mode)
+            .into_iter()
+            .map(|d| {
+                assert!(!d.is_error(), "{d}");
+                d.to_string()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn resource_options_warn_once_per_option() {
+        let got = messages(
+            &[
+                "-e",
+                "a.ts",
+                "--extension",
+                "b.ts",
+                "--skill",
+                "s",
+                "--skill",
+                "t",
+                "--prompt-template",
+                "p",
+            ],
+            AppMode::Print,
+        );
+        assert_eq!(
+            got,
+            [
+                "Warning: --extension is not available yet in this build of knightcode (extensions are not loaded); ignoring it.",
+                "Warning: --skill is not available yet in this build of knightcode (skills are not loaded; --append-system-prompt <file> can add a skill's instructions); ignoring it.",
+                "Warning: --prompt-template is not available yet in this build of knightcode (prompt templates are not loaded; write the prompt out instead); ignoring it.",
+            ]
+        );
+    }
+
+    #[test]
+    fn options_already_satisfied_say_nothing() {
+        let argv = [
+            "--offline",
+            "--no-mcp",
+            "--verbose",
+            "-ne",
+            "-ns",
+            "-np",
+            "--no-themes",
+            "--tui-mode",
+            "regular",
+            "--use-theme",
+            "dark",
+        ];
+        for mode in [
+            AppMode::Interactive,
+            AppMode::Print,
+            AppMode::Json,
+            AppMode::Rpc,
+        ] {
+            assert!(messages(&argv, mode).is_empty(), "{mode:?}");
+        }
+    }
+
+    #[test]
+    fn interface_options_warn_in_the_interactive_mode_only() {
+        let argv = [
+            "--theme",
+            "t.json",
+            "--use-theme",
+            "light/dark",
+            "--tui-mode",
+            "fullscreen",
+        ];
+        assert_eq!(
+            messages(&argv, AppMode::Interactive),
+            [
+                "Warning: --theme is not available yet in this build of knightcode (theme files are not loaded); using the built-in theme.",
+                "Warning: --use-theme light/dark is not available yet in this build of knightcode (there is no theme besides the built-in dark one); using dark.",
+                "Warning: --tui-mode fullscreen is not available yet in this build of knightcode (the interface always keeps the terminal's scrollback); using regular.",
+            ]
+        );
+        for mode in [AppMode::Print, AppMode::Json, AppMode::Rpc] {
+            assert!(messages(&argv, mode).is_empty(), "{mode:?}");
+        }
+    }
+
+    #[test]
+    fn unknown_flags_warn_and_name_a_swallowed_value() {
+        assert_eq!(
+            messages(&["--fast", "--plan=deep", "--depth", "3"], AppMode::Json),
+            [
+                "Warning: unknown flag --fast (no loaded extension declares it); ignoring it.",
+                "Warning: unknown flag --plan (no loaded extension declares it); ignoring it and its value \"deep\".",
+                "Warning: unknown flag --depth (no loaded extension declares it); ignoring it and its value \"3\".",
+            ]
+        );
+    }
+
+    #[test]
+    fn our_own_options_written_with_equals_or_without_a_value_get_a_hint() {
+        assert_eq!(
+            messages(
+                &["--model=gpt-5", "--verbose=1", "hi", "--session"],
+                AppMode::Print
+            ),
+            [
+                "Warning: --model=gpt-5 is not read as --model: write --model gpt-5 (with a space); ignoring it.",
+                "Warning: --verbose takes no value (write --verbose alone); ignoring --verbose=1.",
+                "Warning: --session needs a value; ignoring it.",
+            ]
+        );
+    }
+}
