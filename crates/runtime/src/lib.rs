@@ -1,6 +1,7 @@
 //! KnightCode's session runtime (`AgentSession`, the SDK): settings, project trust, resources
 //! and the system prompt; it wires the agent loop, tools, session store and providers.
 
+pub mod actor;
 pub mod agent_session;
 pub mod context_files;
 mod error;
@@ -12,6 +13,12 @@ pub mod system_prompt;
 pub mod tool_selection;
 pub mod trust;
 
+pub use actor::Command;
+pub use actor::Reply;
+pub use actor::Responder;
+pub use actor::SessionEvent;
+pub use actor::SessionEvents;
+pub use actor::SessionHandle;
 pub use agent_session::AgentSession;
 pub use agent_session::SessionSetup;
 pub use agent_session::SessionTarget;

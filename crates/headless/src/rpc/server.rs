@@ -1,61 +1,47 @@
-//! The RPC server: `knightcode --mode rpc` (spec `rpc.md`).
+//! The RPC server: `knightcode --mode rpc` (spec `rpc.md`), a thin adapter over the session
+//! actor ([`knightcode_runtime::actor`]).
 //!
-//! One task, the runner, owns the [`AgentSession`] and writes every response and session
-//! event, so the output has a single order: events a command caused (`queue_update`,
-//! `thinking_level_changed`, `session_info_changed`) precede its response, a prompt's
-//! response precedes its `agent_start`, and an `abort` is answered after the run's last
-//! event. A reader task turns stdin lines into inputs; user shell commands run in their own
-//! tasks and stream `bash_execution_update`s directly.
+//! A reader task turns stdin lines into actor [`Command`]s (each tagged, its reply coming
+//! back in the event stream); the main loop writes the stream in order — events and replies
+//! as the actor produced them — so the events a command caused precede its response, a
+//! prompt's response precedes its `agent_start`, and an `abort` is answered after the run's
+//! last event. Lines that are not commands (parse errors, unknown commands) are answered in
+//! the same order, through a `Ping` to the actor.
 //!
-//! While a prompt runs, the runner keeps serving commands: queueing (`steer`, `follow_up`,
-//! `prompt` with `streamingBehavior`), `abort`, and everything that only reads the session
-//! answer at once. Commands that change the model, the thinking level or the session itself
-//! are answered when the run has ended (the ones that replace the session abort the run
-//! first).
-//!
-//! Lifecycle: EOF on stdin aborts the running prompt and user shell commands, waits for
-//! them to finish (so the aborted messages are saved and their events written), answers
-//! every command read before the EOF and exits 0. SIGTERM and SIGHUP stop at once, killing
-//! the process groups of running tools and shell commands, and exit 143 and 129.
+//! Lifecycle: EOF on stdin tells the session to finish (abort the running prompt and user
+//! shell commands, answer every command read before the EOF) and exits 0 once it has.
+//! SIGTERM and SIGHUP stop at once, killing the process groups of running tools and shell
+//! commands, and exit 143 and 129.
 
-mod bash_jobs;
-mod handlers;
+mod responses;
 
 use std::future::Future;
 use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::PoisonError;
 use std::time::Duration;
 
-use knightcode_agent::AgentHandle;
-use knightcode_agent::EventReceiver;
-use knightcode_protocol::AgentEvent;
-use knightcode_protocol::AgentMessage;
-use knightcode_protocol::BashExecutionMessage;
-use knightcode_protocol::rpc::ModelInfo;
-use knightcode_protocol::rpc::RpcCommand;
 use knightcode_protocol::rpc::RpcInput;
-use knightcode_protocol::rpc::RpcResponse;
 use knightcode_runtime::AgentSession;
+use knightcode_runtime::Command;
+use knightcode_runtime::Responder;
+use knightcode_runtime::SessionEvent;
+use knightcode_runtime::SessionHandle;
 use knightcode_runtime::SessionSetup;
-use knightcode_runtime::agent_session::operations::SessionView;
-use knightcode_runtime::agent_session::operations::UserBash;
-use serde::Serialize;
 use tokio::io::AsyncRead;
 use tokio::io::AsyncWrite;
-use tokio::sync::mpsc;
 
-use self::bash_jobs::BashDone;
-use self::bash_jobs::BashJobs;
+use self::responses::Pending;
 use super::framing::CommandReader;
 use super::framing::DEFAULT_OUTPUT_CAPACITY;
-use super::framing::LineWriter;
 use super::framing::spawn_writer;
 use super::ui_bridge::UiBridge;
 
-/// Commands read ahead of the runner before the reader waits (stdin backpressure).
-const INPUT_CAPACITY: usize = 256;
-
 /// How long a signal-triggered exit waits for queued output to reach a slow reader.
 const SIGNAL_FLUSH_LIMIT: Duration = Duration::from_secs(1);
+
+/// How long a signal-triggered exit waits for running commands to be killed and reaped.
+const KILL_GRACE: Duration = Duration::from_secs(3);
 
 /// Where diagnostics go (stderr in `knightcode --mode rpc`); stdout carries only protocol.
 pub type Diagnostics = Arc<dyn Fn(&str) + Send + Sync>;
@@ -136,7 +122,7 @@ fn termination_signal() -> std::io::Result<impl Future<Output = u8>> {
 /// resolves with an exit code. Must run inside a tokio runtime.
 pub async fn serve<R, W, S>(
     session: AgentSession,
-    events: EventReceiver,
+    events: knightcode_agent::EventReceiver,
     input: R,
     output: W,
     shutdown: S,
@@ -148,12 +134,57 @@ where
     S: Future<Output = u8>,
 {
     let (out, writer) = spawn_writer(output, DEFAULT_OUTPUT_CAPACITY);
-    let (inputs_tx, inputs) = mpsc::channel(INPUT_CAPACITY);
-    let reader = tokio::spawn(read_inputs(input, inputs_tx, UiBridge::new(out.clone())));
-    let mut ctx = Ctx::new(&session, events, out, inputs, diagnostics.clone());
-    let code = run(session, &mut ctx, shutdown).await;
+    let (handle, mut stream) = session.spawn(events);
+    let pending = Arc::new(Mutex::new(Pending::default()));
+    let reader = tokio::spawn(read_inputs(
+        input,
+        handle.clone(),
+        Arc::clone(&pending),
+        UiBridge::new(out.clone()),
+    ));
+    tokio::pin!(shutdown);
+    let mut closed = false;
+    let code = loop {
+        tokio::select! {
+            biased;
+            code = &mut shutdown => {
+                terminate(&handle, &mut stream).await;
+                break code;
+            }
+            item = stream.recv() => {
+                let Some(item) = item else { break 0 };
+                let record = match item {
+                    SessionEvent::Agent(event) => Some(serde_json::to_string(&event).map_err(|e| e.to_string())),
+                    SessionEvent::Reply { tag, reply } => {
+                        let response = lock(&pending).take(tag).map(|p| p.response(reply));
+                        response.map(|r| serde_json::to_string(&r).map_err(|e| e.to_string()))
+                    }
+                    SessionEvent::Diagnostic(line) => {
+                        diagnostics(&line);
+                        None
+                    }
+                    SessionEvent::RunFailed(message) => {
+                        diagnostics(&format!("Error: the run failed: {message}"));
+                        None
+                    }
+                };
+                if let Some(Err(error)) = &record {
+                    diagnostics(&format!("Error: could not encode an RPC record: {error}"));
+                }
+                if let Some(Ok(line)) = record
+                    && !closed
+                    && out.send_json(line).await.is_err()
+                {
+                    // Nobody reads the output any more: finish as on EOF.
+                    closed = true;
+                    handle.send(Command::EndOfInput, Responder::Nobody);
+                }
+            }
+        }
+    };
     reader.abort();
-    drop(ctx);
+    drop(handle);
+    drop(out);
     let flushed = if code == 0 {
         Ok(writer.close().await)
     } else {
@@ -168,331 +199,62 @@ where
     code
 }
 
+/// A signal: the session kills running tools and shell commands; wait (briefly) until it
+/// has, so no process group outlives us.
+async fn terminate(handle: &SessionHandle, stream: &mut knightcode_runtime::SessionEvents) {
+    handle.abort_now();
+    let done = handle.request(Command::Terminate);
+    tokio::pin!(done);
+    let drained = async {
+        loop {
+            tokio::select! {
+                _ = &mut done => return,
+                item = stream.recv() => if item.is_none() { return },
+            }
+        }
+    };
+    let _ = tokio::time::timeout(KILL_GRACE, drained).await;
+}
+
+fn lock(pending: &Mutex<Pending>) -> std::sync::MutexGuard<'_, Pending> {
+    // Inserts and removals only: a panic cannot leave the map half-updated.
+    pending.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 fn is_broken_pipe(error: &crate::HeadlessError) -> bool {
     matches!(error, crate::HeadlessError::Io(e) if e.kind() == std::io::ErrorKind::BrokenPipe)
 }
 
-/// What the reader hands the runner.
-enum Input {
-    Command(RpcCommand),
-    /// The answer to a line that is not a command (parse error, unknown or invalid command).
-    Reply(RpcResponse),
-    Eof,
-}
-
+/// Reads commands until EOF, hands them to the session with a tag for their reply, and
+/// remembers how to write each reply.
 async fn read_inputs<R: AsyncRead + Unpin>(
     input: R,
-    inputs: mpsc::Sender<Input>,
+    handle: SessionHandle,
+    pending: Arc<Mutex<Pending>>,
     bridge: UiBridge,
 ) {
     let mut reader = CommandReader::new(input);
     loop {
-        let next = match reader.next_input().await {
-            Ok(Some(RpcInput::Command(command))) => Input::Command(command),
+        let (command, tag) = match reader.next_input().await {
+            Ok(Some(RpcInput::Command(command))) => {
+                let (runtime_command, tag) = lock(&pending).insert(command);
+                (runtime_command, tag)
+            }
             Ok(Some(RpcInput::UiResponse(response))) => {
                 // Unknown ids are ignored, never answered.
                 bridge.resolve(response);
                 continue;
             }
             Ok(Some(other)) => match other.error_response() {
-                Some(response) => Input::Reply(response),
+                Some(response) => (Command::Ping, lock(&pending).insert_answered(response)),
                 None => continue,
             },
             // A read error ends the input like EOF: nothing more can arrive.
-            Ok(None) | Err(_) => Input::Eof,
+            Ok(None) | Err(_) => {
+                handle.send(Command::EndOfInput, Responder::Nobody);
+                return;
+            }
         };
-        let eof = matches!(next, Input::Eof);
-        if inputs.send(next).await.is_err() || eof {
-            return;
-        }
+        handle.send(command, Responder::Stream(tag));
     }
-}
-
-/// A command whose work waits until the running prompt has ended.
-enum Deferred {
-    /// Handle it then and write its response.
-    Command(RpcCommand),
-    /// Handle it then for its lasting effect (settings); it was answered already.
-    Silent(RpcCommand),
-    /// `abort`: answered once the run is over.
-    AbortDone(RpcCommand),
-}
-
-/// What the runner continues with after an idle command.
-enum Flow {
-    Continue,
-    Run(Vec<AgentMessage>),
-}
-
-/// Everything the runner uses besides the session, so that it stays usable while a run
-/// borrows the session.
-struct Ctx {
-    out: LineWriter,
-    events: EventReceiver,
-    inputs: mpsc::Receiver<Input>,
-    bash: BashJobs,
-    handle: AgentHandle,
-    /// Read access during runs; refreshed after every change.
-    view: SessionView,
-    /// A user shell command with the current settings and folder, minus the command.
-    bash_template: UserBash,
-    /// Available models, once asked for (they change only with credentials).
-    models: Option<Vec<ModelInfo>>,
-    deferred: Vec<Deferred>,
-    /// User shell results that finished during a run; stored when it ends.
-    pending_bash: Vec<BashExecutionMessage>,
-    /// An auto-retry backoff is in progress (`abort_retry` has something to stop).
-    retrying: bool,
-    /// Entries already reported or known (see `entry_appended`).
-    entries_seen: usize,
-    eof: bool,
-    /// stdout is gone; nothing more can be written.
-    closed: bool,
-    diagnostics: Diagnostics,
-}
-
-impl Ctx {
-    fn new(
-        session: &AgentSession,
-        events: EventReceiver,
-        out: LineWriter,
-        inputs: mpsc::Receiver<Input>,
-        diagnostics: Diagnostics,
-    ) -> Self {
-        let view = session.view();
-        let (_, entries_seen) = view.entries_outside_message_flow(usize::MAX);
-        Self {
-            out,
-            events,
-            inputs,
-            bash: BashJobs::new(),
-            handle: session.handle(),
-            bash_template: session.user_bash("", false),
-            view,
-            models: None,
-            deferred: Vec::new(),
-            pending_bash: Vec::new(),
-            retrying: false,
-            entries_seen,
-            eof: false,
-            closed: false,
-            diagnostics,
-        }
-    }
-
-    /// Takes up changes made to the session (model, thinking level, settings, a new session).
-    fn refresh(&mut self, session: &mut AgentSession) {
-        self.view = session.view();
-        self.bash_template = session.user_bash("", false);
-        for warning in session.take_warnings() {
-            (self.diagnostics)(&format!("Warning: {warning}"));
-        }
-    }
-
-    /// After the session was replaced: its entries are not news.
-    fn forget_entries(&mut self) {
-        let (_, count) = self.view.entries_outside_message_flow(usize::MAX);
-        self.entries_seen = count;
-    }
-
-    async fn write<T: Serialize + ?Sized>(&mut self, record: &T) {
-        if self.closed {
-            return;
-        }
-        if self.out.send(record).await.is_err() {
-            self.closed = true;
-        }
-    }
-
-    /// Writes the events the agent has queued so far.
-    async fn drain_events(&mut self) {
-        while let Ok(event) = self.events.try_recv() {
-            self.forward(event).await;
-        }
-    }
-
-    async fn forward(&mut self, event: AgentEvent) {
-        let scan = match &event {
-            AgentEvent::AutoRetryStart { .. } => {
-                self.retrying = true;
-                true
-            }
-            AgentEvent::AgentStart | AgentEvent::AutoRetryEnd { .. } => {
-                self.retrying = false;
-                true
-            }
-            AgentEvent::AgentSettled { .. } => {
-                self.retrying = false;
-                true
-            }
-            AgentEvent::TurnEnd { .. } | AgentEvent::AgentEnd { .. } => true,
-            _ => false,
-        };
-        self.write(&event).await;
-        if scan {
-            self.report_new_entries().await;
-        }
-    }
-
-    /// `entry_appended` for entries the message flow did not produce.
-    async fn report_new_entries(&mut self) {
-        let (entries, count) = self.view.entries_outside_message_flow(self.entries_seen);
-        self.entries_seen = count;
-        for entry in entries {
-            self.write(&AgentEvent::EntryAppended { entry }).await;
-        }
-    }
-
-    /// Writes a response after the events queued before it.
-    async fn reply(&mut self, response: RpcResponse) {
-        self.drain_events().await;
-        self.write(&response).await;
-    }
-
-    fn diagnose(&self, line: &str) {
-        (self.diagnostics)(line);
-    }
-}
-
-/// The runner's main loop: idle until a prompt, then [`run_prompt`].
-async fn run<S: Future<Output = u8>>(mut session: AgentSession, ctx: &mut Ctx, shutdown: S) -> u8 {
-    tokio::pin!(shutdown);
-    loop {
-        if (ctx.eof || ctx.closed) && ctx.bash.is_empty() {
-            ctx.drain_events().await;
-            return 0;
-        }
-        let flow = tokio::select! {
-            biased;
-            code = &mut shutdown => {
-                terminate(ctx).await;
-                return code;
-            }
-            Some(event) = ctx.events.recv() => {
-                ctx.forward(event).await;
-                Flow::Continue
-            }
-            Some(done) = ctx.bash.next_done() => {
-                bash_done(&mut session, ctx, done).await;
-                Flow::Continue
-            }
-            input = ctx.inputs.recv(), if !ctx.eof && !ctx.closed => match input {
-                Some(Input::Command(command)) => handlers::idle(&mut session, ctx, command, true).await,
-                Some(Input::Reply(response)) => {
-                    ctx.reply(response).await;
-                    Flow::Continue
-                }
-                Some(Input::Eof) | None => {
-                    end_of_input(ctx);
-                    Flow::Continue
-                }
-            },
-        };
-        if let Flow::Run(user) = flow
-            && let Some(code) = run_prompt(&mut session, ctx, user, shutdown.as_mut()).await
-        {
-            return code;
-        }
-    }
-}
-
-fn end_of_input(ctx: &mut Ctx) {
-    ctx.eof = true;
-    ctx.handle.abort();
-    ctx.bash.abort_all();
-}
-
-/// A signal: stop everything now. Running tools die with the run's future (their process
-/// groups are killed when dropped); user shell commands are killed here.
-async fn terminate(ctx: &mut Ctx) {
-    ctx.handle.abort();
-    ctx.bash.kill_all().await;
-}
-
-/// Runs one prompt while serving commands; `Some(code)` when a signal ended the process.
-async fn run_prompt<S: Future<Output = u8>>(
-    session: &mut AgentSession,
-    ctx: &mut Ctx,
-    user: Vec<AgentMessage>,
-    mut shutdown: std::pin::Pin<&mut S>,
-) -> Option<u8> {
-    let outcome = {
-        let run = session.run_prompt(user);
-        tokio::pin!(run);
-        loop {
-            tokio::select! {
-                biased;
-                code = &mut shutdown => {
-                    terminate(ctx).await;
-                    return Some(code);
-                }
-                Some(event) = ctx.events.recv() => ctx.forward(event).await,
-                outcome = &mut run => break outcome,
-                Some(done) = ctx.bash.next_done() => busy_bash_done(ctx, done).await,
-                input = ctx.inputs.recv(), if !ctx.eof => match input {
-                    Some(Input::Command(command)) => handlers::busy(ctx, command).await,
-                    Some(Input::Reply(response)) => ctx.reply(response).await,
-                    Some(Input::Eof) | None => end_of_input(ctx),
-                },
-            }
-            if ctx.closed && !ctx.eof {
-                // Nobody reads the output any more: stop the run as on EOF.
-                end_of_input(ctx);
-            }
-        }
-    };
-    ctx.drain_events().await;
-    if let Err(error) = outcome {
-        ctx.diagnose(&format!("Error: the run failed: {error}"));
-    }
-    for message in std::mem::take(&mut ctx.pending_bash) {
-        if let Err(error) = session.record_bash_execution(message) {
-            ctx.diagnose(&format!("Error: could not save a shell command: {error}"));
-        }
-    }
-    ctx.report_new_entries().await;
-    ctx.refresh(session);
-    for deferred in std::mem::take(&mut ctx.deferred) {
-        match deferred {
-            Deferred::Command(command) => {
-                // Prompts are never deferred, so this cannot start another run.
-                handlers::idle(session, ctx, command, true).await;
-            }
-            Deferred::Silent(command) => {
-                handlers::idle(session, ctx, command, false).await;
-            }
-            Deferred::AbortDone(command) => {
-                ctx.reply(RpcResponse::ok(command.id, command.body.command_type()))
-                    .await;
-            }
-        }
-    }
-    None
-}
-
-/// A user shell command finished while idle: store it now and answer.
-async fn bash_done(session: &mut AgentSession, ctx: &mut Ctx, done: BashDone) {
-    let response = match done.result {
-        Ok(outcome) => {
-            if let Err(error) = session.record_bash_execution(outcome.message) {
-                ctx.diagnose(&format!("Error: could not save a shell command: {error}"));
-            }
-            handlers::data(done.id, "bash", &outcome.result)
-        }
-        Err(error) => RpcResponse::error(done.id, "bash", error.to_string()),
-    };
-    ctx.reply(response).await;
-}
-
-/// A user shell command finished during a run: its message waits for the run to end, so it
-/// cannot land between a tool call and its result.
-async fn busy_bash_done(ctx: &mut Ctx, done: BashDone) {
-    let response = match done.result {
-        Ok(outcome) => {
-            ctx.pending_bash.push(outcome.message);
-            handlers::data(done.id, "bash", &outcome.result)
-        }
-        Err(error) => RpcResponse::error(done.id, "bash", error.to_string()),
-    };
-    ctx.reply(response).await;
 }

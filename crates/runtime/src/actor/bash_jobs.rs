@@ -1,25 +1,27 @@
-//! User shell commands (RPC `bash`) running beside the runner: each streams its output as
-//! `bash_execution_update` events carrying the command's id, then reports back.
+//! User shell commands (`!cmd`, RPC `bash`) running beside the session task: each streams
+//! its output as `bash_execution_update` events carrying the command's id, then reports
+//! back. The one job runner of every front end.
 
 use std::collections::HashMap;
 
 use knightcode_protocol::AgentEvent;
-use knightcode_runtime::RuntimeError;
-use knightcode_runtime::agent_session::operations::BashOutcome;
-use knightcode_runtime::agent_session::operations::UserBash;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use crate::rpc::framing::LineWriter;
+use super::Responder;
+use super::SessionEvent;
+use crate::agent_session::operations::BashOutcome;
+use crate::agent_session::operations::UserBash;
+use crate::error::RuntimeError;
 
 /// How long process exit waits for cancelled commands to be killed and reaped.
 const KILL_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// A finished command, for the runner to store and answer.
+/// A finished command, for the task to store and answer.
 pub(super) struct BashDone {
     job: u64,
-    pub(super) id: Option<String>,
+    pub(super) responder: Responder,
     pub(super) result: Result<BashOutcome, RuntimeError>,
 }
 
@@ -48,9 +50,15 @@ impl BashJobs {
         self.running.is_empty()
     }
 
-    /// Starts `bash`; its updates go straight to `out`, ahead of the response the runner
-    /// writes when [`BashJobs::next_done`] yields it.
-    pub(super) fn spawn(&mut self, bash: UserBash, id: Option<String>, out: LineWriter) {
+    /// Starts `bash`; its updates (tagged `id`) go straight to `out`, ahead of the reply the
+    /// task sends when [`BashJobs::next_done`] yields it.
+    pub(super) fn spawn(
+        &mut self,
+        bash: UserBash,
+        responder: Responder,
+        id: Option<String>,
+        out: mpsc::Sender<SessionEvent>,
+    ) {
         let job = self.next_job;
         self.next_job += 1;
         let cancel = CancellationToken::new();
@@ -63,25 +71,31 @@ impl BashJobs {
                 let _ = chunk_tx.send(text.to_owned());
             });
             tokio::pin!(run);
-            let update = |delta: String| AgentEvent::BashExecutionUpdate {
-                id: id.clone(),
-                delta,
+            let update = |delta: String| {
+                SessionEvent::Agent(AgentEvent::BashExecutionUpdate {
+                    id: id.clone(),
+                    delta,
+                })
             };
             let result = loop {
                 tokio::select! {
                     biased;
                     Some(delta) = chunks.recv() => {
                         // A closed output only means nobody reads the updates any more.
-                        let _ = out.send(&update(delta)).await;
+                        let _ = out.send(update(delta)).await;
                     }
                     result = &mut run => break result,
                 }
             };
             while let Ok(delta) = chunks.try_recv() {
-                let _ = out.send(&update(delta)).await;
+                let _ = out.send(update(delta)).await;
             }
-            // The runner holds the receiver for as long as it runs.
-            let _ = done.send(BashDone { job, id, result });
+            // The task holds the receiver for as long as it runs.
+            let _ = done.send(BashDone {
+                job,
+                responder,
+                result,
+            });
         });
     }
 

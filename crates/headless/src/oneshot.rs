@@ -1,0 +1,265 @@
+//! Print mode (`-p`) and JSON mode (`--mode json`): run the prompts to completion, then exit.
+//! A thin adapter over the session actor, like RPC mode.
+//!
+//! stdout carries only the answer (print) or the JSONL stream (json); everything else goes
+//! to stderr. SIGTERM and SIGHUP abort the run (killing running tools) and exit 143 / 129.
+
+use std::future::Future;
+use std::time::Duration;
+
+use knightcode_protocol::AgentEvent;
+use knightcode_protocol::AgentMessage;
+use knightcode_protocol::AssistantMessage;
+use knightcode_protocol::ContentBlock;
+use knightcode_protocol::StopReason;
+use knightcode_protocol::rpc::PromptDisposition;
+use knightcode_runtime::AgentSession;
+use knightcode_runtime::Command;
+use knightcode_runtime::Reply;
+use knightcode_runtime::Responder;
+use knightcode_runtime::SessionEvent;
+use knightcode_runtime::SessionEvents;
+use knightcode_runtime::SessionHandle;
+use knightcode_runtime::SessionSetup;
+use knightcode_runtime::hooks::InputSource;
+use tokio::io::AsyncWriteExt as _;
+
+/// What stdout carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OneShotMode {
+    /// The final answer's text.
+    Print,
+    /// The session header, then every event as a JSON line.
+    Json,
+}
+
+/// The prompts to run, in order; the first carries any images.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OneShotPrompts {
+    pub first: (String, Vec<ContentBlock>),
+    pub rest: Vec<String>,
+}
+
+/// How long a SIGTERM / SIGHUP waits for the aborted run to kill and reap its commands.
+const ABORT_GRACE: Duration = Duration::from_secs(2);
+
+/// Runs print or JSON mode and returns the process exit code: 0, 1 when the session could
+/// not start or the answer is an error, 143 / 129 after a signal.
+pub fn run(setup: SessionSetup, prompts: OneShotPrompts, mode: OneShotMode) -> u8 {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            stderr_line(&format!(
+                "Error: could not start the async runtime: {error}"
+            ));
+            return 1;
+        }
+    };
+    let code = runtime.block_on(run_async(setup, prompts, mode));
+    runtime.shutdown_background();
+    code
+}
+
+async fn run_async(setup: SessionSetup, prompts: OneShotPrompts, mode: OneShotMode) -> u8 {
+    let (session, events) = match AgentSession::start(setup).await {
+        Ok(started) => started,
+        Err(error) => {
+            stderr_line(&format!("Error: {error}"));
+            return 1;
+        }
+    };
+    for notice in session.notices() {
+        stderr_line(&format!("Warning: {notice}"));
+    }
+    let mut out = Output {
+        stdout: tokio::io::stdout(),
+        json: mode == OneShotMode::Json,
+        closed: false,
+    };
+    if out.json {
+        match session.header().to_json_line() {
+            Ok(header) => out.line(&header).await,
+            Err(error) => {
+                stderr_line(&format!(
+                    "Error: could not encode the session header: {error}"
+                ));
+                return 1;
+            }
+        }
+    }
+    let (handle, mut stream) = session.spawn(events);
+    let finished = {
+        let runs = run_prompts(&handle, &mut stream, &mut out, prompts);
+        tokio::pin!(runs);
+        tokio::select! {
+            finished = &mut runs => finished,
+            code = termination_signal() => {
+                handle.abort_now();
+                // The abort kills the process groups of running commands and reaps them;
+                // letting it finish (briefly) means no command outlives us.
+                let _ = tokio::time::timeout(ABORT_GRACE, &mut runs).await;
+                return code;
+            }
+        }
+    };
+    // The session ends with the last handle; its remaining events still go out.
+    drop(handle);
+    while let Some(item) = stream.recv().await {
+        out.event(item).await;
+    }
+    let last = match finished {
+        Ok(last) => last,
+        Err(message) => {
+            stderr_line(&format!("Error: {message}"));
+            return 1;
+        }
+    };
+    if out.json {
+        return 0;
+    }
+    let Some(message) = last else {
+        return 0;
+    };
+    match message.stop_reason.known() {
+        Some(reason @ (StopReason::Error | StopReason::Aborted)) => {
+            let text = message
+                .error_message
+                .clone()
+                .unwrap_or_else(|| format!("Request {}", reason.as_str()));
+            stderr_line(&text);
+            1
+        }
+        _ => {
+            let mut text = String::new();
+            for block in message.content.iter() {
+                if let Some(part) = block.as_text() {
+                    text.push_str(part);
+                    text.push('\n');
+                }
+            }
+            out.raw(&text).await;
+            0
+        }
+    }
+}
+
+/// Runs each prompt until its run has settled; returns the last assistant message of the
+/// last run, or the message of a prompt that was refused or a run that failed.
+async fn run_prompts(
+    handle: &SessionHandle,
+    stream: &mut SessionEvents,
+    out: &mut Output,
+    prompts: OneShotPrompts,
+) -> Result<Option<AssistantMessage>, String> {
+    let OneShotPrompts { first, rest } = prompts;
+    let texts = std::iter::once(first).chain(rest.into_iter().map(|text| (text, Vec::new())));
+    let mut last = None;
+    for (tag, (text, images)) in (0u64..).zip(texts) {
+        handle.send(
+            Command::Prompt {
+                text,
+                images,
+                queueing: None,
+                source: InputSource::Rpc,
+            },
+            Responder::Stream(tag),
+        );
+        let mut running = false;
+        loop {
+            let Some(item) = stream.recv().await else {
+                return Err("the session ended unexpectedly".to_owned());
+            };
+            match &item {
+                SessionEvent::Reply { reply, .. } => match reply {
+                    Reply::Prompt(PromptDisposition::Started) => running = true,
+                    Reply::Failed(message) => return Err(message.clone()),
+                    // Handled by a hook: nothing runs.
+                    _ => break,
+                },
+                SessionEvent::Agent(AgentEvent::MessageEnd {
+                    message: AgentMessage::Assistant(message),
+                }) => last = Some((**message).clone()),
+                SessionEvent::RunFailed(message) => {
+                    return Err(format!("the run failed: {message}"));
+                }
+                _ => {}
+            }
+            let settled =
+                running && matches!(item, SessionEvent::Agent(AgentEvent::AgentSettled { .. }));
+            out.event(item).await;
+            if settled {
+                break;
+            }
+        }
+    }
+    Ok(last)
+}
+
+/// stdout, which may go away (a reader that stopped is not our failure: keep running).
+struct Output {
+    stdout: tokio::io::Stdout,
+    json: bool,
+    closed: bool,
+}
+
+impl Output {
+    async fn event(&mut self, item: SessionEvent) {
+        match item {
+            SessionEvent::Agent(event) if self.json => match serde_json::to_string(&event) {
+                Ok(line) => self.line(&line).await,
+                Err(error) => stderr_line(&format!("Error: could not encode an event: {error}")),
+            },
+            SessionEvent::Diagnostic(line) => stderr_line(&line),
+            _ => {}
+        }
+    }
+
+    async fn line(&mut self, line: &str) {
+        let mut text = String::with_capacity(line.len() + 1);
+        text.push_str(line);
+        text.push('\n');
+        self.raw(&text).await;
+    }
+
+    async fn raw(&mut self, text: &str) {
+        if self.closed {
+            return;
+        }
+        let written = async {
+            self.stdout.write_all(text.as_bytes()).await?;
+            self.stdout.flush().await
+        };
+        if written.await.is_err() {
+            self.closed = true;
+        }
+    }
+}
+
+/// Resolves with the exit code for SIGTERM (143) or SIGHUP (129).
+fn termination_signal() -> impl Future<Output = u8> {
+    use tokio::signal::unix::SignalKind;
+    use tokio::signal::unix::signal;
+    let signals = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::hangup()),
+    );
+    async move {
+        let (Ok(mut term), Ok(mut hup)) = signals else {
+            return std::future::pending().await;
+        };
+        tokio::select! {
+            _ = term.recv() => 143,
+            _ = hup.recv() => 129,
+        }
+    }
+}
+
+/// Diagnostics go to stderr; if even that fails there is nowhere left to report it.
+fn stderr_line(line: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}

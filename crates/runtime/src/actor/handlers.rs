@@ -1,0 +1,366 @@
+//! Command handlers: [`idle`] with the whole session at hand, [`busy`] while a prompt runs
+//! (only the agent handle, the session view and the output), and the reads both share.
+//! Refusals use the reference's texts (`spec/rpc.md` §2): RPC clients see them verbatim.
+
+use std::path::Path;
+
+use knightcode_ai::ThinkingLevel;
+use knightcode_protocol::AgentEvent;
+use knightcode_protocol::ContentBlock;
+use knightcode_protocol::rpc::PromptDisposition;
+
+use super::Command;
+use super::Envelope;
+use super::Queueing;
+use super::Reply;
+use super::Responder;
+use super::task::Ctx;
+use super::task::Deferred;
+use super::task::Flow;
+use crate::AgentSession;
+use crate::agent_session::operations::PromptStart;
+use crate::agent_session::operations::model_info;
+use crate::agent_session::operations::user_message;
+use crate::hooks::PromptInput;
+
+/// A prompt without a queueing mode while a run goes on.
+pub const ALREADY_PROCESSING: &str = "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.";
+
+/// `compact`: there is no compaction engine in this build yet.
+pub const COMPACTION_UNAVAILABLE: &str =
+    "Compaction is not available yet in this build of knightcode; the session is unchanged.";
+
+/// `export_html`: there is no HTML exporter in this build yet.
+pub const EXPORT_UNAVAILABLE: &str =
+    "Export to HTML is not available yet in this build of knightcode; nothing was written.";
+
+/// Queues a steering or follow-up message (also a prompt with a queueing mode).
+fn queue(ctx: &Ctx, text: &str, images: &[ContentBlock], steer: bool) -> Reply {
+    let user = user_message(text, images.to_vec());
+    if steer {
+        ctx.handle.steer(user);
+    } else {
+        ctx.handle.follow_up(user);
+    }
+    Reply::Prompt(PromptDisposition::Queued)
+}
+
+/// Commands that only read the session (or touch it through the view), the same whether or
+/// not a prompt runs. `None` when `command` is not one of them.
+fn shared(ctx: &Ctx, command: &Command, streaming: bool) -> Option<Reply> {
+    let view = &ctx.view;
+    let reply = match command {
+        Command::Steer { text, images } => queue(ctx, text, images, true),
+        Command::FollowUp { text, images } => queue(ctx, text, images, false),
+        Command::ClearQueue => Reply::Cleared(ctx.handle.clear_queue()),
+        Command::GetState => Reply::State(view.state(streaming)),
+        Command::GetMessages => Reply::Messages(view.messages()),
+        Command::GetAvailableModels => Reply::Models(ctx.models.clone()?),
+        Command::GetAvailableThinkingLevels => {
+            Reply::ThinkingLevels(view.model().supported_thinking_levels())
+        }
+        Command::Compact => Reply::Failed(COMPACTION_UNAVAILABLE.to_owned()),
+        Command::AbortRetry => {
+            if ctx.retrying {
+                ctx.handle.abort();
+            }
+            Reply::Done
+        }
+        Command::AbortBash => {
+            ctx.bash.abort_all();
+            Reply::Done
+        }
+        Command::GetSessionStats => Reply::Stats(view.stats()),
+        Command::ExportHtml => {
+            let state = view.state(streaming);
+            match state.session_file {
+                None => Reply::Failed("Cannot export in-memory session to HTML".to_owned()),
+                Some(file) if !Path::new(&file).exists() => {
+                    Reply::Failed("Nothing to export yet - start a conversation first".to_owned())
+                }
+                Some(_) => Reply::Failed(EXPORT_UNAVAILABLE.to_owned()),
+            }
+        }
+        Command::GetForkMessages => Reply::ForkMessages(view.fork_messages()),
+        Command::GetEntries { since } => match view.entries(since.as_deref()) {
+            Ok(entries) => Reply::Entries(entries),
+            Err(error) => Reply::Failed(error.to_string()),
+        },
+        Command::GetTree => match view.tree_json() {
+            Ok(json) => Reply::Tree(json),
+            Err(error) => Reply::Failed(error.to_string()),
+        },
+        Command::GetLastAssistantText => Reply::LastAssistantText(view.last_assistant_text()),
+        Command::Ping => Reply::Done,
+        _ => return None,
+    };
+    Some(reply)
+}
+
+/// `set_session_name`: the event goes out before the reply.
+async fn set_session_name(ctx: &mut Ctx, name: &str) -> Reply {
+    match ctx.view.set_session_name(name) {
+        Ok(name) => {
+            ctx.drain_events().await;
+            ctx.emit_agent(AgentEvent::SessionInfoChanged { name })
+                .await;
+            Reply::Done
+        }
+        Err(error) => Reply::Failed(error.to_string()),
+    }
+}
+
+/// A command while a prompt runs. Queueing, abort and reads answer at once; the rest waits
+/// for the run to end (the session-replacing ones abort it first).
+pub(super) async fn busy(ctx: &mut Ctx, envelope: Envelope) {
+    let Envelope { command, responder } = envelope;
+    if let Command::SetSessionName(name) = &command {
+        let reply = set_session_name(ctx, name).await;
+        ctx.reply(responder, reply).await;
+        return;
+    }
+    if let Some(reply) = shared(ctx, &command, true) {
+        ctx.reply(responder, reply).await;
+        return;
+    }
+    let reply = match &command {
+        Command::EndOfInput => {
+            ctx.end_of_input();
+            return;
+        }
+        Command::Terminate => {
+            ctx.terminate().await;
+            Reply::Done
+        }
+        Command::Prompt {
+            text,
+            images,
+            queueing,
+            ..
+        } => match queueing {
+            Some(Queueing::Steer) => queue(ctx, text, images, true),
+            Some(Queueing::FollowUp) => queue(ctx, text, images, false),
+            None => Reply::Failed(ALREADY_PROCESSING.to_owned()),
+        },
+        Command::Abort => {
+            ctx.handle.abort();
+            ctx.deferred.push(Deferred::AbortDone(responder));
+            return;
+        }
+        Command::SetSteeringMode(mode) => {
+            ctx.handle.set_steering_mode(*mode);
+            defer_silently(ctx, command.clone());
+            Reply::Done
+        }
+        Command::SetFollowUpMode(mode) => {
+            ctx.handle.set_follow_up_mode(*mode);
+            defer_silently(ctx, command.clone());
+            Reply::Done
+        }
+        Command::SetAutoCompaction(_) | Command::SetAutoRetry(_) => {
+            defer_silently(ctx, command.clone());
+            Reply::Done
+        }
+        Command::Bash {
+            command: line,
+            exclude_from_context,
+            id,
+        } => {
+            let mut bash = ctx.bash_template.clone();
+            bash.command.clone_from(line);
+            bash.exclude_from_context = *exclude_from_context;
+            let id = id.clone();
+            ctx.spawn_bash(bash, responder, id);
+            return;
+        }
+        Command::NewSession { .. }
+        | Command::SwitchSession(_)
+        | Command::Fork(_)
+        | Command::Clone => {
+            ctx.handle.abort();
+            ctx.deferred
+                .push(Deferred::Command(Envelope { command, responder }));
+            return;
+        }
+        _ => {
+            ctx.deferred
+                .push(Deferred::Command(Envelope { command, responder }));
+            return;
+        }
+    };
+    ctx.reply(responder, reply).await;
+}
+
+/// A settings change answered at once whose lasting effect (the settings file) is made when
+/// the run has ended.
+fn defer_silently(ctx: &mut Ctx, command: Command) {
+    ctx.deferred.push(Deferred::Command(Envelope {
+        command,
+        responder: Responder::Nobody,
+    }));
+}
+
+/// A command with the session idle. A prompt returns [`Flow::Run`] after its acceptance was
+/// replied.
+pub(super) async fn idle(session: &mut AgentSession, ctx: &mut Ctx, envelope: Envelope) -> Flow {
+    let Envelope { command, responder } = envelope;
+    let mut flow = Flow::Continue;
+    let reply = match command {
+        Command::SetSessionName(name) => set_session_name(ctx, &name).await,
+        Command::Prompt {
+            text,
+            images,
+            source,
+            ..
+        } => match session
+            .begin_prompt(PromptInput {
+                text,
+                images,
+                source,
+            })
+            .await
+        {
+            Ok(PromptStart::Handled) => Reply::Prompt(PromptDisposition::Handled),
+            Ok(PromptStart::Run(messages)) => {
+                flow = Flow::Run(messages);
+                Reply::Prompt(PromptDisposition::Started)
+            }
+            Err(error) => Reply::Failed(error.to_string()),
+        },
+        Command::Abort => Reply::Done,
+        Command::EndOfInput => {
+            ctx.end_of_input();
+            return flow;
+        }
+        Command::Terminate => {
+            ctx.terminate().await;
+            Reply::Done
+        }
+        Command::Bash {
+            command: line,
+            exclude_from_context,
+            id,
+        } => {
+            let bash = session.user_bash(&line, exclude_from_context);
+            ctx.spawn_bash(bash, responder, id);
+            return flow;
+        }
+        other => match changing(session, ctx, &other).await {
+            Some(reply) => reply,
+            None => shared(ctx, &other, false)
+                .unwrap_or_else(|| Reply::Failed("This command is not available.".to_owned())),
+        },
+    };
+    ctx.reply(responder, reply).await;
+    flow
+}
+
+/// Commands that change the session (model, thinking, settings, the session itself).
+/// `None` when `command` is not one of them.
+async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) -> Option<Reply> {
+    let reply = match command {
+        Command::NewSession { parent_session } => {
+            match session.new_session(parent_session.clone()).await {
+                Ok(change) => {
+                    thinking_event(ctx, change.changed, change.level).await;
+                    Reply::SessionReplaced { cancelled: false }
+                }
+                Err(error) => Reply::Failed(error.to_string()),
+            }
+        }
+        Command::SwitchSession(path) => match session.switch_session(path).await {
+            Ok(change) => {
+                thinking_event(ctx, change.changed, change.level).await;
+                Reply::SessionReplaced { cancelled: false }
+            }
+            Err(error) => Reply::Failed(error.to_string()),
+        },
+        Command::Fork(entry_id) => match session.fork(entry_id).await {
+            Ok((text, change)) => {
+                thinking_event(ctx, change.changed, change.level).await;
+                Reply::Forked { text }
+            }
+            Err(error) => Reply::Failed(error.to_string()),
+        },
+        Command::Clone => match session.clone_session().await {
+            Ok(change) => {
+                thinking_event(ctx, change.changed, change.level).await;
+                Reply::SessionReplaced { cancelled: false }
+            }
+            Err(error) => Reply::Failed(error.to_string()),
+        },
+        Command::SetModel { provider, model_id } => {
+            match session.set_model(provider, model_id).await {
+                Ok(switch) => {
+                    thinking_event(ctx, switch.thinking_changed, switch.thinking).await;
+                    Reply::ModelSet(switch)
+                }
+                Err(error) => Reply::Failed(error.to_string()),
+            }
+        }
+        Command::CycleModel { forward } => match session.cycle_model_towards(*forward).await {
+            Ok(Some(switch)) => {
+                thinking_event(ctx, switch.thinking_changed, switch.thinking).await;
+                Reply::ModelCycled(Some(switch))
+            }
+            Ok(None) => Reply::ModelCycled(None),
+            Err(error) => Reply::Failed(error.to_string()),
+        },
+        Command::GetAvailableModels => {
+            if ctx.models.is_none() {
+                ctx.models = Some(session.available_models().iter().map(model_info).collect());
+            }
+            return None;
+        }
+        Command::SetThinkingLevel(level) => match session.set_thinking_level(*level) {
+            Ok(change) => {
+                thinking_event(ctx, change.changed, change.level).await;
+                Reply::Done
+            }
+            Err(error) => Reply::Failed(error.to_string()),
+        },
+        Command::CycleThinkingLevel => match session.cycle_thinking_level() {
+            Ok(Some(change)) => {
+                thinking_event(ctx, change.changed, change.level).await;
+                Reply::ThinkingCycled(Some(change))
+            }
+            Ok(None) => Reply::ThinkingCycled(None),
+            Err(error) => Reply::Failed(error.to_string()),
+        },
+        Command::SetSteeringMode(mode) => {
+            session.set_steering_mode(*mode);
+            Reply::Done
+        }
+        Command::SetFollowUpMode(mode) => {
+            session.set_follow_up_mode(*mode);
+            Reply::Done
+        }
+        Command::SetAutoCompaction(enabled) => {
+            session.set_auto_compaction(*enabled);
+            Reply::Done
+        }
+        Command::SetAutoRetry(enabled) => {
+            session.set_auto_retry(*enabled);
+            Reply::Done
+        }
+        _ => return None,
+    };
+    ctx.refresh(session).await;
+    if matches!(
+        command,
+        Command::NewSession { .. } | Command::SwitchSession(_) | Command::Fork(_) | Command::Clone
+    ) {
+        ctx.forget_entries();
+    }
+    Some(reply)
+}
+
+async fn thinking_event(ctx: &mut Ctx, changed: bool, level: ThinkingLevel) {
+    if changed {
+        ctx.drain_events().await;
+        ctx.emit_agent(AgentEvent::ThinkingLevelChanged {
+            level: level.as_str().to_owned(),
+        })
+        .await;
+    }
+}

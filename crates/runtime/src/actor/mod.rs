@@ -1,0 +1,253 @@
+//! The session actor: one task owns the [`AgentSession`] (and so is the single writer of its
+//! session file); front ends hold a [`SessionHandle`], send [`Command`]s and read one stream
+//! of [`SessionEvent`]s.
+//!
+//! Every command is accepted at any time. While a prompt runs, queueing (`steer`,
+//! `follow_up`, a prompt with a [`Queueing`]), `abort`, user shell commands and every read
+//! are served at once; changes to the model, thinking level, settings and the session itself
+//! wait for the run to end (the ones that replace the conversation abort it first); a prompt
+//! without a queueing mode is refused with the reference's message.
+//!
+//! Order: the events a command causes precede its reply, a prompt's reply precedes its
+//! `agent_start`, and an `abort` is answered after the aborted run's last event. Replies
+//! sent with [`Responder::Stream`] travel in the event stream itself, so a front end that
+//! writes the stream in order (RPC mode) keeps that order without bookkeeping.
+
+mod bash_jobs;
+mod handlers;
+mod task;
+
+use std::path::PathBuf;
+
+use knightcode_agent::AgentHandle;
+use knightcode_agent::QueueMode;
+use knightcode_agent::QueuedMessages;
+use knightcode_ai::ThinkingLevel;
+use knightcode_protocol::AgentEvent;
+use knightcode_protocol::AgentMessage;
+use knightcode_protocol::ContentBlock;
+use knightcode_protocol::rpc::BashResult;
+use knightcode_protocol::rpc::EntriesResult;
+use knightcode_protocol::rpc::ForkMessage;
+use knightcode_protocol::rpc::ModelInfo;
+use knightcode_protocol::rpc::PromptDisposition;
+use knightcode_protocol::rpc::SessionState;
+use knightcode_protocol::rpc::SessionStats;
+use tokio::sync::mpsc;
+use tokio::sync::oneshot;
+
+use crate::AgentSession;
+use crate::agent_session::operations::ModelSwitch;
+use crate::agent_session::operations::ThinkingChange;
+use crate::hooks::InputSource;
+
+/// Events buffered for the front end before the session waits for it to read.
+pub const EVENT_CAPACITY: usize = 256;
+
+/// How a prompt sent while a run goes on is queued.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Queueing {
+    Steer,
+    FollowUp,
+}
+
+/// What a front end asks of the session.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// Runs a prompt; while a run goes on it is queued as `queueing` says, or refused.
+    Prompt {
+        text: String,
+        images: Vec<ContentBlock>,
+        queueing: Option<Queueing>,
+        source: InputSource,
+    },
+    Steer {
+        text: String,
+        images: Vec<ContentBlock>,
+    },
+    FollowUp {
+        text: String,
+        images: Vec<ContentBlock>,
+    },
+    ClearQueue,
+    /// Aborts the run; answered once it has ended.
+    Abort,
+    /// Stops an auto-retry backoff (nothing else).
+    AbortRetry,
+    SetModel {
+        provider: String,
+        model_id: String,
+    },
+    CycleModel {
+        forward: bool,
+    },
+    SetThinkingLevel(ThinkingLevel),
+    CycleThinkingLevel,
+    SetSteeringMode(QueueMode),
+    SetFollowUpMode(QueueMode),
+    SetAutoCompaction(bool),
+    SetAutoRetry(bool),
+    NewSession {
+        parent_session: Option<String>,
+    },
+    SwitchSession(PathBuf),
+    Fork(String),
+    Clone,
+    SetSessionName(String),
+    /// A user shell command; answered when it has finished. Its output streams as
+    /// `bash_execution_update` events tagged `id`.
+    Bash {
+        command: String,
+        exclude_from_context: bool,
+        id: Option<String>,
+    },
+    AbortBash,
+    Compact,
+    ExportHtml,
+    GetState,
+    GetMessages,
+    GetAvailableModels,
+    GetAvailableThinkingLevels,
+    GetSessionStats,
+    GetEntries {
+        since: Option<String>,
+    },
+    GetTree,
+    GetForkMessages,
+    GetLastAssistantText,
+    /// Does nothing; its [`Reply::Done`] comes back in order with the events (a front end
+    /// that answers a line itself uses it to place that answer).
+    Ping,
+    /// The front end's input ended: abort the run and shell commands, answer what is
+    /// pending, then end (as when every handle is gone).
+    EndOfInput,
+    /// A signal: abort the run, kill running shell commands (waiting briefly until they are
+    /// reaped), answer, and stop taking commands.
+    Terminate,
+}
+
+/// The answer to a [`Command`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// Done; nothing to report.
+    Done,
+    /// Refused or failed, with the message for the user.
+    Failed(String),
+    Prompt(PromptDisposition),
+    Cleared(QueuedMessages),
+    ModelSet(ModelSwitch),
+    /// `None` when there is no other model to go to.
+    ModelCycled(Option<ModelSwitch>),
+    /// `None` for a model without thinking levels.
+    ThinkingCycled(Option<ThinkingChange>),
+    /// A new, switched or cloned session (`cancelled` when a hook declined).
+    SessionReplaced {
+        cancelled: bool,
+    },
+    /// Forked; the text of the user message forked from.
+    Forked {
+        text: String,
+    },
+    Bash(BashResult),
+    State(SessionState),
+    Messages(Vec<AgentMessage>),
+    Models(Vec<ModelInfo>),
+    ThinkingLevels(Vec<ThinkingLevel>),
+    Stats(SessionStats),
+    Entries(EntriesResult),
+    /// `get_tree`'s data as JSON text (it is built as text: trees can be large).
+    Tree(String),
+    ForkMessages(Vec<ForkMessage>),
+    LastAssistantText(Option<String>),
+}
+
+/// Where the reply to a command goes.
+#[derive(Debug)]
+pub enum Responder {
+    /// Into the event stream as [`SessionEvent::Reply`] with this tag, in order with events.
+    Stream(u64),
+    /// To whoever awaits this.
+    Oneshot(oneshot::Sender<Reply>),
+    /// Nowhere (the command is sent for its effect).
+    Nobody,
+}
+
+/// What the session reports.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SessionEvent {
+    /// An agent or session event, as `--mode json` and RPC write it.
+    Agent(AgentEvent),
+    /// The reply to a command sent with [`Responder::Stream`].
+    Reply { tag: u64, reply: Reply },
+    /// A problem worth telling the user (stderr in the headless modes).
+    Diagnostic(String),
+    /// A run stopped on a failure of the runtime around the loop (the session file could
+    /// not be written); the text says what to do.
+    RunFailed(String),
+}
+
+struct Envelope {
+    command: Command,
+    responder: Responder,
+}
+
+/// A front end's way to the session; cheap to clone. The session ends when every handle is
+/// gone and the work it was given has finished.
+#[derive(Clone)]
+pub struct SessionHandle {
+    commands: mpsc::UnboundedSender<Envelope>,
+    agent: AgentHandle,
+}
+
+impl std::fmt::Debug for SessionHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionHandle").finish_non_exhaustive()
+    }
+}
+
+/// The session's end of things: the stream of events. It ends after the session stopped.
+pub type SessionEvents = mpsc::Receiver<SessionEvent>;
+
+impl SessionHandle {
+    /// Sends a command; its reply goes where `responder` says.
+    pub fn send(&self, command: Command, responder: Responder) {
+        // A send fails only when the session task is gone; the responder then learns it
+        // from its closed channel.
+        let _ = self.commands.send(Envelope { command, responder });
+    }
+
+    /// Sends a command and waits for its reply.
+    pub async fn request(&self, command: Command) -> Reply {
+        let (tx, rx) = oneshot::channel();
+        self.send(command, Responder::Oneshot(tx));
+        rx.await
+            .unwrap_or_else(|_| Reply::Failed("The session has ended.".to_owned()))
+    }
+
+    /// Aborts the run in progress at once, without waiting for the session task (signals).
+    pub fn abort_now(&self) {
+        self.agent.abort();
+    }
+
+    /// Whether a run is in progress.
+    pub fn is_running(&self) -> bool {
+        self.agent.is_running()
+    }
+}
+
+/// What [`spawn`] needs besides the session: where its task runs.
+impl AgentSession {
+    /// Moves the session into its own task (on the current tokio runtime) and returns the
+    /// handle to command it and the stream of its events. `events` is the receiver
+    /// [`AgentSession::start`] returned.
+    pub fn spawn(self, events: knightcode_agent::EventReceiver) -> (SessionHandle, SessionEvents) {
+        let (commands, inbox) = mpsc::unbounded_channel();
+        let (out, stream) = mpsc::channel(EVENT_CAPACITY);
+        let handle = SessionHandle {
+            commands,
+            agent: self.handle(),
+        };
+        tokio::spawn(task::run(self, events, inbox, out));
+        (handle, stream)
+    }
+}

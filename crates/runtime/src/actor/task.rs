@@ -1,0 +1,306 @@
+//! The actor's task: idle until a prompt, then the run, serving commands throughout.
+//!
+//! While a run goes on it borrows the session, so the task keeps everything else in
+//! [`Ctx`]: the output, the agent handle, a read view of the session, the shell jobs and
+//! the commands that wait for the run to end.
+//!
+//! Lifecycle: when every handle is gone (the front end's input ended) the running prompt
+//! and shell commands are aborted, the task waits for them to finish (so the aborted
+//! messages are saved and their events sent), answers every command received before and
+//! ends. [`Command`]s keep being read until then.
+
+use knightcode_agent::AgentHandle;
+use knightcode_agent::EventReceiver;
+use knightcode_protocol::AgentEvent;
+use knightcode_protocol::AgentMessage;
+use knightcode_protocol::BashExecutionMessage;
+use knightcode_protocol::rpc::ModelInfo;
+use tokio::sync::mpsc;
+
+use super::Envelope;
+use super::Reply;
+use super::Responder;
+use super::SessionEvent;
+use super::bash_jobs::BashDone;
+use super::bash_jobs::BashJobs;
+use super::handlers;
+use crate::AgentSession;
+use crate::agent_session::operations::SessionView;
+use crate::agent_session::operations::UserBash;
+
+/// A command whose work waits until the running prompt has ended.
+pub(super) enum Deferred {
+    /// Handle it then and send its reply.
+    Command(Envelope),
+    /// `abort`: answered once the run is over.
+    AbortDone(Responder),
+}
+
+/// What the task continues with after an idle command.
+pub(super) enum Flow {
+    Continue,
+    Run(Vec<AgentMessage>),
+}
+
+/// Everything the task uses besides the session, so that it stays usable while a run
+/// borrows the session.
+pub(super) struct Ctx {
+    out: mpsc::Sender<SessionEvent>,
+    events: EventReceiver,
+    inbox: mpsc::UnboundedReceiver<Envelope>,
+    pub(super) bash: BashJobs,
+    pub(super) handle: AgentHandle,
+    /// Read access during runs; refreshed after every change.
+    pub(super) view: SessionView,
+    /// A user shell command with the current settings and folder, minus the command.
+    pub(super) bash_template: UserBash,
+    /// Available models, once asked for (they change only with credentials).
+    pub(super) models: Option<Vec<ModelInfo>>,
+    pub(super) deferred: Vec<Deferred>,
+    /// User shell results that finished during a run; stored when it ends.
+    pending_bash: Vec<BashExecutionMessage>,
+    /// An auto-retry backoff is in progress (`abort_retry` has something to stop).
+    pub(super) retrying: bool,
+    /// Entries already reported or known (see `entry_appended`).
+    entries_seen: usize,
+    /// Every handle is gone: no command will come any more.
+    ended: bool,
+    /// Nobody reads the events any more.
+    closed: bool,
+}
+
+impl Ctx {
+    /// Takes up changes made to the session (model, thinking level, settings, a new session).
+    pub(super) async fn refresh(&mut self, session: &mut AgentSession) {
+        self.view = session.view();
+        self.bash_template = session.user_bash("", false);
+        for warning in session.take_warnings() {
+            self.emit(SessionEvent::Diagnostic(format!("Warning: {warning}")))
+                .await;
+        }
+    }
+
+    /// After the session was replaced: its entries are not news.
+    pub(super) fn forget_entries(&mut self) {
+        let (_, count) = self.view.entries_outside_message_flow(usize::MAX);
+        self.entries_seen = count;
+    }
+
+    pub(super) async fn emit(&mut self, event: SessionEvent) {
+        if self.closed {
+            return;
+        }
+        if self.out.send(event).await.is_err() {
+            self.closed = true;
+        }
+    }
+
+    pub(super) async fn emit_agent(&mut self, event: AgentEvent) {
+        self.emit(SessionEvent::Agent(event)).await;
+    }
+
+    /// Sends the events the agent has queued so far.
+    pub(super) async fn drain_events(&mut self) {
+        while let Ok(event) = self.events.try_recv() {
+            self.forward(event).await;
+        }
+    }
+
+    async fn forward(&mut self, event: AgentEvent) {
+        let scan = match &event {
+            AgentEvent::AutoRetryStart { .. } => {
+                self.retrying = true;
+                true
+            }
+            AgentEvent::AgentStart
+            | AgentEvent::AutoRetryEnd { .. }
+            | AgentEvent::AgentSettled { .. } => {
+                self.retrying = false;
+                true
+            }
+            AgentEvent::TurnEnd { .. } | AgentEvent::AgentEnd { .. } => true,
+            _ => false,
+        };
+        self.emit_agent(event).await;
+        if scan {
+            self.report_new_entries().await;
+        }
+    }
+
+    /// `entry_appended` for entries the message flow did not produce.
+    async fn report_new_entries(&mut self) {
+        let (entries, count) = self.view.entries_outside_message_flow(self.entries_seen);
+        self.entries_seen = count;
+        for entry in entries {
+            self.emit_agent(AgentEvent::EntryAppended { entry }).await;
+        }
+    }
+
+    /// Sends a reply after the events queued before it.
+    pub(super) async fn reply(&mut self, responder: Responder, reply: Reply) {
+        self.drain_events().await;
+        match responder {
+            Responder::Stream(tag) => self.emit(SessionEvent::Reply { tag, reply }).await,
+            // The requester may have stopped waiting; nothing is lost by it.
+            Responder::Oneshot(tx) => drop(tx.send(reply)),
+            Responder::Nobody => {}
+        }
+    }
+}
+
+/// The task's main loop.
+pub(super) async fn run(
+    mut session: AgentSession,
+    events: EventReceiver,
+    inbox: mpsc::UnboundedReceiver<Envelope>,
+    out: mpsc::Sender<SessionEvent>,
+) {
+    let view = session.view();
+    let (_, entries_seen) = view.entries_outside_message_flow(usize::MAX);
+    let mut ctx = Ctx {
+        out,
+        events,
+        inbox,
+        bash: BashJobs::new(),
+        handle: session.handle(),
+        bash_template: session.user_bash("", false),
+        view,
+        models: None,
+        deferred: Vec::new(),
+        pending_bash: Vec::new(),
+        retrying: false,
+        entries_seen,
+        ended: false,
+        closed: false,
+    };
+    loop {
+        if ctx.ended && ctx.bash.is_empty() {
+            ctx.drain_events().await;
+            return;
+        }
+        let flow = tokio::select! {
+            biased;
+            Some(event) = ctx.events.recv() => {
+                ctx.forward(event).await;
+                Flow::Continue
+            }
+            Some(done) = ctx.bash.next_done() => {
+                bash_done(&mut session, &mut ctx, done).await;
+                Flow::Continue
+            }
+            envelope = ctx.inbox.recv(), if !ctx.ended => match envelope {
+                Some(envelope) => handlers::idle(&mut session, &mut ctx, envelope).await,
+                None => {
+                    end_of_input(&mut ctx);
+                    Flow::Continue
+                }
+            },
+        };
+        if let Flow::Run(messages) = flow {
+            run_prompt(&mut session, &mut ctx, messages).await;
+        }
+    }
+}
+
+fn end_of_input(ctx: &mut Ctx) {
+    ctx.end_of_input();
+}
+
+/// Runs one prompt while serving commands.
+async fn run_prompt(session: &mut AgentSession, ctx: &mut Ctx, messages: Vec<AgentMessage>) {
+    let outcome = {
+        let run = session.run_prompt(messages);
+        tokio::pin!(run);
+        loop {
+            tokio::select! {
+                biased;
+                Some(event) = ctx.events.recv() => ctx.forward(event).await,
+                outcome = &mut run => break outcome,
+                Some(done) = ctx.bash.next_done() => busy_bash_done(ctx, done).await,
+                envelope = ctx.inbox.recv(), if !ctx.ended => match envelope {
+                    Some(envelope) => handlers::busy(ctx, envelope).await,
+                    None => end_of_input(ctx),
+                },
+            }
+            if ctx.closed && !ctx.ended {
+                // Nobody reads the events any more: stop the run as when input ends.
+                end_of_input(ctx);
+            }
+        }
+    };
+    ctx.drain_events().await;
+    if let Err(error) = outcome {
+        ctx.emit(SessionEvent::RunFailed(error.to_string())).await;
+    }
+    for message in std::mem::take(&mut ctx.pending_bash) {
+        if let Err(error) = session.record_bash_execution(message) {
+            ctx.emit(SessionEvent::Diagnostic(format!(
+                "Error: could not save a shell command: {error}"
+            )))
+            .await;
+        }
+    }
+    ctx.report_new_entries().await;
+    ctx.refresh(session).await;
+    for deferred in std::mem::take(&mut ctx.deferred) {
+        match deferred {
+            Deferred::Command(envelope) => {
+                // Prompts are never deferred, so this cannot start another run.
+                handlers::idle(session, ctx, envelope).await;
+            }
+            Deferred::AbortDone(responder) => ctx.reply(responder, Reply::Done).await,
+        }
+    }
+}
+
+/// A user shell command finished while idle: store it now and answer.
+async fn bash_done(session: &mut AgentSession, ctx: &mut Ctx, done: BashDone) {
+    let reply = match done.result {
+        Ok(outcome) => {
+            if let Err(error) = session.record_bash_execution(outcome.message) {
+                ctx.emit(SessionEvent::Diagnostic(format!(
+                    "Error: could not save a shell command: {error}"
+                )))
+                .await;
+            }
+            Reply::Bash(outcome.result)
+        }
+        Err(error) => Reply::Failed(error.to_string()),
+    };
+    ctx.reply(done.responder, reply).await;
+}
+
+/// A user shell command finished during a run: its message waits for the run to end, so it
+/// cannot land between a tool call and its result.
+async fn busy_bash_done(ctx: &mut Ctx, done: BashDone) {
+    let reply = match done.result {
+        Ok(outcome) => {
+            ctx.pending_bash.push(outcome.message);
+            Reply::Bash(outcome.result)
+        }
+        Err(error) => Reply::Failed(error.to_string()),
+    };
+    ctx.reply(done.responder, reply).await;
+}
+
+impl Ctx {
+    /// No command will come any more: abort what runs, then end.
+    pub(super) fn end_of_input(&mut self) {
+        self.ended = true;
+        self.handle.abort();
+        self.bash.abort_all();
+    }
+
+    /// A signal: stop everything now. Running tools die with the run (its abort kills their
+    /// process groups); user shell commands are killed and reaped here.
+    pub(super) async fn terminate(&mut self) {
+        self.ended = true;
+        self.handle.abort();
+        self.bash.kill_all().await;
+    }
+
+    /// Starts a user shell command whose output streams as `bash_execution_update` events.
+    pub(super) fn spawn_bash(&mut self, bash: UserBash, responder: Responder, id: Option<String>) {
+        self.bash.spawn(bash, responder, id, self.out.clone());
+    }
+}
