@@ -11,6 +11,8 @@ use ignore::overrides::OverrideBuilder;
 use knightcode_agent::tool::{
     ExecutionMode, Tool, ToolContext, ToolDefinition, ToolError, ToolFuture, ToolOutput,
 };
+use knightcode_protocol::JsNumber;
+use knightcode_protocol::wire::format_js_number;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
@@ -22,7 +24,7 @@ use crate::truncate::{
     DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, TruncationOptions, format_size, truncate_head,
     truncate_line,
 };
-use crate::util::{js_json_number, js_number, parse_args};
+use crate::util::parse_args;
 use crate::walk::walker;
 
 const DEFAULT_LIMIT: f64 = 100.0;
@@ -54,7 +56,7 @@ fn definition() -> ToolDefinition {
              matching lines with file path and line number. Files ignored by .gitignore are \
              skipped. Output stops at {} matches or {}KB, whichever comes first, and lines \
              longer than {GREP_MAX_LINE_LENGTH} characters are shortened.",
-            js_number(DEFAULT_LIMIT),
+            format_js_number(DEFAULT_LIMIT),
             DEFAULT_MAX_BYTES / 1024
         ),
         parameters: json!({
@@ -265,10 +267,10 @@ impl GrepTool {
         if outcome.limit_reached {
             notices.push(format!(
                 "{} matches limit reached. Use limit={} for more, or refine pattern",
-                js_number(limit),
-                js_number(limit * 2.0)
+                format_js_number(limit),
+                format_js_number(limit * 2.0)
             ));
-            details.insert("matchLimitReached".to_owned(), js_json_number(limit));
+            details.insert("matchLimitReached".to_owned(), Value::from(JsNumber(limit)));
         }
         if truncation.truncated {
             notices.push(format!(

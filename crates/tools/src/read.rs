@@ -7,6 +7,7 @@ use knightcode_agent::tool::{
     ExecutionMode, Tool, ToolContext, ToolDefinition, ToolError, ToolFuture, ToolOutput,
 };
 use knightcode_protocol::ContentBlock;
+use knightcode_protocol::wire::format_js_number;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -16,7 +17,7 @@ use crate::truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncatedBy, TruncationOptions, format_size,
     truncate_head,
 };
-use crate::util::{js_number, node_error, parse_args};
+use crate::util::{node_error, parse_args};
 
 /// Bytes read to recognise an image by its signature.
 const IMAGE_SNIFF_BYTES: usize = 4100;
@@ -134,7 +135,7 @@ fn read_text(text: &str, args: &ReadArgs) -> Result<ToolOutput, ToolError> {
         .filter(|offset| *offset != 0.0)
         .map_or(0, |offset| (offset - 1.0).max(0.0).trunc() as usize);
     if start >= total {
-        let offset = args.offset.map(js_number).unwrap_or_default();
+        let offset = args.offset.map(format_js_number).unwrap_or_default();
         return Err(ToolError::failed(format!(
             "Offset {offset} is beyond end of file ({total} lines total)"
         )));
