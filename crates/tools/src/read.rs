@@ -7,6 +7,7 @@ use knightcode_agent::tool::{
     ExecutionMode, Tool, ToolContext, ToolDefinition, ToolError, ToolFuture, ToolOutput,
 };
 use knightcode_protocol::ContentBlock;
+use knightcode_protocol::content::detect_image_mime;
 use knightcode_protocol::wire::format_js_number;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -35,31 +36,6 @@ struct ReadArgs {
     path: String,
     offset: Option<f64>,
     limit: Option<f64>,
-}
-
-/// The image type of a file's first bytes, for the formats models accept.
-pub fn detect_image_mime(head: &[u8]) -> Option<&'static str> {
-    if head.starts_with(&[0xFF, 0xD8, 0xFF]) {
-        return Some("image/jpeg");
-    }
-    if head.starts_with(&[0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A]) {
-        return Some("image/png");
-    }
-    if head.starts_with(b"GIF87a") || head.starts_with(b"GIF89a") {
-        return Some("image/gif");
-    }
-    if head.len() >= 12 && head.starts_with(b"RIFF") && &head[8..12] == b"WEBP" {
-        return Some("image/webp");
-    }
-    // `BM` alone would claim text files that start with those letters; the DIB header
-    // size that follows the file header is one of a few known values in real bitmaps.
-    if head.len() >= 18 && head.starts_with(b"BM") {
-        let dib = u32::from_le_bytes([head[14], head[15], head[16], head[17]]);
-        if matches!(dib, 12 | 16 | 40 | 52 | 56 | 64 | 108 | 124) {
-            return Some("image/bmp");
-        }
-    }
-    None
 }
 
 fn definition() -> ToolDefinition {
