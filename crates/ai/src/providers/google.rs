@@ -13,6 +13,7 @@ use serde_json::Value;
 use serde_json::json;
 
 use super::Fail;
+use super::WireFormat;
 use super::parse_event;
 use super::with_repair;
 use crate::driver::Decoder;
@@ -31,7 +32,11 @@ use crate::transform::LlmMessage;
 use crate::transform::UserContent;
 use crate::transform::prepare_messages;
 
-pub(crate) const ERROR_STYLE: ErrorStyle = ErrorStyle::ErrorMessage;
+pub(crate) const WIRE_FORMAT: WireFormat = WireFormat {
+    build_request,
+    decoder: |_| Box::new(GoogleDecoder::default()),
+    error_style: ErrorStyle::ErrorMessage,
+};
 
 fn gemini_major(id: &str) -> Option<u32> {
     let lower = id.to_ascii_lowercase();
