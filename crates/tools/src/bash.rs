@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use crate::error::Error;
+use crate::error::ToolsError;
 use crate::exec::LocalExecOps;
 use crate::ops::{ExecOps, ExecRequest};
 use crate::output::{OutputAccumulator, OutputSnapshot};
@@ -377,11 +377,11 @@ impl BashTool {
                     }),
                 }
             }
-            Err(Error::Aborted) => {
+            Err(ToolsError::Aborted) => {
                 let (text, _) = format_output(&snapshot, &output, "");
                 Err(ToolError::Aborted(append_status(&text, "Command aborted")))
             }
-            Err(Error::TimedOut) => {
+            Err(ToolsError::TimedOut) => {
                 let (text, _) = format_output(&snapshot, &output, "");
                 let seconds = args.timeout.map(format_js_number).unwrap_or_default();
                 Err(ToolError::failed(append_status(

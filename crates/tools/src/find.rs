@@ -11,7 +11,7 @@ use knightcode_protocol::wire::format_js_number;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::error::Error;
+use crate::error::ToolsError;
 use crate::ops::{FileOps, GlobRequest};
 use crate::path::resolve_to_cwd;
 use crate::truncate::{DEFAULT_MAX_BYTES, TruncationOptions, format_size, truncate_head};
@@ -165,11 +165,11 @@ impl Tool for FindTool {
         Box::pin(async move {
             let args: FindArgs = parse_args(arguments)?;
             if context.cancel.is_cancelled() {
-                return Err(Error::Aborted.into());
+                return Err(ToolsError::Aborted.into());
             }
             // Finding mutates nothing, so an abort can return at once.
             tokio::select! {
-                () = context.cancel.cancelled() => Err(Error::Aborted.into()),
+                () = context.cancel.cancelled() => Err(ToolsError::Aborted.into()),
                 output = self.run(args, &context) => output,
             }
         })

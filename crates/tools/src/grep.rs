@@ -17,7 +17,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::error::Error;
+use crate::error::ToolsError;
 use crate::ops::FileOps;
 use crate::path::resolve_to_cwd;
 use crate::truncate::{
@@ -101,23 +101,23 @@ struct SearchRequest {
 }
 
 /// Walks and searches on the calling (blocking) thread, in path order.
-fn search_blocking(request: &SearchRequest) -> Result<SearchOutcome, Error> {
+fn search_blocking(request: &SearchRequest) -> Result<SearchOutcome, ToolsError> {
     let matcher = RegexMatcherBuilder::new()
         .case_insensitive(request.ignore_case)
         .fixed_strings(request.literal)
         .line_terminator(Some(b'\n'))
         .build(&request.pattern)
-        .map_err(|error| Error::message(error.to_string()))?;
+        .map_err(|error| ToolsError::message(error.to_string()))?;
     let mut builder = walker(&request.root);
     if let Some(glob) = &request.glob {
         let mut overrides = OverrideBuilder::new(&request.root);
         overrides
             .add(glob)
-            .map_err(|error| Error::message(error.to_string()))?;
+            .map_err(|error| ToolsError::message(error.to_string()))?;
         builder.overrides(
             overrides
                 .build()
-                .map_err(|error| Error::message(error.to_string()))?,
+                .map_err(|error| ToolsError::message(error.to_string()))?,
         );
     }
     // Binary files are skipped as ripgrep does by default: the search stops at a NUL byte.
@@ -128,7 +128,7 @@ fn search_blocking(request: &SearchRequest) -> Result<SearchOutcome, Error> {
     let mut matches = Vec::new();
     for entry in builder.build() {
         if request.cancel.is_cancelled() {
-            return Err(Error::Aborted);
+            return Err(ToolsError::Aborted);
         }
         // Unreadable directories and files are skipped rather than failing the search.
         let Ok(entry) = entry else { continue };
@@ -310,12 +310,12 @@ impl Tool for GrepTool {
         Box::pin(async move {
             let args: GrepArgs = parse_args(arguments)?;
             if context.cancel.is_cancelled() {
-                return Err(Error::Aborted.into());
+                return Err(ToolsError::Aborted.into());
             }
             // Searching mutates nothing, so an abort can return at once (the blocking walk
             // notices the cancelled token and stops on its own).
             tokio::select! {
-                () = context.cancel.cancelled() => Err(Error::Aborted.into()),
+                () = context.cancel.cancelled() => Err(ToolsError::Aborted.into()),
                 output = self.run(args, &context) => output,
             }
         })

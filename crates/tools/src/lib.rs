@@ -29,7 +29,7 @@ use knightcode_agent::tool::Tool;
 
 pub use bash::{BashConfig, BashTool, SessionEnv, SessionEnvSource, SpawnContext, SpawnHook};
 pub use edit::EditTool;
-pub use error::Error;
+pub use error::ToolsError;
 pub use exec::LocalExecOps;
 pub use find::FindTool;
 pub use grep::GrepTool;

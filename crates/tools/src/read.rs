@@ -172,11 +172,11 @@ impl Tool for ReadTool {
         Box::pin(async move {
             let args: ReadArgs = parse_args(arguments)?;
             if context.cancel.is_cancelled() {
-                return Err(crate::error::Error::Aborted.into());
+                return Err(crate::error::ToolsError::Aborted.into());
             }
             // Reading mutates nothing, so an abort can return at once.
             tokio::select! {
-                () = context.cancel.cancelled() => Err(crate::error::Error::Aborted.into()),
+                () = context.cancel.cancelled() => Err(crate::error::ToolsError::Aborted.into()),
                 output = self.run(args, &context) => output,
             }
         })

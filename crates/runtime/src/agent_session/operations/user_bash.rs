@@ -93,7 +93,7 @@ impl UserBash {
         let mut output = lock(&output);
         let (exit_code, cancelled) = match status {
             Ok(status) if !cancel.is_cancelled() => (status.exit_code.map(i64::from), false),
-            Ok(_) | Err(knightcode_tools::Error::Aborted) => (None, true),
+            Ok(_) | Err(knightcode_tools::ToolsError::Aborted) => (None, true),
             Err(error) => return Err(RuntimeError::Rejected(error.to_string())),
         };
         let result = output.finish(exit_code, cancelled);
