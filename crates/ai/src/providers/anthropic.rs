@@ -261,7 +261,7 @@ pub(crate) fn build_request(
     match options.api_key.as_deref().filter(|k| !k.is_empty()) {
         Some(key) => headers.set("x-api-key", key),
         None if auth_header_present(&headers) => {}
-        None => return Err(format!("No API key for provider: {}", model.provider)),
+        None => return Err(crate::auth::no_api_key_message(&model.provider, None, None)),
     }
     headers.set("anthropic-version", API_VERSION);
     headers.set("content-type", "application/json");

@@ -179,7 +179,7 @@ pub(crate) fn build_request(
     user_agent: &str,
 ) -> Result<HttpRequest, String> {
     let Some(key) = options.api_key.as_deref().filter(|k| !k.is_empty()) else {
-        return Err(format!("No API key for provider: {}", model.provider));
+        return Err(crate::auth::no_api_key_message(&model.provider, None, None));
     };
     let max_tokens = clamp_max_tokens_to_context(
         model,

@@ -232,7 +232,7 @@ pub(crate) fn build_request(
             let mut probe = base_headers(model, user_agent);
             probe.merge(Some(&options.headers));
             if !(probe.has("authorization") || probe.has("cf-aig-authorization")) {
-                return Err(format!("No API key for provider: {}", model.provider));
+                return Err(crate::auth::no_api_key_message(&model.provider, None, None));
             }
         }
     }

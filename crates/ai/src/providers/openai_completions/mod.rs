@@ -213,7 +213,7 @@ pub(crate) fn build_request(
         let mut request_headers = crate::http::Headers::default();
         request_headers.merge(Some(&options.headers));
         if !(request_headers.has("authorization") || request_headers.has("cf-aig-authorization")) {
-            return Err(format!("No API key for provider: {}", model.provider));
+            return Err(crate::auth::no_api_key_message(&model.provider, None, None));
         }
     }
     if let Some(key) = key {
