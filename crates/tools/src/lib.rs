@@ -38,6 +38,7 @@ pub use ops::{
     Access, BoxFuture, DataSink, ExecOps, ExecRequest, ExecStatus, FileOps, FileStat, GlobRequest,
     LocalFileOps,
 };
+pub use output::UserShellOutput;
 pub use queue::FileMutationQueue;
 pub use read::ReadTool;
 pub use truncate::{
