@@ -67,6 +67,31 @@ pub fn env_api_key(provider: &str, env: &dyn EnvSource) -> Option<String> {
         .find_map(|name| env.var(name).filter(|v| !v.is_empty()))
 }
 
+/// What to tell someone whose provider has no key: who lacks one (`model_id` names the model
+/// when a model was asked for) and every way to supply it. Every "no API key" text is built
+/// here so they all give the same advice. `auth_file` is `auth.json`'s path where the caller
+/// knows the agent directory.
+pub fn no_api_key_message(
+    provider: &str,
+    model_id: Option<&str>,
+    auth_file: Option<&Path>,
+) -> String {
+    let subject = match model_id {
+        Some(id) => format!("{provider}/{id}"),
+        None => format!("provider: {provider}"),
+    };
+    let auth_file =
+        auth_file.map_or_else(|| "auth.json".to_owned(), |path| path.display().to_string());
+    let store = format!("add a key for \"{provider}\" to {auth_file}");
+    match provider_env_vars(provider) {
+        [] => format!("No API key for {subject}. To use it, {store} or pass --api-key."),
+        names => format!(
+            "No API key for {subject}. To use it, set {}, {store}, or pass --api-key.",
+            names.join(" or ")
+        ),
+    }
+}
+
 /// Where a resolved credential came from (for status displays).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AuthSource {
@@ -366,6 +391,29 @@ impl AuthContext<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_api_key_says_where_a_key_can_go() {
+        let auth = Path::new("/home/u/.knightcode/agent/auth.json");
+        assert_eq!(
+            no_api_key_message("anthropic", None, Some(auth)),
+            "No API key for provider: anthropic. To use it, set ANTHROPIC_OAUTH_TOKEN or \
+             ANTHROPIC_API_KEY, add a key for \"anthropic\" to \
+             /home/u/.knightcode/agent/auth.json, or pass --api-key."
+        );
+        assert_eq!(
+            no_api_key_message("openai", Some("gpt-5"), Some(auth)),
+            "No API key for openai/gpt-5. To use it, set OPENAI_API_KEY, add a key for \
+             \"openai\" to /home/u/.knightcode/agent/auth.json, or pass --api-key."
+        );
+        let unknown = no_api_key_message("my-proxy", None, None);
+        assert_eq!(
+            unknown,
+            "No API key for provider: my-proxy. To use it, add a key for \"my-proxy\" to \
+             auth.json or pass --api-key."
+        );
+        assert!(!unknown.contains("/login"));
+    }
     use crate::config_value::MapEnv;
 
     #[tokio::test]

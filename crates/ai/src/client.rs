@@ -10,21 +10,17 @@ use tokio_util::sync::CancellationToken;
 
 use crate::clock::Clock;
 use crate::clock::SystemClock;
-use crate::driver::Decoder;
 use crate::driver::Pipeline;
 use crate::driver::StreamTask;
 use crate::error::AiError;
 use crate::event::EventStream;
 use crate::event::StreamEvent;
-use crate::http::ErrorStyle;
 use crate::http::HttpRequest;
 use crate::model::Api;
 use crate::options::StreamRequest;
 use crate::output::Output;
-use crate::providers::anthropic;
-use crate::providers::google;
-use crate::providers::openai_completions;
-use crate::providers::openai_responses;
+use crate::providers::WireFormat;
+use crate::providers::wire_format;
 
 /// Anything that turns a request into a stream of events: the HTTP [`Client`], or a fake in
 /// tests of the agent.
@@ -122,7 +118,10 @@ impl Client {
         })
     }
 
-    fn prepare(&self, request: &StreamRequest) -> Result<(HttpRequest, Api), String> {
+    fn prepare(
+        &self,
+        request: &StreamRequest,
+    ) -> Result<(HttpRequest, &'static WireFormat), String> {
         let model = &request.model;
         let api = model.api_kind().ok_or_else(|| {
             let supported: Vec<&str> = Api::ALL.iter().map(|a| a.as_str()).collect();
@@ -134,38 +133,17 @@ impl Client {
                 supported.join(", ")
             )
         })?;
-        let built = match api {
-            Api::AnthropicMessages => anthropic::build_request(
-                model,
-                &request.context,
-                &request.options,
-                &self.user_agent,
-            )?,
-            Api::OpenAiCompletions => openai_completions::build_request(
-                model,
-                &request.context,
-                &request.options,
-                &self.user_agent,
-            )?,
-            Api::OpenAiResponses => openai_responses::build_request(
-                model,
-                &request.context,
-                &request.options,
-                &self.user_agent,
-            )?,
-            Api::GoogleGenerativeAi => {
-                google::build_request(model, &request.context, &request.options, &self.user_agent)?
-            }
-        };
-        Ok((built, api))
+        let wire = wire_format(api);
+        let built =
+            (wire.build_request)(model, &request.context, &request.options, &self.user_agent)?;
+        Ok((built, wire))
     }
 
-    fn spawn<D: Decoder>(
+    fn spawn(
         &self,
         request: &StreamRequest,
         http_request: HttpRequest,
-        decoder: D,
-        style: ErrorStyle,
+        wire: &WireFormat,
         cancel: CancellationToken,
     ) -> EventStream {
         let http = match self.http() {
@@ -178,8 +156,8 @@ impl Client {
             clock: self.clock.clone(),
             request: http_request,
             retry: request.options.retry,
-            style,
-            pipeline: Pipeline::new(decoder, out),
+            style: wire.error_style,
+            pipeline: Pipeline::new((wire.decoder)(&request.model), out),
             read_pacing: self.read_pacing,
             payload_hook: request.options.payload_hook.clone(),
         };
@@ -219,39 +197,10 @@ pub struct BuiltRequest {
 
 impl Provider for Client {
     fn stream(&self, request: &StreamRequest, cancel: CancellationToken) -> EventStream {
-        let (http, api) = match self.prepare(request) {
+        let (http, wire) = match self.prepare(request) {
             Ok(prepared) => prepared,
             Err(message) => return self.failed(request, message),
         };
-        match api {
-            Api::AnthropicMessages => self.spawn(
-                request,
-                http,
-                anthropic::AnthropicDecoder::default(),
-                anthropic::ERROR_STYLE,
-                cancel,
-            ),
-            Api::OpenAiCompletions => self.spawn(
-                request,
-                http,
-                openai_completions::CompletionsDecoder::new(&request.model),
-                openai_completions::ERROR_STYLE,
-                cancel,
-            ),
-            Api::OpenAiResponses => self.spawn(
-                request,
-                http,
-                openai_responses::ResponsesDecoder::default(),
-                openai_responses::ERROR_STYLE,
-                cancel,
-            ),
-            Api::GoogleGenerativeAi => self.spawn(
-                request,
-                http,
-                google::GoogleDecoder::default(),
-                google::ERROR_STYLE,
-                cancel,
-            ),
-        }
+        self.spawn(request, http, wire, cancel)
     }
 }

@@ -48,6 +48,30 @@ pub(crate) trait Decoder: Send + 'static {
     }
 }
 
+/// The decoder of whichever wire format a model speaks, chosen at run time (one indirect call
+/// per SSE event, nothing next to parsing its JSON).
+impl Decoder for Box<dyn Decoder> {
+    fn event(&mut self, event: SseEvent<'_>, out: &mut Output) -> Result<(), String> {
+        (**self).event(event, out)
+    }
+
+    fn finish(&mut self, out: &mut Output) -> Result<StopReason, String> {
+        (**self).finish(out)
+    }
+
+    fn before_fail(&mut self, out: &mut Output) {
+        (**self).before_fail(out);
+    }
+
+    fn wants_raw_lines(&self) -> bool {
+        (**self).wants_raw_lines()
+    }
+
+    fn raw(&mut self, value: serde_json::Value, out: &mut Output) -> Result<(), String> {
+        (**self).raw(value, out)
+    }
+}
+
 /// Feeds bytes through SSE decoding into a [`Decoder`]; the synchronous core of a stream,
 /// also used by the benchmark.
 pub(crate) struct Pipeline<D> {
@@ -289,60 +313,18 @@ enum Outcome {
 /// arrive and take the events. This is what every streaming request runs internally; it is
 /// public for replaying recorded streams and for benchmarks.
 pub struct WireDecoder {
-    inner: Box<dyn DynPipeline>,
-}
-
-trait DynPipeline: Send {
-    fn feed(&mut self, chunk: &[u8]) -> Result<(), String>;
-    fn finish(&mut self) -> Result<StopReason, String>;
-    fn out(&mut self) -> &mut Output;
-    fn before_fail(&mut self);
-}
-
-impl<D: Decoder> DynPipeline for Pipeline<D> {
-    fn feed(&mut self, chunk: &[u8]) -> Result<(), String> {
-        Pipeline::feed(self, chunk)
-    }
-
-    fn finish(&mut self) -> Result<StopReason, String> {
-        Pipeline::finish(self)
-    }
-
-    fn out(&mut self) -> &mut Output {
-        &mut self.out
-    }
-
-    fn before_fail(&mut self) {
-        self.decoder.before_fail(&mut self.out);
-    }
+    inner: Pipeline<Box<dyn Decoder>>,
 }
 
 impl WireDecoder {
     /// A decoder for `model`'s API; `None` for APIs this crate does not speak.
     pub fn new(model: &crate::model::Model, now_ms: i64) -> Option<Self> {
-        use crate::model::Api;
-        use crate::providers::anthropic;
-        use crate::providers::openai_completions;
+        let wire = crate::providers::wire_format(model.api_kind()?);
         let mut out = Output::new(model, now_ms);
         out.start();
-        let inner: Box<dyn DynPipeline> = match model.api_kind()? {
-            Api::AnthropicMessages => {
-                Box::new(Pipeline::new(anthropic::AnthropicDecoder::default(), out))
-            }
-            Api::OpenAiCompletions => Box::new(Pipeline::new(
-                openai_completions::CompletionsDecoder::new(model),
-                out,
-            )),
-            Api::OpenAiResponses => Box::new(Pipeline::new(
-                crate::providers::openai_responses::ResponsesDecoder::default(),
-                out,
-            )),
-            Api::GoogleGenerativeAi => Box::new(Pipeline::new(
-                crate::providers::google::GoogleDecoder::default(),
-                out,
-            )),
-        };
-        Some(Self { inner })
+        Some(Self {
+            inner: Pipeline::new((wire.decoder)(model), out),
+        })
     }
 
     /// Decodes a chunk of the body. An `Err` is the stream's error message.
@@ -352,7 +334,7 @@ impl WireDecoder {
 
     /// Moves the events produced so far into `events`.
     pub fn drain_into(&mut self, events: &mut Vec<StreamEvent>) {
-        events.append(&mut self.inner.out().events);
+        events.append(&mut self.inner.out.events);
     }
 
     /// Ends the body and returns the final `Done` or `Error` event (after any `*_end` events
@@ -360,9 +342,9 @@ impl WireDecoder {
     pub fn finish(mut self, now_ms: i64, events: &mut Vec<StreamEvent>) -> StreamEvent {
         let finished = self.inner.finish();
         if finished.is_err() {
-            self.inner.before_fail();
+            self.inner.decoder.before_fail(&mut self.inner.out);
         }
-        let out = self.inner.out();
+        let out = &mut self.inner.out;
         match finished {
             Ok(reason) => out.finish(reason, now_ms),
             Err(message) => out.fail(false, message, now_ms),

@@ -1,7 +1,7 @@
 //! The crate's error type and the classification of provider failures.
 //!
 //! Two kinds of failure exist here. Configuration problems (a broken `models.json`, an
-//! unreadable `auth.json`, a missing key) are returned as [`AiError`]. Failures of a model call
+//! unreadable `auth.json`) are returned as [`AiError`]. Failures of a model call
 //! never are: they end the stream with an assistant message whose `stopReason` is `error` or
 //! `aborted` and whose `errorMessage` says what happened, exactly like the TypeScript agent, so
 //! the session can store them. [`classify_error_message`] sorts such messages into classes.
@@ -11,11 +11,6 @@ use std::path::PathBuf;
 /// Errors of the provider layer that are not part of a model response.
 #[derive(Debug, thiserror::Error)]
 pub enum AiError {
-    #[error(
-        "No API key for provider: {provider}. Set {hint}, pass --api-key, or add it with /login."
-    )]
-    MissingApiKey { provider: String, hint: String },
-
     #[error("Could not read {path}: {source}. Check that the file exists and is readable.")]
     ReadFile {
         path: PathBuf,

@@ -1,5 +1,8 @@
 //! The model description (providers.md §3), thinking levels and their clamping (§5).
 
+use knightcode_protocol::JsNumber;
+use knightcode_protocol::rpc::{ModelCostInfo, ModelInfo};
+use knightcode_protocol::wire::Extra;
 use serde::Deserialize;
 use serde::Deserializer;
 use serde::Serialize;
@@ -321,6 +324,59 @@ impl Model {
     }
 }
 
+/// The model as RPC reports it (`get_state`, `set_model`, `get_available_models`), field by
+/// field in `ModelInfo`'s key order. Keys RPC has no field for (per-level sampling params)
+/// travel in `extra`, written after the known ones, where serializing the model puts them.
+impl From<&Model> for ModelInfo {
+    fn from(model: &Model) -> Self {
+        let mut extra = Extra::new();
+        if let Some(by_level) = &model.sampling_params_by_thinking_level {
+            extra.insert(
+                "samplingParamsByThinkingLevel".to_owned(),
+                Value::Object(by_level.clone()),
+            );
+        }
+        // A JSON `null` reads as an absent optional key, so none is written.
+        let present = |value: &Option<Value>| value.clone().filter(|value| !value.is_null());
+        ModelInfo {
+            id: model.id.clone(),
+            name: model.name.clone(),
+            api: model.api.clone(),
+            provider: model.provider.clone(),
+            base_url: model.base_url.clone(),
+            reasoning: model.reasoning,
+            thinking_level_map: model
+                .thinking_level_map
+                .as_ref()
+                .and_then(|map| serde_json::to_value(map).ok()),
+            input: model.input.clone(),
+            cost: ModelCostInfo {
+                input: price(model.cost.input),
+                output: price(model.cost.output),
+                cache_read: price(model.cost.cache_read),
+                cache_write: price(model.cost.cache_write),
+                tiers: (!model.cost.tiers.is_empty())
+                    .then(|| serde_json::to_value(&model.cost.tiers).ok())
+                    .flatten(),
+                extra: Extra::new(),
+            },
+            context_window: model.context_window,
+            max_tokens: model.max_tokens,
+            headers: model.headers.clone().map(Value::Object),
+            compat: model.compat.clone().map(Value::Object),
+            prompt_cache: present(&model.prompt_cache),
+            input_limits: present(&model.input_limits),
+            sampling_params: model.sampling_params.clone().map(Value::Object),
+            extra,
+        }
+    }
+}
+
+/// JSON has no NaN or infinity: such a price is written as `null` and read back as 0.
+fn price(value: f64) -> JsNumber {
+    JsNumber(if value.is_finite() { value } else { 0.0 })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -367,5 +423,52 @@ mod tests {
             serde_json::to_string(&map).unwrap(),
             r#"{"off":null,"minimal":"MINIMAL"}"#
         );
+    }
+
+    /// What `ModelInfo::from` replaced: the model through JSON into the wire struct.
+    fn through_json(model: &Model) -> String {
+        let value = serde_json::to_value(model).unwrap();
+        let info: ModelInfo = serde_json::from_value(value).unwrap();
+        serde_json::to_string(&info).unwrap()
+    }
+
+    #[test]
+    fn model_info_writes_what_the_json_round_trip_wrote() {
+        let mut full: Model = serde_json::from_str(
+            r#"{"id":"m","name":"M","api":"openai-completions","provider":"p",
+            "baseUrl":"http://x","reasoning":true,"thinkingLevelMap":{"off":null,"high":"hi"},
+            "input":["text","image"],"cost":{"input":0.3,"output":15,"cacheRead":1e-7,
+            "cacheWrite":3.75,"tiers":[{"inputTokensAbove":200000,"input":6,"output":22.5,
+            "cacheRead":0.6,"cacheWrite":7.5}]},"contextWindow":200000,"maxTokens":64000,
+            "headers":{"x-b":"1","x-a":"2"},"compat":{"supportsStore":false},
+            "promptCache":{"ttl":"1h"},"inputLimits":{"images":{"max":3}},
+            "samplingParams":{"temperature":0.7},
+            "samplingParamsByThinkingLevel":{"high":{"top_p":0.9}}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            serde_json::to_string(&ModelInfo::from(&full)).unwrap(),
+            through_json(&full)
+        );
+        full.prompt_cache = Some(Value::Null);
+        full.cost.output = f64::NAN;
+        assert_eq!(
+            serde_json::to_string(&ModelInfo::from(&full)).unwrap(),
+            through_json(&full)
+        );
+        let plain = Model::new("p", "m", Api::AnthropicMessages, "http://x");
+        assert_eq!(
+            serde_json::to_string(&ModelInfo::from(&plain)).unwrap(),
+            through_json(&plain)
+        );
+        for model in crate::models::builtin_models() {
+            assert_eq!(
+                serde_json::to_string(&ModelInfo::from(&model)).unwrap(),
+                through_json(&model),
+                "{}/{}",
+                model.provider,
+                model.id
+            );
+        }
     }
 }

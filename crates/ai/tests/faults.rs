@@ -352,7 +352,10 @@ async fn missing_api_key_is_reported() {
         assert_failed(&message, ErrorClass::Auth, format.api_name());
         assert_eq!(
             message.error_message.as_deref(),
-            Some("No API key for provider: mock")
+            Some(
+                "No API key for provider: mock. To use it, add a key for \"mock\" to auth.json \
+                 or pass --api-key."
+            )
         );
         assert!(server.requests().is_empty());
     }

@@ -6,26 +6,13 @@ use std::path::Path;
 use anyhow::bail;
 use base64::Engine as _;
 use knightcode_protocol::ContentBlock;
+use knightcode_protocol::content::detect_image_mime;
 
 /// Prompts to run in order; the first carries any images.
 #[derive(Debug, Default, PartialEq)]
 pub struct InitialPrompts {
     pub first: Option<(String, Vec<ContentBlock>)>,
     pub rest: Vec<String>,
-}
-
-fn image_mime(bytes: &[u8]) -> Option<&'static str> {
-    if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
-        Some("image/png")
-    } else if bytes.starts_with(b"\xff\xd8\xff") {
-        Some("image/jpeg")
-    } else if bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a") {
-        Some("image/gif")
-    } else if bytes.len() > 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP" {
-        Some("image/webp")
-    } else {
-        None
-    }
 }
 
 /// Reads `@file` arguments: text inline in `<file>` tags, images as attachments.
@@ -47,7 +34,7 @@ fn attach_files(
             continue;
         }
         let name = expanded.display();
-        if let Some(mime) = image_mime(&bytes) {
+        if let Some(mime) = detect_image_mime(&bytes) {
             images.push(ContentBlock::image(
                 base64::engine::general_purpose::STANDARD.encode(&bytes),
                 mime,

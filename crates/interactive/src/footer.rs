@@ -43,16 +43,17 @@ pub fn format_tokens(n: u64) -> String {
     }
 }
 
-/// `~` for the home directory.
+/// `~` for the home directory: the footer, pickers and tool cards all shorten paths this way.
+/// Only a whole path component matches (`/home/ab` is not under `/home/a`).
 pub fn tilde(path: &str, home: Option<&str>) -> String {
-    match home {
-        Some(home)
-            if !home.is_empty() && (path == home || path.starts_with(&format!("{home}/"))) =>
-        {
-            format!("~{}", &path[home.len()..])
-        }
-        _ => path.to_owned(),
+    if let Some(home) = home
+        && !home.is_empty()
+        && let Some(rest) = path.strip_prefix(home)
+        && (rest.is_empty() || rest.starts_with(std::path::is_separator))
+    {
+        return format!("~{rest}");
     }
+    path.to_owned()
 }
 
 /// The branch checked out in `cwd` or a parent, read from `.git/HEAD` (no git process).
@@ -182,6 +183,15 @@ pub fn render(data: &FooterData, width: u16, theme: &Theme) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn home_is_shortened_only_at_a_path_boundary() {
+        assert_eq!(tilde("/home/a/x", Some("/home/a")), "~/x");
+        assert_eq!(tilde("/home/a", Some("/home/a")), "~");
+        assert_eq!(tilde("/home/ab/x", Some("/home/a")), "/home/ab/x");
+        assert_eq!(tilde("/srv/x", None), "/srv/x");
+        assert_eq!(tilde("/srv/x", Some("")), "/srv/x");
+    }
 
     #[test]
     fn tokens_format_like_the_reference() {

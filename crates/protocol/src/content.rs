@@ -28,6 +28,32 @@ wire_struct! {
     }
 }
 
+/// The image type of a file's first bytes, for the formats models accept. The `read` tool
+/// and `@file` attachments both sniff with this, so they accept the same files.
+pub fn detect_image_mime(head: &[u8]) -> Option<&'static str> {
+    if head.starts_with(&[0xFF, 0xD8, 0xFF]) {
+        return Some("image/jpeg");
+    }
+    if head.starts_with(&[0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A]) {
+        return Some("image/png");
+    }
+    if head.starts_with(b"GIF87a") || head.starts_with(b"GIF89a") {
+        return Some("image/gif");
+    }
+    if head.len() >= 12 && head.starts_with(b"RIFF") && &head[8..12] == b"WEBP" {
+        return Some("image/webp");
+    }
+    // `BM` alone would claim text files that start with those letters; the DIB header
+    // size that follows the file header is one of a few known values in real bitmaps.
+    if head.len() >= 18 && head.starts_with(b"BM") {
+        let dib = u32::from_le_bytes([head[14], head[15], head[16], head[17]]);
+        if matches!(dib, 12 | 16 | 40 | 52 | 56 | 64 | 108 | 124) {
+            return Some("image/bmp");
+        }
+    }
+    None
+}
+
 wire_struct! {
     /// `{type:"thinking", thinking, thinkingSignature?, redacted?}`.
     pub struct ThinkingContent {
@@ -220,5 +246,34 @@ impl<'de> Deserialize<'de> for Blocks {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         // A string is accepted too: some writers store plain-text tool results.
         Ok(Self(Content::deserialize(deserializer)?.into_blocks()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::detect_image_mime;
+
+    #[test]
+    fn images_are_known_by_their_first_bytes() {
+        assert_eq!(
+            detect_image_mime(b"\x89PNG\r\n\x1a\n rest"),
+            Some("image/png")
+        );
+        assert_eq!(detect_image_mime(b"\xff\xd8\xff\xe0"), Some("image/jpeg"));
+        assert_eq!(detect_image_mime(b"GIF87a..."), Some("image/gif"));
+        assert_eq!(detect_image_mime(b"GIF89a..."), Some("image/gif"));
+        assert_eq!(detect_image_mime(b"RIFF\0\0\0\0WEBP"), Some("image/webp"));
+        let mut bitmap = b"BM".to_vec();
+        bitmap.extend([0; 12]);
+        bitmap.extend(40u32.to_le_bytes());
+        assert_eq!(detect_image_mime(&bitmap), Some("image/bmp"));
+    }
+
+    #[test]
+    fn text_and_short_heads_are_not_images() {
+        assert_eq!(detect_image_mime(b"BMW and Mini, a text file\n"), None);
+        assert_eq!(detect_image_mime(b"RIFF\0\0\0\0WAVE"), None);
+        assert_eq!(detect_image_mime(b"\x89PN"), None);
+        assert_eq!(detect_image_mime(b""), None);
     }
 }

@@ -189,6 +189,19 @@ impl From<f64> for JsNumber {
     }
 }
 
+impl From<JsNumber> for serde_json::Value {
+    /// For details built as `serde_json::Value` trees: whole numbers become JSON integers so
+    /// they print as `100`, not `100.0`, as the serializer above writes them.
+    fn from(number: JsNumber) -> Self {
+        let value = number.0;
+        if value.fract() == 0.0 && value.abs() <= MAX_SAFE_INTEGER {
+            serde_json::Value::from(value as i64)
+        } else {
+            serde_json::Value::from(value)
+        }
+    }
+}
+
 /// Largest integer a JavaScript number holds exactly (2^53 - 1).
 const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
 

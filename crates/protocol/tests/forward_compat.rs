@@ -75,6 +75,11 @@ fn numbers_format_like_javascript() {
         (0.0, "0"),
         (-0.0, "0"),
         (3.0, "3"),
+        (5.0, "5"),
+        (-3.0, "-3"),
+        (0.5, "0.5"),
+        (2147483.647, "2147483.647"),
+        (0.000001, "0.000001"),
         (0.000003, "0.000003"),
         (0.0000001, "1e-7"),
         (1e21, "1e+21"),
@@ -89,6 +94,15 @@ fn numbers_format_like_javascript() {
         );
     }
     assert_eq!(serde_json::to_string(&JsNumber(f64::NAN)).unwrap(), "null");
+}
+
+#[test]
+fn numbers_in_json_trees_stay_integers_when_whole() {
+    let whole = serde_json::Value::from(JsNumber(100.0));
+    assert_eq!(whole.to_string(), "100");
+    assert!(whole.is_i64());
+    assert_eq!(serde_json::Value::from(JsNumber(2.5)).to_string(), "2.5");
+    assert_eq!(serde_json::Value::from(JsNumber(-0.0)).to_string(), "0");
 }
 
 #[test]

@@ -9,17 +9,18 @@ use knightcode_agent::tool::{
     ExecutionMode, Tool, ToolContext, ToolDefinition, ToolError, ToolFuture, ToolOutput,
 };
 use knightcode_protocol::ContentBlock;
+use knightcode_protocol::wire::format_js_number;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use crate::error::Error;
+use crate::error::ToolsError;
 use crate::exec::LocalExecOps;
 use crate::ops::{ExecOps, ExecRequest};
 use crate::output::{OutputAccumulator, OutputSnapshot};
 use crate::truncate::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size};
-use crate::util::{js_number, parse_args};
+use crate::util::parse_args;
 
 /// Minimum time between partial-output updates (the reference renderer's throttle).
 const UPDATE_THROTTLE: Duration = Duration::from_millis(100);
@@ -169,7 +170,7 @@ fn resolve_timeout(timeout: Option<f64>) -> Result<Option<Duration>, ToolError> 
     if seconds > MAX_TIMEOUT_SECONDS {
         return Err(ToolError::failed(format!(
             "Invalid timeout: maximum is {} seconds",
-            js_number(MAX_TIMEOUT_SECONDS)
+            format_js_number(MAX_TIMEOUT_SECONDS)
         )));
     }
     Ok(Some(Duration::from_secs_f64(seconds)))
@@ -376,13 +377,13 @@ impl BashTool {
                     }),
                 }
             }
-            Err(Error::Aborted) => {
+            Err(ToolsError::Aborted) => {
                 let (text, _) = format_output(&snapshot, &output, "");
                 Err(ToolError::Aborted(append_status(&text, "Command aborted")))
             }
-            Err(Error::TimedOut) => {
+            Err(ToolsError::TimedOut) => {
                 let (text, _) = format_output(&snapshot, &output, "");
-                let seconds = args.timeout.map(js_number).unwrap_or_default();
+                let seconds = args.timeout.map(format_js_number).unwrap_or_default();
                 Err(ToolError::failed(append_status(
                     &text,
                     &format!("Command timed out after {seconds} seconds"),

@@ -6,7 +6,7 @@ use std::time::Duration;
 use similar::{ChangeTag, DiffOp, TextDiff};
 use unicode_normalization::UnicodeNormalization;
 
-use crate::error::Error;
+use crate::error::ToolsError;
 
 /// Diffing gives up refining after this long and reports a coarser (still correct) diff,
 /// so a pathological pair of files cannot hang a tool call.
@@ -124,8 +124,8 @@ fn count_occurrences(fuzzy_content: &str, needle: &str) -> usize {
     fuzzy_content.matches(needle.as_str()).count()
 }
 
-fn not_found(path: &str, index: usize, total: usize) -> Error {
-    Error::Message(if total == 1 {
+fn not_found(path: &str, index: usize, total: usize) -> ToolsError {
+    ToolsError::Message(if total == 1 {
         format!(
             "Could not find the exact text in {path}. The old text must match exactly including all whitespace and newlines."
         )
@@ -136,8 +136,8 @@ fn not_found(path: &str, index: usize, total: usize) -> Error {
     })
 }
 
-fn duplicate(path: &str, index: usize, total: usize, count: usize) -> Error {
-    Error::Message(if total == 1 {
+fn duplicate(path: &str, index: usize, total: usize, count: usize) -> ToolsError {
+    ToolsError::Message(if total == 1 {
         format!(
             "Found {count} occurrences of the text in {path}. The text must be unique. Please provide more context to make it unique."
         )
@@ -148,8 +148,8 @@ fn duplicate(path: &str, index: usize, total: usize, count: usize) -> Error {
     })
 }
 
-fn internal(message: &str) -> Error {
-    Error::message(message)
+fn internal(message: &str) -> ToolsError {
+    ToolsError::message(message)
 }
 
 /// Replaces back to front so earlier positions stay valid; positions are relative to
@@ -158,7 +158,7 @@ fn apply_replacements(
     content: &str,
     replacements: &[Replacement],
     offset: usize,
-) -> Result<String, Error> {
+) -> Result<String, ToolsError> {
     let mut result = content.to_owned();
     for replacement in replacements.iter().rev() {
         let start = replacement.start - offset;
@@ -183,7 +183,7 @@ fn apply_preserving_unchanged_lines(
     original: &str,
     base: &str,
     replacements: &[Replacement],
-) -> Result<String, Error> {
+) -> Result<String, ToolsError> {
     let original_lines = split_lines_with_endings(original);
     let mut spans = Vec::new();
     let mut offset = 0;
@@ -237,7 +237,7 @@ fn apply_preserving_unchanged_lines(
 
 /// Applies `edits` to LF-normalised `content`, every edit matched against the original.
 /// Returns the new content; errors carry the texts the model is shown.
-pub fn apply_edits(content: &str, edits: &[Edit], path: &str) -> Result<String, Error> {
+pub fn apply_edits(content: &str, edits: &[Edit], path: &str) -> Result<String, ToolsError> {
     let total = edits.len();
     let edits: Vec<Edit> = edits
         .iter()
@@ -248,7 +248,7 @@ pub fn apply_edits(content: &str, edits: &[Edit], path: &str) -> Result<String, 
         .collect();
     for (index, edit) in edits.iter().enumerate() {
         if edit.old_text.is_empty() {
-            return Err(Error::Message(if total == 1 {
+            return Err(ToolsError::Message(if total == 1 {
                 format!("oldText must not be empty in {path}.")
             } else {
                 format!("edits[{index}].oldText must not be empty in {path}.")
@@ -291,7 +291,7 @@ pub fn apply_edits(content: &str, edits: &[Edit], path: &str) -> Result<String, 
     replacements.sort_by_key(|r| r.start);
     for pair in replacements.windows(2) {
         if pair[0].start + pair[0].len > pair[1].start {
-            return Err(Error::Message(format!(
+            return Err(ToolsError::Message(format!(
                 "edits[{}] and edits[{}] overlap in {path}. Merge them into one edit or target disjoint regions.",
                 pair[0].edit_index, pair[1].edit_index
             )));
@@ -304,7 +304,7 @@ pub fn apply_edits(content: &str, edits: &[Edit], path: &str) -> Result<String, 
         apply_replacements(&base, &replacements, 0)?
     };
     if new_content == content {
-        return Err(Error::Message(if total == 1 {
+        return Err(ToolsError::Message(if total == 1 {
             format!(
                 "No changes made to {path}. The replacement produced identical content. This might indicate an issue with special characters or the text not existing as expected."
             )

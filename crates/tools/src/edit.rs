@@ -12,7 +12,7 @@ use crate::diff::{
     Edit, apply_edits, detect_crlf, display_diff, normalize_to_lf, restore_crlf, split_bom,
     unified_patch,
 };
-use crate::error::Error;
+use crate::error::ToolsError;
 use crate::ops::{Access, FileOps};
 use crate::path::resolve_to_cwd;
 use crate::queue::FileMutationQueue;
@@ -191,7 +191,7 @@ impl EditTool {
         // once the file operation in flight has settled.
         let aborted = || {
             if context.cancel.is_cancelled() {
-                Err(ToolError::from(Error::Aborted))
+                Err(ToolError::from(ToolsError::Aborted))
             } else {
                 Ok(())
             }

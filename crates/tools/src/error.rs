@@ -6,7 +6,7 @@ use knightcode_agent::tool::ToolError;
 ///
 /// Messages are written for the model: tool results show them verbatim.
 #[derive(Debug, thiserror::Error)]
-pub enum Error {
+pub enum ToolsError {
     /// The caller's cancellation token fired.
     #[error("Operation aborted")]
     Aborted,
@@ -21,16 +21,16 @@ pub enum Error {
     Io(#[from] std::io::Error),
 }
 
-impl Error {
+impl ToolsError {
     pub fn message(text: impl Into<String>) -> Self {
         Self::Message(text.into())
     }
 }
 
-impl From<Error> for ToolError {
-    fn from(error: Error) -> Self {
+impl From<ToolsError> for ToolError {
+    fn from(error: ToolsError) -> Self {
         match error {
-            Error::Aborted => ToolError::Aborted("Operation aborted".to_owned()),
+            ToolsError::Aborted => ToolError::Aborted("Operation aborted".to_owned()),
             other => ToolError::Failed(other.to_string()),
         }
     }

@@ -9,7 +9,7 @@ use nix::unistd::Pid;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::time::Instant;
 
-use crate::error::Error;
+use crate::error::ToolsError;
 use crate::ops::{BoxFuture, ExecOps, ExecRequest, ExecStatus};
 
 /// How long output may stay silent after the shell exits before we stop reading. A
@@ -35,12 +35,12 @@ impl LocalExecOps {
         }
     }
 
-    fn shell(&self) -> Result<PathBuf, Error> {
+    fn shell(&self) -> Result<PathBuf, ToolsError> {
         if let Some(custom) = &self.shell_path {
             if custom.exists() {
                 return Ok(custom.clone());
             }
-            return Err(Error::message(format!(
+            return Err(ToolsError::message(format!(
                 "Custom shell path not found: {}",
                 custom.display()
             )));
@@ -92,13 +92,13 @@ enum Stop {
 }
 
 impl LocalExecOps {
-    async fn run(&self, mut request: ExecRequest) -> Result<ExecStatus, Error> {
+    async fn run(&self, mut request: ExecRequest) -> Result<ExecStatus, ToolsError> {
         if request.cancel.is_cancelled() {
-            return Err(Error::Aborted);
+            return Err(ToolsError::Aborted);
         }
         let shell = self.shell()?;
         if !request.cwd.exists() {
-            return Err(Error::message(format!(
+            return Err(ToolsError::message(format!(
                 "Working directory does not exist: {}\nCannot execute {} commands.",
                 request.cwd.display(),
                 self.shell_name.as_deref().unwrap_or("bash")
@@ -117,7 +117,7 @@ impl LocalExecOps {
             .kill_on_drop(true)
             .spawn()
             .map_err(|error| {
-                Error::message(format!("Failed to start {}: {error}", shell.display()))
+                ToolsError::message(format!("Failed to start {}: {error}", shell.display()))
             })?;
         let group = child
             .id()
@@ -155,7 +155,7 @@ impl LocalExecOps {
                     match status {
                         Ok(status) => exit = Some(status),
                         Err(error) => {
-                            return Err(Error::message(format!("Failed to wait for command: {error}")));
+                            return Err(ToolsError::message(format!("Failed to wait for command: {error}")));
                         }
                     }
                 }
@@ -175,8 +175,8 @@ impl LocalExecOps {
             stop = Some(Stop::Aborted);
         }
         match stop {
-            Some(Stop::Aborted) => Err(Error::Aborted),
-            Some(Stop::TimedOut) => Err(Error::TimedOut),
+            Some(Stop::Aborted) => Err(ToolsError::Aborted),
+            Some(Stop::TimedOut) => Err(ToolsError::TimedOut),
             None => {
                 // Finished normally: background processes it left behind keep running,
                 // as they would in a terminal.
@@ -197,7 +197,7 @@ async fn sleep_until_opt(deadline: Option<Instant>) {
 }
 
 impl ExecOps for LocalExecOps {
-    fn exec(&self, request: ExecRequest) -> BoxFuture<'_, Result<ExecStatus, Error>> {
+    fn exec(&self, request: ExecRequest) -> BoxFuture<'_, Result<ExecStatus, ToolsError>> {
         Box::pin(self.run(request))
     }
 }

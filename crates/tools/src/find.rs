@@ -6,14 +6,16 @@ use std::sync::Arc;
 use knightcode_agent::tool::{
     ExecutionMode, Tool, ToolContext, ToolDefinition, ToolError, ToolFuture, ToolOutput,
 };
+use knightcode_protocol::JsNumber;
+use knightcode_protocol::wire::format_js_number;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::error::Error;
+use crate::error::ToolsError;
 use crate::ops::{FileOps, GlobRequest};
 use crate::path::resolve_to_cwd;
 use crate::truncate::{DEFAULT_MAX_BYTES, TruncationOptions, format_size, truncate_head};
-use crate::util::{js_json_number, js_number, parse_args};
+use crate::util::parse_args;
 
 const DEFAULT_LIMIT: f64 = 1000.0;
 
@@ -38,7 +40,7 @@ fn definition() -> ToolDefinition {
             "Find files by glob pattern. Returns the matching paths relative to the searched \
              directory. Files ignored by .gitignore are skipped. Output stops at {} results or \
              {}KB, whichever comes first.",
-            js_number(DEFAULT_LIMIT),
+            format_js_number(DEFAULT_LIMIT),
             DEFAULT_MAX_BYTES / 1024
         ),
         parameters: json!({
@@ -127,10 +129,13 @@ impl FindTool {
         if limit_reached {
             notices.push(format!(
                 "{} results limit reached. Use limit={} for more, or refine pattern",
-                js_number(limit),
-                js_number(limit * 2.0)
+                format_js_number(limit),
+                format_js_number(limit * 2.0)
             ));
-            details.insert("resultLimitReached".to_owned(), js_json_number(limit));
+            details.insert(
+                "resultLimitReached".to_owned(),
+                Value::from(JsNumber(limit)),
+            );
         }
         if truncation.truncated {
             notices.push(format!(
@@ -160,11 +165,11 @@ impl Tool for FindTool {
         Box::pin(async move {
             let args: FindArgs = parse_args(arguments)?;
             if context.cancel.is_cancelled() {
-                return Err(Error::Aborted.into());
+                return Err(ToolsError::Aborted.into());
             }
             // Finding mutates nothing, so an abort can return at once.
             tokio::select! {
-                () = context.cancel.cancelled() => Err(Error::Aborted.into()),
+                () = context.cancel.cancelled() => Err(ToolsError::Aborted.into()),
                 output = self.run(args, &context) => output,
             }
         })

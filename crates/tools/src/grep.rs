@@ -11,18 +11,20 @@ use ignore::overrides::OverrideBuilder;
 use knightcode_agent::tool::{
     ExecutionMode, Tool, ToolContext, ToolDefinition, ToolError, ToolFuture, ToolOutput,
 };
+use knightcode_protocol::JsNumber;
+use knightcode_protocol::wire::format_js_number;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::error::Error;
+use crate::error::ToolsError;
 use crate::ops::FileOps;
 use crate::path::resolve_to_cwd;
 use crate::truncate::{
     DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, TruncationOptions, format_size, truncate_head,
     truncate_line,
 };
-use crate::util::{js_json_number, js_number, parse_args};
+use crate::util::parse_args;
 use crate::walk::walker;
 
 const DEFAULT_LIMIT: f64 = 100.0;
@@ -54,7 +56,7 @@ fn definition() -> ToolDefinition {
              matching lines with file path and line number. Files ignored by .gitignore are \
              skipped. Output stops at {} matches or {}KB, whichever comes first, and lines \
              longer than {GREP_MAX_LINE_LENGTH} characters are shortened.",
-            js_number(DEFAULT_LIMIT),
+            format_js_number(DEFAULT_LIMIT),
             DEFAULT_MAX_BYTES / 1024
         ),
         parameters: json!({
@@ -99,23 +101,23 @@ struct SearchRequest {
 }
 
 /// Walks and searches on the calling (blocking) thread, in path order.
-fn search_blocking(request: &SearchRequest) -> Result<SearchOutcome, Error> {
+fn search_blocking(request: &SearchRequest) -> Result<SearchOutcome, ToolsError> {
     let matcher = RegexMatcherBuilder::new()
         .case_insensitive(request.ignore_case)
         .fixed_strings(request.literal)
         .line_terminator(Some(b'\n'))
         .build(&request.pattern)
-        .map_err(|error| Error::message(error.to_string()))?;
+        .map_err(|error| ToolsError::message(error.to_string()))?;
     let mut builder = walker(&request.root);
     if let Some(glob) = &request.glob {
         let mut overrides = OverrideBuilder::new(&request.root);
         overrides
             .add(glob)
-            .map_err(|error| Error::message(error.to_string()))?;
+            .map_err(|error| ToolsError::message(error.to_string()))?;
         builder.overrides(
             overrides
                 .build()
-                .map_err(|error| Error::message(error.to_string()))?,
+                .map_err(|error| ToolsError::message(error.to_string()))?,
         );
     }
     // Binary files are skipped as ripgrep does by default: the search stops at a NUL byte.
@@ -126,7 +128,7 @@ fn search_blocking(request: &SearchRequest) -> Result<SearchOutcome, Error> {
     let mut matches = Vec::new();
     for entry in builder.build() {
         if request.cancel.is_cancelled() {
-            return Err(Error::Aborted);
+            return Err(ToolsError::Aborted);
         }
         // Unreadable directories and files are skipped rather than failing the search.
         let Ok(entry) = entry else { continue };
@@ -265,10 +267,10 @@ impl GrepTool {
         if outcome.limit_reached {
             notices.push(format!(
                 "{} matches limit reached. Use limit={} for more, or refine pattern",
-                js_number(limit),
-                js_number(limit * 2.0)
+                format_js_number(limit),
+                format_js_number(limit * 2.0)
             ));
-            details.insert("matchLimitReached".to_owned(), js_json_number(limit));
+            details.insert("matchLimitReached".to_owned(), Value::from(JsNumber(limit)));
         }
         if truncation.truncated {
             notices.push(format!(
@@ -308,12 +310,12 @@ impl Tool for GrepTool {
         Box::pin(async move {
             let args: GrepArgs = parse_args(arguments)?;
             if context.cancel.is_cancelled() {
-                return Err(Error::Aborted.into());
+                return Err(ToolsError::Aborted.into());
             }
             // Searching mutates nothing, so an abort can return at once (the blocking walk
             // notices the cancelled token and stops on its own).
             tokio::select! {
-                () = context.cancel.cancelled() => Err(Error::Aborted.into()),
+                () = context.cancel.cancelled() => Err(ToolsError::Aborted.into()),
                 output = self.run(args, &context) => output,
             }
         })

@@ -29,7 +29,7 @@ use knightcode_agent::tool::Tool;
 
 pub use bash::{BashConfig, BashTool, SessionEnv, SessionEnvSource, SpawnContext, SpawnHook};
 pub use edit::EditTool;
-pub use error::Error;
+pub use error::ToolsError;
 pub use exec::LocalExecOps;
 pub use find::FindTool;
 pub use grep::GrepTool;
@@ -38,6 +38,7 @@ pub use ops::{
     Access, BoxFuture, DataSink, ExecOps, ExecRequest, ExecStatus, FileOps, FileStat, GlobRequest,
     LocalFileOps,
 };
+pub use output::UserShellOutput;
 pub use queue::FileMutationQueue;
 pub use read::ReadTool;
 pub use truncate::{

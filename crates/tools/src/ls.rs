@@ -6,16 +6,18 @@ use std::sync::Arc;
 use knightcode_agent::tool::{
     ExecutionMode, Tool, ToolContext, ToolDefinition, ToolError, ToolFuture, ToolOutput,
 };
+use knightcode_protocol::JsNumber;
+use knightcode_protocol::wire::format_js_number;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::is_combining_mark;
 
-use crate::error::Error;
+use crate::error::ToolsError;
 use crate::ops::FileOps;
 use crate::path::resolve_to_cwd;
 use crate::truncate::{DEFAULT_MAX_BYTES, TruncationOptions, format_size, truncate_head};
-use crate::util::{js_json_number, js_number, node_error, parse_args};
+use crate::util::{node_error, parse_args};
 
 const DEFAULT_LIMIT: f64 = 500.0;
 
@@ -39,7 +41,7 @@ fn definition() -> ToolDefinition {
             "List a directory's entries in alphabetical order, directories marked with a \
              trailing '/'. Dotfiles are listed too. Output stops at {} entries or {}KB, \
              whichever comes first.",
-            js_number(DEFAULT_LIMIT),
+            format_js_number(DEFAULT_LIMIT),
             DEFAULT_MAX_BYTES / 1024
         ),
         parameters: json!({
@@ -128,10 +130,10 @@ impl LsTool {
         if limit_reached {
             notices.push(format!(
                 "{} entries limit reached. Use limit={} for more",
-                js_number(limit),
-                js_number(limit * 2.0)
+                format_js_number(limit),
+                format_js_number(limit * 2.0)
             ));
-            details.insert("entryLimitReached".to_owned(), js_json_number(limit));
+            details.insert("entryLimitReached".to_owned(), Value::from(JsNumber(limit)));
         }
         if truncation.truncated {
             notices.push(format!(
@@ -156,11 +158,11 @@ impl Tool for LsTool {
         Box::pin(async move {
             let args: LsArgs = parse_args(arguments)?;
             if context.cancel.is_cancelled() {
-                return Err(Error::Aborted.into());
+                return Err(ToolsError::Aborted.into());
             }
             // Listing mutates nothing, so an abort can return at once.
             tokio::select! {
-                () = context.cancel.cancelled() => Err(Error::Aborted.into()),
+                () = context.cancel.cancelled() => Err(ToolsError::Aborted.into()),
                 output = self.run(args, &context) => output,
             }
         })

@@ -13,7 +13,7 @@ use std::time::Duration;
 use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 
-use crate::error::Error;
+use crate::error::ToolsError;
 
 /// A boxed, sendable future (the traits stay object-safe).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -81,7 +81,7 @@ pub trait FileOps: Send + Sync {
 
     /// Paths under `request.dir` matching the glob, at most `request.limit`: absolute or
     /// relative to `dir`, directories with a trailing `/`.
-    fn glob<'a>(&'a self, request: GlobRequest) -> BoxFuture<'a, Result<Vec<String>, Error>>;
+    fn glob<'a>(&'a self, request: GlobRequest) -> BoxFuture<'a, Result<Vec<String>, ToolsError>>;
 }
 
 /// The local disk.
@@ -144,7 +144,7 @@ impl FileOps for LocalFileOps {
         })
     }
 
-    fn glob<'a>(&'a self, request: GlobRequest) -> BoxFuture<'a, Result<Vec<String>, Error>> {
+    fn glob<'a>(&'a self, request: GlobRequest) -> BoxFuture<'a, Result<Vec<String>, ToolsError>> {
         Box::pin(crate::walk::local_glob(request))
     }
 }
@@ -185,9 +185,9 @@ pub struct ExecStatus {
 
 /// Runs shell commands for the bash tool.
 ///
-/// Returns [`Error::Aborted`] when cancelled and [`Error::TimedOut`] after the timeout
+/// Returns [`ToolsError::Aborted`] when cancelled and [`ToolsError::TimedOut`] after the timeout
 /// (having killed the command's whole process tree in both cases); other errors carry a
 /// message for the model.
 pub trait ExecOps: Send + Sync {
-    fn exec(&self, request: ExecRequest) -> BoxFuture<'_, Result<ExecStatus, Error>>;
+    fn exec(&self, request: ExecRequest) -> BoxFuture<'_, Result<ExecStatus, ToolsError>>;
 }

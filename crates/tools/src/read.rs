@@ -7,6 +7,8 @@ use knightcode_agent::tool::{
     ExecutionMode, Tool, ToolContext, ToolDefinition, ToolError, ToolFuture, ToolOutput,
 };
 use knightcode_protocol::ContentBlock;
+use knightcode_protocol::content::detect_image_mime;
+use knightcode_protocol::wire::format_js_number;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -16,7 +18,7 @@ use crate::truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncatedBy, TruncationOptions, format_size,
     truncate_head,
 };
-use crate::util::{js_number, node_error, parse_args};
+use crate::util::{node_error, parse_args};
 
 /// Bytes read to recognise an image by its signature.
 const IMAGE_SNIFF_BYTES: usize = 4100;
@@ -34,31 +36,6 @@ struct ReadArgs {
     path: String,
     offset: Option<f64>,
     limit: Option<f64>,
-}
-
-/// The image type of a file's first bytes, for the formats models accept.
-pub fn detect_image_mime(head: &[u8]) -> Option<&'static str> {
-    if head.starts_with(&[0xFF, 0xD8, 0xFF]) {
-        return Some("image/jpeg");
-    }
-    if head.starts_with(&[0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A]) {
-        return Some("image/png");
-    }
-    if head.starts_with(b"GIF87a") || head.starts_with(b"GIF89a") {
-        return Some("image/gif");
-    }
-    if head.len() >= 12 && head.starts_with(b"RIFF") && &head[8..12] == b"WEBP" {
-        return Some("image/webp");
-    }
-    // `BM` alone would claim text files that start with those letters; the DIB header
-    // size that follows the file header is one of a few known values in real bitmaps.
-    if head.len() >= 18 && head.starts_with(b"BM") {
-        let dib = u32::from_le_bytes([head[14], head[15], head[16], head[17]]);
-        if matches!(dib, 12 | 16 | 40 | 52 | 56 | 64 | 108 | 124) {
-            return Some("image/bmp");
-        }
-    }
-    None
 }
 
 fn definition() -> ToolDefinition {
@@ -134,7 +111,7 @@ fn read_text(text: &str, args: &ReadArgs) -> Result<ToolOutput, ToolError> {
         .filter(|offset| *offset != 0.0)
         .map_or(0, |offset| (offset - 1.0).max(0.0).trunc() as usize);
     if start >= total {
-        let offset = args.offset.map(js_number).unwrap_or_default();
+        let offset = args.offset.map(format_js_number).unwrap_or_default();
         return Err(ToolError::failed(format!(
             "Offset {offset} is beyond end of file ({total} lines total)"
         )));
@@ -195,11 +172,11 @@ impl Tool for ReadTool {
         Box::pin(async move {
             let args: ReadArgs = parse_args(arguments)?;
             if context.cancel.is_cancelled() {
-                return Err(crate::error::Error::Aborted.into());
+                return Err(crate::error::ToolsError::Aborted.into());
             }
             // Reading mutates nothing, so an abort can return at once.
             tokio::select! {
-                () = context.cancel.cancelled() => Err(crate::error::Error::Aborted.into()),
+                () = context.cancel.cancelled() => Err(crate::error::ToolsError::Aborted.into()),
                 output = self.run(args, &context) => output,
             }
         })

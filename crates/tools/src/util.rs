@@ -1,5 +1,4 @@
-//! Small helpers shared by the tools: argument parsing, JavaScript-compatible number and
-//! error formatting.
+//! Small helpers shared by the tools: argument parsing and Node-compatible error formatting.
 
 use std::io;
 use std::path::Path;
@@ -12,25 +11,6 @@ use serde_json::Value;
 pub(crate) fn parse_args<T: DeserializeOwned>(arguments: Value) -> Result<T, ToolError> {
     serde_json::from_value(arguments)
         .map_err(|error| ToolError::failed(format!("Invalid arguments: {error}")))
-}
-
-/// Formats a number the way JavaScript's `String(n)` does for the values tools see
-/// (`5`, not `5.0`), so notices read the same as the reference agent's.
-pub(crate) fn js_number(value: f64) -> String {
-    if value.is_finite() && value.fract() == 0.0 && value.abs() < 1e21 {
-        format!("{value:.0}")
-    } else {
-        format!("{value}")
-    }
-}
-
-/// A JSON number as JavaScript would write it (`100`, not `100.0`).
-pub(crate) fn js_json_number(value: f64) -> serde_json::Value {
-    if value.fract() == 0.0 && value.abs() <= 9_007_199_254_740_991.0 {
-        serde_json::Value::from(value as i64)
-    } else {
-        serde_json::Value::from(value)
-    }
 }
 
 /// Length in UTF-16 code units, the unit JavaScript's `string.length` counts; size limits
@@ -95,14 +75,6 @@ pub(crate) fn node_error(error: &io::Error, syscall: &str, path: Option<&Path>) 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn numbers_format_like_javascript() {
-        assert_eq!(js_number(5.0), "5");
-        assert_eq!(js_number(0.5), "0.5");
-        assert_eq!(js_number(-3.0), "-3");
-        assert_eq!(js_number(2147483.647), "2147483.647");
-    }
 
     #[test]
     fn os_errors_read_like_node() {

@@ -6,7 +6,7 @@ use std::path::Path;
 use globset::GlobBuilder;
 use ignore::WalkBuilder;
 
-use crate::error::Error;
+use crate::error::ToolsError;
 use crate::ops::GlobRequest;
 
 /// Whether `dir` or an ancestor holds a `.git` entry.
@@ -35,7 +35,7 @@ pub(crate) fn walker(root: &Path) -> WalkBuilder {
 /// fd-compatible glob search: a pattern without `/` matches file names; one with `/`
 /// matches the absolute path (with an implied leading `**/`). Lowercase patterns match
 /// case-insensitively (fd's smart case).
-fn glob_blocking(request: &GlobRequest) -> Result<Vec<String>, Error> {
+fn glob_blocking(request: &GlobRequest) -> Result<Vec<String>, ToolsError> {
     let full_path = request.pattern.contains('/');
     let mut pattern = request.pattern.clone();
     if full_path && !(pattern.starts_with('/') || pattern.starts_with("**/") || pattern == "**") {
@@ -46,7 +46,7 @@ fn glob_blocking(request: &GlobRequest) -> Result<Vec<String>, Error> {
         .literal_separator(true)
         .case_insensitive(case_insensitive)
         .build()
-        .map_err(|error| Error::message(format!("Invalid glob pattern: {error}")))?
+        .map_err(|error| ToolsError::message(format!("Invalid glob pattern: {error}")))?
         .compile_matcher();
 
     let mut builder = walker(&request.dir);
@@ -54,7 +54,7 @@ fn glob_blocking(request: &GlobRequest) -> Result<Vec<String>, Error> {
     let mut results = Vec::new();
     for entry in builder.build() {
         if request.cancel.is_cancelled() {
-            return Err(Error::Aborted);
+            return Err(ToolsError::Aborted);
         }
         // Unreadable directories are skipped, as fd reports them without failing.
         let Ok(entry) = entry else { continue };
@@ -82,9 +82,9 @@ fn glob_blocking(request: &GlobRequest) -> Result<Vec<String>, Error> {
 }
 
 /// [`crate::ops::LocalFileOps::glob`]: the walk runs on a blocking thread.
-pub(crate) async fn local_glob(request: GlobRequest) -> Result<Vec<String>, Error> {
+pub(crate) async fn local_glob(request: GlobRequest) -> Result<Vec<String>, ToolsError> {
     match tokio::task::spawn_blocking(move || glob_blocking(&request)).await {
         Ok(result) => result,
-        Err(error) => Err(Error::message(format!("File search failed: {error}"))),
+        Err(error) => Err(ToolsError::message(format!("File search failed: {error}"))),
     }
 }

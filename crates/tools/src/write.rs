@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::diff::{display_diff, normalize_to_lf, strip_bom};
-use crate::error::Error;
+use crate::error::ToolsError;
 use crate::ops::FileOps;
 use crate::path::resolve_to_cwd;
 use crate::queue::FileMutationQueue;
@@ -93,7 +93,7 @@ impl WriteTool {
         // once the file operation in flight has settled.
         let aborted = || {
             if context.cancel.is_cancelled() {
-                Err(ToolError::from(Error::Aborted))
+                Err(ToolError::from(ToolsError::Aborted))
             } else {
                 Ok(())
             }

@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use common::tool_with;
 use knightcode_tools::{
-    Access, BoxFuture, Error, FileMutationQueue, FileOps, FileStat, GlobRequest, LocalFileOps,
-    ToolsConfig,
+    Access, BoxFuture, FileMutationQueue, FileOps, FileStat, GlobRequest, LocalFileOps,
+    ToolsConfig, ToolsError,
 };
 use serde_json::json;
 
@@ -59,7 +59,7 @@ impl FileOps for OverlapCounter {
         LocalFileOps.read_dir(path)
     }
 
-    fn glob<'a>(&'a self, request: GlobRequest) -> BoxFuture<'a, Result<Vec<String>, Error>> {
+    fn glob<'a>(&'a self, request: GlobRequest) -> BoxFuture<'a, Result<Vec<String>, ToolsError>> {
         LocalFileOps.glob(request)
     }
 }

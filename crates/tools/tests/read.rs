@@ -125,6 +125,19 @@ async fn offset_beyond_the_end_is_an_error() {
         .await,
     );
     assert_eq!(message, "Offset 10 is beyond end of file (3 lines total)");
+    // The offset is echoed as JavaScript prints numbers, exponent and all.
+    let message = failure(
+        call(
+            tool("read").as_ref(),
+            dir.path(),
+            json!({"path": "s.txt", "offset": 1e21}),
+        )
+        .await,
+    );
+    assert_eq!(
+        message,
+        "Offset 1e+21 is beyond end of file (3 lines total)"
+    );
 }
 
 #[tokio::test]

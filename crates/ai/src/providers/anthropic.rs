@@ -12,6 +12,7 @@ use serde_json::Value;
 use serde_json::json;
 
 use super::Fail;
+use super::WireFormat;
 use super::parse_event;
 use super::with_repair;
 use crate::driver::Decoder;
@@ -34,7 +35,11 @@ use crate::transform::LlmMessage;
 use crate::transform::UserContent;
 use crate::transform::prepare_messages;
 
-pub(crate) const ERROR_STYLE: ErrorStyle = ErrorStyle::WholeBody;
+pub(crate) const WIRE_FORMAT: WireFormat = WireFormat {
+    build_request,
+    decoder: |_| Box::new(AnthropicDecoder::default()),
+    error_style: ErrorStyle::WholeBody,
+};
 
 const API_VERSION: &str = "2023-06-01";
 const FINE_GRAINED_TOOL_STREAMING_BETA: &str = "fine-grained-tool-streaming-2025-05-14";
@@ -256,7 +261,7 @@ pub(crate) fn build_request(
     match options.api_key.as_deref().filter(|k| !k.is_empty()) {
         Some(key) => headers.set("x-api-key", key),
         None if auth_header_present(&headers) => {}
-        None => return Err(format!("No API key for provider: {}", model.provider)),
+        None => return Err(crate::auth::no_api_key_message(&model.provider, None, None)),
     }
     headers.set("anthropic-version", API_VERSION);
     headers.set("content-type", "application/json");

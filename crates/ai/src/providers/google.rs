@@ -13,6 +13,7 @@ use serde_json::Value;
 use serde_json::json;
 
 use super::Fail;
+use super::WireFormat;
 use super::parse_event;
 use super::with_repair;
 use crate::driver::Decoder;
@@ -31,7 +32,11 @@ use crate::transform::LlmMessage;
 use crate::transform::UserContent;
 use crate::transform::prepare_messages;
 
-pub(crate) const ERROR_STYLE: ErrorStyle = ErrorStyle::ErrorMessage;
+pub(crate) const WIRE_FORMAT: WireFormat = WireFormat {
+    build_request,
+    decoder: |_| Box::new(GoogleDecoder::default()),
+    error_style: ErrorStyle::ErrorMessage,
+};
 
 fn gemini_major(id: &str) -> Option<u32> {
     let lower = id.to_ascii_lowercase();
@@ -174,7 +179,7 @@ pub(crate) fn build_request(
     user_agent: &str,
 ) -> Result<HttpRequest, String> {
     let Some(key) = options.api_key.as_deref().filter(|k| !k.is_empty()) else {
-        return Err(format!("No API key for provider: {}", model.provider));
+        return Err(crate::auth::no_api_key_message(&model.provider, None, None));
     };
     let max_tokens = clamp_max_tokens_to_context(
         model,

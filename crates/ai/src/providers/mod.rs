@@ -2,6 +2,13 @@
 
 use serde::Deserialize;
 
+use crate::driver::Decoder;
+use crate::http::ErrorStyle;
+use crate::http::HttpRequest;
+use crate::model::Api;
+use crate::model::Model;
+use crate::options::Context;
+use crate::options::StreamOptions;
 use crate::output::Output;
 use crate::sse::SseEvent;
 
@@ -9,6 +16,28 @@ pub(crate) mod anthropic;
 pub(crate) mod google;
 pub(crate) mod openai_completions;
 pub(crate) mod openai_responses;
+
+/// Everything that differs between wire formats: each module has one, so adding a format is
+/// a module and a line in [`wire_format`].
+pub(crate) struct WireFormat {
+    /// URL, headers and JSON body for a request (`user_agent` as the last argument).
+    pub(crate) build_request:
+        fn(&Model, &Context, &StreamOptions, &str) -> Result<HttpRequest, String>,
+    /// A fresh response decoder for one request.
+    pub(crate) decoder: fn(&Model) -> Box<dyn Decoder>,
+    /// How error bodies become messages.
+    pub(crate) error_style: ErrorStyle,
+}
+
+/// The wire format an API speaks.
+pub(crate) fn wire_format(api: Api) -> &'static WireFormat {
+    match api {
+        Api::AnthropicMessages => &anthropic::WIRE_FORMAT,
+        Api::OpenAiCompletions => &openai_completions::WIRE_FORMAT,
+        Api::OpenAiResponses => &openai_responses::WIRE_FORMAT,
+        Api::GoogleGenerativeAi => &google::WIRE_FORMAT,
+    }
+}
 
 /// A decoding failure: unparsable JSON (retried once on a repaired copy) or anything else.
 pub(crate) enum Fail {

@@ -15,6 +15,7 @@ use serde_json::Value;
 use serde_json::json;
 
 use super::Fail;
+use super::WireFormat;
 use super::parse_event;
 use super::with_repair;
 use crate::driver::Decoder;
@@ -36,7 +37,11 @@ use crate::transform::LlmMessage;
 use crate::transform::UserContent;
 use crate::transform::prepare_messages;
 
-pub(crate) const ERROR_STYLE: ErrorStyle = ErrorStyle::ErrorMessage;
+pub(crate) const WIRE_FORMAT: WireFormat = WireFormat {
+    build_request,
+    decoder: |_| Box::new(ResponsesDecoder::default()),
+    error_style: ErrorStyle::ErrorMessage,
+};
 
 /// Providers whose `call|item` tool-call ids the Responses API accepts back.
 const TOOL_CALL_PROVIDERS: [&str; 3] = ["openai", "openai-codex", "opencode"];
@@ -227,7 +232,7 @@ pub(crate) fn build_request(
             let mut probe = base_headers(model, user_agent);
             probe.merge(Some(&options.headers));
             if !(probe.has("authorization") || probe.has("cf-aig-authorization")) {
-                return Err(format!("No API key for provider: {}", model.provider));
+                return Err(crate::auth::no_api_key_message(&model.provider, None, None));
             }
         }
     }

@@ -136,21 +136,6 @@ pub(crate) fn one_line(text: &str) -> String {
     out
 }
 
-/// `~/...` for paths under the home folder.
-pub(crate) fn shorten_home(path: &str, home: Option<&str>) -> String {
-    match home {
-        Some(home) if !home.is_empty() && path.starts_with(home) => {
-            let rest = &path[home.len()..];
-            if rest.is_empty() || rest.starts_with(['/', '\\']) {
-                format!("~{rest}")
-            } else {
-                path.to_owned()
-            }
-        }
-        _ => path.to_owned(),
-    }
-}
-
 /// `style` made to stand out like the theme's selection: bold unless the theme has no
 /// attributes at all.
 pub(crate) fn strong(theme: &Theme, style: Style) -> Style {
@@ -305,13 +290,6 @@ mod tests {
     #[test]
     fn one_line_removes_breaks_and_escapes() {
         assert_eq!(one_line("  fix\n\tthe \x1b[31mbug  "), "fix the [31mbug");
-    }
-
-    #[test]
-    fn home_is_shortened_only_at_a_path_boundary() {
-        assert_eq!(shorten_home("/home/a/x", Some("/home/a")), "~/x");
-        assert_eq!(shorten_home("/home/ab/x", Some("/home/a")), "/home/ab/x");
-        assert_eq!(shorten_home("/srv/x", None), "/srv/x");
     }
 
     #[test]

@@ -13,11 +13,11 @@ use super::common::left_right;
 use super::common::one_line;
 use super::common::push_window;
 use super::common::relative_age;
-use super::common::shorten_home;
 use super::common::strong;
 use super::session_picker::Scope;
 use super::session_picker::SessionPicker;
 use super::session_search::has_name;
+use crate::footer::tilde;
 
 pub(crate) fn render(picker: &SessionPicker, width: u16) -> Vec<String> {
     let theme = &picker.theme;
@@ -158,13 +158,10 @@ fn row(picker: &SessionPicker, index: usize, width: u16) -> String {
         relative_age(picker.options.now_ms, session.modified)
     );
     if picker.scope == Scope::All && !session.cwd.is_empty() {
-        right = format!("{} {right}", shorten_home(&session.cwd, home));
+        right = format!("{} {right}", tilde(&session.cwd, home));
     }
     if picker.show_path {
-        right = format!(
-            "{} {right}",
-            shorten_home(&session.path.to_string_lossy(), home)
-        );
+        right = format!("{} {right}", tilde(&session.path.to_string_lossy(), home));
     }
     let text = one_line(session.name.as_deref().unwrap_or(&session.first_message));
     let room = usize::from(width)

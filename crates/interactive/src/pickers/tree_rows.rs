@@ -13,7 +13,7 @@ use knightcode_tui::Theme;
 use serde_json::Value;
 
 use super::common::one_line;
-use super::common::shorten_home;
+use crate::footer::tilde;
 
 /// Characters of a message kept for its row and its search text (the reference keeps 200).
 const PREVIEW_CHARS: usize = 200;
@@ -317,7 +317,7 @@ fn arg_text(args: &Value, names: &[&str], default: &str) -> String {
 /// `[read: src/main.rs:10-59]`, `[bash: cargo test]`: the call behind a tool result, as
 /// the reference shows it.
 pub(crate) fn format_tool_call(name: &str, args: &Value, home: Option<&str>) -> String {
-    let path = |names: &[&str], default: &str| shorten_home(&arg_text(args, names, default), home);
+    let path = |names: &[&str], default: &str| tilde(&arg_text(args, names, default), home);
     match name {
         "read" => {
             let mut shown = path(&["path", "file_path"], "");

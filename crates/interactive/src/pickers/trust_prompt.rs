@@ -15,10 +15,10 @@ use super::common::Hints;
 use super::common::border;
 use super::common::fit;
 use super::common::is_release;
-use super::common::shorten_home;
 use super::common::strong;
 use super::common::wrapped;
 use super::line_input::typed_char;
+use crate::footer::tilde;
 
 /// What the user decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -197,7 +197,7 @@ impl TrustPrompt {
     }
 
     fn path(&self, path: &Path) -> String {
-        shorten_home(&path.to_string_lossy(), self.home.as_deref())
+        tilde(&path.to_string_lossy(), self.home.as_deref())
     }
 
     fn option_text(&self, option: &TrustChoice) -> String {

@@ -72,14 +72,7 @@ pub fn display_path(path: &str, cwd: &str, home: Option<&str>) -> String {
     {
         return rest.to_owned();
     }
-    if let Some(home) = home
-        && !home.is_empty()
-        && let Some(rest) = path.strip_prefix(home)
-        && (rest.is_empty() || rest.starts_with('/'))
-    {
-        return format!("~{rest}");
-    }
-    path.to_owned()
+    crate::footer::tilde(path, home)
 }
 
 /// Visible width check used by tests and debug assertions.

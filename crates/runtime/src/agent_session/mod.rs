@@ -362,11 +362,13 @@ impl AgentSession {
             .await
             .map_err(|e| RuntimeError::Setup(e.to_string()))?;
         let Some(resolved) = resolved else {
-            return Err(RuntimeError::Setup(format!(
-                "No API key for provider \"{}\". Set its API key environment variable, add it to {}, or pass --api-key.",
-                model.provider,
-                setup.agent_dir.join("auth.json").display()
-            )));
+            return Err(RuntimeError::Setup(
+                knightcode_ai::auth::no_api_key_message(
+                    &model.provider,
+                    None,
+                    Some(auth_storage.path()),
+                ),
+            ));
         };
 
         let cli = (

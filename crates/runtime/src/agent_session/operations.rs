@@ -323,7 +323,11 @@ impl AgentSession {
             .await
             .map_err(|e| RuntimeError::Rejected(e.to_string()))?
             .ok_or_else(|| {
-                RuntimeError::Rejected(format!("No API key for {}/{}", model.provider, model.id))
+                RuntimeError::Rejected(knightcode_ai::auth::no_api_key_message(
+                    &model.provider,
+                    Some(&model.id),
+                    Some(self.ops.auth_storage.path()),
+                ))
             })?;
         // The level to carry over is read from the model being left.
         let level = self.level_for_model_switch();

@@ -16,6 +16,7 @@ pub(crate) use compat::Compat;
 use compat::ThinkingFormat;
 pub(crate) use stream::CompletionsDecoder;
 
+use super::WireFormat;
 use crate::http::ErrorStyle;
 use crate::http::HttpRequest;
 use crate::http::base_headers;
@@ -31,7 +32,11 @@ use crate::transform::LlmMessage;
 use crate::transform::UserContent;
 use crate::transform::prepare_messages;
 
-pub(crate) const ERROR_STYLE: ErrorStyle = ErrorStyle::ErrorMessage;
+pub(crate) const WIRE_FORMAT: WireFormat = WireFormat {
+    build_request,
+    decoder: |model| Box::new(CompletionsDecoder::new(model)),
+    error_style: ErrorStyle::ErrorMessage,
+};
 
 const REASONING_FIELDS: [&str; 3] = ["reasoning", "reasoning_content", "reasoning_text"];
 const BRIDGE_TEXT: &str = "I have processed the tool results.";
@@ -208,7 +213,7 @@ pub(crate) fn build_request(
         let mut request_headers = crate::http::Headers::default();
         request_headers.merge(Some(&options.headers));
         if !(request_headers.has("authorization") || request_headers.has("cf-aig-authorization")) {
-            return Err(format!("No API key for provider: {}", model.provider));
+            return Err(crate::auth::no_api_key_message(&model.provider, None, None));
         }
     }
     if let Some(key) = key {

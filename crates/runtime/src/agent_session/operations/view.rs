@@ -34,22 +34,7 @@ use crate::error::RuntimeError;
 
 /// The model as RPC reports it (`get_state`, `set_model`, `get_available_models`).
 pub fn model_info(model: &Model) -> ModelInfo {
-    // Through JSON: the wire struct fixes the key order and writes prices as JavaScript
-    // numbers; a model is plain data, so this cannot fail in practice.
-    serde_json::to_value(model)
-        .and_then(serde_json::from_value)
-        .unwrap_or_else(|_| ModelInfo {
-            id: model.id.clone(),
-            name: model.name.clone(),
-            api: model.api.clone(),
-            provider: model.provider.clone(),
-            base_url: model.base_url.clone(),
-            reasoning: model.reasoning,
-            input: model.input.clone(),
-            context_window: model.context_window,
-            max_tokens: model.max_tokens,
-            ..ModelInfo::default()
-        })
+    ModelInfo::from(model)
 }
 
 fn protocol_mode(mode: QueueMode) -> rpc::QueueMode {

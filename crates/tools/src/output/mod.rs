@@ -1,13 +1,20 @@
-//! Collects streaming command output with bounded memory.
+//! Collects streaming command output with bounded memory, for the `bash` tool
+//! ([`OutputAccumulator`]) and for user shell commands ([`UserShellOutput`]).
 //!
-//! Only a decoded tail is kept for display; once output outgrows the display limits, every
-//! raw byte (before and after) goes to a private temp file whose path the model is told,
-//! so nothing is lost.
+//! Both decode UTF-8 across chunks ([`Utf8Stream`]) and, once output outgrows what they keep,
+//! write it whole to a private temp file ([`TempLog`]) whose path the result names. They keep
+//! and cut output differently because the reference agent does (`spec/tools.md` §4 and
+//! `spec/rpc.md` "Bash"): the tool keeps a rolling tail and saves raw bytes; user shell
+//! commands strip escapes, keep whole chunks and save the cleaned text.
 
-use std::fs::{File, OpenOptions};
-use std::io::{BufWriter, Write};
-use std::os::unix::fs::OpenOptionsExt;
+mod clean;
+mod temp_log;
+mod user_shell;
+
 use std::path::{Path, PathBuf};
+
+pub(crate) use temp_log::TempLog;
+pub use user_shell::UserShellOutput;
 
 use crate::truncate::{
     TruncatedBy, TruncationOptions, TruncationResult, tail_at_char_boundary, truncate_tail,
@@ -15,12 +22,14 @@ use crate::truncate::{
 
 /// Decodes UTF-8 across chunk boundaries; invalid bytes become U+FFFD.
 #[derive(Debug, Default)]
-struct Utf8Stream {
+pub(crate) struct Utf8Stream {
     pending: Vec<u8>,
 }
 
 impl Utf8Stream {
-    fn decode(&mut self, chunk: &[u8], out: &mut String) {
+    /// Appends the text `chunk` completes; an incomplete sequence at its end waits for the
+    /// next chunk.
+    pub(crate) fn decode(&mut self, chunk: &[u8], out: &mut String) {
         let joined;
         let mut bytes = chunk;
         if !self.pending.is_empty() {
@@ -53,7 +62,8 @@ impl Utf8Stream {
         }
     }
 
-    fn finish(&mut self, out: &mut String) {
+    /// Ends the stream: an incomplete sequence left over becomes U+FFFD.
+    pub(crate) fn finish(&mut self, out: &mut String) {
         if !self.pending.is_empty() {
             self.pending.clear();
             out.push('\u{FFFD}');
@@ -67,20 +77,6 @@ pub(crate) struct OutputSnapshot {
     pub content: String,
     pub truncation: TruncationResult,
     pub full_output_path: Option<PathBuf>,
-}
-
-/// Where the full output is being written.
-enum Spill {
-    None,
-    Open {
-        path: PathBuf,
-        file: BufWriter<File>,
-    },
-    /// The file could not be created or written; the reason is shown instead of a path.
-    Failed {
-        path: Option<PathBuf>,
-        reason: String,
-    },
 }
 
 pub(crate) struct OutputAccumulator {
@@ -97,7 +93,7 @@ pub(crate) struct OutputAccumulator {
     completed_lines: usize,
     has_open_line: bool,
     current_line_bytes: usize,
-    spill: Spill,
+    spill: TempLog,
     scratch: String,
 }
 
@@ -119,7 +115,7 @@ impl OutputAccumulator {
             completed_lines: 0,
             has_open_line: false,
             current_line_bytes: 0,
-            spill: Spill::None,
+            spill: TempLog::default(),
             scratch: String::new(),
         }
     }
@@ -131,9 +127,9 @@ impl OutputAccumulator {
         self.decoder.decode(data, &mut text);
         self.append_text(&text);
         self.scratch = text;
-        if !matches!(self.spill, Spill::None) || self.outgrew_display() {
+        if self.spill.is_started() || self.outgrew_display() {
             self.ensure_spill();
-            self.write_spill(data);
+            self.spill.write(data);
         } else if !data.is_empty() {
             self.raw_chunks.push(data.to_vec());
         }
@@ -236,97 +232,33 @@ impl OutputAccumulator {
         OutputSnapshot {
             content: truncation.content.clone(),
             truncation,
-            full_output_path: self.spill_path(),
-        }
-    }
-
-    fn spill_path(&self) -> Option<PathBuf> {
-        match &self.spill {
-            Spill::Open { path, .. } => Some(path.clone()),
-            Spill::Failed { path, .. } => path.clone(),
-            Spill::None => None,
+            full_output_path: self.spill.path().map(Path::to_path_buf),
         }
     }
 
     /// Why the full output could not be saved, if it could not.
     pub(crate) fn spill_failure(&self) -> Option<&str> {
-        match &self.spill {
-            Spill::Failed { reason, .. } => Some(reason),
-            _ => None,
-        }
+        self.spill.failure()
     }
 
     fn ensure_spill(&mut self) {
-        if !matches!(self.spill, Spill::None) {
+        if self.spill.is_started() {
             return;
         }
-        let path = self
-            .dir
-            .join(format!("{}-{}.log", self.prefix, random_hex()));
-        // Exclusive creation never follows a link someone planted at the path; output can
-        // be private, so only the owner may read it.
-        let opened = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&path);
-        self.spill = match opened {
-            Ok(file) => Spill::Open {
-                path,
-                file: BufWriter::new(file),
-            },
-            Err(error) => Spill::Failed {
-                path: None,
-                reason: format!("could not create {}: {error}", path.display()),
-            },
-        };
+        self.spill.create(&self.dir, &self.prefix);
         for chunk in std::mem::take(&mut self.raw_chunks) {
-            self.write_spill(&chunk);
-        }
-    }
-
-    fn write_spill(&mut self, data: &[u8]) {
-        if let Spill::Open { path, file } = &mut self.spill
-            && let Err(error) = file.write_all(data)
-        {
-            let reason = format!("could not write {}: {error}", path.display());
-            self.spill = Spill::Failed {
-                path: Some(path.clone()),
-                reason,
-            };
+            self.spill.write(&chunk);
         }
     }
 
     /// Flushes the temp file; call once output has ended.
     pub(crate) fn close(&mut self) {
-        if let Spill::Open { path, file } = &mut self.spill
-            && let Err(error) = file.flush()
-        {
-            let reason = format!("could not write {}: {error}", path.display());
-            self.spill = Spill::Failed {
-                path: Some(path.clone()),
-                reason,
-            };
-        }
+        self.spill.flush();
     }
 }
 
 fn count_newlines(bytes: &[u8]) -> usize {
     bytes.iter().filter(|&&b| b == b'\n').count()
-}
-
-/// 16 hex digits from the OS random source (time-based if that is unavailable, which only
-/// risks a name collision that exclusive creation then reports).
-fn random_hex() -> String {
-    let mut bytes = [0u8; 8];
-    if getrandom::fill(&mut bytes).is_err() {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or_default();
-        bytes = (nanos as u64 ^ u64::from(std::process::id())).to_le_bytes();
-    }
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]
