@@ -7,8 +7,6 @@ pub enum InteractiveError {
     Tui(#[from] knightcode_tui::TuiError),
     #[error(transparent)]
     Runtime(#[from] knightcode_runtime::RuntimeError),
-    #[error(transparent)]
-    Session(#[from] knightcode_session::SessionError),
     #[error("terminal I/O failed: {0}")]
     Io(#[from] std::io::Error),
     #[error("{0}")]

@@ -12,7 +12,7 @@ use knightcode_interactive::pickers::SessionPickerOptions;
 use knightcode_interactive::pickers::SessionRequest;
 use knightcode_interactive::pickers::session_picker::Scope;
 use knightcode_interactive::pickers::session_picker::SortMode;
-use knightcode_session::SessionInfo;
+use knightcode_runtime::sessions::SessionInfo;
 use knightcode_tui::Key;
 use knightcode_tui::KeyCode;
 use knightcode_tui::Modifiers;

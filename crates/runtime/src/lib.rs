@@ -8,6 +8,7 @@ mod error;
 pub mod hooks;
 pub mod model_select;
 pub mod services;
+pub mod sessions;
 pub mod settings;
 pub mod system_prompt;
 pub mod tool_selection;

@@ -196,13 +196,11 @@ impl Ui {
     pub fn open_session_picker(&mut self) {
         let (dir, filter) = self.sessions_location.clone();
         let cwd = self.cwd.clone();
-        let current =
-            knightcode_session::list::list_sessions(&dir, filter.then_some(cwd.as_path()));
-        let current_file = self.shared.as_ref().and_then(|s| {
-            s.lock()
-                .ok()
-                .and_then(|s| s.session_file().map(PathBuf::from))
-        });
+        let Some(library) = self.library.clone() else {
+            return;
+        };
+        let current = library.list(&dir, filter.then_some(cwd.as_path()));
+        let current_file = library.current_file();
         let picker = SessionPicker::new(
             current,
             self.screen.theme.clone(),
@@ -277,29 +275,19 @@ impl Ui {
     }
 
     pub fn open_tree(&mut self) {
-        let Some(shared) = self.shared.clone() else {
+        let Some(library) = self.library.clone() else {
             return;
         };
-        let Ok(session) = shared.lock() else {
-            return;
+        let options = TreeViewOptions {
+            now_ms: now_ms(),
+            home: self.home.as_ref().map(|h| h.to_string_lossy().into_owned()),
+            ..TreeViewOptions::default()
         };
-        if session.entries().is_empty() {
-            drop(session);
-            self.info("The session is empty; there is no tree to navigate yet.");
-            return;
+        let (theme, bindings) = (self.screen.theme.clone(), &self.bindings);
+        match library.with_tree(|tree| TreeView::new(tree, theme, bindings, options)) {
+            Some(view) => self.show_overlay(Overlay::Tree(view)),
+            None => self.info("The session is empty; there is no tree to navigate yet."),
         }
-        let view = TreeView::new(
-            session.tree(),
-            self.screen.theme.clone(),
-            &self.bindings,
-            TreeViewOptions {
-                now_ms: now_ms(),
-                home: self.home.as_ref().map(|h| h.to_string_lossy().into_owned()),
-                ..TreeViewOptions::default()
-            },
-        );
-        drop(session);
-        self.show_overlay(Overlay::Tree(view));
     }
 
     pub fn open_fork_picker(&mut self) {
@@ -334,14 +322,20 @@ impl Ui {
     pub fn overlay_request(&mut self, request: OverlayRequest) {
         match request {
             OverlayRequest::Session(SessionRequest::LoadAllSessions) => {
-                let all =
-                    knightcode_session::list::list_all_sessions(&self.agent_dir.join("sessions"));
+                let all = self
+                    .library
+                    .as_ref()
+                    .map(|library| library.list_all(&self.agent_dir.join("sessions")))
+                    .unwrap_or_default();
                 if let Some(Overlay::Sessions(p)) = &mut self.screen.overlay {
                     p.set_all_sessions(all);
                 }
             }
             OverlayRequest::Session(SessionRequest::Rename { path, name }) => {
-                let result = super::startup::rename_session_file(self, &path, &name);
+                let result = match &self.library {
+                    Some(library) => library.rename(&path, &name).map_err(|e| e.to_string()),
+                    None => Err("the session is unavailable".to_owned()),
+                };
                 if let Some(Overlay::Sessions(p)) = &mut self.screen.overlay {
                     match result {
                         Ok(()) => p.set_name(&path, Some(name)),
@@ -351,14 +345,14 @@ impl Ui {
                 self.update_footer();
             }
             OverlayRequest::Session(SessionRequest::Delete(path)) => {
-                let result = std::fs::remove_file(&path);
+                let result = match &self.library {
+                    Some(library) => library.delete(&path).map_err(|e| e.to_string()),
+                    None => Err("the session is unavailable".to_owned()),
+                };
                 if let Some(Overlay::Sessions(p)) = &mut self.screen.overlay {
                     match result {
                         Ok(()) => p.remove(&path),
-                        Err(error) => p.set_status(
-                            &format!("Could not delete {}: {error}", path.display()),
-                            true,
-                        ),
+                        Err(error) => p.set_status(&error, true),
                     }
                 }
             }
@@ -367,12 +361,10 @@ impl Ui {
                 self.write_raw(&bytes);
             }
             OverlayRequest::Tree(TreeRequest::Label { id, label }) => {
-                let result = self.shared.as_ref().map(|s| match s.lock() {
-                    Ok(mut s) => s
+                let result = self.library.as_ref().map(|library| {
+                    library
                         .set_label(&id, label.as_deref())
-                        .map(|_| ())
-                        .map_err(|e| e.to_string()),
-                    Err(_) => Err("the session is unavailable".to_owned()),
+                        .map_err(|e| e.to_string())
                 });
                 if let Some(Err(error)) = result {
                     self.error(&format!("Could not save the label: {error}"));

@@ -2,7 +2,6 @@
 //! picker, and the session-file chores pickers ask for.
 
 use std::path::Path;
-use std::sync::Arc;
 
 use knightcode_runtime::AgentSession;
 use knightcode_runtime::SessionSetup;
@@ -198,29 +197,4 @@ pub async fn pick_session_at_start(
         }
         _ => Ok(false),
     }
-}
-
-/// Names a session file from the picker: the open session through its manager, any other
-/// by opening it briefly (which takes and releases its ownership lock).
-pub fn rename_session_file(ui: &Ui, path: &Path, name: &str) -> Result<(), String> {
-    if let Some(shared) = &ui.shared
-        && let Ok(mut current) = shared.lock()
-        && current.session_file() == Some(path)
-    {
-        return current
-            .set_session_name(name)
-            .map(|_| ())
-            .map_err(|e| e.to_string());
-    }
-    let store = knightcode_session::SessionStore::new(
-        Arc::new(knightcode_session::SystemClock),
-        knightcode_session::LockOptions::default(),
-    );
-    let mut other = store.open(path, &ui.cwd).map_err(|e| e.to_string())?;
-    let result = other
-        .set_session_name(name)
-        .map(|_| ())
-        .map_err(|e| e.to_string());
-    other.close();
-    result
 }

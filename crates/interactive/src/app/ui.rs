@@ -3,8 +3,6 @@
 //! is borrowed by the run then).
 
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::Mutex;
 use std::time::Instant;
 
 use knightcode_agent::AgentHandle;
@@ -14,7 +12,7 @@ use knightcode_protocol::AgentEvent;
 use knightcode_runtime::AgentSession;
 use knightcode_runtime::SessionSetup;
 use knightcode_runtime::agent_session::operations::SessionView;
-use knightcode_session::SessionManager;
+use knightcode_runtime::sessions::SessionLibrary;
 use knightcode_tui::InputEvent;
 use knightcode_tui::Theme;
 use knightcode_tui::editor::Editor;
@@ -69,9 +67,9 @@ pub struct Ui {
     pub events: Option<EventReceiver>,
     pub handle: Option<AgentHandle>,
     pub view: Option<SessionView>,
-    /// The session file's manager, shared with the session (it swaps what is inside on
-    /// /new, /resume, /fork, so this stays valid).
-    pub shared: Option<Arc<Mutex<SessionManager>>>,
+    /// Session files and the open session's tree, labels and name, through the runtime
+    /// (valid across /new, /resume, /fork: the open session is swapped inside it).
+    pub library: Option<SessionLibrary>,
     pub bash: BashJobs,
     pub clipboard_env: super::clipboard_image::ClipboardEnv,
     pub clipboard_tx: mpsc::UnboundedSender<super::clipboard_image::ClipboardRead>,
@@ -185,7 +183,7 @@ impl Ui {
             events: None,
             handle: None,
             view: None,
-            shared: None,
+            library: None,
             bash: BashJobs::new(),
             clipboard_env: super::clipboard_image::ClipboardEnv::from_process(),
             clipboard_tx,
@@ -230,7 +228,7 @@ impl Ui {
     pub fn attach(&mut self, session: &AgentSession, events: EventReceiver) {
         self.events = Some(events);
         self.handle = Some(session.handle());
-        self.shared = Some(session.session());
+        self.library = Some(session.library());
         self.session_trusted = session.trust().trusted;
         self.screen.header = super::startup::header(&self.screen.theme, session);
         self.refresh(session);
@@ -303,11 +301,7 @@ impl Ui {
         providers.sort_unstable();
         providers.dedup();
         data.show_provider = providers.len() > 1;
-        data.session_name = self.shared.as_ref().and_then(|s| {
-            s.lock()
-                .ok()
-                .and_then(|s| s.session_name().map(str::to_owned))
-        });
+        data.session_name = self.library.as_ref().and_then(SessionLibrary::session_name);
     }
 
     pub fn mark_dirty(&mut self) {

@@ -10,7 +10,7 @@
 use std::path::Path;
 use std::path::PathBuf;
 
-use knightcode_session::SessionInfo;
+use knightcode_runtime::sessions::SessionInfo;
 use knightcode_tui::Component;
 use knightcode_tui::Key;
 use knightcode_tui::Style;
@@ -107,7 +107,7 @@ pub struct SessionPicker {
 
 impl SessionPicker {
     /// A picker over the current folder's sessions (newest first, as
-    /// `knightcode_session::list::list_sessions` returns them).
+    /// `SessionLibrary::list` returns them).
     /// `bindings` are the ones hints show (keys are matched against those `handle_key` gets).
     pub fn new(
         current: Vec<SessionInfo>,

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use knightcode_session::SessionInfo;
+use knightcode_runtime::sessions::SessionInfo;
 use knightcode_tui::fuzzy::fuzzy_match;
 use regex::Regex;
 

@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use std::rc::Rc;
 
 use knightcode_protocol::EntryId;
-use knightcode_session::tree::SessionTree;
+use knightcode_runtime::sessions::SessionTree;
 
 use super::tree_rows;
 use super::tree_rows::Display;

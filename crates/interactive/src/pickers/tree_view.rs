@@ -8,7 +8,7 @@ use chrono::DateTime;
 use chrono::Datelike;
 use chrono::FixedOffset;
 use chrono::Timelike;
-use knightcode_session::tree::SessionTree;
+use knightcode_runtime::sessions::SessionTree;
 use knightcode_tui::Component;
 use knightcode_tui::Key;
 use knightcode_tui::Style;

@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 
 use knightcode_protocol::SessionEntry;
-use knightcode_session::SessionInfo;
-use knightcode_session::tree::SessionTree;
+use knightcode_runtime::sessions::SessionInfo;
+use knightcode_runtime::sessions::SessionTree;
 use knightcode_tui::Component;
 use knightcode_tui::Key;
 use knightcode_tui::KeyCode;

@@ -140,7 +140,7 @@ impl SessionSetup {
     }
 }
 
-fn lock(session: &Mutex<SessionManager>) -> std::sync::MutexGuard<'_, SessionManager> {
+pub(crate) fn lock(session: &Mutex<SessionManager>) -> std::sync::MutexGuard<'_, SessionManager> {
     // Appends either complete or roll back inside the session store, so a panic elsewhere
     // cannot leave the manager half-updated.
     session.lock().unwrap_or_else(PoisonError::into_inner)

@@ -204,6 +204,16 @@ impl AgentSession {
             .map_err(RuntimeError::from)
     }
 
+    /// Listing, renaming and deleting sessions, and the open session's tree and labels,
+    /// through this session's store; usable while a prompt runs.
+    pub fn library(&self) -> crate::sessions::SessionLibrary {
+        crate::sessions::SessionLibrary::new(
+            self.ops.store.clone(),
+            Arc::clone(&self.session),
+            self.cwd.clone(),
+        )
+    }
+
     /// Problems worth telling the user (on stderr) that happened since the last call.
     pub fn take_warnings(&mut self) -> Vec<String> {
         std::mem::take(&mut self.ops.warnings)
