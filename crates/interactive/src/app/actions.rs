@@ -1,13 +1,17 @@
-//! Carrying out [`Action`]s with the session: prompts (and the loop that serves the screen
-//! while one runs), slash commands, picker results, model and thinking changes.
+//! Carrying out [`Action`]s: each becomes a command to the session task, and its reply — in
+//! order with the session's events — finishes the job ([`Pending`]). The screen keeps
+//! serving keys throughout; the session decides what waits for a running prompt (model and
+//! session changes), what aborts it first (going to another session or branch) and what
+//! happens alongside (steering, `!` commands, reads).
 
-use knightcode_protocol::AgentMessage;
+use knightcode_protocol::AgentEvent;
 use knightcode_protocol::ContentBlock;
-use knightcode_runtime::AgentSession;
-use knightcode_runtime::agent_session::operations::PromptStart;
-use knightcode_runtime::agent_session::operations::user_message;
+use knightcode_protocol::rpc::PromptDisposition;
+use knightcode_runtime::Command;
+use knightcode_runtime::Reply;
+use knightcode_runtime::SessionEvent;
+use knightcode_runtime::actor::Queueing;
 use knightcode_runtime::hooks::InputSource;
-use knightcode_runtime::hooks::PromptInput;
 
 use super::input::Action;
 use super::overlay::OverlayResult;
@@ -16,7 +20,51 @@ use super::ui::Wake;
 use crate::commands;
 use crate::commands::SlashCommand;
 
-/// Handles one wake-up while idle and returns the actions it produced.
+/// What to do with the reply to a command the app sent.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Pending {
+    /// A prompt: started, queued, handled or refused.
+    Prompt,
+    /// Steering or a follow-up.
+    Queued,
+    /// A `!` command filling the card at this index.
+    Bash { card: usize, id: String },
+    /// A fresh snapshot; `reload` rebuilds the transcript (another session or branch), then
+    /// `then` is shown.
+    Snapshot { reload: bool, then: AfterReload },
+    /// Say this when done (with a fresh snapshot; `reload` as above).
+    Changed { done: String, reload: bool },
+    /// A model switch or cycle: the hint names the model.
+    Model,
+    /// A thinking-level change or cycle.
+    Thinking,
+    /// A fork: the text goes to the editor.
+    Forked,
+    /// A tree navigation: the text of a user message goes to the editor.
+    Navigated,
+    /// A name was set.
+    Named(String),
+    /// Nothing beyond reporting a failure.
+    Quiet,
+}
+
+/// What to show once a snapshot has been taken up (after the transcript was rebuilt, so it
+/// stays on screen).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct AfterReload {
+    pub notice: Option<String>,
+    pub hint: Option<String>,
+    pub editor: Option<String>,
+}
+
+impl Pending {
+    /// A snapshot that rebuilds the transcript, then shows `then`.
+    fn reload(then: AfterReload) -> Self {
+        Self::Snapshot { reload: true, then }
+    }
+}
+
+/// Handles one wake-up and returns the actions it produced.
 impl Ui {
     pub fn on_wake(&mut self, wake: Wake) -> Vec<Action> {
         match wake {
@@ -32,13 +80,9 @@ impl Ui {
                 vec![Action::Abort]
             }
             Wake::Event(event) => {
-                self.on_agent_event(&event);
+                self.on_session_event(event);
                 // Whatever else has arrived is handled in the same wake-up.
                 self.drain_events();
-                Vec::new()
-            }
-            Wake::Bash(update) => {
-                self.on_bash(update);
                 Vec::new()
             }
             Wake::Clipboard(read) => {
@@ -62,9 +106,7 @@ impl Ui {
             }
         }
     }
-}
 
-impl Ui {
     /// Handles queued input events up to the first that asks for an action; the rest wait
     /// until that action has run, so they reach whatever it opened.
     fn next_queued_input(&mut self) -> Vec<Action> {
@@ -76,54 +118,223 @@ impl Ui {
         }
         Vec::new()
     }
-}
 
-/// Carries out actions while idle.
-pub async fn perform(ui: &mut Ui, session: &mut AgentSession, actions: Vec<Action>) {
-    for action in actions {
-        perform_one(ui, session, action).await;
+    /// One item of the session's stream.
+    pub fn on_session_event(&mut self, event: SessionEvent) {
+        match event {
+            SessionEvent::Agent(AgentEvent::BashExecutionUpdate { id, delta }) => {
+                let card = id.as_ref().and_then(|id| self.bash_cards.get(id)).copied();
+                if let Some(card) = card.and_then(|c| self.screen.transcript.bash_card(c)) {
+                    card.append_output(&delta);
+                    self.mark_dirty();
+                }
+            }
+            SessionEvent::Agent(event) => {
+                let settled = matches!(event, AgentEvent::AgentSettled { .. });
+                self.on_agent_event(&event);
+                if settled {
+                    self.running = false;
+                    if self.bash_cards.is_empty() {
+                        self.set_working(None);
+                    }
+                    self.request_snapshot();
+                }
+            }
+            SessionEvent::Reply { tag, reply } => {
+                if let Some(pending) = self.pending.remove(&tag) {
+                    self.on_reply(pending, reply);
+                }
+            }
+            SessionEvent::Diagnostic(line) => {
+                let line = line.strip_prefix("Warning: ").unwrap_or(&line).to_owned();
+                self.warn(&line);
+            }
+            SessionEvent::RunFailed(message) => self.error(&format!("The run failed: {message}")),
+        }
+    }
+
+    fn on_reply(&mut self, pending: Pending, reply: Reply) {
+        if let Reply::Failed(message) = &reply {
+            if pending == Pending::Prompt {
+                self.running = false;
+                self.set_working(None);
+            }
+            if let Pending::Bash { card, id } = &pending {
+                self.bash_cards.remove(id);
+                self.bash_finished(*card);
+                self.error(&format!("The command could not run: {message}"));
+                return;
+            }
+            self.error(message);
+            return;
+        }
+        match (pending, reply) {
+            (Pending::Prompt, Reply::Prompt(PromptDisposition::Handled)) => {
+                self.running = false;
+                self.set_working(None);
+            }
+            (Pending::Prompt | Pending::Queued, _) => {}
+            (Pending::Bash { card, id }, Reply::Bash(result)) => {
+                self.bash_cards.remove(&id);
+                if let Some(c) = self.screen.transcript.bash_card(card) {
+                    c.finish_result(&result);
+                }
+                self.bash_finished(card);
+            }
+            (Pending::Snapshot { reload, then }, Reply::Snapshot(snapshot)) => {
+                self.apply_snapshot(*snapshot);
+                if reload {
+                    self.reload_transcript();
+                }
+                if let Some(text) = then.editor {
+                    self.screen.editor.set_text(&text);
+                }
+                if let Some(notice) = then.notice {
+                    self.info(&notice);
+                }
+                if then.hint.is_some() {
+                    self.screen.hint = then.hint;
+                }
+            }
+            (Pending::Changed { done, reload }, _) => {
+                let then = AfterReload {
+                    notice: Some(done),
+                    ..AfterReload::default()
+                };
+                self.send(Command::Snapshot, Pending::Snapshot { reload, then });
+            }
+            (Pending::Model, Reply::ModelSet(switch) | Reply::ModelCycled(Some(switch))) => {
+                let scope = if switch.scoped { " (scoped)" } else { "" };
+                self.screen.hint = Some(format!(
+                    "Model: {}/{}{scope} · thinking {}",
+                    switch.model.provider,
+                    switch.model.id,
+                    switch.thinking.as_str()
+                ));
+                self.request_snapshot();
+            }
+            (Pending::Model, Reply::ModelCycled(None)) => {
+                if self.scoped_models.is_empty() {
+                    self.info(super::overlay::ONLY_ONE_MODEL);
+                } else {
+                    self.info("Only one model is in the scope; change it with /scoped-models.");
+                }
+            }
+            (Pending::Thinking, Reply::ThinkingCycled(None)) => {
+                self.info("This model does not support thinking levels.");
+            }
+            (Pending::Thinking, Reply::ThinkingCycled(Some(change))) => {
+                self.screen.hint = Some(format!("Thinking level: {}", change.level.as_str()));
+                self.request_snapshot();
+            }
+            (Pending::Thinking, _) => self.request_snapshot(),
+            (Pending::Forked, Reply::Forked { text }) => {
+                let then = AfterReload {
+                    notice: Some(
+                        "Forked into a new session; edit the message and press enter.".to_owned(),
+                    ),
+                    editor: Some(text),
+                    ..AfterReload::default()
+                };
+                self.send(Command::Snapshot, Pending::reload(then));
+            }
+            (Pending::Navigated, Reply::Navigated { text }) => {
+                let then = AfterReload {
+                    hint: text.is_some().then(|| {
+                        "Edit the message and press enter to branch from here.".to_owned()
+                    }),
+                    editor: text,
+                    ..AfterReload::default()
+                };
+                self.send(Command::Snapshot, Pending::reload(then));
+            }
+            (Pending::Named(name), _) => {
+                self.update_footer();
+                self.screen.hint = Some(format!("Session named \"{name}\"."));
+            }
+            _ => {}
+        }
+        self.mark_urgent();
+    }
+
+    fn bash_finished(&mut self, _card: usize) {
+        if self.bash_cards.is_empty() && !self.running {
+            self.set_working(None);
+        }
+        self.mark_dirty();
     }
 }
 
-async fn perform_one(ui: &mut Ui, session: &mut AgentSession, action: Action) {
+/// Carries out actions.
+pub fn perform(ui: &mut Ui, actions: Vec<Action>) {
+    for action in actions {
+        perform_one(ui, action);
+    }
+}
+
+fn perform_one(ui: &mut Ui, action: Action) {
     match action {
-        Action::Submit(text) | Action::FollowUp(text) => {
+        Action::Submit(text) => {
             let images = ui.take_images();
-            submit(ui, session, text, images).await;
+            submit(ui, text, images);
+        }
+        Action::FollowUp(text) if ui.running => {
+            let images = ui.take_images();
+            ui.send(Command::FollowUp { text, images }, Pending::Queued);
+        }
+        Action::FollowUp(text) => {
+            let images = ui.take_images();
+            submit(ui, text, images);
         }
         Action::Abort => {
-            ui.bash.cancel_running();
-        }
-        Action::CycleModel { forward } => cycle_model(ui, session, forward).await,
-        Action::CycleThinking => match session.cycle_thinking_level() {
-            Ok(Some(change)) => {
-                ui.refresh(session);
-                ui.screen.hint = Some(format!("Thinking level: {}", change.level.as_str()));
+            if ui.running {
+                if let Some(handle) = &ui.handle {
+                    handle.abort_now();
+                }
+                ui.set_working(Some("Interrupting…"));
             }
-            Ok(None) => ui.info("This model does not support thinking levels."),
-            Err(error) => ui.error(&error.to_string()),
-        },
-        Action::Picked(result) => picked(ui, session, result).await,
+            if !ui.bash_cards.is_empty() {
+                ui.send(Command::AbortBash, Pending::Quiet);
+            }
+        }
+        Action::CycleModel { forward } => {
+            ui.send(Command::CycleModel { forward }, Pending::Model);
+            applies_later(ui);
+        }
+        Action::CycleThinking => {
+            ui.send(Command::CycleThinkingLevel, Pending::Thinking);
+            applies_later(ui);
+        }
+        Action::Picked(result) => picked(ui, result),
         Action::OpenTree => ui.open_tree(),
         Action::ExternalEditor => ui.external_editor(),
         Action::Suspend => ui.suspend(),
-        Action::Quit => ui.quitting = true,
+        Action::Quit => {
+            if ui.running
+                && let Some(handle) = &ui.handle
+            {
+                handle.abort_now();
+            }
+            ui.quitting = true;
+        }
     }
 }
 
-/// A submitted line while idle: a slash command, a shell command or a prompt.
-pub async fn submit(
-    ui: &mut Ui,
-    session: &mut AgentSession,
-    text: String,
-    images: Vec<ContentBlock>,
-) {
+/// While a prompt runs, model and session changes wait for it to end: say so.
+fn applies_later(ui: &mut Ui) {
+    if ui.running {
+        ui.screen.hint = Some("The change applies when the current response ends.".to_owned());
+    }
+}
+
+/// A submitted line: a slash command, a shell command, a prompt (steering while one runs).
+pub fn submit(ui: &mut Ui, text: String, images: Vec<ContentBlock>) {
     ui.screen.hint = None;
     ui.screen.editor.clear();
     if let Some(command) = commands::parse(text.trim_start())
         && !matches!(command, SlashCommand::Unknown(_))
     {
-        command_idle(ui, session, command).await;
+        slash_command(ui, command);
         return;
     }
     if let Some(command) = text.strip_prefix('!') {
@@ -139,199 +350,83 @@ pub async fn submit(
             .screen
             .transcript
             .start_bash(command.to_owned(), excluded);
-        ui.bash.spawn(card, session.user_bash(command, excluded));
+        let id = format!("bash-{card}");
+        ui.bash_cards.insert(id.clone(), card);
+        ui.send(
+            Command::Bash {
+                command: command.to_owned(),
+                exclude_from_context: excluded,
+                id: Some(id.clone()),
+            },
+            Pending::Bash { card, id },
+        );
         ui.mark_urgent();
         return;
     }
-    let input = PromptInput {
-        text,
-        images,
-        source: InputSource::Interactive,
-    };
-    match session.begin_prompt(input).await {
-        Ok(PromptStart::Handled) => {}
-        Ok(PromptStart::Run(messages)) => run_prompt(ui, session, messages).await,
-        Err(error) => ui.error(&error.to_string()),
+    if ui.running {
+        ui.send(
+            Command::Prompt {
+                text,
+                images,
+                queueing: Some(Queueing::Steer),
+                source: InputSource::Interactive,
+            },
+            Pending::Queued,
+        );
+        ui.mark_urgent();
+        return;
     }
-}
-
-/// Runs a prompt to its end while serving the screen: keys, events, resizes, shell output.
-pub async fn run_prompt(ui: &mut Ui, session: &mut AgentSession, user: Vec<AgentMessage>) {
+    // Running from now on: a second Enter before the session answers steers this run.
     ui.running = true;
     ui.set_working(Some("Working…"));
-    ui.draw();
-    let outcome = {
-        let run = session.run_prompt(user);
-        tokio::pin!(run);
-        loop {
-            tokio::select! {
-                outcome = &mut run => break outcome,
-                wake = ui.wait() => {
-                    let actions = ui.on_wake(wake);
-                    for action in actions {
-                        ui.busy_action(action);
-                    }
-                    ui.draw_if_due();
-                }
-            }
-        }
-    };
-    ui.drain_events();
-    ui.running = false;
-    ui.set_working(None);
-    if let Err(error) = outcome {
-        ui.error(&format!("The run failed: {error}"));
-    }
-    ui.record_finished_bash(session);
-    ui.refresh(session);
-    for warning in session.take_warnings() {
-        ui.warn(&warning);
-    }
-    let deferred = std::mem::take(&mut ui.deferred);
-    ui.draw();
-    for action in deferred {
-        Box::pin(perform_one(ui, session, action)).await;
-    }
-}
-
-impl Ui {
-    /// An action while a prompt runs: queue, abort, or wait for the end.
-    fn busy_action(&mut self, action: Action) {
-        let Some(handle) = self.handle.clone() else {
-            return;
-        };
-        match action {
-            Action::Submit(text) => {
-                let trimmed = text.trim_start();
-                if let Some(command) = commands::parse(trimmed)
-                    && !matches!(command, SlashCommand::Unknown(_))
-                {
-                    self.command_busy(command);
-                    return;
-                }
-                if trimmed.starts_with('!') {
-                    self.deferred.push(Action::Submit(text));
-                    self.info("The shell command runs when the current response ends.");
-                    return;
-                }
-                let images = self.take_images();
-                self.screen.editor.clear();
-                handle.steer(user_message(&text, images));
-                self.sync_queue();
-            }
-            Action::FollowUp(text) => {
-                let images = self.take_images();
-                handle.follow_up(user_message(&text, images));
-                self.sync_queue();
-            }
-            Action::Abort => {
-                handle.abort();
-                self.bash.cancel_running();
-                self.set_working(Some("Interrupting…"));
-            }
-            Action::Quit => {
-                handle.abort();
-                self.quitting = true;
-            }
-            Action::OpenTree => self.open_tree(),
-            Action::ExternalEditor => self.external_editor(),
-            Action::Suspend => self.suspend(),
-            Action::Picked(result) if result.replaces_conversation() => {
-                handle.abort();
-                self.deferred.push(Action::Picked(result));
-            }
-            Action::Picked(OverlayResult::Request(request)) => self.overlay_request(request),
-            other => {
-                self.deferred.push(other);
-                self.screen.hint =
-                    Some("The change applies when the current response ends.".to_owned());
-            }
-        }
-    }
-
-    fn sync_queue(&mut self) {
-        if let Some(handle) = &self.handle {
-            let (steering, follow_ups) = handle.queued();
-            self.screen.steering = steering;
-            self.screen.follow_ups = follow_ups;
-        }
-        self.mark_urgent();
-    }
-
-    /// A slash command typed while a prompt runs.
-    fn command_busy(&mut self, command: SlashCommand) {
-        self.screen.editor.clear();
-        match command {
-            SlashCommand::Hotkeys => self.show_hotkeys(),
-            SlashCommand::Session => self.show_session_info(),
-            SlashCommand::Copy => self.copy_last(),
-            SlashCommand::Name(name) => self.name_session(name.as_deref()),
-            SlashCommand::NotAvailable(name) => self.info(&commands::not_available_message(name)),
-            SlashCommand::Resume => self.open_session_picker(),
-            SlashCommand::Tree => self.open_tree(),
-            SlashCommand::Fork => self.open_fork_picker(),
-            SlashCommand::Model(None) => self.open_model_picker(),
-            SlashCommand::ScopedModels => self.open_scope_picker(),
-            SlashCommand::Thinking(None) => self.open_thinking_picker(),
-            SlashCommand::Trust => self.open_trust_picker(),
-            SlashCommand::Quit => {
-                if let Some(handle) = &self.handle {
-                    handle.abort();
-                }
-                self.quitting = true;
-            }
-            SlashCommand::New | SlashCommand::Clone => {
-                if let Some(handle) = &self.handle {
-                    handle.abort();
-                }
-                self.deferred
-                    .push(Action::Submit(format!("/{}", command_name(&command))));
-            }
-            other => {
-                self.deferred
-                    .push(Action::Submit(format!("/{}", command_text(&other))));
-                self.screen.hint =
-                    Some("The change applies when the current response ends.".to_owned());
-            }
-        }
-    }
-}
-
-fn command_name(command: &SlashCommand) -> &'static str {
-    match command {
-        SlashCommand::New => "new",
-        SlashCommand::Clone => "clone",
-        _ => "",
-    }
-}
-
-fn command_text(command: &SlashCommand) -> String {
-    match command {
-        SlashCommand::Model(Some(arg)) => format!("model {arg}"),
-        SlashCommand::Thinking(Some(arg)) => format!("thinking {arg}"),
-        _ => String::new(),
-    }
-}
-
-/// A slash command while idle.
-async fn command_idle(ui: &mut Ui, session: &mut AgentSession, command: SlashCommand) {
-    match command {
-        SlashCommand::New => match session.new_session(None).await {
-            Ok(_) => {
-                ui.refresh(session);
-                ui.reload_transcript();
-                ui.info("Started a new session.");
-            }
-            Err(error) => ui.error(&error.to_string()),
+    ui.send(
+        Command::Prompt {
+            text,
+            images,
+            queueing: None,
+            source: InputSource::Interactive,
         },
-        SlashCommand::Clone => match session.clone_session().await {
-            Ok(_) => {
-                ui.refresh(session);
-                ui.reload_transcript();
-                ui.info("Cloned the current branch into a new session.");
-            }
-            Err(error) => ui.error(&error.to_string()),
-        },
+        Pending::Prompt,
+    );
+    ui.draw();
+}
+
+/// A slash command.
+fn slash_command(ui: &mut Ui, command: SlashCommand) {
+    match command {
+        SlashCommand::Hotkeys => ui.show_hotkeys(),
+        SlashCommand::Session => ui.show_session_info(),
+        SlashCommand::Copy => ui.copy_last(),
+        SlashCommand::Name(name) => ui.name_session(name.as_deref()),
+        SlashCommand::NotAvailable(name) => ui.info(&commands::not_available_message(name)),
+        SlashCommand::Resume => ui.open_session_picker(),
+        SlashCommand::Tree => ui.open_tree(),
+        SlashCommand::Fork => ui.open_fork_picker(),
+        SlashCommand::Model(None) => ui.open_model_picker(),
+        SlashCommand::ScopedModels => ui.open_scope_picker(),
+        SlashCommand::Thinking(None) => ui.open_thinking_picker(),
+        SlashCommand::Trust => ui.open_trust_picker(),
+        SlashCommand::Quit => perform_one(ui, Action::Quit),
+        SlashCommand::New => {
+            ui.send(
+                Command::NewSession {
+                    parent_session: None,
+                },
+                Pending::Changed {
+                    done: "Started a new session.".to_owned(),
+                    reload: true,
+                },
+            );
+        }
+        SlashCommand::Clone => {
+            ui.send(
+                Command::Clone,
+                Pending::Changed {
+                    done: "Cloned the current branch into a new session.".to_owned(),
+                    reload: true,
+                },
+            );
+        }
         SlashCommand::Model(Some(spec)) => {
             let found = ui
                 .models
@@ -339,29 +434,22 @@ async fn command_idle(ui: &mut Ui, session: &mut AgentSession, command: SlashCom
                 .find(|m| format!("{}/{}", m.provider, m.id) == spec || m.id == spec)
                 .map(|m| (m.provider.clone(), m.id.clone()));
             match found {
-                Some((provider, id)) => set_model(ui, session, &provider, &id).await,
+                Some((provider, model_id)) => set_model(ui, provider, model_id),
                 None => ui.error(&format!("Model not found: {spec}. Use /model to pick one.")),
             }
         }
-        SlashCommand::Thinking(Some(level)) => set_thinking(ui, session, &level),
-        other => ui.command_busy(other),
+        SlashCommand::Thinking(Some(level)) => set_thinking(ui, &level),
+        // Not a command after all: the model gets the text as typed (parse never says so).
+        SlashCommand::Unknown(_) => {}
     }
 }
 
-async fn set_model(ui: &mut Ui, session: &mut AgentSession, provider: &str, id: &str) {
-    match session.set_model(provider, id).await {
-        Ok(switch) => {
-            ui.refresh(session);
-            ui.screen.hint = Some(format!(
-                "Model: {}/{}",
-                switch.model.provider, switch.model.id
-            ));
-        }
-        Err(error) => ui.error(&error.to_string()),
-    }
+fn set_model(ui: &mut Ui, provider: String, model_id: String) {
+    ui.send(Command::SetModel { provider, model_id }, Pending::Model);
+    applies_later(ui);
 }
 
-fn set_thinking(ui: &mut Ui, session: &mut AgentSession, level: &str) {
+fn set_thinking(ui: &mut Ui, level: &str) {
     let Some(parsed) = knightcode_ai::ThinkingLevel::parse(level) else {
         ui.error(&format!(
             "Unknown thinking level '{level}'. Levels: {}",
@@ -373,89 +461,50 @@ fn set_thinking(ui: &mut Ui, session: &mut AgentSession, level: &str) {
         ));
         return;
     };
-    match session.set_thinking_level(parsed) {
-        Ok(change) => {
-            ui.refresh(session);
-            ui.screen.hint = Some(format!("Thinking level: {}", change.level.as_str()));
-        }
-        Err(error) => ui.error(&error.to_string()),
-    }
+    ui.send(Command::SetThinkingLevel(parsed), Pending::Thinking);
+    ui.screen.hint = Some(format!("Thinking level: {}", parsed.as_str()));
+    applies_later(ui);
 }
 
-/// Ctrl+P / Shift+Ctrl+P: the next or previous model of the `--models` scope, or of every
-/// available model when there is no scope.
-async fn cycle_model(ui: &mut Ui, session: &mut AgentSession, forward: bool) {
-    match session.cycle_model_towards(forward).await {
-        Ok(Some(switch)) => {
-            ui.refresh(session);
-            let scope = if switch.scoped { " (scoped)" } else { "" };
-            ui.screen.hint = Some(format!(
-                "Model: {}/{}{scope} · thinking {}",
-                switch.model.provider,
-                switch.model.id,
-                switch.thinking.as_str()
-            ));
-        }
-        Ok(None) if session.scoped_models().is_empty() => {
-            ui.info(super::overlay::ONLY_ONE_MODEL);
-        }
-        Ok(None) => ui.info("Only one model is in the scope; change it with /scoped-models."),
-        Err(error) => ui.error(&error.to_string()),
-    }
-}
-
-async fn picked(ui: &mut Ui, session: &mut AgentSession, result: OverlayResult) {
+fn picked(ui: &mut Ui, result: OverlayResult) {
     match result {
-        OverlayResult::Session(path) => match session.switch_session(&path).await {
-            Ok(_) => {
-                ui.refresh(session);
-                ui.reload_transcript();
-                ui.info(&format!("Resumed {}", path.display()));
-            }
-            Err(error) => ui.error(&error.to_string()),
-        },
-        OverlayResult::Model { provider, id } => set_model(ui, session, &provider, &id).await,
-        OverlayResult::Thinking(level) => set_thinking(ui, session, level.as_str()),
-        OverlayResult::Scope(choice) => {
-            match session.set_scoped_models(&choice.models, choice.save) {
-                Ok(()) => {
-                    ui.refresh(session);
-                    let what = match choice.models.len() {
-                        0 => "ctrl+p cycles every model".to_owned(),
-                        1 => "ctrl+p has 1 model to cycle through".to_owned(),
-                        n => format!("ctrl+p cycles through {n} models"),
-                    };
-                    let saved = if choice.save {
-                        " (saved to settings)"
-                    } else {
-                        ""
-                    };
-                    ui.info(&format!("Scoped models: {what}{saved}."));
-                }
-                Err(error) => ui.error(&error.to_string()),
-            }
+        OverlayResult::Session(path) => {
+            let done = format!("Resumed {}", path.display());
+            ui.send(
+                Command::SwitchSession(path),
+                Pending::Changed { done, reload: true },
+            );
         }
-        OverlayResult::TreeEntry { entry_id } => match session.navigate_tree(entry_id.as_deref()) {
-            Ok(text) => {
-                ui.refresh(session);
-                ui.reload_transcript();
-                if let Some(text) = text {
-                    ui.screen.editor.set_text(&text);
-                    ui.screen.hint =
-                        Some("Edit the message and press enter to branch from here.".to_owned());
-                }
-            }
-            Err(error) => ui.error(&error.to_string()),
-        },
-        OverlayResult::Fork(entry_id) => match session.fork(&entry_id).await {
-            Ok((text, _)) => {
-                ui.refresh(session);
-                ui.reload_transcript();
-                ui.screen.editor.set_text(&text);
-                ui.info("Forked into a new session; edit the message and press enter.");
-            }
-            Err(error) => ui.error(&error.to_string()),
-        },
+        OverlayResult::Model { provider, id } => set_model(ui, provider, id),
+        OverlayResult::Thinking(level) => set_thinking(ui, level.as_str()),
+        OverlayResult::Scope(choice) => {
+            let what = match choice.models.len() {
+                0 => "ctrl+p cycles every model".to_owned(),
+                1 => "ctrl+p has 1 model to cycle through".to_owned(),
+                n => format!("ctrl+p cycles through {n} models"),
+            };
+            let saved = if choice.save {
+                " (saved to settings)"
+            } else {
+                ""
+            };
+            ui.send(
+                Command::SetScopedModels {
+                    models: choice.models,
+                    save: choice.save,
+                },
+                Pending::Changed {
+                    done: format!("Scoped models: {what}{saved}."),
+                    reload: false,
+                },
+            );
+        }
+        OverlayResult::TreeEntry { entry_id } => {
+            ui.send(Command::NavigateTree { entry_id }, Pending::Navigated);
+        }
+        OverlayResult::Fork(entry_id) => {
+            ui.send(Command::Fork(entry_id), Pending::Forked);
+        }
         OverlayResult::Trust(choice) => ui.save_trust(choice),
         OverlayResult::Request(request) => ui.overlay_request(request),
     }

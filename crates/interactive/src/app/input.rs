@@ -182,7 +182,10 @@ impl Ui {
             self.restore_queued();
             return vec![Action::Abort];
         }
-        if self.bash.cancel_running() || !self.screen.editor.text().is_empty() {
+        if !self.bash_cards.is_empty() {
+            return vec![Action::Abort];
+        }
+        if !self.screen.editor.text().is_empty() {
             return Vec::new();
         }
         // The second press opens the tree whenever it comes, as long as no other key came
@@ -220,7 +223,7 @@ impl Ui {
         let Some(handle) = &self.handle else {
             return;
         };
-        let cleared = handle.clear_queue();
+        let cleared = handle.clear_queue_now();
         let mut texts = cleared.steering_texts();
         texts.extend(cleared.follow_up_texts());
         if texts.is_empty() {

@@ -1,14 +1,11 @@
 //! The interactive app: one loop that reads keys, agent events, resizes and timers, updates
 //! the [`Screen`] and draws it with the differential renderer.
 //!
-//! Like RPC mode, the loop owns the [`AgentSession`]; while a prompt runs the session is
-//! borrowed by the run, so keystrokes are handled by [`Ui`] alone (queueing steering and
-//! follow-ups, aborting, opening pickers), and anything that needs the session itself
-//! (switching model or session) waits for the run to end — or ends it first, for the
-//! actions that replace the conversation.
+//! Like RPC mode, the app is a front end of the session actor: the [`AgentSession`] runs in
+//! its own task, the loop sends it commands and reads one stream of events and replies.
+//! Keys are served the whole time; the session decides what waits for a running prompt.
 
 mod actions;
-mod bash;
 mod clipboard;
 mod clipboard_image;
 mod completion;
@@ -83,6 +80,23 @@ pub fn run(mut setup: SessionSetup, options: InteractiveOptions) -> Result<u8, I
     code
 }
 
+/// Quitting: the session aborts its run and kills running `!` commands; wait (up to the
+/// grace period) until it has stopped, so no command outlives the app and the aborted
+/// messages are saved.
+async fn stop_session(ui: &mut Ui) {
+    let (Some(handle), Some(mut events)) = (ui.handle.take(), ui.events.take()) else {
+        return;
+    };
+    handle.abort_now();
+    handle.send(
+        knightcode_runtime::Command::Terminate,
+        knightcode_runtime::Responder::Nobody,
+    );
+    drop(handle);
+    let stopped = async { while events.recv().await.is_some() {} };
+    let _ = tokio::time::timeout(EXIT_GRACE, stopped).await;
+}
+
 async fn main_loop(
     ui: &mut Ui,
     setup: SessionSetup,
@@ -92,7 +106,7 @@ async fn main_loop(
         return Ok(0);
     };
     let (mut session, events) = AgentSession::start(setup).await?;
-    ui.attach(&session, events);
+    ui.attach(&session);
     for warning in &options.warnings {
         ui.warn(warning);
     }
@@ -102,18 +116,19 @@ async fn main_loop(
     if options.resume_picker && !startup::pick_session_at_start(ui, &mut session).await? {
         return Ok(0);
     }
+    let (handle, stream) = session.spawn(events);
+    ui.connect(handle, stream);
     ui.draw();
     if let Some(text) = options.initial_message.clone() {
-        actions::submit(ui, &mut session, text, options.initial_images.clone()).await;
+        actions::submit(ui, text, options.initial_images.clone());
     }
     while !ui.quitting {
         let wake = ui.wait().await;
         let action = ui.on_wake(wake);
-        actions::perform(ui, &mut session, action).await;
-        ui.record_finished_bash(&session);
+        actions::perform(ui, action);
         ui.draw_if_due();
     }
-    ui.bash.shutdown(EXIT_GRACE).await;
-    ui.set_resume_hint(&session);
+    stop_session(ui).await;
+    ui.set_resume_hint();
     Ok(ui.exit_code)
 }

@@ -1,12 +1,12 @@
-//! Smaller things the app does without the session: agent events into the transcript, user
-//! shell output, attachments, the external editor, suspending, and informational commands.
+//! Smaller things the app does on its own: agent events into the transcript, attachments,
+//! the external editor, suspending, and informational commands.
 
 use knightcode_protocol::AgentEvent;
 use knightcode_protocol::ContentBlock;
 use knightcode_protocol::ImageContent;
-use knightcode_runtime::AgentSession;
+use knightcode_runtime::Command;
 
-use super::bash::BashUpdate;
+use super::actions::Pending;
 use super::clipboard;
 use super::clipboard_image;
 use super::clipboard_image::ClipboardRead;
@@ -54,7 +54,7 @@ impl Ui {
         }
     }
 
-    /// Takes every event queued so far (after a run ends).
+    /// Takes every event queued so far.
     pub fn drain_events(&mut self) {
         let mut drained = Vec::new();
         if let Some(events) = &mut self.events {
@@ -63,43 +63,7 @@ impl Ui {
             }
         }
         for event in drained {
-            self.on_agent_event(&event);
-        }
-    }
-
-    pub fn on_bash(&mut self, update: BashUpdate) {
-        match update {
-            BashUpdate::Output { card, text } => {
-                if let Some(card) = self.screen.transcript.bash_card(card) {
-                    card.append_output(&text);
-                }
-            }
-            BashUpdate::Done { card, result } => {
-                self.bash.finished(card);
-                match result {
-                    Ok(outcome) => {
-                        if let Some(c) = self.screen.transcript.bash_card(card) {
-                            c.finish(&outcome.message);
-                        }
-                        self.pending_bash.push(outcome.message);
-                    }
-                    Err(error) => self.error(&format!("The command could not run: {error}")),
-                }
-                if !self.bash.is_running() && !self.running {
-                    self.set_working(None);
-                }
-            }
-        }
-        self.mark_dirty();
-    }
-
-    /// Saves finished shell commands; during a run they wait, so they never land between a
-    /// tool call and its result.
-    pub fn record_finished_bash(&mut self, session: &AgentSession) {
-        for message in std::mem::take(&mut self.pending_bash) {
-            if let Err(error) = session.record_bash_execution(message) {
-                self.error(&format!("Could not save the shell command: {error}"));
-            }
+            self.on_session_event(event);
         }
     }
 
@@ -316,9 +280,6 @@ impl Ui {
     }
 
     pub fn name_session(&mut self, name: Option<&str>) {
-        let Some(view) = &self.view else {
-            return;
-        };
         match name {
             None => {
                 let current = self.screen.footer.session_name.clone();
@@ -327,14 +288,12 @@ impl Ui {
                     None => self.info("This session has no name; set one with /name <name>."),
                 }
             }
-            Some(name) => match view.set_session_name(name) {
-                Ok(_) => {
-                    self.update_footer();
-                    self.screen.hint = Some(format!("Session named \"{name}\"."));
-                    self.mark_urgent();
-                }
-                Err(error) => self.error(&error.to_string()),
-            },
+            Some(name) => {
+                self.send(
+                    Command::SetSessionName(name.to_owned()),
+                    Pending::Named(name.to_owned()),
+                );
+            }
         }
     }
 }

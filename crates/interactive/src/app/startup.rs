@@ -191,7 +191,7 @@ pub async fn pick_session_at_start(
     match run_modal(ui, overlay).await {
         Some(OverlayResult::Session(path)) => {
             session.switch_session(&path).await?;
-            ui.refresh(session);
+            ui.apply_snapshot(session.snapshot());
             ui.reload_transcript();
             Ok(true)
         }

@@ -1,16 +1,21 @@
-//! [`Ui`]: the terminal, the renderer, the input parser and the [`Screen`], plus the state of
-//! the session the app shows. Everything here works while a prompt runs (the session itself
-//! is borrowed by the run then).
+//! [`Ui`]: the terminal, the renderer, the input parser and the [`Screen`], plus what the app
+//! knows of the session it shows: the last [`SessionSnapshot`], the handle it sends commands
+//! through and the replies it waits for. The session itself runs in its own task.
 
 use std::path::PathBuf;
 use std::time::Instant;
 
-use knightcode_agent::AgentHandle;
-use knightcode_agent::EventReceiver;
+use std::collections::HashMap;
+
 use knightcode_ai::Model;
-use knightcode_protocol::AgentEvent;
 use knightcode_runtime::AgentSession;
+use knightcode_runtime::Command;
+use knightcode_runtime::Responder;
+use knightcode_runtime::SessionEvent;
+use knightcode_runtime::SessionEvents;
+use knightcode_runtime::SessionHandle;
 use knightcode_runtime::SessionSetup;
+use knightcode_runtime::actor::SessionSnapshot;
 use knightcode_runtime::agent_session::operations::SessionView;
 use knightcode_runtime::sessions::SessionLibrary;
 use knightcode_tui::InputEvent;
@@ -28,8 +33,7 @@ use tokio::sync::mpsc;
 use super::ESCAPE_TIMEOUT;
 use super::FRAME_INTERVAL;
 use super::SPINNER_INTERVAL;
-use super::bash::BashJobs;
-use super::bash::BashUpdate;
+use super::actions::Pending;
 use super::screen::Screen;
 use super::screen::Status;
 use crate::error::InteractiveError;
@@ -46,8 +50,7 @@ pub enum Wake {
     Queued,
     /// stdin closed or failed: nothing more can be typed.
     InputClosed,
-    Event(AgentEvent),
-    Bash(BashUpdate),
+    Event(SessionEvent),
     /// A clipboard image read (Ctrl+V) finished.
     Clipboard(super::clipboard_image::ClipboardRead),
     Resize,
@@ -64,13 +67,17 @@ pub struct Ui {
     renderer: Renderer,
     pub screen: Screen,
     pub bindings: Keybindings,
-    pub events: Option<EventReceiver>,
-    pub handle: Option<AgentHandle>,
+    pub events: Option<SessionEvents>,
+    pub handle: Option<SessionHandle>,
     pub view: Option<SessionView>,
+    /// Commands sent whose replies have not come back, by tag.
+    pub pending: HashMap<u64, Pending>,
+    next_tag: u64,
+    /// `!` commands running, by the id their output events carry: the card they fill.
+    pub bash_cards: HashMap<String, usize>,
     /// Session files and the open session's tree, labels and name, through the runtime
     /// (valid across /new, /resume, /fork: the open session is swapped inside it).
     pub library: Option<SessionLibrary>,
-    pub bash: BashJobs,
     pub clipboard_env: super::clipboard_image::ClipboardEnv,
     pub clipboard_tx: mpsc::UnboundedSender<super::clipboard_image::ClipboardRead>,
     clipboard_rx: mpsc::UnboundedReceiver<super::clipboard_image::ClipboardRead>,
@@ -101,12 +108,8 @@ pub struct Ui {
     pub models: Vec<Model>,
     pub current_model: Option<Model>,
     pub thinking_levels: Vec<knightcode_ai::ThinkingLevel>,
-    /// Actions that wait for the running prompt to end.
-    pub deferred: Vec<super::input::Action>,
     /// Images attached by pasting their paths, sent with the next prompt.
     pub pending_images: Vec<knightcode_protocol::ContentBlock>,
-    /// Finished user shell commands not saved yet (saved when no prompt runs).
-    pub pending_bash: Vec<knightcode_protocol::BashExecutionMessage>,
     /// This project's session folder and whether listings filter by folder.
     pub sessions_location: (PathBuf, bool),
     /// Whether this session loaded the project's protected resources.
@@ -183,8 +186,10 @@ impl Ui {
             events: None,
             handle: None,
             view: None,
+            pending: HashMap::new(),
+            next_tag: 0,
+            bash_cards: HashMap::new(),
             library: None,
-            bash: BashJobs::new(),
             clipboard_env: super::clipboard_image::ClipboardEnv::from_process(),
             clipboard_tx,
             clipboard_rx,
@@ -209,9 +214,7 @@ impl Ui {
             models: Vec::new(),
             current_model: None,
             thinking_levels: Vec::new(),
-            deferred: Vec::new(),
             pending_images: Vec::new(),
-            pending_bash: Vec::new(),
             sessions_location: (options.sessions_dir.clone(), options.sessions_filter_by_cwd),
             session_trusted: false,
             resume_hint: None,
@@ -224,29 +227,61 @@ impl Ui {
         Ok(ui)
     }
 
-    /// Connects a started session: its events, handle, view and history.
-    pub fn attach(&mut self, session: &AgentSession, events: EventReceiver) {
-        self.events = Some(events);
-        self.handle = Some(session.handle());
+    /// Shows a started session (before it moves into its task): header, library, history.
+    pub fn attach(&mut self, session: &AgentSession) {
         self.library = Some(session.library());
         self.session_trusted = session.trust().trusted;
         self.screen.header = super::startup::header(&self.screen.theme, session);
-        self.refresh(session);
+        self.apply_snapshot(session.snapshot());
         self.reload_transcript();
     }
 
-    /// Takes up a changed session (model, thinking level, another file).
-    pub fn refresh(&mut self, session: &AgentSession) {
-        let view = session.view();
-        self.models = session.available_models();
-        self.scoped_models = session
-            .scoped_models()
-            .iter()
-            .map(|s| (s.model.provider.clone(), s.model.id.clone()))
-            .collect();
-        self.current_model = Some(session.model().clone());
-        self.thinking_levels = session.available_thinking_levels();
-        let border = border_index(session.thinking_level().as_str(), session.model().reasoning);
+    /// The session now runs in its task: commands go through `handle`, news comes on
+    /// `events`.
+    pub fn connect(&mut self, handle: SessionHandle, events: SessionEvents) {
+        self.handle = Some(handle);
+        self.events = Some(events);
+    }
+
+    /// Sends a command; its reply comes back as `Wake::Event` and is handled as `pending`
+    /// says. False when the session is gone.
+    pub fn send(&mut self, command: Command, pending: Pending) -> bool {
+        let Some(handle) = &self.handle else {
+            return false;
+        };
+        let tag = self.next_tag;
+        self.next_tag += 1;
+        self.pending.insert(tag, pending);
+        handle.send(command, Responder::Stream(tag));
+        true
+    }
+
+    /// Asks for a fresh snapshot (after anything that may have changed the session).
+    pub fn request_snapshot(&mut self) {
+        self.send(
+            Command::Snapshot,
+            Pending::Snapshot {
+                reload: false,
+                then: super::actions::AfterReload::default(),
+            },
+        );
+    }
+
+    /// Takes up a snapshot of the session (model, thinking level, another file).
+    pub fn apply_snapshot(&mut self, snapshot: SessionSnapshot) {
+        let SessionSnapshot {
+            view,
+            models,
+            scoped_models,
+            model,
+            thinking,
+            thinking_levels,
+        } = snapshot;
+        self.models = models;
+        self.scoped_models = scoped_models;
+        let border = border_index(thinking.as_str(), model.reasoning);
+        self.current_model = Some(model);
+        self.thinking_levels = thinking_levels;
         self.screen
             .editor
             .set_border_style(self.screen.theme.thinking_borders[border]);
@@ -407,7 +442,6 @@ impl Ui {
             },
             _ = self.winch.recv() => Wake::Resize,
             Some(event) = events, if !batch_events => Wake::Event(event),
-            Some(update) = self.bash.recv() => Wake::Bash(update),
             Some(read) = self.clipboard_rx.recv() => Wake::Clipboard(read),
             () = sleep => Wake::Timer,
         }
@@ -532,8 +566,11 @@ impl Ui {
     }
 
     /// Remembers how to resume the session, if it was saved.
-    pub fn set_resume_hint(&mut self, session: &AgentSession) {
-        let stats = session.view().stats();
+    pub fn set_resume_hint(&mut self) {
+        let Some(view) = &self.view else {
+            return;
+        };
+        let stats = view.stats();
         if stats.session_file.is_some() && stats.user_messages > 0 {
             self.resume_hint = Some(format!(
                 "Resume this session with: knightcode --session {}",

@@ -2,6 +2,7 @@
 //! `reply.rs`).
 
 use knightcode_protocol::BashExecutionMessage;
+use knightcode_protocol::rpc::BashResult;
 use knightcode_tui::width::wrap_text_with_ansi;
 
 use super::card::LineCache;
@@ -106,6 +107,16 @@ impl BashCard {
         self.cancelled = message.cancelled;
         self.running = false;
         self.truncated_path = message.full_output_path.clone();
+        self.cache.clear();
+    }
+
+    /// Finishes from the result a running command reported.
+    pub fn finish_result(&mut self, result: &BashResult) {
+        self.output = result.output.clone();
+        self.exit_code = result.exit_code;
+        self.cancelled = result.cancelled;
+        self.running = false;
+        self.truncated_path = result.full_output_path.clone();
         self.cache.clear();
     }
 

@@ -176,7 +176,8 @@ pub(super) async fn busy(ctx: &mut Ctx, envelope: Envelope) {
         Command::NewSession { .. }
         | Command::SwitchSession(_)
         | Command::Fork(_)
-        | Command::Clone => {
+        | Command::Clone
+        | Command::NavigateTree { .. } => {
             ctx.handle.abort();
             ctx.deferred
                 .push(Deferred::Command(Envelope { command, responder }));
@@ -228,6 +229,7 @@ pub(super) async fn idle(session: &mut AgentSession, ctx: &mut Ctx, envelope: En
             Err(error) => Reply::Failed(error.to_string()),
         },
         Command::Abort => Reply::Done,
+        Command::Snapshot => Reply::Snapshot(Box::new(session.snapshot())),
         Command::EndOfInput => {
             ctx.end_of_input();
             return flow;
@@ -282,6 +284,16 @@ async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) 
             }
             Err(error) => Reply::Failed(error.to_string()),
         },
+        Command::NavigateTree { entry_id } => match session.navigate_tree(entry_id.as_deref()) {
+            Ok(text) => Reply::Navigated { text },
+            Err(error) => Reply::Failed(error.to_string()),
+        },
+        Command::SetScopedModels { models, save } => {
+            match session.set_scoped_models(models, *save) {
+                Ok(()) => Reply::Done,
+                Err(error) => Reply::Failed(error.to_string()),
+            }
+        }
         Command::Clone => match session.clone_session().await {
             Ok(change) => {
                 thinking_event(ctx, change.changed, change.level).await;

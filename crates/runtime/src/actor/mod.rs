@@ -38,6 +38,7 @@ use tokio::sync::oneshot;
 
 use crate::AgentSession;
 use crate::agent_session::operations::ModelSwitch;
+use crate::agent_session::operations::SessionView;
 use crate::agent_session::operations::ThinkingChange;
 use crate::hooks::InputSource;
 
@@ -94,6 +95,15 @@ pub enum Command {
     Fork(String),
     Clone,
     SetSessionName(String),
+    /// Moves the leaf within the tree (`/tree`); while a run goes on it is aborted first.
+    NavigateTree {
+        entry_id: Option<String>,
+    },
+    /// Replaces the model scope (`/scoped-models`); `save` also writes `enabledModels`.
+    SetScopedModels {
+        models: Vec<(String, String)>,
+        save: bool,
+    },
     /// A user shell command; answered when it has finished. Its output streams as
     /// `bash_execution_update` events tagged `id`.
     Bash {
@@ -115,6 +125,8 @@ pub enum Command {
     GetTree,
     GetForkMessages,
     GetLastAssistantText,
+    /// Everything a screen shows about the session: [`Reply::Snapshot`].
+    Snapshot,
     /// Does nothing; its [`Reply::Done`] comes back in order with the events (a front end
     /// that answers a line itself uses it to place that answer).
     Ping,
@@ -148,6 +160,11 @@ pub enum Reply {
     Forked {
         text: String,
     },
+    /// The leaf moved; the text of the user message navigated to, for the editor.
+    Navigated {
+        text: Option<String>,
+    },
+    Snapshot(Box<SessionSnapshot>),
     Bash(BashResult),
     State(SessionState),
     Messages(Vec<AgentMessage>),
@@ -159,6 +176,46 @@ pub enum Reply {
     Tree(String),
     ForkMessages(Vec<ForkMessage>),
     LastAssistantText(Option<String>),
+}
+
+/// The session as a screen shows it, taken at one moment.
+#[derive(Debug, Clone)]
+pub struct SessionSnapshot {
+    /// Reads of the session file (stats, messages, state).
+    pub view: SessionView,
+    /// Models with credentials, in catalog order.
+    pub models: Vec<knightcode_ai::Model>,
+    /// The `--models` / `enabledModels` scope as (provider, id).
+    pub scoped_models: Vec<(String, String)>,
+    pub model: knightcode_ai::Model,
+    pub thinking: ThinkingLevel,
+    pub thinking_levels: Vec<ThinkingLevel>,
+}
+
+impl PartialEq for SessionSnapshot {
+    fn eq(&self, other: &Self) -> bool {
+        self.model == other.model
+            && self.thinking == other.thinking
+            && self.scoped_models == other.scoped_models
+    }
+}
+
+impl AgentSession {
+    /// The session as a screen shows it now.
+    pub fn snapshot(&self) -> SessionSnapshot {
+        SessionSnapshot {
+            view: self.view(),
+            models: self.available_models(),
+            scoped_models: self
+                .scoped_models()
+                .iter()
+                .map(|s| (s.model.provider.clone(), s.model.id.clone()))
+                .collect(),
+            model: self.model().clone(),
+            thinking: self.thinking_level(),
+            thinking_levels: self.available_thinking_levels(),
+        }
+    }
 }
 
 /// Where the reply to a command goes.
@@ -222,6 +279,12 @@ impl SessionHandle {
         self.send(command, Responder::Oneshot(tx));
         rx.await
             .unwrap_or_else(|_| Reply::Failed("The session has ended.".to_owned()))
+    }
+
+    /// Empties both queues at once and returns what they held (Escape puts it back into the
+    /// editor before the abort it sends).
+    pub fn clear_queue_now(&self) -> QueuedMessages {
+        self.agent.clear_queue()
     }
 
     /// Aborts the run in progress at once, without waiting for the session task (signals).

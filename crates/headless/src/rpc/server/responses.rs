@@ -194,7 +194,10 @@ impl PendingReply {
         let Self { id, command, .. } = self;
         let data = |value: &dyn erased::Data| value.response(id.clone(), &command);
         match reply {
-            Reply::Done => RpcResponse::ok(id, &command),
+            // Navigation and snapshots are the terminal's; no RPC command asks for them.
+            Reply::Done | Reply::Navigated { .. } | Reply::Snapshot(_) => {
+                RpcResponse::ok(id, &command)
+            }
             Reply::Failed(message) => RpcResponse::error(id, &command, message),
             Reply::Prompt(disposition) => data(&PromptResult {
                 disposition: Some(disposition),
