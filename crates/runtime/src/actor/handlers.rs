@@ -26,6 +26,9 @@ use crate::hooks::PromptInput;
 /// A prompt without a queueing mode while a run goes on.
 pub const ALREADY_PROCESSING: &str = "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.";
 
+/// A navigation while another one waits for the aborted run to end (`spec/seed/sessions.md`).
+pub const NAVIGATION_BUSY: &str = "Navigation cannot proceed while compaction or another tree navigation is still running; wait for it to finish and retry.";
+
 /// `compact`: there is no compaction engine in this build yet.
 pub const COMPACTION_UNAVAILABLE: &str =
     "Compaction is not available yet in this build of knightcode; the session is unchanged.";
@@ -172,6 +175,19 @@ pub(super) async fn busy(ctx: &mut Ctx, envelope: Envelope) {
             let id = id.clone();
             ctx.spawn_bash(bash, responder, id);
             return;
+        }
+        Command::NavigateTree { .. }
+            if ctx.deferred.iter().any(|d| {
+                matches!(
+                    d,
+                    Deferred::Command(Envelope {
+                        command: Command::NavigateTree { .. },
+                        ..
+                    })
+                )
+            }) =>
+        {
+            Reply::Failed(NAVIGATION_BUSY.to_owned())
         }
         Command::NewSession { .. }
         | Command::SwitchSession(_)

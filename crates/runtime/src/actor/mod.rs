@@ -17,6 +17,11 @@ mod bash_jobs;
 mod handlers;
 mod task;
 
+pub use handlers::ALREADY_PROCESSING;
+pub use handlers::COMPACTION_UNAVAILABLE;
+pub use handlers::EXPORT_UNAVAILABLE;
+pub use handlers::NAVIGATION_BUSY;
+
 use std::path::PathBuf;
 
 use knightcode_agent::AgentHandle;

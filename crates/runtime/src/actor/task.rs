@@ -212,6 +212,8 @@ async fn run_prompt(session: &mut AgentSession, ctx: &mut Ctx, messages: Vec<Age
         let run = session.run_prompt(messages);
         tokio::pin!(run);
         loop {
+            // The run's end is noticed before the next command: a command sent after an
+            // abort sees the session idle, as the abort's own answer does.
             tokio::select! {
                 biased;
                 Some(event) = ctx.events.recv() => ctx.forward(event).await,

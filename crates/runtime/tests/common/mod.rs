@@ -35,8 +35,11 @@ impl TestSession {
         std::fs::create_dir_all(&agent_dir).unwrap();
         std::fs::create_dir_all(&project).unwrap();
         let models = serde_json::json!({"providers": {"mock": {
-            "baseUrl": server.base_url(), "api": format.api_name(), "apiKey": "test-key",
-            "models": [{"id": "mock-model", "name": "Mock", "contextWindow": 100000, "maxTokens": 1000}]}}});
+        "baseUrl": server.base_url(), "api": format.api_name(), "apiKey": "test-key",
+        "models": [
+            {"id": "mock-model", "name": "Mock", "contextWindow": 100000, "maxTokens": 1000},
+            {"id": "mock-other", "name": "Other", "contextWindow": 100000, "maxTokens": 1000}
+        ]}}});
         std::fs::write(agent_dir.join("models.json"), models.to_string()).unwrap();
         Self {
             server,
