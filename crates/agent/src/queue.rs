@@ -8,34 +8,9 @@ use std::collections::VecDeque;
 
 use knightcode_protocol::AgentMessage;
 
-/// How many queued messages one delivery takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum QueueMode {
-    /// One message per turn (steering) or per completion (follow-up).
-    #[default]
-    OneAtATime,
-    /// Every queued message at once.
-    All,
-}
-
-impl QueueMode {
-    /// The settings / RPC spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::OneAtATime => "one-at-a-time",
-            Self::All => "all",
-        }
-    }
-
-    /// Parses `one-at-a-time` or `all`.
-    pub fn parse(text: &str) -> Option<Self> {
-        match text {
-            "one-at-a-time" => Some(Self::OneAtATime),
-            "all" => Some(Self::All),
-            _ => None,
-        }
-    }
-}
+/// How many queued messages one delivery takes: one per turn (steering) or per completion
+/// (follow-up), or all at once. The wire type, so settings, RPC and the loop share one.
+pub use knightcode_protocol::rpc::QueueMode;
 
 /// Messages removed from the queues by [`crate::AgentHandle::clear_queue`].
 #[derive(Debug, Clone, Default, PartialEq)]

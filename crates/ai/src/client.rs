@@ -58,7 +58,7 @@ impl std::fmt::Debug for Client {
 impl Client {
     /// A client with the system clock.
     pub fn new() -> Result<Self, AiError> {
-        Self::with_clock(Arc::new(SystemClock))
+        Self::with_clock(Arc::new(SystemClock::new()))
     }
 
     /// A client with an injected clock (timestamps, retry sleeps, jitter).

@@ -213,7 +213,7 @@ impl Output {
                 Ok(line) => self.line(&line).await,
                 Err(error) => stderr_line(&format!("Error: could not encode an event: {error}")),
             },
-            SessionEvent::Diagnostic(line) => stderr_line(&line),
+            SessionEvent::Diagnostic(diagnostic) => stderr_line(&diagnostic.to_string()),
             _ => {}
         }
     }

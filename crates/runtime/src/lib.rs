@@ -4,6 +4,7 @@
 pub mod actor;
 pub mod agent_session;
 pub mod context_files;
+pub mod diagnostics;
 mod error;
 pub mod hooks;
 pub mod model_select;

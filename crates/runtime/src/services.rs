@@ -7,6 +7,8 @@ use std::sync::Arc;
 use knightcode_ai::EnvSource;
 use knightcode_ai::ProcessEnv;
 use knightcode_ai::Provider;
+use knightcode_clock::Clock;
+use knightcode_clock::SystemClock;
 use knightcode_session::SessionStore;
 
 use crate::hooks::NoSessionHooks;
@@ -15,6 +17,8 @@ use crate::hooks::SessionHooks;
 /// The services one [`crate::AgentSession`] runs with.
 #[derive(Clone)]
 pub struct Services {
+    /// Time for the loop and the provider (timestamps, durations, retry backoff).
+    pub clock: Arc<dyn Clock>,
     /// The session store: one ownership registry and clock per process.
     pub store: SessionStore,
     /// Where API keys and other variables are read from.
@@ -35,8 +39,13 @@ impl std::fmt::Debug for Services {
 
 impl Default for Services {
     fn default() -> Self {
+        let clock: Arc<dyn Clock> = Arc::new(SystemClock::new());
         Self {
-            store: SessionStore::default(),
+            store: SessionStore::new(
+                Arc::clone(&clock),
+                knightcode_session::LockOptions::default(),
+            ),
+            clock,
             env: Arc::new(ProcessEnv),
             provider: None,
             hooks: Arc::new(NoSessionHooks),
@@ -45,6 +54,13 @@ impl Default for Services {
 }
 
 impl Services {
+    /// Replaces the clock of the loop and the provider (the store keeps its own: pass a
+    /// store built with the same clock for one time source).
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
     pub fn with_store(mut self, store: SessionStore) -> Self {
         self.store = store;
         self

@@ -9,19 +9,12 @@ use chrono::Utc;
 use crate::error::Result;
 use crate::error::SessionError;
 
-/// Where "now" comes from, so tests and replays can pin time.
-pub trait Clock: Send + Sync + std::fmt::Debug {
-    fn now(&self) -> DateTime<Utc>;
-}
+pub use knightcode_clock::Clock;
+pub use knightcode_clock::SystemClock;
 
-/// The system clock.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now(&self) -> DateTime<Utc> {
-        Utc::now()
-    }
+/// The clock's wall time as a UTC date (entry and header timestamps).
+pub fn now(clock: &dyn Clock) -> DateTime<Utc> {
+    DateTime::from_timestamp_millis(clock.now_ms()).unwrap_or_default()
 }
 
 /// `Date.prototype.toISOString()` format: `2024-12-03T14:00:00.000Z`.

@@ -91,7 +91,7 @@ impl SessionManager {
         let header = SessionHeader {
             version: Some(CURRENT_SESSION_VERSION),
             id: session_id.unwrap_or_else(crate::ids::new_session_id),
-            timestamp: iso_timestamp(clock.now()),
+            timestamp: iso_timestamp(crate::ids::now(clock.as_ref())),
             cwd: cwd.to_string_lossy().into_owned(),
             ..SessionHeader::default()
         };
@@ -229,7 +229,7 @@ impl SessionManager {
         (
             new_entry_id(self.tree.ids()).into(),
             self.tree.leaf_id().map(EntryId::from),
-            iso_timestamp(self.clock.now()).into(),
+            iso_timestamp(crate::ids::now(self.clock.as_ref())).into(),
         )
     }
 

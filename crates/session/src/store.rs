@@ -51,7 +51,7 @@ pub struct SessionStore {
 
 impl Default for SessionStore {
     fn default() -> Self {
-        Self::new(Arc::new(SystemClock), LockOptions::default())
+        Self::new(Arc::new(SystemClock::new()), LockOptions::default())
     }
 }
 
@@ -83,7 +83,7 @@ impl SessionStore {
         Ok(SessionHeader {
             version: Some(CURRENT_SESSION_VERSION),
             id,
-            timestamp: iso_timestamp(self.clock.now()),
+            timestamp: iso_timestamp(crate::ids::now(self.clock.as_ref())),
             cwd: cwd.to_string_lossy().into_owned(),
             parent_session: options.parent_session.clone(),
             ..SessionHeader::default()

@@ -193,7 +193,7 @@ fn a_reused_pid_does_not_hold_the_lock() {
 /// Two stores model two processes: each has its own ownership registry.
 fn stalled_store() -> SessionStore {
     SessionStore::new(
-        Arc::new(SystemClock),
+        Arc::new(SystemClock::new()),
         LockOptions {
             ttl: Duration::from_secs(30),
             // Never refreshes during the test: it behaves like a stalled process.

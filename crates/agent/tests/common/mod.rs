@@ -50,7 +50,7 @@ pub const NOW_MS: i64 = 1_750_000_000_000;
 
 /// Fixed wall clock; the monotonic clock advances 7 ms per reading; sleeps are recorded and
 /// return at once, or never when `block_sleeps` is set (to abort during a backoff).
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct FakeClock {
     ticks: AtomicU64,
     pub sleeps: Mutex<Vec<Duration>>,
@@ -74,17 +74,26 @@ impl Clock for FakeClock {
             Box::pin(async {})
         }
     }
+
+    fn random(&self) -> f64 {
+        0.0
+    }
 }
 
-/// A fixed clock for `knightcode_ai::Client` (message timestamps).
+/// A fixed clock for `knightcode_ai::Client` (message timestamps); sleeps return at once.
+#[derive(Debug)]
 pub struct AiClock;
 
-impl knightcode_ai::Clock for AiClock {
+impl Clock for AiClock {
     fn now_ms(&self) -> i64 {
         NOW_MS
     }
 
-    fn sleep(&self, _duration: Duration) -> knightcode_ai::clock::BoxFuture<()> {
+    fn monotonic(&self) -> Duration {
+        Duration::ZERO
+    }
+
+    fn sleep(&self, _duration: Duration) -> BoxFuture<'static, ()> {
         Box::pin(async {})
     }
 

@@ -18,7 +18,7 @@ use knightcode_testkit::WireFormat;
 pub const NOW_MS: i64 = 1_750_000_000_000;
 
 /// A clock that never moves; sleeps return at once and are recorded.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct FixedClock {
     pub sleeps: Mutex<Vec<Duration>>,
 }
@@ -28,7 +28,11 @@ impl Clock for FixedClock {
         NOW_MS
     }
 
-    fn sleep(&self, duration: Duration) -> BoxFuture<()> {
+    fn monotonic(&self) -> Duration {
+        Duration::ZERO
+    }
+
+    fn sleep(&self, duration: Duration) -> BoxFuture<'static, ()> {
         self.sleeps.lock().unwrap().push(duration);
         Box::pin(async {})
     }

@@ -159,8 +159,8 @@ where
                         let response = lock(&pending).take(tag).map(|p| p.response(reply));
                         response.map(|r| serde_json::to_string(&r).map_err(|e| e.to_string()))
                     }
-                    SessionEvent::Diagnostic(line) => {
-                        diagnostics(&line);
+                    SessionEvent::Diagnostic(diagnostic) => {
+                        diagnostics(&diagnostic.to_string());
                         None
                     }
                     SessionEvent::RunFailed(message) => {

@@ -145,9 +145,13 @@ impl Ui {
                     self.on_reply(pending, reply);
                 }
             }
-            SessionEvent::Diagnostic(line) => {
-                let line = line.strip_prefix("Warning: ").unwrap_or(&line).to_owned();
-                self.warn(&line);
+            SessionEvent::Diagnostic(diagnostic) => {
+                use knightcode_runtime::diagnostics::DiagnosticLevel;
+                match diagnostic.level {
+                    DiagnosticLevel::Info => self.info(&diagnostic.message),
+                    DiagnosticLevel::Warning => self.warn(&diagnostic.message),
+                    DiagnosticLevel::Error => self.error(&diagnostic.message),
+                }
             }
             SessionEvent::RunFailed(message) => self.error(&format!("The run failed: {message}")),
         }

@@ -35,6 +35,15 @@ impl QueueMode {
             Self::OneAtATime => "one-at-a-time",
         }
     }
+
+    /// Parses `one-at-a-time` or `all` (settings and RPC spell them alike).
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "one-at-a-time" => Some(Self::OneAtATime),
+            "all" => Some(Self::All),
+            _ => None,
+        }
+    }
 }
 
 /// One command with its request fields, without the correlation `id` (see [`RpcCommand`]).

@@ -95,6 +95,7 @@ fn shared(ctx: &Ctx, command: &Command, streaming: bool) -> Option<Reply> {
         },
         Command::GetLastAssistantText => Reply::LastAssistantText(view.last_assistant_text()),
         Command::Ping => Reply::Done,
+        Command::Report(_) => Reply::Done,
         _ => return None,
     };
     Some(reply)
@@ -117,6 +118,10 @@ async fn set_session_name(ctx: &mut Ctx, name: &str) -> Reply {
 /// for the run to end (the session-replacing ones abort it first).
 pub(super) async fn busy(ctx: &mut Ctx, envelope: Envelope) {
     let Envelope { command, responder } = envelope;
+    if let Command::Report(diagnostic) = &command {
+        ctx.emit(super::SessionEvent::Diagnostic(diagnostic.clone()))
+            .await;
+    }
     if let Command::SetSessionName(name) = &command {
         let reply = set_session_name(ctx, name).await;
         ctx.reply(responder, reply).await;
@@ -222,6 +227,10 @@ fn defer_silently(ctx: &mut Ctx, command: Command) {
 pub(super) async fn idle(session: &mut AgentSession, ctx: &mut Ctx, envelope: Envelope) -> Flow {
     let Envelope { command, responder } = envelope;
     let mut flow = Flow::Continue;
+    if let Command::Report(diagnostic) = &command {
+        ctx.emit(super::SessionEvent::Diagnostic(diagnostic.clone()))
+            .await;
+    }
     let reply = match command {
         Command::SetSessionName(name) => set_session_name(ctx, &name).await,
         Command::Prompt {

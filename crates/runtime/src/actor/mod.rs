@@ -45,6 +45,7 @@ use crate::AgentSession;
 use crate::agent_session::operations::ModelSwitch;
 use crate::agent_session::operations::SessionView;
 use crate::agent_session::operations::ThinkingChange;
+use crate::diagnostics::Diagnostic;
 use crate::hooks::InputSource;
 
 /// Events buffered for the front end before the session waits for it to read.
@@ -132,6 +133,8 @@ pub enum Command {
     GetLastAssistantText,
     /// Everything a screen shows about the session: [`Reply::Snapshot`].
     Snapshot,
+    /// Puts a diagnostic into the event stream, in order (MCP servers, extensions).
+    Report(Diagnostic),
     /// Does nothing; its [`Reply::Done`] comes back in order with the events (a front end
     /// that answers a line itself uses it to place that answer).
     Ping,
@@ -242,7 +245,7 @@ pub enum SessionEvent {
     /// The reply to a command sent with [`Responder::Stream`].
     Reply { tag: u64, reply: Reply },
     /// A problem worth telling the user (stderr in the headless modes).
-    Diagnostic(String),
+    Diagnostic(Diagnostic),
     /// A run stopped on a failure of the runtime around the loop (the session file could
     /// not be written); the text says what to do.
     RunFailed(String),

@@ -27,6 +27,7 @@ use super::handlers;
 use crate::AgentSession;
 use crate::agent_session::operations::SessionView;
 use crate::agent_session::operations::UserBash;
+use crate::diagnostics::Diagnostic;
 
 /// A command whose work waits until the running prompt has ended.
 pub(super) enum Deferred {
@@ -75,8 +76,10 @@ impl Ctx {
         self.view = session.view();
         self.bash_template = session.user_bash("", false);
         for warning in session.take_warnings() {
-            self.emit(SessionEvent::Diagnostic(format!("Warning: {warning}")))
-                .await;
+            self.emit(SessionEvent::Diagnostic(Diagnostic::warning(
+                "settings", warning,
+            )))
+            .await;
         }
     }
 
@@ -236,8 +239,9 @@ async fn run_prompt(session: &mut AgentSession, ctx: &mut Ctx, messages: Vec<Age
     }
     for message in std::mem::take(&mut ctx.pending_bash) {
         if let Err(error) = session.record_bash_execution(message) {
-            ctx.emit(SessionEvent::Diagnostic(format!(
-                "Error: could not save a shell command: {error}"
+            ctx.emit(SessionEvent::Diagnostic(Diagnostic::error(
+                "session",
+                format!("could not save a shell command: {error}"),
             )))
             .await;
         }
@@ -260,8 +264,9 @@ async fn bash_done(session: &mut AgentSession, ctx: &mut Ctx, done: BashDone) {
     let reply = match done.result {
         Ok(outcome) => {
             if let Err(error) = session.record_bash_execution(outcome.message) {
-                ctx.emit(SessionEvent::Diagnostic(format!(
-                    "Error: could not save a shell command: {error}"
+                ctx.emit(SessionEvent::Diagnostic(Diagnostic::error(
+                    "session",
+                    format!("could not save a shell command: {error}"),
                 )))
                 .await;
             }

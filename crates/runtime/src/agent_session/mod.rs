@@ -220,6 +220,7 @@ impl AgentSession {
         services: Services,
     ) -> Result<(Self, EventReceiver)> {
         let Services {
+            clock,
             store,
             env,
             provider,
@@ -452,7 +453,7 @@ impl AgentSession {
         let provider: Arc<dyn knightcode_ai::Provider> = match provider {
             Some(provider) => provider,
             None => Arc::new(
-                Client::new()
+                Client::with_clock(Arc::clone(&clock))
                     .map_err(|e| RuntimeError::Setup(e.to_string()))?
                     .with_read_pacing(setup.stream_read_pacing),
             ),
@@ -463,6 +464,7 @@ impl AgentSession {
         // Every finished message goes to the session file before the next model request.
         let store = Arc::clone(&session);
         let agent = Agent::new(provider, config, events)
+            .with_clock(clock)
             .with_hooks(loop_hooks)
             .with_queue_modes(
                 queue_mode(settings.steering_mode()),

@@ -36,10 +36,22 @@ impl StepClock {
 }
 
 impl Clock for StepClock {
-    fn now(&self) -> DateTime<Utc> {
+    fn now_ms(&self) -> i64 {
         let mut now = self.0.lock().unwrap();
         *now += Duration::milliseconds(1);
-        *now
+        now.timestamp_millis()
+    }
+
+    fn monotonic(&self) -> std::time::Duration {
+        std::time::Duration::ZERO
+    }
+
+    fn sleep(&self, _duration: std::time::Duration) -> knightcode_clock::BoxFuture<'static, ()> {
+        Box::pin(async {})
+    }
+
+    fn random(&self) -> f64 {
+        0.0
     }
 }
 

@@ -16,7 +16,6 @@ use knightcode_protocol::rpc::MessagesResult;
 use knightcode_protocol::rpc::ModelsResult;
 use knightcode_protocol::rpc::PromptResult;
 use knightcode_protocol::rpc::QueueContents;
-use knightcode_protocol::rpc::QueueMode;
 use knightcode_protocol::rpc::RpcCommand;
 use knightcode_protocol::rpc::RpcCommandBody as Cmd;
 use knightcode_protocol::rpc::RpcOutcome;
@@ -91,13 +90,6 @@ fn images(body: &Cmd) -> Vec<ContentBlock> {
         .collect()
 }
 
-fn agent_mode(mode: QueueMode) -> knightcode_agent::QueueMode {
-    match mode {
-        QueueMode::All => knightcode_agent::QueueMode::All,
-        QueueMode::OneAtATime => knightcode_agent::QueueMode::OneAtATime,
-    }
-}
-
 fn parse_level(level: &str) -> Result<ThinkingLevel, String> {
     ThinkingLevel::parse(level).ok_or_else(|| {
         format!(
@@ -147,8 +139,8 @@ fn translate(command: RpcCommand) -> Result<Command, RpcResponse> {
         },
         Cmd::CycleThinkingLevel => Command::CycleThinkingLevel,
         Cmd::GetAvailableThinkingLevels => Command::GetAvailableThinkingLevels,
-        Cmd::SetSteeringMode { mode } => Command::SetSteeringMode(agent_mode(mode)),
-        Cmd::SetFollowUpMode { mode } => Command::SetFollowUpMode(agent_mode(mode)),
+        Cmd::SetSteeringMode { mode } => Command::SetSteeringMode(mode),
+        Cmd::SetFollowUpMode { mode } => Command::SetFollowUpMode(mode),
         Cmd::Compact { .. } => Command::Compact,
         Cmd::SetAutoCompaction { enabled } => Command::SetAutoCompaction(enabled),
         Cmd::SetAutoRetry { enabled } => Command::SetAutoRetry(enabled),

@@ -6,7 +6,6 @@ use std::sync::Arc;
 use std::sync::Mutex;
 
 use knightcode_agent::AgentHandle;
-use knightcode_agent::QueueMode;
 use knightcode_ai::Context;
 use knightcode_ai::Model;
 use knightcode_ai::ThinkingLevel;
@@ -17,7 +16,6 @@ use knightcode_protocol::JsNumber;
 use knightcode_protocol::SessionEntry;
 use knightcode_protocol::StopReason;
 use knightcode_protocol::Usage;
-use knightcode_protocol::rpc;
 use knightcode_protocol::rpc::ContextUsage;
 use knightcode_protocol::rpc::EntriesResult;
 use knightcode_protocol::rpc::ForkMessage;
@@ -35,13 +33,6 @@ use crate::error::RuntimeError;
 /// The model as RPC reports it (`get_state`, `set_model`, `get_available_models`).
 pub fn model_info(model: &Model) -> ModelInfo {
     ModelInfo::from(model)
-}
-
-fn protocol_mode(mode: QueueMode) -> rpc::QueueMode {
-    match mode {
-        QueueMode::All => rpc::QueueMode::All,
-        QueueMode::OneAtATime => rpc::QueueMode::OneAtATime,
-    }
 }
 
 /// Read access to a session, cheap to clone. Model and thinking level are as of its creation
@@ -107,8 +98,8 @@ impl SessionView {
             thinking_level: self.thinking.as_str().to_owned(),
             is_streaming,
             is_compacting: false,
-            steering_mode: protocol_mode(self.handle.steering_mode()),
-            follow_up_mode: protocol_mode(self.handle.follow_up_mode()),
+            steering_mode: (self.handle.steering_mode()),
+            follow_up_mode: (self.handle.follow_up_mode()),
             session_file: session
                 .session_file()
                 .map(|p| p.to_string_lossy().into_owned()),
