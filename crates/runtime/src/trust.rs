@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use crate::error::Result;
 use crate::error::RuntimeError;
+use crate::settings::DefaultProjectTrust;
 
 /// The project resources that need a trust decision, found from `cwd`.
 pub fn protected_resources(cwd: &Path, home: Option<&Path>) -> Vec<PathBuf> {
@@ -50,7 +51,7 @@ pub enum TrustSource {
     NothingToProtect,
     CommandLine,
     Saved(PathBuf),
-    DefaultSetting(String),
+    DefaultSetting(DefaultProjectTrust),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -170,7 +171,7 @@ pub fn resolve_non_interactive(
     home: Option<&Path>,
     cli_override: Option<bool>,
     store: &TrustStore,
-    default_project_trust: &str,
+    default_project_trust: DefaultProjectTrust,
 ) -> TrustDecision {
     let protected = protected_resources(cwd, home);
     if let Some(trusted) = cli_override {
@@ -195,8 +196,8 @@ pub fn resolve_non_interactive(
         };
     }
     TrustDecision {
-        trusted: default_project_trust == "always",
-        source: TrustSource::DefaultSetting(default_project_trust.to_owned()),
+        trusted: default_project_trust == DefaultProjectTrust::Always,
+        source: TrustSource::DefaultSetting(default_project_trust),
         protected,
     }
 }
@@ -217,7 +218,9 @@ impl TrustDecision {
             TrustSource::Saved(dir) => {
                 format!("{} is saved as untrusted in trust.json", dir.display())
             }
-            TrustSource::DefaultSetting(value) => format!("defaultProjectTrust is \"{value}\""),
+            TrustSource::DefaultSetting(value) => {
+                format!("defaultProjectTrust is \"{}\"", value.as_str())
+            }
             TrustSource::NothingToProtect => String::new(),
         };
         Some(format!(

@@ -2,6 +2,7 @@
 //! Project trust without a prompt (spec/seed/security.md).
 
 use knightcode_runtime::TrustStore;
+use knightcode_runtime::settings::DefaultProjectTrust;
 use knightcode_runtime::trust::TrustSource;
 use knightcode_runtime::trust::protected_resources;
 use knightcode_runtime::trust::resolve_non_interactive;
@@ -12,7 +13,8 @@ fn a_bare_dot_dir_needs_no_decision() {
     std::fs::create_dir(project.path().join(".knightcode")).unwrap();
     assert!(protected_resources(project.path(), None).is_empty());
     let store = TrustStore::default();
-    let decision = resolve_non_interactive(project.path(), None, None, &store, "ask");
+    let decision =
+        resolve_non_interactive(project.path(), None, None, &store, DefaultProjectTrust::Ask);
     assert!(decision.trusted);
     assert_eq!(decision.source, TrustSource::NothingToProtect);
 }
@@ -27,28 +29,73 @@ fn decision_order_cli_then_saved_then_default() {
     let home = tempfile::tempdir().unwrap();
 
     let mut store = TrustStore::load(agent.path()).unwrap();
-    let ask = resolve_non_interactive(&project, Some(home.path()), None, &store, "ask");
+    let ask = resolve_non_interactive(
+        &project,
+        Some(home.path()),
+        None,
+        &store,
+        DefaultProjectTrust::Ask,
+    );
     assert!(!ask.trusted, "ask without a UI skips");
     let notice = ask.skipped_notice(&project).unwrap();
     assert!(notice.contains(".knightcode/settings.json"), "{notice}");
     assert!(notice.contains("--approve"), "{notice}");
-    assert!(resolve_non_interactive(&project, Some(home.path()), None, &store, "always").trusted);
-    assert!(!resolve_non_interactive(&project, Some(home.path()), None, &store, "never").trusted);
+    assert!(
+        resolve_non_interactive(
+            &project,
+            Some(home.path()),
+            None,
+            &store,
+            DefaultProjectTrust::Always
+        )
+        .trusted
+    );
+    assert!(
+        !resolve_non_interactive(
+            &project,
+            Some(home.path()),
+            None,
+            &store,
+            DefaultProjectTrust::Never
+        )
+        .trusted
+    );
 
     // A saved decision for an ancestor applies; the nearest one wins.
     store.set(&root.path().join("work"), Some(true)).unwrap();
     let reloaded = TrustStore::load(agent.path()).unwrap();
-    assert!(resolve_non_interactive(&project, Some(home.path()), None, &reloaded, "never").trusted);
+    assert!(
+        resolve_non_interactive(
+            &project,
+            Some(home.path()),
+            None,
+            &reloaded,
+            DefaultProjectTrust::Never
+        )
+        .trusted
+    );
     store.set(&project, Some(false)).unwrap();
     let reloaded = TrustStore::load(agent.path()).unwrap();
-    let decision = resolve_non_interactive(&project, Some(home.path()), None, &reloaded, "always");
+    let decision = resolve_non_interactive(
+        &project,
+        Some(home.path()),
+        None,
+        &reloaded,
+        DefaultProjectTrust::Always,
+    );
     assert!(!decision.trusted);
     assert!(matches!(decision.source, TrustSource::Saved(_)));
 
     // The command line beats everything.
     assert!(
-        resolve_non_interactive(&project, Some(home.path()), Some(true), &reloaded, "never")
-            .trusted
+        resolve_non_interactive(
+            &project,
+            Some(home.path()),
+            Some(true),
+            &reloaded,
+            DefaultProjectTrust::Never
+        )
+        .trusted
     );
 
     let text = std::fs::read_to_string(TrustStore::path_in(agent.path())).unwrap();

@@ -8,6 +8,7 @@ use knightcode_runtime::AgentSession;
 use knightcode_runtime::SessionSetup;
 use knightcode_runtime::Settings;
 use knightcode_runtime::TrustStore;
+use knightcode_runtime::settings::DefaultProjectTrust;
 use knightcode_runtime::trust::protected_resources;
 use knightcode_tui::Theme;
 
@@ -101,7 +102,7 @@ pub async fn resolve_trust(
         return Ok(Some(setup));
     }
     let global = Settings::load(&setup.agent_dir, &setup.cwd, false);
-    if global.default_project_trust() != "ask" {
+    if global.values().default_project_trust != DefaultProjectTrust::Ask {
         return Ok(Some(setup));
     }
     let prompt = TrustPrompt::startup(&setup.cwd, protected, ui.screen.theme.clone(), &ui.bindings);

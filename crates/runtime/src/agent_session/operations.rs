@@ -352,8 +352,7 @@ impl AgentSession {
         if self.model.reasoning {
             return self.thinking;
         }
-        ThinkingLevel::parse(self.settings.default_thinking_level())
-            .unwrap_or(ThinkingLevel::Medium)
+        self.settings.values().default_thinking_level
     }
 
     /// Sets the thinking level, clamped to the model. A change is recorded in the session
@@ -417,10 +416,7 @@ impl AgentSession {
     }
 
     pub fn auto_compaction_enabled(&self) -> bool {
-        self.settings
-            .get("compaction.enabled")
-            .and_then(Value::as_bool)
-            .unwrap_or(true)
+        self.settings.values().compaction_enabled
     }
 
     /// `retry.enabled`, saved to the global settings; applies from the next run.
@@ -438,12 +434,7 @@ impl AgentSession {
             settings_file::insert_dotted(&mut overrides, key, value.clone());
         }
         self.settings = self.settings.clone().with_overrides(&overrides);
-        let unreadable = self
-            .settings
-            .diagnostics()
-            .iter()
-            .any(|d| d.scope == crate::settings::SettingsScope::Global);
-        if unreadable {
+        if self.settings.global_file_unusable() {
             return;
         }
         if let Err(error) = settings_file::update_global(&self.ops.agent_dir, values) {
@@ -617,10 +608,7 @@ impl AgentSession {
                 self.model = model;
             }
         }
-        let saved_default = || {
-            ThinkingLevel::parse(self.settings.default_thinking_level())
-                .unwrap_or(ThinkingLevel::Medium)
-        };
+        let saved_default = || self.settings.values().default_thinking_level;
         let level = self
             .ops
             .cli_thinking
@@ -656,8 +644,8 @@ impl AgentSession {
             command: command.to_owned(),
             exclude_from_context,
             cwd: PathBuf::from(lock(&self.session).cwd()),
-            shell_path: self.settings.shell_path(self.ops.home.as_deref()),
-            prefix: self.settings.shell_command_prefix().map(str::to_owned),
+            shell_path: self.settings.values().shell_path(self.ops.home.as_deref()),
+            prefix: self.settings.values().shell_command_prefix.clone(),
         }
     }
 
