@@ -83,6 +83,12 @@ pub async fn perform(ui: &mut Ui, session: &mut AgentSession, actions: Vec<Actio
     for action in actions {
         perform_one(ui, session, action).await;
     }
+    // What the actions saved is in settings.json before the screen says so; waiting does
+    // not hold up the thread.
+    session.settings_saved().await;
+    for warning in session.take_warnings() {
+        ui.warn(&warning);
+    }
 }
 
 async fn perform_one(ui: &mut Ui, session: &mut AgentSession, action: Action) {
