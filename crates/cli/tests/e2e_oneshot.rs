@@ -346,6 +346,36 @@ fn untrusted_project_settings_are_skipped_with_a_notice() {
     assert_eq!(tools, 4);
 }
 
+#[test]
+fn an_invalid_setting_warns_and_reads_as_its_default() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![ScriptedReply::text("ok")],
+    )
+    .unwrap();
+    let sandbox = sandbox(&server);
+    std::fs::write(
+        sandbox.agent.join("settings.json"),
+        r#"{"defaultTools": "read", "steeringMode": "sometimes"}"#,
+    )
+    .unwrap();
+    let run = knightcode(&sandbox, &["-p", "hello"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "ok\n");
+    for expected in [
+        "settings.json: defaultTools is \"read\", expected an array of strings; ignoring it",
+        "steeringMode is \"sometimes\", expected \"all\" or \"one-at-a-time\"; using \"one-at-a-time\"",
+    ] {
+        assert!(run.stderr.contains(expected), "{}", run.stderr);
+    }
+    // The invalid list reads as the default one: the four built-in tools are offered.
+    let tools = server.requests()[0].body["tools"]
+        .as_array()
+        .map(Vec::len)
+        .unwrap_or(0);
+    assert_eq!(tools, 4);
+}
+
 /// The `tools` of a request as the provider receives them: every built-in tool, with the
 /// reference's key order (`type`, `required`, `properties`) and `edit`'s
 /// `additionalProperties: false`, which also makes an edit with an unknown key fail

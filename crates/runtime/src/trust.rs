@@ -1,7 +1,8 @@
 //! Project trust (`spec/seed/security.md`): whether a folder's protected resources load.
 //!
-//! Decision order without a UI: `--approve`/`--no-approve`, then (later) extensions, then the
-//! nearest saved decision in `<agentDir>/trust.json`, then `defaultProjectTrust`.
+//! Decision order ([`resolve`]): `--approve`/`--no-approve`, then (later) extensions, then the
+//! nearest saved decision in `<agentDir>/trust.json`, then `defaultProjectTrust`, whose `ask`
+//! is a prompt in the interactive UI and "not trusted" elsewhere.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -11,6 +12,7 @@ use serde_json::Value;
 
 use crate::error::Result;
 use crate::error::RuntimeError;
+use crate::settings::DefaultProjectTrust;
 
 /// The project resources that need a trust decision, found from `cwd`.
 pub fn protected_resources(cwd: &Path, home: Option<&Path>) -> Vec<PathBuf> {
@@ -50,7 +52,7 @@ pub enum TrustSource {
     NothingToProtect,
     CommandLine,
     Saved(PathBuf),
-    DefaultSetting(String),
+    DefaultSetting(DefaultProjectTrust),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -162,43 +164,78 @@ impl TrustStore {
     }
 }
 
-/// Resolves trust for a run without an interactive prompt (print, JSON, RPC modes):
-/// `cli_override` (`--approve` = Some(true), `--no-approve` = Some(false)), then the saved
-/// decision, then `defaultProjectTrust` (`always` trusts; `ask` and `never` do not).
+/// What the check order made of a folder: a decision, or a question only a user can answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TrustResolution {
+    Decided(TrustDecision),
+    /// Protected resources, no override, no saved decision, and `defaultProjectTrust` is
+    /// `ask`: an interactive front end prompts about `protected`.
+    Ask {
+        protected: Vec<PathBuf>,
+    },
+}
+
+impl TrustResolution {
+    /// The decision where nobody can be asked (print, JSON, RPC modes): `ask` does not trust.
+    pub fn without_prompt(self) -> TrustDecision {
+        match self {
+            Self::Decided(decision) => decision,
+            Self::Ask { protected } => TrustDecision {
+                trusted: false,
+                source: TrustSource::DefaultSetting(DefaultProjectTrust::Ask),
+                protected,
+            },
+        }
+    }
+}
+
+/// The one copy of the check order (`spec/trust-security.md` §2): `cli_override`
+/// (`--approve` = Some(true), `--no-approve` = Some(false)), then nothing to protect (trusted),
+/// then the nearest saved decision, then `defaultProjectTrust` (`always` trusts, `never` does
+/// not, `ask` asks).
+pub fn resolve(
+    cwd: &Path,
+    home: Option<&Path>,
+    cli_override: Option<bool>,
+    store: &TrustStore,
+    default_project_trust: DefaultProjectTrust,
+) -> TrustResolution {
+    let protected = protected_resources(cwd, home);
+    let decided = |trusted, source, protected| {
+        TrustResolution::Decided(TrustDecision {
+            trusted,
+            source,
+            protected,
+        })
+    };
+    if let Some(trusted) = cli_override {
+        return decided(trusted, TrustSource::CommandLine, protected);
+    }
+    if protected.is_empty() {
+        return decided(true, TrustSource::NothingToProtect, protected);
+    }
+    if let Some((trusted, dir)) = store.lookup(cwd) {
+        return decided(trusted, TrustSource::Saved(dir), protected);
+    }
+    match default_project_trust {
+        DefaultProjectTrust::Ask => TrustResolution::Ask { protected },
+        setting => decided(
+            setting == DefaultProjectTrust::Always,
+            TrustSource::DefaultSetting(setting),
+            protected,
+        ),
+    }
+}
+
+/// [`resolve`] for a run without an interactive prompt (print, JSON, RPC modes).
 pub fn resolve_non_interactive(
     cwd: &Path,
     home: Option<&Path>,
     cli_override: Option<bool>,
     store: &TrustStore,
-    default_project_trust: &str,
+    default_project_trust: DefaultProjectTrust,
 ) -> TrustDecision {
-    let protected = protected_resources(cwd, home);
-    if let Some(trusted) = cli_override {
-        return TrustDecision {
-            trusted,
-            source: TrustSource::CommandLine,
-            protected,
-        };
-    }
-    if protected.is_empty() {
-        return TrustDecision {
-            trusted: true,
-            source: TrustSource::NothingToProtect,
-            protected,
-        };
-    }
-    if let Some((trusted, dir)) = store.lookup(cwd) {
-        return TrustDecision {
-            trusted,
-            source: TrustSource::Saved(dir),
-            protected,
-        };
-    }
-    TrustDecision {
-        trusted: default_project_trust == "always",
-        source: TrustSource::DefaultSetting(default_project_trust.to_owned()),
-        protected,
-    }
+    resolve(cwd, home, cli_override, store, default_project_trust).without_prompt()
 }
 
 impl TrustDecision {
@@ -217,7 +254,9 @@ impl TrustDecision {
             TrustSource::Saved(dir) => {
                 format!("{} is saved as untrusted in trust.json", dir.display())
             }
-            TrustSource::DefaultSetting(value) => format!("defaultProjectTrust is \"{value}\""),
+            TrustSource::DefaultSetting(value) => {
+                format!("defaultProjectTrust is \"{}\"", value.as_str())
+            }
             TrustSource::NothingToProtect => String::new(),
         };
         Some(format!(

@@ -3,7 +3,9 @@
 
 use std::path::Path;
 
+use knightcode_agent::QueueMode;
 use knightcode_runtime::Settings;
+use knightcode_runtime::settings::DefaultProjectTrust;
 use knightcode_runtime::settings::bootstrap_session_dir;
 use serde_json::json;
 
@@ -25,11 +27,15 @@ fn project_overrides_global_objects_merge_and_arrays_replace() {
         json!({"defaultModel": "a", "retry": {"enabled": true, "maxRetries": 5}, "enabledModels": ["x", "y"]}),
         json!({"defaultModel": "b", "retry": {"maxRetries": 1}, "enabledModels": ["z"], "steeringMode": null}),
     );
-    assert_eq!(settings.default_model(), Some("b"));
+    assert_eq!(settings.values().default_model.as_deref(), Some("b"));
     assert_eq!(settings.get("retry.enabled"), Some(&json!(true)));
-    assert_eq!(settings.retry().max_retries, 1);
+    assert_eq!(settings.values().retry.max_retries, 1);
     assert_eq!(settings.get("enabledModels"), Some(&json!(["z"])));
-    assert_eq!(settings.steering_mode(), "one-at-a-time", "null is skipped");
+    assert_eq!(
+        settings.values().steering_mode,
+        QueueMode::OneAtATime,
+        "null is skipped"
+    );
 }
 
 #[test]
@@ -38,18 +44,23 @@ fn global_only_keys_ignore_the_project() {
         json!({}),
         json!({"defaultProjectTrust": "always", "httpProxy": "http://evil"}),
     );
-    assert_eq!(settings.default_project_trust(), "ask");
+    assert_eq!(
+        settings.values().default_project_trust,
+        DefaultProjectTrust::Ask
+    );
     assert_eq!(settings.get("httpProxy"), None);
 }
 
 #[test]
 fn default_tools_resolution() {
     assert_eq!(
-        layers(json!({}), json!({})).default_tools(),
+        layers(json!({}), json!({})).values().default_tools,
         ["read", "bash", "edit", "write"]
     );
     assert_eq!(
-        layers(json!({"defaultTools": ["+grep", "-bash"]}), json!({})).default_tools(),
+        layers(json!({"defaultTools": ["+grep", "-bash"]}), json!({}))
+            .values()
+            .default_tools,
         ["read", "edit", "write", "grep"]
     );
     assert_eq!(
@@ -57,7 +68,8 @@ fn default_tools_resolution() {
             json!({"defaultTools": ["read", "ls"]}),
             json!({"defaultTools": ["+find"]})
         )
-        .default_tools(),
+        .values()
+        .default_tools,
         ["read", "ls", "find"],
         "a project list of only modifiers extends the global list"
     );
@@ -66,12 +78,14 @@ fn default_tools_resolution() {
             json!({"defaultTools": ["read", "ls"]}),
             json!({"defaultTools": ["bash"]})
         )
-        .default_tools(),
+        .values()
+        .default_tools,
         ["bash"]
     );
     assert!(
         layers(json!({"defaultTools": []}), json!({}))
-            .default_tools()
+            .values()
+            .default_tools
             .is_empty()
     );
 }
@@ -84,7 +98,7 @@ fn legacy_keys_are_migrated() {
         r#"{"queueMode":"all","websockets":true,"retry":{"maxDelayMs":5}}"#,
     );
     let settings = Settings::load(dir.path(), dir.path(), false);
-    assert_eq!(settings.steering_mode(), "all");
+    assert_eq!(settings.values().steering_mode, QueueMode::All);
     assert_eq!(settings.get("transport"), Some(&json!("websocket")));
     assert_eq!(
         settings.get("retry.provider.maxRetryDelayMs"),
@@ -105,11 +119,14 @@ fn untrusted_projects_are_not_read_and_broken_files_are_diagnosed() {
         r#"{"defaultModel":"p","sessionDir":"here"}"#,
     );
     assert_eq!(
-        Settings::load(agent.path(), project.path(), false).default_model(),
+        Settings::load(agent.path(), project.path(), false)
+            .values()
+            .default_model
+            .as_deref(),
         Some("g")
     );
     let trusted = Settings::load(agent.path(), project.path(), true);
-    assert_eq!(trusted.default_model(), Some("p"));
+    assert_eq!(trusted.values().default_model.as_deref(), Some("p"));
     assert!(trusted.has_project_settings());
     // sessionDir is read before trust is known.
     assert_eq!(
@@ -122,11 +139,59 @@ fn untrusted_projects_are_not_read_and_broken_files_are_diagnosed() {
         "{ not json",
     );
     let broken = Settings::load(agent.path(), project.path(), true);
-    assert_eq!(broken.default_model(), Some("g"));
+    assert_eq!(broken.values().default_model.as_deref(), Some("g"));
     assert_eq!(broken.diagnostics().len(), 1);
     assert!(
         broken.diagnostics()[0]
             .to_string()
             .contains("ignoring project settings")
     );
+}
+
+#[test]
+fn invalid_values_name_their_file_and_do_not_stop_writes() {
+    let agent = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    write(
+        &agent.path().join("settings.json"),
+        r#"{"steeringMode":"both","defaultModel":"g"}"#,
+    );
+    write(
+        &project.path().join(".knightcode/settings.json"),
+        r#"{"compaction":{"enabled":"off"}}"#,
+    );
+    let settings = Settings::load(agent.path(), project.path(), true);
+    assert_eq!(settings.values().default_model.as_deref(), Some("g"));
+    assert_eq!(settings.values().steering_mode, QueueMode::OneAtATime);
+    assert!(settings.values().compaction_enabled);
+    let texts: Vec<String> = settings
+        .diagnostics()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(texts.len(), 2, "{texts:?}");
+    assert!(
+        texts[0].starts_with(&format!(
+            "global settings {}: steeringMode is \"both\"",
+            agent.path().join("settings.json").display()
+        )),
+        "{texts:?}"
+    );
+    assert!(
+        texts[1].starts_with(&format!(
+            "project settings {}: compaction.enabled is \"off\", expected true or false",
+            project.path().join(".knightcode/settings.json").display()
+        )),
+        "{texts:?}"
+    );
+    // Only an unreadable file keeps this process from writing it.
+    assert!(!settings.global_file_unusable());
+
+    // A value saved by this process replaces the invalid one, and its diagnostic.
+    let fixed = settings.with_overrides(json!({"steeringMode": "all"}).as_object().unwrap());
+    assert_eq!(fixed.values().steering_mode, QueueMode::All);
+    assert_eq!(fixed.diagnostics().len(), 1);
+
+    write(&agent.path().join("settings.json"), "{");
+    assert!(Settings::load(agent.path(), project.path(), true).global_file_unusable());
 }

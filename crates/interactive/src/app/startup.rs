@@ -7,7 +7,8 @@ use knightcode_runtime::AgentSession;
 use knightcode_runtime::SessionSetup;
 use knightcode_runtime::Settings;
 use knightcode_runtime::TrustStore;
-use knightcode_runtime::trust::protected_resources;
+use knightcode_runtime::trust;
+use knightcode_runtime::trust::TrustResolution;
 use knightcode_tui::Theme;
 
 use super::input::Action;
@@ -81,28 +82,26 @@ async fn run_modal(ui: &mut Ui, overlay: Overlay) -> Option<OverlayResult> {
     }
 }
 
-/// The startup trust prompt (`spec/trust-security.md` §2-3): only when the folder has
-/// protected resources, nothing decided it yet and `defaultProjectTrust` is "ask".
-/// Returns the setup with the decision, or `None` when the user quit.
+/// The startup trust prompt (`spec/trust-security.md` §2-3): only when the runtime's check
+/// order ends in a question (protected resources, nothing decided it yet and
+/// `defaultProjectTrust` is "ask"). Returns the setup with the decision, or `None` when the
+/// user quit.
 pub async fn resolve_trust(
     ui: &mut Ui,
     mut setup: SessionSetup,
 ) -> Result<Option<SessionSetup>, InteractiveError> {
-    if setup.approve.is_some() {
-        return Ok(Some(setup));
-    }
-    let protected = protected_resources(&setup.cwd, setup.home.as_deref());
-    if protected.is_empty() {
-        return Ok(Some(setup));
-    }
     let store = TrustStore::load(&setup.agent_dir).unwrap_or_default();
-    if store.lookup(&setup.cwd).is_some() {
-        return Ok(Some(setup));
-    }
     let global = Settings::load(&setup.agent_dir, &setup.cwd, false);
-    if global.default_project_trust() != "ask" {
+    // A decision is left to the session start, which makes the same one.
+    let TrustResolution::Ask { protected } = trust::resolve(
+        &setup.cwd,
+        setup.home.as_deref(),
+        setup.approve,
+        &store,
+        global.values().default_project_trust,
+    ) else {
         return Ok(Some(setup));
-    }
+    };
     let prompt = TrustPrompt::startup(&setup.cwd, protected, ui.screen.theme.clone(), &ui.bindings);
     let Some(OverlayResult::Trust(choice)) = run_modal(ui, Overlay::Trust(prompt)).await else {
         if ui.quitting {

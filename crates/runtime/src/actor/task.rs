@@ -75,6 +75,8 @@ impl Ctx {
     pub(super) async fn refresh(&mut self, session: &mut AgentSession) {
         self.view = session.view();
         self.bash_template = session.user_bash("", false);
+        // A reply to a settings change means the file has it, as when writes were inline.
+        session.settings_saved().await;
         for warning in session.take_warnings() {
             self.emit(SessionEvent::Diagnostic(Diagnostic::warning(
                 "settings", warning,

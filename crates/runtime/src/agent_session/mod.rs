@@ -14,7 +14,6 @@ use knightcode_agent::Agent;
 use knightcode_agent::AgentConfig;
 use knightcode_agent::AgentHandle;
 use knightcode_agent::EventReceiver;
-use knightcode_agent::QueueMode;
 use knightcode_agent::RunOutcome;
 use knightcode_agent::ToolRegistry;
 use knightcode_ai::AuthContext;
@@ -22,7 +21,6 @@ use knightcode_ai::AuthStorage;
 use knightcode_ai::Client;
 use knightcode_ai::Model;
 use knightcode_ai::ModelRegistry;
-use knightcode_ai::RetryPolicy;
 use knightcode_ai::StreamOptions;
 use knightcode_ai::ThinkingLevel;
 use knightcode_protocol::AgentMessage;
@@ -239,7 +237,7 @@ impl AgentSession {
             setup.home.as_deref(),
             setup.approve,
             &trust_store,
-            global_only.default_project_trust(),
+            global_only.values().default_project_trust,
         );
         notices.extend(trust.skipped_notice(&setup.cwd));
         let settings = Settings::load(&setup.agent_dir, &setup.cwd, trust.trusted);
@@ -283,7 +281,10 @@ impl AgentSession {
         });
         drop(restored);
 
-        let scope_patterns = setup.models.clone().or_else(|| settings.enabled_models());
+        let scope_patterns = setup
+            .models
+            .clone()
+            .or_else(|| settings.values().enabled_models.clone());
         // Every model with credentials: only a scope or a start without `--model` needs
         // them (a catalogue's worth of clones otherwise spent on every start).
         let available = if scope_patterns.is_some() || setup.model.is_none() {
@@ -321,7 +322,11 @@ impl AgentSession {
                     .first()
                     .filter(|_| restored_model.is_none())
                     .map(|s| (s.model.clone(), s.thinking));
-                let saved = settings.default_provider().zip(settings.default_model());
+                let saved = settings
+                    .values()
+                    .default_provider
+                    .as_deref()
+                    .zip(settings.values().default_model.as_deref());
                 match (from_session, from_scope) {
                     (Some(model), _) => (model.clone(), None),
                     (None, Some((model, level))) => {
@@ -342,11 +347,10 @@ impl AgentSession {
             .or(restored_thinking)
             .or_else(|| {
                 settings
+                    .values()
                     .model_thinking_level(&model.provider, &model.id)
-                    .and_then(ThinkingLevel::parse)
             })
-            .or_else(|| ThinkingLevel::parse(settings.default_thinking_level()))
-            .unwrap_or(ThinkingLevel::Medium);
+            .unwrap_or(settings.values().default_thinking_level);
         let thinking = model.clamp_thinking_level(thinking);
 
         let mut runtime_keys = HashMap::new();
@@ -427,7 +431,6 @@ impl AgentSession {
             discover_context_files(&setup.agent_dir, &setup.cwd)
         };
 
-        let retry = settings.retry();
         let mut headers = serde_json::Map::new();
         headers.extend(resolved.headers.clone());
         let config = AgentConfig {
@@ -443,12 +446,7 @@ impl AgentSession {
             tools,
             active_tools: Some(active_tools),
             cwd: setup.cwd.clone(),
-            retry: RetryPolicy {
-                enabled: retry.enabled,
-                max_retries: retry.max_retries,
-                base_delay_ms: retry.base_delay_ms,
-                max_agent_delay_ms: retry.max_delay_ms,
-            },
+            retry: settings.values().retry,
         };
         let provider: Arc<dyn knightcode_ai::Provider> = match provider {
             Some(provider) => provider,
@@ -467,8 +465,8 @@ impl AgentSession {
             .with_clock(clock)
             .with_hooks(loop_hooks)
             .with_queue_modes(
-                queue_mode(settings.steering_mode()),
-                queue_mode(settings.follow_up_mode()),
+                settings.values().steering_mode,
+                settings.values().follow_up_mode,
             )
             .with_store(Box::new(SessionRecorder { session: store }));
         let handle = agent.handle();
@@ -633,14 +631,6 @@ impl knightcode_agent::MessageStore for SessionRecorder {
     }
 }
 
-fn queue_mode(value: &str) -> QueueMode {
-    if value == "all" {
-        QueueMode::All
-    } else {
-        QueueMode::OneAtATime
-    }
-}
-
 fn now_millis() -> Millis {
     Millis(chrono::Utc::now().timestamp_millis())
 }
@@ -673,8 +663,8 @@ fn build_tools(
         reasoning_level: Some(thinking.as_str().to_owned()),
     };
     let bash = BashConfig {
-        shell_path: settings.shell_path(setup.home.as_deref()),
-        command_prefix: settings.shell_command_prefix().map(str::to_owned),
+        shell_path: settings.values().shell_path(setup.home.as_deref()),
+        command_prefix: settings.values().shell_command_prefix.clone(),
         session_env: Some(Arc::new(move || env.clone())),
         ..BashConfig::default()
     };
@@ -688,7 +678,7 @@ fn build_tools(
         registry.register(tool);
     }
     let names: Vec<&str> = registry.names().collect();
-    let choice = select_tools(&setup.tools, &settings.default_tools(), &names);
+    let choice = select_tools(&setup.tools, &settings.values().default_tools, &names);
     notices.extend(choice.warnings);
     (registry, choice.active)
 }

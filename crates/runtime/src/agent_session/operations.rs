@@ -58,7 +58,6 @@ const NOT_SAVED_YET: &str = "This session has not been saved yet. Wait for the f
 /// process), the model registry and credentials, and where global settings live.
 pub(super) struct OpsState {
     store: SessionStore,
-    agent_dir: PathBuf,
     home: Option<PathBuf>,
     registry: ModelRegistry,
     auth_storage: AuthStorage,
@@ -72,6 +71,8 @@ pub(super) struct OpsState {
     /// Problems since the last [`AgentSession::take_warnings`] (a settings file that could
     /// not be written).
     warnings: Vec<String>,
+    /// Writes the global settings file off the async thread.
+    settings_writer: settings_file::SettingsWriter,
     /// The `--models` / `enabledModels` scope: what model cycling goes through.
     pub(super) scope: Vec<ScopedModel>,
     /// Where API keys come from.
@@ -90,7 +91,6 @@ impl OpsState {
     ) -> Self {
         Self {
             store: store.clone(),
-            agent_dir: setup.agent_dir.clone(),
             home: setup.home.clone(),
             registry,
             auth_storage,
@@ -98,6 +98,7 @@ impl OpsState {
             cli_model: cli.0,
             cli_thinking: cli.1,
             warnings: Vec::new(),
+            settings_writer: settings_file::SettingsWriter::new(&setup.agent_dir),
             scope: Vec::new(),
             env,
         }
@@ -214,9 +215,21 @@ impl AgentSession {
         )
     }
 
-    /// Problems worth telling the user (on stderr) that happened since the last call.
+    /// Problems worth telling the user (on stderr) that happened since the last call; a
+    /// settings write still under way reports here once it failed (see
+    /// [`AgentSession::settings_saved`]).
     pub fn take_warnings(&mut self) -> Vec<String> {
-        std::mem::take(&mut self.ops.warnings)
+        let mut warnings = std::mem::take(&mut self.ops.warnings);
+        warnings.extend(self.ops.settings_writer.take_errors());
+        warnings
+    }
+
+    /// Waits, without blocking the thread, until every settings change made so far is in
+    /// the global settings file or has failed (then [`AgentSession::take_warnings`] says so).
+    pub fn settings_saved(&self) -> impl Future<Output = ()> + Send + 'static {
+        // Owns a handle to the writer, so the session (not `Sync`) is not held across awaits.
+        let writer = self.ops.settings_writer.clone();
+        async move { writer.saved().await }
     }
 
     /// Models with usable credentials, in catalog order.
@@ -366,8 +379,7 @@ impl AgentSession {
         if self.model.reasoning {
             return self.thinking;
         }
-        ThinkingLevel::parse(self.settings.default_thinking_level())
-            .unwrap_or(ThinkingLevel::Medium)
+        self.settings.values().default_thinking_level
     }
 
     /// Sets the thinking level, clamped to the model. A change is recorded in the session
@@ -431,10 +443,7 @@ impl AgentSession {
     }
 
     pub fn auto_compaction_enabled(&self) -> bool {
-        self.settings
-            .get("compaction.enabled")
-            .and_then(Value::as_bool)
-            .unwrap_or(true)
+        self.settings.values().compaction_enabled
     }
 
     /// `retry.enabled`, saved to the global settings; applies from the next run.
@@ -443,26 +452,20 @@ impl AgentSession {
         self.agent.config_mut().retry.enabled = enabled;
     }
 
-    /// Writes settings to the global file and applies them to the loaded settings. A global
-    /// file that could not be read is never written (its content would be lost); the change
-    /// then holds for this process only.
+    /// Applies settings to the loaded settings and queues them for the global file (written
+    /// in the background, see [`AgentSession::settings_saved`]). A global file that could not
+    /// be read is never written (its content would be lost); the change then holds for this
+    /// process only.
     fn persist_settings(&mut self, values: &[(&str, Value)]) {
         let mut overrides = serde_json::Map::new();
         for (key, value) in values {
             settings_file::insert_dotted(&mut overrides, key, value.clone());
         }
         self.settings = self.settings.clone().with_overrides(&overrides);
-        let unreadable = self
-            .settings
-            .diagnostics()
-            .iter()
-            .any(|d| d.scope == crate::settings::SettingsScope::Global);
-        if unreadable {
+        if self.settings.global_file_unusable() {
             return;
         }
-        if let Err(error) = settings_file::update_global(&self.ops.agent_dir, values) {
-            self.ops.warnings.push(error);
-        }
+        self.ops.settings_writer.save(values);
     }
 
     /// Starts a new, empty session (in the current session's folder, or in memory when the
@@ -631,10 +634,7 @@ impl AgentSession {
                 self.model = model;
             }
         }
-        let saved_default = || {
-            ThinkingLevel::parse(self.settings.default_thinking_level())
-                .unwrap_or(ThinkingLevel::Medium)
-        };
+        let saved_default = || self.settings.values().default_thinking_level;
         let level = self
             .ops
             .cli_thinking
@@ -670,8 +670,8 @@ impl AgentSession {
             command: command.to_owned(),
             exclude_from_context,
             cwd: PathBuf::from(lock(&self.session).cwd()),
-            shell_path: self.settings.shell_path(self.ops.home.as_deref()),
-            prefix: self.settings.shell_command_prefix().map(str::to_owned),
+            shell_path: self.settings.values().shell_path(self.ops.home.as_deref()),
+            prefix: self.settings.values().shell_command_prefix.clone(),
         }
     }
 
