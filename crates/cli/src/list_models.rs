@@ -3,14 +3,10 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use anyhow::Context as _;
 use knightcode_ai::AuthContext;
 use knightcode_ai::AuthStorage;
 use knightcode_ai::ModelRegistry;
 use knightcode_ai::ProcessEnv;
-
-const AGENT_DIR_VAR: &str = "KNIGHTCODE_CODING_AGENT_DIR";
-const PACKAGE_DIR_VAR: &str = "KNIGHTCODE_PACKAGE_DIR";
 
 /// What the command prints: the table (or "no models" text) for stdout, and warnings about
 /// unreadable configuration for stderr.
@@ -19,52 +15,24 @@ pub struct Listing {
     pub warnings: Vec<String>,
 }
 
-/// `~` and `~/…` expand to the home directory, as the reference expands its directory
-/// variables; anything else is used as given.
-fn expand_tilde(path: &str) -> anyhow::Result<PathBuf> {
-    let rest = match path {
-        "~" => "",
-        _ => match path.strip_prefix("~/") {
-            Some(rest) => rest,
-            None => return Ok(PathBuf::from(path)),
-        },
-    };
-    Ok(home_dir()?.join(rest))
-}
-
-fn home_dir() -> anyhow::Result<PathBuf> {
-    std::env::home_dir().context(
-        "could not find your home directory; set KNIGHTCODE_CODING_AGENT_DIR to the folder that holds models.json and auth.json",
-    )
-}
-
-/// A variable that is unset or empty counts as unset (the reference tests it for truthiness).
-fn dir_from_env(name: &str) -> anyhow::Result<Option<PathBuf>> {
-    match std::env::var(name) {
-        Ok(value) if !value.is_empty() => expand_tilde(&value).map(Some),
-        _ => Ok(None),
-    }
-}
-
-/// `$KNIGHTCODE_CODING_AGENT_DIR`, else `~/.knightcode/agent`.
+/// `$KNIGHTCODE_CODING_AGENT_DIR`, else `~/.knightcode/agent` (the runtime's rule).
 pub fn agent_dir() -> anyhow::Result<PathBuf> {
-    match dir_from_env(AGENT_DIR_VAR)? {
-        Some(dir) => Ok(dir),
-        None => Ok(home_dir()?.join(".knightcode").join("agent")),
-    }
+    Ok(knightcode_runtime::paths::agent_dir(
+        &ProcessEnv,
+        std::env::home_dir(),
+    )?)
 }
 
 /// Where the documentation the "no models" message points to lives: `docs/` in
 /// `$KNIGHTCODE_PACKAGE_DIR`, else beside the executable (as for the reference's
 /// single-file binary builds).
 fn docs_dir() -> anyhow::Result<PathBuf> {
-    let package = match dir_from_env(PACKAGE_DIR_VAR)? {
-        Some(dir) => dir,
-        None => std::env::current_exe()
-            .ok()
-            .and_then(|exe| exe.parent().map(PathBuf::from))
-            .unwrap_or_default(),
-    };
+    let beside = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(PathBuf::from))
+        .unwrap_or_default();
+    let package =
+        knightcode_runtime::paths::package_dir(&ProcessEnv, std::env::home_dir(), beside)?;
     Ok(package.join("docs"))
 }
 

@@ -4,9 +4,6 @@
 //! stdout carries only the answer (print) or the JSONL stream (json); everything else goes
 //! to stderr. SIGTERM and SIGHUP abort the run (killing running tools) and exit 143 / 129.
 
-use std::future::Future;
-use std::time::Duration;
-
 use knightcode_protocol::AgentEvent;
 use knightcode_protocol::AgentMessage;
 use knightcode_protocol::AssistantMessage;
@@ -22,6 +19,8 @@ use knightcode_runtime::SessionEvents;
 use knightcode_runtime::SessionHandle;
 use knightcode_runtime::SessionSetup;
 use knightcode_runtime::hooks::InputSource;
+use knightcode_runtime::shutdown;
+use knightcode_runtime::shutdown::TerminationSignals;
 use tokio::io::AsyncWriteExt as _;
 
 /// What stdout carries.
@@ -39,9 +38,6 @@ pub struct OneShotPrompts {
     pub first: (String, Vec<ContentBlock>),
     pub rest: Vec<String>,
 }
-
-/// How long a SIGTERM / SIGHUP waits for the aborted run to kill and reap its commands.
-const ABORT_GRACE: Duration = Duration::from_secs(2);
 
 /// Runs print or JSON mode and returns the process exit code: 0, 1 when the session could
 /// not start or the answer is an error, 143 / 129 after a signal.
@@ -65,6 +61,16 @@ pub fn run(setup: SessionSetup, prompts: OneShotPrompts, mode: OneShotMode) -> u
 }
 
 async fn run_async(setup: SessionSetup, prompts: OneShotPrompts, mode: OneShotMode) -> u8 {
+    // Installed before anything runs, so an early signal is not fatal.
+    let mut signals = match TerminationSignals::install() {
+        Ok(signals) => signals,
+        Err(error) => {
+            stderr_line(&format!(
+                "Error: could not install SIGTERM/SIGHUP handlers: {error}"
+            ));
+            return 1;
+        }
+    };
     let (session, events) = match AgentSession::start(setup).await {
         Ok(started) => started,
         Err(error) => {
@@ -97,11 +103,12 @@ async fn run_async(setup: SessionSetup, prompts: OneShotPrompts, mode: OneShotMo
         tokio::pin!(runs);
         tokio::select! {
             finished = &mut runs => finished,
-            code = termination_signal() => {
+            code = signals.recv() => {
                 handle.abort_now();
                 // The abort kills the process groups of running commands and reaps them;
-                // letting it finish (briefly) means no command outlives us.
-                let _ = tokio::time::timeout(ABORT_GRACE, &mut runs).await;
+                // letting the run finish (briefly) means no command outlives us, and its
+                // last events are still written.
+                let _ = tokio::time::timeout(shutdown::EXIT_GRACE, &mut runs).await;
                 return code;
             }
         }
@@ -235,25 +242,6 @@ impl Output {
         };
         if written.await.is_err() {
             self.closed = true;
-        }
-    }
-}
-
-/// Resolves with the exit code for SIGTERM (143) or SIGHUP (129).
-fn termination_signal() -> impl Future<Output = u8> {
-    use tokio::signal::unix::SignalKind;
-    use tokio::signal::unix::signal;
-    let signals = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::hangup()),
-    );
-    async move {
-        let (Ok(mut term), Ok(mut hup)) = signals else {
-            return std::future::pending().await;
-        };
-        tokio::select! {
-            _ = term.recv() => 143,
-            _ = hup.recv() => 129,
         }
     }
 }

@@ -28,6 +28,8 @@ use knightcode_runtime::Responder;
 use knightcode_runtime::SessionEvent;
 use knightcode_runtime::SessionHandle;
 use knightcode_runtime::SessionSetup;
+use knightcode_runtime::shutdown;
+use knightcode_runtime::shutdown::TerminationSignals;
 use tokio::io::AsyncRead;
 use tokio::io::AsyncWrite;
 
@@ -39,9 +41,6 @@ use super::ui_bridge::UiBridge;
 
 /// How long a signal-triggered exit waits for queued output to reach a slow reader.
 const SIGNAL_FLUSH_LIMIT: Duration = Duration::from_secs(1);
-
-/// How long a signal-triggered exit waits for running commands to be killed and reaped.
-const KILL_GRACE: Duration = Duration::from_secs(3);
 
 /// Where diagnostics go (stderr in `knightcode --mode rpc`); stdout carries only protocol.
 pub type Diagnostics = Arc<dyn Fn(&str) + Send + Sync>;
@@ -70,8 +69,8 @@ pub fn run_stdio(setup: SessionSetup) -> u8 {
     };
     let code = runtime.block_on(async {
         // Handlers go in before anything is read, so an early signal is not fatal.
-        let shutdown = match termination_signal() {
-            Ok(signal) => signal,
+        let shutdown = match TerminationSignals::install() {
+            Ok(mut signals) => async move { signals.recv().await },
             Err(error) => {
                 diagnostics(&format!(
                     "Error: could not install SIGTERM/SIGHUP handlers: {error}"
@@ -104,20 +103,6 @@ pub fn run_stdio(setup: SessionSetup) -> u8 {
     code
 }
 
-/// Resolves with the exit code of the first SIGTERM (143) or SIGHUP (129).
-fn termination_signal() -> std::io::Result<impl Future<Output = u8>> {
-    use tokio::signal::unix::SignalKind;
-    use tokio::signal::unix::signal;
-    let mut term = signal(SignalKind::terminate())?;
-    let mut hup = signal(SignalKind::hangup())?;
-    Ok(async move {
-        tokio::select! {
-            _ = term.recv() => 143,
-            _ = hup.recv() => 129,
-        }
-    })
-}
-
 /// Serves one session over `input` / `output` until EOF (exit code 0) or until `shutdown`
 /// resolves with an exit code. Must run inside a tokio runtime.
 pub async fn serve<R, W, S>(
@@ -148,7 +133,8 @@ where
         tokio::select! {
             biased;
             code = &mut shutdown => {
-                terminate(&handle, &mut stream).await;
+                // Killed processes and the aborted run are waited for, not written.
+                shutdown::stop(handle.clone(), &mut stream, shutdown::EXIT_GRACE, drop).await;
                 break code;
             }
             item = stream.recv() => {
@@ -197,23 +183,6 @@ where
         _ => {}
     }
     code
-}
-
-/// A signal: the session kills running tools and shell commands; wait (briefly) until it
-/// has, so no process group outlives us.
-async fn terminate(handle: &SessionHandle, stream: &mut knightcode_runtime::SessionEvents) {
-    handle.abort_now();
-    let done = handle.request(Command::Terminate);
-    tokio::pin!(done);
-    let drained = async {
-        loop {
-            tokio::select! {
-                _ = &mut done => return,
-                item = stream.recv() => if item.is_none() { return },
-            }
-        }
-    };
-    let _ = tokio::time::timeout(KILL_GRACE, drained).await;
 }
 
 fn lock(pending: &Mutex<Pending>) -> std::sync::MutexGuard<'_, Pending> {

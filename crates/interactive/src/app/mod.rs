@@ -21,6 +21,7 @@ use std::time::Duration;
 use knightcode_protocol::ContentBlock;
 use knightcode_runtime::AgentSession;
 use knightcode_runtime::SessionSetup;
+use knightcode_runtime::shutdown;
 
 use crate::error::InteractiveError;
 
@@ -37,8 +38,6 @@ const FRAME_INTERVAL: Duration = Duration::from_millis(33);
 /// that arrive within it are decoded and handed on together (at 1,000 tokens/s the process
 /// wakes ~100 times a second instead of ~1,000) and the frame still shows all of them.
 const STREAM_READ_PACING: Duration = Duration::from_millis(10);
-/// How long quitting waits for running `!` commands to be killed and reaped.
-const EXIT_GRACE: Duration = Duration::from_secs(2);
 /// How long a lone ESC waits for the rest of an escape sequence.
 const ESCAPE_TIMEOUT: Duration = Duration::from_millis(20);
 
@@ -87,14 +86,7 @@ async fn stop_session(ui: &mut Ui) {
     let (Some(handle), Some(mut events)) = (ui.handle.take(), ui.events.take()) else {
         return;
     };
-    handle.abort_now();
-    handle.send(
-        knightcode_runtime::Command::Terminate,
-        knightcode_runtime::Responder::Nobody,
-    );
-    drop(handle);
-    let stopped = async { while events.recv().await.is_some() {} };
-    let _ = tokio::time::timeout(EXIT_GRACE, stopped).await;
+    shutdown::stop(handle, &mut events, shutdown::EXIT_GRACE, drop).await;
 }
 
 async fn main_loop(

@@ -18,6 +18,7 @@ use knightcode_runtime::SessionSetup;
 use knightcode_runtime::actor::SessionSnapshot;
 use knightcode_runtime::agent_session::operations::SessionView;
 use knightcode_runtime::sessions::SessionLibrary;
+use knightcode_runtime::shutdown::TerminationSignals;
 use knightcode_tui::InputEvent;
 use knightcode_tui::Theme;
 use knightcode_tui::editor::Editor;
@@ -86,8 +87,8 @@ pub struct Ui {
     /// Images pasted from the clipboard so far (they are named by number).
     pub clipboard_images: usize,
     winch: Signal,
-    term_signal: Signal,
-    hup_signal: Signal,
+    /// SIGTERM / SIGHUP, as the exit code they mean.
+    termination: TerminationSignals,
     /// Something changed since the last frame.
     dirty: bool,
     /// Draw at once (a keystroke), not at the next frame slot.
@@ -196,8 +197,7 @@ impl Ui {
             clipboard_images: 0,
             scoped_models: Vec::new(),
             winch: tokio::signal::unix::signal(SignalKind::window_change())?,
-            term_signal: tokio::signal::unix::signal(SignalKind::terminate())?,
-            hup_signal: tokio::signal::unix::signal(SignalKind::hangup())?,
+            termination: TerminationSignals::install()?,
             dirty: true,
             urgent: true,
             last_frame: Instant::now(),
@@ -434,8 +434,7 @@ impl Ui {
         };
         tokio::select! {
             biased;
-            _ = self.term_signal.recv() => Wake::Signal(143),
-            _ = self.hup_signal.recv() => Wake::Signal(129),
+            code = self.termination.recv() => Wake::Signal(code),
             bytes = self.input.recv() => match bytes {
                 Some(bytes) => Wake::Input(bytes),
                 None => Wake::InputClosed,

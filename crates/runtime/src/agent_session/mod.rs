@@ -271,14 +271,7 @@ impl AgentSession {
         };
         let restored = session.build_context();
         let restored_model = restored.model.clone();
-        let restored_thinking = session.branch(None).ok().and_then(|path| {
-            path.iter().rev().find_map(|entry| match entry {
-                knightcode_protocol::SessionEntry::ThinkingLevelChange(change) => {
-                    ThinkingLevel::parse(&change.thinking_level)
-                }
-                _ => None,
-            })
-        });
+        let restored_thinking = restored_thinking_level(&session).flatten();
         drop(restored);
 
         let scope_patterns = setup
@@ -595,6 +588,20 @@ impl AgentSession {
         self.agent.replace_messages(messages);
         Ok(())
     }
+}
+
+/// The thinking level the session's branch last recorded: `None` when it never recorded
+/// one, `Some(None)` when the last one is not a level this build knows (the last entry
+/// decides, as in the reference's context building).
+pub(crate) fn restored_thinking_level(session: &SessionManager) -> Option<Option<ThinkingLevel>> {
+    session.branch(None).ok().and_then(|path| {
+        path.iter().rev().find_map(|entry| match entry {
+            knightcode_protocol::SessionEntry::ThinkingLevelChange(change) => {
+                Some(ThinkingLevel::parse(&change.thinking_level))
+            }
+            _ => None,
+        })
+    })
 }
 
 /// The agent loop's persistence hook: finished messages go to the session file; a failed

@@ -597,14 +597,7 @@ impl AgentSession {
                 .iter()
                 .any(|m| !matches!(*m.message, AgentMessage::System(_)));
             let model = context.model;
-            let level = session.branch(None).ok().and_then(|path| {
-                path.iter().rev().find_map(|entry| match entry {
-                    SessionEntry::ThinkingLevelChange(change) => {
-                        Some(ThinkingLevel::parse(&change.thinking_level))
-                    }
-                    _ => None,
-                })
-            });
+            let level = super::restored_thinking_level(&session);
             (model, level, has_messages)
         };
         let model = match &self.ops.cli_model {
