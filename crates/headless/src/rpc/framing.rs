@@ -204,6 +204,15 @@ impl LineWriter {
     }
 }
 
+impl LineWriter {
+    /// A writer whose lines come out of the returned receiver, for an owner that writes
+    /// them itself (with other output) instead of through [`spawn_writer`]'s task.
+    pub fn channel(capacity: usize) -> (Self, mpsc::Receiver<String>) {
+        let (tx, rx) = mpsc::channel(capacity.max(1));
+        (Self { tx }, rx)
+    }
+}
+
 /// The writer task of [`spawn_writer`].
 #[derive(Debug)]
 pub struct WriterTask {

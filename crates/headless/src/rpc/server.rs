@@ -32,11 +32,13 @@ use knightcode_runtime::shutdown;
 use knightcode_runtime::shutdown::TerminationSignals;
 use tokio::io::AsyncRead;
 use tokio::io::AsyncWrite;
+use tokio::io::AsyncWriteExt as _;
+use tokio::io::BufWriter;
 
 use self::responses::Pending;
 use super::framing::CommandReader;
 use super::framing::DEFAULT_OUTPUT_CAPACITY;
-use super::framing::spawn_writer;
+use super::framing::LineWriter;
 use super::ui_bridge::UiBridge;
 
 /// How long a signal-triggered exit waits for queued output to reach a slow reader.
@@ -105,6 +107,11 @@ pub fn run_stdio(setup: SessionSetup) -> u8 {
 
 /// Serves one session over `input` / `output` until EOF (exit code 0) or until `shutdown`
 /// resolves with an exit code. Must run inside a tokio runtime.
+///
+/// This loop writes stdout itself: the session's stream and the lines of the extension-UI
+/// bridge, in arrival order, flushed whenever nothing else is waiting (a burst shares one
+/// write, a lone response is never held back). One task between the session and the pipe
+/// keeps a request's round trip to as few thread hand-offs as before the actor.
 pub async fn serve<R, W, S>(
     session: AgentSession,
     events: knightcode_agent::EventReceiver,
@@ -118,19 +125,22 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
     S: Future<Output = u8>,
 {
-    let (out, writer) = spawn_writer(output, DEFAULT_OUTPUT_CAPACITY);
+    let (out, mut bridge_lines) = LineWriter::channel(DEFAULT_OUTPUT_CAPACITY);
     let (handle, mut stream) = session.spawn(events);
     let pending = Arc::new(Mutex::new(Pending::default()));
     let reader = tokio::spawn(read_inputs(
         input,
         handle.clone(),
         Arc::clone(&pending),
-        UiBridge::new(out.clone()),
+        UiBridge::new(out),
     ));
     tokio::pin!(shutdown);
-    let mut closed = false;
+    let mut stdout = Output {
+        writer: BufWriter::new(output),
+        failed: None,
+    };
     let code = loop {
-        tokio::select! {
+        let line = tokio::select! {
             biased;
             code = &mut shutdown => {
                 // Killed processes and the aborted run are waited for, not written.
@@ -139,7 +149,7 @@ where
             }
             item = stream.recv() => {
                 let Some(item) = item else { break 0 };
-                let record = match item {
+                match item {
                     SessionEvent::Agent(event) => Some(serde_json::to_string(&event).map_err(|e| e.to_string())),
                     SessionEvent::Reply { tag, reply } => {
                         let response = lock(&pending).take(tag).map(|p| p.response(reply));
@@ -153,31 +163,38 @@ where
                         diagnostics(&format!("Error: the run failed: {message}"));
                         None
                     }
-                };
-                if let Some(Err(error)) = &record {
-                    diagnostics(&format!("Error: could not encode an RPC record: {error}"));
                 }
-                if let Some(Ok(line)) = record
-                    && !closed
-                    && out.send_json(line).await.is_err()
-                {
+            }
+            Some(line) = bridge_lines.recv() => Some(Ok(line)),
+        };
+        match line {
+            Some(Ok(line)) => {
+                let more = !stream.is_empty() || !bridge_lines.is_empty();
+                if !stdout.write(&line, more).await {
                     // Nobody reads the output any more: finish as on EOF.
-                    closed = true;
                     handle.send(Command::EndOfInput, Responder::Nobody);
                 }
             }
+            Some(Err(error)) => {
+                diagnostics(&format!("Error: could not encode an RPC record: {error}"));
+            }
+            None => {}
         }
     };
     reader.abort();
     drop(handle);
-    drop(out);
+    // What the bridge queued last still goes out.
+    while let Ok(line) = bridge_lines.try_recv() {
+        stdout.write(&line, true).await;
+    }
+    let closed = stdout.close();
     let flushed = if code == 0 {
-        Ok(writer.close().await)
+        Ok(closed.await)
     } else {
-        tokio::time::timeout(SIGNAL_FLUSH_LIMIT, writer.close()).await
+        tokio::time::timeout(SIGNAL_FLUSH_LIMIT, closed).await
     };
     match flushed {
-        Ok(Err(error)) if !is_broken_pipe(&error) => {
+        Ok(Err(error)) if error.kind() != std::io::ErrorKind::BrokenPipe => {
             diagnostics(&format!("Error: could not write the RPC output: {error}"));
         }
         _ => {}
@@ -185,13 +202,47 @@ where
     code
 }
 
+/// stdout: lines written in order; after a failed write nothing more is tried.
+struct Output<W> {
+    writer: BufWriter<W>,
+    failed: Option<std::io::Error>,
+}
+
+impl<W: AsyncWrite + Unpin> Output<W> {
+    /// Writes one record (compact JSON, no LF); flushes unless `more` are waiting. False
+    /// once the output is gone.
+    async fn write(&mut self, line: &str, more: bool) -> bool {
+        if self.failed.is_some() {
+            return false;
+        }
+        let written = async {
+            self.writer.write_all(line.as_bytes()).await?;
+            self.writer.write_all(b"\n").await?;
+            if !more {
+                self.writer.flush().await?;
+            }
+            Ok(())
+        };
+        if let Err(error) = written.await {
+            self.failed = Some(error);
+            return false;
+        }
+        true
+    }
+
+    /// Flushes and shuts the output down; the first write error, if any.
+    async fn close(mut self) -> std::io::Result<()> {
+        if let Some(error) = self.failed.take() {
+            return Err(error);
+        }
+        self.writer.flush().await?;
+        self.writer.shutdown().await
+    }
+}
+
 fn lock(pending: &Mutex<Pending>) -> std::sync::MutexGuard<'_, Pending> {
     // Inserts and removals only: a panic cannot leave the map half-updated.
     pending.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-fn is_broken_pipe(error: &crate::HeadlessError) -> bool {
-    matches!(error, crate::HeadlessError::Io(e) if e.kind() == std::io::ErrorKind::BrokenPipe)
 }
 
 /// Reads commands until EOF, hands them to the session with a tag for their reply, and
