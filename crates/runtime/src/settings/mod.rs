@@ -57,8 +57,9 @@ const GLOBAL_ONLY_KEYS: &[&str] = &[
     "httpProxy",
 ];
 
-/// The built-in active tools when `defaultTools` does not say otherwise.
-pub const DEFAULT_TOOLS: &[&str] = &["read", "bash", "edit", "write"];
+/// The built-in active tools when `defaultTools` does not say otherwise (the tools crate
+/// owns the list).
+pub const DEFAULT_TOOLS: &[&str] = &knightcode_tools::DEFAULT_ACTIVE_TOOLS;
 
 /// Loaded settings: the typed values, and the raw layers and their merge for what the typed
 /// view does not cover.
