@@ -6,5 +6,6 @@
 mod error;
 pub mod oneshot;
 pub mod rpc;
+mod start;
 
 pub use error::HeadlessError;

@@ -10,7 +10,6 @@ use knightcode_protocol::AssistantMessage;
 use knightcode_protocol::ContentBlock;
 use knightcode_protocol::StopReason;
 use knightcode_protocol::rpc::PromptDisposition;
-use knightcode_runtime::AgentSession;
 use knightcode_runtime::Command;
 use knightcode_runtime::Reply;
 use knightcode_runtime::Responder;
@@ -20,7 +19,6 @@ use knightcode_runtime::SessionHandle;
 use knightcode_runtime::SessionSetup;
 use knightcode_runtime::hooks::InputSource;
 use knightcode_runtime::shutdown;
-use knightcode_runtime::shutdown::TerminationSignals;
 use tokio::io::AsyncWriteExt as _;
 
 /// What stdout carries.
@@ -42,18 +40,8 @@ pub struct OneShotPrompts {
 /// Runs print or JSON mode and returns the process exit code: 0, 1 when the session could
 /// not start or the answer is an error, 143 / 129 after a signal.
 pub fn run(setup: SessionSetup, prompts: OneShotPrompts, mode: OneShotMode) -> u8 {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            stderr_line(&format!(
-                "Error: could not start the async runtime: {error}"
-            ));
-            return 1;
-        }
+    let Some(runtime) = crate::start::runtime(&stderr_line) else {
+        return 1;
     };
     let code = runtime.block_on(run_async(setup, prompts, mode));
     runtime.shutdown_background();
@@ -61,26 +49,10 @@ pub fn run(setup: SessionSetup, prompts: OneShotPrompts, mode: OneShotMode) -> u
 }
 
 async fn run_async(setup: SessionSetup, prompts: OneShotPrompts, mode: OneShotMode) -> u8 {
-    // Installed before anything runs, so an early signal is not fatal.
-    let mut signals = match TerminationSignals::install() {
-        Ok(signals) => signals,
-        Err(error) => {
-            stderr_line(&format!(
-                "Error: could not install SIGTERM/SIGHUP handlers: {error}"
-            ));
-            return 1;
-        }
+    let Some((mut signals, session, events)) = crate::start::session(setup, &stderr_line).await
+    else {
+        return 1;
     };
-    let (session, events) = match AgentSession::start(setup).await {
-        Ok(started) => started,
-        Err(error) => {
-            stderr_line(&format!("Error: {error}"));
-            return 1;
-        }
-    };
-    for notice in session.notices() {
-        stderr_line(&format!("Warning: {notice}"));
-    }
     let mut out = Output {
         stdout: tokio::io::stdout(),
         json: mode == OneShotMode::Json,

@@ -336,3 +336,26 @@ async fn a_user_shell_command_runs_alongside_a_run_and_is_stored_after_it() {
     let kinds: Vec<&str> = messages.iter().map(AgentMessage::role).collect();
     assert_eq!(kinds, ["user", "assistant", "bashExecution"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reported_diagnostic_comes_in_order_with_the_stream() {
+    let mut run = Running::start(vec![]).await;
+    let diagnostic = knightcode_runtime::diagnostics::Diagnostic::warning(
+        "mcp:files",
+        "the server wrote to stderr: disk almost full",
+    );
+    let tag = run.send(Command::Report(diagnostic.clone()));
+    let seen = run
+        .read_until(|e| matches!(e, SessionEvent::Reply { tag: t, .. } if *t == tag))
+        .await;
+    assert_eq!(
+        seen,
+        [
+            SessionEvent::Diagnostic(diagnostic),
+            SessionEvent::Reply {
+                tag,
+                reply: Reply::Done
+            }
+        ]
+    );
+}

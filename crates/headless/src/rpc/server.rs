@@ -29,7 +29,6 @@ use knightcode_runtime::SessionEvent;
 use knightcode_runtime::SessionHandle;
 use knightcode_runtime::SessionSetup;
 use knightcode_runtime::shutdown;
-use knightcode_runtime::shutdown::TerminationSignals;
 use tokio::io::AsyncRead;
 use tokio::io::AsyncWrite;
 use tokio::io::AsyncWriteExt as _;
@@ -56,40 +55,16 @@ pub fn run_stdio(setup: SessionSetup) -> u8 {
         // If stderr is gone there is nowhere left to report anything.
         let _ = writeln!(std::io::stderr().lock(), "{line}");
     });
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            diagnostics(&format!(
-                "Error: could not start the async runtime: {error}"
-            ));
-            return 1;
-        }
+    let Some(runtime) = crate::start::runtime(diagnostics.as_ref()) else {
+        return 1;
     };
     let code = runtime.block_on(async {
-        // Handlers go in before anything is read, so an early signal is not fatal.
-        let shutdown = match TerminationSignals::install() {
-            Ok(mut signals) => async move { signals.recv().await },
-            Err(error) => {
-                diagnostics(&format!(
-                    "Error: could not install SIGTERM/SIGHUP handlers: {error}"
-                ));
-                return 1;
-            }
+        let Some((mut signals, session, events)) =
+            crate::start::session(setup, diagnostics.as_ref()).await
+        else {
+            return 1;
         };
-        let (session, events) = match AgentSession::start(setup).await {
-            Ok(started) => started,
-            Err(error) => {
-                diagnostics(&format!("Error: {error}"));
-                return 1;
-            }
-        };
-        for notice in session.notices() {
-            diagnostics(&format!("Warning: {notice}"));
-        }
+        let shutdown = async move { signals.recv().await };
         serve(
             session,
             events,

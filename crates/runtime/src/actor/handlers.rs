@@ -101,6 +101,14 @@ fn shared(ctx: &Ctx, command: &Command, streaming: bool) -> Option<Reply> {
     Some(reply)
 }
 
+/// `Report`: the diagnostic goes into the stream where the command stood (then `Done`).
+async fn report(ctx: &mut Ctx, command: &Command) {
+    if let Command::Report(diagnostic) = command {
+        ctx.emit(super::SessionEvent::Diagnostic(diagnostic.clone()))
+            .await;
+    }
+}
+
 /// `set_session_name`: the event goes out before the reply.
 async fn set_session_name(ctx: &mut Ctx, name: &str) -> Reply {
     match ctx.view.set_session_name(name) {
@@ -118,10 +126,7 @@ async fn set_session_name(ctx: &mut Ctx, name: &str) -> Reply {
 /// for the run to end (the session-replacing ones abort it first).
 pub(super) async fn busy(ctx: &mut Ctx, envelope: Envelope) {
     let Envelope { command, responder } = envelope;
-    if let Command::Report(diagnostic) = &command {
-        ctx.emit(super::SessionEvent::Diagnostic(diagnostic.clone()))
-            .await;
-    }
+    report(ctx, &command).await;
     if let Command::SetSessionName(name) = &command {
         let reply = set_session_name(ctx, name).await;
         ctx.reply(responder, reply).await;
@@ -227,10 +232,7 @@ fn defer_silently(ctx: &mut Ctx, command: Command) {
 pub(super) async fn idle(session: &mut AgentSession, ctx: &mut Ctx, envelope: Envelope) -> Flow {
     let Envelope { command, responder } = envelope;
     let mut flow = Flow::Continue;
-    if let Command::Report(diagnostic) = &command {
-        ctx.emit(super::SessionEvent::Diagnostic(diagnostic.clone()))
-            .await;
-    }
+    report(ctx, &command).await;
     let reply = match command {
         Command::SetSessionName(name) => set_session_name(ctx, &name).await,
         Command::Prompt {
