@@ -19,6 +19,8 @@ use std::future::Future;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::PoisonError;
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use knightcode_protocol::rpc::RpcInput;
@@ -103,11 +105,13 @@ where
     let (out, mut bridge_lines) = LineWriter::channel(DEFAULT_OUTPUT_CAPACITY);
     let (handle, mut stream) = session.spawn(events);
     let pending = Arc::new(Mutex::new(Pending::default()));
+    let input_ended = Arc::new(AtomicBool::new(false));
     let reader = tokio::spawn(read_inputs(
         input,
         handle.clone(),
         Arc::clone(&pending),
         UiBridge::new(out),
+        Arc::clone(&input_ended),
     ));
     tokio::pin!(shutdown);
     let mut stdout = Output {
@@ -123,7 +127,15 @@ where
                 break code;
             }
             item = stream.recv() => {
-                let Some(item) = item else { break 0 };
+                let Some(item) = item else {
+                    if input_ended.load(Ordering::SeqCst) {
+                        break 0;
+                    }
+                    // The session's task is gone without being told to end: a bug. Say so
+                    // instead of exiting as if the client had finished.
+                    diagnostics("Error: the session stopped unexpectedly (this is a bug in knightcode). Everything up to the last response is saved; continue with knightcode --continue.");
+                    break 1;
+                };
                 match item {
                     SessionEvent::Agent(event) => Some(serde_json::to_string(&event).map_err(|e| e.to_string())),
                     SessionEvent::Reply { tag, reply } => {
@@ -147,6 +159,7 @@ where
                 let more = !stream.is_empty() || !bridge_lines.is_empty();
                 if !stdout.write(&line, more).await {
                     // Nobody reads the output any more: finish as on EOF.
+                    input_ended.store(true, Ordering::SeqCst);
                     handle.send(Command::EndOfInput, Responder::Nobody);
                 }
             }
@@ -227,6 +240,7 @@ async fn read_inputs<R: AsyncRead + Unpin>(
     handle: SessionHandle,
     pending: Arc<Mutex<Pending>>,
     bridge: UiBridge,
+    input_ended: Arc<AtomicBool>,
 ) {
     let mut reader = CommandReader::new(input);
     loop {
@@ -246,6 +260,7 @@ async fn read_inputs<R: AsyncRead + Unpin>(
             },
             // A read error ends the input like EOF: nothing more can arrive.
             Ok(None) | Err(_) => {
+                input_ended.store(true, Ordering::SeqCst);
                 handle.send(Command::EndOfInput, Responder::Nobody);
                 return;
             }

@@ -85,6 +85,14 @@ impl Ui {
                 self.drain_events();
                 Vec::new()
             }
+            Wake::SessionEnded => {
+                self.handle = None;
+                self.events = None;
+                self.running = false;
+                self.set_working(None);
+                self.error("The session stopped unexpectedly (this is a bug in knightcode). Everything up to the last response is saved; quit with ctrl+d and continue with knightcode --continue.");
+                Vec::new()
+            }
             Wake::Clipboard(read) => {
                 self.on_clipboard_image(read);
                 Vec::new()

@@ -52,6 +52,8 @@ pub enum Wake {
     /// stdin closed or failed: nothing more can be typed.
     InputClosed,
     Event(SessionEvent),
+    /// The session's task ended without being asked to (a bug).
+    SessionEnded,
     /// A clipboard image read (Ctrl+V) finished.
     Clipboard(super::clipboard_image::ClipboardRead),
     Resize,
@@ -440,7 +442,10 @@ impl Ui {
                 None => Wake::InputClosed,
             },
             _ = self.winch.recv() => Wake::Resize,
-            Some(event) = events, if !batch_events => Wake::Event(event),
+            event = events, if !batch_events => match event {
+                Some(event) => Wake::Event(event),
+                None => Wake::SessionEnded,
+            },
             Some(read) = self.clipboard_rx.recv() => Wake::Clipboard(read),
             () = sleep => Wake::Timer,
         }
