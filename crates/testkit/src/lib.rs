@@ -30,6 +30,7 @@
 //! ```
 
 mod error;
+mod faux;
 mod formats;
 mod http;
 mod log;
@@ -38,6 +39,8 @@ mod server;
 mod sse;
 
 pub use error::TestkitError;
+pub use faux::FauxProvider;
+pub use faux::FauxReply;
 pub use script::{
     Chunking, Fault, MockErrorKind, MockStop, MockUsage, ReplyPart, ScriptedReply, WireFormat,
 };
