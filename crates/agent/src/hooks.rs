@@ -13,6 +13,7 @@
 //! | [`turn_end`](AgentHooks::turn_end) | after a turn's tool results | add messages, ask for one more request, end the run |
 //! | [`before_settle`](AgentHooks::before_settle) | the run would stop | the same |
 //! | [`context_overflow`](AgentHooks::context_overflow) | a response failed for a full context | compact and hand back a smaller context to retry with |
+//! | [`overflow_unrecovered`](AgentHooks::overflow_unrecovered) | it failed so again after one recovery | report it (the run ends) |
 //!
 //! Every hook is async and gets the run's cancellation token: an abort must end a hook that
 //! waits (a dialog, a summary request) as it ends the model stream.
@@ -177,6 +178,17 @@ pub trait AgentHooks: Send + Sync {
     ) -> HookFuture<'a, Option<OverflowRecovery>> {
         let _ = (failed, cancel);
         ready(None)
+    }
+
+    /// The context did not fit again after [`AgentHooks::context_overflow`] recovered once
+    /// this prompt: the run ends with `failed`.
+    fn overflow_unrecovered<'a>(
+        &'a self,
+        failed: &'a AssistantMessage,
+        cancel: &'a CancellationToken,
+    ) -> HookFuture<'a, ()> {
+        let _ = (failed, cancel);
+        ready(())
     }
 }
 

@@ -122,16 +122,18 @@ impl Agent {
                 self.finish_cancelled_retry(run);
                 return Ok(last);
             }
-            if let Some(failed) = last.as_ref().filter(|m| self.is_overflow(m))
-                && !run.overflow_recovered
-            {
-                run.overflow_recovered = true;
-                if let Some(recovery) = self.hooks.context_overflow(failed, &run.cancel).await
-                    && !run.cancel.is_cancelled()
-                {
-                    self.messages = recovery.context;
-                    (prompts, poll_steering) = (Vec::new(), true);
-                    continue;
+            if let Some(failed) = last.as_ref().filter(|m| self.is_overflow(m)) {
+                if run.overflow_recovered {
+                    self.hooks.overflow_unrecovered(failed, &run.cancel).await;
+                } else {
+                    run.overflow_recovered = true;
+                    if let Some(recovery) = self.hooks.context_overflow(failed, &run.cancel).await
+                        && !run.cancel.is_cancelled()
+                    {
+                        self.messages = recovery.context;
+                        (prompts, poll_steering) = (Vec::new(), true);
+                        continue;
+                    }
                 }
             }
             let retry_left =

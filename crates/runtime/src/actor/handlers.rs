@@ -29,9 +29,8 @@ pub const ALREADY_PROCESSING: &str = "Agent is already processing. Specify strea
 /// A navigation while another one waits for the aborted run to end (`spec/seed/sessions.md`).
 pub const NAVIGATION_BUSY: &str = "Navigation cannot proceed while compaction or another tree navigation is still running; wait for it to finish and retry.";
 
-/// `compact`: there is no compaction engine in this build yet.
-pub const COMPACTION_UNAVAILABLE: &str =
-    "Compaction is not available yet in this build of knightcode; the session is unchanged.";
+/// A prompt while a manual compaction runs.
+pub const COMPACTION_BUSY: &str = "Cannot submit a prompt while compaction is in progress. Wait for compaction to finish and retry.";
 
 /// `export_html`: there is no HTML exporter in this build yet.
 pub const EXPORT_UNAVAILABLE: &str =
@@ -62,7 +61,6 @@ fn shared(ctx: &Ctx, command: &Command, streaming: bool) -> Option<Reply> {
         Command::GetAvailableThinkingLevels => {
             Reply::ThinkingLevels(view.model().supported_thinking_levels())
         }
-        Command::Compact => Reply::Failed(COMPACTION_UNAVAILABLE.to_owned()),
         Command::AbortRetry => {
             if ctx.retrying {
                 ctx.handle.abort();
@@ -203,7 +201,8 @@ pub(super) async fn busy(ctx: &mut Ctx, envelope: Envelope) {
         | Command::SwitchSession(_)
         | Command::Fork(_)
         | Command::Clone
-        | Command::NavigateTree { .. } => {
+        | Command::NavigateTree { .. }
+        | Command::Compact { .. } => {
             ctx.handle.abort();
             ctx.deferred
                 .push(Deferred::Command(Envelope { command, responder }));
@@ -256,6 +255,14 @@ pub(super) async fn idle(session: &mut AgentSession, ctx: &mut Ctx, envelope: En
             Err(error) => Reply::Failed(error.to_string()),
         },
         Command::Abort => Reply::Done,
+        Command::Compact {
+            custom_instructions,
+        } => {
+            return Flow::Compact {
+                custom_instructions,
+                responder,
+            };
+        }
         Command::Snapshot => Reply::Snapshot(Box::new(session.snapshot())),
         Command::EndOfInput => {
             ctx.end_of_input();

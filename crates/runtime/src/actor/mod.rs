@@ -18,7 +18,7 @@ mod handlers;
 mod task;
 
 pub use handlers::ALREADY_PROCESSING;
-pub use handlers::COMPACTION_UNAVAILABLE;
+pub use handlers::COMPACTION_BUSY;
 pub use handlers::EXPORT_UNAVAILABLE;
 pub use handlers::NAVIGATION_BUSY;
 
@@ -118,7 +118,10 @@ pub enum Command {
         id: Option<String>,
     },
     AbortBash,
-    Compact,
+    /// Summarise older history now (aborts a running prompt first).
+    Compact {
+        custom_instructions: Option<String>,
+    },
     ExportHtml,
     GetState,
     GetMessages,
@@ -184,6 +187,7 @@ pub enum Reply {
     Tree(String),
     ForkMessages(Vec<ForkMessage>),
     LastAssistantText(Option<String>),
+    Compacted(knightcode_protocol::rpc::CompactionResult),
 }
 
 /// The session as a screen shows it, taken at one moment.

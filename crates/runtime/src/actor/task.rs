@@ -14,9 +14,12 @@ use knightcode_agent::EventReceiver;
 use knightcode_protocol::AgentEvent;
 use knightcode_protocol::AgentMessage;
 use knightcode_protocol::BashExecutionMessage;
+use knightcode_protocol::CompactionReason;
 use knightcode_protocol::rpc::ModelInfo;
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
+use super::Command;
 use super::Envelope;
 use super::Reply;
 use super::Responder;
@@ -27,6 +30,7 @@ use super::handlers;
 use crate::AgentSession;
 use crate::agent_session::operations::SessionView;
 use crate::agent_session::operations::UserBash;
+use crate::compaction::hooks::end_event;
 use crate::diagnostics::Diagnostic;
 
 /// A command whose work waits until the running prompt has ended.
@@ -41,6 +45,11 @@ pub(super) enum Deferred {
 pub(super) enum Flow {
     Continue,
     Run(Vec<AgentMessage>),
+    /// `compact`: answered when the compaction has ended.
+    Compact {
+        custom_instructions: Option<String>,
+        responder: Responder,
+    },
 }
 
 /// Everything the task uses besides the session, so that it stays usable while a run
@@ -201,8 +210,13 @@ pub(super) async fn run(
                 }
             },
         };
-        if let Flow::Run(messages) = flow {
-            run_prompt(&mut session, &mut ctx, messages).await;
+        match flow {
+            Flow::Run(messages) => run_prompt(&mut session, &mut ctx, messages).await,
+            Flow::Compact {
+                custom_instructions,
+                responder,
+            } => run_compaction(&mut session, &mut ctx, custom_instructions, responder).await,
+            Flow::Continue => {}
         }
     }
 }
@@ -248,17 +262,85 @@ async fn run_prompt(session: &mut AgentSession, ctx: &mut Ctx, messages: Vec<Age
             .await;
         }
     }
+    finish_deferred(session, ctx).await;
+}
+
+/// After a run or a compaction: take up what changed, then do what waited for it.
+async fn finish_deferred(session: &mut AgentSession, ctx: &mut Ctx) {
     ctx.report_new_entries().await;
     ctx.refresh(session).await;
     for deferred in std::mem::take(&mut ctx.deferred) {
         match deferred {
             Deferred::Command(envelope) => {
-                // Prompts are never deferred, so this cannot start another run.
-                handlers::idle(session, ctx, envelope).await;
+                // Prompts are never deferred, so this cannot start another run; a
+                // compaction can (it aborted the run it waited for).
+                if let Flow::Compact {
+                    custom_instructions,
+                    responder,
+                } = handlers::idle(session, ctx, envelope).await
+                {
+                    Box::pin(run_compaction(session, ctx, custom_instructions, responder)).await;
+                }
             }
             Deferred::AbortDone(responder) => ctx.reply(responder, Reply::Done).await,
         }
     }
+}
+
+/// A manual compaction while serving commands: `abort` cancels it (the session stays as it
+/// was), prompts are refused, reads answer at once and the rest waits for its end.
+async fn run_compaction(
+    session: &mut AgentSession,
+    ctx: &mut Ctx,
+    custom_instructions: Option<String>,
+    responder: Responder,
+) {
+    let reason = CompactionReason::Manual;
+    ctx.emit_agent(AgentEvent::CompactionStart { reason }).await;
+    let cancel = CancellationToken::new();
+    let outcome = {
+        let job = session.compact(custom_instructions.as_deref(), &cancel);
+        tokio::pin!(job);
+        loop {
+            tokio::select! {
+                biased;
+                Some(event) = ctx.events.recv() => ctx.forward(event).await,
+                outcome = &mut job => break outcome,
+                Some(done) = ctx.bash.next_done() => busy_bash_done(ctx, done).await,
+                envelope = ctx.inbox.recv(), if !ctx.ended => match envelope {
+                    Some(Envelope { command: Command::Abort, responder }) => {
+                        cancel.cancel();
+                        ctx.deferred.push(Deferred::AbortDone(responder));
+                    }
+                    Some(Envelope { command: Command::Prompt { queueing: None, .. }, responder })
+                    | Some(Envelope { command: Command::Compact { .. }, responder }) => {
+                        ctx.reply(responder, Reply::Failed(handlers::COMPACTION_BUSY.to_owned()))
+                            .await;
+                    }
+                    Some(envelope) => handlers::busy(ctx, envelope).await,
+                    None => end_of_input(ctx),
+                },
+            }
+            if ctx.closed && !ctx.ended {
+                end_of_input(ctx);
+            }
+            if ctx.ended {
+                cancel.cancel();
+            }
+        }
+    };
+    ctx.drain_events().await;
+    let reply = match &outcome {
+        Ok(result) => Reply::Compacted(result.clone()),
+        Err(error) => Reply::Failed(
+            error
+                .message_for(reason)
+                .unwrap_or_else(|| error.to_string()),
+        ),
+    };
+    ctx.emit_agent(end_event(reason, outcome, false)).await;
+    ctx.reply(responder, reply).await;
+    finish_deferred(session, ctx).await;
 }
 
 /// A user shell command finished while idle: store it now and answer.

@@ -1,6 +1,7 @@
 //! `AgentSession`: one conversation wired together — session file, model and auth, tools,
 //! system prompt and the agent loop. Print, JSON and RPC modes drive it; so can Rust code.
 
+mod compacting;
 pub mod operations;
 
 use std::collections::HashMap;
@@ -161,6 +162,10 @@ pub struct AgentSession {
     /// What model switches and session replacement need later (see `operations`).
     ops: operations::OpsState,
     hooks: Arc<dyn SessionHooks>,
+    /// The provider the loop streams with; summaries go through it too.
+    provider: Arc<dyn knightcode_ai::Provider>,
+    /// What the loop's overflow recovery compacts with, brought up to date before each run.
+    compaction_target: crate::compaction::hooks::SharedTarget,
 }
 
 impl std::fmt::Debug for AgentSession {
@@ -449,12 +454,18 @@ impl AgentSession {
                     .with_read_pacing(setup.stream_read_pacing),
             ),
         };
-        let loop_hooks: Arc<dyn knightcode_agent::AgentHooks> = hooks.clone();
         let (events, receiver) =
             knightcode_agent::event_channel(knightcode_agent::DEFAULT_EVENT_CAPACITY);
+        let compaction_target = crate::compaction::hooks::SharedTarget::default();
+        let loop_hooks: Arc<dyn knightcode_agent::AgentHooks> =
+            Arc::new(crate::compaction::hooks::RuntimeHooks::new(
+                hooks.clone(),
+                Arc::clone(&compaction_target),
+                events.clone(),
+            ));
         // Every finished message goes to the session file before the next model request.
         let store = Arc::clone(&session);
-        let agent = Agent::new(provider, config, events)
+        let agent = Agent::new(Arc::clone(&provider), config, events)
             .with_clock(clock)
             .with_hooks(loop_hooks)
             .with_queue_modes(
@@ -478,6 +489,8 @@ impl AgentSession {
                 notices,
                 ops,
                 hooks,
+                provider,
+                compaction_target,
             },
             receiver,
         ))

@@ -199,6 +199,7 @@ impl AgentSession {
 
     /// Runs a prompt made by [`AgentSession::begin_prompt`] to completion.
     pub async fn run_prompt(&mut self, messages: Vec<AgentMessage>) -> Result<RunOutcome> {
+        self.refresh_compaction_target();
         self.agent
             .prompt(messages)
             .await

@@ -60,6 +60,10 @@ pub struct SettingsValues {
     /// The built-in tools to activate, `+name`/`-name` entries applied.
     pub default_tools: Vec<String>,
     pub compaction_enabled: bool,
+    /// `compaction.reserveTokens`: the threshold reserve and the summaries' output budget.
+    pub compaction_reserve_tokens: u64,
+    /// `compaction.keepRecentTokens`: recent context kept verbatim by a compaction.
+    pub compaction_keep_recent_tokens: u64,
     /// `retry.*`: the agent-level retry of failed turns.
     pub retry: RetryPolicy,
     /// `shellPath` as written; see [`SettingsValues::shell_path`].
@@ -81,6 +85,8 @@ impl Default for SettingsValues {
             default_project_trust: DefaultProjectTrust::Ask,
             default_tools: DEFAULT_TOOLS.iter().map(|s| (*s).to_owned()).collect(),
             compaction_enabled: true,
+            compaction_reserve_tokens: 16384,
+            compaction_keep_recent_tokens: 20000,
             retry: RetryPolicy::default(),
             shell_path: None,
             shell_command_prefix: None,
@@ -168,6 +174,14 @@ pub(super) fn parse(layers: &Layers<'_>) -> (SettingsValues, Vec<SettingsDiagnos
             .strings("defaultTools")
             .map_or(defaults.default_tools, |names| resolve_tools(&names)),
         compaction_enabled: reader.boolean("compaction.enabled", defaults.compaction_enabled),
+        compaction_reserve_tokens: reader.count(
+            "compaction.reserveTokens",
+            defaults.compaction_reserve_tokens,
+        ),
+        compaction_keep_recent_tokens: reader.count(
+            "compaction.keepRecentTokens",
+            defaults.compaction_keep_recent_tokens,
+        ),
         // Negative counts and delays clamp to zero, as before the typed view.
         retry: RetryPolicy {
             enabled: reader.boolean("retry.enabled", defaults.retry.enabled),
@@ -322,6 +336,13 @@ impl<'a> Reader<'a> {
             .unwrap_or(default)
     }
 
+    /// A token count: a non-negative whole number.
+    fn count(&mut self, key: &str, default: u64) -> u64 {
+        let instead = format!("using {default}");
+        self.read(key, "a non-negative whole number", &instead, Value::as_u64)
+            .unwrap_or(default)
+    }
+
     fn number(&mut self, key: &str, default: f64) -> f64 {
         let instead = format!("using {default}");
         self.read(key, "a number", &instead, Value::as_f64)
@@ -457,6 +478,8 @@ mod tests {
         assert_eq!(values.default_project_trust, DefaultProjectTrust::Ask);
         assert_eq!(values.default_tools, ["read", "bash", "edit", "write"]);
         assert!(values.compaction_enabled);
+        assert_eq!(values.compaction_reserve_tokens, 16384);
+        assert_eq!(values.compaction_keep_recent_tokens, 20000);
         assert_eq!(
             values.retry,
             RetryPolicy {
@@ -482,7 +505,7 @@ mod tests {
                 "sessionDir": "sessions",
                 "defaultProjectTrust": "never",
                 "defaultTools": ["read", "+grep"],
-                "compaction": {"enabled": false},
+                "compaction": {"enabled": false, "reserveTokens": 100, "keepRecentTokens": 0},
                 "retry": {"enabled": false, "maxRetries": 7, "baseDelayMs": 10, "maxAgentDelayMs": -5},
                 "shellPath": "~/bin/zsh",
                 "shellCommandPrefix": "set -e"
@@ -507,6 +530,8 @@ mod tests {
         assert_eq!(values.session_dir.as_deref(), Some("sessions"));
         assert_eq!(values.default_project_trust, DefaultProjectTrust::Never);
         assert_eq!(values.default_tools, ["read", "grep"]);
+        assert_eq!(values.compaction_reserve_tokens, 100);
+        assert_eq!(values.compaction_keep_recent_tokens, 0);
         assert!(!values.compaction_enabled);
         assert_eq!(
             values.retry,

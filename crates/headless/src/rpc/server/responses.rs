@@ -141,7 +141,11 @@ fn translate(command: RpcCommand) -> Result<Command, RpcResponse> {
         Cmd::GetAvailableThinkingLevels => Command::GetAvailableThinkingLevels,
         Cmd::SetSteeringMode { mode } => Command::SetSteeringMode(mode),
         Cmd::SetFollowUpMode { mode } => Command::SetFollowUpMode(mode),
-        Cmd::Compact { .. } => Command::Compact,
+        Cmd::Compact {
+            custom_instructions,
+        } => Command::Compact {
+            custom_instructions,
+        },
         Cmd::SetAutoCompaction { enabled } => Command::SetAutoCompaction(enabled),
         Cmd::SetAutoRetry { enabled } => Command::SetAutoRetry(enabled),
         Cmd::AbortRetry => Command::AbortRetry,
@@ -254,6 +258,7 @@ impl PendingReply {
                 text,
                 ..LastAssistantTextResult::default()
             }),
+            Reply::Compacted(result) => data(&result),
         }
     }
 }

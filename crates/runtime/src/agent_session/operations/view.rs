@@ -191,6 +191,8 @@ impl SessionView {
                         | SessionEntry::ModelChange(_)
                         | SessionEntry::ThinkingLevelChange(_)
                         | SessionEntry::SessionInfo(_)
+                        // Reported by `compaction_end`.
+                        | SessionEntry::Compaction(_)
                 )
             })
             .cloned()

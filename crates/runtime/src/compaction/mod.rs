@@ -1,0 +1,216 @@
+//! Compaction (`spec/compaction.md`): older history is replaced by a model-written summary
+//! so the conversation fits the context window again. [`prepare`] decides what to summarise
+//! and keep, [`summary`] asks the session's model, and [`compact`] writes the
+//! `compaction` entry; the session's context is rebuilt from it on the next request.
+
+pub mod hooks;
+pub mod prepare;
+pub mod summary;
+
+use std::sync::Arc;
+use std::sync::Mutex;
+
+use knightcode_protocol::AgentMessage;
+use knightcode_protocol::CompactionReason;
+use knightcode_protocol::rpc::CompactionResult;
+use knightcode_session::NewCompaction;
+use knightcode_session::SessionManager;
+use tokio_util::sync::CancellationToken;
+
+use crate::agent_session::lock;
+use crate::settings::SettingsValues;
+pub use prepare::Preparation;
+pub use prepare::prepare;
+use summary::SummaryKind;
+pub use summary::SummaryModel;
+
+/// `compact` when the branch already ends in a compaction.
+pub const ALREADY_COMPACTED: &str = "Already compacted";
+/// `compact` when everything still fits in the kept tail.
+pub const NOTHING_TO_COMPACT: &str = "Nothing to compact (session too small)";
+/// `compact` when it was aborted.
+pub const COMPACTION_CANCELLED: &str = "Compaction cancelled";
+/// The second overflow of one prompt (the loop recovers once).
+pub const OVERFLOW_RECOVERY_EXHAUSTED: &str = "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model.";
+
+/// The `compaction.*` settings one compaction runs with (captured when it starts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CompactionSettings {
+    /// Only automatic compaction; `compact` always works.
+    pub enabled: bool,
+    pub reserve_tokens: u64,
+    pub keep_recent_tokens: u64,
+}
+
+impl CompactionSettings {
+    pub fn from_values(values: &SettingsValues) -> Self {
+        Self {
+            enabled: values.compaction_enabled,
+            reserve_tokens: values.compaction_reserve_tokens,
+            keep_recent_tokens: values.compaction_keep_recent_tokens,
+        }
+    }
+
+    /// The threshold rule: the context no longer leaves `reserveTokens` free.
+    pub fn should_compact(&self, context_tokens: u64, context_window: u64) -> bool {
+        self.enabled
+            && context_window > 0
+            && context_tokens > context_window.saturating_sub(self.reserve_tokens)
+    }
+}
+
+/// Why a compaction did not happen.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CompactionError {
+    #[error("{ALREADY_COMPACTED}")]
+    AlreadyCompacted,
+    #[error("{NOTHING_TO_COMPACT}")]
+    NothingToCompact,
+    #[error("{COMPACTION_CANCELLED}")]
+    Cancelled,
+    /// The summary request failed (the text says how).
+    #[error("{0}")]
+    Failed(String),
+    /// The session file could not be read or written (the text says why).
+    #[error("{0}")]
+    Session(String),
+}
+
+impl From<knightcode_session::SessionError> for CompactionError {
+    fn from(error: knightcode_session::SessionError) -> Self {
+        Self::Session(error.to_string())
+    }
+}
+
+impl CompactionError {
+    /// The text a user reads for a compaction started for `reason`; `None` for a cancel.
+    pub fn message_for(&self, reason: CompactionReason) -> Option<String> {
+        let prefix = match reason {
+            CompactionReason::Manual => "Compaction failed",
+            CompactionReason::Threshold => "Auto-compaction failed",
+            CompactionReason::Overflow => "Context overflow recovery failed",
+        };
+        match self {
+            Self::Cancelled => None,
+            Self::AlreadyCompacted | Self::NothingToCompact
+                if reason == CompactionReason::Manual =>
+            {
+                Some(self.to_string())
+            }
+            other => Some(format!("{prefix}: {other}")),
+        }
+    }
+}
+
+/// Everything one compaction works with.
+pub struct CompactionJob<'a> {
+    pub session: &'a Arc<Mutex<SessionManager>>,
+    pub model: &'a SummaryModel,
+    pub settings: CompactionSettings,
+    pub custom_instructions: Option<&'a str>,
+}
+
+/// Summarises the older part of the branch and appends the `compaction` entry. An abort
+/// (`cancel`) or a failure leaves the session as it was.
+pub async fn compact(
+    job: CompactionJob<'_>,
+    cancel: &CancellationToken,
+) -> Result<CompactionResult, CompactionError> {
+    let preparation = prepare(&lock(job.session), job.settings.keep_recent_tokens)?;
+    let reserve = job.settings.reserve_tokens;
+    let custom = job.custom_instructions;
+    let history = async {
+        if preparation.messages_to_summarize.is_empty() {
+            return Ok(None);
+        }
+        let prompt = summary::history_prompt(
+            &preparation.messages_to_summarize,
+            preparation.previous_summary.as_deref(),
+            custom,
+        );
+        let budget = job.model.budget(reserve, 0.8);
+        job.model
+            .summarize(prompt, budget, SummaryKind::History, cancel)
+            .await
+            .map(Some)
+    };
+    let prefix = async {
+        if !preparation.is_split_turn || preparation.turn_prefix.is_empty() {
+            return Ok(None);
+        }
+        let prompt = summary::turn_prefix_prompt(&preparation.turn_prefix, custom);
+        let budget = job.model.budget(reserve, 0.5);
+        job.model
+            .summarize(prompt, budget, SummaryKind::TurnPrefix, cancel)
+            .await
+            .map(Some)
+    };
+    // One after the other: the summaries' order on the wire stays the same every time.
+    let history = history.await?;
+    let prefix = prefix.await?;
+    if cancel.is_cancelled() {
+        return Err(CompactionError::Cancelled);
+    }
+    let (mut text, mut usage) = match (history, &preparation.previous_summary) {
+        (Some((text, usage)), _) => (text, Some(usage)),
+        (None, Some(previous)) => (previous.clone(), None),
+        (None, None) => ("No prior history.".to_owned(), None),
+    };
+    if let Some((prefix_text, prefix_usage)) = prefix {
+        text.push_str("\n\n---\n\n**Turn Context (split turn):**\n\n");
+        text.push_str(&prefix_text);
+        usage = Some(match usage {
+            Some(mut total) => {
+                total.accumulate(&prefix_usage);
+                total
+            }
+            None => prefix_usage,
+        });
+    }
+    let (read, modified) = preparation.files.lists();
+    append_file_list(&mut text, "read-files", &read);
+    append_file_list(&mut text, "modified-files", &modified);
+    let details = serde_json::json!({"readFiles": read, "modifiedFiles": modified});
+
+    let mut session = lock(job.session);
+    session.append_compaction(NewCompaction {
+        summary: text.clone(),
+        first_kept_entry_id: Some(preparation.first_kept_entry_id.clone()),
+        tokens_before: preparation.tokens_before,
+        details: Some(details.clone()),
+        usage: usage.clone(),
+        from_hook: Some(false),
+        system_message: None,
+    })?;
+    let estimated_after = session
+        .build_context()
+        .messages
+        .iter()
+        .map(|p| knightcode_ai::estimate_message_tokens(&p.message))
+        .sum();
+    Ok(CompactionResult {
+        summary: text,
+        first_kept_entry_id: preparation.first_kept_entry_id,
+        tokens_before: preparation.tokens_before,
+        estimated_tokens_after: Some(estimated_after),
+        usage,
+        details: Some(details),
+        extra: Default::default(),
+    })
+}
+
+fn append_file_list(text: &mut String, tag: &str, files: &[String]) {
+    if !files.is_empty() {
+        text.push_str(&format!("\n\n<{tag}>\n{}\n</{tag}>", files.join("\n")));
+    }
+}
+
+/// The branch's context as the agent holds it (after a compaction: summary, kept tail).
+pub fn context_messages(session: &SessionManager) -> Vec<Arc<AgentMessage>> {
+    session
+        .build_context()
+        .messages
+        .iter()
+        .map(|m| Arc::new((*m.message).clone()))
+        .collect()
+}

@@ -1,0 +1,253 @@
+//! What a compaction summarises and keeps (`spec/compaction.md` §5): the cut point, split
+//! turns, the messages to summarise, and the cumulative file lists.
+
+use std::collections::BTreeSet;
+
+use knightcode_ai::estimate_message_tokens;
+use knightcode_protocol::AgentMessage;
+use knightcode_protocol::ContentBlock;
+use knightcode_protocol::SessionEntry;
+use knightcode_protocol::StopReason;
+use knightcode_session::SessionManager;
+
+use super::CompactionError;
+
+/// Everything the summary requests and the compaction entry need, copied out of the session
+/// so the lock is not held while the model answers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Preparation {
+    /// The entry the kept tail starts at.
+    pub first_kept_entry_id: String,
+    /// History before the kept tail (or before the split turn's start).
+    pub messages_to_summarize: Vec<AgentMessage>,
+    /// The start of a turn that is cut in the middle: summarised on its own.
+    pub turn_prefix: Vec<AgentMessage>,
+    pub is_split_turn: bool,
+    /// The summary of the compaction before this one, carried into the new summary.
+    pub previous_summary: Option<String>,
+    pub tokens_before: u64,
+    pub files: FileOps,
+}
+
+/// Files touched by `read`, `write` and `edit` calls, cumulative across compactions.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FileOps {
+    pub read: BTreeSet<String>,
+    pub written: BTreeSet<String>,
+    pub edited: BTreeSet<String>,
+}
+
+impl FileOps {
+    /// `(read-only files, modified files)`, each sorted.
+    pub fn lists(&self) -> (Vec<String>, Vec<String>) {
+        let modified: BTreeSet<&String> = self.edited.iter().chain(&self.written).collect();
+        let read = self
+            .read
+            .iter()
+            .filter(|f| !modified.contains(f))
+            .cloned()
+            .collect();
+        (read, modified.into_iter().cloned().collect())
+    }
+
+    fn add_calls(&mut self, message: &AgentMessage) {
+        let AgentMessage::Assistant(assistant) = message else {
+            return;
+        };
+        for block in assistant.content.iter() {
+            let ContentBlock::ToolCall(call) = block else {
+                continue;
+            };
+            let Some(path) = call.arguments.get("path").and_then(|p| p.as_str()) else {
+                continue;
+            };
+            let set = match call.name.as_str() {
+                "read" => &mut self.read,
+                "write" => &mut self.written,
+                "edit" => &mut self.edited,
+                _ => continue,
+            };
+            set.insert(path.to_owned());
+        }
+    }
+
+    /// A previous compaction's `details` (`readFiles`, `modifiedFiles`).
+    fn add_details(&mut self, details: &serde_json::Value) {
+        let list = |key: &str| {
+            details[key]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect::<Vec<_>>()
+        };
+        self.read.extend(list("readFiles"));
+        self.edited.extend(list("modifiedFiles"));
+    }
+}
+
+/// One model-visible message of the part of the branch a compaction may touch.
+struct Item {
+    entry_id: String,
+    message: AgentMessage,
+    tokens: u64,
+}
+
+fn is_valid_cut(message: &AgentMessage) -> bool {
+    matches!(
+        message,
+        AgentMessage::User(_)
+            | AgentMessage::Assistant(_)
+            | AgentMessage::BashExecution(_)
+            | AgentMessage::Custom(_)
+            | AgentMessage::BranchSummary(_)
+            | AgentMessage::CompactionSummary(_)
+    )
+}
+
+fn is_turn_start(message: &AgentMessage) -> bool {
+    matches!(
+        message,
+        AgentMessage::User(_)
+            | AgentMessage::BashExecution(_)
+            | AgentMessage::Custom(_)
+            | AgentMessage::BranchSummary(_)
+            | AgentMessage::CompactionSummary(_)
+    )
+}
+
+/// Chooses what to summarise and what to keep for the session's current branch.
+pub fn prepare(
+    session: &SessionManager,
+    keep_recent_tokens: u64,
+) -> Result<Preparation, CompactionError> {
+    let branch = session.branch(None)?;
+    if matches!(branch.last(), Some(SessionEntry::Compaction(_))) {
+        return Err(CompactionError::AlreadyCompacted);
+    }
+    let context = session.build_context();
+    let mut previous_summary = None;
+    let mut files = FileOps::default();
+    let mut items = Vec::new();
+    for projected in &context.messages {
+        if let SessionEntry::Compaction(compaction) = projected.entry {
+            // The previous compaction's own messages are carried as its summary; its kept
+            // tail (the items after it) is summarised again.
+            previous_summary = Some(compaction.summary.clone());
+            if compaction.from_hook != Some(true)
+                && let Some(details) = &compaction.details
+            {
+                files.add_details(details);
+            }
+            continue;
+        }
+        let message: &AgentMessage = &projected.message;
+        items.push(Item {
+            entry_id: projected.entry.id().to_owned(),
+            tokens: estimate_message_tokens(message),
+            message: message.clone(),
+        });
+    }
+    let tokens_before = tokens_before(&branch, &context.messages);
+    drop(context);
+
+    let cut = find_cut(&items, keep_recent_tokens).ok_or(CompactionError::NothingToCompact)?;
+    let turn_start = if is_turn_start(&items[cut].message) {
+        None
+    } else {
+        (0..cut).rev().find(|&i| is_turn_start(&items[i].message))
+    };
+    let history_end = turn_start.unwrap_or(cut);
+    let summarizable = |item: &&Item| !matches!(item.message, AgentMessage::System(_));
+    let messages_to_summarize: Vec<AgentMessage> = items[..history_end]
+        .iter()
+        .filter(summarizable)
+        .map(|i| i.message.clone())
+        .collect();
+    let turn_prefix: Vec<AgentMessage> = items[history_end..cut]
+        .iter()
+        .filter(summarizable)
+        .map(|i| i.message.clone())
+        .collect();
+    if messages_to_summarize.is_empty() && turn_prefix.is_empty() {
+        return Err(CompactionError::NothingToCompact);
+    }
+    for message in messages_to_summarize.iter().chain(&turn_prefix) {
+        files.add_calls(message);
+    }
+    Ok(Preparation {
+        first_kept_entry_id: items[cut].entry_id.clone(),
+        messages_to_summarize,
+        turn_prefix,
+        is_split_turn: turn_start.is_some(),
+        previous_summary,
+        tokens_before,
+        files,
+    })
+}
+
+/// Walks back from the newest message until `keep` tokens are kept; the cut is the first
+/// valid cut point at or after the message that reached it. Never reached: everything is
+/// kept (the first cut point).
+fn find_cut(items: &[Item], keep: u64) -> Option<usize> {
+    let mut kept = 0;
+    for i in (0..items.len()).rev() {
+        if items[i].tokens == 0 {
+            continue;
+        }
+        kept += items[i].tokens;
+        if kept >= keep {
+            return (i..items.len())
+                .find(|&j| is_valid_cut(&items[j].message))
+                .or_else(|| items.iter().rposition(|it| is_valid_cut(&it.message)));
+        }
+    }
+    items.iter().position(|it| is_valid_cut(&it.message))
+}
+
+/// The context's size before compacting: the last usable response's usage plus estimates of
+/// what followed, trusted only when that response came after the branch's latest compaction
+/// or context edit (their usage counts messages no longer sent); else a pure estimate.
+pub(crate) fn tokens_before(
+    branch: &[&SessionEntry],
+    projected: &[knightcode_session::ProjectedMessage<'_>],
+) -> u64 {
+    let last_edit = branch.iter().rposition(|e| {
+        matches!(
+            e,
+            SessionEntry::Compaction(_) | SessionEntry::ContextEdit(_)
+        )
+    });
+    let usable = projected.iter().enumerate().rev().find_map(|(i, p)| {
+        let AgentMessage::Assistant(a) = &*p.message else {
+            return None;
+        };
+        if matches!(
+            a.stop_reason.known(),
+            Some(StopReason::Error | StopReason::Aborted)
+        ) {
+            return None;
+        }
+        let u = &a.usage;
+        let tokens = if u.total_tokens.0 > 0 {
+            u.total_tokens.0
+        } else {
+            u.input.0 + u.output.0 + u.cache_read.0 + u.cache_write.0
+        };
+        (tokens > 0).then_some((i, tokens, p.entry.id()))
+    });
+    if let Some((index, tokens, id)) = usable {
+        let position = branch.iter().position(|e| e.id() == id);
+        if last_edit.is_none_or(|edit| position.is_some_and(|p| p > edit)) {
+            let trailing: u64 = projected[index + 1..]
+                .iter()
+                .map(|p| estimate_message_tokens(&p.message))
+                .sum();
+            return tokens + trailing;
+        }
+    }
+    projected
+        .iter()
+        .map(|p| estimate_message_tokens(&p.message))
+        .sum()
+}

@@ -1,0 +1,368 @@
+//! The summary requests (`spec/compaction.md` §6): the conversation as plain text, the
+//! instructions (our own prose; the section headings are the contract other tools read), and
+//! one model call per summary with the session's model and credentials.
+
+use std::sync::Arc;
+
+use knightcode_ai::CacheRetention;
+use knightcode_ai::Context;
+use knightcode_ai::Model;
+use knightcode_ai::Provider;
+use knightcode_ai::StreamOptions;
+use knightcode_ai::StreamRequest;
+use knightcode_ai::ThinkingLevel;
+use knightcode_protocol::AgentMessage;
+use knightcode_protocol::AssistantMessage;
+use knightcode_protocol::Content;
+use knightcode_protocol::ContentBlock;
+use knightcode_protocol::Millis;
+use knightcode_protocol::StopReason;
+use knightcode_protocol::Usage;
+use tokio_util::sync::CancellationToken;
+
+use super::CompactionError;
+
+/// Tool results longer than this are cut in the serialized conversation.
+const TOOL_RESULT_CHARS: usize = 2000;
+
+pub(crate) const SYSTEM_PROMPT: &str = "You write context checkpoints. You read a conversation \
+between a user and an AI coding assistant and reply with nothing but the structured summary \
+you are asked for. Do not carry on the conversation, do not answer questions asked in it, and \
+do not call tools.";
+
+const SUMMARY_FORMAT: &str = "## Goal
+[What the user is trying to achieve; several goals as a list]
+
+## Constraints & Preferences
+- [Requirements, conventions and preferences the user stated, or (none)]
+
+## Progress
+### Done
+- [x] [Finished work]
+
+### In Progress
+- [ ] [Work started but not finished]
+
+### Blocked
+- [Problems holding work up, or (none)]
+
+## Key Decisions
+- **[Decision]**: [Why it was made]
+
+## Next Steps
+1. [What should happen next, in order]
+
+## Critical Context
+- [Facts the work cannot go on without: data, references, open questions, or (none)]";
+
+const INITIAL_INSTRUCTIONS: &str = "The conversation above will be dropped from the assistant's \
+context. Write the checkpoint another model will pick the work up from, using exactly this \
+markdown layout:";
+
+const UPDATE_INSTRUCTIONS: &str = "The conversation above continues the work described in the \
+previous summary. Bring that summary up to date: keep everything in it that still matters, add \
+the new progress and decisions, move finished items from In Progress to Done, rewrite Next Steps \
+for where the work stands now, and drop only what no longer matters. Use exactly this markdown \
+layout:";
+
+const STYLE: &str = "Be brief and concrete. Keep file paths, function names, commands and \
+error messages exactly as they appear. Write (none) for a section with nothing to say.";
+
+const TURN_PREFIX_INSTRUCTIONS: &str = "The conversation above is the beginning of a single \
+turn that was too long to keep whole; its later part stays in the assistant's context. \
+Summarise the beginning so that the later part makes sense, using exactly this markdown layout:
+
+## Original Request
+[What the user asked for in this turn]
+
+## Early Progress
+- [What was done and learned before the kept part]
+
+## Context for Suffix
+- [What the kept part relies on: files, results, decisions]
+
+Be brief, and keep paths, names and error messages exactly.";
+
+/// The conversation as labelled plain text, one block per part, blank lines between.
+pub fn serialize_conversation(messages: &[AgentMessage]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for message in messages {
+        match message {
+            AgentMessage::User(m) => push_text(&mut parts, "User", &content_text(&m.content)),
+            AgentMessage::Custom(m) => push_text(&mut parts, "User", &content_text(&m.content)),
+            AgentMessage::BashExecution(m) => {
+                if m.exclude_from_context != Some(true) {
+                    let text = format!("Ran `{}`\n{}", m.command, m.output);
+                    push_text(&mut parts, "User", &text);
+                }
+            }
+            AgentMessage::BranchSummary(m) => push_text(&mut parts, "User", &m.summary),
+            AgentMessage::CompactionSummary(m) => push_text(&mut parts, "User", &m.summary),
+            AgentMessage::Assistant(m) => serialize_assistant(&mut parts, m),
+            AgentMessage::ToolResult(m) => {
+                let text = blocks_text(m.content.iter());
+                push_text(&mut parts, "Tool result", &truncate(&text));
+            }
+            AgentMessage::System(_) | AgentMessage::Unknown(_) => {}
+        }
+    }
+    parts.join("\n\n")
+}
+
+fn serialize_assistant(parts: &mut Vec<String>, message: &AssistantMessage) {
+    let mut thinking = Vec::new();
+    let mut text = Vec::new();
+    let mut calls = Vec::new();
+    for block in message.content.iter() {
+        match block {
+            ContentBlock::Thinking(t) => thinking.push(t.thinking.as_str()),
+            ContentBlock::Text(t) => text.push(t.text.as_str()),
+            ContentBlock::ToolCall(call) => {
+                let args = match call.arguments.as_object() {
+                    Some(map) => map
+                        .iter()
+                        .map(|(k, v)| format!("{k}={v}"))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    None => call.arguments.to_string(),
+                };
+                calls.push(format!("{}({args})", call.name));
+            }
+            _ => {}
+        }
+    }
+    push_text(parts, "Assistant thinking", &thinking.join("\n"));
+    push_text(parts, "Assistant", &text.join("\n"));
+    push_text(parts, "Assistant tool calls", &calls.join("; "));
+}
+
+fn push_text(parts: &mut Vec<String>, label: &str, text: &str) {
+    if !text.is_empty() {
+        parts.push(format!("[{label}]: {text}"));
+    }
+}
+
+fn content_text(content: &Content) -> String {
+    match content {
+        Content::Text(t) => t.clone(),
+        Content::Blocks(blocks) => blocks_text(blocks.iter()),
+    }
+}
+
+fn blocks_text<'a>(blocks: impl Iterator<Item = &'a ContentBlock>) -> String {
+    blocks
+        .filter_map(|b| match b {
+            ContentBlock::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn truncate(text: &str) -> String {
+    let total = text.chars().count();
+    if total <= TOOL_RESULT_CHARS {
+        return text.to_owned();
+    }
+    let kept: String = text.chars().take(TOOL_RESULT_CHARS).collect();
+    format!(
+        "{kept}\n\n[... {} more characters truncated]",
+        total - TOOL_RESULT_CHARS
+    )
+}
+
+/// The user message of a history summary request.
+pub fn history_prompt(
+    messages: &[AgentMessage],
+    previous: Option<&str>,
+    custom: Option<&str>,
+) -> String {
+    let mut text = format!(
+        "<conversation>\n{}\n</conversation>\n\n",
+        serialize_conversation(messages)
+    );
+    let instructions = match previous {
+        Some(previous) => {
+            text.push_str(&format!(
+                "<previous-summary>\n{previous}\n</previous-summary>\n\n"
+            ));
+            UPDATE_INSTRUCTIONS
+        }
+        None => INITIAL_INSTRUCTIONS,
+    };
+    text.push_str(&format!("{instructions}\n\n{SUMMARY_FORMAT}\n\n{STYLE}"));
+    push_focus(&mut text, custom);
+    text
+}
+
+/// The user message of a split turn's prefix summary.
+pub fn turn_prefix_prompt(messages: &[AgentMessage], custom: Option<&str>) -> String {
+    let mut text = format!(
+        "<conversation>\n{}\n</conversation>\n\n{TURN_PREFIX_INSTRUCTIONS}",
+        serialize_conversation(messages)
+    );
+    push_focus(&mut text, custom);
+    text
+}
+
+fn push_focus(text: &mut String, custom: Option<&str>) {
+    if let Some(custom) = custom.filter(|c| !c.trim().is_empty()) {
+        text.push_str(&format!("\n\nAdditional focus: {custom}"));
+    }
+}
+
+/// The model, credentials and provider summaries are requested with: the session's.
+#[derive(Clone)]
+pub struct SummaryModel {
+    pub provider: Arc<dyn Provider>,
+    pub model: Model,
+    /// The session's options (key, headers, thinking level); budgets are set per request.
+    pub options: StreamOptions,
+}
+
+impl std::fmt::Debug for SummaryModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SummaryModel")
+            .field("model", &self.model.id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Which summary a request makes (for the error texts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SummaryKind {
+    History,
+    TurnPrefix,
+}
+
+impl SummaryKind {
+    fn label(self) -> &'static str {
+        match self {
+            Self::History => "Summarization",
+            Self::TurnPrefix => "Turn prefix summarization",
+        }
+    }
+}
+
+impl SummaryModel {
+    /// `fraction` of `reserve` as the output budget, capped by the model's own maximum.
+    pub fn budget(&self, reserve: u64, fraction: f64) -> u64 {
+        let budget = (reserve as f64 * fraction).floor() as u64;
+        if self.model.max_tokens > 0 {
+            budget.min(self.model.max_tokens)
+        } else {
+            budget
+        }
+    }
+
+    /// One summary: the text and the call's usage.
+    pub async fn summarize(
+        &self,
+        prompt: String,
+        max_tokens: u64,
+        kind: SummaryKind,
+        cancel: &CancellationToken,
+    ) -> Result<(String, Usage), CompactionError> {
+        let mut options = self.options.clone();
+        options.max_tokens = Some(max_tokens);
+        options.cache_retention = Some(CacheRetention::None);
+        options.payload_hook = None;
+        if !self.model.reasoning {
+            options.thinking = ThinkingLevel::Off;
+        }
+        let request = StreamRequest {
+            model: self.model.clone(),
+            context: Context {
+                system_prompt: Some(SYSTEM_PROMPT.to_owned()),
+                messages: vec![Arc::new(AgentMessage::user(
+                    prompt,
+                    Millis(chrono::Utc::now().timestamp_millis()),
+                ))],
+                tools: Vec::new(),
+            },
+            options,
+        };
+        let message = self
+            .provider
+            .stream(&request, cancel.clone())
+            .result()
+            .await;
+        let label = kind.label();
+        match message.stop_reason.known() {
+            _ if cancel.is_cancelled() => return Err(CompactionError::Cancelled),
+            Some(StopReason::Aborted) => return Err(CompactionError::Cancelled),
+            Some(StopReason::Error) => {
+                let reason = message.error_message.unwrap_or_default();
+                return Err(CompactionError::Failed(format!("{label} failed: {reason}")));
+            }
+            Some(StopReason::Length) => {
+                return Err(CompactionError::Failed(format!(
+                    "{label} failed: generation hit the token cap and the summary is incomplete"
+                )));
+            }
+            _ => {}
+        }
+        if message.tool_calls().next().is_some() {
+            return Err(CompactionError::Failed(format!(
+                "{label} attempted to call a tool"
+            )));
+        }
+        let text = blocks_text(message.content.iter());
+        Ok((text, message.usage))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn the_conversation_is_labelled_and_long_results_are_cut() {
+        let long = "x".repeat(TOOL_RESULT_CHARS + 5);
+        let result: AgentMessage = serde_json::from_value(serde_json::json!({
+            "role": "toolResult", "toolCallId": "c1", "toolName": "read",
+            "content": [{"type": "text", "text": long}], "isError": false, "timestamp": 1
+        }))
+        .unwrap();
+        let assistant: AgentMessage = serde_json::from_value(serde_json::json!({
+            "role": "assistant", "api": "a", "provider": "p", "model": "m",
+            "content": [
+                {"type": "thinking", "thinking": "hmm"},
+                {"type": "text", "text": "reading"},
+                {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "a.rs"}}
+            ],
+            "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
+                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
+            "stopReason": "toolUse", "timestamp": 1
+        }))
+        .unwrap();
+        let text =
+            serialize_conversation(&[AgentMessage::user("fix it", Millis(1)), assistant, result]);
+        let expected_tail = format!(
+            "[Tool result]: {}\n\n[... 5 more characters truncated]",
+            "x".repeat(TOOL_RESULT_CHARS)
+        );
+        assert_eq!(
+            text,
+            format!(
+                "[User]: fix it\n\n[Assistant thinking]: hmm\n\n[Assistant]: reading\n\n\
+                 [Assistant tool calls]: read(path=\"a.rs\")\n\n{expected_tail}"
+            )
+        );
+    }
+
+    #[test]
+    fn an_update_carries_the_previous_summary_and_the_focus() {
+        let text = history_prompt(
+            &[AgentMessage::user("hi", Millis(1))],
+            Some("OLD"),
+            Some("the parser"),
+        );
+        assert!(text.starts_with("<conversation>\n[User]: hi\n</conversation>\n\n"));
+        assert!(text.contains("<previous-summary>\nOLD\n</previous-summary>\n\n"));
+        assert!(text.contains("## Critical Context"));
+        assert!(text.ends_with("\n\nAdditional focus: the parser"));
+    }
+}

@@ -1,0 +1,384 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! Compaction against the mock model: manual `compact` through the actor, and overflow
+//! recovery inside a run. What the summary requests and the following requests carry, what
+//! the session file holds and the events in the stream show what happened.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use knightcode_protocol::AgentEvent;
+use knightcode_protocol::CompactionReason;
+use knightcode_protocol::SessionEntry;
+use knightcode_protocol::rpc::PromptDisposition;
+use knightcode_runtime::AgentSession;
+use knightcode_runtime::Command;
+use knightcode_runtime::Reply;
+use knightcode_runtime::Responder;
+use knightcode_runtime::SessionEvent;
+use knightcode_runtime::SessionEvents;
+use knightcode_runtime::SessionHandle;
+use knightcode_runtime::compaction::COMPACTION_CANCELLED;
+use knightcode_runtime::compaction::OVERFLOW_RECOVERY_EXHAUSTED;
+use knightcode_runtime::hooks::InputSource;
+use knightcode_runtime::hooks::NoSessionHooks;
+use knightcode_testkit::Fault;
+use knightcode_testkit::ScriptedReply;
+use knightcode_testkit::WireFormat;
+
+use common::TestSession;
+use common::request_texts;
+
+struct Running {
+    test: TestSession,
+    handle: SessionHandle,
+    events: SessionEvents,
+    next_tag: u64,
+}
+
+impl Running {
+    /// A session that keeps only ~5 tokens verbatim, so every earlier turn is compacted.
+    async fn start(replies: Vec<ScriptedReply>) -> Self {
+        let test = TestSession::new(WireFormat::OpenAiCompletions, replies).await;
+        std::fs::write(
+            test.agent_dir.join("settings.json"),
+            r#"{"compaction": {"keepRecentTokens": 5}}"#,
+        )
+        .unwrap();
+        let (session, events) =
+            AgentSession::start_with(test.setup(), test.services(Arc::new(NoSessionHooks)))
+                .await
+                .unwrap();
+        let (handle, events) = session.spawn(events);
+        Self {
+            test,
+            handle,
+            events,
+            next_tag: 0,
+        }
+    }
+
+    fn send(&mut self, command: Command) -> u64 {
+        let tag = self.next_tag;
+        self.next_tag += 1;
+        self.handle.send(command, Responder::Stream(tag));
+        tag
+    }
+
+    async fn read_until(&mut self, stop: impl Fn(&SessionEvent) -> bool) -> Vec<SessionEvent> {
+        let mut seen = Vec::new();
+        let read = async {
+            while let Some(item) = self.events.recv().await {
+                let done = stop(&item);
+                seen.push(item);
+                if done {
+                    return;
+                }
+            }
+            panic!("the stream ended first: {seen:?}");
+        };
+        tokio::time::timeout(Duration::from_secs(30), read)
+            .await
+            .expect("watchdog: the awaited event never came");
+        seen
+    }
+
+    /// Everything up to the reply to `tag`, and the reply.
+    async fn reply(&mut self, tag: u64) -> (Vec<SessionEvent>, Reply) {
+        let mut seen = self
+            .read_until(|e| matches!(e, SessionEvent::Reply { tag: t, .. } if *t == tag))
+            .await;
+        match seen.pop() {
+            Some(SessionEvent::Reply { reply, .. }) => (seen, reply),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// A prompt run to its end; the events it caused.
+    async fn prompt(&mut self, text: &str) -> Vec<SessionEvent> {
+        let tag = self.send(Command::Prompt {
+            text: text.to_owned(),
+            images: Vec::new(),
+            queueing: None,
+            source: InputSource::Rpc,
+        });
+        let (_, reply) = self.reply(tag).await;
+        assert_eq!(reply, Reply::Prompt(PromptDisposition::Started));
+        self.read_until(|e| matches!(e, SessionEvent::Agent(AgentEvent::AgentSettled { .. })))
+            .await
+    }
+
+    async fn compact(&mut self, focus: Option<&str>) -> (Vec<SessionEvent>, Reply) {
+        let tag = self.send(Command::Compact {
+            custom_instructions: focus.map(str::to_owned),
+        });
+        self.reply(tag).await
+    }
+
+    fn request_texts(&self, index: usize) -> Vec<String> {
+        request_texts(&self.test.server.requests()[index].body)
+    }
+
+    /// The compaction entries of the session file.
+    async fn compactions(&self) -> Vec<SessionEntry> {
+        let Reply::Entries(entries) = self
+            .handle
+            .request(Command::GetEntries { since: None })
+            .await
+        else {
+            panic!("no entries");
+        };
+        entries
+            .entries
+            .into_iter()
+            .filter(|e| matches!(e, SessionEntry::Compaction(_)))
+            .collect()
+    }
+}
+
+fn compaction_events(seen: &[SessionEvent]) -> Vec<AgentEvent> {
+    seen.iter()
+        .filter_map(|e| match e {
+            SessionEvent::Agent(
+                event @ (AgentEvent::CompactionStart { .. } | AgentEvent::CompactionEnd { .. }),
+            ) => Some(event.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn overflow() -> ScriptedReply {
+    ScriptedReply::fault(Fault::HttpStatus {
+        status: 400,
+        retry_after: None,
+        body: Some(
+            r#"{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}"#
+                .into(),
+        ),
+        headers: Vec::new(),
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn manual_compaction_replaces_the_older_turns_with_the_summary() {
+    let mut run = Running::start(vec![
+        ScriptedReply::text("first answer"),
+        ScriptedReply::text("second answer"),
+        ScriptedReply::text("SUMMARY-ONE"),
+        ScriptedReply::text("third answer"),
+    ])
+    .await;
+    run.prompt("first question").await;
+    run.prompt("second question").await;
+    let (seen, reply) = run.compact(Some("FOCUS ON THE PARSER")).await;
+
+    let Reply::Compacted(result) = reply else {
+        panic!("{reply:?}")
+    };
+    assert_eq!(result.summary, "SUMMARY-ONE");
+    assert!(result.tokens_before > 0);
+    let events = compaction_events(&seen);
+    assert_eq!(
+        events[0],
+        AgentEvent::CompactionStart {
+            reason: CompactionReason::Manual
+        }
+    );
+    let AgentEvent::CompactionEnd {
+        reason,
+        result: Some(end_result),
+        aborted: false,
+        will_retry: false,
+        error_message: None,
+    } = &events[1]
+    else {
+        panic!("{events:?}")
+    };
+    assert_eq!(*reason, CompactionReason::Manual);
+    assert_eq!(end_result["summary"], "SUMMARY-ONE");
+
+    let summary_request = run.request_texts(2).join("\n");
+    assert!(
+        summary_request.contains(
+            "<conversation>\n[User]: first question\n\n[Assistant]: first answer\n</conversation>"
+        ),
+        "{summary_request}"
+    );
+    assert!(
+        !summary_request.contains("second question"),
+        "the kept turn is not summarised"
+    );
+    assert!(summary_request.contains("## Goal"));
+    assert!(summary_request.contains("Additional focus: FOCUS ON THE PARSER"));
+
+    let compactions = run.compactions().await;
+    let [SessionEntry::Compaction(entry)] = compactions.as_slice() else {
+        panic!("{compactions:?}")
+    };
+    assert_eq!(entry.summary, "SUMMARY-ONE");
+    assert_eq!(entry.first_kept_entry_id, result.first_kept_entry_id);
+    assert!(entry.usage.is_some());
+
+    run.prompt("third question").await;
+    let next = run.request_texts(3);
+    assert!(
+        next.iter()
+            .any(|t| t.contains("<summary>\nSUMMARY-ONE\n</summary>")),
+        "{next:?}"
+    );
+    assert!(next.iter().any(|t| t == "second question"));
+    assert!(!next.iter().any(|t| t == "first question"), "{next:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_compaction_updates_the_previous_summary() {
+    let mut run = Running::start(vec![
+        ScriptedReply::text("first answer"),
+        ScriptedReply::text("second answer"),
+        ScriptedReply::text("SUMMARY-ONE"),
+        ScriptedReply::text("third answer"),
+        ScriptedReply::text("SUMMARY-TWO"),
+    ])
+    .await;
+    run.prompt("first question").await;
+    run.prompt("second question").await;
+    assert!(matches!(run.compact(None).await.1, Reply::Compacted(_)));
+    let (_, again) = run.compact(None).await;
+    assert_eq!(again, Reply::Failed("Already compacted".to_owned()));
+    run.prompt("third question").await;
+    let (_, reply) = run.compact(None).await;
+    let Reply::Compacted(result) = reply else {
+        panic!("{reply:?}")
+    };
+    assert_eq!(result.summary, "SUMMARY-TWO");
+    let update = run.request_texts(4).join("\n");
+    assert!(
+        update.contains("<previous-summary>\nSUMMARY-ONE\n</previous-summary>"),
+        "{update}"
+    );
+    assert!(
+        update.contains("[User]: second question"),
+        "the kept tail is summarised now"
+    );
+    assert!(!update.contains("first question"));
+    assert_eq!(run.compactions().await.len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_too_small_has_nothing_to_compact() {
+    let mut run = Running::start(vec![]).await;
+    let (seen, reply) = run.compact(None).await;
+    assert_eq!(
+        reply,
+        Reply::Failed("Nothing to compact (session too small)".to_owned())
+    );
+    let events = compaction_events(&seen);
+    assert!(matches!(
+        &events[1],
+        AgentEvent::CompactionEnd { result: None, aborted: false, error_message: Some(m), .. }
+            if m == "Nothing to compact (session too small)"
+    ));
+    assert!(run.test.server.requests().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_aborted_compaction_leaves_the_session_unchanged() {
+    let mut run = Running::start(vec![
+        ScriptedReply::text("first answer"),
+        ScriptedReply::text("second answer"),
+        ScriptedReply::text("SUMMARY-NEVER").with_fault(Fault::StallAfterEvents(1)),
+    ])
+    .await;
+    run.prompt("first question").await;
+    run.prompt("second question").await;
+    let tag = run.send(Command::Compact {
+        custom_instructions: None,
+    });
+    run.test.server.wait_for_stalls(1).await;
+    let abort = run.send(Command::Abort);
+    let (seen, reply) = run.reply(tag).await;
+    assert_eq!(reply, Reply::Failed(COMPACTION_CANCELLED.to_owned()));
+    assert!(matches!(
+        compaction_events(&seen).last(),
+        Some(AgentEvent::CompactionEnd {
+            aborted: true,
+            result: None,
+            error_message: None,
+            ..
+        })
+    ));
+    assert_eq!(run.reply(abort).await.1, Reply::Done);
+    assert!(run.compactions().await.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_overflow_is_compacted_and_the_request_retried_with_the_summary() {
+    let mut run = Running::start(vec![
+        ScriptedReply::text("first answer"),
+        overflow(),
+        ScriptedReply::text("SUMMARY-OVERFLOW"),
+        ScriptedReply::text("recovered"),
+    ])
+    .await;
+    run.prompt("first question").await;
+    let seen = run.prompt("a huge prompt").await;
+    let events = compaction_events(&seen);
+    assert_eq!(
+        events[0],
+        AgentEvent::CompactionStart {
+            reason: CompactionReason::Overflow
+        }
+    );
+    assert!(
+        matches!(
+            &events[1],
+            AgentEvent::CompactionEnd {
+                reason: CompactionReason::Overflow,
+                result: Some(_),
+                will_retry: true,
+                ..
+            }
+        ),
+        "{events:?}"
+    );
+    let summary_request = run.request_texts(2).join("\n");
+    assert!(
+        summary_request.contains("[User]: first question"),
+        "{summary_request}"
+    );
+    let retried = run.request_texts(3);
+    assert!(
+        retried.iter().any(|t| t.contains("SUMMARY-OVERFLOW")),
+        "{retried:?}"
+    );
+    assert!(retried.iter().any(|t| t == "a huge prompt"));
+    assert!(!retried.iter().any(|t| t == "first question"));
+    assert_eq!(run.test.server.requests().len(), 4);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_overflow_reports_that_recovery_failed() {
+    let mut run = Running::start(vec![
+        ScriptedReply::text("first answer"),
+        overflow(),
+        ScriptedReply::text("SUMMARY-OVERFLOW"),
+        overflow(),
+    ])
+    .await;
+    run.prompt("first question").await;
+    let seen = run.prompt("a huge prompt").await;
+    let events = compaction_events(&seen);
+    assert_eq!(events.len(), 3, "{events:?}");
+    assert_eq!(
+        events[2],
+        AgentEvent::CompactionEnd {
+            reason: CompactionReason::Overflow,
+            result: None,
+            aborted: false,
+            will_retry: false,
+            error_message: Some(OVERFLOW_RECOVERY_EXHAUSTED.to_owned()),
+        }
+    );
+    assert_eq!(run.test.server.requests().len(), 4, "no further attempt");
+}
