@@ -77,6 +77,7 @@ pub use options::ThinkingBudgets;
 pub use options::clamp_max_tokens_to_context;
 pub use options::estimate_context_tokens;
 pub use options::estimate_message_tokens;
+pub use options::usage_tokens;
 pub use overflow::is_context_overflow;
 pub use retry::ProviderRetry;
 pub use retry::RetryPolicy;

@@ -221,6 +221,24 @@ fn content_chars(content: &knightcode_protocol::Content) -> u64 {
     }
 }
 
+/// The context size a response's usage reports (total, else the sum of its parts); `None`
+/// for a failed or aborted response or one without usage, which say nothing about it.
+pub fn usage_tokens(message: &knightcode_protocol::AssistantMessage) -> Option<u64> {
+    if matches!(
+        message.stop_reason.known(),
+        Some(StopReason::Error | StopReason::Aborted)
+    ) {
+        return None;
+    }
+    let u = &message.usage;
+    let tokens = if u.total_tokens.0 > 0 {
+        u.total_tokens.0
+    } else {
+        u.input.0 + u.output.0 + u.cache_read.0 + u.cache_write.0
+    };
+    (tokens > 0).then_some(tokens)
+}
+
 /// `(usage tokens, trailing estimate)`: the last usable assistant usage plus estimates of the
 /// messages after it; without such usage, everything (prompt and tools included) is estimated.
 pub fn estimate_context_tokens(context: &Context) -> (u64, u64) {
@@ -229,23 +247,9 @@ pub fn estimate_context_tokens(context: &Context) -> (u64, u64) {
         .iter()
         .enumerate()
         .rev()
-        .find_map(|(i, m)| {
-            let AgentMessage::Assistant(a) = &**m else {
-                return None;
-            };
-            if matches!(
-                a.stop_reason.known(),
-                Some(StopReason::Error | StopReason::Aborted)
-            ) {
-                return None;
-            }
-            let u = &a.usage;
-            let tokens = if u.total_tokens.0 > 0 {
-                u.total_tokens.0
-            } else {
-                u.input.0 + u.output.0 + u.cache_read.0 + u.cache_write.0
-            };
-            (tokens > 0).then_some((i, tokens))
+        .find_map(|(i, m)| match &**m {
+            AgentMessage::Assistant(a) => usage_tokens(a).map(|tokens| (i, tokens)),
+            _ => None,
         });
     match usable {
         Some((index, tokens)) => {

@@ -44,6 +44,7 @@ use super::AgentSession;
 use super::SessionSetup;
 use super::lock;
 use super::now_millis;
+use crate::compaction::context_messages;
 use crate::error::Result;
 use crate::error::RuntimeError;
 use crate::hooks::AgentStart;
@@ -676,16 +677,6 @@ impl AgentSession {
         lock(&self.session).append_message(AgentMessage::BashExecution(Box::new(message)))?;
         Ok(())
     }
-}
-
-/// The messages the model sees from the session's current leaf.
-fn context_messages(session: &SessionManager) -> Vec<Arc<AgentMessage>> {
-    session
-        .build_context()
-        .messages
-        .iter()
-        .map(|m| Arc::new((*m.message).clone()))
-        .collect()
 }
 
 /// A user prompt, steering or follow-up message: the text, then any images, stamped now.

@@ -7,7 +7,6 @@ use knightcode_ai::estimate_message_tokens;
 use knightcode_protocol::AgentMessage;
 use knightcode_protocol::ContentBlock;
 use knightcode_protocol::SessionEntry;
-use knightcode_protocol::StopReason;
 use knightcode_session::SessionManager;
 
 use super::CompactionError;
@@ -218,24 +217,16 @@ pub(crate) fn tokens_before(
             SessionEntry::Compaction(_) | SessionEntry::ContextEdit(_)
         )
     });
-    let usable = projected.iter().enumerate().rev().find_map(|(i, p)| {
-        let AgentMessage::Assistant(a) = &*p.message else {
-            return None;
-        };
-        if matches!(
-            a.stop_reason.known(),
-            Some(StopReason::Error | StopReason::Aborted)
-        ) {
-            return None;
-        }
-        let u = &a.usage;
-        let tokens = if u.total_tokens.0 > 0 {
-            u.total_tokens.0
-        } else {
-            u.input.0 + u.output.0 + u.cache_read.0 + u.cache_write.0
-        };
-        (tokens > 0).then_some((i, tokens, p.entry.id()))
-    });
+    let usable = projected
+        .iter()
+        .enumerate()
+        .rev()
+        .find_map(|(i, p)| match &*p.message {
+            AgentMessage::Assistant(a) => {
+                knightcode_ai::usage_tokens(a).map(|tokens| (i, tokens, p.entry.id()))
+            }
+            _ => None,
+        });
     if let Some((index, tokens, id)) = usable {
         let position = branch.iter().position(|e| e.id() == id);
         if last_edit.is_none_or(|edit| position.is_some_and(|p| p > edit)) {
