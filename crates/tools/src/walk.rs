@@ -1,13 +1,26 @@
-//! Directory walking for grep and find with ripgrep's own crates: `.gitignore`, `.ignore`
-//! and git's exclude files are honoured, hidden files are included, `.git` is skipped.
+//! The directory walk shared by grep and find: ripgrep's own crates, `.gitignore`, `.ignore`
+//! and git's exclude files honoured, hidden files included, `.git` skipped, symbolic links
+//! listed but not followed (so link loops cannot trap the walk).
+//!
+//! The walk runs on `ignore`'s parallel walker. Results come back in path order (a
+//! depth-first walk with every directory sorted by name, as the single-threaded walk gave
+//! them) whatever order the threads find them in: [`TopN`] keeps the `limit` smallest, and
+//! once it is full, anything sorting after its largest is pruned, directories before they
+//! are read, so a search with plenty of hits stops early without scanning the rest.
 
-use std::path::Path;
+use std::cmp::Ordering as CmpOrdering;
+use std::collections::BinaryHeap;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use globset::GlobBuilder;
-use ignore::WalkBuilder;
+use ignore::{DirEntry, WalkBuilder, WalkState};
+use tokio_util::sync::CancellationToken;
 
 use crate::error::ToolsError;
-use crate::ops::GlobRequest;
+use crate::ops::{GlobOutput, GlobRequest};
 
 /// Whether `dir` or an ancestor holds a `.git` entry.
 fn inside_git_repo(dir: &Path) -> bool {
@@ -15,27 +28,262 @@ fn inside_git_repo(dir: &Path) -> bool {
         .any(|ancestor| ancestor.join(".git").exists())
 }
 
-/// A sorted, gitignore-aware walker over `root`.
-///
-/// Inside a repository git's rules apply as git sees them (a nested repository does not
-/// inherit its parent's ignores); outside one, `.gitignore` files are honoured anyway, as
-/// `fd --no-require-git` does for the reference agent. Entries are sorted by name so
-/// results are stable from run to run.
-pub(crate) fn walker(root: &Path) -> WalkBuilder {
-    let mut builder = WalkBuilder::new(root);
-    builder
-        .hidden(false)
-        .follow_links(false)
-        .require_git(inside_git_repo(root))
-        .filter_entry(|entry| entry.file_name() != ".git")
-        .sort_by_file_name(|a, b| a.cmp(b));
-    builder
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panicking visitor cannot leave the heap half-updated (push and pop are whole), so
+    // the data is still usable.
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A walk result ranked by its path (then by whatever else `Ord` compares).
+pub(crate) trait Ranked: Ord + Send {
+    fn path(&self) -> &Path;
+}
+
+/// The `limit` smallest results offered so far, from any number of threads.
+pub(crate) struct TopN<T> {
+    limit: usize,
+    full: AtomicBool,
+    /// A max-heap: the top is the result a better one evicts.
+    heap: Mutex<BinaryHeap<T>>,
+}
+
+impl<T: Ranked> TopN<T> {
+    pub(crate) fn new(limit: usize) -> Self {
+        Self {
+            limit: limit.max(1),
+            full: AtomicBool::new(false),
+            heap: Mutex::new(BinaryHeap::new()),
+        }
+    }
+
+    /// Whether nothing at or under `path` can make the cut any more. Descendants sort after
+    /// their directory, so a directory beyond the largest kept result is skipped whole.
+    pub(crate) fn beyond(&self, path: &Path) -> bool {
+        if !self.full.load(Ordering::Relaxed) {
+            return false;
+        }
+        lock(&self.heap)
+            .peek()
+            .is_some_and(|worst| path > worst.path())
+    }
+
+    pub(crate) fn offer(&self, item: T) {
+        let mut heap = lock(&self.heap);
+        if heap.len() < self.limit {
+            heap.push(item);
+            if heap.len() == self.limit {
+                self.full.store(true, Ordering::Relaxed);
+            }
+        } else if heap.peek().is_some_and(|worst| item < *worst) {
+            heap.pop();
+            heap.push(item);
+        }
+    }
+
+    /// The kept results in order, and whether the limit was reached.
+    pub(crate) fn take_sorted(&self) -> (Vec<T>, bool) {
+        let heap = std::mem::take(&mut *lock(&self.heap));
+        let full = heap.len() >= self.limit;
+        (heap.into_sorted_vec(), full)
+    }
+}
+
+/// How many samples of skipped paths are kept; the rest are only counted.
+const SKIPPED_KEPT: usize = 1000;
+/// How many skipped paths a note names.
+const SKIPPED_SHOWN: usize = 3;
+
+/// Paths the walk could not read (unreadable directories and files), for a note.
+#[derive(Default)]
+pub(crate) struct Skipped {
+    overflow: AtomicUsize,
+    paths: Mutex<Vec<(PathBuf, String)>>,
+}
+
+impl Skipped {
+    pub(crate) fn record(&self, path: PathBuf, reason: String) {
+        let mut paths = lock(&self.paths);
+        if paths.len() < SKIPPED_KEPT {
+            paths.push((path, reason));
+        } else {
+            self.overflow.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn record_walk_error(&self, error: &ignore::Error) {
+        // Only I/O failures lose results; a malformed ignore file is ignored as rg does.
+        if let Some(io_error) = error.io_error()
+            && let Some(path) = error_path(error)
+        {
+            self.record(path.to_path_buf(), io_error.to_string());
+        }
+    }
+
+    /// "Skipped 2 unreadable paths: a: Permission denied (os error 13); b: …", paths shown
+    /// relative to `root`; `relevant` drops paths that could not have changed the result
+    /// (those pruned by the limit anyway).
+    pub(crate) fn note(self, root: &Path, relevant: impl Fn(&Path) -> bool) -> Option<String> {
+        let mut paths = self
+            .paths
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner);
+        paths.retain(|(path, _)| relevant(path));
+        paths.sort();
+        let count = paths.len() + self.overflow.into_inner();
+        if count == 0 {
+            return None;
+        }
+        let mut shown: Vec<String> = paths
+            .iter()
+            .take(SKIPPED_SHOWN)
+            .map(|(path, reason)| {
+                let relative = path.strip_prefix(root).unwrap_or(path);
+                let name = if relative.as_os_str().is_empty() {
+                    path.to_string_lossy()
+                } else {
+                    relative.to_string_lossy()
+                };
+                format!("{name}: {reason}")
+            })
+            .collect();
+        if count > shown.len() {
+            shown.push(format!("{} more", count - shown.len()));
+        }
+        let noun = if count == 1 { "path" } else { "paths" };
+        Some(format!(
+            "Skipped {count} unreadable {noun}: {}",
+            shown.join("; ")
+        ))
+    }
+}
+
+fn error_path(error: &ignore::Error) -> Option<&Path> {
+    match error {
+        ignore::Error::WithPath { path, .. } => Some(path),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+            error_path(err)
+        }
+        ignore::Error::Loop { child, .. } => Some(child),
+        _ => None,
+    }
+}
+
+/// The walk of `root` for grep and find.
+pub(crate) struct Walk<'a, T> {
+    pub(crate) builder: WalkBuilder,
+    pub(crate) results: Arc<TopN<T>>,
+    pub(crate) skipped: Skipped,
+    pub(crate) cancel: &'a CancellationToken,
+}
+
+impl<'a, T: Ranked + 'static> Walk<'a, T> {
+    /// Inside a repository git's rules apply as git sees them (a nested repository does not
+    /// inherit its parent's ignores); outside one, `.gitignore` files are honoured anyway,
+    /// as `fd --no-require-git` does for the reference agent.
+    pub(crate) fn new(root: &Path, limit: usize, cancel: &'a CancellationToken) -> Self {
+        let results = Arc::new(TopN::new(limit));
+        let mut builder = WalkBuilder::new(root);
+        let prune = Arc::clone(&results);
+        builder
+            .hidden(false)
+            .follow_links(false)
+            .require_git(inside_git_repo(root))
+            .filter_entry(move |entry| entry.file_name() != ".git" && !prune.beyond(entry.path()));
+        Self {
+            builder,
+            results,
+            skipped: Skipped::default(),
+            cancel,
+        }
+    }
+
+    /// Runs the walk: each worker thread gets a visitor from `make_visitor` and is called
+    /// with every entry; walk errors are recorded as skipped paths. The cancel token stops
+    /// every thread at its next entry (searchers also check it between reads).
+    pub(crate) fn run<F>(&self, mut make_visitor: impl FnMut() -> F) -> Result<(), ToolsError>
+    where
+        F: FnMut(&DirEntry) -> WalkState + Send,
+    {
+        let cancel = self.cancel;
+        let skipped = &self.skipped;
+        self.builder.build_parallel().run(|| {
+            let mut visit = make_visitor();
+            Box::new(move |entry| {
+                if cancel.is_cancelled() {
+                    return WalkState::Quit;
+                }
+                match entry {
+                    Ok(entry) => visit(&entry),
+                    Err(error) => {
+                        skipped.record_walk_error(&error);
+                        WalkState::Continue
+                    }
+                }
+            })
+        });
+        if self.cancel.is_cancelled() {
+            return Err(ToolsError::Aborted);
+        }
+        Ok(())
+    }
+
+    /// The results in path order, whether the limit was reached, and the note on skipped
+    /// paths.
+    pub(crate) fn finish(self, root: &Path) -> (Vec<T>, bool, Option<String>) {
+        let (items, full) = self.results.take_sorted();
+        let last = items.last().map(|item| item.path().to_path_buf());
+        let note = self.skipped.note(root, |path| {
+            !full || last.as_deref().is_none_or(|last| path <= last)
+        });
+        (items, full, note)
+    }
+}
+
+/// A reader that fails once the token is cancelled, so a search stops inside a large file
+/// too (the searcher reads in 64 KiB blocks).
+pub(crate) struct CancellableRead<'a, R> {
+    pub(crate) inner: R,
+    pub(crate) cancel: &'a CancellationToken,
+}
+
+impl<R: io::Read> io::Read for CancellableRead<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.cancel.is_cancelled() {
+            return Err(io::Error::other("search aborted"));
+        }
+        self.inner.read(buf)
+    }
+}
+
+/// A path `find` reports.
+#[derive(PartialEq, Eq)]
+struct Found {
+    path: PathBuf,
+    is_dir: bool,
+}
+
+impl Ord for Found {
+    fn cmp(&self, other: &Self) -> CmpOrdering {
+        self.path.cmp(&other.path)
+    }
+}
+
+impl PartialOrd for Found {
+    fn partial_cmp(&self, other: &Self) -> Option<CmpOrdering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ranked for Found {
+    fn path(&self) -> &Path {
+        &self.path
+    }
 }
 
 /// fd-compatible glob search: a pattern without `/` matches file names; one with `/`
 /// matches the absolute path (with an implied leading `**/`). Lowercase patterns match
 /// case-insensitively (fd's smart case).
-fn glob_blocking(request: &GlobRequest) -> Result<Vec<String>, ToolsError> {
+fn glob_blocking(request: &GlobRequest) -> Result<GlobOutput, ToolsError> {
     let full_path = request.pattern.contains('/');
     let mut pattern = request.pattern.clone();
     if full_path && !(pattern.starts_with('/') || pattern.starts_with("**/") || pattern == "**") {
@@ -49,40 +297,49 @@ fn glob_blocking(request: &GlobRequest) -> Result<Vec<String>, ToolsError> {
         .map_err(|error| ToolsError::message(format!("Invalid glob pattern: {error}")))?
         .compile_matcher();
 
-    let mut builder = walker(&request.dir);
-    builder.add_custom_ignore_filename(".fdignore");
-    let mut results = Vec::new();
-    for entry in builder.build() {
-        if request.cancel.is_cancelled() {
-            return Err(ToolsError::Aborted);
+    let mut walk = Walk::<Found>::new(&request.dir, request.limit, &request.cancel);
+    walk.builder.add_custom_ignore_filename(".fdignore");
+    walk.run(|| {
+        let matcher = &matcher;
+        let results = &walk.results;
+        move |entry: &DirEntry| {
+            if entry.depth() == 0 {
+                return WalkState::Continue;
+            }
+            let matched = if full_path {
+                matcher.is_match(entry.path())
+            } else {
+                matcher.is_match(entry.file_name())
+            };
+            if matched && !results.beyond(entry.path()) {
+                results.offer(Found {
+                    path: entry.path().to_path_buf(),
+                    is_dir: entry.file_type().is_some_and(|kind| kind.is_dir()),
+                });
+            }
+            WalkState::Continue
         }
-        // Unreadable directories are skipped, as fd reports them without failing.
-        let Ok(entry) = entry else { continue };
-        if entry.depth() == 0 {
-            continue;
-        }
-        let matched = if full_path {
-            matcher.is_match(entry.path())
-        } else {
-            matcher.is_match(entry.file_name())
-        };
-        if !matched {
-            continue;
-        }
-        let mut text = entry.path().to_string_lossy().into_owned();
-        if entry.file_type().is_some_and(|kind| kind.is_dir()) {
-            text.push('/');
-        }
-        results.push(text);
-        if results.len() >= request.limit {
-            break;
-        }
-    }
-    Ok(results)
+    })?;
+    let (found, _, note) = walk.finish(&request.dir);
+    let paths = found
+        .into_iter()
+        .map(|found| {
+            let mut text = found.path.to_string_lossy().into_owned();
+            if found.is_dir {
+                text.push('/');
+            }
+            text
+        })
+        .collect();
+    Ok(GlobOutput {
+        paths,
+        notes: note.into_iter().collect(),
+    })
 }
 
-/// [`crate::ops::LocalFileOps::glob`]: the walk runs on a blocking thread.
-pub(crate) async fn local_glob(request: GlobRequest) -> Result<Vec<String>, ToolsError> {
+/// [`crate::ops::LocalFileOps::glob`]: the walk runs on a blocking thread (which starts the
+/// walker's threads).
+pub(crate) async fn local_glob(request: GlobRequest) -> Result<GlobOutput, ToolsError> {
     match tokio::task::spawn_blocking(move || glob_blocking(&request)).await {
         Ok(result) => result,
         Err(error) => Err(ToolsError::message(format!("File search failed: {error}"))),
