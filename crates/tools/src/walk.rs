@@ -92,6 +92,8 @@ impl<T: Ranked> TopN<T> {
 const SKIPPED_KEPT: usize = 1000;
 /// How many skipped paths a note names.
 const SKIPPED_SHOWN: usize = 3;
+/// How much of a skipped path a note shows.
+const SKIPPED_PATH_CHARS: usize = 200;
 
 /// Paths the walk could not read (unreadable directories and files), for a note.
 #[derive(Default)]
@@ -142,6 +144,11 @@ impl Skipped {
                     path.to_string_lossy()
                 } else {
                     relative.to_string_lossy()
+                };
+                // Paths too long to open would otherwise fill the note.
+                let name = match name.char_indices().nth(SKIPPED_PATH_CHARS) {
+                    Some((cut, _)) => format!("{}…", &name[..cut]),
+                    None => name.into_owned(),
                 };
                 format!("{name}: {reason}")
             })
@@ -206,6 +213,7 @@ impl<'a, T: Ranked + 'static> Walk<'a, T> {
     {
         let cancel = self.cancel;
         let skipped = &self.skipped;
+        let results = &self.results;
         self.builder.build_parallel().run(|| {
             let mut visit = make_visitor();
             Box::new(move |entry| {
@@ -213,6 +221,8 @@ impl<'a, T: Ranked + 'static> Walk<'a, T> {
                     return WalkState::Quit;
                 }
                 match entry {
+                    // Queued before the limit was reached; not worth reading any more.
+                    Ok(entry) if results.beyond(entry.path()) => WalkState::Skip,
                     Ok(entry) => visit(&entry),
                     Err(error) => {
                         skipped.record_walk_error(&error);
@@ -343,5 +353,114 @@ pub(crate) async fn local_glob(request: GlobRequest) -> Result<GlobOutput, Tools
     match tokio::task::spawn_blocking(move || glob_blocking(&request)).await {
         Ok(result) => result,
         Err(error) => Err(ToolsError::message(format!("File search failed: {error}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `dirs` directories of `files` files each, `d000/f000.txt` …
+    fn tree(dirs: usize, files: usize) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for d in 0..dirs {
+            let sub = dir.path().join(format!("d{d:03}"));
+            std::fs::create_dir(&sub).unwrap();
+            for f in 0..files {
+                std::fs::write(sub.join(format!("f{f:03}.txt")), "x\n").unwrap();
+            }
+        }
+        dir
+    }
+
+    fn is_file(entry: &DirEntry) -> bool {
+        entry.file_type().is_some_and(|kind| kind.is_file())
+    }
+
+    #[test]
+    fn results_come_back_in_path_order_and_the_limit_prunes_the_rest() {
+        let dir = tree(40, 25);
+        let cancel = CancellationToken::new();
+        let visited = AtomicUsize::new(0);
+        let walk = Walk::<Found>::new(dir.path(), 10, &cancel);
+        walk.run(|| {
+            let results = &walk.results;
+            let visited = &visited;
+            move |entry: &DirEntry| {
+                if is_file(entry) {
+                    visited.fetch_add(1, Ordering::Relaxed);
+                    results.offer(Found {
+                        path: entry.path().to_path_buf(),
+                        is_dir: false,
+                    });
+                }
+                WalkState::Continue
+            }
+        })
+        .unwrap();
+        let (found, full, note) = walk.finish(dir.path());
+        assert!(full);
+        assert_eq!(note, None);
+        let names: Vec<PathBuf> = found
+            .iter()
+            .map(|found| found.path.strip_prefix(dir.path()).unwrap().to_path_buf())
+            .collect();
+        let expected: Vec<PathBuf> = (0..10)
+            .map(|f| PathBuf::from(format!("d000/f{f:03}.txt")))
+            .collect();
+        assert_eq!(names, expected);
+        // Once ten results are kept, directories sorting after the tenth are never read:
+        // at most the directories the threads had already entered are searched.
+        let visited = visited.into_inner();
+        assert!(visited < 40 * 25 / 2, "visited {visited} of 1000 files");
+    }
+
+    #[test]
+    fn cancelling_inside_the_walk_stops_every_thread() {
+        let dir = tree(40, 25);
+        let cancel = CancellationToken::new();
+        let visited = AtomicUsize::new(0);
+        let walk = Walk::<Found>::new(dir.path(), 10_000, &cancel);
+        let result = walk.run(|| {
+            let visited = &visited;
+            let cancel = &cancel;
+            move |entry: &DirEntry| {
+                if is_file(entry) && visited.fetch_add(1, Ordering::Relaxed) + 1 == 20 {
+                    cancel.cancel();
+                }
+                WalkState::Continue
+            }
+        });
+        assert!(matches!(result, Err(ToolsError::Aborted)));
+        // Each thread sees the token at its next entry: at most one more visit per thread.
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(12));
+        let visited = visited.into_inner();
+        assert!(visited <= 20 + threads, "visited {visited} files");
+    }
+
+    #[test]
+    fn a_reader_stops_once_cancelled() {
+        let cancel = CancellationToken::new();
+        let mut reader = CancellableRead {
+            inner: &b"abc"[..],
+            cancel: &cancel,
+        };
+        let mut buf = [0_u8; 2];
+        assert_eq!(io::Read::read(&mut reader, &mut buf).unwrap(), 2);
+        cancel.cancel();
+        assert!(io::Read::read(&mut reader, &mut buf).is_err());
+    }
+
+    #[test]
+    fn skipped_notes_name_a_few_paths_in_order_and_count_the_rest() {
+        let skipped = Skipped::default();
+        for name in ["e", "d", "c", "b", "a"] {
+            skipped.record(PathBuf::from(format!("/r/{name}")), "denied".to_owned());
+        }
+        assert_eq!(
+            skipped.note(Path::new("/r"), |path| path != Path::new("/r/e")),
+            Some("Skipped 4 unreadable paths: a: denied; b: denied; c: denied; 1 more".to_owned())
+        );
+        assert_eq!(Skipped::default().note(Path::new("/r"), |_| true), None);
     }
 }
