@@ -129,7 +129,11 @@ const MAX_LINE_BUFFER: usize = 64 * 1024 * 1024;
 
 /// Walks and searches on the walker's threads; the matches come back in path order.
 fn search_blocking(request: &SearchRequest) -> Result<SearchOutcome, ToolsError> {
+    // Multi-line as ripgrep builds it: `^`/`$` match at line boundaries, which lets the
+    // searcher scan whole buffers instead of line by line (lines are still searched one at
+    // a time: `.` and `\s` do not cross the line terminator).
     let matcher = RegexMatcherBuilder::new()
+        .multi_line(true)
         .case_insensitive(request.ignore_case)
         .fixed_strings(request.literal)
         .line_terminator(Some(b'\n'))
