@@ -2,11 +2,13 @@
 //! and git's exclude files honoured, hidden files included, `.git` skipped, symbolic links
 //! listed but not followed (so link loops cannot trap the walk).
 //!
-//! The walk runs on `ignore`'s parallel walker. Results come back in path order (a
-//! depth-first walk with every directory sorted by name, as the single-threaded walk gave
-//! them) whatever order the threads find them in: [`TopN`] keeps the `limit` smallest, and
-//! once it is full, anything sorting after its largest is pruned, directories before they
-//! are read, so a search with plenty of hits stops early without scanning the rest.
+//! Results come back in path order (a depth-first walk with every directory sorted by
+//! name, as the single-threaded walk gave them). The walk starts sorted on the calling
+//! thread, which is all a search that fills its limit in the first files needs; after a few
+//! milliseconds it hands the rest to `ignore`'s parallel walker, whose threads find results
+//! in any order: [`TopN`] keeps the `limit` smallest, and once it is full anything sorting
+//! after its largest is pruned, directories before they are read, so a search with plenty
+//! of hits stops early without scanning the rest.
 
 use std::cmp::Ordering as CmpOrdering;
 use std::collections::BinaryHeap;
@@ -14,6 +16,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
 
 use globset::GlobBuilder;
 use ignore::{DirEntry, WalkBuilder, WalkState};
@@ -117,7 +120,7 @@ impl Skipped {
         if let Some(io_error) = error.io_error()
             && let Some(path) = error_path(error)
         {
-            self.record(path.to_path_buf(), io_error.to_string());
+            self.record(path.to_path_buf(), os_reason(io_error));
         }
     }
 
@@ -131,6 +134,8 @@ impl Skipped {
             .unwrap_or_else(PoisonError::into_inner);
         paths.retain(|(path, _)| relevant(path));
         paths.sort();
+        // The parallel phase may meet again a directory the in-order phase failed to read.
+        paths.dedup_by(|a, b| a.0 == b.0);
         let count = paths.len() + self.overflow.into_inner();
         if count == 0 {
             return None;
@@ -164,6 +169,17 @@ impl Skipped {
     }
 }
 
+/// The OS's words for an error: the sorted walk wraps its errors with the path (which the
+/// note already shows), the parallel one does not.
+fn os_reason(error: &io::Error) -> String {
+    if error.raw_os_error().is_none()
+        && let Some(inner) = error.get_ref().and_then(|wrapped| wrapped.source())
+    {
+        return inner.to_string();
+    }
+    error.to_string()
+}
+
 fn error_path(error: &ignore::Error) -> Option<&Path> {
     match error {
         ignore::Error::WithPath { path, .. } => Some(path),
@@ -181,6 +197,27 @@ pub(crate) struct Walk<'a, T> {
     pub(crate) results: Arc<TopN<T>>,
     pub(crate) skipped: Skipped,
     pub(crate) cancel: &'a CancellationToken,
+    /// How long the walk runs in order on the calling thread before it goes parallel.
+    pub(crate) sequential_time: Duration,
+    /// How many entries it visits in order at most (tests hand over at a chosen entry).
+    pub(crate) sequential_entries: usize,
+}
+
+enum InOrder {
+    Done,
+    /// Go on in parallel after this path (`None`: from the start).
+    HandOver(Option<PathBuf>),
+}
+
+/// Long enough for a search that fills its limit in the first files (the usual grep) to
+/// finish in order without starting threads, short enough to cost a full scan little.
+const SEQUENTIAL_TIME: Duration = Duration::from_millis(4);
+
+/// Whether the in-order phase, which visited everything up to and including `last`, has
+/// dealt with `path` already: true for everything sorting before `last` except its
+/// ancestors, whose later children are still to come.
+fn walked_in_order(path: &Path, last: &Path) -> bool {
+    path <= last && !last.starts_with(path)
 }
 
 impl<'a, T: Ranked + 'static> Walk<'a, T> {
@@ -195,25 +232,41 @@ impl<'a, T: Ranked + 'static> Walk<'a, T> {
             .hidden(false)
             .follow_links(false)
             .require_git(inside_git_repo(root))
-            .filter_entry(move |entry| entry.file_name() != ".git" && !prune.beyond(entry.path()));
+            .filter_entry(move |entry| entry.file_name() != ".git" && !prune.beyond(entry.path()))
+            // For the in-order phase; the parallel walker ignores it.
+            .sort_by_file_name(|a, b| a.cmp(b));
         Self {
             builder,
             results,
             skipped: Skipped::default(),
             cancel,
+            sequential_time: SEQUENTIAL_TIME,
+            sequential_entries: usize::MAX,
         }
     }
 
-    /// Runs the walk: each worker thread gets a visitor from `make_visitor` and is called
-    /// with every entry; walk errors are recorded as skipped paths. The cancel token stops
-    /// every thread at its next entry (searchers also check it between reads).
+    /// Runs the walk: the visitors from `make_visitor` are called with every entry, walk
+    /// errors are recorded as skipped paths, and the cancel token stops every thread at its
+    /// next entry (searchers also check it between reads).
+    ///
+    /// The walk starts in path order on this thread: a search whose limit fills in the
+    /// first files (grep's first 100 matches) ends there, as fast as a plain sorted walk.
+    /// After [`Self::sequential_time`] it hands the rest to the parallel walker, which
+    /// skips what the first phase covered.
     pub(crate) fn run<F>(&self, mut make_visitor: impl FnMut() -> F) -> Result<(), ToolsError>
     where
         F: FnMut(&DirEntry) -> WalkState + Send,
     {
+        let last = match self.run_in_order(&mut make_visitor()) {
+            InOrder::Done => return self.ended(),
+            InOrder::HandOver(last) => last,
+        };
         let cancel = self.cancel;
         let skipped = &self.skipped;
         let results = &self.results;
+        // Nothing visited yet: an empty path sorts before everything and is no one's
+        // ancestor.
+        let last = last.as_deref().unwrap_or(Path::new(""));
         self.builder.build_parallel().run(|| {
             let mut visit = make_visitor();
             Box::new(move |entry| {
@@ -223,14 +276,54 @@ impl<'a, T: Ranked + 'static> Walk<'a, T> {
                 match entry {
                     // Queued before the limit was reached; not worth reading any more.
                     Ok(entry) if results.beyond(entry.path()) => WalkState::Skip,
+                    Ok(entry) if walked_in_order(entry.path(), last) => WalkState::Skip,
+                    // An ancestor of the hand-over point: visited already, but its later
+                    // children are not.
+                    Ok(entry) if last.starts_with(entry.path()) => WalkState::Continue,
                     Ok(entry) => visit(&entry),
                     Err(error) => {
-                        skipped.record_walk_error(&error);
+                        if !error_path(&error).is_some_and(|path| walked_in_order(path, last)) {
+                            skipped.record_walk_error(&error);
+                        }
                         WalkState::Continue
                     }
                 }
             })
         });
+        self.ended()
+    }
+
+    /// The in-order phase.
+    fn run_in_order<F>(&self, visit: &mut F) -> InOrder
+    where
+        F: FnMut(&DirEntry) -> WalkState,
+    {
+        let started = Instant::now();
+        let mut last = None;
+        for (count, entry) in self.builder.build().enumerate() {
+            if self.cancel.is_cancelled() {
+                return InOrder::Done;
+            }
+            if count >= self.sequential_entries || started.elapsed() >= self.sequential_time {
+                return InOrder::HandOver(last);
+            }
+            match entry {
+                // In order, everything after this sorts after it too.
+                Ok(entry) if self.results.beyond(entry.path()) => return InOrder::Done,
+                Ok(entry) => {
+                    // Our visitors skip no directories, so Skip needs no handling here.
+                    if visit(&entry) == WalkState::Quit {
+                        return InOrder::Done;
+                    }
+                    last = Some(entry.into_path());
+                }
+                Err(error) => self.skipped.record_walk_error(&error),
+            }
+        }
+        InOrder::Done
+    }
+
+    fn ended(&self) -> Result<(), ToolsError> {
         if self.cancel.is_cancelled() {
             return Err(ToolsError::Aborted);
         }
@@ -382,7 +475,8 @@ mod tests {
         let dir = tree(40, 25);
         let cancel = CancellationToken::new();
         let visited = AtomicUsize::new(0);
-        let walk = Walk::<Found>::new(dir.path(), 10, &cancel);
+        let mut walk = Walk::<Found>::new(dir.path(), 10, &cancel);
+        walk.sequential_entries = 0;
         walk.run(|| {
             let results = &walk.results;
             let visited = &visited;
@@ -415,12 +509,57 @@ mod tests {
         assert!(visited < 40 * 25 / 2, "visited {visited} of 1000 files");
     }
 
+    /// Every path the walk offers, with the hand-over after `entries` in-order entries.
+    fn walk_all(root: &Path, limit: usize, entries: usize) -> Vec<PathBuf> {
+        let cancel = CancellationToken::new();
+        let mut walk = Walk::<Found>::new(root, limit, &cancel);
+        walk.sequential_entries = entries;
+        walk.sequential_time = Duration::MAX;
+        walk.run(|| {
+            let results = &walk.results;
+            move |entry: &DirEntry| {
+                if entry.depth() > 0 {
+                    results.offer(Found {
+                        path: entry.path().to_path_buf(),
+                        is_dir: !is_file(entry),
+                    });
+                }
+                WalkState::Continue
+            }
+        })
+        .unwrap();
+        let (found, _, _) = walk.finish(root);
+        found.into_iter().map(|found| found.path).collect()
+    }
+
+    #[test]
+    fn the_parallel_phase_takes_over_where_the_in_order_phase_stopped() {
+        let dir = tree(6, 7);
+        let everything = walk_all(dir.path(), 1000, usize::MAX);
+        assert_eq!(everything.len(), 6 + 6 * 7);
+        // Handing over anywhere (before the root, at a directory, mid-directory, at the
+        // last file) neither loses nor repeats an entry.
+        for entries in [0, 1, 2, 3, 5, 9, 17, 30, 48, 49, 50] {
+            assert_eq!(
+                walk_all(dir.path(), 1000, entries),
+                everything,
+                "after {entries}"
+            );
+            assert_eq!(
+                walk_all(dir.path(), 10, entries),
+                everything[..10],
+                "limit 10 after {entries}"
+            );
+        }
+    }
+
     #[test]
     fn cancelling_inside_the_walk_stops_every_thread() {
         let dir = tree(40, 25);
         let cancel = CancellationToken::new();
         let visited = AtomicUsize::new(0);
-        let walk = Walk::<Found>::new(dir.path(), 10_000, &cancel);
+        let mut walk = Walk::<Found>::new(dir.path(), 10_000, &cancel);
+        walk.sequential_entries = 0;
         let result = walk.run(|| {
             let visited = &visited;
             let cancel = &cancel;
