@@ -6,15 +6,14 @@ use std::sync::Arc;
 use knightcode_agent::tool::{
     ExecutionMode, Tool, ToolContext, ToolDefinition, ToolError, ToolFuture, ToolOutput,
 };
-use knightcode_protocol::JsNumber;
 use knightcode_protocol::wire::format_js_number;
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use crate::error::ToolsError;
+use crate::listing::{Listing, search_root};
 use crate::ops::{FileOps, GlobRequest};
-use crate::path::resolve_to_cwd;
-use crate::truncate::{DEFAULT_MAX_BYTES, TruncationOptions, format_size, truncate_head};
+use crate::truncate::DEFAULT_MAX_BYTES;
 use crate::util::parse_args;
 
 const DEFAULT_LIMIT: f64 = 1000.0;
@@ -85,24 +84,10 @@ impl FindTool {
     }
 
     async fn run(&self, args: FindArgs, context: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let root = resolve_to_cwd(args.path.as_deref().unwrap_or("."), &context.cwd);
-        match self.ops.stat(&root).await {
-            Ok(stat) if stat.is_dir => {}
-            Ok(_) => {
-                return Err(ToolError::failed(format!(
-                    "Not a directory: {}",
-                    root.display()
-                )));
-            }
-            Err(_) => {
-                return Err(ToolError::failed(format!(
-                    "Path not found: {}",
-                    root.display()
-                )));
-            }
-        }
+        let (root, _) =
+            search_root(self.ops.as_ref(), args.path.as_deref(), &context.cwd, true).await?;
         let limit = args.limit.unwrap_or(DEFAULT_LIMIT).max(1.0);
-        let results = self
+        let found = self
             .ops
             .glob(GlobRequest {
                 pattern: args.pattern,
@@ -112,47 +97,34 @@ impl FindTool {
                 cancel: context.cancel.clone(),
             })
             .await?;
-        let relativized: Vec<String> = results
+        let relativized: Vec<String> = found
+            .paths
             .iter()
             .map(|line| line.trim_end_matches('\r').trim())
             .filter(|line| !line.is_empty())
             .map(|line| relativize(line, &root))
             .collect();
         if relativized.is_empty() {
-            return Ok(ToolOutput::text("No files found matching pattern"));
+            let mut text = "No files found matching pattern".to_owned();
+            if !found.notes.is_empty() {
+                text.push_str(&format!("\n\n[{}]", found.notes.join(". ")));
+            }
+            return Ok(ToolOutput::text(text));
         }
-        let limit_reached = relativized.len() as f64 >= limit;
-        let truncation = truncate_head(&relativized.join("\n"), TruncationOptions::bytes_only());
-        let mut text = truncation.content.clone();
-        let mut details = Map::new();
-        let mut notices = Vec::new();
-        if limit_reached {
-            notices.push(format!(
-                "{} results limit reached. Use limit={} for more, or refine pattern",
-                format_js_number(limit),
-                format_js_number(limit * 2.0)
-            ));
-            details.insert(
-                "resultLimitReached".to_owned(),
-                Value::from(JsNumber(limit)),
+        let mut listing = Listing::new(&relativized);
+        if relativized.len() as f64 >= limit {
+            listing.limit_reached(
+                "results",
+                ", or refine pattern",
+                "resultLimitReached",
+                limit,
             );
         }
-        if truncation.truncated {
-            notices.push(format!(
-                "{} limit reached",
-                format_size(DEFAULT_MAX_BYTES as u64)
-            ));
-            details.insert("truncation".to_owned(), json!(truncation));
+        listing.size_limit();
+        for note in found.notes {
+            listing.notice(note);
         }
-        if !notices.is_empty() {
-            text.push_str(&format!("\n\n[{}]", notices.join(". ")));
-        }
-        let output = ToolOutput::text(text);
-        Ok(if details.is_empty() {
-            output
-        } else {
-            output.with_details(Value::Object(details))
-        })
+        Ok(listing.output())
     }
 }
 

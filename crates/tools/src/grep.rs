@@ -1,6 +1,8 @@
 //! The `grep` tool: content search in-process with ripgrep's crates.
 
+use std::cmp::Ordering;
 use std::collections::HashMap;
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -8,24 +10,21 @@ use grep_regex::RegexMatcherBuilder;
 use grep_searcher::sinks::Lossy;
 use grep_searcher::{BinaryDetection, SearcherBuilder};
 use ignore::overrides::OverrideBuilder;
+use ignore::{DirEntry, WalkState};
 use knightcode_agent::tool::{
     ExecutionMode, Tool, ToolContext, ToolDefinition, ToolError, ToolFuture, ToolOutput,
 };
-use knightcode_protocol::JsNumber;
 use knightcode_protocol::wire::format_js_number;
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::ToolsError;
+use crate::listing::{Listing, search_root};
 use crate::ops::FileOps;
-use crate::path::resolve_to_cwd;
-use crate::truncate::{
-    DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, TruncationOptions, format_size, truncate_head,
-    truncate_line,
-};
+use crate::truncate::{DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, truncate_line};
 use crate::util::parse_args;
-use crate::walk::walker;
+use crate::walk::{CancellableRead, Ranked, Walk};
 
 const DEFAULT_LIMIT: f64 = 100.0;
 
@@ -78,16 +77,40 @@ fn definition() -> ToolDefinition {
     }
 }
 
-/// One matching line as the searcher reported it.
+/// One matching line, as shown without context: CRs dropped, cut to
+/// [`GREP_MAX_LINE_LENGTH`] characters (so a huge line costs no more than a short one).
+#[derive(PartialEq, Eq)]
 struct Match {
-    path: PathBuf,
+    path: Arc<Path>,
     line_number: u64,
     text: String,
+    cut: bool,
+}
+
+impl Ord for Match {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.path
+            .cmp(&other.path)
+            .then(self.line_number.cmp(&other.line_number))
+    }
+}
+
+impl PartialOrd for Match {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ranked for Match {
+    fn path(&self) -> &Path {
+        &self.path
+    }
 }
 
 struct SearchOutcome {
     matches: Vec<Match>,
     limit_reached: bool,
+    skipped: Option<String>,
 }
 
 struct SearchRequest {
@@ -100,64 +123,102 @@ struct SearchRequest {
     cancel: CancellationToken,
 }
 
-/// Walks and searches on the calling (blocking) thread, in path order.
+/// A line longer than this fails its file's search (noted as skipped) rather than growing
+/// the searcher's buffer without bound.
+const MAX_LINE_BUFFER: usize = 64 * 1024 * 1024;
+
+/// Walks and searches on the walker's threads; the matches come back in path order.
 fn search_blocking(request: &SearchRequest) -> Result<SearchOutcome, ToolsError> {
+    // Multi-line as ripgrep builds it: `^`/`$` match at line boundaries, which lets the
+    // searcher scan whole buffers instead of line by line (lines are still searched one at
+    // a time: `.` and `\s` do not cross the line terminator).
     let matcher = RegexMatcherBuilder::new()
+        .multi_line(true)
         .case_insensitive(request.ignore_case)
         .fixed_strings(request.literal)
         .line_terminator(Some(b'\n'))
         .build(&request.pattern)
         .map_err(|error| ToolsError::message(error.to_string()))?;
-    let mut builder = walker(&request.root);
+    let mut walk = Walk::<Match>::new(&request.root, request.max_matches, &request.cancel);
     if let Some(glob) = &request.glob {
         let mut overrides = OverrideBuilder::new(&request.root);
         overrides
             .add(glob)
             .map_err(|error| ToolsError::message(error.to_string()))?;
-        builder.overrides(
+        walk.builder.overrides(
             overrides
                 .build()
                 .map_err(|error| ToolsError::message(error.to_string()))?,
         );
     }
-    // Binary files are skipped as ripgrep does by default: the search stops at a NUL byte.
-    let mut searcher = SearcherBuilder::new()
-        .line_number(true)
-        .binary_detection(BinaryDetection::quit(b'\x00'))
-        .build();
-    let mut matches = Vec::new();
-    for entry in builder.build() {
-        if request.cancel.is_cancelled() {
-            return Err(ToolsError::Aborted);
+    let max_matches = request.max_matches;
+    let cancel = &request.cancel;
+    walk.run(|| {
+        let matcher = matcher.clone();
+        let results = &walk.results;
+        let skipped = &walk.skipped;
+        // Binary files are skipped as ripgrep does by default: the search stops at a NUL
+        // byte.
+        let mut searcher = SearcherBuilder::new()
+            .line_number(true)
+            .binary_detection(BinaryDetection::quit(b'\x00'))
+            .heap_limit(Some(MAX_LINE_BUFFER))
+            .build();
+        let mut found: Vec<Match> = Vec::new();
+        move |entry: &DirEntry| {
+            if !entry.file_type().is_some_and(|kind| kind.is_file()) {
+                return WalkState::Continue;
+            }
+            let path: Arc<Path> = Arc::from(entry.path());
+            if results.beyond(&path) {
+                return WalkState::Continue;
+            }
+            let file = match File::open(&path) {
+                Ok(file) => file,
+                Err(error) => {
+                    skipped.record(path.to_path_buf(), error.to_string());
+                    return WalkState::Continue;
+                }
+            };
+            let reader = CancellableRead {
+                inner: file,
+                cancel,
+            };
+            let searched = searcher.search_reader(
+                &matcher,
+                reader,
+                Lossy(|line_number, line| {
+                    let line = line.replace("\r\n", "\n").replace('\r', "");
+                    let line = line.strip_suffix('\n').unwrap_or(&line);
+                    let (text, cut) = truncate_line(line, GREP_MAX_LINE_LENGTH);
+                    found.push(Match {
+                        path: Arc::clone(&path),
+                        line_number,
+                        text,
+                        cut,
+                    });
+                    // Later lines of this file rank after these, so past the limit they
+                    // cannot make the cut.
+                    Ok(found.len() < max_matches)
+                }),
+            );
+            if cancel.is_cancelled() {
+                return WalkState::Quit;
+            }
+            if let Err(error) = searched {
+                skipped.record(path.to_path_buf(), error.to_string());
+            }
+            for found in found.drain(..) {
+                results.offer(found);
+            }
+            WalkState::Continue
         }
-        // Unreadable directories and files are skipped rather than failing the search.
-        let Ok(entry) = entry else { continue };
-        if !entry.file_type().is_some_and(|kind| kind.is_file()) {
-            continue;
-        }
-        let path = entry.path();
-        let _ = searcher.search_path(
-            &matcher,
-            path,
-            Lossy(|line_number, line| {
-                matches.push(Match {
-                    path: path.to_path_buf(),
-                    line_number,
-                    text: line.to_owned(),
-                });
-                Ok(matches.len() < request.max_matches && !request.cancel.is_cancelled())
-            }),
-        );
-        if matches.len() >= request.max_matches {
-            return Ok(SearchOutcome {
-                matches,
-                limit_reached: true,
-            });
-        }
-    }
+    })?;
+    let (matches, limit_reached, skipped) = walk.finish(&request.root);
     Ok(SearchOutcome {
         matches,
-        limit_reached: false,
+        limit_reached,
+        skipped,
     })
 }
 
@@ -170,16 +231,8 @@ impl GrepTool {
     }
 
     async fn run(&self, args: GrepArgs, context: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let root = resolve_to_cwd(args.path.as_deref().unwrap_or("."), &context.cwd);
-        let is_dir = match self.ops.stat(&root).await {
-            Ok(stat) => stat.is_dir,
-            Err(_) => {
-                return Err(ToolError::failed(format!(
-                    "Path not found: {}",
-                    root.display()
-                )));
-            }
-        };
+        let (root, is_dir) =
+            search_root(self.ops.as_ref(), args.path.as_deref(), &context.cwd, false).await?;
         let context_lines = args.context.filter(|c| *c > 0.0).map_or(0, |c| c as usize);
         let limit = args.limit.unwrap_or(DEFAULT_LIMIT).max(1.0);
         let request = SearchRequest {
@@ -195,7 +248,11 @@ impl GrepTool {
             .await
             .map_err(|error| ToolError::failed(format!("Search failed: {error}")))??;
         if outcome.matches.is_empty() {
-            return Ok(ToolOutput::text("No matches found"));
+            let mut text = "No matches found".to_owned();
+            if let Some(skipped) = outcome.skipped {
+                text.push_str(&format!("\n\n[{skipped}]"));
+            }
+            return Ok(ToolOutput::text(text));
         }
 
         let display = |path: &Path| -> String {
@@ -210,19 +267,13 @@ impl GrepTool {
                 .unwrap_or_default()
         };
         let mut lines_truncated = false;
-        let mut shorten = |text: &str| {
-            let (text, cut) = truncate_line(text, GREP_MAX_LINE_LENGTH);
-            lines_truncated |= cut;
-            text
-        };
-        let mut file_lines: HashMap<PathBuf, Vec<String>> = HashMap::new();
+        let mut file_lines: HashMap<Arc<Path>, Vec<String>> = HashMap::new();
         let mut rows = Vec::new();
         for found in &outcome.matches {
             let shown = display(&found.path);
             if context_lines == 0 {
-                let text = found.text.replace("\r\n", "\n").replace('\r', "");
-                let text = text.strip_suffix('\n').unwrap_or(&text);
-                rows.push(format!("{shown}:{}: {}", found.line_number, shorten(text)));
+                lines_truncated |= found.cut;
+                rows.push(format!("{shown}:{}: {}", found.line_number, found.text));
                 continue;
             }
             if !file_lines.contains_key(&found.path) {
@@ -251,7 +302,8 @@ impl GrepTool {
                     .get(current - 1)
                     .map(String::as_str)
                     .unwrap_or_default();
-                let text = shorten(&text.replace('\r', ""));
+                let (text, cut) = truncate_line(&text.replace('\r', ""), GREP_MAX_LINE_LENGTH);
+                lines_truncated |= cut;
                 if current == number {
                     rows.push(format!("{shown}:{current}: {text}"));
                 } else {
@@ -260,40 +312,21 @@ impl GrepTool {
             }
         }
 
-        let truncation = truncate_head(&rows.join("\n"), TruncationOptions::bytes_only());
-        let mut text = truncation.content.clone();
-        let mut details = Map::new();
-        let mut notices = Vec::new();
+        let mut listing = Listing::new(&rows);
         if outcome.limit_reached {
-            notices.push(format!(
-                "{} matches limit reached. Use limit={} for more, or refine pattern",
-                format_js_number(limit),
-                format_js_number(limit * 2.0)
-            ));
-            details.insert("matchLimitReached".to_owned(), Value::from(JsNumber(limit)));
+            listing.limit_reached("matches", ", or refine pattern", "matchLimitReached", limit);
         }
-        if truncation.truncated {
-            notices.push(format!(
-                "{} limit reached",
-                format_size(DEFAULT_MAX_BYTES as u64)
-            ));
-            details.insert("truncation".to_owned(), json!(truncation));
-        }
+        listing.size_limit();
         if lines_truncated {
-            notices.push(format!(
+            listing.notice(format!(
                 "Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
             ));
-            details.insert("linesTruncated".to_owned(), Value::Bool(true));
+            listing.detail("linesTruncated", Value::Bool(true));
         }
-        if !notices.is_empty() {
-            text.push_str(&format!("\n\n[{}]", notices.join(". ")));
+        if let Some(skipped) = outcome.skipped {
+            listing.notice(skipped);
         }
-        let output = ToolOutput::text(text);
-        Ok(if details.is_empty() {
-            output
-        } else {
-            output.with_details(Value::Object(details))
-        })
+        Ok(listing.output())
     }
 }
 

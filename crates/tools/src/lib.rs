@@ -12,6 +12,7 @@ pub mod error;
 pub mod exec;
 pub mod find;
 pub mod grep;
+mod listing;
 pub mod ls;
 pub mod ops;
 mod output;
@@ -35,8 +36,8 @@ pub use find::FindTool;
 pub use grep::GrepTool;
 pub use ls::LsTool;
 pub use ops::{
-    Access, BoxFuture, DataSink, ExecOps, ExecRequest, ExecStatus, FileOps, FileStat, GlobRequest,
-    LocalFileOps,
+    Access, BoxFuture, DataSink, ExecOps, ExecRequest, ExecStatus, FileOps, FileStat, GlobOutput,
+    GlobRequest, LocalFileOps,
 };
 pub use output::UserShellOutput;
 pub use queue::FileMutationQueue;

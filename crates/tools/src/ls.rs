@@ -6,17 +6,16 @@ use std::sync::Arc;
 use knightcode_agent::tool::{
     ExecutionMode, Tool, ToolContext, ToolDefinition, ToolError, ToolFuture, ToolOutput,
 };
-use knightcode_protocol::JsNumber;
 use knightcode_protocol::wire::format_js_number;
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::is_combining_mark;
 
 use crate::error::ToolsError;
+use crate::listing::{Listing, search_root};
 use crate::ops::FileOps;
-use crate::path::resolve_to_cwd;
-use crate::truncate::{DEFAULT_MAX_BYTES, TruncationOptions, format_size, truncate_head};
+use crate::truncate::DEFAULT_MAX_BYTES;
 use crate::util::{node_error, parse_args};
 
 const DEFAULT_LIMIT: f64 = 500.0;
@@ -81,19 +80,9 @@ impl LsTool {
     }
 
     async fn run(&self, args: LsArgs, context: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let dir = resolve_to_cwd(args.path.as_deref().unwrap_or("."), &context.cwd);
+        let (dir, _) =
+            search_root(self.ops.as_ref(), args.path.as_deref(), &context.cwd, true).await?;
         let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
-        let stat = self
-            .ops
-            .stat(&dir)
-            .await
-            .map_err(|_| ToolError::failed(format!("Path not found: {}", dir.display())))?;
-        if !stat.is_dir {
-            return Err(ToolError::failed(format!(
-                "Not a directory: {}",
-                dir.display()
-            )));
-        }
         let mut entries = self.ops.read_dir(&dir).await.map_err(|error| {
             ToolError::failed(format!(
                 "Cannot read directory: {}",
@@ -122,30 +111,13 @@ impl LsTool {
         if rows.is_empty() {
             return Ok(ToolOutput::text("(empty directory)").with_details(json!({"pathCount": 0})));
         }
-        let truncation = truncate_head(&rows.join("\n"), TruncationOptions::bytes_only());
-        let mut text = truncation.content.clone();
-        let mut details = Map::new();
-        details.insert("pathCount".to_owned(), json!(truncation.output_lines));
-        let mut notices = Vec::new();
+        let mut listing = Listing::new(&rows);
+        listing.detail("pathCount", json!(listing.output_lines()));
         if limit_reached {
-            notices.push(format!(
-                "{} entries limit reached. Use limit={} for more",
-                format_js_number(limit),
-                format_js_number(limit * 2.0)
-            ));
-            details.insert("entryLimitReached".to_owned(), Value::from(JsNumber(limit)));
+            listing.limit_reached("entries", "", "entryLimitReached", limit);
         }
-        if truncation.truncated {
-            notices.push(format!(
-                "{} limit reached",
-                format_size(DEFAULT_MAX_BYTES as u64)
-            ));
-            details.insert("truncation".to_owned(), json!(truncation));
-        }
-        if !notices.is_empty() {
-            text.push_str(&format!("\n\n[{}]", notices.join(". ")));
-        }
-        Ok(ToolOutput::text(text).with_details(Value::Object(details)))
+        listing.size_limit();
+        Ok(listing.output())
     }
 }
 

@@ -49,6 +49,26 @@ pub struct GlobRequest {
     pub cancel: CancellationToken,
 }
 
+/// What [`FileOps::glob`] found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GlobOutput {
+    /// Matching paths, absolute or relative to the searched directory, directories with a
+    /// trailing `/`, in the order to show them.
+    pub paths: Vec<String>,
+    /// Notes for the model about the search itself (say, paths that could not be read),
+    /// shown after the results' notices.
+    pub notes: Vec<String>,
+}
+
+impl From<Vec<String>> for GlobOutput {
+    fn from(paths: Vec<String>) -> Self {
+        Self {
+            paths,
+            notes: Vec::new(),
+        }
+    }
+}
+
 /// File-system operations used by read, write, edit, grep, find and ls.
 ///
 /// Errors are `io::Error`s; OS errors keep their errno so tools can report Node-style codes
@@ -79,9 +99,8 @@ pub trait FileOps: Send + Sync {
         })
     }
 
-    /// Paths under `request.dir` matching the glob, at most `request.limit`: absolute or
-    /// relative to `dir`, directories with a trailing `/`.
-    fn glob<'a>(&'a self, request: GlobRequest) -> BoxFuture<'a, Result<Vec<String>, ToolsError>>;
+    /// Paths under `request.dir` matching the glob, at most `request.limit`.
+    fn glob<'a>(&'a self, request: GlobRequest) -> BoxFuture<'a, Result<GlobOutput, ToolsError>>;
 }
 
 /// The local disk.
@@ -144,7 +163,7 @@ impl FileOps for LocalFileOps {
         })
     }
 
-    fn glob<'a>(&'a self, request: GlobRequest) -> BoxFuture<'a, Result<Vec<String>, ToolsError>> {
+    fn glob<'a>(&'a self, request: GlobRequest) -> BoxFuture<'a, Result<GlobOutput, ToolsError>> {
         Box::pin(crate::walk::local_glob(request))
     }
 }

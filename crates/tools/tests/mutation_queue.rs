@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use common::tool_with;
 use knightcode_tools::{
-    Access, BoxFuture, FileMutationQueue, FileOps, FileStat, GlobRequest, LocalFileOps,
+    Access, BoxFuture, FileMutationQueue, FileOps, FileStat, GlobOutput, GlobRequest, LocalFileOps,
     ToolsConfig, ToolsError,
 };
 use serde_json::json;
@@ -59,7 +59,7 @@ impl FileOps for OverlapCounter {
         LocalFileOps.read_dir(path)
     }
 
-    fn glob<'a>(&'a self, request: GlobRequest) -> BoxFuture<'a, Result<Vec<String>, ToolsError>> {
+    fn glob<'a>(&'a self, request: GlobRequest) -> BoxFuture<'a, Result<GlobOutput, ToolsError>> {
         LocalFileOps.glob(request)
     }
 }

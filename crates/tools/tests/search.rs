@@ -290,3 +290,20 @@ fn builtin_set_and_defaults() {
     assert!(knightcode_tools::is_default_active("bash"));
     assert!(!knightcode_tools::is_default_active("grep"));
 }
+
+#[tokio::test]
+async fn grep_anchors_match_at_line_boundaries() {
+    let dir = project();
+    let out = grep(dir.path(), json!({"pattern": "^fn", "path": "src"}))
+        .await
+        .unwrap();
+    assert_eq!(text(&out), "main.rs:1: fn main() {");
+    let out = grep(dir.path(), json!({"pattern": "\\)$", "path": "src"}))
+        .await
+        .unwrap();
+    assert_eq!(text(&out), "No matches found");
+    let out = grep(dir.path(), json!({"pattern": "^\\}$", "path": "src"}))
+        .await
+        .unwrap();
+    assert_eq!(text(&out), "main.rs:3: }");
+}
