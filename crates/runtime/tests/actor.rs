@@ -5,22 +5,14 @@
 
 mod common;
 
-use std::sync::Arc;
-use std::time::Duration;
-
 use knightcode_protocol::AgentEvent;
 use knightcode_protocol::AgentMessage;
 use knightcode_protocol::rpc::PromptDisposition;
-use knightcode_runtime::AgentSession;
 use knightcode_runtime::Command;
 use knightcode_runtime::Reply;
-use knightcode_runtime::Responder;
 use knightcode_runtime::SessionEvent;
-use knightcode_runtime::SessionEvents;
-use knightcode_runtime::SessionHandle;
 use knightcode_runtime::actor::Queueing;
 use knightcode_runtime::hooks::InputSource;
-use knightcode_runtime::hooks::NoSessionHooks;
 use knightcode_testkit::Chunking;
 use knightcode_testkit::Fault;
 use knightcode_testkit::ScriptedReply;
@@ -45,69 +37,26 @@ fn prompt(text: &str, queueing: Option<Queueing>) -> Command {
     }
 }
 
-struct Running {
-    test: TestSession,
-    handle: SessionHandle,
-    events: SessionEvents,
-    next_tag: u64,
+/// The shared driver, with the stall helper these tests use.
+struct Running(common::Running);
+
+impl std::ops::Deref for Running {
+    type Target = common::Running;
+    fn deref(&self) -> &common::Running {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Running {
+    fn deref_mut(&mut self) -> &mut common::Running {
+        &mut self.0
+    }
 }
 
 impl Running {
     async fn start(replies: Vec<ScriptedReply>) -> Self {
         let test = TestSession::new(WireFormat::OpenAiCompletions, replies).await;
-        let (session, events) =
-            AgentSession::start_with(test.setup(), test.services(Arc::new(NoSessionHooks)))
-                .await
-                .unwrap();
-        let (handle, events) = session.spawn(events);
-        Self {
-            test,
-            handle,
-            events,
-            next_tag: 0,
-        }
-    }
-
-    /// Sends a command whose reply comes in the stream; returns its tag.
-    fn send(&mut self, command: Command) -> u64 {
-        let tag = self.next_tag;
-        self.next_tag += 1;
-        self.handle.send(command, Responder::Stream(tag));
-        tag
-    }
-
-    /// Reads the stream until `stop` holds for an item; returns everything read.
-    async fn read_until(&mut self, stop: impl Fn(&SessionEvent) -> bool) -> Vec<SessionEvent> {
-        let mut seen = Vec::new();
-        let read = async {
-            while let Some(item) = self.events.recv().await {
-                let done = stop(&item);
-                seen.push(item);
-                if done {
-                    return;
-                }
-            }
-            panic!("the stream ended first: {seen:?}");
-        };
-        tokio::time::timeout(Duration::from_secs(30), read)
-            .await
-            .expect("watchdog: the awaited event never came");
-        seen
-    }
-
-    async fn reply(&mut self, tag: u64) -> Reply {
-        let seen = self
-            .read_until(|e| matches!(e, SessionEvent::Reply { tag: t, .. } if *t == tag))
-            .await;
-        match seen.into_iter().last() {
-            Some(SessionEvent::Reply { reply, .. }) => reply,
-            other => panic!("{other:?}"),
-        }
-    }
-
-    async fn until_settled(&mut self) -> Vec<SessionEvent> {
-        self.read_until(|e| matches!(e, SessionEvent::Agent(AgentEvent::AgentSettled { .. })))
-            .await
+        Self(common::Running::spawn(test).await)
     }
 
     /// Starts a prompt whose stream stalls; returns once the stall is reached.

@@ -5,36 +5,38 @@
 
 mod common;
 
-use std::sync::Arc;
-use std::time::Duration;
-
 use knightcode_protocol::AgentEvent;
 use knightcode_protocol::CompactionReason;
 use knightcode_protocol::SessionEntry;
 use knightcode_protocol::rpc::PromptDisposition;
-use knightcode_runtime::AgentSession;
 use knightcode_runtime::Command;
 use knightcode_runtime::Reply;
-use knightcode_runtime::Responder;
 use knightcode_runtime::SessionEvent;
-use knightcode_runtime::SessionEvents;
-use knightcode_runtime::SessionHandle;
 use knightcode_runtime::compaction::COMPACTION_CANCELLED;
 use knightcode_runtime::compaction::OVERFLOW_RECOVERY_EXHAUSTED;
 use knightcode_runtime::hooks::InputSource;
-use knightcode_runtime::hooks::NoSessionHooks;
 use knightcode_testkit::Fault;
 use knightcode_testkit::ScriptedReply;
 use knightcode_testkit::WireFormat;
 
 use common::TestSession;
+use common::overflow;
 use common::request_texts;
 
-struct Running {
-    test: TestSession,
-    handle: SessionHandle,
-    events: SessionEvents,
-    next_tag: u64,
+/// The shared driver, with the compaction helpers these tests use.
+struct Running(common::Running);
+
+impl std::ops::Deref for Running {
+    type Target = common::Running;
+    fn deref(&self) -> &common::Running {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Running {
+    fn deref_mut(&mut self) -> &mut common::Running {
+        &mut self.0
+    }
 }
 
 impl Running {
@@ -46,53 +48,7 @@ impl Running {
             r#"{"compaction": {"keepRecentTokens": 5}}"#,
         )
         .unwrap();
-        let (session, events) =
-            AgentSession::start_with(test.setup(), test.services(Arc::new(NoSessionHooks)))
-                .await
-                .unwrap();
-        let (handle, events) = session.spawn(events);
-        Self {
-            test,
-            handle,
-            events,
-            next_tag: 0,
-        }
-    }
-
-    fn send(&mut self, command: Command) -> u64 {
-        let tag = self.next_tag;
-        self.next_tag += 1;
-        self.handle.send(command, Responder::Stream(tag));
-        tag
-    }
-
-    async fn read_until(&mut self, stop: impl Fn(&SessionEvent) -> bool) -> Vec<SessionEvent> {
-        let mut seen = Vec::new();
-        let read = async {
-            while let Some(item) = self.events.recv().await {
-                let done = stop(&item);
-                seen.push(item);
-                if done {
-                    return;
-                }
-            }
-            panic!("the stream ended first: {seen:?}");
-        };
-        tokio::time::timeout(Duration::from_secs(30), read)
-            .await
-            .expect("watchdog: the awaited event never came");
-        seen
-    }
-
-    /// Everything up to the reply to `tag`, and the reply.
-    async fn reply(&mut self, tag: u64) -> (Vec<SessionEvent>, Reply) {
-        let mut seen = self
-            .read_until(|e| matches!(e, SessionEvent::Reply { tag: t, .. } if *t == tag))
-            .await;
-        match seen.pop() {
-            Some(SessionEvent::Reply { reply, .. }) => (seen, reply),
-            other => panic!("{other:?}"),
-        }
+        Self(common::Running::spawn(test).await)
     }
 
     /// A prompt run to its end; the events it caused.
@@ -103,7 +59,7 @@ impl Running {
             queueing: None,
             source: InputSource::Rpc,
         });
-        let (_, reply) = self.reply(tag).await;
+        let (_, reply) = self.reply_with_events(tag).await;
         assert_eq!(reply, Reply::Prompt(PromptDisposition::Started));
         self.read_until(|e| matches!(e, SessionEvent::Agent(AgentEvent::AgentSettled { .. })))
             .await
@@ -113,7 +69,7 @@ impl Running {
         let tag = self.send(Command::Compact {
             custom_instructions: focus.map(str::to_owned),
         });
-        self.reply(tag).await
+        self.reply_with_events(tag).await
     }
 
     fn request_texts(&self, index: usize) -> Vec<String> {
@@ -146,18 +102,6 @@ fn compaction_events(seen: &[SessionEvent]) -> Vec<AgentEvent> {
             _ => None,
         })
         .collect()
-}
-
-fn overflow() -> ScriptedReply {
-    ScriptedReply::fault(Fault::HttpStatus {
-        status: 400,
-        retry_after: None,
-        body: Some(
-            r#"{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}"#
-                .into(),
-        ),
-        headers: Vec::new(),
-    })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -297,7 +241,7 @@ async fn an_aborted_compaction_leaves_the_session_unchanged() {
     });
     run.test.server.wait_for_stalls(1).await;
     let abort = run.send(Command::Abort);
-    let (seen, reply) = run.reply(tag).await;
+    let (seen, reply) = run.reply_with_events(tag).await;
     assert_eq!(reply, Reply::Failed(COMPACTION_CANCELLED.to_owned()));
     assert!(matches!(
         compaction_events(&seen).last(),
@@ -308,7 +252,7 @@ async fn an_aborted_compaction_leaves_the_session_unchanged() {
             ..
         })
     ));
-    assert_eq!(run.reply(abort).await.1, Reply::Done);
+    assert_eq!(run.reply(abort).await, Reply::Done);
     assert!(run.compactions().await.is_empty());
 }
 

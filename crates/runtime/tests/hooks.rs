@@ -27,7 +27,6 @@ use knightcode_runtime::hooks::AgentStart;
 use knightcode_runtime::hooks::AgentStartChanges;
 use knightcode_runtime::hooks::InputAction;
 use knightcode_runtime::hooks::PromptInput;
-use knightcode_testkit::Fault;
 use knightcode_testkit::ScriptedReply;
 use knightcode_testkit::WireFormat;
 use serde_json::Value;
@@ -35,6 +34,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use common::TestSession;
+use common::overflow;
 use common::request_texts;
 use common::stored_messages;
 
@@ -279,18 +279,6 @@ impl AgentHooks for Compactor {
     }
 }
 impl SessionHooks for Compactor {}
-
-fn overflow() -> ScriptedReply {
-    ScriptedReply::fault(Fault::HttpStatus {
-        status: 400,
-        retry_after: None,
-        body: Some(
-            r#"{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}"#
-                .into(),
-        ),
-        headers: Vec::new(),
-    })
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_overflow_calls_the_overflow_hook_and_the_request_is_retried() {

@@ -110,3 +110,108 @@ pub fn request_texts(body: &serde_json::Value) -> Vec<String> {
         })
         .collect()
 }
+
+/// A spawned session (the actor) and its stream, with the test's own reply tags.
+pub struct Running {
+    pub test: TestSession,
+    pub handle: knightcode_runtime::SessionHandle,
+    pub events: knightcode_runtime::SessionEvents,
+    next_tag: u64,
+}
+
+impl Running {
+    /// Starts and spawns a session without hooks in `test`'s folders.
+    pub async fn spawn(test: TestSession) -> Self {
+        let hooks = Arc::new(knightcode_runtime::hooks::NoSessionHooks);
+        let (session, events) = AgentSession::start_with(test.setup(), test.services(hooks))
+            .await
+            .unwrap();
+        let (handle, events) = session.spawn(events);
+        Self {
+            test,
+            handle,
+            events,
+            next_tag: 0,
+        }
+    }
+
+    /// Sends a command whose reply comes in the stream; returns its tag.
+    pub fn send(&mut self, command: knightcode_runtime::Command) -> u64 {
+        let tag = self.next_tag;
+        self.next_tag += 1;
+        self.handle
+            .send(command, knightcode_runtime::Responder::Stream(tag));
+        tag
+    }
+
+    /// Reads the stream until `stop` holds for an item; returns everything read.
+    pub async fn read_until(
+        &mut self,
+        stop: impl Fn(&knightcode_runtime::SessionEvent) -> bool,
+    ) -> Vec<knightcode_runtime::SessionEvent> {
+        let mut seen = Vec::new();
+        let read = async {
+            while let Some(item) = self.events.recv().await {
+                let done = stop(&item);
+                seen.push(item);
+                if done {
+                    return;
+                }
+            }
+            panic!("the stream ended first: {seen:?}");
+        };
+        tokio::time::timeout(std::time::Duration::from_secs(30), read)
+            .await
+            .expect("watchdog: the awaited event never came");
+        seen
+    }
+
+    /// Everything up to the reply to `tag`, and the reply.
+    pub async fn reply_with_events(
+        &mut self,
+        tag: u64,
+    ) -> (
+        Vec<knightcode_runtime::SessionEvent>,
+        knightcode_runtime::Reply,
+    ) {
+        use knightcode_runtime::SessionEvent;
+        let mut seen = self
+            .read_until(|e| matches!(e, SessionEvent::Reply { tag: t, .. } if *t == tag))
+            .await;
+        match seen.pop() {
+            Some(SessionEvent::Reply { reply, .. }) => (seen, reply),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// The reply to `tag`.
+    pub async fn reply(&mut self, tag: u64) -> knightcode_runtime::Reply {
+        self.reply_with_events(tag).await.1
+    }
+
+    /// Everything up to the next `agent_settled`.
+    pub async fn until_settled(&mut self) -> Vec<knightcode_runtime::SessionEvent> {
+        self.read_until(|e| {
+            matches!(
+                e,
+                knightcode_runtime::SessionEvent::Agent(
+                    knightcode_protocol::AgentEvent::AgentSettled { .. }
+                )
+            )
+        })
+        .await
+    }
+}
+
+/// A context overflow as OpenAI chat completions reports it (HTTP 400).
+pub fn overflow() -> ScriptedReply {
+    ScriptedReply::fault(knightcode_testkit::Fault::HttpStatus {
+        status: 400,
+        retry_after: None,
+        body: Some(
+            r#"{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}"#
+                .into(),
+        ),
+        headers: Vec::new(),
+    })
+}
