@@ -267,7 +267,7 @@ async fn write_loop<W>(
 where
     W: AsyncWrite + Unpin,
 {
-    let mut out = BufWriter::new(writer);
+    let mut out = RecordSink::new(writer);
     let mut close = Some(close);
     loop {
         let next = match &mut close {
@@ -289,13 +289,36 @@ where
             continue;
         };
         let Some(line) = next else { break };
-        out.write_all(line.as_bytes()).await?;
-        // Flush when nothing else is queued: bursts share one write, a lone record (a
-        // response the client is waiting for) is never held back.
-        if rx.is_empty() {
-            out.flush().await?;
+        out.write(&line, !rx.is_empty()).await?;
+    }
+    out.close().await
+}
+
+/// The writing end of an output of records: bursts share one write, a record with nothing
+/// queued behind it (a response the client is waiting for) is flushed at once.
+pub(crate) struct RecordSink<W> {
+    out: BufWriter<W>,
+}
+
+impl<W: AsyncWrite + Unpin> RecordSink<W> {
+    pub(crate) fn new(writer: W) -> Self {
+        Self {
+            out: BufWriter::new(writer),
         }
     }
-    out.flush().await?;
-    out.shutdown().await
+
+    /// Writes one record (with its LF); flushes unless `more` are waiting.
+    pub(crate) async fn write(&mut self, line: &str, more: bool) -> io::Result<()> {
+        self.out.write_all(line.as_bytes()).await?;
+        if !more {
+            self.out.flush().await?;
+        }
+        Ok(())
+    }
+
+    /// Flushes and shuts the output down (a child's stdin sees EOF).
+    pub(crate) async fn close(mut self) -> io::Result<()> {
+        self.out.flush().await?;
+        self.out.shutdown().await
+    }
 }

@@ -33,13 +33,12 @@ use knightcode_runtime::SessionSetup;
 use knightcode_runtime::shutdown;
 use tokio::io::AsyncRead;
 use tokio::io::AsyncWrite;
-use tokio::io::AsyncWriteExt as _;
-use tokio::io::BufWriter;
 
 use self::responses::Pending;
 use super::framing::CommandReader;
 use super::framing::DEFAULT_OUTPUT_CAPACITY;
 use super::framing::LineWriter;
+use super::framing::RecordSink;
 use super::ui_bridge::UiBridge;
 
 /// How long a signal-triggered exit waits for queued output to reach a slow reader.
@@ -115,7 +114,7 @@ where
     ));
     tokio::pin!(shutdown);
     let mut stdout = Output {
-        writer: BufWriter::new(output),
+        sink: RecordSink::new(output),
         failed: None,
     };
     let code = loop {
@@ -157,7 +156,7 @@ where
         match line {
             Some(Ok(line)) => {
                 let more = !stream.is_empty() || !bridge_lines.is_empty();
-                if !stdout.write(&line, more).await {
+                if !stdout.write(line, more).await {
                     // Nobody reads the output any more: finish as on EOF.
                     input_ended.store(true, Ordering::SeqCst);
                     handle.send(Command::EndOfInput, Responder::Nobody);
@@ -173,7 +172,7 @@ where
     drop(handle);
     // What the bridge queued last still goes out.
     while let Ok(line) = bridge_lines.try_recv() {
-        stdout.write(&line, true).await;
+        stdout.write(line, true).await;
     }
     let closed = stdout.close();
     let flushed = if code == 0 {
@@ -190,28 +189,21 @@ where
     code
 }
 
-/// stdout: lines written in order; after a failed write nothing more is tried.
+/// stdout: records written in order; after a failed write nothing more is tried.
 struct Output<W> {
-    writer: BufWriter<W>,
+    sink: RecordSink<W>,
     failed: Option<std::io::Error>,
 }
 
 impl<W: AsyncWrite + Unpin> Output<W> {
-    /// Writes one record (compact JSON, no LF); flushes unless `more` are waiting. False
-    /// once the output is gone.
-    async fn write(&mut self, line: &str, more: bool) -> bool {
+    /// Writes one record (compact JSON, without its LF); flushes unless `more` are
+    /// waiting. False once the output is gone.
+    async fn write(&mut self, mut line: String, more: bool) -> bool {
         if self.failed.is_some() {
             return false;
         }
-        let written = async {
-            self.writer.write_all(line.as_bytes()).await?;
-            self.writer.write_all(b"\n").await?;
-            if !more {
-                self.writer.flush().await?;
-            }
-            Ok(())
-        };
-        if let Err(error) = written.await {
+        line.push('\n');
+        if let Err(error) = self.sink.write(&line, more).await {
             self.failed = Some(error);
             return false;
         }
@@ -220,11 +212,10 @@ impl<W: AsyncWrite + Unpin> Output<W> {
 
     /// Flushes and shuts the output down; the first write error, if any.
     async fn close(mut self) -> std::io::Result<()> {
-        if let Some(error) = self.failed.take() {
-            return Err(error);
+        match self.failed.take() {
+            Some(error) => Err(error),
+            None => self.sink.close().await,
         }
-        self.writer.flush().await?;
-        self.writer.shutdown().await
     }
 }
 
