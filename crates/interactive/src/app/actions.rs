@@ -171,9 +171,9 @@ impl Ui {
                 self.running = false;
                 self.set_working(None);
             }
-            if let Pending::Bash { card, id } = &pending {
+            if let Pending::Bash { id, .. } = &pending {
                 self.bash_cards.remove(id);
-                self.bash_finished(*card);
+                self.bash_finished();
                 self.error(&format!("The command could not run: {message}"));
                 return;
             }
@@ -191,7 +191,7 @@ impl Ui {
                 if let Some(c) = self.screen.transcript.bash_card(card) {
                     c.finish_result(&result);
                 }
-                self.bash_finished(card);
+                self.bash_finished();
             }
             (Pending::Snapshot { reload, then }, Reply::Snapshot(snapshot)) => {
                 self.apply_snapshot(*snapshot);
@@ -269,7 +269,7 @@ impl Ui {
         self.mark_urgent();
     }
 
-    fn bash_finished(&mut self, _card: usize) {
+    fn bash_finished(&mut self) {
         if self.bash_cards.is_empty() && !self.running {
             self.set_working(None);
         }

@@ -61,16 +61,6 @@ pub enum OverlayResult {
     Request(OverlayRequest),
 }
 
-impl OverlayResult {
-    /// Results that replace or rewind the conversation end a running prompt first.
-    pub fn replaces_conversation(&self) -> bool {
-        matches!(
-            self,
-            Self::Session(_) | Self::TreeEntry { .. } | Self::Fork(_)
-        )
-    }
-}
-
 /// What a key did.
 pub enum OverlayStep {
     Pending,
