@@ -8,20 +8,17 @@ mod common;
 use knightcode_protocol::AgentEvent;
 use knightcode_protocol::CompactionReason;
 use knightcode_protocol::SessionEntry;
-use knightcode_protocol::rpc::PromptDisposition;
 use knightcode_runtime::Command;
 use knightcode_runtime::Reply;
-use knightcode_runtime::SessionEvent;
 use knightcode_runtime::compaction::COMPACTION_CANCELLED;
 use knightcode_runtime::compaction::OVERFLOW_RECOVERY_EXHAUSTED;
-use knightcode_runtime::hooks::InputSource;
 use knightcode_testkit::Fault;
 use knightcode_testkit::ScriptedReply;
 use knightcode_testkit::WireFormat;
 
 use common::TestSession;
+use common::compaction_events;
 use common::overflow;
-use common::request_texts;
 
 /// The shared driver, with the compaction helpers these tests use.
 struct Running(common::Running);
@@ -50,58 +47,6 @@ impl Running {
         .unwrap();
         Self(common::Running::spawn(test).await)
     }
-
-    /// A prompt run to its end; the events it caused.
-    async fn prompt(&mut self, text: &str) -> Vec<SessionEvent> {
-        let tag = self.send(Command::Prompt {
-            text: text.to_owned(),
-            images: Vec::new(),
-            queueing: None,
-            source: InputSource::Rpc,
-        });
-        let (_, reply) = self.reply_with_events(tag).await;
-        assert_eq!(reply, Reply::Prompt(PromptDisposition::Started));
-        self.read_until(|e| matches!(e, SessionEvent::Agent(AgentEvent::AgentSettled { .. })))
-            .await
-    }
-
-    async fn compact(&mut self, focus: Option<&str>) -> (Vec<SessionEvent>, Reply) {
-        let tag = self.send(Command::Compact {
-            custom_instructions: focus.map(str::to_owned),
-        });
-        self.reply_with_events(tag).await
-    }
-
-    fn request_texts(&self, index: usize) -> Vec<String> {
-        request_texts(&self.test.server.requests()[index].body)
-    }
-
-    /// The compaction entries of the session file.
-    async fn compactions(&self) -> Vec<SessionEntry> {
-        let Reply::Entries(entries) = self
-            .handle
-            .request(Command::GetEntries { since: None })
-            .await
-        else {
-            panic!("no entries");
-        };
-        entries
-            .entries
-            .into_iter()
-            .filter(|e| matches!(e, SessionEntry::Compaction(_)))
-            .collect()
-    }
-}
-
-fn compaction_events(seen: &[SessionEvent]) -> Vec<AgentEvent> {
-    seen.iter()
-        .filter_map(|e| match e {
-            SessionEvent::Agent(
-                event @ (AgentEvent::CompactionStart { .. } | AgentEvent::CompactionEnd { .. }),
-            ) => Some(event.clone()),
-            _ => None,
-        })
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -142,7 +87,7 @@ async fn manual_compaction_replaces_the_older_turns_with_the_summary() {
     assert_eq!(*reason, CompactionReason::Manual);
     assert_eq!(end_result["summary"], "SUMMARY-ONE");
 
-    let summary_request = run.request_texts(2).join("\n");
+    let summary_request = run.request_texts_at(2).join("\n");
     assert!(
         summary_request.contains(
             "<conversation>\n[User]: first question\n\n[Assistant]: first answer\n</conversation>"
@@ -165,7 +110,7 @@ async fn manual_compaction_replaces_the_older_turns_with_the_summary() {
     assert!(entry.usage.is_some());
 
     run.prompt("third question").await;
-    let next = run.request_texts(3);
+    let next = run.request_texts_at(3);
     assert!(
         next.iter()
             .any(|t| t.contains("<summary>\nSUMMARY-ONE\n</summary>")),
@@ -196,7 +141,7 @@ async fn a_second_compaction_updates_the_previous_summary() {
         panic!("{reply:?}")
     };
     assert_eq!(result.summary, "SUMMARY-TWO");
-    let update = run.request_texts(4).join("\n");
+    let update = run.request_texts_at(4).join("\n");
     assert!(
         update.contains("<previous-summary>\nSUMMARY-ONE\n</previous-summary>"),
         "{update}"
@@ -286,12 +231,12 @@ async fn an_overflow_is_compacted_and_the_request_retried_with_the_summary() {
         ),
         "{events:?}"
     );
-    let summary_request = run.request_texts(2).join("\n");
+    let summary_request = run.request_texts_at(2).join("\n");
     assert!(
         summary_request.contains("[User]: first question"),
         "{summary_request}"
     );
-    let retried = run.request_texts(3);
+    let retried = run.request_texts_at(3);
     assert!(
         retried.iter().any(|t| t.contains("SUMMARY-OVERFLOW")),
         "{retried:?}"

@@ -30,7 +30,6 @@ use super::handlers;
 use crate::AgentSession;
 use crate::agent_session::operations::SessionView;
 use crate::agent_session::operations::UserBash;
-use crate::compaction::hooks::end_event;
 use crate::diagnostics::Diagnostic;
 
 /// A command whose work waits until the running prompt has ended.
@@ -215,7 +214,17 @@ pub(super) async fn run(
             Flow::Compact {
                 custom_instructions,
                 responder,
-            } => run_compaction(&mut session, &mut ctx, custom_instructions, responder).await,
+            } => {
+                let reason = CompactionReason::Manual;
+                run_compaction(
+                    &mut session,
+                    &mut ctx,
+                    reason,
+                    custom_instructions,
+                    responder,
+                )
+                .await;
+            }
             Flow::Continue => {}
         }
     }
@@ -225,8 +234,17 @@ fn end_of_input(ctx: &mut Ctx) {
     ctx.end_of_input();
 }
 
-/// Runs one prompt while serving commands.
+/// Runs one prompt while serving commands; first compacts when the last response left too
+/// little room for it.
 async fn run_prompt(session: &mut AgentSession, ctx: &mut Ctx, messages: Vec<AgentMessage>) {
+    if session.needs_compaction_before_prompt() {
+        let reason = CompactionReason::Threshold;
+        let aborted = run_compaction(session, ctx, reason, None, Responder::Nobody).await;
+        if aborted {
+            // The abort was meant for the prompt too.
+            return;
+        }
+    }
     let outcome = {
         let run = session.run_prompt(messages);
         tokio::pin!(run);
@@ -279,7 +297,15 @@ async fn finish_deferred(session: &mut AgentSession, ctx: &mut Ctx) {
                     responder,
                 } = handlers::idle(session, ctx, envelope).await
                 {
-                    Box::pin(run_compaction(session, ctx, custom_instructions, responder)).await;
+                    let reason = CompactionReason::Manual;
+                    Box::pin(run_compaction(
+                        session,
+                        ctx,
+                        reason,
+                        custom_instructions,
+                        responder,
+                    ))
+                    .await;
                 }
             }
             Deferred::AbortDone(responder) => ctx.reply(responder, Reply::Done).await,
@@ -287,19 +313,19 @@ async fn finish_deferred(session: &mut AgentSession, ctx: &mut Ctx) {
     }
 }
 
-/// A manual compaction while serving commands: `abort` cancels it (the session stays as it
-/// was), prompts are refused, reads answer at once and the rest waits for its end.
+/// A compaction while serving commands (`compact`, or the check before a prompt): `abort`
+/// cancels it (the session stays as it was), prompts are refused, reads answer at once and
+/// the rest waits for its end. Returns whether it was aborted.
 async fn run_compaction(
     session: &mut AgentSession,
     ctx: &mut Ctx,
+    reason: CompactionReason,
     custom_instructions: Option<String>,
     responder: Responder,
-) {
-    let reason = CompactionReason::Manual;
-    ctx.emit_agent(AgentEvent::CompactionStart { reason }).await;
+) -> bool {
     let cancel = CancellationToken::new();
     let outcome = {
-        let job = session.compact(custom_instructions.as_deref(), &cancel);
+        let job = session.compact(reason, custom_instructions.as_deref(), &cancel);
         tokio::pin!(job);
         loop {
             tokio::select! {
@@ -330,17 +356,18 @@ async fn run_compaction(
         }
     };
     ctx.drain_events().await;
-    let reply = match &outcome {
-        Ok(result) => Reply::Compacted(result.clone()),
+    let aborted = cancel.is_cancelled();
+    let reply = match outcome {
+        Ok(result) => Reply::Compacted(result),
         Err(error) => Reply::Failed(
             error
                 .message_for(reason)
                 .unwrap_or_else(|| error.to_string()),
         ),
     };
-    ctx.emit_agent(end_event(reason, outcome, false)).await;
     ctx.reply(responder, reply).await;
     finish_deferred(session, ctx).await;
+    aborted
 }
 
 /// A user shell command finished while idle: store it now and answer.

@@ -9,57 +9,128 @@ use tokio_util::sync::CancellationToken;
 use super::AgentSession;
 use super::lock;
 use crate::compaction::CompactionError;
-use crate::compaction::CompactionJob;
 use crate::compaction::CompactionSettings;
 use crate::compaction::SummaryModel;
-use crate::compaction::compact;
 use crate::compaction::context_messages;
+use crate::compaction::hooks::CompactingFlag;
 use crate::compaction::hooks::CompactionTarget;
+use crate::compaction::hooks::SharedTarget;
+use knightcode_agent::EventSender;
+use knightcode_ai::Context;
+use knightcode_ai::estimate_context_tokens;
+use knightcode_clock::Clock;
+use knightcode_protocol::AgentMessage;
+use knightcode_protocol::CompactionReason;
+use knightcode_protocol::SessionEntry;
+use knightcode_protocol::StopReason;
 
 impl AgentSession {
     /// The session file, model, credentials and settings a compaction uses now.
     pub fn compaction_target(&self) -> CompactionTarget {
         let config = self.agent.config();
+        let model = &config.model;
         CompactionTarget {
             session: Arc::clone(&self.session),
             model: SummaryModel {
                 provider: Arc::clone(&self.provider),
-                model: config.model.clone(),
+                model: model.clone(),
                 options: config.options.clone(),
+                retry: config.retry,
+                clock: Arc::clone(&self.compaction.clock),
             },
-            settings: CompactionSettings::from_values(self.settings.values()),
+            settings: CompactionSettings::resolve(
+                self.settings.values(),
+                &model.provider,
+                &model.id,
+            ),
         }
     }
 
-    /// Hands the loop's overflow recovery the current model and settings.
+    /// Hands the loop's compactions the current model and settings.
     pub(crate) fn refresh_compaction_target(&self) {
         let target = self.compaction_target();
         *self
-            .compaction_target
+            .compaction
+            .target
             .lock()
             .unwrap_or_else(PoisonError::into_inner) = Some(target);
     }
 
-    /// Compacts now (`compact`, `/compact`); `cancel` stops the summary request and leaves
-    /// the session unchanged.
+    /// Whether a compaction runs now (`isCompacting`).
+    pub fn is_compacting(&self) -> bool {
+        self.compaction.compacting.get()
+    }
+
+    /// Compacts now (`compact`, `/compact`, or the check before a prompt), between
+    /// `compaction_start` and `compaction_end` events; `cancel` stops the summary request and
+    /// leaves the session unchanged.
     pub async fn compact(
         &mut self,
+        reason: CompactionReason,
         custom_instructions: Option<&str>,
         cancel: &CancellationToken,
     ) -> Result<CompactionResult, CompactionError> {
         let target = self.compaction_target();
-        let result = compact(
-            CompactionJob {
-                session: &target.session,
-                model: &target.model,
-                settings: target.settings,
+        let _compacting = self.compaction.compacting.raise();
+        let result = target
+            .compact_announced(
+                reason,
+                false,
                 custom_instructions,
-            },
-            cancel,
-        )
-        .await?;
+                &self.compaction.events,
+                cancel,
+            )
+            .await?;
         self.reload_context();
         Ok(result)
+    }
+
+    /// The check before a new prompt (`spec/compaction.md` §3): the last response (aborted
+    /// ones too) left less than `reserveTokens` free. Responses of another model, and ones
+    /// from before the latest compaction, do not count.
+    pub fn needs_compaction_before_prompt(&self) -> bool {
+        let messages = self.agent.messages();
+        let Some(last) = messages.iter().rev().find_map(|m| match &**m {
+            AgentMessage::Assistant(a) => Some(a),
+            _ => None,
+        }) else {
+            return false;
+        };
+        let model = &self.agent.config().model;
+        if last.provider != model.provider || last.model != model.id {
+            return false;
+        }
+        let tokens = if last.stop_reason.known() == Some(StopReason::Error)
+            || context_tokens(&last.usage) == 0
+        {
+            let context = Context {
+                system_prompt: None,
+                messages: messages.to_vec(),
+                tools: Vec::new(),
+            };
+            let (usage, trailing) = estimate_context_tokens(&context);
+            if usage == 0 {
+                return false;
+            }
+            usage + trailing
+        } else {
+            context_tokens(&last.usage)
+        };
+        if !self.compaction_target().over_threshold(tokens) {
+            return false;
+        }
+        // Stale: the response was already compacted away.
+        let session = lock(&self.session);
+        let latest = session.branch(None).ok().and_then(|branch| {
+            branch.iter().rev().find_map(|entry| match entry {
+                SessionEntry::Compaction(c) => Some(c.timestamp.clone()),
+                _ => None,
+            })
+        });
+        match latest.and_then(|t| chrono::DateTime::parse_from_rfc3339(&t).ok()) {
+            Some(compacted) => last.timestamp.0 > compacted.timestamp_millis(),
+            None => true,
+        }
     }
 
     /// The agent takes up the branch's context as the session file now has it.
@@ -67,4 +138,22 @@ impl AgentSession {
         let messages = context_messages(&lock(&self.session));
         self.agent.replace_messages(messages);
     }
+}
+
+/// What a response's usage says the context held: the total, else the sum of its parts.
+fn context_tokens(usage: &knightcode_protocol::Usage) -> u64 {
+    if usage.total_tokens.0 > 0 {
+        usage.total_tokens.0
+    } else {
+        usage.input.0 + usage.output.0 + usage.cache_read.0 + usage.cache_write.0
+    }
+}
+
+/// The session's part of compaction besides the session file: what the loop's compactions
+/// use and report through.
+pub(crate) struct CompactionState {
+    pub(crate) target: SharedTarget,
+    pub(crate) events: EventSender,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) compacting: CompactingFlag,
 }

@@ -164,8 +164,9 @@ pub struct AgentSession {
     hooks: Arc<dyn SessionHooks>,
     /// The provider the loop streams with; summaries go through it too.
     provider: Arc<dyn knightcode_ai::Provider>,
-    /// What the loop's overflow recovery compacts with, brought up to date before each run.
-    compaction_target: crate::compaction::hooks::SharedTarget,
+    /// What compactions use (the loop's and the session's own), brought up to date
+    /// before each run.
+    compaction: compacting::CompactionState,
 }
 
 impl std::fmt::Debug for AgentSession {
@@ -456,12 +457,18 @@ impl AgentSession {
         };
         let (events, receiver) =
             knightcode_agent::event_channel(knightcode_agent::DEFAULT_EVENT_CAPACITY);
-        let compaction_target = crate::compaction::hooks::SharedTarget::default();
+        let compaction = compacting::CompactionState {
+            target: crate::compaction::hooks::SharedTarget::default(),
+            events: events.clone(),
+            clock: Arc::clone(&clock),
+            compacting: crate::compaction::hooks::CompactingFlag::default(),
+        };
         let loop_hooks: Arc<dyn knightcode_agent::AgentHooks> =
             Arc::new(crate::compaction::hooks::RuntimeHooks::new(
                 hooks.clone(),
-                Arc::clone(&compaction_target),
+                Arc::clone(&compaction.target),
                 events.clone(),
+                compaction.compacting.clone(),
             ));
         // Every finished message goes to the session file before the next model request.
         let store = Arc::clone(&session);
@@ -490,7 +497,7 @@ impl AgentSession {
                 ops,
                 hooks,
                 provider,
-                compaction_target,
+                compaction,
             },
             receiver,
         ))

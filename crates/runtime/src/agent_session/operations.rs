@@ -157,6 +157,7 @@ impl AgentSession {
             self.model.clone(),
             self.thinking,
             self.auto_compaction_enabled(),
+            self.compaction.compacting.clone(),
         )
     }
 

@@ -6,6 +6,8 @@
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::PoisonError;
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering;
 
 use knightcode_agent::AgentHooks;
 use knightcode_agent::BoundaryAction;
@@ -16,11 +18,14 @@ use knightcode_agent::PendingToolCall;
 use knightcode_agent::ToolCallVerdict;
 use knightcode_agent::ToolResultPatch;
 use knightcode_agent::TurnSummary;
+use knightcode_ai::estimate_message_tokens;
+use knightcode_ai::usage_tokens;
 use knightcode_protocol::AgentEvent;
 use knightcode_protocol::AgentMessage;
 use knightcode_protocol::AssistantMessage;
 use knightcode_protocol::CompactionReason;
 use knightcode_protocol::ToolResultMessage;
+use knightcode_protocol::rpc::CompactionResult;
 use knightcode_session::SessionManager;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -41,25 +46,99 @@ use crate::hooks::SessionHooks;
 pub struct CompactionTarget {
     pub session: Arc<Mutex<SessionManager>>,
     pub model: SummaryModel,
-    pub settings: CompactionSettings,
+    /// Resolved for the model (overrides applied); an invalid setting refuses to compact.
+    pub settings: Result<CompactionSettings, CompactionError>,
+}
+
+impl CompactionTarget {
+    /// The threshold rule for the target's model, `false` when automatic compaction is off
+    /// or a setting is invalid.
+    pub fn over_threshold(&self, context_tokens: u64) -> bool {
+        self.settings
+            .as_ref()
+            .is_ok_and(|s| s.should_compact(context_tokens, self.model.model.context_window))
+    }
+
+    /// Compacts for `reason` between `compaction_start` and `compaction_end` events (and the
+    /// retry events of its summary requests). `will_retry` marks an overflow recovery.
+    pub async fn compact_announced(
+        &self,
+        reason: CompactionReason,
+        will_retry: bool,
+        custom_instructions: Option<&str>,
+        events: &EventSender,
+        cancel: &CancellationToken,
+    ) -> Result<CompactionResult, CompactionError> {
+        events.emit(AgentEvent::CompactionStart { reason }).await;
+        let outcome = match &self.settings {
+            Ok(settings) => {
+                let job = CompactionJob {
+                    session: &self.session,
+                    model: &self.model,
+                    settings: *settings,
+                    custom_instructions,
+                    reason,
+                    events,
+                };
+                compact(job, cancel).await
+            }
+            Err(error) => Err(error.clone()),
+        };
+        events
+            .emit(end_event(reason, outcome.clone(), will_retry))
+            .await;
+        outcome
+    }
 }
 
 /// Shared between the session and its [`RuntimeHooks`].
 pub type SharedTarget = Arc<Mutex<Option<CompactionTarget>>>;
 
-/// The loop's hooks: `inner` everywhere, and compaction when the context overflowed.
+/// Set while a compaction runs (`isCompacting` of `get_state`).
+#[derive(Clone, Debug, Default)]
+pub struct CompactingFlag(Arc<AtomicBool>);
+
+impl CompactingFlag {
+    pub fn get(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// Raised until the returned guard drops (also when the compaction future is dropped).
+    pub fn raise(&self) -> CompactingGuard {
+        self.0.store(true, Ordering::Relaxed);
+        CompactingGuard(Arc::clone(&self.0))
+    }
+}
+
+pub struct CompactingGuard(Arc<AtomicBool>);
+
+impl Drop for CompactingGuard {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Relaxed);
+    }
+}
+
+/// The loop's hooks: `inner` everywhere, compaction when the context overflowed, and
+/// automatic compaction at the threshold between turns and when a run settles.
 pub struct RuntimeHooks {
     inner: Arc<dyn SessionHooks>,
     target: SharedTarget,
     events: EventSender,
+    compacting: CompactingFlag,
 }
 
 impl RuntimeHooks {
-    pub fn new(inner: Arc<dyn SessionHooks>, target: SharedTarget, events: EventSender) -> Self {
+    pub fn new(
+        inner: Arc<dyn SessionHooks>,
+        target: SharedTarget,
+        events: EventSender,
+        compacting: CompactingFlag,
+    ) -> Self {
         Self {
             inner,
             target,
             events,
+            compacting,
         }
     }
 
@@ -79,29 +158,58 @@ impl RuntimeHooks {
     ) -> Option<OverflowRecovery> {
         let target = self.target()?;
         omit_failed(&target.session, failed);
-        let reason = CompactionReason::Overflow;
-        self.events
-            .emit(AgentEvent::CompactionStart { reason })
+        let _compacting = self.compacting.raise();
+        let outcome = target
+            .compact_announced(CompactionReason::Overflow, true, None, &self.events, cancel)
             .await;
-        let job = CompactionJob {
-            session: &target.session,
-            model: &target.model,
-            settings: target.settings,
-            custom_instructions: None,
-        };
-        let outcome = compact(job, cancel).await;
-        let recovered = outcome.is_ok();
-        self.events.emit(end_event(reason, outcome, true)).await;
-        recovered.then(|| OverflowRecovery {
+        outcome.ok().map(|_| OverflowRecovery {
             context: context_messages(&lock(&target.session)),
         })
     }
+
+    /// The context the next request would carry is `context_tokens`: when that crosses the
+    /// threshold, compact and return the compacted conversation. A failed compaction is
+    /// reported in its `compaction_end` and the run goes on uncompacted (the overflow
+    /// recovery still stands behind it).
+    async fn at_threshold(
+        &self,
+        context_tokens: u64,
+        cancel: &CancellationToken,
+    ) -> Option<Vec<Arc<AgentMessage>>> {
+        let target = self.target()?;
+        if !target.over_threshold(context_tokens) || cancel.is_cancelled() {
+            return None;
+        }
+        let _compacting = self.compacting.raise();
+        let outcome = target
+            .compact_announced(
+                CompactionReason::Threshold,
+                false,
+                None,
+                &self.events,
+                cancel,
+            )
+            .await;
+        outcome
+            .ok()
+            .map(|_| context_messages(&lock(&target.session)))
+    }
+}
+
+/// Tokens of a context whose last response is `message` followed by `after`; `None` when
+/// the response reports no usable usage (then the next response will).
+fn tokens_after<'a>(
+    message: &AssistantMessage,
+    after: impl Iterator<Item = &'a AgentMessage>,
+) -> Option<u64> {
+    let usage = usage_tokens(message)?;
+    Some(usage + after.map(estimate_message_tokens).sum::<u64>())
 }
 
 /// `compaction_end` for a finished compaction; `will_retry` only counts when it worked.
 pub fn end_event(
     reason: CompactionReason,
-    outcome: Result<knightcode_protocol::rpc::CompactionResult, CompactionError>,
+    outcome: Result<CompactionResult, CompactionError>,
     will_retry: bool,
 ) -> AgentEvent {
     match outcome {
@@ -176,20 +284,46 @@ impl AgentHooks for RuntimeHooks {
         self.inner.after_tool_result(result, arguments, cancel)
     }
 
+    /// Between turns: when the next request (this turn's results included) would not leave
+    /// `reserveTokens` free, compact before it is sent.
     fn turn_end<'a>(
         &'a self,
         turn: TurnSummary<'a>,
         cancel: &'a CancellationToken,
     ) -> HookFuture<'a, BoundaryAction> {
-        self.inner.turn_end(turn, cancel)
+        Box::pin(async move {
+            let message = turn.message;
+            let results = turn.tool_results;
+            let mut action = self.inner.turn_end(turn, cancel).await;
+            let another_request = !results.is_empty() || action.continue_run;
+            if action.end || !another_request || action.context.is_some() {
+                return action;
+            }
+            let after = results.iter().chain(action.messages.iter());
+            if let Some(tokens) = tokens_after(message, after) {
+                action.context = self.at_threshold(tokens, cancel).await;
+            }
+            action
+        })
     }
 
+    /// After the run's last response: compact when it left too little room, so the next
+    /// prompt starts from a context that fits.
     fn before_settle<'a>(
         &'a self,
         last: Option<&'a AssistantMessage>,
         cancel: &'a CancellationToken,
     ) -> HookFuture<'a, BoundaryAction> {
-        self.inner.before_settle(last, cancel)
+        Box::pin(async move {
+            let mut action = self.inner.before_settle(last, cancel).await;
+            if action.end || action.context.is_some() {
+                return action;
+            }
+            if let Some(tokens) = last.and_then(|m| tokens_after(m, action.messages.iter())) {
+                action.context = self.at_threshold(tokens, cancel).await;
+            }
+            action
+        })
     }
 
     /// The given hooks may recover first (they may hold their own strategy); otherwise the

@@ -10,6 +10,7 @@ pub mod summary;
 use std::sync::Arc;
 use std::sync::Mutex;
 
+use knightcode_agent::EventSender;
 use knightcode_protocol::AgentMessage;
 use knightcode_protocol::CompactionReason;
 use knightcode_protocol::rpc::CompactionResult;
@@ -43,12 +44,37 @@ pub struct CompactionSettings {
 }
 
 impl CompactionSettings {
+    /// The settings as written, without model overrides (tests and tools).
     pub fn from_values(values: &SettingsValues) -> Self {
         Self {
             enabled: values.compaction_enabled,
             reserve_tokens: values.compaction_reserve_tokens,
             keep_recent_tokens: values.compaction_keep_recent_tokens,
         }
+    }
+
+    /// What a compaction with `provider/model_id` runs with: each token value from the
+    /// model's override, else the ordinary setting, else the default; an invalid value
+    /// anywhere refuses with the reference's error.
+    pub fn resolve(
+        values: &SettingsValues,
+        provider: &str,
+        model_id: &str,
+    ) -> Result<Self, CompactionError> {
+        if let Some(invalid) = &values.compaction_invalid {
+            return Err(CompactionError::InvalidSettings(invalid.clone()));
+        }
+        let mut settings = Self::from_values(values);
+        if let Some(own) = values
+            .compaction_model_overrides
+            .get(&format!("{provider}/{model_id}"))
+        {
+            settings.reserve_tokens = own.reserve_tokens.unwrap_or(settings.reserve_tokens);
+            settings.keep_recent_tokens = own
+                .keep_recent_tokens
+                .unwrap_or(settings.keep_recent_tokens);
+        }
+        Ok(settings)
     }
 
     /// The threshold rule: the context no longer leaves `reserveTokens` free.
@@ -74,6 +100,9 @@ pub enum CompactionError {
     /// The session file could not be read or written (the text says why).
     #[error("{0}")]
     Session(String),
+    /// A `compaction.*` token setting is not a non-negative safe integer.
+    #[error("{0}")]
+    InvalidSettings(String),
 }
 
 impl From<knightcode_session::SessionError> for CompactionError {
@@ -108,6 +137,10 @@ pub struct CompactionJob<'a> {
     pub model: &'a SummaryModel,
     pub settings: CompactionSettings,
     pub custom_instructions: Option<&'a str>,
+    /// Why it runs (the retry events of its summary requests say so).
+    pub reason: CompactionReason,
+    /// Where the summary requests' retry events go.
+    pub events: &'a EventSender,
 }
 
 /// Summarises the older part of the branch and appends the `compaction` entry. An abort
@@ -119,6 +152,10 @@ pub async fn compact(
     let preparation = prepare(&lock(job.session), job.settings.keep_recent_tokens)?;
     let reserve = job.settings.reserve_tokens;
     let custom = job.custom_instructions;
+    let retry = summary::RetryEvents {
+        events: job.events,
+        source: summary::RetrySource::Compaction(job.reason),
+    };
     let history = async {
         if preparation.messages_to_summarize.is_empty() {
             return Ok(None);
@@ -130,7 +167,7 @@ pub async fn compact(
         );
         let budget = job.model.budget(reserve, 0.8);
         job.model
-            .summarize(prompt, budget, SummaryKind::History, cancel)
+            .summarize(prompt, budget, SummaryKind::History, &retry, cancel)
             .await
             .map(Some)
     };
@@ -141,7 +178,7 @@ pub async fn compact(
         let prompt = summary::turn_prefix_prompt(&preparation.turn_prefix, custom);
         let budget = job.model.budget(reserve, 0.5);
         job.model
-            .summarize(prompt, budget, SummaryKind::TurnPrefix, cancel)
+            .summarize(prompt, budget, SummaryKind::TurnPrefix, &retry, cancel)
             .await
             .map(Some)
     };

@@ -4,15 +4,23 @@
 
 use std::sync::Arc;
 
+use std::time::Duration;
+
+use knightcode_agent::EventSender;
 use knightcode_ai::CacheRetention;
 use knightcode_ai::Context;
 use knightcode_ai::Model;
 use knightcode_ai::Provider;
+use knightcode_ai::RetryPolicy;
 use knightcode_ai::StreamOptions;
 use knightcode_ai::StreamRequest;
 use knightcode_ai::ThinkingLevel;
+use knightcode_ai::is_retryable_assistant_error;
+use knightcode_clock::Clock;
+use knightcode_protocol::AgentEvent;
 use knightcode_protocol::AgentMessage;
 use knightcode_protocol::AssistantMessage;
+use knightcode_protocol::CompactionReason;
 use knightcode_protocol::Content;
 use knightcode_protocol::ContentBlock;
 use knightcode_protocol::Millis;
@@ -218,6 +226,38 @@ pub struct SummaryModel {
     pub model: Model,
     /// The session's options (key, headers, thinking level); budgets are set per request.
     pub options: StreamOptions,
+    /// `retry.*`: transient failures of a summary request are retried like turns.
+    pub retry: RetryPolicy,
+    /// Waits between retries.
+    pub clock: Arc<dyn Clock>,
+}
+
+/// What a summary request's retries report as (`summarization_retry_attempt_start`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RetrySource {
+    Compaction(CompactionReason),
+    BranchSummary,
+}
+
+/// Where a summary request's retry events go.
+pub struct RetryEvents<'a> {
+    pub events: &'a EventSender,
+    pub source: RetrySource,
+}
+
+impl RetryEvents<'_> {
+    fn attempt_start(&self) -> AgentEvent {
+        match self.source {
+            RetrySource::Compaction(reason) => AgentEvent::SummarizationRetryAttemptStart {
+                source: "compaction".to_owned(),
+                reason: Some(reason),
+            },
+            RetrySource::BranchSummary => AgentEvent::SummarizationRetryAttemptStart {
+                source: "branchSummary".to_owned(),
+                reason: None,
+            },
+        }
+    }
 }
 
 impl std::fmt::Debug for SummaryModel {
@@ -255,14 +295,63 @@ impl SummaryModel {
         }
     }
 
-    /// One summary: the text and the call's usage.
+    /// One summary: the text and the call's usage. Transient failures are retried per
+    /// `retry.*`, announced by `summarization_retry_*` events.
     pub async fn summarize(
         &self,
         prompt: String,
         max_tokens: u64,
         kind: SummaryKind,
+        retry: &RetryEvents<'_>,
         cancel: &CancellationToken,
     ) -> Result<(String, Usage), CompactionError> {
+        let mut attempt = 0;
+        let outcome = loop {
+            let message = self.request(&prompt, max_tokens, cancel).await;
+            let retry_left = self.retry.enabled && attempt < self.retry.max_retries;
+            if cancel.is_cancelled()
+                || !retry_left
+                || message.stop_reason.known() != Some(StopReason::Error)
+                || !is_retryable_assistant_error(&message)
+            {
+                break judge(message, kind, cancel);
+            }
+            attempt += 1;
+            let delay_ms = self.retry.delay_ms(attempt);
+            retry
+                .events
+                .emit(AgentEvent::SummarizationRetryScheduled {
+                    attempt,
+                    max_attempts: self.retry.max_retries,
+                    delay_ms,
+                    error_message: message
+                        .error_message
+                        .clone()
+                        .filter(|e| !e.is_empty())
+                        .unwrap_or_else(|| "Unknown error".to_owned()),
+                })
+                .await;
+            tokio::select! {
+                () = self.clock.sleep(Duration::from_millis(delay_ms)) => {}
+                () = cancel.cancelled() => break Err(CompactionError::Cancelled),
+            }
+            retry.events.emit(retry.attempt_start()).await;
+        };
+        if attempt > 0 {
+            retry
+                .events
+                .emit(AgentEvent::SummarizationRetryFinished)
+                .await;
+        }
+        outcome
+    }
+
+    async fn request(
+        &self,
+        prompt: &str,
+        max_tokens: u64,
+        cancel: &CancellationToken,
+    ) -> AssistantMessage {
         let mut options = self.options.clone();
         options.max_tokens = Some(max_tokens);
         options.cache_retention = Some(CacheRetention::None);
@@ -275,41 +364,48 @@ impl SummaryModel {
             context: Context {
                 system_prompt: Some(SYSTEM_PROMPT.to_owned()),
                 messages: vec![Arc::new(AgentMessage::user(
-                    prompt,
-                    Millis(chrono::Utc::now().timestamp_millis()),
+                    prompt.to_owned(),
+                    Millis(self.clock.now_ms()),
                 ))],
                 tools: Vec::new(),
             },
             options,
         };
-        let message = self
-            .provider
+        self.provider
             .stream(&request, cancel.clone())
             .result()
-            .await;
-        let label = kind.label();
-        match message.stop_reason.known() {
-            _ if cancel.is_cancelled() => return Err(CompactionError::Cancelled),
-            Some(StopReason::Aborted) => return Err(CompactionError::Cancelled),
-            Some(StopReason::Error) => {
-                let reason = message.error_message.unwrap_or_default();
-                return Err(CompactionError::Failed(format!("{label} failed: {reason}")));
-            }
-            Some(StopReason::Length) => {
-                return Err(CompactionError::Failed(format!(
-                    "{label} failed: generation hit the token cap and the summary is incomplete"
-                )));
-            }
-            _ => {}
+            .await
+    }
+}
+
+/// The summary a response holds, or why it is not one.
+fn judge(
+    message: AssistantMessage,
+    kind: SummaryKind,
+    cancel: &CancellationToken,
+) -> Result<(String, Usage), CompactionError> {
+    let label = kind.label();
+    match message.stop_reason.known() {
+        _ if cancel.is_cancelled() => return Err(CompactionError::Cancelled),
+        Some(StopReason::Aborted) => return Err(CompactionError::Cancelled),
+        Some(StopReason::Error) => {
+            let reason = message.error_message.unwrap_or_default();
+            return Err(CompactionError::Failed(format!("{label} failed: {reason}")));
         }
-        if message.tool_calls().next().is_some() {
+        Some(StopReason::Length) => {
             return Err(CompactionError::Failed(format!(
-                "{label} attempted to call a tool"
+                "{label} failed: generation hit the token cap and the summary is incomplete"
             )));
         }
-        let text = blocks_text(message.content.iter());
-        Ok((text, message.usage))
+        _ => {}
     }
+    if message.tool_calls().next().is_some() {
+        return Err(CompactionError::Failed(format!(
+            "{label} attempted to call a tool"
+        )));
+    }
+    let text = blocks_text(message.content.iter());
+    Ok((text, message.usage))
 }
 
 #[cfg(test)]

@@ -7,8 +7,10 @@ use std::path::PathBuf;
 use serde_json::Map;
 use serde_json::Value;
 
+mod compaction;
 mod values;
 
+pub use self::compaction::CompactionOverride;
 pub use self::values::DefaultProjectTrust;
 use self::values::LayerPaths;
 pub use self::values::SettingsValues;

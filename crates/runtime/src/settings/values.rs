@@ -15,6 +15,7 @@ use knightcode_ai::ThinkingLevel;
 use serde_json::Map;
 use serde_json::Value;
 
+use super::CompactionOverride;
 use super::DEFAULT_TOOLS;
 use super::SettingsDiagnostic;
 use super::SettingsScope;
@@ -64,6 +65,11 @@ pub struct SettingsValues {
     pub compaction_reserve_tokens: u64,
     /// `compaction.keepRecentTokens`: recent context kept verbatim by a compaction.
     pub compaction_keep_recent_tokens: u64,
+    /// `compaction.modelOverrides`, keyed `provider/modelId` (exact, case-sensitive).
+    pub compaction_model_overrides: BTreeMap<String, CompactionOverride>,
+    /// The reference's error for the first invalid `compaction.*` token value: compaction
+    /// refuses to run with it (see `settings::compaction`).
+    pub compaction_invalid: Option<String>,
     /// `retry.*`: the agent-level retry of failed turns.
     pub retry: RetryPolicy,
     /// `shellPath` as written; see [`SettingsValues::shell_path`].
@@ -87,6 +93,8 @@ impl Default for SettingsValues {
             compaction_enabled: true,
             compaction_reserve_tokens: 16384,
             compaction_keep_recent_tokens: 20000,
+            compaction_model_overrides: BTreeMap::new(),
+            compaction_invalid: None,
             retry: RetryPolicy::default(),
             shell_path: None,
             shell_command_prefix: None,
@@ -151,6 +159,7 @@ pub(super) fn parse(layers: &Layers<'_>) -> (SettingsValues, Vec<SettingsDiagnos
         diagnostics: Vec::new(),
     };
     let defaults = SettingsValues::default();
+    let compaction = super::compaction::parse(layers.effective);
     let values = SettingsValues {
         default_provider: reader.string("defaultProvider"),
         default_model: reader.string("defaultModel"),
@@ -182,6 +191,8 @@ pub(super) fn parse(layers: &Layers<'_>) -> (SettingsValues, Vec<SettingsDiagnos
             "compaction.keepRecentTokens",
             defaults.compaction_keep_recent_tokens,
         ),
+        compaction_model_overrides: compaction.overrides,
+        compaction_invalid: compaction.invalid,
         // Negative counts and delays clamp to zero, as before the typed view.
         retry: RetryPolicy {
             enabled: reader.boolean("retry.enabled", defaults.retry.enabled),

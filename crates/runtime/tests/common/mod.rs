@@ -93,6 +93,21 @@ pub fn stored_messages(session: &AgentSession) -> Vec<AgentMessage> {
         .collect()
 }
 
+/// Every string in a request body of any wire format (texts, but also roles and names).
+pub fn body_strings(body: &serde_json::Value) -> Vec<String> {
+    fn walk(value: &serde_json::Value, out: &mut Vec<String>) {
+        match value {
+            serde_json::Value::String(s) => out.push(s.clone()),
+            serde_json::Value::Array(items) => items.iter().for_each(|v| walk(v, out)),
+            serde_json::Value::Object(map) => map.values().for_each(|v| walk(v, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(body, &mut out);
+    out
+}
+
 /// The text of every message in an OpenAI chat-completions request body.
 pub fn request_texts(body: &serde_json::Value) -> Vec<String> {
     body["messages"]
@@ -189,6 +204,67 @@ impl Running {
         self.reply_with_events(tag).await.1
     }
 
+    /// A prompt run to its end; the events it caused.
+    pub async fn prompt(&mut self, text: &str) -> Vec<knightcode_runtime::SessionEvent> {
+        use knightcode_runtime::SessionEvent;
+        let tag = self.send(knightcode_runtime::Command::Prompt {
+            text: text.to_owned(),
+            images: Vec::new(),
+            queueing: None,
+            source: knightcode_runtime::hooks::InputSource::Rpc,
+        });
+        let (mut seen, reply) = self.reply_with_events(tag).await;
+        assert_eq!(
+            reply,
+            knightcode_runtime::Reply::Prompt(knightcode_protocol::rpc::PromptDisposition::Started)
+        );
+        seen.extend(
+            self.read_until(|e| {
+                matches!(
+                    e,
+                    SessionEvent::Agent(knightcode_protocol::AgentEvent::AgentSettled { .. })
+                )
+            })
+            .await,
+        );
+        seen
+    }
+
+    /// `compact` with an optional focus: the events up to its reply, and the reply.
+    pub async fn compact(
+        &mut self,
+        focus: Option<&str>,
+    ) -> (
+        Vec<knightcode_runtime::SessionEvent>,
+        knightcode_runtime::Reply,
+    ) {
+        let tag = self.send(knightcode_runtime::Command::Compact {
+            custom_instructions: focus.map(str::to_owned),
+        });
+        self.reply_with_events(tag).await
+    }
+
+    /// The strings of the mock server's request `index` (any wire format).
+    pub fn request_texts_at(&self, index: usize) -> Vec<String> {
+        body_strings(&self.test.server.requests()[index].body)
+    }
+
+    /// The compaction entries of the session file.
+    pub async fn compactions(&self) -> Vec<SessionEntry> {
+        let knightcode_runtime::Reply::Entries(entries) = self
+            .handle
+            .request(knightcode_runtime::Command::GetEntries { since: None })
+            .await
+        else {
+            panic!("no entries");
+        };
+        entries
+            .entries
+            .into_iter()
+            .filter(|e| matches!(e, SessionEntry::Compaction(_)))
+            .collect()
+    }
+
     /// Everything up to the next `agent_settled`.
     pub async fn until_settled(&mut self) -> Vec<knightcode_runtime::SessionEvent> {
         self.read_until(|e| {
@@ -214,4 +290,19 @@ pub fn overflow() -> ScriptedReply {
         ),
         headers: Vec::new(),
     })
+}
+
+/// The `compaction_start` / `compaction_end` events among `seen`.
+pub fn compaction_events(
+    seen: &[knightcode_runtime::SessionEvent],
+) -> Vec<knightcode_protocol::AgentEvent> {
+    use knightcode_protocol::AgentEvent;
+    seen.iter()
+        .filter_map(|e| match e {
+            knightcode_runtime::SessionEvent::Agent(
+                event @ (AgentEvent::CompactionStart { .. } | AgentEvent::CompactionEnd { .. }),
+            ) => Some(event.clone()),
+            _ => None,
+        })
+        .collect()
 }

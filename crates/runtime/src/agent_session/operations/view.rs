@@ -17,6 +17,8 @@ use knightcode_protocol::SessionEntry;
 use knightcode_protocol::StopReason;
 use knightcode_protocol::Usage;
 use knightcode_protocol::rpc::ContextUsage;
+
+use crate::compaction::hooks::CompactingFlag;
 use knightcode_protocol::rpc::EntriesResult;
 use knightcode_protocol::rpc::ForkMessage;
 use knightcode_protocol::rpc::ModelInfo;
@@ -44,6 +46,7 @@ pub struct SessionView {
     model: Model,
     thinking: ThinkingLevel,
     auto_compaction: bool,
+    compacting: CompactingFlag,
 }
 
 impl std::fmt::Debug for SessionView {
@@ -65,6 +68,7 @@ impl SessionView {
         model: Model,
         thinking: ThinkingLevel,
         auto_compaction: bool,
+        compacting: CompactingFlag,
     ) -> Self {
         Self {
             session,
@@ -72,6 +76,7 @@ impl SessionView {
             model,
             thinking,
             auto_compaction,
+            compacting,
         }
     }
 
@@ -97,7 +102,7 @@ impl SessionView {
             model: Some(model_info(&self.model)),
             thinking_level: self.thinking.as_str().to_owned(),
             is_streaming,
-            is_compacting: false,
+            is_compacting: self.compacting.get(),
             steering_mode: (self.handle.steering_mode()),
             follow_up_mode: (self.handle.follow_up_mode()),
             session_file: session
