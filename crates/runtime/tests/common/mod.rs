@@ -138,7 +138,13 @@ impl Running {
     /// Starts and spawns a session without hooks in `test`'s folders.
     pub async fn spawn(test: TestSession) -> Self {
         let hooks = Arc::new(knightcode_runtime::hooks::NoSessionHooks);
-        let (session, events) = AgentSession::start_with(test.setup(), test.services(hooks))
+        let services = test.services(hooks);
+        Self::spawn_with(test, services).await
+    }
+
+    /// Starts and spawns a session with these services (another provider, say).
+    pub async fn spawn_with(test: TestSession, services: Services) -> Self {
+        let (session, events) = AgentSession::start_with(test.setup(), services)
             .await
             .unwrap();
         let (handle, events) = session.spawn(events);
