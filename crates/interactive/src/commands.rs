@@ -69,7 +69,7 @@ pub const BUILTIN_COMMANDS: &[CommandInfo] = &[
     CommandInfo {
         name: "compact",
         hint: "[instructions]",
-        description: "Compact the conversation (not available yet)",
+        description: "Summarise older messages to free context (optional focus)",
     },
     CommandInfo {
         name: "export",
@@ -116,6 +116,8 @@ pub enum SlashCommand {
     Clone,
     Name(Option<String>),
     Session,
+    /// `/compact [focus]`.
+    Compact(Option<String>),
     Copy,
     Trust,
     Hotkeys,
@@ -156,7 +158,7 @@ pub fn parse(line: &str) -> Option<SlashCommand> {
         "trust" => SlashCommand::Trust,
         "hotkeys" => SlashCommand::Hotkeys,
         "quit" | "exit" => SlashCommand::Quit,
-        "compact" => SlashCommand::NotAvailable("compact"),
+        "compact" => SlashCommand::Compact(arg(rest)),
         "export" => SlashCommand::NotAvailable("export"),
         "share" => SlashCommand::NotAvailable("share"),
         "undo" => SlashCommand::NotAvailable("undo"),
@@ -175,7 +177,6 @@ pub fn parse(line: &str) -> Option<SlashCommand> {
 /// What the user is told for a command whose core is not built yet.
 pub fn not_available_message(name: &str) -> String {
     let why = match name {
-        "compact" => "compaction is not built yet in this version of knightcode",
         "export" => "exporting sessions (HTML/JSONL) is not built yet",
         "share" => "sharing sessions is not built yet",
         "undo" => {
@@ -210,8 +211,8 @@ mod tests {
             Some(SlashCommand::Name(Some("my work".into())))
         );
         assert_eq!(
-            parse("/compact now"),
-            Some(SlashCommand::NotAvailable("compact"))
+            parse("/compact focus on the tests"),
+            Some(SlashCommand::Compact(Some("focus on the tests".to_owned())))
         );
         assert_eq!(
             parse("/frobnicate"),

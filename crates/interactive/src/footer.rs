@@ -1,6 +1,9 @@
 //! The two-line footer: where you are (folder, git branch, session name) and what the
 //! session costs (tokens, cost, context use) beside the model and thinking level.
 
+use knightcode_ai::ContextMeter;
+use knightcode_protocol::AgentMessage;
+use knightcode_protocol::Usage;
 use knightcode_tui::Theme;
 use knightcode_tui::width::truncate_to_width;
 use knightcode_tui::width::visible_width;
@@ -26,6 +29,44 @@ pub struct FooterData {
     pub thinking: Option<String>,
     /// Show the provider before the model (more than one provider available).
     pub show_provider: bool,
+    /// Keeps `context_tokens` current message by message (see [`FooterData::record_message`]).
+    pub meter: ContextMeter,
+}
+
+impl FooterData {
+    /// Totals and context size as computed over the whole session (a snapshot).
+    pub fn reset_context(&mut self, context_tokens: Option<u64>) {
+        self.context_tokens = context_tokens;
+        self.meter = ContextMeter::starting_at(context_tokens);
+    }
+
+    /// A message joined the conversation: totals and context size follow without a rescan
+    /// of the session, so a long session costs the same per message as a short one.
+    pub fn record_message(&mut self, message: &AgentMessage) {
+        if let AgentMessage::Assistant(assistant) = message {
+            self.add_usage(&assistant.usage);
+        }
+        self.meter.push(message);
+        self.context_tokens = self.meter.tokens();
+    }
+
+    /// A compaction replaced the history: its summary's cost counts, and the context size
+    /// is unknown until the next response.
+    pub fn record_compaction(&mut self, usage: Option<&Usage>) {
+        if let Some(usage) = usage {
+            self.add_usage(usage);
+        }
+        self.meter.compacted();
+        self.context_tokens = None;
+    }
+
+    fn add_usage(&mut self, usage: &Usage) {
+        self.input_tokens += usage.input.0;
+        self.output_tokens += usage.output.0;
+        self.cache_read += usage.cache_read.0;
+        self.cache_write += usage.cache_write.0;
+        self.cost += usage.cost.total.0;
+    }
 }
 
 /// Token counts the way the reference prints them: 999, 1.2k, 12k, 1.2M, 12M.

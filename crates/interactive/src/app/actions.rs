@@ -44,6 +44,8 @@ pub enum Pending {
     Navigated,
     /// A name was set.
     Named(String),
+    /// `/compact`: the card comes with the events; a failure is said here.
+    Compacted,
     /// Nothing beyond reporting a failure.
     Quiet,
 }
@@ -166,6 +168,14 @@ impl Ui {
     }
 
     fn on_reply(&mut self, pending: Pending, reply: Reply) {
+        if let (Pending::Compacted, Reply::Failed(message)) = (&pending, &reply) {
+            if message == knightcode_runtime::compaction::COMPACTION_CANCELLED {
+                self.info("Compaction cancelled.");
+            } else {
+                self.error(message);
+            }
+            return;
+        }
         if let Reply::Failed(message) = &reply {
             if pending == Pending::Prompt {
                 self.running = false;
@@ -304,6 +314,11 @@ fn perform_one(ui: &mut Ui, action: Action) {
                     handle.abort_now();
                 }
                 ui.set_working(Some("Interrupting…"));
+            } else if ui.compacting {
+                // A compaction outside a run (`/compact`, before a prompt) is the session
+                // task's own work: it stops on the command.
+                ui.send(Command::Abort, Pending::Quiet);
+                ui.set_working(Some("Interrupting…"));
             }
             if !ui.bash_cards.is_empty() {
                 ui.send(Command::AbortBash, Pending::Quiet);
@@ -408,6 +423,14 @@ fn slash_command(ui: &mut Ui, command: SlashCommand) {
     match command {
         SlashCommand::Hotkeys => ui.show_hotkeys(),
         SlashCommand::Session => ui.show_session_info(),
+        SlashCommand::Compact(focus) => {
+            ui.send(
+                Command::Compact {
+                    custom_instructions: focus,
+                },
+                Pending::Compacted,
+            );
+        }
         SlashCommand::Copy => ui.copy_last(),
         SlashCommand::Name(name) => ui.name_session(name.as_deref()),
         SlashCommand::NotAvailable(name) => ui.info(&commands::not_available_message(name)),

@@ -178,6 +178,9 @@ impl Ui {
 
     fn on_escape(&mut self) -> Vec<Action> {
         let armed = std::mem::take(&mut self.escape_armed);
+        if self.compacting {
+            return vec![Action::Abort];
+        }
         if self.running {
             self.restore_queued();
             return vec![Action::Abort];

@@ -21,6 +21,9 @@ const IMAGE_TYPES: &[(&str, &str)] = &[
     ("webp", "image/webp"),
 ];
 
+/// The working row while a compaction's summary is written.
+pub const COMPACTING: &str = "Compacting conversation…";
+
 /// Images above this size are refused (providers reject them anyway).
 const MAX_IMAGE_BYTES: u64 = 20 * 1024 * 1024;
 
@@ -38,8 +41,25 @@ impl Ui {
                 self.screen.follow_ups = follow_up.clone();
                 self.mark_dirty();
             }
-            AgentEvent::MessageEnd { .. } | AgentEvent::TurnEnd { .. } => {
-                self.update_footer();
+            AgentEvent::MessageEnd { message } => {
+                self.screen.footer.record_message(message);
+                self.mark_dirty();
+            }
+            AgentEvent::CompactionStart { .. } => {
+                self.compacting = true;
+                self.set_working(Some(COMPACTING));
+            }
+            AgentEvent::CompactionEnd { result, .. } => {
+                self.compacting = false;
+                let after = (self.running || !self.bash_cards.is_empty()).then_some("Working…");
+                self.set_working(after);
+                if let Some(result) = result {
+                    // The context is unknown until the next response: the footer says so.
+                    let usage = result.get("usage").and_then(|u| {
+                        serde_json::from_value::<knightcode_protocol::Usage>(u.clone()).ok()
+                    });
+                    self.screen.footer.record_compaction(usage.as_ref());
+                }
                 self.mark_dirty();
             }
             AgentEvent::AutoRetryStart { .. } => self.set_working(Some("Retrying…")),

@@ -99,6 +99,8 @@ pub struct Ui {
     next_spinner: Option<Instant>,
     escape_deadline: Option<Instant>,
     pub running: bool,
+    /// A compaction's summary is being written (esc cancels it).
+    pub compacting: bool,
     pub quitting: bool,
     pub exit_code: u8,
     pub last_ctrl_c: Option<Instant>,
@@ -206,6 +208,7 @@ impl Ui {
             next_spinner: None,
             escape_deadline: None,
             running: false,
+            compacting: false,
             quitting: false,
             exit_code: 0,
             last_ctrl_c: None,
@@ -323,10 +326,12 @@ impl Ui {
         data.cache_read = stats.tokens.cache_read;
         data.cache_write = stats.tokens.cache_write;
         data.cost = stats.cost.0;
-        data.context_tokens = stats
-            .context_usage
-            .as_ref()
-            .and_then(|usage| usage.tokens.as_ref().copied());
+        data.reset_context(
+            stats
+                .context_usage
+                .as_ref()
+                .and_then(|usage| usage.tokens.as_ref().copied()),
+        );
         data.context_window = model.context_window;
         data.auto_compaction = view.state(false).auto_compaction_enabled;
         data.provider = model.provider.clone();

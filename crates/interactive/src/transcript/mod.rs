@@ -7,6 +7,7 @@ pub mod chunks;
 pub mod message;
 pub mod render;
 pub mod reply;
+pub mod summary;
 pub mod tool;
 
 use std::collections::HashMap;
@@ -24,6 +25,8 @@ pub use self::message::NoticeKind;
 pub use self::message::UserCard;
 pub use self::render::Look;
 pub use self::reply::AssistantCard;
+pub use self::summary::SummaryCard;
+pub use self::summary::SummaryKind;
 pub use self::tool::ToolCard;
 
 /// Lines of code in a loaded session's history that are highlighted, newest first. The
@@ -40,6 +43,7 @@ pub enum Card {
     Tool(ToolCard),
     Bash(BashCard),
     Notice(Notice),
+    Summary(SummaryCard),
 }
 
 impl Card {
@@ -50,6 +54,7 @@ impl Card {
             Self::Tool(c) => c.render(width, look),
             Self::Bash(c) => c.render(width, look),
             Self::Notice(c) => c.render(width, look),
+            Self::Summary(c) => c.render(width, look),
         }
     }
 
@@ -89,6 +94,7 @@ impl Card {
             Self::Tool(c) => c.invalidate(),
             Self::Bash(c) => c.invalidate(),
             Self::Notice(c) => c.invalidate(),
+            Self::Summary(c) => c.invalidate(),
         }
     }
 }
@@ -290,19 +296,19 @@ impl Transcript {
                 self.notice(NoticeKind::Info, format!("[{}] {text}", custom.custom_type));
             }
             AgentMessage::CompactionSummary(summary) => {
-                self.notice(
-                    NoticeKind::Info,
-                    format!(
-                        "Earlier conversation compacted ({} tokens summarised)",
-                        summary.tokens_before.0
-                    ),
-                );
+                let kind = SummaryKind::Compaction {
+                    tokens_before: summary.tokens_before.0,
+                };
+                self.cards.push(Card::Summary(SummaryCard::new(
+                    kind,
+                    summary.summary.clone(),
+                )));
             }
             AgentMessage::BranchSummary(summary) => {
-                self.notice(
-                    NoticeKind::Info,
-                    format!("Summary of the branch left behind: {}", summary.summary),
-                );
+                self.cards.push(Card::Summary(SummaryCard::new(
+                    SummaryKind::Branch,
+                    summary.summary.clone(),
+                )));
             }
             _ => {}
         }
@@ -454,6 +460,34 @@ impl Transcript {
                         final_error.as_deref().unwrap_or("the request kept failing")
                     ),
                 );
+                true
+            }
+            AgentEvent::CompactionEnd {
+                reason,
+                result,
+                aborted,
+                error_message,
+                ..
+            } => {
+                // A manual compaction's failure is its command's reply; the card shows it.
+                let manual = *reason == knightcode_protocol::CompactionReason::Manual;
+                match (result, error_message) {
+                    (Some(result), _) => {
+                        let kind = SummaryKind::Compaction {
+                            tokens_before: result["tokensBefore"].as_u64().unwrap_or(0),
+                        };
+                        let summary = result["summary"].as_str().unwrap_or_default().to_owned();
+                        self.cards
+                            .push(Card::Summary(SummaryCard::new(kind, summary)));
+                    }
+                    (None, Some(message)) if !manual => {
+                        self.notice(NoticeKind::Error, message.clone());
+                    }
+                    (None, None) if *aborted && !manual => {
+                        self.notice(NoticeKind::Info, "Compaction cancelled.");
+                    }
+                    (None, _) => return false,
+                }
                 true
             }
             AgentEvent::ExtensionError {
