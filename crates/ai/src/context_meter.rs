@@ -79,7 +79,7 @@ mod tests {
 
     #[test]
     fn it_agrees_with_the_full_estimate_after_every_message() {
-        let messages = vec![
+        let messages = [
             AgentMessage::user("first question, with some words", Millis(1)),
             assistant(1200),
             AgentMessage::user("second question", Millis(2)),

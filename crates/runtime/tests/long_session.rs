@@ -156,19 +156,20 @@ async fn two_thousand_turns_stay_inside_a_small_window() {
                     assert!(result.is_some(), "turn {turn}: {error_message:?}");
                     compactions += 1;
                 }
-                SessionEvent::Agent(AgentEvent::MessageEnd { message }) => {
-                    if let knightcode_protocol::AgentMessage::Assistant(a) = message {
-                        assert_ne!(
-                            a.stop_reason.known(),
-                            Some(StopReason::Error),
-                            "turn {turn}"
-                        );
-                    }
+                SessionEvent::Agent(AgentEvent::MessageEnd {
+                    message: knightcode_protocol::AgentMessage::Assistant(a),
+                }) => {
+                    assert_ne!(
+                        a.stop_reason.known(),
+                        Some(StopReason::Error),
+                        "turn {turn}"
+                    );
                 }
                 _ => {}
             }
         }
     }
+    assert_eq!(run.compactions().await.len(), compactions);
     let record = model.record.lock().unwrap();
     assert_eq!(
         record.turns.len(),
@@ -184,5 +185,4 @@ async fn two_thousand_turns_stay_inside_a_small_window() {
         compactions - 1,
         "each summary builds on the last"
     );
-    assert_eq!(run.compactions().await.len(), compactions);
 }
