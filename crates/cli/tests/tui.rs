@@ -212,6 +212,9 @@ fn tree_selects_an_earlier_prompt_and_submitting_it_starts_a_branch() {
     tui.send("alpha");
     tui.wait_for_text("(1/1)");
     tui.send("\r");
+    // Leaving the branch asks about a summary; enter takes the first choice, none.
+    tui.wait_for_text("→ No summary");
+    tui.send("\r");
     let screen = tui.wait_for("the transcript to go back", |s| !s.contains("reply one"));
     assert!(
         screen.contains("alpha question"),

@@ -1,7 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! `/compact` in a real pseudo-terminal: the working row while the summary is written, the
 //! summary card afterwards (collapsed, ctrl+o expands it), the footer's context figure, and
-//! escape cancelling a compaction.
+//! escape cancelling a compaction; `/tree` summarising the branch it leaves.
 
 mod tui_common;
 
@@ -125,4 +125,47 @@ fn compact_on_a_new_session_says_there_is_nothing_to_compact() {
     tui.wait_for_text("Nothing to compact (session too small)");
     tui.send("\x04");
     assert_eq!(tui.wait_exit(), 0);
+}
+
+#[test]
+fn tree_can_summarize_the_branch_it_leaves() {
+    let sandbox = Sandbox::new(vec![
+        ScriptedReply::text("first answer"),
+        ScriptedReply::text("second answer"),
+        ScriptedReply::text("## Goal\nBRANCH-WORK-SUMMARISED"),
+    ]);
+    let mut tui = sandbox.spawn(&[], 100, 40);
+    two_turns(&mut tui);
+    tui.submit("/tree");
+    tui.wait_for_text("second question");
+    tui.send("second question");
+    tui.wait_for_text("(1/1)");
+    tui.send("\r");
+    tui.wait_for_text("Summarize the branch you are leaving?");
+    // Down to "Summarize with custom prompt", type a focus.
+    tui.send("\x1b[B");
+    tui.send("\x1b[B");
+    tui.send("\r");
+    tui.wait_for_text("Focus for the summary");
+    tui.send("the answers");
+    tui.send("\r");
+    let screen = tui.wait_for("the branch summary card", |s| {
+        s.contains("Summary of the branch left behind") && !s.contains("Summarizing the branch")
+    });
+    assert!(screen.contains("BRANCH-WORK-SUMMARISED"), "{screen}");
+    assert!(!screen.contains("second answer"), "{screen}");
+    // The left prompt is back in the editor.
+    assert!(screen.contains("second question"), "{screen}");
+    let request = sandbox.server.requests()[2].body.to_string();
+    assert!(
+        request.contains("Additional focus: the answers"),
+        "{request}"
+    );
+    // Ctrl+C clears the editor, then ctrl+d quits.
+    tui.send("\x03");
+    tui.wait_for("an empty editor", |s| !s.contains("> second question"));
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+    let entries = read_jsonl(&sandbox.session_files()[0]);
+    assert!(entries.iter().any(|e| e["type"] == "branch_summary"));
 }

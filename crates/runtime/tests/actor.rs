@@ -218,7 +218,11 @@ async fn navigation_mid_run_aborts_it_then_moves_the_leaf() {
     );
     run.until_settled().await;
     run.start_stalled("second").await;
-    let navigate = run.send(Command::NavigateTree { entry_id: None });
+    let navigate = run.send(Command::NavigateTree {
+        entry_id: None,
+        summary: None,
+        label: None,
+    });
     let seen = run
         .read_until(|e| matches!(e, SessionEvent::Reply { tag: t, .. } if *t == navigate))
         .await;

@@ -60,7 +60,7 @@ async fn navigating_to_a_prompt_branches_before_it() {
             })
             .unwrap()
     };
-    let text = session.navigate_tree(Some(&second_id)).unwrap();
+    let text = session.navigate_tree(Some(&second_id), None).unwrap();
     assert_eq!(text.as_deref(), Some("second"));
     let texts: Vec<String> = session
         .view()

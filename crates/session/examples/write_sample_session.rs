@@ -88,8 +88,14 @@ fn main() {
         None,
     )
     .expect("append");
-    s.branch_with_summary(Some(&q1), "Explored reading the file.", None, Some(false))
-        .expect("append");
+    s.branch_with_summary(
+        Some(&q1),
+        "Explored reading the file.",
+        None,
+        None,
+        Some(false),
+    )
+    .expect("append");
     let retry = s
         .append_message(AgentMessage::user(
             "Try another way",

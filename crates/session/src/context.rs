@@ -122,7 +122,6 @@ pub fn build_projection<'a>(
                 out.push(ProjectedMessage { entry, message });
             }
             SessionEntry::Compaction(compaction) => {
-                let timestamp = entry_millis(&compaction.timestamp);
                 if let Some(checkpoint) = &compaction.system_message {
                     // The checkpoint is complete: it replaces all earlier prompt state.
                     let mut checkpoint = checkpoint.clone();
@@ -132,26 +131,20 @@ pub fn build_projection<'a>(
                         message: derived(AgentMessage::System(Box::new(checkpoint))),
                     });
                 }
-                out.push(ProjectedMessage {
-                    entry,
-                    message: derived(AgentMessage::CompactionSummary(CompactionSummaryMessage {
-                        summary: compaction.summary.clone(),
-                        tokens_before: compaction.tokens_before,
-                        timestamp,
-                        extra: Default::default(),
-                    })),
-                });
+                if let Some(message) = entry_message(entry) {
+                    out.push(ProjectedMessage {
+                        entry,
+                        message: derived(message),
+                    });
+                }
             }
             SessionEntry::BranchSummary(summary) if !summary.summary.is_empty() => {
-                out.push(ProjectedMessage {
-                    entry,
-                    message: derived(AgentMessage::BranchSummary(BranchSummaryMessage {
-                        summary: summary.summary.clone(),
-                        from_id: Some(summary.from_id.clone()),
-                        timestamp: entry_millis(&summary.timestamp),
-                        extra: Default::default(),
-                    })),
-                });
+                if let Some(message) = entry_message(entry) {
+                    out.push(ProjectedMessage {
+                        entry,
+                        message: derived(message),
+                    });
+                }
             }
             SessionEntry::CustomMessage(custom) => {
                 let content = replacement
@@ -208,6 +201,38 @@ fn replace_content(message: &AgentMessage, content: &Content) -> AgentMessage {
 }
 
 /// Entry timestamps are ISO strings; derived messages carry Unix milliseconds.
+/// The message an entry stands for in a conversation, without context edits: stored
+/// messages as they are, a compaction as its summary, branch summaries and custom messages
+/// as theirs. Metadata entries (labels, model changes, ...) stand for none.
+pub fn entry_message(entry: &SessionEntry) -> Option<AgentMessage> {
+    Some(match entry {
+        SessionEntry::Message(message_entry) => message_entry.message.clone(),
+        SessionEntry::Compaction(compaction) => {
+            AgentMessage::CompactionSummary(CompactionSummaryMessage {
+                summary: compaction.summary.clone(),
+                tokens_before: compaction.tokens_before,
+                timestamp: entry_millis(&compaction.timestamp),
+                extra: Default::default(),
+            })
+        }
+        SessionEntry::BranchSummary(summary) => AgentMessage::BranchSummary(BranchSummaryMessage {
+            summary: summary.summary.clone(),
+            from_id: Some(summary.from_id.clone()),
+            timestamp: entry_millis(&summary.timestamp),
+            extra: Default::default(),
+        }),
+        SessionEntry::CustomMessage(custom) => AgentMessage::Custom(Box::new(CustomMessage {
+            custom_type: custom.custom_type.clone(),
+            content: custom.content.clone(),
+            display: custom.display,
+            details: custom.details.clone(),
+            timestamp: entry_millis(&custom.timestamp),
+            extra: Default::default(),
+        })),
+        _ => return None,
+    })
+}
+
 fn entry_millis(iso: &str) -> Millis {
     DateTime::parse_from_rfc3339(iso)
         .map(|time| Millis(time.timestamp_millis()))

@@ -400,9 +400,11 @@ impl SessionManager {
         branch_from: Option<&str>,
         summary: &str,
         details: Option<serde_json::Value>,
+        usage: Option<Usage>,
         from_hook: Option<bool>,
     ) -> Result<String> {
-        let from_id = self.tree.leaf_id().unwrap_or_default().to_owned();
+        // Leaving an empty conversation is leaving "root", as the reference writes it.
+        let from_id = self.tree.leaf_id().unwrap_or("root").to_owned();
         let target = self.resolve(branch_from)?;
         let previous = self.tree.leaf();
         self.tree
@@ -415,7 +417,7 @@ impl SessionManager {
             from_id,
             summary: summary.to_owned(),
             details,
-            usage: None,
+            usage,
             from_hook,
             extra: Default::default(),
         })));

@@ -189,7 +189,7 @@ fn branch_summaries_and_custom_messages_enter_context() {
     let q1 = s.append_message(user("q1")).unwrap();
     s.append_message(assistant("a1")).unwrap();
     s.append_message(user("abandoned")).unwrap();
-    s.branch_with_summary(Some(&q1), "explored A", None, None)
+    s.branch_with_summary(Some(&q1), "explored A", None, None, None)
         .unwrap();
     s.append_custom_message("ext", Content::Text("injected".into()), true, None)
         .unwrap();

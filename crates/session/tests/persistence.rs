@@ -105,7 +105,7 @@ fn every_entry_type_survives_reopen() {
             ..NewCompaction::default()
         })
         .unwrap();
-        s.branch_with_summary(Some(&q), "left", None, Some(false))
+        s.branch_with_summary(Some(&q), "left", None, None, Some(false))
             .unwrap();
         path = s.session_file().unwrap().to_owned();
         expected = s.entries().to_vec();

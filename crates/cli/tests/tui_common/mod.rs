@@ -286,8 +286,24 @@ impl Tui {
         assert!(status.success());
     }
 
-    /// Waits for the process to end and returns its exit code.
+    /// Waits for the process to end and returns its exit code. A program that never exits
+    /// fails the test (with its screen) at the watchdog instead of hanging the suite.
     pub fn wait_exit(&mut self) -> u32 {
+        {
+            let (lock, changed) = &*self.state;
+            let deadline = Instant::now() + WATCHDOG;
+            let mut screen = lock.lock().unwrap();
+            while !screen.exited {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    let contents = screen.parser.screen().contents();
+                    drop(screen);
+                    let _ = self.child.kill();
+                    panic!("timed out waiting for the program to exit; screen:\n{contents}");
+                }
+                screen = changed.wait_timeout(screen, left).unwrap().0;
+            }
+        }
         let status = self.child.wait().unwrap();
         if let Some(reader) = self.reader.take() {
             let _ = reader.join();

@@ -11,6 +11,7 @@ use knightcode_runtime::Command;
 use knightcode_runtime::Reply;
 use knightcode_runtime::SessionEvent;
 use knightcode_runtime::actor::Queueing;
+use knightcode_runtime::actor::SummaryRequest;
 use knightcode_runtime::hooks::InputSource;
 
 use super::input::Action;
@@ -19,6 +20,7 @@ use super::ui::Ui;
 use super::ui::Wake;
 use crate::commands;
 use crate::commands::SlashCommand;
+use crate::pickers::BranchSummaryChoice;
 
 /// What to do with the reply to a command the app sent.
 #[derive(Debug, Clone, PartialEq)]
@@ -168,6 +170,19 @@ impl Ui {
     }
 
     fn on_reply(&mut self, pending: Pending, reply: Reply) {
+        if pending == Pending::Navigated && self.compacting {
+            // The branch summary is written (or not): the working row goes.
+            self.compacting = false;
+            if !self.running && self.bash_cards.is_empty() {
+                self.set_working(None);
+            }
+            if let Reply::Failed(message) = &reply
+                && message == knightcode_runtime::actor::NAVIGATION_CANCELLED
+            {
+                self.info("Navigation cancelled; you are still on the same branch.");
+                return;
+            }
+        }
         if let (Pending::Compacted, Reply::Failed(message)) = (&pending, &reply) {
             if message == knightcode_runtime::compaction::COMPACTION_CANCELLED {
                 self.info("Compaction cancelled.");
@@ -286,6 +301,26 @@ impl Ui {
         self.mark_dirty();
     }
 }
+
+/// Moves in the tree; with `summary` the branch left behind is summarised first (a working
+/// row shows it, escape cancels).
+fn navigate(ui: &mut Ui, entry_id: Option<String>, summary: Option<SummaryRequest>) {
+    if summary.is_some() {
+        ui.compacting = true;
+        ui.set_working(Some(SUMMARIZING_BRANCH));
+    }
+    ui.send(
+        Command::NavigateTree {
+            entry_id,
+            summary,
+            label: None,
+        },
+        Pending::Navigated,
+    );
+}
+
+/// The working row while a left branch is summarised.
+pub const SUMMARIZING_BRANCH: &str = "Summarizing the branch you left…";
 
 /// Carries out actions.
 pub fn perform(ui: &mut Ui, actions: Vec<Action>) {
@@ -535,7 +570,27 @@ fn picked(ui: &mut Ui, result: OverlayResult) {
             );
         }
         OverlayResult::TreeEntry { entry_id } => {
-            ui.send(Command::NavigateTree { entry_id }, Pending::Navigated);
+            let ask = match (&entry_id, &ui.view) {
+                (Some(id), Some(view)) => {
+                    !ui.skip_branch_summary_prompt && view.navigation_abandons(id)
+                }
+                _ => false,
+            };
+            match entry_id {
+                Some(entry_id) if ask => ui.ask_branch_summary(entry_id),
+                entry_id => navigate(ui, entry_id, None),
+            }
+        }
+        OverlayResult::TreeSummary { entry_id, choice } => {
+            let summary = match choice {
+                BranchSummaryChoice::NoSummary => None,
+                BranchSummaryChoice::Summarize => Some(SummaryRequest::default()),
+                BranchSummaryChoice::Custom(focus) => Some(SummaryRequest {
+                    custom_instructions: Some(focus),
+                    replace_instructions: false,
+                }),
+            };
+            navigate(ui, Some(entry_id), summary);
         }
         OverlayResult::Fork(entry_id) => {
             ui.send(Command::Fork(entry_id), Pending::Forked);

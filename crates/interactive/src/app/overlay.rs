@@ -7,6 +7,8 @@ use knightcode_tui::Key;
 use knightcode_tui::keybindings::Keybindings;
 
 use super::ui::Ui;
+use crate::pickers::BranchSummaryChoice;
+use crate::pickers::BranchSummaryPrompt;
 use crate::pickers::ForkPicker;
 use crate::pickers::ModelPicker;
 use crate::pickers::PickerOutcome;
@@ -31,6 +33,7 @@ pub enum Overlay {
     Tree(TreeView),
     Fork(ForkPicker),
     Trust(TrustPrompt),
+    BranchSummary(BranchSummaryPrompt),
 }
 
 /// What a picker asks for while open.
@@ -57,6 +60,11 @@ pub enum OverlayResult {
     },
     Fork(String),
     Trust(TrustChoice),
+    /// `/tree` leaving a branch: how to summarise it.
+    TreeSummary {
+        entry_id: String,
+        choice: BranchSummaryChoice,
+    },
     /// The picker stays open; the app does I/O for it.
     Request(OverlayRequest),
 }
@@ -91,7 +99,7 @@ impl Overlay {
             Self::Thinking(p) => p.set_max_rows(rows),
             Self::Tree(p) => p.set_max_rows(rows),
             Self::Fork(p) => p.set_max_rows(rows),
-            Self::Trust(_) => {}
+            Self::Trust(_) | Self::BranchSummary(_) => {}
         }
     }
 
@@ -104,6 +112,7 @@ impl Overlay {
             Self::Tree(p) => p.render(width),
             Self::Fork(p) => p.render(width),
             Self::Trust(p) => p.render(width),
+            Self::BranchSummary(p) => p.render(width),
         }
     }
 
@@ -113,6 +122,7 @@ impl Overlay {
             Self::Models(p) => p.handle_paste(text),
             Self::Scope(p) => p.handle_paste(text),
             Self::Tree(p) => p.handle_paste(text),
+            Self::BranchSummary(p) => p.handle_paste(text),
             Self::Thinking(_) | Self::Fork(_) | Self::Trust(_) => {}
         }
     }
@@ -163,6 +173,14 @@ impl Overlay {
                     |never| match never {},
                 )
             }
+            Self::BranchSummary(p) => {
+                let entry_id = p.entry_id.clone();
+                step(
+                    p.handle_key(key, bindings),
+                    |choice| OverlayResult::TreeSummary { entry_id, choice },
+                    |never| match never {},
+                )
+            }
         }
     }
 }
@@ -181,6 +199,12 @@ impl Ui {
     fn show_overlay(&mut self, overlay: Overlay) {
         self.screen.overlay = Some(overlay);
         self.mark_urgent();
+    }
+
+    /// `/tree` is about to leave a branch: ask whether to summarise it.
+    pub fn ask_branch_summary(&mut self, entry_id: String) {
+        let prompt = BranchSummaryPrompt::new(entry_id, self.screen.theme.clone(), &self.bindings);
+        self.show_overlay(Overlay::BranchSummary(prompt));
     }
 
     pub fn open_session_picker(&mut self) {

@@ -99,8 +99,10 @@ pub struct Ui {
     next_spinner: Option<Instant>,
     escape_deadline: Option<Instant>,
     pub running: bool,
-    /// A compaction's summary is being written (esc cancels it).
+    /// A compaction's or a left branch's summary is being written (esc cancels it).
     pub compacting: bool,
+    /// `branchSummary.skipPrompt`, as of the last snapshot.
+    pub skip_branch_summary_prompt: bool,
     pub quitting: bool,
     pub exit_code: u8,
     pub last_ctrl_c: Option<Instant>,
@@ -209,6 +211,7 @@ impl Ui {
             escape_deadline: None,
             running: false,
             compacting: false,
+            skip_branch_summary_prompt: false,
             quitting: false,
             exit_code: 0,
             last_ctrl_c: None,
@@ -281,7 +284,9 @@ impl Ui {
             model,
             thinking,
             thinking_levels,
+            skip_branch_summary_prompt,
         } = snapshot;
+        self.skip_branch_summary_prompt = skip_branch_summary_prompt;
         self.models = models;
         self.scoped_models = scoped_models;
         let border = border_index(thinking.as_str(), model.reasoning);

@@ -8,6 +8,7 @@
 //! sessions, renaming, deleting, saving a label) comes back as a [`PickerOutcome::Request`]
 //! for the app to carry out, after which the app reports back through the picker's setters.
 
+pub mod branch_summary_prompt;
 mod common;
 pub mod fork_picker;
 mod line_input;
@@ -24,6 +25,8 @@ pub mod trust_prompt;
 
 use std::convert::Infallible;
 
+pub use branch_summary_prompt::BranchSummaryChoice;
+pub use branch_summary_prompt::BranchSummaryPrompt;
 pub use fork_picker::ForkCandidate;
 pub use fork_picker::ForkPicker;
 pub use model_picker::ModelChoice;

@@ -60,7 +60,15 @@ impl SummaryCard {
         let inner = inner_width(width);
         let mut body = wrap_text_with_ansi(&theme.tool_title.paint(&self.title()), inner);
         body.push(String::new());
-        let summary = markdown(&self.summary, inner, theme);
+        // The title says what our preamble says; the preview shows the summary itself.
+        let text = match self.kind {
+            SummaryKind::Branch => self
+                .summary
+                .strip_prefix(knightcode_runtime::compaction::summary::BRANCH_PREAMBLE)
+                .unwrap_or(&self.summary),
+            SummaryKind::Compaction { .. } => &self.summary,
+        };
+        let summary = markdown(text, inner, theme);
         if look.tools_expanded || summary.len() <= PREVIEW_LINES + 1 {
             body.extend(summary);
         } else {

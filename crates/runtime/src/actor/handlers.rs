@@ -263,6 +263,18 @@ pub(super) async fn idle(session: &mut AgentSession, ctx: &mut Ctx, envelope: En
                 responder,
             };
         }
+        Command::NavigateTree {
+            entry_id: Some(entry_id),
+            summary: Some(request),
+            label,
+        } => {
+            return Flow::NavigateSummarized {
+                entry_id,
+                request,
+                label,
+                responder,
+            };
+        }
         Command::Snapshot => Reply::Snapshot(Box::new(session.snapshot())),
         Command::EndOfInput => {
             ctx.end_of_input();
@@ -318,7 +330,9 @@ async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) 
             }
             Err(error) => Reply::Failed(error.to_string()),
         },
-        Command::NavigateTree { entry_id } => match session.navigate_tree(entry_id.as_deref()) {
+        Command::NavigateTree {
+            entry_id, label, ..
+        } => match session.navigate_tree(entry_id.as_deref(), label.as_deref()) {
             Ok(text) => Reply::Navigated { text },
             Err(error) => Reply::Failed(error.to_string()),
         },

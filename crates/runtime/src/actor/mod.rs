@@ -21,6 +21,7 @@ pub use handlers::ALREADY_PROCESSING;
 pub use handlers::COMPACTION_BUSY;
 pub use handlers::EXPORT_UNAVAILABLE;
 pub use handlers::NAVIGATION_BUSY;
+pub use task::NAVIGATION_CANCELLED;
 
 use std::path::PathBuf;
 
@@ -45,6 +46,7 @@ use crate::AgentSession;
 use crate::agent_session::operations::ModelSwitch;
 use crate::agent_session::operations::SessionView;
 use crate::agent_session::operations::ThinkingChange;
+pub use crate::compaction::branch::SummaryRequest;
 use crate::diagnostics::Diagnostic;
 use crate::hooks::InputSource;
 
@@ -102,8 +104,12 @@ pub enum Command {
     Clone,
     SetSessionName(String),
     /// Moves the leaf within the tree (`/tree`); while a run goes on it is aborted first.
+    /// With `summary` the branch left behind is summarised first (abort cancels it all);
+    /// `label` goes on the summary entry, or on the target without one.
     NavigateTree {
         entry_id: Option<String>,
+        summary: Option<SummaryRequest>,
+        label: Option<String>,
     },
     /// Replaces the model scope (`/scoped-models`); `save` also writes `enabledModels`.
     SetScopedModels {
@@ -202,6 +208,8 @@ pub struct SessionSnapshot {
     pub model: knightcode_ai::Model,
     pub thinking: ThinkingLevel,
     pub thinking_levels: Vec<ThinkingLevel>,
+    /// `branchSummary.skipPrompt`: `/tree` leaves branches without offering a summary.
+    pub skip_branch_summary_prompt: bool,
 }
 
 impl PartialEq for SessionSnapshot {
@@ -226,6 +234,7 @@ impl AgentSession {
             model: self.model().clone(),
             thinking: self.thinking_level(),
             thinking_levels: self.available_thinking_levels(),
+            skip_branch_summary_prompt: self.settings().values().branch_summary_skip_prompt,
         }
     }
 }

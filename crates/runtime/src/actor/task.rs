@@ -24,13 +24,18 @@ use super::Envelope;
 use super::Reply;
 use super::Responder;
 use super::SessionEvent;
+use super::SummaryRequest;
 use super::bash_jobs::BashDone;
 use super::bash_jobs::BashJobs;
 use super::handlers;
 use crate::AgentSession;
 use crate::agent_session::operations::SessionView;
 use crate::agent_session::operations::UserBash;
+use crate::compaction::CompactionError;
 use crate::diagnostics::Diagnostic;
+
+/// The reply to a summarised `/tree` that was aborted: the session stayed where it was.
+pub const NAVIGATION_CANCELLED: &str = "Navigation cancelled";
 
 /// A command whose work waits until the running prompt has ended.
 pub(super) enum Deferred {
@@ -47,6 +52,13 @@ pub(super) enum Flow {
     /// `compact`: answered when the compaction has ended.
     Compact {
         custom_instructions: Option<String>,
+        responder: Responder,
+    },
+    /// `/tree` with a branch summary: answered when the summary is written.
+    NavigateSummarized {
+        entry_id: String,
+        request: SummaryRequest,
+        label: Option<String>,
         responder: Responder,
     },
 }
@@ -211,21 +223,7 @@ pub(super) async fn run(
         };
         match flow {
             Flow::Run(messages) => run_prompt(&mut session, &mut ctx, messages).await,
-            Flow::Compact {
-                custom_instructions,
-                responder,
-            } => {
-                let reason = CompactionReason::Manual;
-                run_compaction(
-                    &mut session,
-                    &mut ctx,
-                    reason,
-                    custom_instructions,
-                    responder,
-                )
-                .await;
-            }
-            Flow::Continue => {}
+            other => run_job(&mut session, &mut ctx, other).await,
         }
     }
 }
@@ -291,31 +289,50 @@ async fn finish_deferred(session: &mut AgentSession, ctx: &mut Ctx) {
         match deferred {
             Deferred::Command(envelope) => {
                 // Prompts are never deferred, so this cannot start another run; a
-                // compaction can (it aborted the run it waited for).
-                if let Flow::Compact {
-                    custom_instructions,
-                    responder,
-                } = handlers::idle(session, ctx, envelope).await
-                {
-                    let reason = CompactionReason::Manual;
-                    Box::pin(run_compaction(
-                        session,
-                        ctx,
-                        reason,
-                        custom_instructions,
-                        responder,
-                    ))
-                    .await;
-                }
+                // compaction or a summarised navigation can (it aborted the run it waited
+                // for).
+                let flow = handlers::idle(session, ctx, envelope).await;
+                Box::pin(run_job(session, ctx, flow)).await;
             }
             Deferred::AbortDone(responder) => ctx.reply(responder, Reply::Done).await,
         }
     }
 }
 
-/// A compaction while serving commands (`compact`, or the check before a prompt): `abort`
-/// cancels it (the session stays as it was), prompts are refused, reads answer at once and
-/// the rest waits for its end. Returns whether it was aborted.
+/// The session's own long jobs (`compact`, a summarised `/tree`), served like a run.
+async fn run_job(session: &mut AgentSession, ctx: &mut Ctx, flow: Flow) {
+    match flow {
+        Flow::Compact {
+            custom_instructions,
+            responder,
+        } => {
+            let reason = CompactionReason::Manual;
+            run_compaction(session, ctx, reason, custom_instructions, responder).await;
+        }
+        Flow::NavigateSummarized {
+            entry_id,
+            request,
+            label,
+            responder,
+        } => {
+            let cancel = CancellationToken::new();
+            let job =
+                session.navigate_tree_summarized(&entry_id, &request, label.as_deref(), &cancel);
+            let outcome = serve_during(ctx, &cancel, job).await;
+            let reply = match outcome {
+                Ok(text) => Reply::Navigated { text },
+                Err(CompactionError::Cancelled) => Reply::Failed(NAVIGATION_CANCELLED.to_owned()),
+                Err(error) => Reply::Failed(error.to_string()),
+            };
+            ctx.reply(responder, reply).await;
+            finish_deferred(session, ctx).await;
+        }
+        Flow::Run(_) | Flow::Continue => {}
+    }
+}
+
+/// A compaction while serving commands (`compact`, or the check before a prompt). Returns
+/// whether it was aborted.
 async fn run_compaction(
     session: &mut AgentSession,
     ctx: &mut Ctx,
@@ -324,38 +341,8 @@ async fn run_compaction(
     responder: Responder,
 ) -> bool {
     let cancel = CancellationToken::new();
-    let outcome = {
-        let job = session.compact(reason, custom_instructions.as_deref(), &cancel);
-        tokio::pin!(job);
-        loop {
-            tokio::select! {
-                biased;
-                Some(event) = ctx.events.recv() => ctx.forward(event).await,
-                outcome = &mut job => break outcome,
-                Some(done) = ctx.bash.next_done() => busy_bash_done(ctx, done).await,
-                envelope = ctx.inbox.recv(), if !ctx.ended => match envelope {
-                    Some(Envelope { command: Command::Abort, responder }) => {
-                        cancel.cancel();
-                        ctx.deferred.push(Deferred::AbortDone(responder));
-                    }
-                    Some(Envelope { command: Command::Prompt { queueing: None, .. }, responder })
-                    | Some(Envelope { command: Command::Compact { .. }, responder }) => {
-                        ctx.reply(responder, Reply::Failed(handlers::COMPACTION_BUSY.to_owned()))
-                            .await;
-                    }
-                    Some(envelope) => handlers::busy(ctx, envelope).await,
-                    None => end_of_input(ctx),
-                },
-            }
-            if ctx.closed && !ctx.ended {
-                end_of_input(ctx);
-            }
-            if ctx.ended {
-                cancel.cancel();
-            }
-        }
-    };
-    ctx.drain_events().await;
+    let job = session.compact(reason, custom_instructions.as_deref(), &cancel);
+    let outcome = serve_during(ctx, &cancel, job).await;
     let aborted = cancel.is_cancelled();
     let reply = match outcome {
         Ok(result) => Reply::Compacted(result),
@@ -368,6 +355,46 @@ async fn run_compaction(
     ctx.reply(responder, reply).await;
     finish_deferred(session, ctx).await;
     aborted
+}
+
+/// Runs one of the session's jobs while serving commands: `abort` cancels it (the session
+/// stays as it was), prompts and compactions are refused, reads answer at once and the rest
+/// waits for its end.
+async fn serve_during<T>(
+    ctx: &mut Ctx,
+    cancel: &CancellationToken,
+    job: impl Future<Output = T>,
+) -> T {
+    tokio::pin!(job);
+    let outcome = loop {
+        tokio::select! {
+            biased;
+            Some(event) = ctx.events.recv() => ctx.forward(event).await,
+            outcome = &mut job => break outcome,
+            Some(done) = ctx.bash.next_done() => busy_bash_done(ctx, done).await,
+            envelope = ctx.inbox.recv(), if !ctx.ended => match envelope {
+                Some(Envelope { command: Command::Abort, responder }) => {
+                    cancel.cancel();
+                    ctx.deferred.push(Deferred::AbortDone(responder));
+                }
+                Some(Envelope { command: Command::Prompt { queueing: None, .. }, responder })
+                | Some(Envelope { command: Command::Compact { .. }, responder }) => {
+                    ctx.reply(responder, Reply::Failed(handlers::COMPACTION_BUSY.to_owned()))
+                        .await;
+                }
+                Some(envelope) => handlers::busy(ctx, envelope).await,
+                None => end_of_input(ctx),
+            },
+        }
+        if ctx.closed && !ctx.ended {
+            end_of_input(ctx);
+        }
+        if ctx.ended {
+            cancel.cancel();
+        }
+    };
+    ctx.drain_events().await;
+    outcome
 }
 
 /// A user shell command finished while idle: store it now and answer.

@@ -11,10 +11,15 @@ use super::lock;
 use crate::compaction::CompactionError;
 use crate::compaction::CompactionSettings;
 use crate::compaction::SummaryModel;
+use crate::compaction::branch;
+use crate::compaction::branch::SummaryRequest;
+use crate::compaction::branch::prepare_branch;
 use crate::compaction::context_messages;
 use crate::compaction::hooks::CompactingFlag;
 use crate::compaction::hooks::CompactionTarget;
 use crate::compaction::hooks::SharedTarget;
+use crate::compaction::summary::RetryEvents;
+use crate::compaction::summary::RetrySource;
 use knightcode_agent::EventSender;
 use knightcode_ai::Context;
 use knightcode_ai::estimate_context_tokens;
@@ -131,6 +136,58 @@ impl AgentSession {
             Some(compacted) => last.timestamp.0 > compacted.timestamp_millis(),
             None => true,
         }
+    }
+
+    /// `/tree` with a summary of the branch left behind (`spec/compaction.md` §8): the
+    /// summary entry goes where the conversation continues (after the target, or before a
+    /// user message whose text comes back for editing, returned here), labelled with
+    /// `label`. An abort or a failed summary leaves the session where it was.
+    pub async fn navigate_tree_summarized(
+        &mut self,
+        entry_id: &str,
+        request: &SummaryRequest,
+        label: Option<&str>,
+        cancel: &CancellationToken,
+    ) -> Result<Option<String>, CompactionError> {
+        if lock(&self.session).leaf_id() == Some(entry_id) {
+            return Ok(None);
+        }
+        let target = self.compaction_target();
+        let reserve = self.settings.values().branch_summary_reserve_tokens;
+        let (leaf, text, preparation) = {
+            let session = lock(&self.session);
+            let (leaf, text) = match knightcode_session::fork_point(&session, entry_id) {
+                Ok((parent, text)) => (parent, Some(text)),
+                Err(_) => (Some(entry_id.to_owned()), None),
+            };
+            let budget = branch::budget(&target.model, reserve);
+            let preparation = prepare_branch(&session, leaf.as_deref(), budget)?;
+            (leaf, text, preparation)
+        };
+        let retry = RetryEvents {
+            events: &self.compaction.events,
+            source: RetrySource::BranchSummary,
+        };
+        let summary =
+            branch::summarize_branch(&target.model, &preparation, request, &retry, cancel).await?;
+        if cancel.is_cancelled() {
+            return Err(CompactionError::Cancelled);
+        }
+        {
+            let mut session = lock(&self.session);
+            let id = session.branch_with_summary(
+                leaf.as_deref(),
+                &summary.text,
+                Some(summary.details),
+                summary.usage,
+                Some(false),
+            )?;
+            if let Some(label) = label {
+                session.set_label(&id, Some(label))?;
+            }
+        }
+        self.reload_context();
+        Ok(text)
     }
 
     /// The agent takes up the branch's context as the session file now has it.

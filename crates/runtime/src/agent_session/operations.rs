@@ -527,9 +527,17 @@ impl AgentSession {
     /// Moves the session's leaf within its tree (`/tree`): a user message leaves its parent
     /// as the leaf and returns its text for the editor (submitting it starts a new branch);
     /// any other entry becomes the leaf itself. `None` goes back to before the first entry.
-    /// Nothing is written; the next prompt continues from the new leaf.
-    pub fn navigate_tree(&mut self, entry_id: Option<&str>) -> Result<Option<String>> {
+    /// Nothing is written but the target's `label`; the next prompt continues from the new
+    /// leaf.
+    pub fn navigate_tree(
+        &mut self,
+        entry_id: Option<&str>,
+        label: Option<&str>,
+    ) -> Result<Option<String>> {
         let mut session = lock(&self.session);
+        if let (Some(id), Some(label)) = (entry_id, label) {
+            session.set_label(id, Some(label))?;
+        }
         let text = match entry_id {
             None => {
                 session.reset_leaf();

@@ -3,6 +3,7 @@
 //! and keep, [`summary`] asks the session's model, and [`compact`] writes the
 //! `compaction` entry; the session's context is rebuilt from it on the next request.
 
+pub mod branch;
 pub mod hooks;
 pub mod prepare;
 pub mod summary;
@@ -236,7 +237,7 @@ pub async fn compact(
     })
 }
 
-fn append_file_list(text: &mut String, tag: &str, files: &[String]) {
+pub(crate) fn append_file_list(text: &mut String, tag: &str, files: &[String]) {
     if !files.is_empty() {
         text.push_str(&format!("\n\n<{tag}>\n{}\n</{tag}>", files.join("\n")));
     }

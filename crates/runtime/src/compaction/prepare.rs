@@ -49,7 +49,7 @@ impl FileOps {
         (read, modified.into_iter().cloned().collect())
     }
 
-    fn add_calls(&mut self, message: &AgentMessage) {
+    pub(crate) fn add_calls(&mut self, message: &AgentMessage) {
         let AgentMessage::Assistant(assistant) = message else {
             return;
         };
@@ -71,7 +71,7 @@ impl FileOps {
     }
 
     /// A previous compaction's `details` (`readFiles`, `modifiedFiles`).
-    fn add_details(&mut self, details: &serde_json::Value) {
+    pub(crate) fn add_details(&mut self, details: &serde_json::Value) {
         let list = |key: &str| {
             details[key]
                 .as_array()

@@ -38,7 +38,8 @@ between a user and an AI coding assistant and reply with nothing but the structu
 you are asked for. Do not carry on the conversation, do not answer questions asked in it, and \
 do not call tools.";
 
-const SUMMARY_FORMAT: &str = "## Goal
+/// The sections every summary has; compaction summaries add [`CRITICAL_CONTEXT`].
+const SUMMARY_SECTIONS: &str = "## Goal
 [What the user is trying to achieve; several goals as a list]
 
 ## Constraints & Preferences
@@ -58,10 +59,19 @@ const SUMMARY_FORMAT: &str = "## Goal
 - **[Decision]**: [Why it was made]
 
 ## Next Steps
-1. [What should happen next, in order]
+1. [What should happen next, in order]";
 
-## Critical Context
+const CRITICAL_CONTEXT: &str = "## Critical Context
 - [Facts the work cannot go on without: data, references, open questions, or (none)]";
+
+const BRANCH_INSTRUCTIONS: &str = "The conversation above is a branch the user has now left \
+to go back to an earlier point. Summarise what was tried and learned on it, so that the \
+conversation they return to can use it, using exactly this markdown layout:";
+
+/// What a branch summary starts with, before the model's text: the model reading it later
+/// must know it describes a path that was left.
+pub const BRANCH_PREAMBLE: &str = "The user explored another branch of this conversation \
+before coming back to this point.\nWhat happened on that branch, in summary:\n\n";
 
 const INITIAL_INSTRUCTIONS: &str = "The conversation above will be dropped from the assistant's \
 context. Write the checkpoint another model will pick the work up from, using exactly this \
@@ -198,8 +208,29 @@ pub fn history_prompt(
         }
         None => INITIAL_INSTRUCTIONS,
     };
-    text.push_str(&format!("{instructions}\n\n{SUMMARY_FORMAT}\n\n{STYLE}"));
+    text.push_str(&format!(
+        "{instructions}\n\n{SUMMARY_SECTIONS}\n\n{CRITICAL_CONTEXT}\n\n{STYLE}"
+    ));
     push_focus(&mut text, custom);
+    text
+}
+
+/// The user message of a branch summary request: our instructions, the user's appended as
+/// a focus, or the user's alone (`replace`).
+pub fn branch_prompt(messages: &[AgentMessage], custom: Option<&str>, replace: bool) -> String {
+    let mut text = format!(
+        "<conversation>\n{}\n</conversation>\n\n",
+        serialize_conversation(messages)
+    );
+    match custom.filter(|c| !c.trim().is_empty()) {
+        Some(custom) if replace => text.push_str(custom),
+        custom => {
+            text.push_str(&format!(
+                "{BRANCH_INSTRUCTIONS}\n\n{SUMMARY_SECTIONS}\n\n{STYLE}"
+            ));
+            push_focus(&mut text, custom);
+        }
+    }
     text
 }
 
@@ -273,6 +304,7 @@ impl std::fmt::Debug for SummaryModel {
 pub enum SummaryKind {
     History,
     TurnPrefix,
+    Branch,
 }
 
 impl SummaryKind {
@@ -280,6 +312,7 @@ impl SummaryKind {
         match self {
             Self::History => "Summarization",
             Self::TurnPrefix => "Turn prefix summarization",
+            Self::Branch => "Branch summarization",
         }
     }
 }
@@ -307,7 +340,7 @@ impl SummaryModel {
     ) -> Result<(String, Usage), CompactionError> {
         let mut attempt = 0;
         let outcome = loop {
-            let message = self.request(&prompt, max_tokens, cancel).await;
+            let message = self.request(&prompt, max_tokens, kind, cancel).await;
             let retry_left = self.retry.enabled && attempt < self.retry.max_retries;
             if cancel.is_cancelled()
                 || !retry_left
@@ -350,13 +383,15 @@ impl SummaryModel {
         &self,
         prompt: &str,
         max_tokens: u64,
+        kind: SummaryKind,
         cancel: &CancellationToken,
     ) -> AssistantMessage {
         let mut options = self.options.clone();
         options.max_tokens = Some(max_tokens);
         options.cache_retention = Some(CacheRetention::None);
         options.payload_hook = None;
-        if !self.model.reasoning {
+        // Branch summaries are short and asked without reasoning, as in the reference.
+        if !self.model.reasoning || kind == SummaryKind::Branch {
             options.thinking = ThinkingLevel::Off;
         }
         let request = StreamRequest {

@@ -70,6 +70,10 @@ pub struct SettingsValues {
     /// The reference's error for the first invalid `compaction.*` token value: compaction
     /// refuses to run with it (see `settings::compaction`).
     pub compaction_invalid: Option<String>,
+    /// `branchSummary.reserveTokens`: a branch summary's input is the window less this.
+    pub branch_summary_reserve_tokens: u64,
+    /// `branchSummary.skipPrompt`: `/tree` leaves branches without asking for a summary.
+    pub branch_summary_skip_prompt: bool,
     /// `retry.*`: the agent-level retry of failed turns.
     pub retry: RetryPolicy,
     /// `shellPath` as written; see [`SettingsValues::shell_path`].
@@ -95,6 +99,8 @@ impl Default for SettingsValues {
             compaction_keep_recent_tokens: 20000,
             compaction_model_overrides: BTreeMap::new(),
             compaction_invalid: None,
+            branch_summary_reserve_tokens: 16384,
+            branch_summary_skip_prompt: false,
             retry: RetryPolicy::default(),
             shell_path: None,
             shell_command_prefix: None,
@@ -193,6 +199,14 @@ pub(super) fn parse(layers: &Layers<'_>) -> (SettingsValues, Vec<SettingsDiagnos
         ),
         compaction_model_overrides: compaction.overrides,
         compaction_invalid: compaction.invalid,
+        branch_summary_reserve_tokens: reader.count(
+            "branchSummary.reserveTokens",
+            defaults.branch_summary_reserve_tokens,
+        ),
+        branch_summary_skip_prompt: reader.boolean(
+            "branchSummary.skipPrompt",
+            defaults.branch_summary_skip_prompt,
+        ),
         // Negative counts and delays clamp to zero, as before the typed view.
         retry: RetryPolicy {
             enabled: reader.boolean("retry.enabled", defaults.retry.enabled),

@@ -119,6 +119,19 @@ impl SessionView {
 
     /// `get_messages`: the conversation the next request is built from (system prompt
     /// snapshots left out).
+    /// Whether moving to `target` leaves entries behind (the current leaf is not on the
+    /// target's path): only then is there a branch to summarise.
+    pub fn navigation_abandons(&self, target: &str) -> bool {
+        let session = lock(&self.session);
+        let Some(leaf) = session.leaf_id() else {
+            return false;
+        };
+        session
+            .branch(Some(target))
+            .map(|path| !path.iter().any(|e| e.id() == leaf))
+            .unwrap_or(false)
+    }
+
     pub fn messages(&self) -> Vec<AgentMessage> {
         conversation(&self.session)
     }
