@@ -5,8 +5,12 @@
 use knightcode_agent::AgentHooks;
 use knightcode_agent::HookFuture;
 use knightcode_protocol::AgentMessage;
+use knightcode_protocol::CompactionReason;
 use knightcode_protocol::ContentBlock;
+use knightcode_protocol::Usage;
 use tokio_util::sync::CancellationToken;
+
+use crate::compaction::Preparation;
 
 /// Where a prompt came from (the `input` event's `source`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,6 +71,96 @@ pub struct AgentStartChanges {
     pub system_prompt: Option<String>,
 }
 
+/// A compaction about to summarise (`session_before_compact`).
+#[derive(Debug, Clone, Copy)]
+pub struct CompactionStarting<'a> {
+    pub preparation: &'a Preparation,
+    pub custom_instructions: Option<&'a str>,
+    pub reason: CompactionReason,
+    /// An overflow recovery: the failed request is retried after it.
+    pub will_retry: bool,
+}
+
+/// A summary a hook supplies instead of the model's (recorded with `fromHook: true`; its
+/// details are not carried into later compactions' file lists).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SuppliedCompaction {
+    pub summary: String,
+    pub first_kept_entry_id: String,
+    pub tokens_before: u64,
+    pub usage: Option<Usage>,
+    pub details: Option<serde_json::Value>,
+}
+
+/// What [`SessionHooks::before_compact`] decided.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum CompactionDecision {
+    #[default]
+    Proceed,
+    /// Do not compact (reported as an aborted compaction).
+    Cancel,
+    Supply(SuppliedCompaction),
+}
+
+/// How a compaction ended, for [`SessionHooks::compacted`] and
+/// [`SessionHooks::compaction_failed`].
+#[derive(Debug, Clone, Copy)]
+pub struct CompactionEnded<'a> {
+    pub reason: CompactionReason,
+    pub will_retry: bool,
+    /// The summary came from a hook.
+    pub from_hook: bool,
+    /// The entry written (success only).
+    pub entry_id: Option<&'a str>,
+    /// Why it failed (failure only; `None` with `aborted`).
+    pub error_message: Option<&'a str>,
+    pub aborted: bool,
+}
+
+/// A `/tree` navigation about to happen (`session_before_tree`).
+#[derive(Debug, Clone)]
+pub struct TreeNavigation<'a> {
+    pub target_id: &'a str,
+    pub old_leaf_id: Option<&'a str>,
+    pub common_ancestor_id: Option<&'a str>,
+    /// The messages a summary would see.
+    pub entries_to_summarize: &'a [AgentMessage],
+    pub user_wants_summary: bool,
+    pub custom_instructions: Option<&'a str>,
+    pub replace_instructions: bool,
+    pub label: Option<&'a str>,
+}
+
+/// What [`SessionHooks::before_tree`] decided.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum TreeDecision {
+    #[default]
+    Proceed,
+    /// Stay where we are.
+    Cancel,
+    /// Use this summary text (only when the user wants a summary).
+    Supply {
+        summary: String,
+        details: Option<serde_json::Value>,
+    },
+    /// Proceed with other instructions or label.
+    Override {
+        custom_instructions: Option<String>,
+        replace_instructions: Option<bool>,
+        label: Option<String>,
+    },
+}
+
+/// Where a navigation went (`session_tree`).
+#[derive(Debug, Clone, Copy)]
+pub struct TreeChanged<'a> {
+    pub new_leaf_id: Option<&'a str>,
+    pub old_leaf_id: Option<&'a str>,
+    pub summary_entry_id: Option<&'a str>,
+    /// The summary came from a hook.
+    pub from_hook: bool,
+}
+
 /// Every hook point of a session: the loop's, and the ones before a prompt runs.
 pub trait SessionHooks: AgentHooks {
     /// A prompt arrived (not steering or follow-ups queued while a run goes on).
@@ -87,6 +181,44 @@ pub trait SessionHooks: AgentHooks {
     ) -> HookFuture<'a, AgentStartChanges> {
         let _ = (start, cancel);
         Box::pin(std::future::ready(AgentStartChanges::default()))
+    }
+
+    /// A compaction has chosen what to summarise: go on, cancel, or supply the summary.
+    fn before_compact<'a>(
+        &'a self,
+        starting: CompactionStarting<'a>,
+        cancel: &'a CancellationToken,
+    ) -> HookFuture<'a, CompactionDecision> {
+        let _ = (starting, cancel);
+        Box::pin(std::future::ready(CompactionDecision::Proceed))
+    }
+
+    /// A compaction wrote its entry (`session_compact`).
+    fn compacted<'a>(&'a self, ended: CompactionEnded<'a>) -> HookFuture<'a, ()> {
+        let _ = ended;
+        Box::pin(std::future::ready(()))
+    }
+
+    /// A compaction failed or was cancelled (`session_compact_failed`).
+    fn compaction_failed<'a>(&'a self, ended: CompactionEnded<'a>) -> HookFuture<'a, ()> {
+        let _ = ended;
+        Box::pin(std::future::ready(()))
+    }
+
+    /// A navigation with a summary is about to leave a branch.
+    fn before_tree<'a>(
+        &'a self,
+        navigation: TreeNavigation<'a>,
+        cancel: &'a CancellationToken,
+    ) -> HookFuture<'a, TreeDecision> {
+        let _ = (navigation, cancel);
+        Box::pin(std::future::ready(TreeDecision::Proceed))
+    }
+
+    /// The leaf moved (`session_tree`).
+    fn tree_changed<'a>(&'a self, changed: TreeChanged<'a>) -> HookFuture<'a, ()> {
+        let _ = changed;
+        Box::pin(std::future::ready(()))
     }
 }
 

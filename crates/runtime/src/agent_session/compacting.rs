@@ -15,11 +15,15 @@ use crate::compaction::branch;
 use crate::compaction::branch::SummaryRequest;
 use crate::compaction::branch::prepare_branch;
 use crate::compaction::context_messages;
+use crate::compaction::hooks::Announce;
 use crate::compaction::hooks::CompactingFlag;
 use crate::compaction::hooks::CompactionTarget;
 use crate::compaction::hooks::SharedTarget;
 use crate::compaction::summary::RetryEvents;
 use crate::compaction::summary::RetrySource;
+use crate::hooks::TreeChanged;
+use crate::hooks::TreeDecision;
+use crate::hooks::TreeNavigation;
 use knightcode_agent::EventSender;
 use knightcode_ai::Context;
 use knightcode_ai::estimate_context_tokens;
@@ -77,14 +81,14 @@ impl AgentSession {
     ) -> Result<CompactionResult, CompactionError> {
         let target = self.compaction_target();
         let _compacting = self.compaction.compacting.raise();
+        let announce = Announce {
+            reason,
+            will_retry: false,
+            events: &self.compaction.events,
+            hooks: self.hooks.as_ref(),
+        };
         let result = target
-            .compact_announced(
-                reason,
-                false,
-                custom_instructions,
-                &self.compaction.events,
-                cancel,
-            )
+            .compact_announced(announce, custom_instructions, cancel)
             .await?;
         self.reload_context();
         Ok(result)
@@ -164,29 +168,78 @@ impl AgentSession {
             let preparation = prepare_branch(&session, leaf.as_deref(), budget)?;
             (leaf, text, preparation)
         };
-        let retry = RetryEvents {
-            events: &self.compaction.events,
-            source: RetrySource::BranchSummary,
+        let mut request = request.clone();
+        let mut label = label.map(str::to_owned);
+        let navigation = TreeNavigation {
+            target_id: entry_id,
+            old_leaf_id: preparation.old_leaf_id.as_deref(),
+            common_ancestor_id: preparation.common_ancestor_id.as_deref(),
+            entries_to_summarize: &preparation.messages,
+            user_wants_summary: true,
+            custom_instructions: request.custom_instructions.as_deref(),
+            replace_instructions: request.replace_instructions,
+            label: label.as_deref(),
         };
-        let summary =
-            branch::summarize_branch(&target.model, &preparation, request, &retry, cancel).await?;
+        let hooks = Arc::clone(&self.hooks);
+        let supplied = match hooks.before_tree(navigation, cancel).await {
+            TreeDecision::Proceed => None,
+            TreeDecision::Cancel => return Err(CompactionError::Cancelled),
+            TreeDecision::Supply { summary, details } => Some((summary, details)),
+            TreeDecision::Override {
+                custom_instructions,
+                replace_instructions,
+                label: new_label,
+            } => {
+                request.custom_instructions = custom_instructions.or(request.custom_instructions);
+                request.replace_instructions =
+                    replace_instructions.unwrap_or(request.replace_instructions);
+                label = new_label.or(label);
+                None
+            }
+        };
+        let from_hook = supplied.is_some();
+        let summary = match supplied {
+            Some((text, details)) => branch::BranchSummary {
+                text,
+                details: details.unwrap_or(serde_json::Value::Null),
+                usage: None,
+            },
+            None => {
+                let retry = RetryEvents {
+                    events: &self.compaction.events,
+                    source: RetrySource::BranchSummary,
+                };
+                branch::summarize_branch(&target.model, &preparation, &request, &retry, cancel)
+                    .await?
+            }
+        };
         if cancel.is_cancelled() {
             return Err(CompactionError::Cancelled);
         }
-        {
+        let summary_id = {
             let mut session = lock(&self.session);
+            let details = (!summary.details.is_null()).then_some(summary.details);
             let id = session.branch_with_summary(
                 leaf.as_deref(),
                 &summary.text,
-                Some(summary.details),
+                details,
                 summary.usage,
-                Some(false),
+                Some(from_hook),
             )?;
-            if let Some(label) = label {
+            if let Some(label) = &label {
                 session.set_label(&id, Some(label))?;
             }
-        }
+            id
+        };
         self.reload_context();
+        hooks
+            .tree_changed(TreeChanged {
+                new_leaf_id: Some(&summary_id),
+                old_leaf_id: preparation.old_leaf_id.as_deref(),
+                summary_entry_id: Some(&summary_id),
+                from_hook,
+            })
+            .await;
         Ok(text)
     }
 

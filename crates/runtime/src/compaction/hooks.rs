@@ -38,6 +38,7 @@ use super::SummaryModel;
 use super::compact;
 use super::context_messages;
 use crate::agent_session::lock;
+use crate::hooks::CompactionEnded;
 use crate::hooks::SessionHooks;
 
 /// What a compaction during a run works with; the session brings it up to date before each
@@ -60,15 +61,20 @@ impl CompactionTarget {
     }
 
     /// Compacts for `reason` between `compaction_start` and `compaction_end` events (and the
-    /// retry events of its summary requests). `will_retry` marks an overflow recovery.
+    /// retry events of its summary requests), telling `hooks` how it went. `will_retry`
+    /// marks an overflow recovery.
     pub async fn compact_announced(
         &self,
-        reason: CompactionReason,
-        will_retry: bool,
+        announce: Announce<'_>,
         custom_instructions: Option<&str>,
-        events: &EventSender,
         cancel: &CancellationToken,
     ) -> Result<CompactionResult, CompactionError> {
+        let Announce {
+            reason,
+            will_retry,
+            events,
+            hooks,
+        } = announce;
         events.emit(AgentEvent::CompactionStart { reason }).await;
         let outcome = match &self.settings {
             Ok(settings) => {
@@ -79,16 +85,57 @@ impl CompactionTarget {
                     custom_instructions,
                     reason,
                     events,
+                    will_retry,
+                    hooks,
                 };
                 compact(job, cancel).await
             }
             Err(error) => Err(error.clone()),
         };
+        let result = outcome
+            .as_ref()
+            .map(|c| c.result.clone())
+            .map_err(Clone::clone);
         events
-            .emit(end_event(reason, outcome.clone(), will_retry))
+            .emit(end_event(reason, result.clone(), will_retry))
             .await;
-        outcome
+        match &outcome {
+            Ok(compacted) => {
+                hooks
+                    .compacted(CompactionEnded {
+                        reason,
+                        will_retry,
+                        from_hook: compacted.from_hook,
+                        entry_id: Some(&compacted.entry_id),
+                        error_message: None,
+                        aborted: false,
+                    })
+                    .await;
+            }
+            Err(error) => {
+                let message = error.message_for(reason);
+                hooks
+                    .compaction_failed(CompactionEnded {
+                        reason,
+                        will_retry: false,
+                        from_hook: false,
+                        entry_id: None,
+                        error_message: message.as_deref(),
+                        aborted: matches!(error, CompactionError::Cancelled),
+                    })
+                    .await;
+            }
+        }
+        result
     }
+}
+
+/// Why a compaction runs and who hears of it.
+pub struct Announce<'a> {
+    pub reason: CompactionReason,
+    pub will_retry: bool,
+    pub events: &'a EventSender,
+    pub hooks: &'a dyn SessionHooks,
 }
 
 /// Shared between the session and its [`RuntimeHooks`].
@@ -159,9 +206,13 @@ impl RuntimeHooks {
         let target = self.target()?;
         omit_failed(&target.session, failed);
         let _compacting = self.compacting.raise();
-        let outcome = target
-            .compact_announced(CompactionReason::Overflow, true, None, &self.events, cancel)
-            .await;
+        let announce = Announce {
+            reason: CompactionReason::Overflow,
+            will_retry: true,
+            events: &self.events,
+            hooks: self.inner.as_ref(),
+        };
+        let outcome = target.compact_announced(announce, None, cancel).await;
         outcome.ok().map(|_| OverflowRecovery {
             context: context_messages(&lock(&target.session)),
         })
@@ -181,15 +232,13 @@ impl RuntimeHooks {
             return None;
         }
         let _compacting = self.compacting.raise();
-        let outcome = target
-            .compact_announced(
-                CompactionReason::Threshold,
-                false,
-                None,
-                &self.events,
-                cancel,
-            )
-            .await;
+        let announce = Announce {
+            reason: CompactionReason::Threshold,
+            will_retry: false,
+            events: &self.events,
+            hooks: self.inner.as_ref(),
+        };
+        let outcome = target.compact_announced(announce, None, cancel).await;
         outcome
             .ok()
             .map(|_| context_messages(&lock(&target.session)))

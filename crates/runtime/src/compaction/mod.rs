@@ -20,6 +20,9 @@ use knightcode_session::SessionManager;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent_session::lock;
+use crate::hooks::CompactionDecision;
+use crate::hooks::CompactionStarting;
+use crate::hooks::SessionHooks;
 use crate::settings::SettingsValues;
 pub use prepare::Preparation;
 pub use prepare::prepare;
@@ -142,6 +145,20 @@ pub struct CompactionJob<'a> {
     pub reason: CompactionReason,
     /// Where the summary requests' retry events go.
     pub events: &'a EventSender,
+    /// An overflow recovery (the failed request is retried after it).
+    pub will_retry: bool,
+    /// `before_compact` may cancel or supply the summary.
+    pub hooks: &'a dyn SessionHooks,
+}
+
+/// A compaction that was written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Compacted {
+    pub result: CompactionResult,
+    /// The id of the `compaction` entry.
+    pub entry_id: String,
+    /// The summary came from a hook.
+    pub from_hook: bool,
 }
 
 /// Summarises the older part of the branch and appends the `compaction` entry. An abort
@@ -149,8 +166,30 @@ pub struct CompactionJob<'a> {
 pub async fn compact(
     job: CompactionJob<'_>,
     cancel: &CancellationToken,
-) -> Result<CompactionResult, CompactionError> {
+) -> Result<Compacted, CompactionError> {
     let preparation = prepare(&lock(job.session), job.settings.keep_recent_tokens)?;
+    let starting = CompactionStarting {
+        preparation: &preparation,
+        custom_instructions: job.custom_instructions,
+        reason: job.reason,
+        will_retry: job.will_retry,
+    };
+    match job.hooks.before_compact(starting, cancel).await {
+        CompactionDecision::Proceed => {}
+        CompactionDecision::Cancel => return Err(CompactionError::Cancelled),
+        CompactionDecision::Supply(supplied) => {
+            let compaction = NewCompaction {
+                summary: supplied.summary,
+                first_kept_entry_id: Some(supplied.first_kept_entry_id),
+                tokens_before: supplied.tokens_before,
+                details: supplied.details,
+                usage: supplied.usage,
+                from_hook: Some(true),
+                system_message: None,
+            };
+            return write(job.session, compaction);
+        }
+    }
     let reserve = job.settings.reserve_tokens;
     let custom = job.custom_instructions;
     let retry = summary::RetryEvents {
@@ -210,30 +249,43 @@ pub async fn compact(
     append_file_list(&mut text, "modified-files", &modified);
     let details = serde_json::json!({"readFiles": read, "modifiedFiles": modified});
 
-    let mut session = lock(job.session);
-    session.append_compaction(NewCompaction {
-        summary: text.clone(),
-        first_kept_entry_id: Some(preparation.first_kept_entry_id.clone()),
+    let compaction = NewCompaction {
+        summary: text,
+        first_kept_entry_id: Some(preparation.first_kept_entry_id),
         tokens_before: preparation.tokens_before,
-        details: Some(details.clone()),
-        usage: usage.clone(),
+        details: Some(details),
+        usage,
         from_hook: Some(false),
         system_message: None,
-    })?;
+    };
+    write(job.session, compaction)
+}
+
+/// Appends the entry and reports it as the RPC result.
+fn write(
+    session: &Mutex<SessionManager>,
+    compaction: NewCompaction,
+) -> Result<Compacted, CompactionError> {
+    let mut session = lock(session);
+    let entry_id = session.append_compaction(compaction.clone())?;
     let estimated_after = session
         .build_context()
         .messages
         .iter()
         .map(|p| knightcode_ai::estimate_message_tokens(&p.message))
         .sum();
-    Ok(CompactionResult {
-        summary: text,
-        first_kept_entry_id: preparation.first_kept_entry_id,
-        tokens_before: preparation.tokens_before,
-        estimated_tokens_after: Some(estimated_after),
-        usage,
-        details: Some(details),
-        extra: Default::default(),
+    Ok(Compacted {
+        result: CompactionResult {
+            summary: compaction.summary,
+            first_kept_entry_id: compaction.first_kept_entry_id.unwrap_or_default(),
+            tokens_before: compaction.tokens_before,
+            estimated_tokens_after: Some(estimated_after),
+            usage: compaction.usage,
+            details: compaction.details,
+            extra: Default::default(),
+        },
+        entry_id,
+        from_hook: compaction.from_hook == Some(true),
     })
 }
 
