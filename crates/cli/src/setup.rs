@@ -143,5 +143,27 @@ pub fn session_setup_with_location(
     setup.approve = args.project_trust;
     setup.name = args.name.clone();
     setup.models = args.models.clone();
+    setup.extensions = knightcode_runtime::ExtensionSources {
+        cli: args.extensions.clone(),
+        no_extensions: args.no_extensions,
+        flags: args
+            .extension_flags
+            .iter()
+            .map(|(name, value)| {
+                let value = match value {
+                    crate::args::FlagValue::Present => serde_json::Value::Bool(true),
+                    crate::args::FlagValue::Value(v) => serde_json::Value::String(v.clone()),
+                };
+                (name.clone(), value)
+            })
+            .collect(),
+        mode: match (picker, args.mode) {
+            (true, _) => "tui",
+            (_, Some(crate::args::OutputMode::Rpc)) => "rpc",
+            (_, Some(crate::args::OutputMode::Json)) => "json",
+            _ => "print",
+        }
+        .to_owned(),
+    };
     Ok((setup, location))
 }

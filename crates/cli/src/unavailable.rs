@@ -55,13 +55,6 @@ fn value_text(value: &FlagValue) -> &str {
 /// the interactive mode, as in the reference, where the other modes ignore them.
 pub fn warnings(args: &Args, mode: AppMode) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    if !args.extensions.is_empty() {
-        out.push(not_available(
-            "--extension",
-            "extensions are not loaded",
-            "ignoring it",
-        ));
-    }
     if !args.skills.is_empty() {
         out.push(not_available(
             "--skill",
@@ -145,7 +138,6 @@ mod tests {
         assert_eq!(
             got,
             [
-                "Warning: --extension is not available yet in this build of knightcode (extensions are not loaded); ignoring it.",
                 "Warning: --skill is not available yet in this build of knightcode (skills are not loaded; --append-system-prompt <file> can add a skill's instructions); ignoring it.",
                 "Warning: --prompt-template is not available yet in this build of knightcode (prompt templates are not loaded; write the prompt out instead); ignoring it.",
             ]

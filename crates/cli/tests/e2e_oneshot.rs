@@ -649,8 +649,6 @@ fn options_not_available_yet_warn_on_stderr_and_the_run_goes_on() {
         &[
             "--mode",
             "json",
-            "-e",
-            "x.ts",
             "--no-skills",
             "--fast",
             "--tui-mode",
@@ -661,8 +659,7 @@ fn options_not_available_yet_warn_on_stderr_and_the_run_goes_on() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(
         run.stderr,
-        "Warning: --extension is not available yet in this build of knightcode (extensions are not loaded); ignoring it.\n\
-         Warning: unknown flag --fast (no loaded extension declares it); ignoring it.\n"
+        "Warning: unknown flag --fast (no loaded extension declares it); ignoring it.\n"
     );
     for line in run.stdout.lines() {
         serde_json::from_str::<Value>(line).unwrap();

@@ -114,6 +114,8 @@ pub struct SessionSetup {
     /// How long a streaming response waits between small reads (see
     /// `knightcode_ai::Client::with_read_pacing`); zero reads at once.
     pub stream_read_pacing: std::time::Duration,
+    /// Extensions to load (`-e`, `--no-extensions`, discovered directories).
+    pub extensions: crate::extensions::ExtensionSources,
 }
 
 impl SessionSetup {
@@ -135,6 +137,7 @@ impl SessionSetup {
             name: None,
             models: None,
             stream_read_pacing: std::time::Duration::ZERO,
+            extensions: crate::extensions::ExtensionSources::default(),
         }
     }
 }
@@ -228,7 +231,7 @@ impl AgentSession {
             store,
             env,
             provider,
-            hooks,
+            mut hooks,
         } = services;
         let mut notices = Vec::new();
         let global_only = Settings::load(&setup.agent_dir, &setup.cwd, false);
@@ -407,6 +410,48 @@ impl AgentSession {
         let session_id = session.session_id().to_owned();
         let session_file = session.session_file().map(Path::to_path_buf);
         let session = Arc::new(Mutex::new(session));
+        let (events, receiver) =
+            knightcode_agent::event_channel(knightcode_agent::DEFAULT_EVENT_CAPACITY);
+        // Extensions load only when one is configured: otherwise the JS runtime never starts.
+        let extension_paths = crate::extensions::discover(
+            &setup.extensions,
+            &setup.cwd,
+            &setup.agent_dir,
+            trust.trusted,
+        );
+        let mut extension_tools = Vec::new();
+        if !extension_paths.is_empty() {
+            let mode = match setup.extensions.mode.as_str() {
+                "" => "print".to_owned(),
+                other => other.to_owned(),
+            };
+            let host = knightcode_ext::ExtensionHost::load(knightcode_ext::HostConfig {
+                paths: extension_paths,
+                cwd: setup.cwd.clone(),
+                mode,
+                flags: setup.extensions.flags.clone(),
+            })
+            .await
+            .map_err(|e| {
+                RuntimeError::Setup(format!(
+                    "{e}\nStart without extensions using \"knightcode -ne\""
+                ))
+            })?;
+            notices.extend(host.diagnostics().iter().cloned());
+            host.bind(
+                Arc::new(crate::extensions::Port {
+                    session: Arc::clone(&session),
+                    model: (model.provider.clone(), model.id.clone()),
+                    thinking: thinking.as_str().to_owned(),
+                }),
+                events.clone(),
+            );
+            host.dispatch("session_start", serde_json::json!({ "reason": "startup" }))
+                .await;
+            host.refresh().await;
+            extension_tools = host.tools();
+            hooks = Arc::new(crate::extensions::ExtensionHooks { host });
+        }
         let (tools, active_tools) = build_tools(
             &setup,
             &settings,
@@ -416,6 +461,8 @@ impl AgentSession {
             session_file,
             &mut notices,
         );
+        let (tools, active_tools) =
+            add_extension_tools(&setup, tools, active_tools, extension_tools);
 
         let prompt_files = resolve_prompt_files(
             &setup.agent_dir,
@@ -455,8 +502,6 @@ impl AgentSession {
                     .with_read_pacing(setup.stream_read_pacing),
             ),
         };
-        let (events, receiver) =
-            knightcode_agent::event_channel(knightcode_agent::DEFAULT_EVENT_CAPACITY);
         let compaction = compacting::CompactionState {
             target: crate::compaction::hooks::SharedTarget::default(),
             events: events.clone(),
@@ -708,4 +753,26 @@ fn build_tools(
     let choice = select_tools(&setup.tools, &settings.values().default_tools, &names);
     notices.extend(choice.warnings);
     (registry, choice.active)
+}
+
+/// Extension tools are active unless `--tools` leaves them out or `--no-tools` is given
+/// (`--no-builtin-tools` keeps them); a name a built-in has replaces the built-in.
+fn add_extension_tools(
+    setup: &SessionSetup,
+    mut registry: ToolRegistry,
+    mut active: Vec<String>,
+    extension_tools: Vec<Arc<dyn knightcode_agent::Tool>>,
+) -> (ToolRegistry, Vec<String>) {
+    for tool in extension_tools {
+        let name = tool.definition().name.clone();
+        registry.register(tool);
+        let allowed = match &setup.tools.allow {
+            Some(allow) => allow.iter().any(|a| a == &name),
+            None => true,
+        };
+        if allowed && !setup.tools.no_tools && !active.contains(&name) {
+            active.push(name);
+        }
+    }
+    (registry, active)
 }

@@ -1,0 +1,269 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! Extensions in the real binary (print and JSON mode) against the scripted mock model:
+//! a TypeScript tool the model calls, a gate that blocks a call, a throwing handler that
+//! becomes an `extension_error` while the run goes on, a command, and a load failure.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use knightcode_testkit::MockServer;
+use knightcode_testkit::ScriptedReply;
+use knightcode_testkit::WireFormat;
+use serde_json::Value;
+
+struct Sandbox {
+    _root: tempfile::TempDir,
+    home: PathBuf,
+    agent: PathBuf,
+    project: PathBuf,
+}
+
+fn sandbox(server: &MockServer) -> Sandbox {
+    let root = tempfile::tempdir().unwrap();
+    let home = root.path().join("home");
+    let agent = root.path().join("agent");
+    let project = root.path().join("project");
+    for dir in [&home, &agent, &project] {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    let models = serde_json::json!({"providers": {"mock": {
+        "baseUrl": server.base_url(), "api": "openai-completions", "apiKey": "test-key",
+        "models": [{"id": "mock-model", "name": "Mock", "reasoning": false,
+                    "contextWindow": 128000, "maxTokens": 4096}]}}});
+    std::fs::write(agent.join("models.json"), models.to_string()).unwrap();
+    Sandbox {
+        _root: root,
+        home,
+        agent,
+        project,
+    }
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn knightcode(sandbox: &Sandbox, args: &[&str]) -> Run {
+    let output = Command::new(env!("CARGO_BIN_EXE_knightcode"))
+        .args(args)
+        .current_dir(&sandbox.project)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", &sandbox.home)
+        .env("KNIGHTCODE_CODING_AGENT_DIR", &sandbox.agent)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(output.stdout).unwrap(),
+        stderr: String::from_utf8(output.stderr).unwrap(),
+    }
+}
+
+fn events(stdout: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .collect()
+}
+
+const HELLO: &str = r#"
+import { Type } from "@mariozechner/pi-ai";
+import { defineTool, type ExtensionAPI } from "@mariozechner/pi-coding-agent";
+
+const helloTool = defineTool({
+  name: "hello",
+  label: "Hello",
+  description: "A simple greeting tool",
+  parameters: Type.Object({ name: Type.String({ description: "Name to greet" }) }),
+  async execute(_toolCallId, params, _signal, _onUpdate, _ctx) {
+    return { content: [{ type: "text", text: `Hello, ${params.name}!` }], details: { greeted: params.name } };
+  },
+});
+
+export default function (pi: ExtensionAPI) {
+  pi.registerTool(helloTool);
+}
+"#;
+
+#[test]
+fn an_extension_tool_is_offered_called_and_its_result_reaches_the_next_request() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![
+            ScriptedReply::tool_call("call_1", "hello", r#"{"name":"Ada"}"#),
+            ScriptedReply::text("Greeted."),
+        ],
+    )
+    .unwrap();
+    let sandbox = sandbox(&server);
+    std::fs::write(sandbox.project.join("hello.ts"), HELLO).unwrap();
+    let run = knightcode(&sandbox, &["--mode", "json", "-e", "hello.ts", "greet Ada"]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let tool = requests[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "hello")
+        .expect("hello offered")
+        .clone();
+    assert_eq!(
+        tool["function"]["parameters"],
+        serde_json::json!({"type":"object","properties":{"name":{"type":"string","description":"Name to greet"}},"required":["name"]})
+    );
+    let last = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["role"], "tool");
+    assert_eq!(last["tool_call_id"], "call_1");
+    assert!(
+        last["content"].to_string().contains("Hello, Ada!"),
+        "{last}"
+    );
+    let end = events(&run.stdout)
+        .into_iter()
+        .find(|e| e["type"] == "tool_execution_end")
+        .unwrap();
+    assert_eq!(
+        end["result"]["details"],
+        serde_json::json!({"greeted": "Ada"})
+    );
+}
+
+const GATE: &str = r#"
+export default function (pi) {
+  pi.on("tool_call", async (event, ctx) => {
+    if (event.toolName === "bash" && /rm -rf/.test(event.input.command)) {
+      return { block: true, reason: ctx.hasUI ? "asked" : "Dangerous command blocked (no UI to confirm)" };
+    }
+  });
+  pi.on("before_agent_start", () => { throw new Error("handler exploded"); });
+}
+"#;
+
+#[test]
+fn a_gate_blocks_a_call_and_a_throwing_handler_is_reported_while_the_run_goes_on() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![
+            ScriptedReply::tool_call("call_rm", "bash", r#"{"command":"rm -rf ./data"}"#),
+            ScriptedReply::text("Understood."),
+        ],
+    )
+    .unwrap();
+    let sandbox = sandbox(&server);
+    std::fs::create_dir_all(sandbox.project.join("data")).unwrap();
+    std::fs::write(sandbox.project.join("gate.js"), GATE).unwrap();
+    let run = knightcode(&sandbox, &["--mode", "json", "-e", "gate.js", "clean up"]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert!(
+        sandbox.project.join("data").is_dir(),
+        "the blocked command ran"
+    );
+    let events = events(&run.stdout);
+    let error = events
+        .iter()
+        .find(|e| e["type"] == "extension_error")
+        .expect("extension_error");
+    assert_eq!(error["event"], "before_agent_start");
+    assert_eq!(error["error"], "handler exploded");
+    assert!(
+        error["extensionPath"]
+            .as_str()
+            .unwrap()
+            .ends_with("gate.js")
+    );
+    let end = events
+        .iter()
+        .find(|e| e["type"] == "tool_execution_end")
+        .unwrap();
+    assert_eq!(end["isError"], true);
+    assert!(
+        end["result"]
+            .to_string()
+            .contains("Dangerous command blocked"),
+        "{end}"
+    );
+    assert!(events.iter().any(|e| e["type"] == "agent_settled"));
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[test]
+fn a_command_runs_from_a_slash_prompt_without_a_model_request() {
+    let server = MockServer::start_blocking(WireFormat::OpenAiCompletions, vec![]).unwrap();
+    let sandbox = sandbox(&server);
+    let source = r#"
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+export default function (pi) {
+  pi.registerCommand("mark", { description: "write a marker", handler: async (args, ctx) => {
+    writeFileSync(join(ctx.cwd, "marker.txt"), `args=${args} mode=${ctx.mode} ui=${ctx.hasUI}`);
+  }});
+}
+"#;
+    std::fs::write(sandbox.project.join("cmd.ts"), source).unwrap();
+    let run = knightcode(&sandbox, &["-p", "-e", "cmd.ts", "/mark one two"]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(
+        std::fs::read_to_string(sandbox.project.join("marker.txt")).unwrap(),
+        "args=one two mode=print ui=false"
+    );
+    assert_eq!(server.requests().len(), 0);
+}
+
+#[test]
+fn a_failing_extension_exits_1_with_the_error_and_the_hint() {
+    let server = MockServer::start_blocking(WireFormat::OpenAiCompletions, vec![]).unwrap();
+    let sandbox = sandbox(&server);
+    std::fs::write(
+        sandbox.project.join("bad.ts"),
+        "export default function () { throw new Error(\"boom\"); }\n",
+    )
+    .unwrap();
+    let run = knightcode(&sandbox, &["-p", "-e", "bad.ts", "hi"]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("Failed to load extension \"") && run.stderr.contains("bad.ts\": boom"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("Start without extensions using \"knightcode -ne\""),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(server.requests().len(), 0);
+}
+
+#[test]
+fn discovered_extensions_load_and_no_extensions_skips_them() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![ScriptedReply::text("ok"); 2],
+    )
+    .unwrap();
+    let sandbox = sandbox(&server);
+    let dir = sandbox.agent.join("extensions");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("hello.ts"), HELLO).unwrap();
+    let run = knightcode(&sandbox, &["-p", "hi"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = knightcode(&sandbox, &["-p", "-ne", "hi"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let offered = |i: usize| {
+        server.requests()[i].body["tools"]
+            .to_string()
+            .contains("\"hello\"")
+    };
+    assert!(offered(0));
+    assert!(!offered(1));
+}

@@ -1,0 +1,297 @@
+// The extension API: one `ExtensionAPI` per extension, handler tables, tools, commands,
+// and the entry points Rust calls through `__kc_call` (load, dispatch, executeTool,
+// command, abort). Every entry point resolves to `{"ok": …}` or `{"error": …}`.
+(function (g) {
+  "use strict";
+  const internal = g.__kcInternal;
+  const kc = internal.kc;
+  const op = internal.op;
+  const extensions = [];
+  const tools = new Map();
+  const commands = new Map();
+  const flags = new Map();
+  const bus = internal.createEventBus();
+  const running = new Map();
+  let settings = { cwd: g.process.cwd(), mode: "print", flags: {} };
+  const NOT_BOUND = "Extension runtime not initialized. Action methods cannot be called during extension loading.";
+  let uncaught = [];
+  internal.reportUncaught = (e) => { uncaught.push({ extensionPath: "<unknown>", event: "uncaught", error: message(e), stack: stackOf(e) }); };
+
+  const message = (e) => (e && typeof e === "object" && "message" in e ? String(e.message) : String(e));
+  const stackOf = (e) => (e && typeof e === "object" && e.stack ? String(e.stack) : undefined);
+  const session = (name, args) => op(kc.session(name, JSON.stringify(args === undefined ? null : args)));
+
+  const noUi = {
+    select: async () => undefined, confirm: async () => false, input: async () => undefined, editor: async () => undefined,
+    custom: async () => undefined, notify() {}, onTerminalInput: () => () => {}, setStatus() {}, setWorkingMessage() {},
+    setWorkingVisible() {}, setWorkingIndicator() {}, setHiddenThinkingLabel() {}, setWidget() {}, setFooter() {}, setHeader() {},
+    setTitle() {}, pasteToEditor() {}, setEditorText() {}, getEditorText: () => "", addAutocompleteProvider() {},
+    setEditorComponent() {}, getEditorComponent: () => undefined, getAllThemes: () => [], getTheme: () => undefined,
+    setTheme: () => ({ success: false, error: "UI not available" }), getToolsExpanded: () => false, setToolsExpanded() {},
+    theme: { fg: (_, t) => t, bg: (_, t) => t, bold: (t) => t, italic: (t) => t, underline: (t) => t, dim: (t) => t, strikethrough: (t) => t },
+  };
+
+  const sessionManager = {
+    getEntries: () => session("getEntries"),
+    getBranch: (leafId) => session("getBranch", { leafId }),
+    getEntry: (id) => session("getEntries").find((e) => e.id === id),
+    getLeafId: () => session("getLeafId"),
+    getLeafEntry: () => { const b = session("getBranch", {}); return b[b.length - 1]; },
+    getSessionFile: () => session("getSessionFile"),
+    getSessionId: () => session("getSessionId"),
+    getSessionName: () => session("getSessionName"),
+    getCwd: () => settings.cwd,
+    getHeader: () => session("getHeader"),
+    getLabel: () => undefined,
+  };
+
+  function context(extra) {
+    const ctx = {
+      get ui() { return noUi; },
+      get mode() { return settings.mode; },
+      get hasUI() { return false; },
+      get cwd() { return settings.cwd; },
+      get sessionManager() { return sessionManager; },
+      get model() { try { return session("getModel"); } catch { return undefined; } },
+      get thinkingLevel() { try { return session("getThinkingLevel"); } catch { return undefined; } },
+      get signal() { return extra && extra.signal; },
+      modelRegistry: { find: internal.missing("ctx.modelRegistry.find"), complete: internal.missing("ctx.modelRegistry.complete"), streamSimple: internal.missing("ctx.modelRegistry.streamSimple") },
+      scopedModels: [],
+      isIdle: () => session("isIdle"),
+      isProjectTrusted: () => session("isProjectTrusted"),
+      abort: () => session("abort"),
+      hasPendingMessages: () => false,
+      shutdown: () => session("shutdown"),
+      getContextUsage: () => undefined,
+      compact: internal.missing("ctx.compact"),
+      getSystemPrompt: () => session("getSystemPrompt"),
+    };
+    return Object.assign(ctx, extra && extra.members);
+  }
+
+  function createAPI(ext) {
+    const action = (name, fn) => (...args) => {
+      if (ext.state === "failed") throw new Error(`Extension "${ext.path}" failed to load and its API is no longer active.`);
+      if (ext.state === "loading") throw new Error(NOT_BOUND);
+      return fn(...args);
+    };
+    return {
+      on(event, handler) {
+        if (typeof handler !== "function") throw new TypeError(`pi.on("${event}") needs a handler function`);
+        if (!ext.handlers.has(event)) ext.handlers.set(event, []);
+        const list = ext.handlers.get(event);
+        list.push(handler);
+        return () => { const i = list.indexOf(handler); if (i >= 0) list.splice(i, 1); };
+      },
+      registerTool(def) {
+        if (!def || typeof def.name !== "string" || !def.name) throw new TypeError("registerTool needs a tool with a name");
+        const p = def.parameters;
+        if (!p || typeof p !== "object" || Array.isArray(p)) throw new TypeError(`Tool "${def.name}": parameters must be an object schema`);
+        if (typeof def.execute !== "function") throw new TypeError(`Tool "${def.name}" has no execute function`);
+        const owner = tools.get(def.name);
+        if (owner && owner.ext !== ext) { ext.diagnostics.push(`Tool "${def.name}" conflicts with ${owner.ext.path}`); return; }
+        tools.set(def.name, { ext, def });
+      },
+      registerCommand(name, options) {
+        if (!options || typeof options.handler !== "function") throw new TypeError(`Command "${name}" needs a handler`);
+        let key = name;
+        for (let n = 1; commands.has(key) && commands.get(key).ext !== ext; n++) key = `${name}:${n}`;
+        commands.set(key, { ext, name: key, options });
+      },
+      registerShortcut() {},
+      registerFlag(name, options) {
+        const type = (options && options.type) || "boolean";
+        const d = options && options.default;
+        if (d !== undefined && typeof d !== type) throw new TypeError(`Flag "--${name}": default must be a ${type}`);
+        if (flags.has(name) && flags.get(name).ext !== ext) { ext.diagnostics.push(`Flag "--${name}" conflicts with ${flags.get(name).ext.path}`); return; }
+        flags.set(name, { ext, options: Object.assign({ type }, options) });
+      },
+      getFlag(name) {
+        const flag = flags.get(name);
+        if (!flag || flag.ext !== ext) return undefined;
+        const value = settings.flags[name];
+        if (value === undefined) return flag.options.default;
+        if (flag.options.type === "boolean") return value === true || value === "true";
+        return value === true ? "" : String(value);
+      },
+      registerMessageRenderer() {}, registerEntryRenderer() {}, registerMarkdownTransformer() {}, registerToolRenderer() {},
+      sendMessage: action("sendMessage", (msg, options) => { session("sendMessage", { message: msg, options: options || {} }); }),
+      sendUserMessage: action("sendUserMessage", (content, options) => { session("sendUserMessage", { content, options: options || {} }); }),
+      appendEntry: action("appendEntry", (customType, data) => { session("appendEntry", { customType, data }); }),
+      setSessionName: action("setSessionName", (name) => { session("setSessionName", { name }); }),
+      getSessionName: action("getSessionName", () => session("getSessionName")),
+      setLabel: action("setLabel", (entryId, label) => { session("setLabel", { entryId, label }); }),
+      getActiveTools: action("getActiveTools", () => session("getActiveTools")),
+      setActiveTools: action("setActiveTools", (names) => { session("setActiveTools", { names }); }),
+      getAllTools: action("getAllTools", () => [...tools.values()].map(({ def }) => ({ name: def.name, description: def.description, parameters: def.parameters, promptGuidelines: def.promptGuidelines, exposure: def.exposure || "direct", namespace: def.namespace, annotations: def.annotations }))),
+      getCommands: action("getCommands", () => [...commands.values()].map((c) => ({ name: c.name, description: c.options.description, source: "extension", sourceInfo: { path: c.ext.path } }))),
+      getThinkingLevel: action("getThinkingLevel", () => session("getThinkingLevel")),
+      setThinkingLevel: action("setThinkingLevel", (level) => { session("setThinkingLevel", { level }); }),
+      setModel: async () => { throw internal.unsupported("pi.setModel"); },
+      getSettings: () => ({}),
+      exec(command, args, options) {
+        const o = options || {};
+        return internal.execAsync(command, args || [], { cwd: o.cwd || settings.cwd, timeout: o.timeout, env: o.env }).then((r) => ({ stdout: r.stdout, stderr: r.stderr, code: r.status === null ? 1 : r.status, killed: !!r.killed }));
+      },
+      registerProvider() { throw internal.unsupported("pi.registerProvider"); },
+      unregisterProvider() { throw internal.unsupported("pi.unregisterProvider"); },
+      registerMcpServer() { throw internal.unsupported("pi.registerMcpServer"); },
+      registerVirtualModel() { throw internal.unsupported("pi.registerVirtualModel"); },
+      refreshTools() {},
+      events: { emit: (channel, data) => bus.emit(channel, data), on: (channel, fn) => bus.on(channel, fn) },
+    };
+  }
+
+  function snapshot() {
+    const events = new Set();
+    for (const ext of extensions) for (const [name, list] of ext.handlers) if (list.length) events.add(name);
+    return {
+      tools: [...tools.values()].map(({ ext, def }) => ({
+        name: def.name, label: def.label || def.name, description: def.description || "",
+        parameters: JSON.parse(JSON.stringify(def.parameters)), promptSnippet: def.promptSnippet, promptGuidelines: def.promptGuidelines || [],
+        executionMode: def.executionMode || "parallel", extensionPath: ext.path,
+      })),
+      commands: [...commands.values()].map((c) => ({ name: c.name, description: c.options.description })),
+      flags: [...flags.entries()].map(([name, f]) => ({ name, type: f.options.type, description: f.options.description })),
+      events: [...events],
+    };
+  }
+
+  // Runs `event`'s handlers in load then registration order; `step(result, event)` folds each
+  // result and returns true to stop. Errors are collected, never thrown.
+  async function run(name, event, step, errors, members) {
+    for (const ext of extensions.filter((e) => e.state === "active")) {
+      const list = [...(ext.handlers.get(name) || [])];
+      for (const handler of list) {
+        try {
+          const result = await handler(event, context({ members }));
+          if (step && step(result, event, ext)) return true;
+        } catch (e) {
+          errors.push({ extensionPath: ext.path, event: name, error: message(e), stack: stackOf(e) });
+          if (name === "tool_call") return step && step({ block: true, reason: message(e) }, event, ext);
+        }
+      }
+    }
+    return false;
+  }
+
+  const calls = {
+    async load({ paths, cwd, mode, flags: given }) {
+      settings = { cwd, mode, flags: given || {} };
+      const errors = [];
+      for (const path of paths) {
+        const ext = { path, state: "loading", handlers: new Map(), diagnostics: [] };
+        const api = createAPI(ext);
+        extensions.push(ext);
+        try {
+          const ns = await internal.importEntry(path);
+          let factory = ns && ns.default;
+          if (factory && typeof factory !== "function" && typeof factory.default === "function") factory = factory.default;
+          if (typeof factory !== "function") throw new Error(`Extension does not export a valid factory function: ${path}`);
+          await factory(api);
+          ext.state = "active";
+        } catch (e) {
+          ext.state = "failed";
+          for (const [k, v] of [...tools]) if (v.ext === ext) tools.delete(k);
+          for (const [k, v] of [...commands]) if (v.ext === ext) commands.delete(k);
+          for (const [k, v] of [...flags]) if (v.ext === ext) flags.delete(k);
+          errors.push({ path, message: message(e), stack: stackOf(e) });
+        }
+      }
+      return { errors, diagnostics: extensions.flatMap((e) => e.diagnostics), registry: snapshot() };
+    },
+    registry: async () => snapshot(),
+    async dispatch({ event: name, payload }) {
+      const errors = [];
+      const event = Object.assign({ type: name }, payload);
+      let result = null;
+      if (name === "tool_call") {
+        const before = JSON.stringify(event.input);
+        await run(name, event, (r) => { if (r && r.block) { result = { block: true, reason: r.reason || "Blocked by extension" }; return true; } return false; }, errors);
+        const after = JSON.stringify(event.input);
+        if (!result && after !== before) result = { input: event.input };
+      } else if (name === "tool_result") {
+        const patch = {};
+        await run(name, event, (r) => {
+          if (!r || typeof r !== "object") return false;
+          for (const key of ["content", "details", "isError"]) if (r[key] !== undefined) { patch[key] = r[key]; event[key] = r[key]; }
+          return false;
+        }, errors);
+        result = patch;
+      } else if (name === "input") {
+        result = { action: "continue" };
+        await run(name, event, (r) => {
+          if (!r || r.action === "continue") return false;
+          if (r.action === "handled") { result = { action: "handled" }; return true; }
+          if (r.action === "transform") { event.text = r.text; if (r.images) event.images = r.images; result = { action: "transform", text: event.text, images: event.images }; }
+          return false;
+        }, errors);
+      } else if (name === "before_agent_start") {
+        result = { messages: [] };
+        await run(name, event, (r) => {
+          if (!r) return false;
+          if (r.message) result.messages.push(r.message);
+          if (typeof r.systemPrompt === "string") { result.systemPrompt = r.systemPrompt; event.systemPrompt = r.systemPrompt; }
+          return false;
+        }, errors);
+      } else if (name === "context") {
+        const before = JSON.stringify(event.messages);
+        await run(name, event, (r) => { if (r && Array.isArray(r.messages)) event.messages = r.messages; return false; }, errors);
+        if (JSON.stringify(event.messages) !== before) result = { messages: event.messages };
+      } else {
+        await run(name, event, null, errors);
+      }
+      errors.push(...uncaught.splice(0));
+      return { result, errors };
+    },
+    async executeTool({ name, toolCallId, params }) {
+      const entry = tools.get(name);
+      if (!entry) return { error: `Tool ${name} not found` };
+      const controller = new AbortController();
+      running.set(toolCallId, controller);
+      const onUpdate = (partial) => { kc.toolUpdate(JSON.stringify({ toolCallId, partial })); };
+      try {
+        const r = await entry.def.execute(toolCallId, params, controller.signal, onUpdate, context({ signal: controller.signal }));
+        const out = r && typeof r === "object" ? r : { content: [{ type: "text", text: String(r) }] };
+        return { content: Array.isArray(out.content) ? out.content : [], details: out.details, isError: !!out.isError };
+      } catch (e) {
+        return { error: message(e) };
+      } finally {
+        running.delete(toolCallId);
+      }
+    },
+    async abort({ toolCallId }) {
+      const controller = running.get(toolCallId);
+      if (controller) controller.abort();
+      return null;
+    },
+    async command({ name, args }) {
+      const entry = commands.get(name);
+      if (!entry) return { found: false };
+      const members = {
+        waitForIdle: async () => {},
+        newSession: internal.missing("ctx.newSession"), fork: internal.missing("ctx.fork"),
+        switchSession: internal.missing("ctx.switchSession"), navigateTree: internal.missing("ctx.navigateTree"),
+        reload: internal.missing("ctx.reload"), getSystemPromptOptions: internal.missing("ctx.getSystemPromptOptions"),
+      };
+      try {
+        await entry.options.handler(args, context({ members }));
+        return { found: true, errors: uncaught.splice(0) };
+      } catch (e) {
+        return { found: true, errors: [{ extensionPath: entry.ext.path, event: "command", error: message(e), stack: stackOf(e) }] };
+      }
+    },
+  };
+
+  g.__kc_call = async function (method, payload) {
+    try {
+      const fn = calls[method];
+      if (!fn) throw new Error(`unknown host call ${method}`);
+      const value = await fn(JSON.parse(payload));
+      if (value && typeof value === "object" && typeof value.error === "string" && method === "executeTool") return JSON.stringify({ error: value.error });
+      return JSON.stringify({ ok: value === undefined ? null : value });
+    } catch (e) {
+      return JSON.stringify({ error: message(e) });
+    }
+  };
+})(globalThis);

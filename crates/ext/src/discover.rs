@@ -1,0 +1,146 @@
+//! Which extension files load (spec §2): `-e` sources first, then `<agentDir>/extensions/`,
+//! then the project's `.knightcode/extensions/` when the project is trusted (an untrusted
+//! project's files are never read). Paths are de-duplicated by canonical path.
+
+use std::path::Path;
+use std::path::PathBuf;
+
+/// Where to look.
+#[derive(Debug, Clone, Default)]
+pub struct Sources {
+    /// `-e` values, resolved against `cwd` (always loaded, even with `--no-extensions`).
+    pub cli: Vec<String>,
+    /// `--no-extensions` / `-ne`.
+    pub no_extensions: bool,
+    pub cwd: PathBuf,
+    pub agent_dir: PathBuf,
+    pub project_trusted: bool,
+}
+
+fn is_script(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "ts" || e == "js")
+}
+
+/// A directory's entry points: its `package.json` `knightcode.extensions` (or legacy `pi`)
+/// list, else `index.ts`, else `index.js`.
+fn package_entries(dir: &Path) -> Option<Vec<PathBuf>> {
+    if let Ok(text) = std::fs::read_to_string(dir.join("package.json"))
+        && let Ok(manifest) = serde_json::from_str::<serde_json::Value>(&text)
+    {
+        let list = manifest
+            .get("knightcode")
+            .or_else(|| manifest.get("pi"))
+            .and_then(|k| k.get("extensions"))
+            .and_then(serde_json::Value::as_array);
+        if let Some(list) = list {
+            let entries: Vec<PathBuf> = list
+                .iter()
+                .filter_map(serde_json::Value::as_str)
+                .map(|e| dir.join(e))
+                .filter(|p| p.exists())
+                .collect();
+            return Some(entries);
+        }
+    }
+    ["index.ts", "index.js"]
+        .iter()
+        .map(|n| dir.join(n))
+        .find(|p| p.is_file())
+        .map(|p| vec![p])
+}
+
+/// One level of a discovered directory: scripts, and subdirectories with an entry point.
+fn scan(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut paths: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
+    paths.sort();
+    let mut out = Vec::new();
+    for path in paths {
+        if path.is_file() && is_script(&path) {
+            out.push(path);
+        } else if path.is_dir()
+            && let Some(entries) = package_entries(&path)
+        {
+            out.extend(entries);
+        }
+    }
+    out
+}
+
+/// An explicitly named source: a file, or a directory (manifest/index, else its scripts).
+fn explicit(path: &Path) -> Vec<PathBuf> {
+    if path.is_dir() {
+        package_entries(path)
+            .unwrap_or_else(|| scan(path).into_iter().filter(|p| p.is_file()).collect())
+    } else {
+        vec![path.to_path_buf()]
+    }
+}
+
+/// The entry files to load, in load order. A `-e` path that does not exist is kept, so
+/// loading it reports the error.
+pub fn discover(sources: &Sources) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for value in &sources.cli {
+        let path = sources.cwd.join(value);
+        found.extend(explicit(&path));
+    }
+    if !sources.no_extensions {
+        found.extend(scan(&sources.agent_dir.join("extensions")));
+        if sources.project_trusted {
+            found.extend(scan(&sources.cwd.join(".knightcode").join("extensions")));
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    found
+        .into_iter()
+        .map(|p| std::fs::canonicalize(&p).unwrap_or(p))
+        .filter(|p| seen.insert(p.clone()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn one_level_rules_trust_and_no_extensions() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let agent = root.join("agent");
+        let user = agent.join("extensions");
+        std::fs::create_dir_all(user.join("pkg")).unwrap();
+        std::fs::create_dir_all(user.join("empty")).unwrap();
+        std::fs::create_dir_all(user.join("deep/inner")).unwrap();
+        std::fs::write(user.join("a.ts"), "").unwrap();
+        std::fs::write(user.join("notes.md"), "").unwrap();
+        std::fs::write(user.join("pkg/index.ts"), "").unwrap();
+        std::fs::write(user.join("deep/inner/index.ts"), "").unwrap();
+        let project = root.join("proj/.knightcode/extensions");
+        std::fs::create_dir_all(&project).unwrap();
+        std::fs::write(project.join("p.js"), "").unwrap();
+        std::fs::write(root.join("proj/cli.ts"), "").unwrap();
+        let mut sources = Sources {
+            cli: vec!["cli.ts".to_owned()],
+            no_extensions: false,
+            cwd: root.join("proj"),
+            agent_dir: agent,
+            project_trusted: false,
+        };
+        assert_eq!(
+            discover(&sources),
+            vec![
+                root.join("proj/cli.ts"),
+                user.join("a.ts"),
+                user.join("pkg/index.ts")
+            ]
+        );
+        sources.project_trusted = true;
+        assert_eq!(discover(&sources).last(), Some(&project.join("p.js")));
+        sources.no_extensions = true;
+        assert_eq!(discover(&sources), vec![root.join("proj/cli.ts")]);
+    }
+}

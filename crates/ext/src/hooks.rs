@@ -1,0 +1,235 @@
+//! The host as the agent loop's hooks (`tool_call`, `tool_result`, `context`, `turn_end`)
+//! and extension tools as [`Tool`]s the loop calls.
+
+use std::sync::Arc;
+
+use knightcode_agent::AgentHooks;
+use knightcode_agent::BoundaryAction;
+use knightcode_agent::ExecutionMode;
+use knightcode_agent::HookFuture;
+use knightcode_agent::PendingToolCall;
+use knightcode_agent::Tool;
+use knightcode_agent::ToolCallVerdict;
+use knightcode_agent::ToolContext;
+use knightcode_agent::ToolDefinition;
+use knightcode_agent::ToolError;
+use knightcode_agent::ToolFuture;
+use knightcode_agent::ToolOutput;
+use knightcode_agent::ToolResultPatch;
+use knightcode_agent::TurnSummary;
+use knightcode_protocol::AgentMessage;
+use knightcode_protocol::ContentBlock;
+use knightcode_protocol::ToolResultMessage;
+use serde_json::Value;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::engine::Engine;
+use crate::host::ExtensionHost;
+use crate::host::ToolSpec;
+use crate::ops::Ops;
+
+/// A result or partial result as JS returned it (`{content, details, isError}`).
+pub(crate) fn tool_output(value: &Value) -> ToolOutput {
+    let content: Vec<ContentBlock> = value
+        .get("content")
+        .cloned()
+        .and_then(|c| serde_json::from_value(c).ok())
+        .unwrap_or_default();
+    ToolOutput {
+        content,
+        details: value.get("details").cloned().filter(|d| !d.is_null()),
+        is_error: value.get("isError").and_then(Value::as_bool) == Some(true),
+    }
+}
+
+/// A tool an extension registered; `execute` runs on the JS thread.
+pub struct JsTool {
+    definition: ToolDefinition,
+    engine: Engine,
+    ops: Arc<Ops>,
+}
+
+impl JsTool {
+    fn new(spec: &ToolSpec, host: &ExtensionHost) -> Self {
+        Self {
+            definition: ToolDefinition {
+                name: spec.name.clone(),
+                label: spec.label.clone(),
+                description: spec.description.clone(),
+                parameters: spec.parameters.clone(),
+                prompt_snippet: spec.prompt_snippet.clone(),
+                prompt_guidelines: spec.prompt_guidelines.clone(),
+                execution: if spec.execution_mode == "sequential" {
+                    ExecutionMode::Sequential
+                } else {
+                    ExecutionMode::Parallel
+                },
+            },
+            engine: host.engine.clone(),
+            ops: Arc::clone(&host.ops),
+        }
+    }
+}
+
+impl Tool for JsTool {
+    fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    fn execute(&self, arguments: Value, context: ToolContext) -> ToolFuture<'_> {
+        Box::pin(async move {
+            let id = context.tool_call_id.clone();
+            let updates = context.clone();
+            self.ops.watch_updates(
+                &id,
+                Arc::new(move |partial: ToolOutput| updates.update(partial)),
+            );
+            let payload = json!({
+                "name": self.definition.name,
+                "toolCallId": id,
+                "params": arguments,
+            });
+            let call = self.engine.call("executeTool", &payload);
+            let result = tokio::select! {
+                result = call => result,
+                () = context.cancel.cancelled() => {
+                    let _ = self.engine.call("abort", &json!({ "toolCallId": id })).await;
+                    self.ops.unwatch_updates(&id);
+                    return Err(ToolError::Aborted("Operation aborted".to_owned()));
+                }
+            };
+            self.ops.unwatch_updates(&id);
+            match result {
+                Ok(value) => Ok(tool_output(&value)),
+                Err(message) => Err(ToolError::failed(message)),
+            }
+        })
+    }
+}
+
+impl ExtensionHost {
+    /// The registered tools, for the session's registry (after built-ins: a tool with a
+    /// built-in's name replaces it).
+    pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        self.registry()
+            .tools
+            .iter()
+            .map(|spec| Arc::new(JsTool::new(spec, self)) as Arc<dyn Tool>)
+            .collect()
+    }
+}
+
+fn message_json(message: &AgentMessage) -> Value {
+    serde_json::to_value(message).unwrap_or(Value::Null)
+}
+
+impl AgentHooks for ExtensionHost {
+    fn transform_context<'a>(
+        &'a self,
+        messages: Vec<Arc<AgentMessage>>,
+        _cancel: &'a CancellationToken,
+    ) -> HookFuture<'a, Vec<Arc<AgentMessage>>> {
+        Box::pin(async move {
+            if !self.handles("context") {
+                return messages;
+            }
+            // Handlers see the conversation without system messages; those are kept.
+            let (system, rest): (Vec<_>, Vec<_>) = messages
+                .iter()
+                .cloned()
+                .partition(|m| matches!(**m, AgentMessage::System(_)));
+            let payload =
+                json!({ "messages": rest.iter().map(|m| message_json(m)).collect::<Vec<_>>() });
+            let Some(result) = self.dispatch("context", payload).await else {
+                return messages;
+            };
+            let Some(list) = result.get("messages").and_then(Value::as_array) else {
+                return messages;
+            };
+            let mut replaced = Vec::with_capacity(list.len());
+            for item in list {
+                match serde_json::from_value::<AgentMessage>(item.clone()) {
+                    Ok(message) => replaced.push(Arc::new(message)),
+                    Err(_) => return messages,
+                }
+            }
+            system.into_iter().chain(replaced).collect()
+        })
+    }
+
+    fn before_tool_call<'a>(
+        &'a self,
+        call: PendingToolCall<'a>,
+        _cancel: &'a CancellationToken,
+    ) -> HookFuture<'a, ToolCallVerdict> {
+        Box::pin(async move {
+            let payload = json!({
+                "toolCallId": call.tool_call_id,
+                "toolName": call.tool_name,
+                "input": call.arguments,
+            });
+            let Some(result) = self.dispatch("tool_call", payload).await else {
+                return ToolCallVerdict::Proceed;
+            };
+            if result.get("block").and_then(Value::as_bool) == Some(true) {
+                let reason = result
+                    .get("reason")
+                    .and_then(Value::as_str)
+                    .unwrap_or("Blocked by extension");
+                return ToolCallVerdict::Block(reason.to_owned());
+            }
+            match result.get("input") {
+                Some(input) => ToolCallVerdict::Rewrite(input.clone()),
+                None => ToolCallVerdict::Proceed,
+            }
+        })
+    }
+
+    fn after_tool_result<'a>(
+        &'a self,
+        result: &'a ToolResultMessage,
+        arguments: &'a Value,
+        _cancel: &'a CancellationToken,
+    ) -> HookFuture<'a, ToolResultPatch> {
+        Box::pin(async move {
+            let payload = json!({
+                "toolCallId": result.tool_call_id,
+                "toolName": result.tool_name,
+                "input": arguments,
+                "content": serde_json::to_value(&result.content).unwrap_or(Value::Null),
+                "details": result.details,
+                "isError": result.is_error,
+            });
+            let Some(patch) = self.dispatch("tool_result", payload).await else {
+                return ToolResultPatch::default();
+            };
+            ToolResultPatch {
+                content: patch
+                    .get("content")
+                    .cloned()
+                    .and_then(|c| serde_json::from_value(c).ok()),
+                details: patch.get("details").cloned(),
+                is_error: patch.get("isError").and_then(Value::as_bool),
+            }
+        })
+    }
+
+    fn turn_end<'a>(
+        &'a self,
+        turn: TurnSummary<'a>,
+        _cancel: &'a CancellationToken,
+    ) -> HookFuture<'a, BoundaryAction> {
+        Box::pin(async move {
+            if self.handles("turn_end") {
+                let payload = json!({
+                    "turnIndex": turn.turn_index,
+                    "message": serde_json::to_value(turn.message).unwrap_or(Value::Null),
+                    "toolResults": turn.tool_results.iter().map(message_json).collect::<Vec<_>>(),
+                });
+                self.dispatch("turn_end", payload).await;
+            }
+            BoundaryAction::default()
+        })
+    }
+}

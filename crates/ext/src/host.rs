@@ -1,0 +1,286 @@
+//! `ExtensionHost`: the extensions of one session, loaded into the process's JS runtime,
+//! and what the session asks of them (events, tools, commands). The JS runtime starts only
+//! when a host is loaded, so a session without extensions never starts it.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::PoisonError;
+
+use knightcode_agent::EventSender;
+use knightcode_protocol::AgentEvent;
+use serde::Deserialize;
+use serde_json::Value;
+use serde_json::json;
+
+use crate::engine::Engine;
+use crate::error::ExtError;
+use crate::ops::Ops;
+use crate::ops::SessionPort;
+
+/// How the host runs: which extensions, where, and in which mode.
+#[derive(Debug, Clone, Default)]
+pub struct HostConfig {
+    /// Entry files, in load order (see [`crate::discover`]).
+    pub paths: Vec<PathBuf>,
+    pub cwd: PathBuf,
+    /// `ctx.mode`: `print`, `json`, `rpc` or `tui`.
+    pub mode: String,
+    /// Values of CLI flags no built-in option claimed (`--name` / `--name value`).
+    pub flags: serde_json::Map<String, Value>,
+}
+
+/// A tool an extension registered, as the session declares it.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolSpec {
+    pub name: String,
+    pub label: String,
+    pub description: String,
+    pub parameters: Value,
+    #[serde(default)]
+    pub prompt_snippet: Option<String>,
+    #[serde(default)]
+    pub prompt_guidelines: Vec<String>,
+    #[serde(default)]
+    pub execution_mode: String,
+    pub extension_path: String,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+pub struct CommandSpec {
+    pub name: String,
+    #[serde(default)]
+    pub description: Option<String>,
+}
+
+/// What the extensions registered so far.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Registry {
+    pub tools: Vec<ToolSpec>,
+    pub commands: Vec<CommandSpec>,
+    /// Events at least one handler listens to.
+    pub events: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct LoadFailure {
+    path: String,
+    message: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct Loaded {
+    errors: Vec<LoadFailure>,
+    #[serde(default)]
+    diagnostics: Vec<String>,
+    registry: Registry,
+}
+
+/// A handler failure (`ExtensionError`): reported as an `extension_error` event.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct HandlerError {
+    pub extension_path: String,
+    pub event: String,
+    pub error: String,
+    #[serde(default)]
+    pub stack: Option<String>,
+}
+
+/// The extensions of a session.
+pub struct ExtensionHost {
+    pub(crate) engine: Engine,
+    pub(crate) ops: Arc<Ops>,
+    registry: Mutex<Registry>,
+    events: Mutex<Option<EventSender>>,
+    diagnostics: Vec<String>,
+}
+
+impl std::fmt::Debug for ExtensionHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExtensionHost").finish_non_exhaustive()
+    }
+}
+
+impl ExtensionHost {
+    /// Starts the JS runtime and runs every extension's factory, in order. The first
+    /// extension that fails to load fails the whole start (the CLI exits 1, as the
+    /// reference does).
+    pub async fn load(config: HostConfig) -> Result<Arc<Self>, ExtError> {
+        let ops = Arc::new(Ops::default());
+        let engine = Engine::start(Arc::clone(&ops))?;
+        let payload = json!({
+            "paths": config.paths.iter().map(|p| p.to_string_lossy()).collect::<Vec<_>>(),
+            "cwd": config.cwd.to_string_lossy(),
+            "mode": config.mode,
+            "flags": config.flags,
+        });
+        let loaded = engine
+            .call("load", &payload)
+            .await
+            .map_err(ExtError::Stopped)?;
+        let loaded: Loaded =
+            serde_json::from_value(loaded).map_err(|e| ExtError::Stopped(e.to_string()))?;
+        if let Some(failure) = loaded.errors.into_iter().next() {
+            return Err(ExtError::Load {
+                path: failure.path,
+                message: failure.message,
+            });
+        }
+        Ok(Arc::new(Self {
+            engine,
+            ops,
+            registry: Mutex::new(loaded.registry),
+            events: Mutex::new(None),
+            diagnostics: loaded.diagnostics,
+        }))
+    }
+
+    /// Conflicts and other notices from loading (`Tool "x" conflicts with …`).
+    pub fn diagnostics(&self) -> &[String] {
+        &self.diagnostics
+    }
+
+    /// Connects the host to its session: the actions extensions call, and where
+    /// `extension_error` events go.
+    pub fn bind(&self, port: Arc<dyn SessionPort>, events: EventSender) {
+        self.ops.bind(port);
+        *self.events.lock().unwrap_or_else(PoisonError::into_inner) = Some(events);
+    }
+
+    pub fn registry(&self) -> Registry {
+        self.registry
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Reads the registrations again (tools registered in `session_start`).
+    pub async fn refresh(&self) {
+        if let Ok(value) = self.engine.call("registry", &Value::Null).await
+            && let Ok(registry) = serde_json::from_value::<Registry>(value)
+        {
+            *self.registry.lock().unwrap_or_else(PoisonError::into_inner) = registry;
+        }
+    }
+
+    /// Whether any handler listens to `event` (no cross-thread message otherwise).
+    pub fn handles(&self, event: &str) -> bool {
+        self.registry
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .events
+            .iter()
+            .any(|e| e == event)
+    }
+
+    pub fn has_command(&self, name: &str) -> bool {
+        self.registry
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .commands
+            .iter()
+            .any(|c| c.name == name)
+    }
+
+    pub(crate) async fn report(&self, errors: Vec<HandlerError>) {
+        let events = self
+            .events
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        for error in errors {
+            match &events {
+                Some(events) => {
+                    events
+                        .emit(AgentEvent::ExtensionError {
+                            extension_path: error.extension_path,
+                            event: error.event,
+                            error: error.error,
+                        })
+                        .await;
+                }
+                None => {
+                    let _ = std::io::Write::write_all(
+                        &mut std::io::stderr().lock(),
+                        format!(
+                            "Extension error ({}, {}): {}\n",
+                            error.extension_path, error.event, error.error
+                        )
+                        .as_bytes(),
+                    );
+                }
+            }
+        }
+    }
+
+    /// Runs `event`'s handlers with `payload`; returns the composed result (see
+    /// `js/api.js`), `None` when no handler listens or none changed anything. Handler
+    /// failures are reported as `extension_error` events; the caller goes on.
+    pub async fn dispatch(&self, event: &str, payload: Value) -> Option<Value> {
+        if !self.handles(event) {
+            return None;
+        }
+        let reply = self
+            .engine
+            .call("dispatch", &json!({ "event": event, "payload": payload }))
+            .await;
+        match reply {
+            Ok(mut value) => {
+                let errors: Vec<HandlerError> = value
+                    .get_mut("errors")
+                    .map(Value::take)
+                    .and_then(|v| serde_json::from_value(v).ok())
+                    .unwrap_or_default();
+                self.report(errors).await;
+                value
+                    .get_mut("result")
+                    .map(Value::take)
+                    .filter(|v| !v.is_null())
+            }
+            Err(message) => {
+                self.report(vec![HandlerError {
+                    extension_path: "<host>".to_owned(),
+                    event: event.to_owned(),
+                    error: message,
+                    stack: None,
+                }])
+                .await;
+                None
+            }
+        }
+    }
+
+    /// Runs `/name args` if an extension registered `name`; `false` when none did.
+    pub async fn run_command(&self, name: &str, args: &str) -> bool {
+        if !self.has_command(name) {
+            return false;
+        }
+        match self
+            .engine
+            .call("command", &json!({ "name": name, "args": args }))
+            .await
+        {
+            Ok(mut value) => {
+                let errors: Vec<HandlerError> = value
+                    .get_mut("errors")
+                    .map(Value::take)
+                    .and_then(|v| serde_json::from_value(v).ok())
+                    .unwrap_or_default();
+                self.report(errors).await;
+                value.get("found").and_then(Value::as_bool).unwrap_or(false)
+            }
+            Err(message) => {
+                self.report(vec![HandlerError {
+                    extension_path: "<host>".to_owned(),
+                    event: "command".to_owned(),
+                    error: message,
+                    stack: None,
+                }])
+                .await;
+                true
+            }
+        }
+    }
+}

@@ -1,0 +1,28 @@
+//! The extension host: TypeScript extensions run in one embedded QuickJS runtime per
+//! process, on its own thread, started only when an extension is configured.
+//!
+//! - [`discover`]: which files load (`-e`, `<agentDir>/extensions/`, trusted project).
+//! - [`transpile`]: TypeScript stripped at load time (oxc).
+//! - [`resolve`]: specifiers to host packages, Node built-ins and files.
+//! - [`ExtensionHost`]: loading, events, tools and commands; it implements the agent
+//!   loop's hooks, and the runtime adds the session's (`knightcode-runtime`).
+//! - `js/`: the module runner, the Node layer, the host packages and the extension API.
+
+pub mod discover;
+mod engine;
+mod error;
+mod hooks;
+mod host;
+mod ops;
+pub mod resolve;
+pub mod transpile;
+
+pub use error::ExtError;
+pub use hooks::JsTool;
+pub use host::CommandSpec;
+pub use host::ExtensionHost;
+pub use host::HandlerError;
+pub use host::HostConfig;
+pub use host::Registry;
+pub use host::ToolSpec;
+pub use ops::SessionPort;

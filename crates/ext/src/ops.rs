@@ -1,0 +1,566 @@
+//! The Rust functions JS calls (`__kc.*`): module loading, the file system, processes,
+//! timers, and the session. Bulk data crosses as JSON text; failures come back as
+//! `{"error": {"code", "message"}}` for the JS side to throw as Node-shaped errors.
+
+use std::collections::HashMap;
+use std::io::Write as _;
+use std::path::Path;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::PoisonError;
+
+use knightcode_agent::UpdateSink;
+use rquickjs::Ctx;
+use rquickjs::Function;
+use rquickjs::Object;
+use rquickjs::Promise;
+use serde_json::Value;
+use serde_json::json;
+
+use crate::resolve::Resolved;
+
+/// What the session offers its extensions (entries, messages, state). The runtime
+/// implements it; `op` names a `pi`/`ctx` member (`appendEntry`, `getBranch`, …).
+pub trait SessionPort: Send + Sync {
+    fn call(&self, op: &str, args: Value) -> Result<Value, String>;
+}
+
+/// Shared between the host and the JS thread.
+#[derive(Default)]
+pub struct Ops {
+    session: Mutex<Option<Arc<dyn SessionPort>>>,
+    updates: Mutex<HashMap<String, UpdateSink>>,
+}
+
+impl std::fmt::Debug for Ops {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ops").finish_non_exhaustive()
+    }
+}
+
+impl Ops {
+    pub fn bind(&self, port: Arc<dyn SessionPort>) {
+        *self.session.lock().unwrap_or_else(PoisonError::into_inner) = Some(port);
+    }
+
+    pub fn watch_updates(&self, call_id: &str, sink: UpdateSink) {
+        self.updates
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(call_id.to_owned(), sink);
+    }
+
+    pub fn unwatch_updates(&self, call_id: &str) {
+        self.updates
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(call_id);
+    }
+
+    fn session_call(&self, op: &str, args: Value) -> Value {
+        let port = self
+            .session
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        match port {
+            Some(port) => match port.call(op, args) {
+                Ok(value) => json!({ "ok": value }),
+                Err(message) => error("ERR_KC_SESSION", &message),
+            },
+            None => error(
+                "ERR_KC_NOT_BOUND",
+                "Extension runtime not initialized. Action methods cannot be called during extension loading.",
+            ),
+        }
+    }
+
+    fn tool_update(&self, args: &Value) -> Value {
+        let id = args.get("toolCallId").and_then(Value::as_str).unwrap_or("");
+        let sink = self
+            .updates
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(id)
+            .cloned();
+        if let Some(sink) = sink {
+            sink(crate::hooks::tool_output(
+                args.get("partial").unwrap_or(&Value::Null),
+            ));
+        }
+        json!({ "ok": null })
+    }
+}
+
+fn error(code: &str, message: &str) -> Value {
+    json!({ "error": { "code": code, "message": message } })
+}
+
+fn io_error(error: &std::io::Error, syscall: &str, path: &str) -> Value {
+    let code = match error.kind() {
+        std::io::ErrorKind::NotFound => "ENOENT",
+        std::io::ErrorKind::PermissionDenied => "EACCES",
+        std::io::ErrorKind::AlreadyExists => "EEXIST",
+        std::io::ErrorKind::IsADirectory => "EISDIR",
+        std::io::ErrorKind::NotADirectory => "ENOTDIR",
+        std::io::ErrorKind::DirectoryNotEmpty => "ENOTEMPTY",
+        _ => "EIO",
+    };
+    let what = match code {
+        "ENOENT" => "no such file or directory",
+        "EACCES" => "permission denied",
+        "EEXIST" => "file already exists",
+        "EISDIR" => "illegal operation on a directory",
+        "ENOTDIR" => "not a directory",
+        "ENOTEMPTY" => "directory not empty",
+        _ => "i/o error",
+    };
+    json!({ "error": {
+        "code": code,
+        "message": format!("{code}: {what}, {syscall} '{path}'"),
+        "syscall": syscall,
+        "path": path,
+    }})
+}
+
+fn str_arg<'a>(args: &'a Value, key: &str) -> &'a str {
+    args.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+fn stat_json(meta: &std::fs::Metadata) -> Value {
+    let millis = |t: std::io::Result<std::time::SystemTime>| {
+        t.ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+    };
+    #[cfg(unix)]
+    let mode = {
+        use std::os::unix::fs::PermissionsExt as _;
+        meta.permissions().mode()
+    };
+    #[cfg(not(unix))]
+    let mode = 0u32;
+    json!({
+        "isFile": meta.is_file(),
+        "isDirectory": meta.is_dir(),
+        "isSymbolicLink": meta.file_type().is_symlink(),
+        "size": meta.len(),
+        "mode": mode,
+        "mtimeMs": millis(meta.modified()),
+        "atimeMs": millis(meta.accessed()),
+        "birthtimeMs": millis(meta.created()),
+    })
+}
+
+/// One file-system operation (`fs` module, sync; the promise forms wrap these).
+fn fs_op(op: &str, args: &Value) -> Value {
+    let path = str_arg(args, "path");
+    let result: Result<Value, Value> = match op {
+        "readFile" => std::fs::read(path)
+            .map(|bytes| {
+                if args.get("binary").and_then(Value::as_bool) == Some(true) {
+                    Value::Array(bytes.into_iter().map(Value::from).collect())
+                } else {
+                    Value::String(String::from_utf8_lossy(&bytes).into_owned())
+                }
+            })
+            .map_err(|e| io_error(&e, "open", path)),
+        "writeFile" => {
+            let data = str_arg(args, "data");
+            let append = args.get("append").and_then(Value::as_bool) == Some(true);
+            std::fs::OpenOptions::new()
+                .create(true)
+                .write(true)
+                .append(append)
+                .truncate(!append)
+                .open(path)
+                .and_then(|mut file| file.write_all(data.as_bytes()))
+                .map(|()| Value::Null)
+                .map_err(|e| io_error(&e, "open", path))
+        }
+        "exists" => Ok(Value::Bool(Path::new(path).exists())),
+        "stat" => std::fs::metadata(path)
+            .map(|m| stat_json(&m))
+            .map_err(|e| io_error(&e, "stat", path)),
+        "lstat" => std::fs::symlink_metadata(path)
+            .map(|m| stat_json(&m))
+            .map_err(|e| io_error(&e, "lstat", path)),
+        "readdir" => std::fs::read_dir(path)
+            .map(|entries| {
+                let mut list: Vec<Value> = entries
+                    .filter_map(Result::ok)
+                    .map(|entry| {
+                        let kind = entry.file_type().ok();
+                        json!({
+                            "name": entry.file_name().to_string_lossy(),
+                            "isFile": kind.is_some_and(|k| k.is_file()),
+                            "isDirectory": kind.is_some_and(|k| k.is_dir()),
+                            "isSymbolicLink": kind.is_some_and(|k| k.is_symlink()),
+                        })
+                    })
+                    .collect();
+                list.sort_by(|a, b| str_arg(a, "name").cmp(str_arg(b, "name")));
+                Value::Array(list)
+            })
+            .map_err(|e| io_error(&e, "scandir", path)),
+        "mkdir" => {
+            let recursive = args.get("recursive").and_then(Value::as_bool) == Some(true);
+            let result = if recursive {
+                std::fs::create_dir_all(path)
+            } else {
+                std::fs::create_dir(path)
+            };
+            result
+                .map(|()| Value::Null)
+                .map_err(|e| io_error(&e, "mkdir", path))
+        }
+        "rm" => {
+            let recursive = args.get("recursive").and_then(Value::as_bool) == Some(true);
+            let force = args.get("force").and_then(Value::as_bool) == Some(true);
+            let p = Path::new(path);
+            let result = if p.is_dir() && recursive {
+                std::fs::remove_dir_all(p)
+            } else if p.is_dir() {
+                std::fs::remove_dir(p)
+            } else {
+                std::fs::remove_file(p)
+            };
+            match result {
+                Err(e) if force && e.kind() == std::io::ErrorKind::NotFound => Ok(Value::Null),
+                other => other
+                    .map(|()| Value::Null)
+                    .map_err(|e| io_error(&e, "rm", path)),
+            }
+        }
+        "rename" => std::fs::rename(path, str_arg(args, "to"))
+            .map(|()| Value::Null)
+            .map_err(|e| io_error(&e, "rename", path)),
+        "copyFile" => std::fs::copy(path, str_arg(args, "to"))
+            .map(|_| Value::Null)
+            .map_err(|e| io_error(&e, "copyfile", path)),
+        "realpath" => std::fs::canonicalize(path)
+            .map(|p| Value::String(p.to_string_lossy().into_owned()))
+            .map_err(|e| io_error(&e, "realpath", path)),
+        "mkdtemp" => {
+            let prefix = path;
+            let mut found = None;
+            for n in 0..1000u32 {
+                let candidate = format!(
+                    "{prefix}{:06x}",
+                    (std::process::id() ^ n.wrapping_mul(2654435761)) & 0xff_ffff
+                );
+                if std::fs::create_dir(&candidate).is_ok() {
+                    found = Some(candidate);
+                    break;
+                }
+            }
+            found
+                .map(Value::String)
+                .ok_or_else(|| error("EEXIST", &format!("mkdtemp '{prefix}' failed")))
+        }
+        _ => Err(error(
+            "ERR_KC_UNSUPPORTED",
+            &format!("fs.{op} is not supported by KnightCode's Node layer"),
+        )),
+    };
+    match result {
+        Ok(value) => json!({ "ok": value }),
+        Err(error) => error,
+    }
+}
+
+fn env_of(args: &Value) -> Option<Vec<(String, String)>> {
+    args.get("env").and_then(Value::as_object).map(|map| {
+        map.iter()
+            .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_owned())))
+            .collect()
+    })
+}
+
+/// The command an `exec`/`spawn` request describes (`shell` runs `file` through `sh -c`).
+fn command_for(args: &Value) -> std::process::Command {
+    let file = str_arg(args, "file");
+    let list: Vec<String> = args
+        .get("args")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    let shell = args.get("shell").and_then(Value::as_bool) == Some(true);
+    let mut command = if shell {
+        let mut line = file.to_owned();
+        for arg in &list {
+            line.push(' ');
+            line.push_str(arg);
+        }
+        let mut c = std::process::Command::new("/bin/sh");
+        c.arg("-c").arg(line);
+        c
+    } else {
+        let mut c = std::process::Command::new(file);
+        c.args(&list);
+        c
+    };
+    let cwd = str_arg(args, "cwd");
+    if !cwd.is_empty() {
+        command.current_dir(cwd);
+    }
+    if let Some(env) = env_of(args) {
+        command.env_clear();
+        command.envs(env);
+    }
+    command
+}
+
+fn output_json(output: &std::process::Output) -> Value {
+    #[cfg(unix)]
+    let signal = {
+        use std::os::unix::process::ExitStatusExt as _;
+        output.status.signal()
+    };
+    #[cfg(not(unix))]
+    let signal: Option<i32> = None;
+    json!({
+        "stdout": String::from_utf8_lossy(&output.stdout),
+        "stderr": String::from_utf8_lossy(&output.stderr),
+        "status": output.status.code(),
+        "signal": signal.map(signal_name),
+    })
+}
+
+fn signal_name(signal: i32) -> String {
+    match signal {
+        1 => "SIGHUP",
+        2 => "SIGINT",
+        9 => "SIGKILL",
+        15 => "SIGTERM",
+        _ => return format!("SIG{signal}"),
+    }
+    .to_owned()
+}
+
+/// `spawnSync` / `execSync`: blocks the JS thread (as in Node), never an agent worker.
+fn spawn_sync(args: &Value) -> Value {
+    let mut command = command_for(args);
+    let input = args.get("input").and_then(Value::as_str).map(str::to_owned);
+    command.stdin(if input.is_some() {
+        std::process::Stdio::piped()
+    } else {
+        std::process::Stdio::null()
+    });
+    command.stdout(std::process::Stdio::piped());
+    command.stderr(std::process::Stdio::piped());
+    let child = command.spawn();
+    let result = child.and_then(|mut child| {
+        if let (Some(text), Some(mut stdin)) = (input, child.stdin.take()) {
+            let _ = stdin.write_all(text.as_bytes());
+        }
+        child.wait_with_output()
+    });
+    match result {
+        Ok(output) => json!({ "ok": output_json(&output) }),
+        Err(e) => io_error(
+            &e,
+            &format!("spawnSync {}", str_arg(args, "file")),
+            str_arg(args, "file"),
+        ),
+    }
+}
+
+/// `pi.exec` and `child_process.exec*`: the process is waited for on a helper thread
+/// (the JS thread's runtime does not reap children), the JS thread awaits the result.
+async fn exec_async(args: Value) -> Value {
+    let mut command = command_for(&args);
+    command.stdin(std::process::Stdio::null());
+    command.stdout(std::process::Stdio::piped());
+    command.stderr(std::process::Stdio::piped());
+    let file = str_arg(&args, "file").to_owned();
+    let child = match command.spawn() {
+        Ok(child) => child,
+        Err(e) => return io_error(&e, &format!("spawn {file}"), &file),
+    };
+    let pid = child.id();
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let timeout = args
+        .get("timeout")
+        .and_then(Value::as_f64)
+        .filter(|t| *t > 0.0)
+        .map(|t| std::time::Duration::from_millis(t as u64));
+    let output = match timeout {
+        Some(limit) => match tokio::time::timeout(limit, rx).await {
+            Ok(output) => output,
+            Err(_) => {
+                let _ = std::process::Command::new("kill")
+                    .arg("-TERM")
+                    .arg(pid.to_string())
+                    .status();
+                return json!({ "ok": { "stdout": "", "stderr": "", "status": null, "signal": "SIGTERM", "killed": true } });
+            }
+        },
+        None => rx.await,
+    };
+    match output {
+        Ok(Ok(output)) => json!({ "ok": output_json(&output) }),
+        Ok(Err(e)) => io_error(&e, &format!("spawn {file}"), &file),
+        Err(_) => error("EIO", "the process waiter stopped"),
+    }
+}
+
+fn os_info() -> Value {
+    let home = std::env::home_dir().map(|p| p.to_string_lossy().into_owned());
+    let env: serde_json::Map<String, Value> = std::env::vars()
+        .map(|(k, v)| (k, Value::String(v)))
+        .collect();
+    json!({
+        "env": env,
+        "cwd": std::env::current_dir().ok().map(|p| p.to_string_lossy().into_owned()),
+        "home": home,
+        "tmpdir": std::env::temp_dir().to_string_lossy(),
+        "platform": match std::env::consts::OS { "macos" => "darwin", "windows" => "win32", other => other },
+        "arch": match std::env::consts::ARCH { "x86_64" => "x64", "aarch64" => "arm64", other => other },
+        "pid": std::process::id(),
+        "execPath": std::env::current_exe().ok().map(|p| p.to_string_lossy().into_owned()),
+        "hostname": std::fs::read_to_string("/etc/hostname").map(|s| s.trim().to_owned()).unwrap_or_else(|_| "localhost".to_owned()),
+    })
+}
+
+fn strip_file(path: &str) -> Value {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) => return io_error(&e, "open", path),
+    };
+    if path.ends_with(".json") {
+        return json!({ "ok": { "json": text } });
+    }
+    match crate::transpile::strip(Path::new(path), &text) {
+        Ok(stripped) => json!({ "ok": {
+            "code": stripped.code,
+            "module": stripped.module,
+            "tla": stripped.top_level_await,
+        }}),
+        Err(e) => error("ERR_KC_SYNTAX", &e.to_string()),
+    }
+}
+
+fn resolve_op(specifier: &str, from_dir: &str, importer: &str) -> Value {
+    match crate::resolve::resolve(specifier, &PathBuf::from(from_dir), importer) {
+        Ok(Resolved::Host(id)) => json!({ "ok": { "host": id } }),
+        Ok(Resolved::File(path)) => json!({ "ok": { "file": path.to_string_lossy() } }),
+        Err(message) => error("ERR_MODULE_NOT_FOUND", &message),
+    }
+}
+
+/// Puts the ops on the global `__kc` object (the bootstrap hides it from extension code).
+pub fn install<'js>(ctx: &Ctx<'js>, ops: Arc<Ops>) -> rquickjs::Result<()> {
+    let kc = Object::new(ctx.clone())?;
+    kc.set(
+        "strip",
+        Function::new(ctx.clone(), |path: String| strip_file(&path).to_string())?,
+    )?;
+    kc.set(
+        "resolve",
+        Function::new(
+            ctx.clone(),
+            |specifier: String, from: String, importer: String| {
+                resolve_op(&specifier, &from, &importer).to_string()
+            },
+        )?,
+    )?;
+    kc.set(
+        "compile",
+        Function::new(
+            ctx.clone(),
+            |ctx: Ctx<'js>, code: String, filename: String| -> rquickjs::Result<Function<'js>> {
+                let mut options = rquickjs::context::EvalOptions::default();
+                options.global = true;
+                options.strict = false;
+                options.filename = Some(filename);
+                ctx.eval_with_options(code, options)
+            },
+        )?,
+    )?;
+    kc.set(
+        "fs",
+        Function::new(ctx.clone(), |op: String, args: String| {
+            let args: Value = serde_json::from_str(&args).unwrap_or(Value::Null);
+            fs_op(&op, &args).to_string()
+        })?,
+    )?;
+    kc.set(
+        "spawnSync",
+        Function::new(ctx.clone(), |args: String| {
+            let args: Value = serde_json::from_str(&args).unwrap_or(Value::Null);
+            spawn_sync(&args).to_string()
+        })?,
+    )?;
+    kc.set(
+        "exec",
+        Function::new(
+            ctx.clone(),
+            |ctx: Ctx<'js>, args: String| -> rquickjs::Result<Promise<'js>> {
+                let args: Value = serde_json::from_str(&args).unwrap_or(Value::Null);
+                let (promise, resolve, _reject) = ctx.promise()?;
+                ctx.spawn(async move {
+                    let result = exec_async(args).await.to_string();
+                    let _ = resolve.call::<_, ()>((result,));
+                });
+                Ok(promise)
+            },
+        )?,
+    )?;
+    kc.set(
+        "sleep",
+        Function::new(
+            ctx.clone(),
+            |ctx: Ctx<'js>, ms: f64| -> rquickjs::Result<Promise<'js>> {
+                let (promise, resolve, _reject) = ctx.promise()?;
+                let duration = std::time::Duration::from_micros((ms.max(0.0) * 1000.0) as u64);
+                // The timer runs as a task of the JS thread's runtime; a timer polled
+                // inside the engine's own executor is never woken.
+                let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+                tokio::task::spawn_local(async move {
+                    tokio::time::sleep(duration).await;
+                    let _ = tx.send(());
+                });
+                ctx.spawn(async move {
+                    let _ = rx.await;
+                    let _ = resolve.call::<_, ()>(());
+                });
+                Ok(promise)
+            },
+        )?,
+    )?;
+    kc.set("os", Function::new(ctx.clone(), || os_info().to_string())?)?;
+    kc.set(
+        "print",
+        Function::new(ctx.clone(), |text: String| {
+            // stdout belongs to the protocol in print, JSON and RPC modes.
+            let _ = std::io::stderr().lock().write_all(text.as_bytes());
+        })?,
+    )?;
+    let session_ops = Arc::clone(&ops);
+    kc.set(
+        "session",
+        Function::new(ctx.clone(), move |op: String, args: String| {
+            let args: Value = serde_json::from_str(&args).unwrap_or(Value::Null);
+            session_ops.session_call(&op, args).to_string()
+        })?,
+    )?;
+    let update_ops = ops;
+    kc.set(
+        "toolUpdate",
+        Function::new(ctx.clone(), move |args: String| {
+            let args: Value = serde_json::from_str(&args).unwrap_or(Value::Null);
+            update_ops.tool_update(&args).to_string()
+        })?,
+    )?;
+    ctx.globals().set("__kc", kc)?;
+    Ok(())
+}

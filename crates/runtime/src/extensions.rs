@@ -1,0 +1,267 @@
+//! The extension host as a session's hooks: `knightcode-ext` implements the loop's points;
+//! this adds the session's (`input` and commands, `before_agent_start`) and the session
+//! actions extensions call (`SessionPort`). With no extension configured nothing here runs
+//! and the JS runtime is never started.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::Mutex;
+
+use knightcode_agent::AgentHooks;
+use knightcode_agent::HookFuture;
+use knightcode_ext::ExtensionHost;
+use knightcode_ext::SessionPort;
+use knightcode_protocol::AgentMessage;
+use knightcode_protocol::ContentBlock;
+use knightcode_session::SessionManager;
+use serde_json::Value;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::agent_session::lock;
+use crate::hooks::AgentStart;
+use crate::hooks::AgentStartChanges;
+use crate::hooks::InputAction;
+use crate::hooks::PromptInput;
+use crate::hooks::SessionHooks;
+
+/// Which extensions a session loads (spec §2).
+#[derive(Debug, Clone, Default)]
+pub struct ExtensionSources {
+    /// `-e` values (files or directories, relative to the working directory).
+    pub cli: Vec<String>,
+    /// `--no-extensions`: only the `-e` ones load.
+    pub no_extensions: bool,
+    /// Flags no built-in option claimed, for `registerFlag` / `getFlag`.
+    pub flags: serde_json::Map<String, Value>,
+    /// `ctx.mode`: `print`, `json`, `rpc` or `tui`.
+    pub mode: String,
+}
+
+/// The entry files for `sources`; the project's only when it is trusted.
+pub fn discover(
+    sources: &ExtensionSources,
+    cwd: &std::path::Path,
+    agent_dir: &std::path::Path,
+    project_trusted: bool,
+) -> Vec<PathBuf> {
+    knightcode_ext::discover::discover(&knightcode_ext::discover::Sources {
+        cli: sources.cli.clone(),
+        no_extensions: sources.no_extensions,
+        cwd: cwd.to_path_buf(),
+        agent_dir: agent_dir.to_path_buf(),
+        project_trusted,
+    })
+}
+
+/// A session's hooks when extensions are loaded.
+pub struct ExtensionHooks {
+    pub host: Arc<ExtensionHost>,
+}
+
+impl AgentHooks for ExtensionHooks {
+    fn transform_context<'a>(
+        &'a self,
+        messages: Vec<Arc<AgentMessage>>,
+        cancel: &'a CancellationToken,
+    ) -> HookFuture<'a, Vec<Arc<AgentMessage>>> {
+        self.host.transform_context(messages, cancel)
+    }
+
+    fn before_tool_call<'a>(
+        &'a self,
+        call: knightcode_agent::PendingToolCall<'a>,
+        cancel: &'a CancellationToken,
+    ) -> HookFuture<'a, knightcode_agent::ToolCallVerdict> {
+        self.host.before_tool_call(call, cancel)
+    }
+
+    fn after_tool_result<'a>(
+        &'a self,
+        result: &'a knightcode_protocol::ToolResultMessage,
+        arguments: &'a Value,
+        cancel: &'a CancellationToken,
+    ) -> HookFuture<'a, knightcode_agent::ToolResultPatch> {
+        self.host.after_tool_result(result, arguments, cancel)
+    }
+
+    fn turn_end<'a>(
+        &'a self,
+        turn: knightcode_agent::TurnSummary<'a>,
+        cancel: &'a CancellationToken,
+    ) -> HookFuture<'a, knightcode_agent::BoundaryAction> {
+        self.host.turn_end(turn, cancel)
+    }
+}
+
+/// `/name args` → (`name`, `args`).
+fn command_of(text: &str) -> Option<(&str, &str)> {
+    let rest = text.strip_prefix('/')?;
+    let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+    (!name.is_empty()).then_some((name, args.trim_start()))
+}
+
+impl SessionHooks for ExtensionHooks {
+    fn transform_input<'a>(
+        &'a self,
+        input: &'a PromptInput,
+        _cancel: &'a CancellationToken,
+    ) -> HookFuture<'a, InputAction> {
+        Box::pin(async move {
+            if let Some((name, args)) = command_of(&input.text)
+                && self.host.has_command(name)
+            {
+                self.host.run_command(name, args).await;
+                return InputAction::Handled;
+            }
+            let payload = json!({
+                "text": input.text,
+                "images": input.images,
+                "source": input.source.as_str(),
+            });
+            let Some(result) = self.host.dispatch("input", payload).await else {
+                return InputAction::Continue;
+            };
+            match result.get("action").and_then(Value::as_str) {
+                Some("handled") => InputAction::Handled,
+                Some("transform") => InputAction::Transform {
+                    text: result
+                        .get("text")
+                        .and_then(Value::as_str)
+                        .unwrap_or(&input.text)
+                        .to_owned(),
+                    images: result
+                        .get("images")
+                        .cloned()
+                        .and_then(|v| serde_json::from_value::<Vec<ContentBlock>>(v).ok())
+                        .unwrap_or_else(|| input.images.clone()),
+                },
+                _ => InputAction::Continue,
+            }
+        })
+    }
+
+    fn before_agent_start<'a>(
+        &'a self,
+        start: AgentStart<'a>,
+        _cancel: &'a CancellationToken,
+    ) -> HookFuture<'a, AgentStartChanges> {
+        Box::pin(async move {
+            let payload = json!({
+                "prompt": start.prompt,
+                "images": start.images,
+                "systemPrompt": start.system_prompt,
+                "messageType": "user",
+            });
+            let Some(result) = self.host.dispatch("before_agent_start", payload).await else {
+                return AgentStartChanges::default();
+            };
+            let messages = result
+                .get("messages")
+                .and_then(Value::as_array)
+                .map(|list| list.iter().filter_map(custom_message).collect())
+                .unwrap_or_default();
+            AgentStartChanges {
+                messages,
+                system_prompt: result
+                    .get("systemPrompt")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+            }
+        })
+    }
+}
+
+/// `{customType, content, display, details}` as a `custom` message.
+fn custom_message(value: &Value) -> Option<AgentMessage> {
+    let mut message = value.clone();
+    let object = message.as_object_mut()?;
+    object.insert("role".to_owned(), json!("custom"));
+    if object.get("content").is_some_and(Value::is_string) {
+        let text = object.get("content").cloned().unwrap_or(Value::Null);
+        object.insert("content".to_owned(), text);
+    }
+    object.entry("display").or_insert(Value::Bool(true));
+    object
+        .entry("timestamp")
+        .or_insert(json!(chrono::Utc::now().timestamp_millis()));
+    serde_json::from_value(message).ok()
+}
+
+/// The session actions extensions call, over the session file.
+pub(crate) struct Port {
+    pub session: Arc<Mutex<SessionManager>>,
+    pub model: (String, String),
+    pub thinking: String,
+}
+
+impl SessionPort for Port {
+    fn call(&self, op: &str, args: Value) -> Result<Value, String> {
+        let mut session = lock(&self.session);
+        let text = |key: &str| args.get(key).and_then(Value::as_str).map(str::to_owned);
+        match op {
+            "getEntries" => serde_json::to_value(session.entries()).map_err(|e| e.to_string()),
+            "getBranch" => {
+                let leaf = text("leafId");
+                let branch = session.branch(leaf.as_deref()).map_err(|e| e.to_string())?;
+                serde_json::to_value(branch).map_err(|e| e.to_string())
+            }
+            "getLeafId" => Ok(json!(session.leaf_id())),
+            "getSessionFile" => Ok(json!(session.session_file().map(|p| p.to_string_lossy()))),
+            "getSessionId" => Ok(json!(session.session_id())),
+            "getHeader" => serde_json::to_value(session.header()).map_err(|e| e.to_string()),
+            "getSessionName" => Ok(json!(session.session_name())),
+            "setSessionName" => {
+                let name = text("name").unwrap_or_default();
+                session.set_session_name(&name).map_err(|e| e.to_string())?;
+                Ok(Value::Null)
+            }
+            "setLabel" => {
+                let target = text("entryId").unwrap_or_default();
+                let label = text("label");
+                session
+                    .set_label(&target, label.as_deref())
+                    .map_err(|e| e.to_string())?;
+                Ok(Value::Null)
+            }
+            "appendEntry" => {
+                let custom_type = text("customType").unwrap_or_default();
+                let data = args.get("data").cloned().filter(|d| !d.is_null());
+                session
+                    .append_custom_entry(&custom_type, data)
+                    .map_err(|e| e.to_string())?;
+                Ok(Value::Null)
+            }
+            "sendMessage" => {
+                let message = args.get("message").cloned().unwrap_or(Value::Null);
+                let custom_type = message
+                    .get("customType")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned();
+                let content = message
+                    .get("content")
+                    .cloned()
+                    .and_then(|c| serde_json::from_value(c).ok())
+                    .ok_or_else(|| {
+                        "sendMessage: content must be a string or content blocks".to_owned()
+                    })?;
+                let display = message
+                    .get("display")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(true);
+                let details = message.get("details").cloned().filter(|d| !d.is_null());
+                session
+                    .append_custom_message(&custom_type, content, display, details)
+                    .map_err(|e| e.to_string())?;
+                Ok(Value::Null)
+            }
+            "getModel" => Ok(json!({ "provider": self.model.0, "id": self.model.1 })),
+            "getThinkingLevel" => Ok(json!(self.thinking)),
+            "isIdle" => Ok(Value::Bool(true)),
+            other => Err(format!(
+                "{other} is not supported by KnightCode's extension host yet"
+            )),
+        }
+    }
+}
