@@ -49,7 +49,8 @@ CREATED = 1700000000  # fixed so that recordings are stable
 # Pause between SSE chunks (seconds).  Without it pi may serialise several deltas' events
 # after the whole stream was parsed, so every `partial` would show the final text.
 DEFAULT_DELAY = 0.02
-SUMMARY_MARKER = "You are a context summarization assistant"
+# The reference's summarization system prompt, and knightcode's (check-compaction-roundtrip).
+SUMMARY_MARKERS = ("You are a context summarization assistant", "You write context checkpoints")
 
 
 class State:
@@ -92,7 +93,7 @@ def first_system_text(body):
 
 
 def is_summary_request(body):
-    return first_system_text(body).startswith(SUMMARY_MARKER)
+    return first_system_text(body).startswith(SUMMARY_MARKERS)
 
 
 def build_chunks(turn, model, chunk_id):

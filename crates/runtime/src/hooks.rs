@@ -183,6 +183,12 @@ pub trait SessionHooks: AgentHooks {
         Box::pin(std::future::ready(AgentStartChanges::default()))
     }
 
+    /// Whether [`SessionHooks::before_compact`] looks at the summarised messages
+    /// (`Preparation::messages_to_summarize`); they are copied out only then.
+    fn inspects_compaction_messages(&self) -> bool {
+        false
+    }
+
     /// A compaction has chosen what to summarise: go on, cancel, or supply the summary.
     fn before_compact<'a>(
         &'a self,

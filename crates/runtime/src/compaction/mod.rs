@@ -167,7 +167,11 @@ pub async fn compact(
     job: CompactionJob<'_>,
     cancel: &CancellationToken,
 ) -> Result<Compacted, CompactionError> {
-    let preparation = prepare(&lock(job.session), job.settings.keep_recent_tokens)?;
+    let preparation = prepare(
+        &lock(job.session),
+        job.settings.keep_recent_tokens,
+        job.hooks.inspects_compaction_messages(),
+    )?;
     let starting = CompactionStarting {
         preparation: &preparation,
         custom_instructions: job.custom_instructions,
@@ -197,11 +201,11 @@ pub async fn compact(
         source: summary::RetrySource::Compaction(job.reason),
     };
     let history = async {
-        if preparation.messages_to_summarize.is_empty() {
+        if preparation.history_count == 0 {
             return Ok(None);
         }
         let prompt = summary::history_prompt(
-            &preparation.messages_to_summarize,
+            &preparation.history_text,
             preparation.previous_summary.as_deref(),
             custom,
         );
@@ -212,10 +216,10 @@ pub async fn compact(
             .map(Some)
     };
     let prefix = async {
-        if !preparation.is_split_turn || preparation.turn_prefix.is_empty() {
+        if !preparation.is_split_turn || preparation.prefix_count == 0 {
             return Ok(None);
         }
-        let prompt = summary::turn_prefix_prompt(&preparation.turn_prefix, custom);
+        let prompt = summary::turn_prefix_prompt(&preparation.prefix_text, custom);
         let budget = job.model.budget(reserve, 0.5);
         job.model
             .summarize(prompt, budget, SummaryKind::TurnPrefix, &retry, cancel)

@@ -10,6 +10,7 @@ use knightcode_protocol::SessionEntry;
 use knightcode_session::SessionManager;
 
 use super::CompactionError;
+use super::summary::serialize_conversation;
 
 /// Everything the summary requests and the compaction entry need, copied out of the session
 /// so the lock is not held while the model answers.
@@ -17,9 +18,17 @@ use super::CompactionError;
 pub struct Preparation {
     /// The entry the kept tail starts at.
     pub first_kept_entry_id: String,
-    /// History before the kept tail (or before the split turn's start).
+    /// History before the kept tail (or before the split turn's start), serialized for the
+    /// summary request; empty when there is none.
+    pub history_text: String,
+    /// The start of a turn that is cut in the middle, serialized: summarised on its own.
+    pub prefix_text: String,
+    /// How many messages each of the two holds.
+    pub history_count: usize,
+    pub prefix_count: usize,
+    /// The same as messages, only when asked for (hooks that look at them); copying a long
+    /// history costs more than serializing it.
     pub messages_to_summarize: Vec<AgentMessage>,
-    /// The start of a turn that is cut in the middle: summarised on its own.
     pub turn_prefix: Vec<AgentMessage>,
     pub is_split_turn: bool,
     /// The summary of the compaction before this one, carried into the new summary.
@@ -85,11 +94,11 @@ impl FileOps {
     }
 }
 
-/// One model-visible message of the part of the branch a compaction may touch.
-struct Item {
-    entry_id: String,
-    message: AgentMessage,
-    tokens: u64,
+/// One model-visible message of the part of the branch a compaction may touch, borrowed
+/// from the projection (only what is summarised is copied out).
+struct Item<'a> {
+    entry_id: &'a str,
+    message: &'a AgentMessage,
 }
 
 fn is_valid_cut(message: &AgentMessage) -> bool {
@@ -115,10 +124,12 @@ fn is_turn_start(message: &AgentMessage) -> bool {
     )
 }
 
-/// Chooses what to summarise and what to keep for the session's current branch.
+/// Chooses what to summarise and what to keep for the session's current branch; the
+/// summarised messages themselves are copied out only `with_messages`.
 pub fn prepare(
     session: &SessionManager,
     keep_recent_tokens: u64,
+    with_messages: bool,
 ) -> Result<Preparation, CompactionError> {
     let branch = session.branch(None)?;
     if matches!(branch.last(), Some(SessionEntry::Compaction(_))) {
@@ -140,42 +151,55 @@ pub fn prepare(
             }
             continue;
         }
-        let message: &AgentMessage = &projected.message;
         items.push(Item {
-            entry_id: projected.entry.id().to_owned(),
-            tokens: estimate_message_tokens(message),
-            message: message.clone(),
+            entry_id: projected.entry.id(),
+            message: &projected.message,
         });
     }
     let tokens_before = tokens_before(&branch, &context.messages);
-    drop(context);
 
     let cut = find_cut(&items, keep_recent_tokens).ok_or(CompactionError::NothingToCompact)?;
-    let turn_start = if is_turn_start(&items[cut].message) {
+    let turn_start = if is_turn_start(items[cut].message) {
         None
     } else {
-        (0..cut).rev().find(|&i| is_turn_start(&items[i].message))
+        (0..cut).rev().find(|&i| is_turn_start(items[i].message))
     };
     let history_end = turn_start.unwrap_or(cut);
-    let summarizable = |item: &&Item| !matches!(item.message, AgentMessage::System(_));
-    let messages_to_summarize: Vec<AgentMessage> = items[..history_end]
-        .iter()
-        .filter(summarizable)
-        .map(|i| i.message.clone())
-        .collect();
-    let turn_prefix: Vec<AgentMessage> = items[history_end..cut]
-        .iter()
-        .filter(summarizable)
-        .map(|i| i.message.clone())
-        .collect();
-    if messages_to_summarize.is_empty() && turn_prefix.is_empty() {
+    let summarizable = |item: &&Item<'_>| !matches!(item.message, AgentMessage::System(_));
+    let history = || {
+        items[..history_end]
+            .iter()
+            .filter(summarizable)
+            .map(|i| i.message)
+    };
+    let prefix = || {
+        items[history_end..cut]
+            .iter()
+            .filter(summarizable)
+            .map(|i| i.message)
+    };
+    let (history_count, prefix_count) = (history().count(), prefix().count());
+    if history_count == 0 && prefix_count == 0 {
         return Err(CompactionError::NothingToCompact);
     }
-    for message in messages_to_summarize.iter().chain(&turn_prefix) {
+    for message in history().chain(prefix()) {
         files.add_calls(message);
     }
+    let copy = |messages: &dyn Fn() -> Vec<AgentMessage>| {
+        if with_messages {
+            messages()
+        } else {
+            Vec::new()
+        }
+    };
+    let messages_to_summarize = copy(&|| history().cloned().collect());
+    let turn_prefix = copy(&|| prefix().cloned().collect());
     Ok(Preparation {
-        first_kept_entry_id: items[cut].entry_id.clone(),
+        first_kept_entry_id: items[cut].entry_id.to_owned(),
+        history_text: serialize_conversation(history()),
+        prefix_text: serialize_conversation(prefix()),
+        history_count,
+        prefix_count,
         messages_to_summarize,
         turn_prefix,
         is_split_turn: turn_start.is_some(),
@@ -187,21 +211,22 @@ pub fn prepare(
 
 /// Walks back from the newest message until `keep` tokens are kept; the cut is the first
 /// valid cut point at or after the message that reached it. Never reached: everything is
-/// kept (the first cut point).
-fn find_cut(items: &[Item], keep: u64) -> Option<usize> {
+/// kept (the first cut point). Only the walked messages are estimated.
+fn find_cut(items: &[Item<'_>], keep: u64) -> Option<usize> {
     let mut kept = 0;
     for i in (0..items.len()).rev() {
-        if items[i].tokens == 0 {
+        let tokens = estimate_message_tokens(items[i].message);
+        if tokens == 0 {
             continue;
         }
-        kept += items[i].tokens;
+        kept += tokens;
         if kept >= keep {
             return (i..items.len())
-                .find(|&j| is_valid_cut(&items[j].message))
-                .or_else(|| items.iter().rposition(|it| is_valid_cut(&it.message)));
+                .find(|&j| is_valid_cut(items[j].message))
+                .or_else(|| items.iter().rposition(|it| is_valid_cut(it.message)));
         }
     }
-    items.iter().position(|it| is_valid_cut(&it.message))
+    items.iter().position(|it| is_valid_cut(it.message))
 }
 
 /// The context's size before compacting: the last usable response's usage plus estimates of

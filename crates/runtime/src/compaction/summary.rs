@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use std::fmt::Write as _;
 use std::time::Duration;
 
 use knightcode_agent::EventSender;
@@ -102,68 +103,216 @@ Summarise the beginning so that the later part makes sense, using exactly this m
 Be brief, and keep paths, names and error messages exactly.";
 
 /// The conversation as labelled plain text, one block per part, blank lines between.
-pub fn serialize_conversation(messages: &[AgentMessage]) -> String {
-    let mut parts: Vec<String> = Vec::new();
+/// Written into one buffer: a first compaction of a long session serializes megabytes.
+pub fn serialize_conversation<'a, I>(messages: I) -> String
+where
+    I: IntoIterator<Item = &'a AgentMessage>,
+    I::IntoIter: Clone,
+{
+    let messages = messages.into_iter();
+    // One allocation of about the right size instead of a doubling series of copies.
+    let size: usize = messages.clone().map(text_bytes).sum();
+    let mut out = Parts {
+        text: String::with_capacity(size + size / 8),
+    };
     for message in messages {
         match message {
-            AgentMessage::User(m) => push_text(&mut parts, "User", &content_text(&m.content)),
-            AgentMessage::Custom(m) => push_text(&mut parts, "User", &content_text(&m.content)),
+            AgentMessage::User(m) => out.content("User", &m.content),
+            AgentMessage::Custom(m) => out.content("User", &m.content),
             AgentMessage::BashExecution(m) => {
                 if m.exclude_from_context != Some(true) {
-                    let text = format!("Ran `{}`\n{}", m.command, m.output);
-                    push_text(&mut parts, "User", &text);
+                    out.start("User");
+                    out.text.push_str("Ran `");
+                    out.text.push_str(&m.command);
+                    out.text.push_str("`\n");
+                    out.text.push_str(&m.output);
                 }
             }
-            AgentMessage::BranchSummary(m) => push_text(&mut parts, "User", &m.summary),
-            AgentMessage::CompactionSummary(m) => push_text(&mut parts, "User", &m.summary),
-            AgentMessage::Assistant(m) => serialize_assistant(&mut parts, m),
+            AgentMessage::BranchSummary(m) => out.part("User", &m.summary),
+            AgentMessage::CompactionSummary(m) => out.part("User", &m.summary),
+            AgentMessage::Assistant(m) => serialize_assistant(&mut out, m),
             AgentMessage::ToolResult(m) => {
-                let text = blocks_text(m.content.iter());
-                push_text(&mut parts, "Tool result", &truncate(&text));
+                let texts: Vec<&str> = m
+                    .content
+                    .iter()
+                    .filter_map(|b| match b {
+                        ContentBlock::Text(t) => Some(t.text.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                let joined;
+                let text = match texts.as_slice() {
+                    [one] => *one,
+                    _ => {
+                        joined = texts.join("\n");
+                        &joined
+                    }
+                };
+                out.truncated("Tool result", text);
             }
             AgentMessage::System(_) | AgentMessage::Unknown(_) => {}
         }
     }
-    parts.join("\n\n")
+    out.text
 }
 
-fn serialize_assistant(parts: &mut Vec<String>, message: &AssistantMessage) {
-    let mut thinking = Vec::new();
-    let mut text = Vec::new();
-    let mut calls = Vec::new();
-    for block in message.content.iter() {
-        match block {
-            ContentBlock::Thinking(t) => thinking.push(t.thinking.as_str()),
-            ContentBlock::Text(t) => text.push(t.text.as_str()),
-            ContentBlock::ToolCall(call) => {
-                let args = match call.arguments.as_object() {
-                    Some(map) => map
-                        .iter()
-                        .map(|(k, v)| format!("{k}={v}"))
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    None => call.arguments.to_string(),
-                };
-                calls.push(format!("{}({args})", call.name));
-            }
-            _ => {}
+/// About how many bytes of text a message contributes to its serialization.
+fn text_bytes(message: &AgentMessage) -> usize {
+    let blocks = |blocks: &[ContentBlock]| -> usize {
+        blocks
+            .iter()
+            .map(|b| match b {
+                ContentBlock::Text(t) => t.text.len(),
+                ContentBlock::Thinking(t) => t.thinking.len(),
+                ContentBlock::ToolCall(c) => c.name.len() + 32,
+                _ => 0,
+            })
+            .sum()
+    };
+    let content = |content: &Content| match content {
+        Content::Text(t) => t.len(),
+        Content::Blocks(b) => blocks(b),
+    };
+    16 + match message {
+        AgentMessage::User(m) => content(&m.content),
+        AgentMessage::Custom(m) => content(&m.content),
+        AgentMessage::Assistant(m) => blocks(&m.content),
+        AgentMessage::ToolResult(m) => blocks(&m.content).min(TOOL_RESULT_CHARS * 4 + 64),
+        AgentMessage::BashExecution(m) => m.command.len() + m.output.len(),
+        AgentMessage::BranchSummary(m) => m.summary.len(),
+        AgentMessage::CompactionSummary(m) => m.summary.len(),
+        AgentMessage::System(_) | AgentMessage::Unknown(_) => 0,
+    }
+}
+
+/// The serialized conversation being written: `[Label]: text` parts, blank lines between.
+#[derive(Default)]
+struct Parts {
+    text: String,
+}
+
+impl Parts {
+    fn start(&mut self, label: &str) {
+        if !self.text.is_empty() {
+            self.text.push_str("\n\n");
+        }
+        self.text.push('[');
+        self.text.push_str(label);
+        self.text.push_str("]: ");
+    }
+
+    /// A part, left out when `text` is empty.
+    fn part(&mut self, label: &str, text: &str) {
+        if !text.is_empty() {
+            self.start(label);
+            self.text.push_str(text);
         }
     }
-    push_text(parts, "Assistant thinking", &thinking.join("\n"));
-    push_text(parts, "Assistant", &text.join("\n"));
-    push_text(parts, "Assistant tool calls", &calls.join("; "));
-}
 
-fn push_text(parts: &mut Vec<String>, label: &str, text: &str) {
-    if !text.is_empty() {
-        parts.push(format!("[{label}]: {text}"));
+    /// A part of several pieces joined by `separator`, left out when all are empty.
+    fn joined<'a>(&mut self, label: &str, pieces: impl Iterator<Item = &'a str>, separator: &str) {
+        let mut first = true;
+        let mut any = false;
+        let mark = self.text.len();
+        for piece in pieces {
+            if first {
+                self.start(label);
+                first = false;
+            } else {
+                self.text.push_str(separator);
+            }
+            any |= !piece.is_empty();
+            self.text.push_str(piece);
+        }
+        if !any {
+            self.text.truncate(mark);
+        }
+    }
+
+    /// A part cut after [`TOOL_RESULT_CHARS`] characters, with a note of how many were cut.
+    fn truncated(&mut self, label: &str, text: &str) {
+        // No more bytes than the limit: no more characters either.
+        let cut = if text.len() <= TOOL_RESULT_CHARS {
+            None
+        } else {
+            text.char_indices().nth(TOOL_RESULT_CHARS).map(|(at, _)| at)
+        };
+        match cut {
+            None => self.part(label, text),
+            Some(at) => {
+                self.start(label);
+                self.text.push_str(&text[..at]);
+                let rest = text[at..].chars().count();
+                self.text
+                    .push_str(&format!("\n\n[... {rest} more characters truncated]"));
+            }
+        }
+    }
+
+    fn content(&mut self, label: &str, content: &Content) {
+        match content {
+            Content::Text(t) => self.part(label, t),
+            Content::Blocks(blocks) => self.joined(
+                label,
+                blocks.iter().filter_map(|b| match b {
+                    ContentBlock::Text(t) => Some(t.text.as_str()),
+                    _ => None,
+                }),
+                "\n",
+            ),
+        }
     }
 }
 
-fn content_text(content: &Content) -> String {
-    match content {
-        Content::Text(t) => t.clone(),
-        Content::Blocks(blocks) => blocks_text(blocks.iter()),
+fn serialize_assistant(out: &mut Parts, message: &AssistantMessage) {
+    let blocks = || message.content.iter();
+    out.joined(
+        "Assistant thinking",
+        blocks().filter_map(|b| match b {
+            ContentBlock::Thinking(t) => Some(t.thinking.as_str()),
+            _ => None,
+        }),
+        "\n",
+    );
+    out.joined(
+        "Assistant",
+        blocks().filter_map(|b| match b {
+            ContentBlock::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        }),
+        "\n",
+    );
+    // Tool calls are written straight into the buffer: `name(k=<json>, …); name2(…)`.
+    let mut first = true;
+    for call in blocks().filter_map(|b| match b {
+        ContentBlock::ToolCall(call) => Some(call),
+        _ => None,
+    }) {
+        if first {
+            out.start("Assistant tool calls");
+            first = false;
+        } else {
+            out.text.push_str("; ");
+        }
+        out.text.push_str(&call.name);
+        out.text.push('(');
+        match call.arguments.as_object() {
+            Some(map) => {
+                for (i, (key, value)) in map.iter().enumerate() {
+                    if i > 0 {
+                        out.text.push_str(", ");
+                    }
+                    out.text.push_str(key);
+                    out.text.push('=');
+                    // Writing to a String cannot fail.
+                    let _ = write!(out.text, "{value}");
+                }
+            }
+            None => {
+                let _ = write!(out.text, "{}", call.arguments);
+            }
+        }
+        out.text.push(')');
     }
 }
 
@@ -177,28 +326,9 @@ fn blocks_text<'a>(blocks: impl Iterator<Item = &'a ContentBlock>) -> String {
         .join("\n")
 }
 
-fn truncate(text: &str) -> String {
-    let total = text.chars().count();
-    if total <= TOOL_RESULT_CHARS {
-        return text.to_owned();
-    }
-    let kept: String = text.chars().take(TOOL_RESULT_CHARS).collect();
-    format!(
-        "{kept}\n\n[... {} more characters truncated]",
-        total - TOOL_RESULT_CHARS
-    )
-}
-
 /// The user message of a history summary request.
-pub fn history_prompt(
-    messages: &[AgentMessage],
-    previous: Option<&str>,
-    custom: Option<&str>,
-) -> String {
-    let mut text = format!(
-        "<conversation>\n{}\n</conversation>\n\n",
-        serialize_conversation(messages)
-    );
+pub fn history_prompt(conversation: &str, previous: Option<&str>, custom: Option<&str>) -> String {
+    let mut text = format!("<conversation>\n{conversation}\n</conversation>\n\n");
     let instructions = match previous {
         Some(previous) => {
             text.push_str(&format!(
@@ -235,11 +365,9 @@ pub fn branch_prompt(messages: &[AgentMessage], custom: Option<&str>, replace: b
 }
 
 /// The user message of a split turn's prefix summary.
-pub fn turn_prefix_prompt(messages: &[AgentMessage], custom: Option<&str>) -> String {
-    let mut text = format!(
-        "<conversation>\n{}\n</conversation>\n\n{TURN_PREFIX_INSTRUCTIONS}",
-        serialize_conversation(messages)
-    );
+pub fn turn_prefix_prompt(conversation: &str, custom: Option<&str>) -> String {
+    let mut text =
+        format!("<conversation>\n{conversation}\n</conversation>\n\n{TURN_PREFIX_INSTRUCTIONS}");
     push_focus(&mut text, custom);
     text
 }
@@ -487,7 +615,7 @@ mod tests {
     #[test]
     fn an_update_carries_the_previous_summary_and_the_focus() {
         let text = history_prompt(
-            &[AgentMessage::user("hi", Millis(1))],
+            &serialize_conversation(&[AgentMessage::user("hi", Millis(1))]),
             Some("OLD"),
             Some("the parser"),
         );
