@@ -170,6 +170,9 @@ pub struct AgentSession {
     /// What compactions use (the loop's and the session's own), brought up to date
     /// before each run.
     compaction: compacting::CompactionState,
+    /// The `KNIGHTCODE_*` variables the bash tool exports, brought up to date before each
+    /// run.
+    session_env: Arc<Mutex<SessionEnv>>,
 }
 
 impl std::fmt::Debug for AgentSession {
@@ -452,15 +455,14 @@ impl AgentSession {
             extension_tools = host.tools();
             hooks = Arc::new(crate::extensions::ExtensionHooks { host });
         }
-        let (tools, active_tools) = build_tools(
-            &setup,
-            &settings,
-            &model,
-            thinking,
-            &session_id,
+        let session_env = Arc::new(Mutex::new(SessionEnv {
+            session_id: Some(session_id.clone()),
             session_file,
-            &mut notices,
-        );
+            provider: Some(model.provider.clone()),
+            model: Some(model.id.clone()),
+            reasoning_level: Some(thinking.as_str().to_owned()),
+        }));
+        let (tools, active_tools) = build_tools(&setup, &settings, &session_env, &mut notices);
         let (tools, active_tools) =
             add_extension_tools(&setup, tools, active_tools, extension_tools);
 
@@ -543,6 +545,7 @@ impl AgentSession {
                 hooks,
                 provider,
                 compaction,
+                session_env,
             },
             receiver,
         ))
@@ -721,23 +724,17 @@ fn no_model_message(agent_dir: &Path) -> String {
 fn build_tools(
     setup: &SessionSetup,
     settings: &Settings,
-    model: &Model,
-    thinking: ThinkingLevel,
-    session_id: &str,
-    session_file: Option<PathBuf>,
+    session_env: &Arc<Mutex<SessionEnv>>,
     notices: &mut Vec<String>,
 ) -> (ToolRegistry, Vec<String>) {
-    let env = SessionEnv {
-        session_id: Some(session_id.to_owned()),
-        session_file,
-        provider: Some(model.provider.clone()),
-        model: Some(model.id.clone()),
-        reasoning_level: Some(thinking.as_str().to_owned()),
-    };
+    let env = Arc::clone(session_env);
     let bash = BashConfig {
         shell_path: settings.values().shell_path(setup.home.as_deref()),
         command_prefix: settings.values().shell_command_prefix.clone(),
-        session_env: Some(Arc::new(move || env.clone())),
+        // Read when each command starts: a model, thinking or session change shows at once.
+        session_env: Some(Arc::new(move || {
+            env.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        })),
         ..BashConfig::default()
     };
     let config = ToolsConfig {

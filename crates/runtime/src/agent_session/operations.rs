@@ -202,10 +202,33 @@ impl AgentSession {
     /// Runs a prompt made by [`AgentSession::begin_prompt`] to completion.
     pub async fn run_prompt(&mut self, messages: Vec<AgentMessage>) -> Result<RunOutcome> {
         self.refresh_compaction_target();
+        self.refresh_session_env();
         self.agent
             .prompt(messages)
             .await
             .map_err(RuntimeError::from)
+    }
+
+    /// The bash tool's `KNIGHTCODE_*` variables follow model, thinking and session changes.
+    fn refresh_session_env(&self) {
+        let (id, file) = {
+            let session = lock(&self.session);
+            (
+                session.session_id().to_owned(),
+                session.session_file().map(Path::to_path_buf),
+            )
+        };
+        let mut env = self
+            .session_env
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *env = knightcode_tools::SessionEnv {
+            session_id: Some(id),
+            session_file: file,
+            provider: Some(self.model.provider.clone()),
+            model: Some(self.model.id.clone()),
+            reasoning_level: Some(self.thinking.as_str().to_owned()),
+        };
     }
 
     /// Listing, renaming and deleting sessions, and the open session's tree and labels,
