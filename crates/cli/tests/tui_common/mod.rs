@@ -5,6 +5,7 @@
 
 #[path = "../test_files/mod.rs"]
 mod test_files;
+#[allow(unused_imports)]
 pub use test_files::read_jsonl;
 
 use std::io::Read as _;
@@ -270,6 +271,32 @@ impl Tui {
             }
             screen = changed.wait_timeout(screen, left).unwrap().0;
         }
+    }
+
+    /// The foreground colour of the first character of `needle` on the screen, if shown.
+    pub fn color_of(&self, needle: &str) -> Option<vt100::Color> {
+        let (lock, _) = &*self.state;
+        let screen = lock.lock().unwrap();
+        let screen = screen.parser.screen();
+        let (rows, cols) = screen.size();
+        for row in 0..rows {
+            let mut text = String::new();
+            let mut starts = Vec::new();
+            for col in 0..cols {
+                let cell = screen.cell(row, col)?;
+                starts.push((text.len(), col));
+                text.push_str(if cell.has_contents() {
+                    cell.contents()
+                } else {
+                    " "
+                });
+            }
+            if let Some(at) = text.find(needle) {
+                let col = starts.iter().find(|(byte, _)| *byte == at)?.1;
+                return screen.cell(row, col).map(vt100::Cell::fgcolor);
+            }
+        }
+        None
     }
 
     pub fn wait_for_text(&self, text: &str) -> String {

@@ -20,6 +20,9 @@ use super::ui::Wake;
 use crate::commands;
 use crate::commands::SlashCommand;
 
+/// The working row while only `!` commands run.
+const SHELL_WORKING: &str = "Running shell command…";
+
 /// What to do with the reply to a command the app sent.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Pending {
@@ -144,6 +147,8 @@ impl Ui {
                     self.running = false;
                     if self.bash_cards.is_empty() {
                         self.set_working(None);
+                    } else {
+                        self.set_working(Some(SHELL_WORKING));
                     }
                     self.request_snapshot();
                 }
@@ -364,6 +369,11 @@ pub fn submit(ui: &mut Ui, text: String, images: Vec<ContentBlock>) {
             .start_bash(command.to_owned(), excluded);
         let id = format!("bash-{card}");
         ui.bash_cards.insert(id.clone(), card);
+        // The working row says a command runs and which key cancels it (while the agent
+        // works, its own row stays).
+        if !ui.running {
+            ui.set_working(Some(SHELL_WORKING));
+        }
         ui.send(
             Command::Bash {
                 command: command.to_owned(),

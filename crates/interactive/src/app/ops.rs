@@ -21,6 +21,20 @@ const IMAGE_TYPES: &[(&str, &str)] = &[
     ("webp", "image/webp"),
 ];
 
+/// Whether `program` names an executable: a path, or a name found on `PATH`.
+fn program_exists(program: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    let executable = |path: &std::path::Path| {
+        std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        return executable(std::path::Path::new(program));
+    }
+    std::env::var_os("PATH").is_some_and(|paths| {
+        std::env::split_paths(&paths).any(|dir| executable(&dir.join(program)))
+    })
+}
+
 /// Images above this size are refused (providers reject them anyway).
 const MAX_IMAGE_BYTES: u64 = 20 * 1024 * 1024;
 
@@ -169,20 +183,23 @@ impl Ui {
         self.mark_urgent();
     }
 
-    /// Ctrl+G: edits the prompt in `$VISUAL` / `$EDITOR`.
+    /// Ctrl+G: edits the prompt in the `externalEditor` setting's editor, else `$VISUAL`,
+    /// `$EDITOR`, or nano.
     pub fn external_editor(&mut self) {
-        let editor = std::env::var("VISUAL")
-            .ok()
-            .filter(|v| !v.trim().is_empty())
-            .or_else(|| {
-                std::env::var("EDITOR")
-                    .ok()
-                    .filter(|v| !v.trim().is_empty())
-            })
-            .unwrap_or_else(|| "nano".to_owned());
+        let (editor, source) = self.editor_command();
+        let Some(program) = editor.split_whitespace().next().map(str::to_owned) else {
+            return;
+        };
+        if !program_exists(&program) {
+            self.warn(&format!(
+                "Could not start the external editor: {program} (from {source}) is not installed or not on PATH. Set \"externalEditor\" in {}, or $VISUAL or $EDITOR, to the editor to use.",
+                self.agent_dir.join("settings.json").display()
+            ));
+            return;
+        }
         let path =
             std::env::temp_dir().join(format!("knightcode-prompt-{}.md", std::process::id()));
-        let text = self.screen.editor.text();
+        let text = self.screen.editor.expanded_text();
         if let Err(error) = std::fs::write(&path, &text) {
             self.error(&format!("Could not write {}: {error}", path.display()));
             return;
@@ -204,14 +221,44 @@ impl Ui {
                 }
                 Err(error) => self.error(&format!("Could not read the edited prompt: {error}")),
             },
-            Ok(status) => self.warn(&format!(
-                "{editor} exited with {status}; the prompt is unchanged."
-            )),
+            Ok(status) => {
+                let how = match status.code() {
+                    Some(code) => format!("exited with code {code}"),
+                    None => "was stopped by a signal".to_owned(),
+                };
+                self.warn(&format!(
+                    "The external editor ({editor}, from {source}) {how}; the prompt is unchanged."
+                ));
+            }
             Err(error) => self.error(&format!(
-                "Could not start {editor}: {error}. Set $VISUAL or $EDITOR."
+                "Could not start {editor} (from {source}): {error}. Set \"externalEditor\" in settings.json, or $VISUAL or $EDITOR."
             )),
         }
         let _ = std::fs::remove_file(&path);
+    }
+
+    /// The editor to run and where that choice came from (named when it fails).
+    fn editor_command(&self) -> (String, &'static str) {
+        let settings =
+            knightcode_runtime::Settings::load(&self.agent_dir, &self.cwd, self.session_trusted);
+        let configured = settings
+            .get("externalEditor")
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_owned);
+        let non_empty = |v: Option<String>| v.filter(|v| !v.trim().is_empty());
+        if let Some(editor) = non_empty(configured) {
+            return (editor, "the externalEditor setting");
+        }
+        if let Some(editor) = non_empty(std::env::var("VISUAL").ok()) {
+            return (editor, "$VISUAL");
+        }
+        if let Some(editor) = non_empty(std::env::var("EDITOR").ok()) {
+            return (editor, "$EDITOR");
+        }
+        (
+            "nano".to_owned(),
+            "the default, as $VISUAL and $EDITOR are unset",
+        )
     }
 
     /// Ctrl+Z: gives the terminal back to the shell until `fg`.

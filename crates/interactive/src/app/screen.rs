@@ -39,6 +39,12 @@ pub struct Screen {
     /// A one-line hint under the working row ("Press ctrl+c again to exit").
     pub hint: Option<String>,
     pub editor: Editor,
+    /// The editor's border colour (by thinking level); a `!` line shows the shell colour.
+    pub border: knightcode_tui::Style,
+    /// The key that stops the agent or a shell command, as the working row names it.
+    pub interrupt_key: String,
+    /// What that key does now: "interrupt" the agent, "cancel" a shell command.
+    pub interrupt_verb: &'static str,
     /// Images waiting to go with the next prompt, by display name.
     pub attachments: Vec<String>,
     pub overlay: Option<Overlay>,
@@ -62,8 +68,12 @@ impl Screen {
         footer: FooterData,
         height: u16,
     ) -> Self {
+        let border = theme.thinking_borders[0];
         Self {
             theme,
+            border,
+            interrupt_key: "esc".to_owned(),
+            interrupt_verb: "interrupt",
             header: Vec::new(),
             transcript,
             steering: Vec::new(),
@@ -134,9 +144,10 @@ impl Screen {
                 let text = format!(
                     "{} {}",
                     theme.accent.paint(&text),
-                    theme
-                        .muted
-                        .paint(&format!("({elapsed} · esc to interrupt)"))
+                    theme.muted.paint(&format!(
+                        "({elapsed} · {} to {})",
+                        self.interrupt_key, self.interrupt_verb
+                    ))
                 );
                 lower.push(truncate_to_width(&text, w, "…"));
             }
@@ -159,7 +170,17 @@ impl Screen {
                 overlay.set_max_rows(usize::from(self.height).saturating_sub(10).clamp(3, 20));
                 lower.extend(overlay.render(width));
             }
-            None => lower.extend(self.editor.render(width)),
+            None => {
+                // Shell mode (`!cmd`) has its own border colour, as in the reference.
+                let shell = self
+                    .editor
+                    .lines()
+                    .first()
+                    .is_some_and(|line| line.trim_start().starts_with('!'));
+                let border = if shell { theme.success } else { self.border };
+                self.editor.set_border_style(border);
+                lower.extend(self.editor.render(width));
+            }
         }
         lower.extend(footer::render(&self.footer, width, theme));
         frame.extend(lower);

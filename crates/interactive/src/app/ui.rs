@@ -223,6 +223,14 @@ impl Ui {
             queued_input: std::collections::VecDeque::new(),
             frames_drawn: 0,
         };
+        if let Some(key) = ui.bindings.keys_for("app.interrupt").first() {
+            let key = key.to_string();
+            ui.screen.interrupt_key = if key == "escape" {
+                "esc".to_owned()
+            } else {
+                key
+            };
+        }
         for warning in warnings {
             ui.warn(&warning);
         }
@@ -284,9 +292,7 @@ impl Ui {
         let border = border_index(thinking.as_str(), model.reasoning);
         self.current_model = Some(model);
         self.thinking_levels = thinking_levels;
-        self.screen
-            .editor
-            .set_border_style(self.screen.theme.thinking_borders[border]);
+        self.screen.border = self.screen.theme.thinking_borders[border];
         self.view = Some(view);
         self.update_footer();
         self.mark_dirty();
@@ -330,6 +336,7 @@ impl Ui {
         data.context_window = model.context_window;
         data.auto_compaction = view.state(false).auto_compaction_enabled;
         data.provider = model.provider.clone();
+        self.screen.transcript.provider.clone_from(&model.provider);
         data.model = model.id.clone();
         data.thinking = model
             .reasoning
@@ -378,6 +385,8 @@ impl Ui {
                     Status::Working { frame, since, .. } => (*frame, *since),
                     Status::Idle => (0, Instant::now()),
                 };
+                // With the agent idle, the key only cancels shell commands.
+                self.screen.interrupt_verb = if self.running { "interrupt" } else { "cancel" };
                 self.screen.status = Status::Working {
                     message: message.to_owned(),
                     frame,
@@ -468,6 +477,7 @@ impl Ui {
             && at <= now
         {
             self.screen.advance_spinner();
+            self.screen.transcript.tick();
             self.next_spinner = Some(now + SPINNER_INTERVAL);
             self.mark_dirty();
         }
@@ -538,6 +548,10 @@ impl Ui {
         self.on_resize();
         if back_to_shell {
             self.renderer.request_full_redraw();
+        } else {
+            // The program may have written on the screen (an editor that failed to start
+            // prints its error there; some run without the alternate screen).
+            self.renderer.request_screen_repaint();
         }
         self.mark_urgent();
         result

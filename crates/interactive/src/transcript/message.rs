@@ -6,6 +6,7 @@ use knightcode_protocol::rpc::BashResult;
 use knightcode_tui::width::wrap_text_with_ansi;
 
 use super::card::LineCache;
+use super::card::Timing;
 use super::card::boxed;
 use super::card::inner_width;
 use super::render::Look;
@@ -70,6 +71,7 @@ pub struct BashCard {
     pub cancelled: bool,
     pub excluded: bool,
     pub truncated_path: Option<String>,
+    timing: Timing,
     cache: LineCache,
 }
 
@@ -83,8 +85,25 @@ impl BashCard {
             cancelled: false,
             excluded,
             truncated_path: None,
+            timing: Timing::default(),
             cache: LineCache::default(),
         }
+    }
+
+    /// Whether the running time the card shows has moved on (it is redrawn then).
+    pub fn tick(&mut self) -> bool {
+        let changed = self.running && self.timing.tick();
+        if changed {
+            self.cache.clear();
+        }
+        changed
+    }
+
+    /// A command run from the editor: its time runs from now.
+    pub fn started(command: String, excluded: bool) -> Self {
+        let mut card = Self::running(command, excluded);
+        card.timing.start();
+        card
     }
 
     pub fn from_message(message: &BashExecutionMessage) -> Self {
@@ -117,6 +136,7 @@ impl BashCard {
         self.cancelled = result.cancelled;
         self.running = false;
         self.truncated_path = result.full_output_path.clone();
+        self.timing.finish();
         self.cache.clear();
     }
 
@@ -130,10 +150,11 @@ impl BashCard {
         }
         let theme = &look.theme;
         let inner = inner_width(width);
-        let mut body = wrap_text_with_ansi(
-            &theme.tool_title.paint(&format!("$ {}", self.command)),
-            inner,
-        );
+        let mut title = theme.tool_title.paint(&format!("$ {}", self.command));
+        if let Some(time) = self.timing.label() {
+            title.push_str(&theme.muted.paint(&format!(" · {time}")));
+        }
+        let mut body = wrap_text_with_ansi(&title, inner);
         if self.excluded {
             body.push(theme.muted.paint("(not sent to the model)"));
         }
@@ -194,6 +215,8 @@ pub enum NoticeKind {
 pub struct Notice {
     pub kind: NoticeKind,
     pub text: String,
+    /// Draws nothing (a retry line once the retry worked).
+    pub hidden: bool,
     cache: LineCache,
 }
 
@@ -202,8 +225,14 @@ impl Notice {
         Self {
             kind,
             text: text.into(),
+            hidden: false,
             cache: LineCache::default(),
         }
+    }
+
+    pub fn set_text(&mut self, text: String) {
+        self.text = text;
+        self.cache.clear();
     }
 
     pub fn invalidate(&mut self) {

@@ -8,6 +8,7 @@ use knightcode_tui::width::wrap_text_with_ansi;
 use serde_json::Value;
 
 use super::card::LineCache;
+use super::card::Timing;
 use super::card::boxed;
 use super::card::display_path;
 use super::card::inner_width;
@@ -36,6 +37,8 @@ pub struct ToolCard {
     output: Option<ToolResultPayload>,
     /// Written files shown without syntax colours (old history).
     plain_code: bool,
+    /// How long the call has run (shown for bash).
+    timing: Timing,
     cache: LineCache,
 }
 
@@ -48,8 +51,18 @@ impl ToolCard {
             status: ToolStatus::Streaming,
             output: None,
             plain_code: false,
+            timing: Timing::default(),
             cache: LineCache::default(),
         }
+    }
+
+    /// Whether the running time the card shows has moved on (it is redrawn then).
+    pub fn tick(&mut self) -> bool {
+        let changed = self.status == ToolStatus::Running && self.timing.tick();
+        if changed {
+            self.cache.clear();
+        }
+        changed
     }
 
     /// See `AssistantCard::set_plain_code`.
@@ -79,6 +92,7 @@ impl ToolCard {
     pub fn start(&mut self, args: Value) {
         self.args = args;
         self.status = ToolStatus::Running;
+        self.timing.start();
         self.cache.clear();
     }
 
@@ -89,6 +103,7 @@ impl ToolCard {
 
     pub fn finish(&mut self, result: ToolResultPayload, is_error: bool) {
         self.output = Some(result);
+        self.timing.finish();
         self.status = if is_error {
             ToolStatus::Failed
         } else {
@@ -112,7 +127,13 @@ impl ToolCard {
         let theme = &look.theme;
         let inner = inner_width(width);
         let mut body = Vec::new();
-        for line in wrap_text_with_ansi(&self.title(theme, look), inner) {
+        let mut title = self.title(theme, look);
+        if self.name == "bash"
+            && let Some(time) = self.timing.label()
+        {
+            title.push_str(&theme.muted.paint(&format!(" · {time}")));
+        }
+        for line in wrap_text_with_ansi(&title, inner) {
             body.push(line);
         }
         body.extend(self.output_lines(inner, look));
@@ -265,14 +286,29 @@ impl ToolCard {
         if text.is_empty() {
             return Vec::new();
         }
-        let style = if self.status == ToolStatus::Failed {
-            theme.error
-        } else {
-            theme.tool_output
-        };
+        let failed = self.status == ToolStatus::Failed;
+        // A failed command's output is still its output: only the status line the bash
+        // tool adds ("Command exited with code 1") is the error. Other tools' failures are
+        // all error text.
+        let status_line = (failed && self.name == "bash")
+            .then(|| {
+                text.lines()
+                    .collect::<Vec<_>>()
+                    .iter()
+                    .rposition(|l| is_bash_status(l))
+            })
+            .flatten();
         let raw: Vec<String> = text
             .lines()
-            .map(|l| style.paint(&l.replace('\t', "   ")))
+            .enumerate()
+            .map(|(index, l)| {
+                let style = if failed && (self.name != "bash" || Some(index) == status_line) {
+                    theme.error
+                } else {
+                    theme.tool_output
+                };
+                style.paint(&l.replace('\t', "   "))
+            })
             .collect();
         let (tail, limit) = if self.name == "bash" {
             (true, BASH_PREVIEW_LINES)
@@ -283,6 +319,17 @@ impl ToolCard {
         let expanded = expanded || self.status == ToolStatus::Failed;
         preview(raw, inner, expanded, tail, theme, limit)
     }
+}
+
+/// The line the bash tool ends a failed command's output with.
+fn is_bash_status(line: &str) -> bool {
+    [
+        "Command exited with code",
+        "Command timed out",
+        "Command aborted",
+    ]
+    .iter()
+    .any(|prefix| line.starts_with(prefix))
 }
 
 /// Wraps `lines` and, unless expanded, keeps `limit` of them (head or tail) with a notice

@@ -1,0 +1,193 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! The interactive mode's rough edges a daily user meets (issue 18), each as the screen must
+//! show it: provider errors in words, the external editor, sessions owned elsewhere, shell
+//! cards, the session and hotkey listings, the header and `@` completion.
+
+mod tui_common;
+
+use knightcode_testkit::Fault;
+use knightcode_testkit::ScriptedReply;
+use tui_common::Sandbox;
+
+const RATE_LIMIT_BODY: &str = r#"{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}"#;
+
+fn rate_limited() -> ScriptedReply {
+    ScriptedReply::fault(Fault::HttpStatus {
+        status: 429,
+        retry_after: None,
+        body: Some(RATE_LIMIT_BODY.to_owned()),
+        headers: Vec::new(),
+    })
+}
+
+#[test]
+fn a_rate_limit_is_one_line_in_words_that_clears_when_the_retry_works() {
+    let sandbox = Sandbox::new(vec![
+        rate_limited(),
+        ScriptedReply::text("Made it on the second try."),
+    ]);
+    let mut tui = sandbox.spawn(&[], 120, 30);
+    tui.wait_for_text("mock-model");
+    tui.submit("hello");
+    // The default first delay is 2 s: the line stands that long.
+    let screen = tui.wait_for_text("Rate limited by mock — retrying in 2 s (1/3)");
+    assert!(
+        screen.contains("Number of request tokens has exceeded your per-minute rate limit"),
+        "{screen}"
+    );
+    assert!(!screen.contains("{\""), "no JSON: {screen}");
+    assert!(
+        !screen.contains("Error:"),
+        "the failed attempt gives way: {screen}"
+    );
+    let screen = tui.wait_for_text("Made it on the second try.");
+    assert!(!screen.contains("Rate limited"), "cleared: {screen}");
+    assert!(!screen.contains("Error:"), "{screen}");
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}
+
+#[test]
+fn a_final_provider_error_says_what_happened_once_and_what_to_do() {
+    let sandbox = Sandbox::new(vec![rate_limited(), rate_limited()]);
+    std::fs::write(
+        sandbox.agent.join("settings.json"),
+        r#"{"retry":{"maxRetries":1,"baseDelayMs":50}}"#,
+    )
+    .unwrap();
+    let mut tui = sandbox.spawn(&[], 140, 30);
+    tui.wait_for_text("mock-model");
+    tui.submit("hello");
+    let screen = tui.wait_for_text("Error: Rate limited by mock (gave up after 1 retry)");
+    assert!(
+        screen.contains("Wait a minute and send again, or switch models with /model."),
+        "{screen}"
+    );
+    assert_eq!(
+        screen
+            .matches("Number of request tokens has exceeded")
+            .count(),
+        1,
+        "said once: {screen}"
+    );
+    assert!(!screen.contains("retrying in"), "{screen}");
+    assert!(!screen.contains("{\""), "no JSON: {screen}");
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}
+
+/// The theme's error colour (what a failure is painted in).
+const ERROR_RED: vt100::Color = vt100::Color::Rgb(204, 102, 102);
+
+#[test]
+fn a_failed_bash_call_shows_its_time_and_colours_only_the_exit_line() {
+    let sandbox = Sandbox::new(vec![
+        ScriptedReply::tool_call(
+            "call_1",
+            "bash",
+            r#"{"command":"echo out-line; sleep 2; exit 3"}"#,
+        ),
+        ScriptedReply::text("The command failed."),
+    ]);
+    let mut tui = sandbox.spawn(&[], 100, 30);
+    tui.wait_for_text("mock-model");
+    tui.submit("run it");
+    // Live: the running time in the title, from the first second.
+    tui.wait_for("the running time", |s| {
+        s.contains("$ echo out-line; sleep 2; exit 3 · 1s")
+    });
+    let screen = tui.wait_for_text("The command failed.");
+    let title = screen
+        .lines()
+        .find(|l| l.contains("$ echo out-line; sleep 2; exit 3"))
+        .unwrap();
+    // The final duration: two seconds and a bit.
+    assert!(
+        title.trim_end().ends_with('s') && title.contains(" · 2."),
+        "{title}"
+    );
+    assert!(screen.contains("Command exited with code 3"), "{screen}");
+    assert_ne!(
+        tui.color_of("out-line"),
+        Some(ERROR_RED),
+        "output keeps its colour"
+    );
+    assert_eq!(tui.color_of("Command exited with code 3"), Some(ERROR_RED));
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}
+
+#[test]
+fn a_shell_command_has_a_working_row_with_the_cancel_key_and_its_own_border() {
+    let sandbox = Sandbox::new(vec![]);
+    let mut tui = sandbox.spawn(&[], 100, 30);
+    tui.wait_for_text("mock-model");
+    let border = |tui: &tui_common::Tui| tui.color_of(&"─".repeat(100));
+    let normal = border(&tui);
+    tui.send("!echo started");
+    tui.wait_for_text("!echo started");
+    let shell = border(&tui);
+    assert_eq!(shell, Some(vt100::Color::Rgb(181, 189, 104)), "shell mode");
+    assert_ne!(shell, normal);
+    tui.send("; sleep 30\r");
+    tui.wait_for_text("Running shell command… (");
+    tui.wait_for_text("esc to cancel)");
+    tui.wait_for_text("$ echo started; sleep 30 · 1s");
+    assert_eq!(
+        border(&tui),
+        normal,
+        "the border is back once the line is sent"
+    );
+    tui.send("\x1b");
+    let screen = tui.wait_for_text("cancelled");
+    assert!(!screen.contains("esc to cancel"), "{screen}");
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}
+
+#[test]
+fn ctrl_g_without_a_working_editor_says_what_to_set_and_keeps_the_screen_whole() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let sandbox = Sandbox::new(vec![]);
+    let mut tui = sandbox.spawn_with_env(&[], &[("VISUAL", "/nowhere/editor")], 100, 30);
+    tui.wait_for_text("mock-model");
+    tui.send("draft");
+    tui.send("\x07");
+    tui.wait_for_text(
+        "Could not start the external editor: /nowhere/editor (from $VISUAL) is not installed",
+    );
+    tui.send("\x03");
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+
+    // An editor that writes on the screen and fails: its text is painted over, the screen
+    // is whole again (border and footer), and the externalEditor setting comes first.
+    let script = sandbox.root.path().join("broken-editor.sh");
+    std::fs::write(&script, "#!/bin/sh\necho editor-garbage-line\nexit 3\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(
+        sandbox.agent.join("settings.json"),
+        serde_json::json!({"externalEditor": script}).to_string(),
+    )
+    .unwrap();
+    let mut tui = sandbox.spawn_with_env(&[], &[("VISUAL", "/nowhere/editor")], 100, 30);
+    tui.wait_for_text("mock-model");
+    tui.send("draft");
+    tui.send("\x07");
+    tui.wait_for_text("from the externalEditor setting) exited");
+    let screen = tui.wait_for("the screen repainted", |s| {
+        !s.contains("editor-garbage-line") && s.contains("mock-model")
+    });
+    assert!(
+        screen.contains("draft"),
+        "the prompt is unchanged: {screen}"
+    );
+    assert_eq!(
+        screen.lines().filter(|l| *l == "─".repeat(100)).count(),
+        2,
+        "the editor's borders: {screen}"
+    );
+    tui.send("\x03");
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}
