@@ -191,3 +191,72 @@ fn ctrl_g_without_a_working_editor_says_what_to_set_and_keeps_the_screen_whole()
     tui.send("\x04");
     assert_eq!(tui.wait_exit(), 0);
 }
+
+#[test]
+fn a_session_open_elsewhere_is_marked_and_continues_in_a_fork() {
+    let sandbox = Sandbox::new(vec![
+        ScriptedReply::text("First answer."),
+        ScriptedReply::text("Answer in the fork."),
+    ]);
+    let mut owner = sandbox.spawn(&[], 100, 30);
+    owner.wait_for_text("mock-model");
+    owner.submit("remember the green door");
+    owner.wait_for_text("First answer.");
+    let original = sandbox.session_files()[0].clone();
+    let before = std::fs::read_to_string(&original).unwrap();
+
+    // Another knightcode picks it at start: marked in use, then a fork is offered.
+    let mut tui = sandbox.spawn(&["--resume"], 100, 30);
+    let screen = tui.wait_for_text("remember the green door");
+    let row = screen
+        .lines()
+        .find(|l| l.contains("remember the green door"))
+        .unwrap();
+    assert!(row.contains("in use"), "{screen}");
+    tui.send("\r");
+    let screen = tui.wait_for_text("Session in use");
+    assert!(screen.contains("Continue in a fork"), "{screen}");
+    assert!(screen.contains("Start a new session instead"), "{screen}");
+    tui.send("\r");
+    tui.wait_for_text("in a fork: a new session file");
+    tui.wait_for_text("First answer.");
+    tui.submit("and now?");
+    tui.wait_for_text("Answer in the fork.");
+
+    // /resume offers the same; declining keeps the session this process is in.
+    tui.submit("/resume");
+    tui.wait_for_text("in use");
+    let screen = tui.screen();
+    let selected_original = screen
+        .lines()
+        .any(|l| l.contains("›") && l.contains("in use"));
+    if !selected_original {
+        tui.send("\x1b[B");
+        tui.wait_for("the owned session selected", |s| {
+            s.lines().any(|l| l.contains("›") && l.contains("in use"))
+        });
+    }
+    tui.send("\r");
+    tui.wait_for_text("Keep the current session");
+    tui.send("\x1b[B\r");
+    let screen = tui.wait_for("the prompt to close", |s| !s.contains("Session in use"));
+    assert!(screen.contains("Answer in the fork."), "{screen}");
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+
+    assert_eq!(
+        std::fs::read_to_string(&original).unwrap(),
+        before,
+        "the owner's file is left alone"
+    );
+    let files = sandbox.session_files();
+    assert_eq!(files.len(), 2, "{files:?}");
+    let fork = files.iter().find(|f| **f != original).unwrap();
+    let entries = tui_common::read_jsonl(fork);
+    assert_eq!(
+        entries[0]["parentSession"].as_str(),
+        Some(original.to_str().unwrap())
+    );
+    owner.send("\x04");
+    assert_eq!(owner.wait_exit(), 0);
+}

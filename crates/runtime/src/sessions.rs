@@ -60,6 +60,12 @@ impl SessionLibrary {
         knightcode_session::list::list_all_sessions(sessions_root)
     }
 
+    /// The process that has the session file at `path` open, when it is another one (the
+    /// picker marks such sessions and offers to continue them in a fork).
+    pub fn owner(&self, path: &Path) -> Option<knightcode_session::lock::SessionOwner> {
+        knightcode_session::lock::other_owner(path)
+    }
+
     /// The open session's file, once it has one.
     pub fn current_file(&self) -> Option<PathBuf> {
         lock(&self.current).session_file().map(Path::to_path_buf)

@@ -491,6 +491,11 @@ fn set_thinking(ui: &mut Ui, level: &str) {
 fn picked(ui: &mut Ui, result: OverlayResult) {
     match result {
         OverlayResult::Session(path) => {
+            if let Some(prompt) = ui.fork_busy_prompt(&path, "Keep the current session") {
+                ui.screen.overlay = Some(prompt);
+                ui.mark_urgent();
+                return;
+            }
             let done = format!("Resumed {}", path.display());
             ui.send(
                 Command::SwitchSession(path),
@@ -523,6 +528,16 @@ fn picked(ui: &mut Ui, result: OverlayResult) {
         }
         OverlayResult::TreeEntry { entry_id } => {
             ui.send(Command::NavigateTree { entry_id }, Pending::Navigated);
+        }
+        OverlayResult::ForkSessionFile(path) => {
+            let done = format!(
+                "Continued {} in a fork: a new session file (the other process keeps the original).",
+                path.display()
+            );
+            ui.send(
+                Command::ForkSessionFile(path),
+                Pending::Changed { done, reload: true },
+            );
         }
         OverlayResult::Fork(entry_id) => {
             ui.send(Command::Fork(entry_id), Pending::Forked);

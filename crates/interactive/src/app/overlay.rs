@@ -7,6 +7,7 @@ use knightcode_tui::Key;
 use knightcode_tui::keybindings::Keybindings;
 
 use super::ui::Ui;
+use crate::pickers::ConfirmPrompt;
 use crate::pickers::ForkPicker;
 use crate::pickers::ModelPicker;
 use crate::pickers::PickerOutcome;
@@ -31,6 +32,8 @@ pub enum Overlay {
     Tree(TreeView),
     Fork(ForkPicker),
     Trust(TrustPrompt),
+    /// A session another process owns was picked: continue it in a fork?
+    ForkBusy(ConfirmPrompt, PathBuf),
 }
 
 /// What a picker asks for while open.
@@ -56,6 +59,8 @@ pub enum OverlayResult {
         entry_id: Option<String>,
     },
     Fork(String),
+    /// Continue this session file (owned by another process) in a fork of it.
+    ForkSessionFile(PathBuf),
     Trust(TrustChoice),
     /// The picker stays open; the app does I/O for it.
     Request(OverlayRequest),
@@ -91,7 +96,7 @@ impl Overlay {
             Self::Thinking(p) => p.set_max_rows(rows),
             Self::Tree(p) => p.set_max_rows(rows),
             Self::Fork(p) => p.set_max_rows(rows),
-            Self::Trust(_) => {}
+            Self::Trust(_) | Self::ForkBusy(..) => {}
         }
     }
 
@@ -104,6 +109,7 @@ impl Overlay {
             Self::Tree(p) => p.render(width),
             Self::Fork(p) => p.render(width),
             Self::Trust(p) => p.render(width),
+            Self::ForkBusy(p, _) => p.render(width),
         }
     }
 
@@ -113,7 +119,7 @@ impl Overlay {
             Self::Models(p) => p.handle_paste(text),
             Self::Scope(p) => p.handle_paste(text),
             Self::Tree(p) => p.handle_paste(text),
-            Self::Thinking(_) | Self::Fork(_) | Self::Trust(_) => {}
+            Self::Thinking(_) | Self::Fork(_) | Self::Trust(_) | Self::ForkBusy(..) => {}
         }
     }
 
@@ -163,6 +169,15 @@ impl Overlay {
                     |never| match never {},
                 )
             }
+            // The first answer forks; the other keeps the current session (a cancel).
+            Self::ForkBusy(p, path) => match p.handle_key(key, bindings) {
+                PickerOutcome::Done(0) => {
+                    OverlayStep::Done(OverlayResult::ForkSessionFile(path.clone()))
+                }
+                PickerOutcome::Done(_) | PickerOutcome::Cancel => OverlayStep::Closed,
+                PickerOutcome::Pending => OverlayStep::Pending,
+                PickerOutcome::Request(never) => match never {},
+            },
         }
     }
 }
@@ -191,6 +206,11 @@ impl Ui {
         };
         let current = library.list(&dir, filter.then_some(cwd.as_path()));
         let current_file = library.current_file();
+        let in_use = current
+            .iter()
+            .filter(|s| library.owner(&s.path).is_some())
+            .map(|s| s.path.clone())
+            .collect();
         let picker = SessionPicker::new(
             current,
             self.screen.theme.clone(),
@@ -200,6 +220,7 @@ impl Ui {
                 home: self.home.as_ref().map(|h| h.to_string_lossy().into_owned()),
                 current_session: current_file,
                 allow_rename: true,
+                in_use,
             },
         );
         self.show_overlay(Overlay::Sessions(picker));
@@ -303,6 +324,29 @@ impl Ui {
         self.show_overlay(Overlay::Fork(picker));
     }
 
+    /// A session another process owns was picked: ask whether to continue it in a fork.
+    /// `None` when nobody else owns it (it can be opened as it is).
+    pub fn fork_busy_prompt(&self, path: &std::path::Path, keep: &str) -> Option<Overlay> {
+        let library = self.library.as_ref()?;
+        if library.current_file().as_deref() == Some(path) {
+            return None;
+        }
+        let owner = library.owner(path)?;
+        let prompt = ConfirmPrompt::new(
+            "Session in use",
+            format!(
+                "{} is open in another knightcode process (pid {} on {}). Only one process writes to a session; a fork copies it into a new session file and leaves the original alone.",
+                path.display(),
+                owner.pid,
+                owner.host
+            ),
+            vec!["Continue in a fork".to_owned(), keep.to_owned()],
+            self.screen.theme.clone(),
+            &self.bindings,
+        );
+        Some(Overlay::ForkBusy(prompt, path.to_path_buf()))
+    }
+
     pub fn open_trust_picker(&mut self) {
         let prompt = super::startup::trust_selector(self);
         self.show_overlay(Overlay::Trust(prompt));
@@ -317,8 +361,15 @@ impl Ui {
                     .as_ref()
                     .map(|library| library.list_all(&self.agent_dir.join("sessions")))
                     .unwrap_or_default();
+                let in_use: Vec<PathBuf> = self.library.as_ref().map_or_else(Vec::new, |library| {
+                    all.iter()
+                        .filter(|s| library.owner(&s.path).is_some())
+                        .map(|s| s.path.clone())
+                        .collect()
+                });
                 if let Some(Overlay::Sessions(p)) = &mut self.screen.overlay {
                     p.set_all_sessions(all);
+                    p.mark_in_use(in_use);
                 }
             }
             OverlayRequest::Session(SessionRequest::Rename { path, name }) => {

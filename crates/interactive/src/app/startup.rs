@@ -187,13 +187,35 @@ pub async fn pick_session_at_start(
     let Some(overlay) = ui.screen.overlay.take() else {
         return Ok(false);
     };
-    match run_modal(ui, overlay).await {
-        Some(OverlayResult::Session(path)) => {
-            session.switch_session(&path).await?;
+    let Some(OverlayResult::Session(path)) = run_modal(ui, overlay).await else {
+        return Ok(false);
+    };
+    // Owned by another process: offer a fork; declining starts with a new session.
+    let opened = match ui.fork_busy_prompt(&path, "Start a new session instead") {
+        Some(prompt) => match run_modal(ui, prompt).await {
+            Some(OverlayResult::ForkSessionFile(path)) => session
+                .fork_session_file(&path)
+                .await
+                .map(|_| format!("Continued {} in a fork: a new session file (the other process keeps the original).", path.display())),
+            _ if ui.quitting => return Ok(false),
+            _ => {
+                ui.info("Started a new session.");
+                return Ok(true);
+            }
+        },
+        None => session.switch_session(&path).await.map(|_| String::new()),
+    };
+    match opened {
+        Ok(notice) => {
             ui.apply_snapshot(session.snapshot());
             ui.reload_transcript();
-            Ok(true)
+            if !notice.is_empty() {
+                ui.info(&notice);
+            }
         }
-        _ => Ok(false),
+        // Taken by another process since the picker looked, say: go on with a new session
+        // rather than exit.
+        Err(error) => ui.error(&format!("{error}. Started a new session instead.")),
     }
+    Ok(true)
 }

@@ -9,6 +9,7 @@
 //! for the app to carry out, after which the app reports back through the picker's setters.
 
 mod common;
+pub mod confirm;
 pub mod fork_picker;
 mod line_input;
 pub mod model_picker;
@@ -24,6 +25,7 @@ pub mod trust_prompt;
 
 use std::convert::Infallible;
 
+pub use confirm::ConfirmPrompt;
 pub use fork_picker::ForkCandidate;
 pub use fork_picker::ForkPicker;
 pub use model_picker::ModelChoice;
