@@ -260,3 +260,82 @@ fn a_session_open_elsewhere_is_marked_and_continues_in_a_fork() {
     owner.send("\x04");
     assert_eq!(owner.wait_exit(), 0);
 }
+
+#[test]
+fn the_header_wraps_between_items_and_the_window_title_names_the_session() {
+    let sandbox = Sandbox::new(vec![]);
+    let mut tui = sandbox.spawn(&[], 60, 30);
+    let screen = tui.wait_for_text("mock-model");
+    assert!(
+        screen.lines().any(|l| l.contains("ctrl+o tool output")),
+        "{screen}"
+    );
+    for line in screen.lines().take(6) {
+        assert!(!line.trim_end().ends_with("·"), "{line:?}");
+        assert!(line.chars().count() <= 60, "{line:?}");
+    }
+    assert!(
+        tui.output()
+            .contains("\x1b[22;0t\x1b]0;knightcode · project\x07")
+    );
+    tui.submit("/name bug hunt");
+    tui.wait_for_text("Session named \"bug hunt\".");
+    let title = "\x1b]0;knightcode · bug hunt\x07";
+    tui.wait_for_output(title);
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+    let output = tui.output();
+    let restored = output.rfind("\x1b[23;0t").unwrap();
+    assert!(
+        restored > output.rfind(title).unwrap(),
+        "the title is put back on exit"
+    );
+}
+
+#[test]
+fn session_shows_the_name_grouped_numbers_and_a_path_kept_together() {
+    let sandbox = Sandbox::new(vec![ScriptedReply::text("Counted.").with_usage(
+        knightcode_testkit::MockUsage {
+            input: 12_345,
+            output: 6_789,
+            cache_read: 1_000_000,
+            ..Default::default()
+        },
+    )]);
+    let mut tui = sandbox.spawn(&[], 100, 40);
+    tui.wait_for_text("mock-model");
+    tui.submit("count the tokens");
+    tui.wait_for_text("Counted.");
+    tui.submit("/name token audit");
+    tui.wait_for_text("Session named \"token audit\".");
+    // Status notices stay in the transcript after the next key, indented like cards.
+    tui.send("x");
+    tui.send("\x03");
+    let screen = tui.wait_for("the editor cleared", |s| {
+        !s.lines().any(|l| l.trim() == "x")
+    });
+    let named = screen
+        .lines()
+        .find(|l| l.contains("Session named \"token audit\"."))
+        .unwrap_or_else(|| panic!("{screen}"));
+    assert!(named.starts_with(' '), "{named:?}");
+    tui.submit("/session");
+    let screen = tui.wait_for_text("Tokens:");
+    assert!(screen.contains("Name:      token audit"), "{screen}");
+    assert!(
+        screen.contains("12,345 in, 6,789 out, 1,000,000 cache read"),
+        "{screen}"
+    );
+    // The path wraps at a `/`, in its column: the file name stays whole.
+    let file = sandbox.session_files()[0].clone();
+    let name = file.file_name().unwrap().to_str().unwrap();
+    assert!(
+        screen
+            .lines()
+            .any(|l| l.trim() == name || l.trim_end().ends_with(name)),
+        "{screen}"
+    );
+    assert!(!screen.lines().any(|l| l.trim() == ".jsonl"), "{screen}");
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}

@@ -90,6 +90,8 @@ struct Screen {
     parser: vt100::Parser,
     /// Bytes the program wrote, in total.
     bytes: usize,
+    /// Everything it wrote (for what the emulator does not keep, such as window titles).
+    output: Vec<u8>,
     exited: bool,
 }
 
@@ -132,6 +134,7 @@ impl Tui {
             Mutex::new(Screen {
                 parser: vt100::Parser::new(rows, cols, SCROLLBACK),
                 bytes: 0,
+                output: Vec::new(),
                 exited: false,
             }),
             Condvar::new(),
@@ -148,6 +151,7 @@ impl Tui {
                         let mut screen = lock.lock().unwrap_or_else(|e| e.into_inner());
                         screen.parser.process(&buf[..n]);
                         screen.bytes += n;
+                        screen.output.extend_from_slice(&buf[..n]);
                         changed.notify_all();
                     }
                 }
@@ -231,6 +235,28 @@ impl Tui {
     pub fn bytes_written(&self) -> usize {
         let (lock, _) = &*self.state;
         lock.lock().unwrap().bytes
+    }
+
+    /// Everything the program wrote so far, as text (escape sequences included).
+    pub fn output(&self) -> String {
+        let (lock, _) = &*self.state;
+        String::from_utf8_lossy(&lock.lock().unwrap().output).into_owned()
+    }
+
+    /// Waits until the program has written `needle` (escape sequences included).
+    pub fn wait_for_output(&self, needle: &str) {
+        let (lock, changed) = &*self.state;
+        let deadline = Instant::now() + WATCHDOG;
+        let mut screen = lock.lock().unwrap();
+        while !String::from_utf8_lossy(&screen.output).contains(needle) {
+            assert!(
+                !screen.exited,
+                "the program exited before writing {needle:?}"
+            );
+            let left = deadline.saturating_duration_since(Instant::now());
+            assert!(!left.is_zero(), "timed out waiting for output {needle:?}");
+            screen = changed.wait_timeout(screen, left).unwrap().0;
+        }
     }
 
     /// Scrollback and screen, oldest line first.

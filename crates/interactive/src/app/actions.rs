@@ -222,7 +222,7 @@ impl Ui {
             }
             (Pending::Model, Reply::ModelSet(switch) | Reply::ModelCycled(Some(switch))) => {
                 let scope = if switch.scoped { " (scoped)" } else { "" };
-                self.screen.hint = Some(format!(
+                self.status(&format!(
                     "Model: {}/{}{scope} · thinking {}",
                     switch.model.provider,
                     switch.model.id,
@@ -241,7 +241,7 @@ impl Ui {
                 self.info("This model does not support thinking levels.");
             }
             (Pending::Thinking, Reply::ThinkingCycled(Some(change))) => {
-                self.screen.hint = Some(format!("Thinking level: {}", change.level.as_str()));
+                self.status(&format!("Thinking level: {}", change.level.as_str()));
                 self.request_snapshot();
             }
             (Pending::Thinking, _) => self.request_snapshot(),
@@ -267,7 +267,7 @@ impl Ui {
             }
             (Pending::Named(name), _) => {
                 self.update_footer();
-                self.screen.hint = Some(format!("Session named \"{name}\"."));
+                self.status(&format!("Session named \"{name}\"."));
             }
             _ => {}
         }
@@ -484,7 +484,7 @@ fn set_thinking(ui: &mut Ui, level: &str) {
         return;
     };
     ui.send(Command::SetThinkingLevel(parsed), Pending::Thinking);
-    ui.screen.hint = Some(format!("Thinking level: {}", parsed.as_str()));
+    ui.status(&format!("Thinking level: {}", parsed.as_str()));
     applies_later(ui);
 }
 

@@ -21,6 +21,19 @@ const IMAGE_TYPES: &[(&str, &str)] = &[
     ("webp", "image/webp"),
 ];
 
+/// `12345` as `12,345`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (index, ch) in digits.chars().enumerate() {
+        if index > 0 && (digits.len() - index).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
 /// Whether `program` names an executable: a path, or a name found on `PATH`.
 fn program_exists(program: &str) -> bool {
     use std::os::unix::fs::PermissionsExt as _;
@@ -293,25 +306,43 @@ impl Ui {
             return;
         };
         let stats = view.stats();
-        let mut lines = vec!["Session".to_owned()];
-        lines.push(format!(
-            "  File:     {}",
-            stats.session_file.as_deref().unwrap_or("(not saved yet)")
+        let mut rows = Vec::new();
+        let mut row = |label: &str, value: String| rows.push((label.to_owned(), value));
+        if let Some(name) = self.library.as_ref().and_then(|l| l.session_name()) {
+            row("Name:", name);
+        }
+        row(
+            "File:",
+            stats
+                .session_file
+                .clone()
+                .unwrap_or_else(|| "(not saved yet)".to_owned()),
+        );
+        row("ID:", stats.session_id.clone());
+        row(
+            "Messages:",
+            format!(
+                "{} user, {} assistant, {} tool calls",
+                thousands(stats.user_messages),
+                thousands(stats.assistant_messages),
+                thousands(stats.tool_calls)
+            ),
+        );
+        row(
+            "Tokens:",
+            format!(
+                "{} in, {} out, {} cache read, {} cache write",
+                thousands(stats.tokens.input),
+                thousands(stats.tokens.output),
+                thousands(stats.tokens.cache_read),
+                thousands(stats.tokens.cache_write)
+            ),
+        );
+        row("Cost:", format!("${:.4}", stats.cost.0));
+        self.screen.transcript.push(crate::transcript::Card::Notice(
+            crate::transcript::Notice::table("Session", rows),
         ));
-        lines.push(format!("  ID:       {}", stats.session_id));
-        lines.push(format!(
-            "  Messages: {} user, {} assistant, {} tool calls",
-            stats.user_messages, stats.assistant_messages, stats.tool_calls
-        ));
-        lines.push(format!(
-            "  Tokens:   {} in, {} out, {} cache read, {} cache write",
-            stats.tokens.input,
-            stats.tokens.output,
-            stats.tokens.cache_read,
-            stats.tokens.cache_write
-        ));
-        lines.push(format!("  Cost:     ${:.4}", stats.cost.0));
-        self.info(&lines.join("\n"));
+        self.mark_urgent();
     }
 
     pub fn copy_last(&mut self) {
@@ -319,8 +350,7 @@ impl Ui {
             Some(text) => {
                 let bytes = clipboard::osc52(&text);
                 self.write_raw(&bytes);
-                self.screen.hint = Some("Copied the last reply to the clipboard.".to_owned());
-                self.mark_urgent();
+                self.status("Copied the last reply to the clipboard.");
             }
             None => self.info("There is no reply to copy yet."),
         }

@@ -123,6 +123,8 @@ pub struct Ui {
     /// has been acted on (a command may open a picker they belong to).
     pub queued_input: std::collections::VecDeque<InputEvent>,
     frames_drawn: u64,
+    /// The window title last set.
+    title: String,
 }
 
 fn home_string(home: Option<&PathBuf>) -> Option<String> {
@@ -222,6 +224,7 @@ impl Ui {
             resume_hint: None,
             queued_input: std::collections::VecDeque::new(),
             frames_drawn: 0,
+            title: String::new(),
         };
         if let Some(key) = ui.bindings.keys_for("app.interrupt").first() {
             let key = key.to_string();
@@ -346,6 +349,19 @@ impl Ui {
         providers.dedup();
         data.show_provider = providers.len() > 1;
         data.session_name = self.library.as_ref().and_then(SessionLibrary::session_name);
+        // The window title names the session (or the folder), so a terminal full of tabs
+        // tells them apart.
+        let place = data.session_name.clone().unwrap_or_else(|| {
+            self.cwd.file_name().map_or_else(
+                || self.cwd.display().to_string(),
+                |name| name.to_string_lossy().into_owned(),
+            )
+        });
+        let title = format!("knightcode · {place}");
+        if title != self.title {
+            let _ = self.term.set_title(&title);
+            self.title = title;
+        }
     }
 
     pub fn mark_dirty(&mut self) {
@@ -365,6 +381,12 @@ impl Ui {
 
     pub fn info(&mut self, text: &str) {
         self.screen.transcript.notice(NoticeKind::Info, text);
+        self.mark_urgent();
+    }
+
+    /// A status line in the transcript (see `Transcript::status`).
+    pub fn status(&mut self, text: &str) {
+        self.screen.transcript.status(text);
         self.mark_urgent();
     }
 

@@ -215,6 +215,10 @@ pub enum NoticeKind {
 pub struct Notice {
     pub kind: NoticeKind,
     pub text: String,
+    /// Labelled values under the text (`/session`), each value wrapped beside its label.
+    pub rows: Vec<(String, String)>,
+    /// A status line (`Model: …`): the next status replaces it while nothing came between.
+    pub status: bool,
     /// Draws nothing (a retry line once the retry worked).
     pub hidden: bool,
     cache: LineCache,
@@ -225,9 +229,18 @@ impl Notice {
         Self {
             kind,
             text: text.into(),
+            rows: Vec::new(),
+            status: false,
             hidden: false,
             cache: LineCache::default(),
         }
+    }
+
+    /// A title over labelled values.
+    pub fn table(title: impl Into<String>, rows: Vec<(String, String)>) -> Self {
+        let mut notice = Self::new(NoticeKind::Info, title);
+        notice.rows = rows;
+        notice
     }
 
     pub fn set_text(&mut self, text: String) {
@@ -248,10 +261,87 @@ impl Notice {
             NoticeKind::Warning => look.theme.warning,
             NoticeKind::Error => look.theme.error,
         };
-        let lines = wrap_text_with_ansi(&self.text, inner_width(width))
+        let inner = inner_width(width);
+        let mut lines: Vec<String> = wrap_text_with_ansi(&self.text, inner)
             .into_iter()
             .map(|l| indent_one(&style.paint(&l)))
             .collect();
+        let label_width = self
+            .rows
+            .iter()
+            .map(|(label, _)| label.chars().count() + 2)
+            .max()
+            .unwrap_or(0);
+        for (label, value) in &self.rows {
+            // Values wrap in their own column, paths at a `/`: a long session path keeps
+            // its name together instead of leaving `.jsonl` alone on a line.
+            let indent = 2 + label_width;
+            let room = inner.saturating_sub(indent).max(10);
+            for (index, part) in wrap_value(value, room).into_iter().enumerate() {
+                let head = if index == 0 {
+                    format!("  {label:<label_width$}")
+                } else {
+                    " ".repeat(indent)
+                };
+                lines.push(indent_one(&format!(
+                    "{}{}",
+                    look.theme.muted.paint(&head),
+                    look.theme.text.paint(&part)
+                )));
+            }
+        }
         self.cache.put(width, lines)
+    }
+}
+
+/// Splits `value` into lines of at most `width` characters, breaking after a space or a
+/// `/` where it can and mid-word only when a piece is longer than a line.
+fn wrap_value(value: &str, width: usize) -> Vec<String> {
+    let mut pieces: Vec<String> = Vec::new();
+    let mut piece = String::new();
+    for ch in value.chars() {
+        piece.push(ch);
+        if ch == ' ' || ch == '/' {
+            pieces.push(std::mem::take(&mut piece));
+        }
+    }
+    if !piece.is_empty() {
+        pieces.push(piece);
+    }
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for piece in pieces {
+        if !line.is_empty() && line.chars().count() + piece.trim_end().chars().count() > width {
+            lines.push(std::mem::take(&mut line).trim_end().to_owned());
+        }
+        line.push_str(&piece);
+        while line.chars().count() > width {
+            let head: String = line.chars().take(width).collect();
+            line = line.chars().skip(width).collect();
+            lines.push(head);
+        }
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line.trim_end().to_owned());
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap_value;
+
+    #[test]
+    fn paths_wrap_at_slashes() {
+        assert_eq!(
+            wrap_value("/home/me/.knightcode/sessions/2026-12-01_abc.jsonl", 30),
+            ["/home/me/.knightcode/sessions/", "2026-12-01_abc.jsonl"]
+        );
+        assert_eq!(wrap_value("short", 30), ["short"]);
+        assert_eq!(wrap_value("abcdefghij", 4), ["abcd", "efgh", "ij"]);
+        assert_eq!(
+            wrap_value("1 user, 2 assistant", 10),
+            ["1 user, 2", "assistant"]
+        );
     }
 }

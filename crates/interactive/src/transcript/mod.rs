@@ -246,6 +246,24 @@ impl Transcript {
         self.cards.push(Card::Notice(Notice::new(kind, text)));
     }
 
+    /// A status line (a model or thinking change, a name set): it replaces the status just
+    /// before it, so cycling through models leaves one line, not one per key.
+    pub fn status(&mut self, text: impl Into<String>) {
+        let last = self.cards.len().checked_sub(1);
+        if let Some(index) = last
+            && let Some(Card::Notice(notice)) = self.cards.get_mut(index)
+            && notice.status
+            && !notice.hidden
+        {
+            notice.set_text(text.into());
+            self.touch(index);
+            return;
+        }
+        let mut notice = Notice::new(NoticeKind::Info, text);
+        notice.status = true;
+        self.cards.push(Card::Notice(notice));
+    }
+
     /// Drops every card's cached lines (theme, expand/collapse toggles).
     pub fn invalidate(&mut self) {
         self.valid = 0;
