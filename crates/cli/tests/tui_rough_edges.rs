@@ -339,3 +339,34 @@ fn session_shows_the_name_grouped_numbers_and_a_path_kept_together() {
     tui.send("\x04");
     assert_eq!(tui.wait_exit(), 0);
 }
+
+#[test]
+fn at_completion_offers_folders_and_walks_into_them() {
+    let sandbox = Sandbox::new(vec![]);
+    std::fs::create_dir_all(sandbox.project.join("docs/api")).unwrap();
+    std::fs::write(sandbox.project.join("docs/guide.md"), "# Guide\n").unwrap();
+    std::fs::write(sandbox.project.join("docs/api/ref.md"), "# Ref\n").unwrap();
+    let mut tui = sandbox.spawn(&[], 100, 30);
+    tui.wait_for_text("mock-model");
+    tui.send("see @do");
+    tui.wait_for_text("docs/");
+    tui.send("\t");
+    // The folder is in the editor and the popup shows what is inside it, folders first.
+    let screen = tui.wait_for("the folder's entries", |s| {
+        s.contains("see @docs/") && s.contains("docs/guide.md") && !s.contains("ref.md")
+    });
+    assert!(screen.contains("docs/api/"), "{screen}");
+    assert!(
+        !screen.contains("notes.txt"),
+        "only the folder's entries: {screen}"
+    );
+    tui.send("\r");
+    tui.wait_for_text("docs/api/ref.md");
+    tui.send("\r");
+    tui.wait_for("the file in the editor", |s| {
+        s.contains("see @docs/api/ref.md") && !s.contains("docs/guide.md")
+    });
+    tui.send("\x03");
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}
