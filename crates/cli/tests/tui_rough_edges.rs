@@ -370,3 +370,55 @@ fn at_completion_offers_folders_and_walks_into_them() {
     tui.send("\x04");
     assert_eq!(tui.wait_exit(), 0);
 }
+
+#[test]
+fn hotkeys_are_grouped_by_where_they_apply_and_follow_keybindings_json() {
+    let sandbox = Sandbox::new(vec![]);
+    std::fs::write(
+        sandbox.agent.join("keybindings.json"),
+        r#"{"app.model.select": "alt+m"}"#,
+    )
+    .unwrap();
+    let mut tui = sandbox.spawn(&[], 100, 40);
+    tui.wait_for_text("mock-model");
+    tui.submit("/hotkeys");
+    tui.wait_for_text("Thinking level (/thinking)");
+    let history = tui.history();
+    let at = |heading: &str| {
+        history
+            .iter()
+            .position(|l| l.trim() == heading)
+            .unwrap_or_else(|| panic!("{heading} missing: {history:#?}"))
+    };
+    let groups = [
+        at("Editor and conversation"),
+        at("Editing"),
+        at("Pickers"),
+        at("Session picker (/resume)"),
+        at("Session tree (/tree)"),
+        at("Scoped models (/scoped-models)"),
+        at("Thinking level (/thinking)"),
+    ];
+    assert!(groups.windows(2).all(|w| w[0] < w[1]), "{groups:?}");
+    let line_in = |group: usize, needle: &str| {
+        let end = groups.get(group + 1).copied().unwrap_or(history.len());
+        history[groups[group]..end]
+            .iter()
+            .any(|l| l.contains(needle))
+    };
+    // ctrl+d once per place it means something, each under its own heading.
+    assert!(line_in(0, "Exit when editor is empty"));
+    assert!(line_in(1, "Delete character forward"));
+    assert!(line_in(1, "ctrl+w, alt+backspace"), "editing keys listed");
+    assert!(line_in(3, "Delete session"));
+    assert!(line_in(4, "Tree filter: default view"));
+    // The active bindings: the changed key is shown, the default is not.
+    assert!(line_in(0, "alt+m"));
+    assert!(
+        !history
+            .iter()
+            .any(|l| l.contains("ctrl+l") && l.contains("model selector"))
+    );
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}

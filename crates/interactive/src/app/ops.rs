@@ -21,6 +21,42 @@ const IMAGE_TYPES: &[(&str, &str)] = &[
     ("webp", "image/webp"),
 ];
 
+/// Where keys apply, in the order `/hotkeys` lists them: each group takes the actions its
+/// test accepts (the first group that does). The full-screen mode's keys are left out: it
+/// is not built.
+type ActionTest = fn(&str) -> bool;
+const HOTKEY_GROUPS: &[(&str, ActionTest)] = &[
+    ("Editor and conversation", |a| {
+        a.starts_with("app.")
+            && !a.starts_with("app.tree.")
+            && !a.starts_with("app.models.")
+            && !a.starts_with("app.session.toggle")
+            && !matches!(
+                a,
+                "app.session.rename"
+                    | "app.session.delete"
+                    | "app.session.deleteNoninvasive"
+                    | "app.thinking.save"
+            )
+    }),
+    ("Editing", |a| {
+        a.starts_with("tui.editor.") || (a.starts_with("tui.input.") && a != "tui.input.copy")
+    }),
+    ("Pickers", |a| a.starts_with("tui.select.")),
+    ("Session picker (/resume)", |a| {
+        a.starts_with("app.session.toggle")
+            || matches!(
+                a,
+                "app.session.rename" | "app.session.delete" | "app.session.deleteNoninvasive"
+            )
+    }),
+    ("Session tree (/tree)", |a| a.starts_with("app.tree.")),
+    ("Scoped models (/scoped-models)", |a| {
+        a.starts_with("app.models.")
+    }),
+    ("Thinking level (/thinking)", |a| a == "app.thinking.save"),
+];
+
 /// `12345` as `12,345`.
 fn thousands(n: u64) -> String {
     let digits = n.to_string();
@@ -282,23 +318,61 @@ impl Ui {
         self.request_full_redraw();
     }
 
+    /// `/hotkeys`: the keys in effect, grouped by where they apply.
     pub fn show_hotkeys(&mut self) {
-        let mut lines = vec!["Keyboard shortcuts:".to_owned()];
+        let mut groups: Vec<(&str, Vec<(String, String)>)> = HOTKEY_GROUPS
+            .iter()
+            .map(|(title, _)| (*title, Vec::new()))
+            .collect();
         for (action, keys) in self.bindings.actions() {
-            if keys.is_empty() || !action.starts_with("app.") {
+            if keys.is_empty() {
                 continue;
             }
+            let Some(group) = HOTKEY_GROUPS
+                .iter()
+                .position(|(_, belongs)| belongs(action))
+            else {
+                continue;
+            };
             let keys: Vec<String> = keys.iter().map(ToString::to_string).collect();
             let description =
                 knightcode_tui::keybindings::Keybindings::description(action).unwrap_or(action);
-            lines.push(format!("  {:<22} {description}", keys.join(", ")));
+            groups[group]
+                .1
+                .push((keys.join(", "), description.to_owned()));
         }
-        lines.push("  enter                  send (steer while working)".to_owned());
-        lines.push("  shift+enter, ctrl+j    new line".to_owned());
-        lines.push(
-            "  / ! !! @               commands, shell, shell without the model, files".to_owned(),
-        );
-        self.info(&lines.join("\n"));
+        if let Some((_, rows)) = groups.first_mut() {
+            for (keys, what) in [
+                ("/", "Commands"),
+                (
+                    "!command",
+                    "Run a shell command (its output goes to the model)",
+                ),
+                ("!!command", "Run a shell command just for you"),
+                ("@", "Complete a file or folder name"),
+            ] {
+                rows.push((keys.to_owned(), what.to_owned()));
+            }
+        }
+        // One key column for every group, so the lists line up.
+        let width = groups
+            .iter()
+            .flat_map(|(_, rows)| rows.iter().map(|(keys, _)| keys.chars().count()))
+            .max()
+            .unwrap_or(0);
+        for (title, rows) in groups {
+            if rows.is_empty() {
+                continue;
+            }
+            let rows = rows
+                .into_iter()
+                .map(|(keys, what)| (format!("{keys:<width$}"), what))
+                .collect();
+            self.screen.transcript.push(crate::transcript::Card::Notice(
+                crate::transcript::Notice::table(title, rows),
+            ));
+        }
+        self.mark_urgent();
     }
 
     pub fn show_session_info(&mut self) {

@@ -262,6 +262,12 @@ impl Notice {
             NoticeKind::Error => look.theme.error,
         };
         let inner = inner_width(width);
+        // A table's title is its heading.
+        let style = if self.rows.is_empty() {
+            style
+        } else {
+            look.theme.tool_title
+        };
         let mut lines: Vec<String> = wrap_text_with_ansi(&self.text, inner)
             .into_iter()
             .map(|l| indent_one(&style.paint(&l)))
