@@ -422,3 +422,31 @@ fn hotkeys_are_grouped_by_where_they_apply_and_follow_keybindings_json() {
     tui.send("\x04");
     assert_eq!(tui.wait_exit(), 0);
 }
+
+#[test]
+fn read_results_are_highlighted_by_the_files_language() {
+    let sandbox = Sandbox::new(vec![
+        ScriptedReply::tool_call("call_1", "read", r#"{"path":"src/lib.rs"}"#),
+        ScriptedReply::text("Read it."),
+    ]);
+    std::fs::create_dir_all(sandbox.project.join("src")).unwrap();
+    std::fs::write(
+        sandbox.project.join("src/lib.rs"),
+        "pub fn answer() -> u32 {\n    42\n}\n",
+    )
+    .unwrap();
+    let keyword = Some(vt100::Color::Rgb(0x56, 0x9c, 0xd6));
+    let mut tui = sandbox.spawn(&[], 100, 30);
+    tui.wait_for_text("mock-model");
+    tui.submit("read the lib");
+    tui.wait_for_text("Read it.");
+    assert_eq!(tui.color_of("pub fn answer"), keyword, "{}", tui.screen());
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+    // The same when the session is opened again.
+    let mut tui = sandbox.spawn(&["--continue"], 100, 30);
+    tui.wait_for_text("Read it.");
+    assert_eq!(tui.color_of("pub fn answer"), keyword, "{}", tui.screen());
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}

@@ -453,6 +453,14 @@ impl Transcript {
                 tool_name,
                 args,
             } => {
+                // A read's result is highlighted: compile its grammar while the file loads.
+                if tool_name == "read"
+                    && let Some(path) = args.get("path").and_then(serde_json::Value::as_str)
+                    && let Some(lang) =
+                        knightcode_tui::highlight::language_for_path(std::path::Path::new(path))
+                {
+                    self.warm_grammar(lang.to_owned());
+                }
                 if let Some(card) = self.tool_card(tool_call_id) {
                     card.start(args.clone());
                 } else {

@@ -75,11 +75,25 @@ impl ToolCard {
 
     /// Lines a collapsed render highlights.
     pub fn code_lines(&self) -> usize {
-        if self.name != "write" {
-            return 0;
+        match self.name.as_str() {
+            "write" => self
+                .arg("content")
+                .map_or(0, |content| content.lines().count().min(PREVIEW_LINES)),
+            "read" if self.status == ToolStatus::Done && self.read_language().is_some() => self
+                .output
+                .as_ref()
+                .map_or(0, |_| self.output_text().lines().count().min(PREVIEW_LINES)),
+            _ => 0,
         }
-        self.arg("content")
-            .map_or(0, |content| content.lines().count().min(PREVIEW_LINES))
+    }
+
+    /// The language a read file is highlighted in (by its name), if any.
+    pub fn read_language(&self) -> Option<&'static str> {
+        if self.name != "read" {
+            return None;
+        }
+        let path = self.arg("path").or_else(|| self.arg("file_path"))?;
+        knightcode_tui::highlight::language_for_path(std::path::Path::new(path))
     }
 
     pub fn set_args(&mut self, args: Value) {
@@ -286,6 +300,13 @@ impl ToolCard {
         if text.is_empty() {
             return Vec::new();
         }
+        // A file read shows in its language's colours, as code in replies does.
+        if self.status == ToolStatus::Done
+            && !self.plain_code
+            && let Some(language) = self.read_language()
+        {
+            return read_lines(&text, language, inner, expanded, theme);
+        }
         let failed = self.status == ToolStatus::Failed;
         // A failed command's output is still its output: only the status line the bash
         // tool adds ("Command exited with code 1") is the error. Other tools' failures are
@@ -319,6 +340,47 @@ impl ToolCard {
         let expanded = expanded || self.status == ToolStatus::Failed;
         preview(raw, inner, expanded, tail, theme, limit)
     }
+}
+
+/// Source lines of one read highlighted at most (expanded); the rest shows in the output
+/// colour. Highlighting costs a third of a millisecond or more a line, and a read can
+/// bring 2,000.
+const READ_HIGHLIGHT_MAX: usize = 400;
+
+/// A read file's text highlighted: collapsed, only the lines the preview shows; the read
+/// tool's closing note (`[Showing lines 1-2000 of 5000. …]`) stays plain.
+fn read_lines(
+    text: &str,
+    language: &str,
+    inner: usize,
+    expanded: bool,
+    theme: &Theme,
+) -> Vec<String> {
+    let text = text.replace('\t', "   ");
+    let (content, note) = match text.rsplit_once("\n\n[") {
+        Some((content, note)) if note.ends_with(']') && !note.contains('\n') => {
+            (content, Some(format!("[{note}")))
+        }
+        _ => (text.as_str(), None),
+    };
+    let lines: Vec<&str> = content.split('\n').collect();
+    let limit = if expanded {
+        READ_HIGHLIGHT_MAX
+    } else {
+        PREVIEW_LINES
+    };
+    let shown = lines.len().min(limit);
+    let mut out = knightcode_tui::highlight::highlight_code_with(
+        &lines[..shown].join("\n"),
+        Some(language),
+        theme,
+    );
+    out.extend(lines[shown..].iter().map(|l| theme.tool_output.paint(l)));
+    if let Some(note) = note {
+        out.push(String::new());
+        out.push(theme.muted.paint(&note));
+    }
+    preview(out, inner, expanded, false, theme, PREVIEW_LINES)
 }
 
 /// The line the bash tool ends a failed command's output with.
