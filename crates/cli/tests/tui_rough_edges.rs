@@ -48,6 +48,30 @@ fn a_rate_limit_is_one_line_in_words_that_clears_when_the_retry_works() {
 }
 
 #[test]
+fn escape_during_a_retry_wait_cancels_it_and_shows_the_failure() {
+    let sandbox = Sandbox::new(vec![ScriptedReply::http_error(503)]);
+    std::fs::write(
+        sandbox.agent.join("settings.json"),
+        r#"{"retry":{"baseDelayMs":60000}}"#,
+    )
+    .unwrap();
+    let mut tui = sandbox.spawn(&[], 120, 30);
+    tui.wait_for_text("mock-model");
+    tui.submit("hello");
+    tui.wait_for_text("mock had a server error (503) — retrying in 60 s (1/3)");
+    tui.send("\x1b");
+    let screen = tui.wait_for_text("Retry cancelled.");
+    assert!(
+        screen.contains("Error: mock had a server error (503)"),
+        "the failure is shown again: {screen}"
+    );
+    assert!(!screen.contains("retrying in"), "{screen}");
+    tui.wait_for("the working row to go", |s| !s.contains("esc to interrupt"));
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}
+
+#[test]
 fn a_final_provider_error_says_what_happened_once_and_what_to_do() {
     let sandbox = Sandbox::new(vec![rate_limited(), rate_limited()]);
     std::fs::write(

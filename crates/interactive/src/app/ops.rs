@@ -70,6 +70,18 @@ fn thousands(n: u64) -> String {
     out
 }
 
+/// The program of a shell command line: its first word, or the quoted first word
+/// (`"/Applications/Sublime Text.app/…/subl" -w`).
+fn first_word(command: &str) -> Option<String> {
+    let command = command.trim_start();
+    if let Some(quote) = command.chars().next().filter(|c| *c == '"' || *c == '\'')
+        && let Some(end) = command[1..].find(quote)
+    {
+        return Some(command[1..=end].to_owned());
+    }
+    command.split_whitespace().next().map(str::to_owned)
+}
+
 /// Whether `program` names an executable: a path, or a name found on `PATH`.
 fn program_exists(program: &str) -> bool {
     use std::os::unix::fs::PermissionsExt as _;
@@ -236,7 +248,7 @@ impl Ui {
     /// `$EDITOR`, or nano.
     pub fn external_editor(&mut self) {
         let (editor, source) = self.editor_command();
-        let Some(program) = editor.split_whitespace().next().map(str::to_owned) else {
+        let Some(program) = first_word(&editor) else {
             return;
         };
         if !program_exists(&program) {
@@ -446,5 +458,21 @@ impl Ui {
                 );
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn editor_programs_and_grouped_digits() {
+        assert_eq!(super::first_word("code --wait").as_deref(), Some("code"));
+        assert_eq!(
+            super::first_word("\"/opt/My Editor/bin/ed\" -w").as_deref(),
+            Some("/opt/My Editor/bin/ed")
+        );
+        assert_eq!(super::first_word("  "), None);
+        assert_eq!(super::thousands(0), "0");
+        assert_eq!(super::thousands(999), "999");
+        assert_eq!(super::thousands(1_234_567), "1,234,567");
     }
 }
