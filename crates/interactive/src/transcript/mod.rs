@@ -537,9 +537,7 @@ impl Transcript {
     /// A retry is scheduled: the failed reply gives way to one line saying what happened and
     /// when the next attempt comes (updated in place for later attempts).
     fn retry_started(&mut self, text: String) {
-        let failed = self.cards.iter().rposition(|card| {
-            matches!(card, Card::Assistant(a) if !a.hidden && matches!(a.ending, Some(reply::Ending::Error(_))))
-        });
+        let failed = self.last_failed_reply();
         let retry = self.retry.get_or_insert_with(Retry::default);
         if let Some(index) = failed
             && let Some(Card::Assistant(card)) = self.cards.get_mut(index)
@@ -592,16 +590,21 @@ impl Transcript {
             self.notice(NoticeKind::Info, "Retry cancelled.");
             return;
         }
-        let last = self.cards.iter().rposition(|card| {
-            matches!(card, Card::Assistant(a) if !a.hidden && matches!(a.ending, Some(reply::Ending::Error(_))))
-        });
-        if let (Some(index), Some(error)) = (last, final_error) {
+        if let (Some(index), Some(error)) = (self.last_failed_reply(), final_error) {
             let provider = self.provider.clone();
             if let Some(Card::Assistant(card)) = self.cards.get_mut(index) {
                 card.set_error_text(errors::final_text(error, &provider, Some(attempt)));
             }
             self.touch(index);
         }
+    }
+
+    /// The newest reply on screen that ended in an error (the attempt a retry is about).
+    fn last_failed_reply(&self) -> Option<usize> {
+        self.cards.iter().rposition(|card| match card {
+            Card::Assistant(c) => !c.hidden && matches!(c.ending, Some(reply::Ending::Error(_))),
+            _ => false,
+        })
     }
 
     /// The provider a reply came from (older sessions may not say: the current one).
