@@ -489,3 +489,39 @@ fn read_results_are_highlighted_by_the_files_language() {
     tui.send("\x04");
     assert_eq!(tui.wait_exit(), 0);
 }
+
+#[test]
+fn continue_on_a_session_open_elsewhere_offers_a_fork_or_a_new_session() {
+    let sandbox = Sandbox::new(vec![
+        ScriptedReply::text("First answer."),
+        ScriptedReply::text("Answer in the fork."),
+    ]);
+    let mut owner = sandbox.spawn(&[], 100, 30);
+    owner.wait_for_text("mock-model");
+    owner.submit("remember the red door");
+    owner.wait_for_text("First answer.");
+
+    // Declined: a new, empty session instead of an exit.
+    let mut tui = sandbox.spawn(&["--continue"], 100, 30);
+    tui.wait_for_text("Session in use");
+    tui.wait_for_text("Start a new session instead");
+    tui.send("\x1b[B\r");
+    let screen = tui.wait_for_text("Started a new session.");
+    assert!(!screen.contains("First answer."), "{screen}");
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+
+    // Accepted: the conversation goes on in a fork.
+    let mut tui = sandbox.spawn(&["--continue"], 100, 30);
+    tui.wait_for_text("Continue in a fork");
+    tui.send("\r");
+    tui.wait_for_text("in a fork: a new session file");
+    tui.wait_for_text("First answer.");
+    tui.submit("go on");
+    tui.wait_for_text("Answer in the fork.");
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+    assert_eq!(sandbox.session_files().len(), 2);
+    owner.send("\x04");
+    assert_eq!(owner.wait_exit(), 0);
+}

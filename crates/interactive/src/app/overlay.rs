@@ -332,6 +332,16 @@ impl Ui {
             return None;
         }
         let owner = library.owner(path)?;
+        Some(self.fork_busy_overlay(path, &owner, keep))
+    }
+
+    /// The question for a session `owner` has open: continue in a fork, or `keep`.
+    pub fn fork_busy_overlay(
+        &self,
+        path: &std::path::Path,
+        owner: &knightcode_runtime::sessions::SessionOwner,
+        keep: &str,
+    ) -> Overlay {
         let prompt = ConfirmPrompt::new(
             "Session in use",
             format!(
@@ -344,7 +354,7 @@ impl Ui {
             self.screen.theme.clone(),
             &self.bindings,
         );
-        Some(Overlay::ForkBusy(prompt, path.to_path_buf()))
+        Overlay::ForkBusy(prompt, path.to_path_buf())
     }
 
     pub fn open_trust_picker(&mut self) {

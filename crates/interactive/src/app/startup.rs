@@ -5,6 +5,7 @@ use std::path::Path;
 
 use knightcode_runtime::AgentSession;
 use knightcode_runtime::SessionSetup;
+use knightcode_runtime::SessionTarget;
 use knightcode_runtime::Settings;
 use knightcode_runtime::TrustStore;
 use knightcode_runtime::trust;
@@ -176,6 +177,49 @@ impl Ui {
             if trusted { "trusted" } else { "not trusted" }
         ));
     }
+}
+
+/// `--continue` / `--session` on a session another process has open: offer to continue in
+/// a fork (the seed's "Session ownership"); declining starts a new session in the same
+/// folder. Returns the setup and what to say once the session shows, or `None` when the
+/// user quit.
+pub async fn resolve_owned_session(
+    ui: &mut Ui,
+    mut setup: SessionSetup,
+) -> Result<Option<(SessionSetup, Option<String>)>, InteractiveError> {
+    let SessionTarget::Open(path) = &setup.target else {
+        return Ok(Some((setup, None)));
+    };
+    let Some(owner) = knightcode_runtime::sessions::session_owner(path) else {
+        return Ok(Some((setup, None)));
+    };
+    let path = path.clone();
+    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let overlay = ui.fork_busy_overlay(&path, &owner, "Start a new session instead");
+    let (target, notice) = match run_modal(ui, overlay).await {
+        Some(OverlayResult::ForkSessionFile(source)) => {
+            let notice = format!(
+                "Continued {} in a fork: a new session file (the other process keeps the original).",
+                source.display()
+            );
+            let target = SessionTarget::Fork {
+                source,
+                dir,
+                session_id: None,
+            };
+            (target, notice)
+        }
+        _ if ui.quitting => return Ok(None),
+        _ => {
+            let target = SessionTarget::New {
+                dir,
+                session_id: None,
+            };
+            (target, "Started a new session.".to_owned())
+        }
+    };
+    setup.target = target;
+    Ok(Some((setup, Some(notice))))
 }
 
 /// `--resume`: the picker before anything else; false when the user left without picking.
