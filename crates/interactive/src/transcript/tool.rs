@@ -314,11 +314,12 @@ impl ToolCard {
         let status_line = (failed && self.name == "bash")
             .then(|| {
                 text.lines()
-                    .collect::<Vec<_>>()
-                    .iter()
-                    .rposition(|l| is_bash_status(l))
+                    .enumerate()
+                    .filter(|(_, l)| is_bash_status(l))
+                    .last()
             })
-            .flatten();
+            .flatten()
+            .map(|(index, _)| index);
         let raw: Vec<String> = text
             .lines()
             .enumerate()
@@ -363,6 +364,8 @@ fn read_lines(
         }
         _ => (text.as_str(), None),
     };
+    // A file's last newline ends its last line; it is not another, empty one.
+    let content = content.strip_suffix('\n').unwrap_or(content);
     let lines: Vec<&str> = content.split('\n').collect();
     let limit = if expanded {
         READ_HIGHLIGHT_MAX
