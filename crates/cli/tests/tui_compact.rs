@@ -149,13 +149,19 @@ fn tree_can_summarize_the_branch_it_leaves() {
     tui.wait_for_text("Focus for the summary");
     tui.send("the answers");
     tui.send("\r");
-    let screen = tui.wait_for("the branch summary card", |s| {
-        s.contains("Summary of the branch left behind") && !s.contains("Summarizing the branch")
-    });
+    // The card, and the left prompt back in the editor (below the transcript's rule).
+    let screen = tui.wait_for(
+        "the branch summary card and the prompt in the editor",
+        |s| {
+            s.contains("Summary of the branch left behind")
+                && !s.contains("Summarizing the branch")
+                && s.split("branch from here.")
+                    .nth(1)
+                    .is_some_and(|editor| editor.contains("second question"))
+        },
+    );
     assert!(screen.contains("BRANCH-WORK-SUMMARISED"), "{screen}");
     assert!(!screen.contains("second answer"), "{screen}");
-    // The left prompt is back in the editor.
-    assert!(screen.contains("second question"), "{screen}");
     let request = sandbox.server.requests()[2].body.to_string();
     assert!(
         request.contains("Additional focus: the answers"),

@@ -71,6 +71,7 @@ fn options() -> SessionPickerOptions {
         home: Some("/home/user".to_owned()),
         current_session: Some(session_path("c0ffee01")),
         allow_rename: true,
+        ..SessionPickerOptions::default()
     }
 }
 

@@ -17,6 +17,14 @@ use crate::agent_session::lock;
 use crate::error::Result;
 use crate::error::RuntimeError;
 
+pub use knightcode_session::lock::SessionOwner;
+
+/// The process that has the session file at `path` open, when it is another one: read
+/// before starting on a file (`--continue`, `--session`) to offer a fork instead.
+pub fn session_owner(path: &Path) -> Option<SessionOwner> {
+    knightcode_session::lock::other_owner(path)
+}
+
 /// Refused: deleting the session this process has open.
 pub const DELETE_CURRENT: &str =
     "This is the session you are in; switch to another session before deleting it.";
@@ -58,6 +66,12 @@ impl SessionLibrary {
     /// Every session under the sessions root, all projects.
     pub fn list_all(&self, sessions_root: &Path) -> Vec<SessionInfo> {
         knightcode_session::list::list_all_sessions(sessions_root)
+    }
+
+    /// The process that has the session file at `path` open, when it is another one (the
+    /// picker marks such sessions and offers to continue them in a fork).
+    pub fn owner(&self, path: &Path) -> Option<SessionOwner> {
+        session_owner(path)
     }
 
     /// The open session's file, once it has one.

@@ -207,6 +207,31 @@ pub fn canonical_session_path(path: &Path) -> Result<PathBuf> {
     Ok(parent.join(name))
 }
 
+/// Another live process that owns a session file (from its lock record).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionOwner {
+    pub pid: u32,
+    pub host: String,
+}
+
+/// Who owns the session file at `path`, when another live process does. Only reads the
+/// lock file (no flock, nothing taken or repaired): for pickers that mark sessions in use
+/// and ask before opening one. A record caught half-written reads as no owner; opening the
+/// file still checks properly.
+pub fn other_owner(path: &Path) -> Option<SessionOwner> {
+    let canonical = canonical_session_path(path).ok()?;
+    let text = std::fs::read_to_string(lock_path_for(&canonical)).ok()?;
+    let record: LockRecord = serde_json::from_str(&text).ok()?;
+    let machine = Machine::this();
+    if record.pid == std::process::id() && record.host == machine.host {
+        return None;
+    }
+    record.held(&machine, now_millis()).then_some(SessionOwner {
+        pid: record.pid,
+        host: record.host,
+    })
+}
+
 fn lock_path_for(canonical: &Path) -> PathBuf {
     let mut name = canonical.file_name().unwrap_or_default().to_os_string();
     name.push(".lock");

@@ -163,6 +163,8 @@ pub struct Renderer {
     /// Nothing drawn since creation, `clear` or `finish`.
     fresh: bool,
     full_redraw_requested: bool,
+    /// Repaint every screen row next frame (another program may have written on it).
+    repaint_requested: bool,
     show_hardware_cursor: bool,
     /// Whether the terminal cursor is visible, and where it was put.
     cursor_shown: bool,
@@ -203,6 +205,7 @@ impl Renderer {
             start_row: 0,
             fresh: true,
             full_redraw_requested: false,
+            repaint_requested: false,
             show_hardware_cursor: false,
             cursor_shown: false,
             cursor_at: None,
@@ -240,6 +243,13 @@ impl Renderer {
     /// to lines already in scrollback that the user asked for (expanding a tool result).
     pub fn request_full_redraw(&mut self) {
         self.full_redraw_requested = true;
+    }
+
+    /// The next frame repaints every row of the screen, leaving scrollback alone: after a
+    /// program that shared the terminal (an external editor that failed to start, or one
+    /// without an alternate screen) wrote over it.
+    pub fn request_screen_repaint(&mut self) {
+        self.repaint_requested = true;
     }
 
     /// Show the terminal cursor at the [`CURSOR_MARKER`] (for input methods) instead of
@@ -289,12 +299,13 @@ impl Renderer {
             self.lines.clear();
             self.fresh = false;
             self.draw_changes(lines, &mut frame);
-        } else if self.height != self.drawn_height {
+        } else if self.height != self.drawn_height || self.repaint_requested {
             self.draw_after_height_change(lines, &mut frame);
         } else {
             self.draw_changes(lines, &mut frame);
         }
         self.full_redraw_requested = false;
+        self.repaint_requested = false;
         self.drawn_width = self.width;
         self.drawn_height = self.height;
         self.place_cursor(&mut frame);

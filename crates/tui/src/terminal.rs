@@ -68,7 +68,19 @@ struct Shared {
     /// The terminal is in our modes and must be restored.
     active: AtomicBool,
     kitty: bool,
+    /// The window title was set (the terminal's own was pushed and must be popped).
+    titled: AtomicBool,
 }
+
+/// Saves the terminal's window title on its title stack (xterm's `CSI 22 t`), then sets
+/// ours. Control characters are left out: they would end the sequence early.
+fn title_bytes(title: &str) -> Vec<u8> {
+    let clean: String = title.chars().filter(|c| !c.is_control()).collect();
+    format!("\x1b[22;0t\x1b]0;{clean}\x07").into_bytes()
+}
+
+/// Brings back the title saved by [`title_bytes`].
+const TITLE_RESTORE: &[u8] = b"\x1b[23;0t";
 
 impl Shared {
     fn write(&self, bytes: &[u8]) -> std::io::Result<()> {
@@ -111,6 +123,8 @@ pub struct Terminal {
     pending: Vec<u8>,
     start_row: Option<u16>,
     reader: Option<Arc<Control>>,
+    /// The window title set, put back after a suspension.
+    title: Option<String>,
 }
 
 impl Terminal {
@@ -143,11 +157,13 @@ impl Terminal {
                 out,
                 active: AtomicBool::new(true),
                 kitty: probe.kitty_flags.is_some(),
+                titled: AtomicBool::new(false),
             }),
             input,
             pending: probe.rest,
             start_row: probe.cursor.map(|(row, _)| row),
             reader: None,
+            title: None,
         };
         // On failure, dropping `terminal` undoes what was set up.
         terminal.shared.write(&setup_bytes(terminal.shared.kitty))?;
@@ -183,6 +199,20 @@ impl Terminal {
         Ok(())
     }
 
+    /// Sets the window title (the session's name or folder, as other agents do); the
+    /// terminal's own title comes back when the UI suspends or ends.
+    pub fn set_title(&mut self, title: &str) -> Result<(), TuiError> {
+        let mut bytes = Vec::new();
+        // Each title is pushed once: pop the one before, so the stack does not grow.
+        if self.shared.titled.swap(true, Ordering::SeqCst) {
+            bytes.extend_from_slice(TITLE_RESTORE);
+        }
+        bytes.extend_from_slice(&title_bytes(title));
+        self.title = Some(title.to_owned());
+        self.shared.write(&bytes)?;
+        Ok(())
+    }
+
     /// Starts the thread that reads standard input and hands raw byte chunks to
     /// `on_bytes` until it returns false. An empty chunk means the input ended (the
     /// terminal went away); the thread stops after it. `on_bytes` must not wait for the
@@ -207,7 +237,11 @@ impl Terminal {
             reader.request(Mode::Pause);
         }
         if self.shared.active.swap(false, Ordering::SeqCst) {
-            self.shared.write(&restore_bytes(self.shared.kitty))?;
+            let mut bytes = restore_bytes(self.shared.kitty);
+            if self.shared.titled.swap(false, Ordering::SeqCst) {
+                bytes.extend_from_slice(TITLE_RESTORE);
+            }
+            self.shared.write(&bytes)?;
             crossterm::terminal::disable_raw_mode()?;
         }
         Ok(())
@@ -220,7 +254,12 @@ impl Terminal {
     pub fn resume(&mut self) -> Result<(), TuiError> {
         if !self.shared.active.swap(true, Ordering::SeqCst) {
             crossterm::terminal::enable_raw_mode()?;
-            self.shared.write(&setup_bytes(self.shared.kitty))?;
+            let mut bytes = setup_bytes(self.shared.kitty);
+            if let Some(title) = &self.title {
+                self.shared.titled.store(true, Ordering::SeqCst);
+                bytes.extend_from_slice(&title_bytes(title));
+            }
+            self.shared.write(&bytes)?;
         }
         if let Some(reader) = &self.reader {
             reader.request(Mode::Run);
@@ -240,6 +279,9 @@ impl Terminal {
                 // below whatever was drawn.
                 let mut bytes = b"\x1b[?2026l".to_vec();
                 bytes.extend_from_slice(&restore_bytes(shared.kitty));
+                if shared.titled.swap(false, Ordering::SeqCst) {
+                    bytes.extend_from_slice(TITLE_RESTORE);
+                }
                 bytes.extend_from_slice(b"\r\n");
                 let _ = shared.write(&bytes);
                 let _ = crossterm::terminal::disable_raw_mode();
@@ -256,7 +298,11 @@ impl Drop for Terminal {
             reader.request(Mode::Stop);
         }
         if self.shared.active.swap(false, Ordering::SeqCst) {
-            let _ = self.shared.write(&restore_bytes(self.shared.kitty));
+            let mut bytes = restore_bytes(self.shared.kitty);
+            if self.shared.titled.swap(false, Ordering::SeqCst) {
+                bytes.extend_from_slice(TITLE_RESTORE);
+            }
+            let _ = self.shared.write(&bytes);
             let _ = crossterm::terminal::disable_raw_mode();
         }
     }

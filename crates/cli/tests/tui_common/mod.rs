@@ -5,6 +5,7 @@
 
 #[path = "../test_files/mod.rs"]
 mod test_files;
+#[allow(unused_imports)]
 pub use test_files::read_jsonl;
 
 use std::io::Read as _;
@@ -89,6 +90,8 @@ struct Screen {
     parser: vt100::Parser,
     /// Bytes the program wrote, in total.
     bytes: usize,
+    /// Everything it wrote (for what the emulator does not keep, such as window titles).
+    output: Vec<u8>,
     exited: bool,
 }
 
@@ -131,6 +134,7 @@ impl Tui {
             Mutex::new(Screen {
                 parser: vt100::Parser::new(rows, cols, SCROLLBACK),
                 bytes: 0,
+                output: Vec::new(),
                 exited: false,
             }),
             Condvar::new(),
@@ -147,6 +151,7 @@ impl Tui {
                         let mut screen = lock.lock().unwrap_or_else(|e| e.into_inner());
                         screen.parser.process(&buf[..n]);
                         screen.bytes += n;
+                        screen.output.extend_from_slice(&buf[..n]);
                         changed.notify_all();
                     }
                 }
@@ -232,6 +237,28 @@ impl Tui {
         lock.lock().unwrap().bytes
     }
 
+    /// Everything the program wrote so far, as text (escape sequences included).
+    pub fn output(&self) -> String {
+        let (lock, _) = &*self.state;
+        String::from_utf8_lossy(&lock.lock().unwrap().output).into_owned()
+    }
+
+    /// Waits until the program has written `needle` (escape sequences included).
+    pub fn wait_for_output(&self, needle: &str) {
+        let (lock, changed) = &*self.state;
+        let deadline = Instant::now() + WATCHDOG;
+        let mut screen = lock.lock().unwrap();
+        while !String::from_utf8_lossy(&screen.output).contains(needle) {
+            assert!(
+                !screen.exited,
+                "the program exited before writing {needle:?}"
+            );
+            let left = deadline.saturating_duration_since(Instant::now());
+            assert!(!left.is_zero(), "timed out waiting for output {needle:?}");
+            screen = changed.wait_timeout(screen, left).unwrap().0;
+        }
+    }
+
     /// Scrollback and screen, oldest line first.
     pub fn history(&self) -> Vec<String> {
         let (lock, _) = &*self.state;
@@ -270,6 +297,32 @@ impl Tui {
             }
             screen = changed.wait_timeout(screen, left).unwrap().0;
         }
+    }
+
+    /// The foreground colour of the first character of `needle` on the screen, if shown.
+    pub fn color_of(&self, needle: &str) -> Option<vt100::Color> {
+        let (lock, _) = &*self.state;
+        let screen = lock.lock().unwrap();
+        let screen = screen.parser.screen();
+        let (rows, cols) = screen.size();
+        for row in 0..rows {
+            let mut text = String::new();
+            let mut starts = Vec::new();
+            for col in 0..cols {
+                let cell = screen.cell(row, col)?;
+                starts.push((text.len(), col));
+                text.push_str(if cell.has_contents() {
+                    cell.contents()
+                } else {
+                    " "
+                });
+            }
+            if let Some(at) = text.find(needle) {
+                let col = starts.iter().find(|(byte, _)| *byte == at)?.1;
+                return screen.cell(row, col).map(vt100::Cell::fgcolor);
+            }
+        }
+        None
     }
 
     pub fn wait_for_text(&self, text: &str) -> String {

@@ -22,6 +22,9 @@ use crate::commands;
 use crate::commands::SlashCommand;
 use crate::pickers::BranchSummaryChoice;
 
+/// The working row while only `!` commands run.
+const SHELL_WORKING: &str = "Running shell command…";
+
 /// What to do with the reply to a command the app sent.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Pending {
@@ -148,6 +151,8 @@ impl Ui {
                     self.running = false;
                     if self.bash_cards.is_empty() {
                         self.set_working(None);
+                    } else {
+                        self.set_working(Some(SHELL_WORKING));
                     }
                     self.request_snapshot();
                 }
@@ -242,7 +247,7 @@ impl Ui {
             }
             (Pending::Model, Reply::ModelSet(switch) | Reply::ModelCycled(Some(switch))) => {
                 let scope = if switch.scoped { " (scoped)" } else { "" };
-                self.screen.hint = Some(format!(
+                self.status(&format!(
                     "Model: {}/{}{scope} · thinking {}",
                     switch.model.provider,
                     switch.model.id,
@@ -261,7 +266,7 @@ impl Ui {
                 self.info("This model does not support thinking levels.");
             }
             (Pending::Thinking, Reply::ThinkingCycled(Some(change))) => {
-                self.screen.hint = Some(format!("Thinking level: {}", change.level.as_str()));
+                self.status(&format!("Thinking level: {}", change.level.as_str()));
                 self.request_snapshot();
             }
             (Pending::Thinking, _) => self.request_snapshot(),
@@ -287,7 +292,7 @@ impl Ui {
             }
             (Pending::Named(name), _) => {
                 self.update_footer();
-                self.screen.hint = Some(format!("Session named \"{name}\"."));
+                self.status(&format!("Session named \"{name}\"."));
             }
             _ => {}
         }
@@ -414,6 +419,11 @@ pub fn submit(ui: &mut Ui, text: String, images: Vec<ContentBlock>) {
             .start_bash(command.to_owned(), excluded);
         let id = format!("bash-{card}");
         ui.bash_cards.insert(id.clone(), card);
+        // The working row says a command runs and which key cancels it (while the agent
+        // works, its own row stays).
+        if !ui.running {
+            ui.set_working(Some(SHELL_WORKING));
+        }
         ui.send(
             Command::Bash {
                 command: command.to_owned(),
@@ -532,13 +542,18 @@ fn set_thinking(ui: &mut Ui, level: &str) {
         return;
     };
     ui.send(Command::SetThinkingLevel(parsed), Pending::Thinking);
-    ui.screen.hint = Some(format!("Thinking level: {}", parsed.as_str()));
+    ui.status(&format!("Thinking level: {}", parsed.as_str()));
     applies_later(ui);
 }
 
 fn picked(ui: &mut Ui, result: OverlayResult) {
     match result {
         OverlayResult::Session(path) => {
+            if let Some(prompt) = ui.fork_busy_prompt(&path, "Keep the current session") {
+                ui.screen.overlay = Some(prompt);
+                ui.mark_urgent();
+                return;
+            }
             let done = format!("Resumed {}", path.display());
             ui.send(
                 Command::SwitchSession(path),
@@ -591,6 +606,16 @@ fn picked(ui: &mut Ui, result: OverlayResult) {
                 }),
             };
             navigate(ui, Some(entry_id), summary);
+        }
+        OverlayResult::ForkSessionFile(path) => {
+            let done = format!(
+                "Continued {} in a fork: a new session file (the other process keeps the original).",
+                path.display()
+            );
+            ui.send(
+                Command::ForkSessionFile(path),
+                Pending::Changed { done, reload: true },
+            );
         }
         OverlayResult::Fork(entry_id) => {
             ui.send(Command::Fork(entry_id), Pending::Forked);

@@ -64,21 +64,45 @@ impl Completer {
         })
     }
 
+    /// `@` completion over files and folders (folders end in `/`). With a folder typed
+    /// (`@src/`), what is inside it: its own entries first while nothing follows the `/`,
+    /// else a fuzzy match on the rest of the path. Accepting a folder keeps completing in it.
     fn files_matching(&self, typed: &str) -> Option<Completions> {
-        let files = self.files();
-        let indices: Vec<usize> = if typed.is_empty() {
-            (0..files.len().min(MAX_ITEMS)).collect()
+        let entries = self.files();
+        // `@"my folder/…`: the quote is not part of the path.
+        let path = typed.strip_prefix('"').unwrap_or(typed);
+        let (dir, rest) = match path.rfind('/') {
+            Some(at) => (&path[..=at], &path[at + 1..]),
+            None => ("", path),
+        };
+        let inside: Vec<usize> = (0..entries.len())
+            .filter(|&i| entries[i].starts_with(dir) && entries[i].len() > dir.len())
+            .collect();
+        let indices: Vec<usize> = if rest.is_empty() {
+            // The folder's own entries (not everything below it), folders first.
+            let mut children: Vec<usize> = inside
+                .into_iter()
+                .filter(|&i| {
+                    let tail = &entries[i][dir.len()..];
+                    !tail.trim_end_matches('/').contains('/')
+                })
+                .collect();
+            children.sort_by_key(|&i| (!entries[i].ends_with('/'), i));
+            children.truncate(MAX_ITEMS);
+            children
         } else {
-            fuzzy_filter_indices(files.iter().map(String::as_str), typed)
+            let names: Vec<&str> = inside.iter().map(|&i| &entries[i][dir.len()..]).collect();
+            fuzzy_filter_indices(names.iter().copied(), rest)
                 .into_iter()
                 .take(MAX_ITEMS)
+                .map(|n| inside[n])
                 .collect()
         };
         let items: Vec<CompletionItem> = indices
             .into_iter()
             .map(|i| CompletionItem {
-                value: format!("@{}", quote_if_needed(&files[i])),
-                label: files[i].clone(),
+                value: format!("@{}", quote_if_needed(&entries[i])),
+                label: entries[i].clone(),
                 description: None,
             })
             .collect();
@@ -163,8 +187,8 @@ impl CompletionProvider for Completer {
     }
 }
 
-/// Files under `cwd`, honouring .gitignore, .ignore and git's excludes; hidden files and
-/// `.git` skipped.
+/// Files and folders (with a trailing `/`) under `cwd`, honouring .gitignore, .ignore and
+/// git's excludes; hidden files and `.git` skipped.
 fn list_files(cwd: &Path) -> Vec<String> {
     let mut files = Vec::new();
     let walker = ignore::WalkBuilder::new(cwd)
@@ -178,11 +202,17 @@ fn list_files(cwd: &Path) -> Vec<String> {
         if files.len() >= MAX_FILES {
             break;
         }
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
+        let Some(kind) = entry.file_type() else {
             continue;
-        }
-        if let Ok(relative) = entry.path().strip_prefix(cwd) {
-            files.push(relative.to_string_lossy().into_owned());
+        };
+        let Ok(relative) = entry.path().strip_prefix(cwd) else {
+            continue;
+        };
+        let relative = relative.to_string_lossy();
+        if kind.is_file() {
+            files.push(relative.into_owned());
+        } else if kind.is_dir() && !relative.is_empty() {
+            files.push(format!("{relative}/"));
         }
     }
     files.sort();
@@ -223,6 +253,20 @@ mod tests {
             all.items.iter().all(|i| !i.label.starts_with("target")),
             "gitignored files are not offered"
         );
+
+        let folders = completer
+            .complete("@sr", false)
+            .unwrap_or_else(|| panic!("no folders"));
+        assert_eq!(folders.items[0].value, "@src/");
+        let inside = completer
+            .complete("@src/", false)
+            .unwrap_or_else(|| panic!("nothing inside"));
+        let labels: Vec<&str> = inside.items.iter().map(|i| i.label.as_str()).collect();
+        assert_eq!(labels, ["src/main.rs"]);
+        let top = completer
+            .complete("@", false)
+            .unwrap_or_else(|| panic!("no entries"));
+        assert_eq!(top.items[0].label, "src/", "folders first at the top level");
 
         let paths = completer
             .complete("cat sr", true)

@@ -97,8 +97,14 @@ async fn main_loop(
     let Some(setup) = startup::resolve_trust(ui, setup).await? else {
         return Ok(0);
     };
+    let Some((setup, ownership_notice)) = startup::resolve_owned_session(ui, setup).await? else {
+        return Ok(0);
+    };
     let (mut session, events) = AgentSession::start(setup).await?;
     ui.attach(&session);
+    if let Some(notice) = ownership_notice {
+        ui.info(&notice);
+    }
     for warning in &options.warnings {
         ui.warn(warning);
     }

@@ -11,6 +11,7 @@ use super::clipboard;
 use super::clipboard_image;
 use super::clipboard_image::ClipboardRead;
 use super::ui::Ui;
+use crate::transcript::summary::thousands;
 
 /// Image files a pasted path may name.
 const IMAGE_TYPES: &[(&str, &str)] = &[
@@ -23,6 +24,67 @@ const IMAGE_TYPES: &[(&str, &str)] = &[
 
 /// The working row while a compaction's summary is written.
 pub const COMPACTING: &str = "Compacting conversation…";
+/// Where keys apply, in the order `/hotkeys` lists them: each group takes the actions its
+/// test accepts (the first group that does). The full-screen mode's keys are left out: it
+/// is not built.
+type ActionTest = fn(&str) -> bool;
+const HOTKEY_GROUPS: &[(&str, ActionTest)] = &[
+    ("Editor and conversation", |a| {
+        a.starts_with("app.")
+            && !a.starts_with("app.tree.")
+            && !a.starts_with("app.models.")
+            && !a.starts_with("app.session.toggle")
+            && !matches!(
+                a,
+                "app.session.rename"
+                    | "app.session.delete"
+                    | "app.session.deleteNoninvasive"
+                    | "app.thinking.save"
+            )
+    }),
+    ("Editing", |a| {
+        a.starts_with("tui.editor.") || (a.starts_with("tui.input.") && a != "tui.input.copy")
+    }),
+    ("Pickers", |a| a.starts_with("tui.select.")),
+    ("Session picker (/resume)", |a| {
+        a.starts_with("app.session.toggle")
+            || matches!(
+                a,
+                "app.session.rename" | "app.session.delete" | "app.session.deleteNoninvasive"
+            )
+    }),
+    ("Session tree (/tree)", |a| a.starts_with("app.tree.")),
+    ("Scoped models (/scoped-models)", |a| {
+        a.starts_with("app.models.")
+    }),
+    ("Thinking level (/thinking)", |a| a == "app.thinking.save"),
+];
+
+/// The program of a shell command line: its first word, or the quoted first word
+/// (`"/Applications/Sublime Text.app/…/subl" -w`).
+fn first_word(command: &str) -> Option<String> {
+    let command = command.trim_start();
+    if let Some(quote) = command.chars().next().filter(|c| *c == '"' || *c == '\'')
+        && let Some(end) = command[1..].find(quote)
+    {
+        return Some(command[1..=end].to_owned());
+    }
+    command.split_whitespace().next().map(str::to_owned)
+}
+
+/// Whether `program` names an executable: a path, or a name found on `PATH`.
+fn program_exists(program: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    let executable = |path: &std::path::Path| {
+        std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        return executable(std::path::Path::new(program));
+    }
+    std::env::var_os("PATH").is_some_and(|paths| {
+        std::env::split_paths(&paths).any(|dir| executable(&dir.join(program)))
+    })
+}
 
 /// Images above this size are refused (providers reject them anyway).
 const MAX_IMAGE_BYTES: u64 = 20 * 1024 * 1024;
@@ -189,20 +251,23 @@ impl Ui {
         self.mark_urgent();
     }
 
-    /// Ctrl+G: edits the prompt in `$VISUAL` / `$EDITOR`.
+    /// Ctrl+G: edits the prompt in the `externalEditor` setting's editor, else `$VISUAL`,
+    /// `$EDITOR`, or nano.
     pub fn external_editor(&mut self) {
-        let editor = std::env::var("VISUAL")
-            .ok()
-            .filter(|v| !v.trim().is_empty())
-            .or_else(|| {
-                std::env::var("EDITOR")
-                    .ok()
-                    .filter(|v| !v.trim().is_empty())
-            })
-            .unwrap_or_else(|| "nano".to_owned());
+        let (editor, source) = self.editor_command();
+        let Some(program) = first_word(&editor) else {
+            return;
+        };
+        if !program_exists(&program) {
+            self.warn(&format!(
+                "Could not start the external editor: {program} (from {source}) is not installed or not on PATH. Set \"externalEditor\" in {}, or $VISUAL or $EDITOR, to the editor to use.",
+                self.agent_dir.join("settings.json").display()
+            ));
+            return;
+        }
         let path =
             std::env::temp_dir().join(format!("knightcode-prompt-{}.md", std::process::id()));
-        let text = self.screen.editor.text();
+        let text = self.screen.editor.expanded_text();
         if let Err(error) = std::fs::write(&path, &text) {
             self.error(&format!("Could not write {}: {error}", path.display()));
             return;
@@ -224,14 +289,44 @@ impl Ui {
                 }
                 Err(error) => self.error(&format!("Could not read the edited prompt: {error}")),
             },
-            Ok(status) => self.warn(&format!(
-                "{editor} exited with {status}; the prompt is unchanged."
-            )),
+            Ok(status) => {
+                let how = match status.code() {
+                    Some(code) => format!("exited with code {code}"),
+                    None => "was stopped by a signal".to_owned(),
+                };
+                self.warn(&format!(
+                    "The external editor ({editor}, from {source}) {how}; the prompt is unchanged."
+                ));
+            }
             Err(error) => self.error(&format!(
-                "Could not start {editor}: {error}. Set $VISUAL or $EDITOR."
+                "Could not start {editor} (from {source}): {error}. Set \"externalEditor\" in settings.json, or $VISUAL or $EDITOR."
             )),
         }
         let _ = std::fs::remove_file(&path);
+    }
+
+    /// The editor to run and where that choice came from (named when it fails).
+    fn editor_command(&self) -> (String, &'static str) {
+        let settings =
+            knightcode_runtime::Settings::load(&self.agent_dir, &self.cwd, self.session_trusted);
+        let configured = settings
+            .get("externalEditor")
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_owned);
+        let non_empty = |v: Option<String>| v.filter(|v| !v.trim().is_empty());
+        if let Some(editor) = non_empty(configured) {
+            return (editor, "the externalEditor setting");
+        }
+        if let Some(editor) = non_empty(std::env::var("VISUAL").ok()) {
+            return (editor, "$VISUAL");
+        }
+        if let Some(editor) = non_empty(std::env::var("EDITOR").ok()) {
+            return (editor, "$EDITOR");
+        }
+        (
+            "nano".to_owned(),
+            "the default, as $VISUAL and $EDITOR are unset",
+        )
     }
 
     /// Ctrl+Z: gives the terminal back to the shell until `fg`.
@@ -242,23 +337,61 @@ impl Ui {
         self.request_full_redraw();
     }
 
+    /// `/hotkeys`: the keys in effect, grouped by where they apply.
     pub fn show_hotkeys(&mut self) {
-        let mut lines = vec!["Keyboard shortcuts:".to_owned()];
+        let mut groups: Vec<(&str, Vec<(String, String)>)> = HOTKEY_GROUPS
+            .iter()
+            .map(|(title, _)| (*title, Vec::new()))
+            .collect();
         for (action, keys) in self.bindings.actions() {
-            if keys.is_empty() || !action.starts_with("app.") {
+            if keys.is_empty() {
                 continue;
             }
+            let Some(group) = HOTKEY_GROUPS
+                .iter()
+                .position(|(_, belongs)| belongs(action))
+            else {
+                continue;
+            };
             let keys: Vec<String> = keys.iter().map(ToString::to_string).collect();
             let description =
                 knightcode_tui::keybindings::Keybindings::description(action).unwrap_or(action);
-            lines.push(format!("  {:<22} {description}", keys.join(", ")));
+            groups[group]
+                .1
+                .push((keys.join(", "), description.to_owned()));
         }
-        lines.push("  enter                  send (steer while working)".to_owned());
-        lines.push("  shift+enter, ctrl+j    new line".to_owned());
-        lines.push(
-            "  / ! !! @               commands, shell, shell without the model, files".to_owned(),
-        );
-        self.info(&lines.join("\n"));
+        if let Some((_, rows)) = groups.first_mut() {
+            for (keys, what) in [
+                ("/", "Commands"),
+                (
+                    "!command",
+                    "Run a shell command (its output goes to the model)",
+                ),
+                ("!!command", "Run a shell command just for you"),
+                ("@", "Complete a file or folder name"),
+            ] {
+                rows.push((keys.to_owned(), what.to_owned()));
+            }
+        }
+        // One key column for every group, so the lists line up.
+        let width = groups
+            .iter()
+            .flat_map(|(_, rows)| rows.iter().map(|(keys, _)| keys.chars().count()))
+            .max()
+            .unwrap_or(0);
+        for (title, rows) in groups {
+            if rows.is_empty() {
+                continue;
+            }
+            let rows = rows
+                .into_iter()
+                .map(|(keys, what)| (format!("{keys:<width$}"), what))
+                .collect();
+            self.screen.transcript.push(crate::transcript::Card::Notice(
+                crate::transcript::Notice::table(title, rows),
+            ));
+        }
+        self.mark_urgent();
     }
 
     pub fn show_session_info(&mut self) {
@@ -266,25 +399,43 @@ impl Ui {
             return;
         };
         let stats = view.stats();
-        let mut lines = vec!["Session".to_owned()];
-        lines.push(format!(
-            "  File:     {}",
-            stats.session_file.as_deref().unwrap_or("(not saved yet)")
+        let mut rows = Vec::new();
+        let mut row = |label: &str, value: String| rows.push((label.to_owned(), value));
+        if let Some(name) = self.library.as_ref().and_then(|l| l.session_name()) {
+            row("Name:", name);
+        }
+        row(
+            "File:",
+            stats
+                .session_file
+                .clone()
+                .unwrap_or_else(|| "(not saved yet)".to_owned()),
+        );
+        row("ID:", stats.session_id.clone());
+        row(
+            "Messages:",
+            format!(
+                "{} user, {} assistant, {} tool calls",
+                thousands(stats.user_messages),
+                thousands(stats.assistant_messages),
+                thousands(stats.tool_calls)
+            ),
+        );
+        row(
+            "Tokens:",
+            format!(
+                "{} in, {} out, {} cache read, {} cache write",
+                thousands(stats.tokens.input),
+                thousands(stats.tokens.output),
+                thousands(stats.tokens.cache_read),
+                thousands(stats.tokens.cache_write)
+            ),
+        );
+        row("Cost:", format!("${:.4}", stats.cost.0));
+        self.screen.transcript.push(crate::transcript::Card::Notice(
+            crate::transcript::Notice::table("Session", rows),
         ));
-        lines.push(format!("  ID:       {}", stats.session_id));
-        lines.push(format!(
-            "  Messages: {} user, {} assistant, {} tool calls",
-            stats.user_messages, stats.assistant_messages, stats.tool_calls
-        ));
-        lines.push(format!(
-            "  Tokens:   {} in, {} out, {} cache read, {} cache write",
-            stats.tokens.input,
-            stats.tokens.output,
-            stats.tokens.cache_read,
-            stats.tokens.cache_write
-        ));
-        lines.push(format!("  Cost:     ${:.4}", stats.cost.0));
-        self.info(&lines.join("\n"));
+        self.mark_urgent();
     }
 
     pub fn copy_last(&mut self) {
@@ -292,8 +443,7 @@ impl Ui {
             Some(text) => {
                 let bytes = clipboard::osc52(&text);
                 self.write_raw(&bytes);
-                self.screen.hint = Some("Copied the last reply to the clipboard.".to_owned());
-                self.mark_urgent();
+                self.status("Copied the last reply to the clipboard.");
             }
             None => self.info("There is no reply to copy yet."),
         }
@@ -315,5 +465,21 @@ impl Ui {
                 );
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn editor_programs_and_grouped_digits() {
+        assert_eq!(super::first_word("code --wait").as_deref(), Some("code"));
+        assert_eq!(
+            super::first_word("\"/opt/My Editor/bin/ed\" -w").as_deref(),
+            Some("/opt/My Editor/bin/ed")
+        );
+        assert_eq!(super::first_word("  "), None);
+        assert_eq!(super::thousands(0), "0");
+        assert_eq!(super::thousands(999), "999");
+        assert_eq!(super::thousands(1_234_567), "1,234,567");
     }
 }

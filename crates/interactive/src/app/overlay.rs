@@ -9,6 +9,7 @@ use knightcode_tui::keybindings::Keybindings;
 use super::ui::Ui;
 use crate::pickers::BranchSummaryChoice;
 use crate::pickers::BranchSummaryPrompt;
+use crate::pickers::ConfirmPrompt;
 use crate::pickers::ForkPicker;
 use crate::pickers::ModelPicker;
 use crate::pickers::PickerOutcome;
@@ -34,6 +35,8 @@ pub enum Overlay {
     Fork(ForkPicker),
     Trust(TrustPrompt),
     BranchSummary(BranchSummaryPrompt),
+    /// A session another process owns was picked: continue it in a fork?
+    ForkBusy(ConfirmPrompt, PathBuf),
 }
 
 /// What a picker asks for while open.
@@ -59,6 +62,8 @@ pub enum OverlayResult {
         entry_id: Option<String>,
     },
     Fork(String),
+    /// Continue this session file (owned by another process) in a fork of it.
+    ForkSessionFile(PathBuf),
     Trust(TrustChoice),
     /// `/tree` leaving a branch: how to summarise it.
     TreeSummary {
@@ -99,7 +104,7 @@ impl Overlay {
             Self::Thinking(p) => p.set_max_rows(rows),
             Self::Tree(p) => p.set_max_rows(rows),
             Self::Fork(p) => p.set_max_rows(rows),
-            Self::Trust(_) | Self::BranchSummary(_) => {}
+            Self::Trust(_) | Self::BranchSummary(_) | Self::ForkBusy(..) => {}
         }
     }
 
@@ -113,6 +118,7 @@ impl Overlay {
             Self::Fork(p) => p.render(width),
             Self::Trust(p) => p.render(width),
             Self::BranchSummary(p) => p.render(width),
+            Self::ForkBusy(p, _) => p.render(width),
         }
     }
 
@@ -123,7 +129,7 @@ impl Overlay {
             Self::Scope(p) => p.handle_paste(text),
             Self::Tree(p) => p.handle_paste(text),
             Self::BranchSummary(p) => p.handle_paste(text),
-            Self::Thinking(_) | Self::Fork(_) | Self::Trust(_) => {}
+            Self::Thinking(_) | Self::Fork(_) | Self::Trust(_) | Self::ForkBusy(..) => {}
         }
     }
 
@@ -181,6 +187,15 @@ impl Overlay {
                     |never| match never {},
                 )
             }
+            // The first answer forks; the other keeps the current session (a cancel).
+            Self::ForkBusy(p, path) => match p.handle_key(key, bindings) {
+                PickerOutcome::Done(0) => {
+                    OverlayStep::Done(OverlayResult::ForkSessionFile(path.clone()))
+                }
+                PickerOutcome::Done(_) | PickerOutcome::Cancel => OverlayStep::Closed,
+                PickerOutcome::Pending => OverlayStep::Pending,
+                PickerOutcome::Request(never) => match never {},
+            },
         }
     }
 }
@@ -215,6 +230,11 @@ impl Ui {
         };
         let current = library.list(&dir, filter.then_some(cwd.as_path()));
         let current_file = library.current_file();
+        let in_use = current
+            .iter()
+            .filter(|s| library.owner(&s.path).is_some())
+            .map(|s| s.path.clone())
+            .collect();
         let picker = SessionPicker::new(
             current,
             self.screen.theme.clone(),
@@ -224,6 +244,7 @@ impl Ui {
                 home: self.home.as_ref().map(|h| h.to_string_lossy().into_owned()),
                 current_session: current_file,
                 allow_rename: true,
+                in_use,
             },
         );
         self.show_overlay(Overlay::Sessions(picker));
@@ -327,6 +348,39 @@ impl Ui {
         self.show_overlay(Overlay::Fork(picker));
     }
 
+    /// A session another process owns was picked: ask whether to continue it in a fork.
+    /// `None` when nobody else owns it (it can be opened as it is).
+    pub fn fork_busy_prompt(&self, path: &std::path::Path, keep: &str) -> Option<Overlay> {
+        let library = self.library.as_ref()?;
+        if library.current_file().as_deref() == Some(path) {
+            return None;
+        }
+        let owner = library.owner(path)?;
+        Some(self.fork_busy_overlay(path, &owner, keep))
+    }
+
+    /// The question for a session `owner` has open: continue in a fork, or `keep`.
+    pub fn fork_busy_overlay(
+        &self,
+        path: &std::path::Path,
+        owner: &knightcode_runtime::sessions::SessionOwner,
+        keep: &str,
+    ) -> Overlay {
+        let prompt = ConfirmPrompt::new(
+            "Session in use",
+            format!(
+                "{} is open in another knightcode process (pid {} on {}). Only one process writes to a session; a fork copies it into a new session file and leaves the original alone.",
+                path.display(),
+                owner.pid,
+                owner.host
+            ),
+            vec!["Continue in a fork".to_owned(), keep.to_owned()],
+            self.screen.theme.clone(),
+            &self.bindings,
+        );
+        Overlay::ForkBusy(prompt, path.to_path_buf())
+    }
+
     pub fn open_trust_picker(&mut self) {
         let prompt = super::startup::trust_selector(self);
         self.show_overlay(Overlay::Trust(prompt));
@@ -341,8 +395,15 @@ impl Ui {
                     .as_ref()
                     .map(|library| library.list_all(&self.agent_dir.join("sessions")))
                     .unwrap_or_default();
+                let in_use: Vec<PathBuf> = self.library.as_ref().map_or_else(Vec::new, |library| {
+                    all.iter()
+                        .filter(|s| library.owner(&s.path).is_some())
+                        .map(|s| s.path.clone())
+                        .collect()
+                });
                 if let Some(Overlay::Sessions(p)) = &mut self.screen.overlay {
                     p.set_all_sessions(all);
+                    p.mark_in_use(in_use);
                 }
             }
             OverlayRequest::Session(SessionRequest::Rename { path, name }) => {

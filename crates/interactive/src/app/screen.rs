@@ -6,6 +6,7 @@ use knightcode_tui::Component as _;
 use knightcode_tui::Theme;
 use knightcode_tui::editor::Editor;
 use knightcode_tui::width::truncate_to_width;
+use knightcode_tui::width::visible_width;
 use knightcode_tui::width::wrap_text_with_ansi;
 
 use crate::footer;
@@ -39,6 +40,12 @@ pub struct Screen {
     /// A one-line hint under the working row ("Press ctrl+c again to exit").
     pub hint: Option<String>,
     pub editor: Editor,
+    /// The editor's border colour (by thinking level); a `!` line shows the shell colour.
+    pub border: knightcode_tui::Style,
+    /// The key that stops the agent or a shell command, as the working row names it.
+    pub interrupt_key: String,
+    /// What that key does now: "interrupt" the agent, "cancel" a shell command.
+    pub interrupt_verb: &'static str,
     /// Images waiting to go with the next prompt, by display name.
     pub attachments: Vec<String>,
     pub overlay: Option<Overlay>,
@@ -48,8 +55,11 @@ pub struct Screen {
     /// The last frame's lines, kept so that unchanged transcript lines are not copied
     /// again (see `Transcript::render_into`).
     frame: Vec<String>,
-    /// The header as it is at the top of `frame`.
+    /// The header as it is at the top of `frame`, the width it was laid out for and the
+    /// lines it took there.
     framed_header: Vec<String>,
+    header_width: u16,
+    header_lines: usize,
 }
 
 impl Screen {
@@ -62,8 +72,12 @@ impl Screen {
         footer: FooterData,
         height: u16,
     ) -> Self {
+        let border = theme.thinking_borders[0];
         Self {
             theme,
+            border,
+            interrupt_key: "esc".to_owned(),
+            interrupt_verb: "interrupt",
             header: Vec::new(),
             transcript,
             steering: Vec::new(),
@@ -77,6 +91,8 @@ impl Screen {
             height,
             frame: Vec::new(),
             framed_header: Vec::new(),
+            header_width: 0,
+            header_lines: 0,
         }
     }
 
@@ -93,13 +109,19 @@ impl Screen {
     pub fn render(&mut self, width: u16) -> &[String] {
         let theme = &self.theme;
         let w = usize::from(width);
-        if self.framed_header != self.header || self.frame.len() < self.header.len() {
+        if self.framed_header != self.header
+            || self.header_width != width
+            || self.frame.len() < self.header_lines
+        {
+            let flowed = flow_header(&self.header, usize::from(width));
             self.frame.clear();
-            self.frame.extend(self.header.iter().cloned());
+            self.header_lines = flowed.len();
+            self.frame.extend(flowed);
             self.framed_header = self.header.clone();
+            self.header_width = width;
             self.transcript.invalidate_frame();
         }
-        let base = self.header.len();
+        let base = self.header_lines;
         let mut frame = std::mem::take(&mut self.frame);
         self.transcript.render_into(width, &mut frame, base);
 
@@ -134,9 +156,10 @@ impl Screen {
                 let text = format!(
                     "{} {}",
                     theme.accent.paint(&text),
-                    theme
-                        .muted
-                        .paint(&format!("({elapsed} · esc to interrupt)"))
+                    theme.muted.paint(&format!(
+                        "({elapsed} · {} to {})",
+                        self.interrupt_key, self.interrupt_verb
+                    ))
                 );
                 lower.push(truncate_to_width(&text, w, "…"));
             }
@@ -159,13 +182,50 @@ impl Screen {
                 overlay.set_max_rows(usize::from(self.height).saturating_sub(10).clamp(3, 20));
                 lower.extend(overlay.render(width));
             }
-            None => lower.extend(self.editor.render(width)),
+            None => {
+                // Shell mode (`!cmd`) has its own border colour, as in the reference.
+                let shell = self
+                    .editor
+                    .lines()
+                    .first()
+                    .is_some_and(|line| line.trim_start().starts_with('!'));
+                let border = if shell { theme.success } else { self.border };
+                self.editor.set_border_style(border);
+                lower.extend(self.editor.render(width));
+            }
         }
         lower.extend(footer::render(&self.footer, width, theme));
         frame.extend(lower);
         self.frame = frame;
         &self.frame
     }
+}
+
+/// The header at `width`: a line too wide breaks between its ` · ` items (never inside
+/// one: `ctrl+o tool output` stays whole), and only an item wider than the screen wraps.
+fn flow_header(header: &[String], width: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in header {
+        if visible_width(line) <= width {
+            out.push(line.clone());
+            continue;
+        }
+        let mut rows: Vec<String> = Vec::new();
+        let mut row = String::new();
+        for item in line.split(" · ") {
+            if !row.is_empty() && visible_width(&row) + 3 + visible_width(item) > width {
+                rows.push(std::mem::take(&mut row));
+            }
+            if !row.is_empty() {
+                row.push_str(" · ");
+            }
+            row.push_str(item);
+        }
+        rows.push(row);
+        // One call, so the line's colour carries over to the rows after the first.
+        out.extend(wrap_text_with_ansi(&rows.join("\n"), width));
+    }
+    out
 }
 
 fn one_line(text: &str) -> String {

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use knightcode_runtime::AgentSession;
 use knightcode_runtime::SessionSetup;
+use knightcode_runtime::SessionTarget;
 use knightcode_runtime::Settings;
 use knightcode_runtime::TrustStore;
 use knightcode_runtime::trust;
@@ -178,6 +179,49 @@ impl Ui {
     }
 }
 
+/// `--continue` / `--session` on a session another process has open: offer to continue in
+/// a fork (the seed's "Session ownership"); declining starts a new session in the same
+/// folder. Returns the setup and what to say once the session shows, or `None` when the
+/// user quit.
+pub async fn resolve_owned_session(
+    ui: &mut Ui,
+    mut setup: SessionSetup,
+) -> Result<Option<(SessionSetup, Option<String>)>, InteractiveError> {
+    let SessionTarget::Open(path) = &setup.target else {
+        return Ok(Some((setup, None)));
+    };
+    let Some(owner) = knightcode_runtime::sessions::session_owner(path) else {
+        return Ok(Some((setup, None)));
+    };
+    let path = path.clone();
+    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let overlay = ui.fork_busy_overlay(&path, &owner, "Start a new session instead");
+    let (target, notice) = match run_modal(ui, overlay).await {
+        Some(OverlayResult::ForkSessionFile(source)) => {
+            let notice = format!(
+                "Continued {} in a fork: a new session file (the other process keeps the original).",
+                source.display()
+            );
+            let target = SessionTarget::Fork {
+                source,
+                dir,
+                session_id: None,
+            };
+            (target, notice)
+        }
+        _ if ui.quitting => return Ok(None),
+        _ => {
+            let target = SessionTarget::New {
+                dir,
+                session_id: None,
+            };
+            (target, "Started a new session.".to_owned())
+        }
+    };
+    setup.target = target;
+    Ok(Some((setup, Some(notice))))
+}
+
 /// `--resume`: the picker before anything else; false when the user left without picking.
 pub async fn pick_session_at_start(
     ui: &mut Ui,
@@ -187,13 +231,35 @@ pub async fn pick_session_at_start(
     let Some(overlay) = ui.screen.overlay.take() else {
         return Ok(false);
     };
-    match run_modal(ui, overlay).await {
-        Some(OverlayResult::Session(path)) => {
-            session.switch_session(&path).await?;
+    let Some(OverlayResult::Session(path)) = run_modal(ui, overlay).await else {
+        return Ok(false);
+    };
+    // Owned by another process: offer a fork; declining starts with a new session.
+    let opened = match ui.fork_busy_prompt(&path, "Start a new session instead") {
+        Some(prompt) => match run_modal(ui, prompt).await {
+            Some(OverlayResult::ForkSessionFile(path)) => session
+                .fork_session_file(&path)
+                .await
+                .map(|_| format!("Continued {} in a fork: a new session file (the other process keeps the original).", path.display())),
+            _ if ui.quitting => return Ok(false),
+            _ => {
+                ui.info("Started a new session.");
+                return Ok(true);
+            }
+        },
+        None => session.switch_session(&path).await.map(|_| String::new()),
+    };
+    match opened {
+        Ok(notice) => {
             ui.apply_snapshot(session.snapshot());
             ui.reload_transcript();
-            Ok(true)
+            if !notice.is_empty() {
+                ui.info(&notice);
+            }
         }
-        _ => Ok(false),
+        // Taken by another process since the picker looked, say: go on with a new session
+        // rather than exit.
+        Err(error) => ui.error(&format!("{error}. Started a new session instead.")),
     }
+    Ok(true)
 }

@@ -127,6 +127,8 @@ pub struct Ui {
     /// has been acted on (a command may open a picker they belong to).
     pub queued_input: std::collections::VecDeque<InputEvent>,
     frames_drawn: u64,
+    /// The window title last set.
+    title: String,
 }
 
 fn home_string(home: Option<&PathBuf>) -> Option<String> {
@@ -228,7 +230,16 @@ impl Ui {
             resume_hint: None,
             queued_input: std::collections::VecDeque::new(),
             frames_drawn: 0,
+            title: String::new(),
         };
+        if let Some(key) = ui.bindings.keys_for("app.interrupt").first() {
+            let key = key.to_string();
+            ui.screen.interrupt_key = if key == "escape" {
+                "esc".to_owned()
+            } else {
+                key
+            };
+        }
         for warning in warnings {
             ui.warn(&warning);
         }
@@ -292,9 +303,7 @@ impl Ui {
         let border = border_index(thinking.as_str(), model.reasoning);
         self.current_model = Some(model);
         self.thinking_levels = thinking_levels;
-        self.screen
-            .editor
-            .set_border_style(self.screen.theme.thinking_borders[border]);
+        self.screen.border = self.screen.theme.thinking_borders[border];
         self.view = Some(view);
         self.update_footer();
         self.mark_dirty();
@@ -340,6 +349,7 @@ impl Ui {
         data.context_window = model.context_window;
         data.auto_compaction = view.state(false).auto_compaction_enabled;
         data.provider = model.provider.clone();
+        self.screen.transcript.provider.clone_from(&model.provider);
         data.model = model.id.clone();
         data.thinking = model
             .reasoning
@@ -349,6 +359,19 @@ impl Ui {
         providers.dedup();
         data.show_provider = providers.len() > 1;
         data.session_name = self.library.as_ref().and_then(SessionLibrary::session_name);
+        // The window title names the session (or the folder), so a terminal full of tabs
+        // tells them apart.
+        let place = data.session_name.clone().unwrap_or_else(|| {
+            self.cwd.file_name().map_or_else(
+                || self.cwd.display().to_string(),
+                |name| name.to_string_lossy().into_owned(),
+            )
+        });
+        let title = format!("knightcode · {place}");
+        if title != self.title {
+            let _ = self.term.set_title(&title);
+            self.title = title;
+        }
     }
 
     pub fn mark_dirty(&mut self) {
@@ -371,6 +394,12 @@ impl Ui {
         self.mark_urgent();
     }
 
+    /// A status line in the transcript (see `Transcript::status`).
+    pub fn status(&mut self, text: &str) {
+        self.screen.transcript.status(text);
+        self.mark_urgent();
+    }
+
     pub fn warn(&mut self, text: &str) {
         self.screen.transcript.notice(NoticeKind::Warning, text);
         self.mark_urgent();
@@ -388,6 +417,8 @@ impl Ui {
                     Status::Working { frame, since, .. } => (*frame, *since),
                     Status::Idle => (0, Instant::now()),
                 };
+                // With the agent idle, the key only cancels shell commands.
+                self.screen.interrupt_verb = if self.running { "interrupt" } else { "cancel" };
                 self.screen.status = Status::Working {
                     message: message.to_owned(),
                     frame,
@@ -478,6 +509,7 @@ impl Ui {
             && at <= now
         {
             self.screen.advance_spinner();
+            self.screen.transcript.tick();
             self.next_spinner = Some(now + SPINNER_INTERVAL);
             self.mark_dirty();
         }
@@ -548,6 +580,10 @@ impl Ui {
         self.on_resize();
         if back_to_shell {
             self.renderer.request_full_redraw();
+        } else {
+            // The program may have written on the screen (an editor that failed to start
+            // prints its error there; some run without the alternate screen).
+            self.renderer.request_screen_repaint();
         }
         self.mark_urgent();
         result

@@ -10,6 +10,7 @@
 
 pub mod branch_summary_prompt;
 mod common;
+pub mod confirm;
 pub mod fork_picker;
 mod line_input;
 pub mod model_picker;
@@ -27,6 +28,7 @@ use std::convert::Infallible;
 
 pub use branch_summary_prompt::BranchSummaryChoice;
 pub use branch_summary_prompt::BranchSummaryPrompt;
+pub use confirm::ConfirmPrompt;
 pub use fork_picker::ForkCandidate;
 pub use fork_picker::ForkPicker;
 pub use model_picker::ModelChoice;

@@ -163,6 +163,9 @@ fn row(picker: &SessionPicker, index: usize, width: u16) -> String {
     if picker.show_path {
         right = format!("{} {right}", tilde(&session.path.to_string_lossy(), home));
     }
+    if picker.is_in_use(&session.path) {
+        right = format!("in use · {right}");
+    }
     let text = one_line(session.name.as_deref().unwrap_or(&session.first_message));
     let room = usize::from(width)
         .saturating_sub(left_fixed + visible_width(&right) + 2)

@@ -40,6 +40,8 @@ pub struct SessionPickerOptions {
     pub current_session: Option<PathBuf>,
     /// Offer renaming (the app needs a way to write a name into any session file).
     pub allow_rename: bool,
+    /// Sessions another process has open, marked `in use` (picking one offers a fork).
+    pub in_use: std::collections::HashSet<PathBuf>,
 }
 
 /// Work the app does for the picker while it stays open.
@@ -435,6 +437,15 @@ impl SessionPicker {
     pub(crate) fn selected_session(&self) -> Option<&SessionInfo> {
         let row = self.rows.get(self.selected)?;
         self.sessions().get(row.index)
+    }
+
+    /// Marks more sessions as open in another process (all projects' listing).
+    pub fn mark_in_use(&mut self, paths: impl IntoIterator<Item = PathBuf>) {
+        self.options.in_use.extend(paths);
+    }
+
+    pub(crate) fn is_in_use(&self, path: &Path) -> bool {
+        self.options.in_use.contains(path)
     }
 
     pub(crate) fn is_current(&self, path: &Path) -> bool {

@@ -75,6 +75,69 @@ pub fn display_path(path: &str, cwd: &str, home: Option<&str>) -> String {
     crate::footer::tilde(path, home)
 }
 
+/// A finished command's duration as its card shows it: `40ms`, `1.2s`, `12s`, `2m 05s`.
+pub fn format_duration(duration: std::time::Duration) -> String {
+    let ms = duration.as_millis();
+    if ms < 1000 {
+        return format!("{ms}ms");
+    }
+    if ms < 10_000 {
+        return format!("{:.1}s", duration.as_secs_f64());
+    }
+    format_seconds(duration.as_secs())
+}
+
+/// Whole seconds of a command still running: `3s`, `2m 05s`.
+pub fn format_seconds(secs: u64) -> String {
+    if secs >= 60 {
+        format!("{}m {:02}s", secs / 60, secs % 60)
+    } else {
+        format!("{secs}s")
+    }
+}
+
+/// How long a command has run (live while it runs, fixed once it is done), for its title.
+#[derive(Debug, Clone, Default)]
+pub struct Timing {
+    started: Option<std::time::Instant>,
+    took: Option<std::time::Duration>,
+    /// The whole seconds the card last showed, so a tick redraws it only when they change.
+    shown: u64,
+}
+
+impl Timing {
+    pub fn start(&mut self) {
+        if self.started.is_none() {
+            self.started = Some(std::time::Instant::now());
+        }
+    }
+
+    pub fn finish(&mut self) {
+        if self.took.is_none() {
+            self.took = self.started.map(|at| at.elapsed());
+        }
+    }
+
+    /// Whether the running time shown has changed since the last [`Timing::label`].
+    pub fn tick(&self) -> bool {
+        match (self.started, self.took) {
+            (Some(at), None) => at.elapsed().as_secs() != self.shown,
+            _ => false,
+        }
+    }
+
+    /// ` · 3s` while running (from the first second), ` · 1.2s` when done, or nothing
+    /// when unknown (history).
+    pub fn label(&mut self) -> Option<String> {
+        if let Some(took) = self.took {
+            return Some(format_duration(took));
+        }
+        let secs = self.started?.elapsed().as_secs();
+        self.shown = secs;
+        (secs > 0).then(|| format_seconds(secs))
+    }
+}
+
 /// Visible width check used by tests and debug assertions.
 pub fn fits(lines: &[String], width: u16) -> bool {
     lines.iter().all(|l| visible_width(l) <= usize::from(width))

@@ -6,6 +6,7 @@ use knightcode_protocol::rpc::BashResult;
 use knightcode_tui::width::wrap_text_with_ansi;
 
 use super::card::LineCache;
+use super::card::Timing;
 use super::card::boxed;
 use super::card::inner_width;
 use super::render::Look;
@@ -70,6 +71,7 @@ pub struct BashCard {
     pub cancelled: bool,
     pub excluded: bool,
     pub truncated_path: Option<String>,
+    timing: Timing,
     cache: LineCache,
 }
 
@@ -83,8 +85,25 @@ impl BashCard {
             cancelled: false,
             excluded,
             truncated_path: None,
+            timing: Timing::default(),
             cache: LineCache::default(),
         }
+    }
+
+    /// Whether the running time the card shows has moved on (it is redrawn then).
+    pub fn tick(&mut self) -> bool {
+        let changed = self.running && self.timing.tick();
+        if changed {
+            self.cache.clear();
+        }
+        changed
+    }
+
+    /// A command run from the editor: its time runs from now.
+    pub fn started(command: String, excluded: bool) -> Self {
+        let mut card = Self::running(command, excluded);
+        card.timing.start();
+        card
     }
 
     pub fn from_message(message: &BashExecutionMessage) -> Self {
@@ -117,6 +136,7 @@ impl BashCard {
         self.cancelled = result.cancelled;
         self.running = false;
         self.truncated_path = result.full_output_path.clone();
+        self.timing.finish();
         self.cache.clear();
     }
 
@@ -130,10 +150,11 @@ impl BashCard {
         }
         let theme = &look.theme;
         let inner = inner_width(width);
-        let mut body = wrap_text_with_ansi(
-            &theme.tool_title.paint(&format!("$ {}", self.command)),
-            inner,
-        );
+        let mut title = theme.tool_title.paint(&format!("$ {}", self.command));
+        if let Some(time) = self.timing.label() {
+            title.push_str(&theme.muted.paint(&format!(" · {time}")));
+        }
+        let mut body = wrap_text_with_ansi(&title, inner);
         if self.excluded {
             body.push(theme.muted.paint("(not sent to the model)"));
         }
@@ -194,6 +215,12 @@ pub enum NoticeKind {
 pub struct Notice {
     pub kind: NoticeKind,
     pub text: String,
+    /// Labelled values under the text (`/session`), each value wrapped beside its label.
+    pub rows: Vec<(String, String)>,
+    /// A status line (`Model: …`): the next status replaces it while nothing came between.
+    pub status: bool,
+    /// Draws nothing (a retry line once the retry worked).
+    pub hidden: bool,
     cache: LineCache,
 }
 
@@ -202,8 +229,23 @@ impl Notice {
         Self {
             kind,
             text: text.into(),
+            rows: Vec::new(),
+            status: false,
+            hidden: false,
             cache: LineCache::default(),
         }
+    }
+
+    /// A title over labelled values.
+    pub fn table(title: impl Into<String>, rows: Vec<(String, String)>) -> Self {
+        let mut notice = Self::new(NoticeKind::Info, title);
+        notice.rows = rows;
+        notice
+    }
+
+    pub fn set_text(&mut self, text: String) {
+        self.text = text;
+        self.cache.clear();
     }
 
     pub fn invalidate(&mut self) {
@@ -219,10 +261,93 @@ impl Notice {
             NoticeKind::Warning => look.theme.warning,
             NoticeKind::Error => look.theme.error,
         };
-        let lines = wrap_text_with_ansi(&self.text, inner_width(width))
+        let inner = inner_width(width);
+        // A table's title is its heading.
+        let style = if self.rows.is_empty() {
+            style
+        } else {
+            look.theme.tool_title
+        };
+        let mut lines: Vec<String> = wrap_text_with_ansi(&self.text, inner)
             .into_iter()
             .map(|l| indent_one(&style.paint(&l)))
             .collect();
+        let label_width = self
+            .rows
+            .iter()
+            .map(|(label, _)| label.chars().count() + 2)
+            .max()
+            .unwrap_or(0);
+        for (label, value) in &self.rows {
+            // Values wrap in their own column, paths at a `/`: a long session path keeps
+            // its name together instead of leaving `.jsonl` alone on a line.
+            let indent = 2 + label_width;
+            let room = inner.saturating_sub(indent).max(10);
+            for (index, part) in wrap_value(value, room).into_iter().enumerate() {
+                let head = if index == 0 {
+                    format!("  {label:<label_width$}")
+                } else {
+                    " ".repeat(indent)
+                };
+                lines.push(indent_one(&format!(
+                    "{}{}",
+                    look.theme.muted.paint(&head),
+                    look.theme.text.paint(&part)
+                )));
+            }
+        }
         self.cache.put(width, lines)
+    }
+}
+
+/// Splits `value` into lines of at most `width` characters, breaking after a space or a
+/// `/` where it can and mid-word only when a piece is longer than a line.
+fn wrap_value(value: &str, width: usize) -> Vec<String> {
+    let mut pieces: Vec<String> = Vec::new();
+    let mut piece = String::new();
+    for ch in value.chars() {
+        piece.push(ch);
+        if ch == ' ' || ch == '/' {
+            pieces.push(std::mem::take(&mut piece));
+        }
+    }
+    if !piece.is_empty() {
+        pieces.push(piece);
+    }
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for piece in pieces {
+        if !line.is_empty() && line.chars().count() + piece.trim_end().chars().count() > width {
+            lines.push(std::mem::take(&mut line).trim_end().to_owned());
+        }
+        line.push_str(&piece);
+        while line.chars().count() > width {
+            let head: String = line.chars().take(width).collect();
+            line = line.chars().skip(width).collect();
+            lines.push(head);
+        }
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line.trim_end().to_owned());
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap_value;
+
+    #[test]
+    fn paths_wrap_at_slashes() {
+        assert_eq!(
+            wrap_value("/home/me/.knightcode/sessions/2026-12-01_abc.jsonl", 30),
+            ["/home/me/.knightcode/sessions/", "2026-12-01_abc.jsonl"]
+        );
+        assert_eq!(wrap_value("short", 30), ["short"]);
+        assert_eq!(wrap_value("abcdefghij", 4), ["abcd", "efgh", "ij"]);
+        assert_eq!(
+            wrap_value("1 user, 2 assistant", 10),
+            ["1 user, 2", "assistant"]
+        );
     }
 }

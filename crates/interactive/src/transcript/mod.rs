@@ -4,6 +4,7 @@
 
 pub mod card;
 pub mod chunks;
+pub mod errors;
 pub mod message;
 pub mod render;
 pub mod reply;
@@ -14,6 +15,7 @@ use std::collections::HashMap;
 
 use knightcode_protocol::AgentEvent;
 use knightcode_protocol::AgentMessage;
+use knightcode_protocol::AssistantMessage;
 use knightcode_protocol::AssistantMessageEvent;
 use knightcode_protocol::Content;
 use knightcode_protocol::ContentBlock;
@@ -48,6 +50,9 @@ pub enum Card {
 
 impl Card {
     fn render(&mut self, width: u16, look: &Look) -> Vec<String> {
+        if self.is_hidden() {
+            return Vec::new();
+        }
         match self {
             Self::User(c) => c.render(width, look),
             Self::Assistant(c) => c.render(width, look),
@@ -61,12 +66,26 @@ impl Card {
     /// Like `render`, as the first `keep` lines of the last render plus `lines`; only a
     /// streaming reply keeps any.
     fn render_update(&mut self, width: u16, look: &Look) -> CardUpdate {
+        if self.is_hidden() {
+            return CardUpdate::default();
+        }
         match self {
             Self::Assistant(c) => c.render_update(width, look),
             other => CardUpdate {
                 keep: 0,
                 lines: other.render(width, look),
             },
+        }
+    }
+
+    /// A card that stands for nothing any more (a failed attempt that was retried, a retry
+    /// line after the retry worked) draws no lines; it stays in place so the indexes other
+    /// cards are known by do not move.
+    fn is_hidden(&self) -> bool {
+        match self {
+            Self::Assistant(c) => c.hidden,
+            Self::Notice(c) => c.hidden,
+            _ => false,
         }
     }
 
@@ -107,6 +126,14 @@ pub struct CardUpdate {
     pub lines: Vec<String>,
 }
 
+/// A failed reply's ending in words rather than the provider's raw text.
+fn describe_error(card: &mut AssistantCard, provider: &str) {
+    if let Some(reply::Ending::Error(raw)) = &card.ending {
+        let text = errors::final_text(raw, provider, None);
+        card.set_error_text(text);
+    }
+}
+
 /// The conversation as cards.
 #[derive(Debug)]
 pub struct Transcript {
@@ -130,6 +157,16 @@ pub struct Transcript {
     frame_width: u16,
     /// The transcript's line count in that buffer.
     total: usize,
+    /// The current model's provider, named in error lines.
+    pub provider: String,
+    /// An automatic retry under way: its notice and the failed replies it hides.
+    retry: Option<Retry>,
+}
+
+#[derive(Debug, Default)]
+struct Retry {
+    notice: Option<usize>,
+    hidden: Vec<usize>,
 }
 
 fn content_text(content: &Content) -> (String, usize) {
@@ -169,6 +206,8 @@ impl Transcript {
             valid: 0,
             frame_width: 0,
             total: 0,
+            provider: String::new(),
+            retry: None,
         }
     }
 
@@ -202,6 +241,7 @@ impl Transcript {
         self.streaming = None;
         self.tools.clear();
         self.partial_args.clear();
+        self.retry = None;
     }
 
     pub fn push(&mut self, card: Card) {
@@ -210,6 +250,24 @@ impl Transcript {
 
     pub fn notice(&mut self, kind: NoticeKind, text: impl Into<String>) {
         self.cards.push(Card::Notice(Notice::new(kind, text)));
+    }
+
+    /// A status line (a model or thinking change, a name set): it replaces the status just
+    /// before it, so cycling through models leaves one line, not one per key.
+    pub fn status(&mut self, text: impl Into<String>) {
+        let last = self.cards.len().checked_sub(1);
+        if let Some(index) = last
+            && let Some(Card::Notice(notice)) = self.cards.get_mut(index)
+            && notice.status
+            && !notice.hidden
+        {
+            notice.set_text(text.into());
+            self.touch(index);
+            return;
+        }
+        let mut notice = Notice::new(NoticeKind::Info, text);
+        notice.status = true;
+        self.cards.push(Card::Notice(notice));
     }
 
     /// Drops every card's cached lines (theme, expand/collapse toggles).
@@ -254,7 +312,8 @@ impl Transcript {
                 self.cards.push(Card::User(UserCard::new(text, images)));
             }
             AgentMessage::Assistant(assistant) => {
-                let card = AssistantCard::from_message(assistant);
+                let mut card = AssistantCard::from_message(assistant);
+                describe_error(&mut card, self.provider_of(assistant));
                 if !card.is_empty() {
                     self.cards.push(Card::Assistant(card));
                 }
@@ -358,15 +417,16 @@ impl Transcript {
                 AgentMessage::Assistant(assistant) => {
                     if let Some(index) = self.streaming.take() {
                         self.touch(index);
+                        let provider = self.provider_of(assistant).to_owned();
                         if let Some(Card::Assistant(card)) = self.cards.get_mut(index) {
                             card.set_message(assistant);
-                            if card.is_empty() {
-                                self.cards.remove(index);
-                                self.reindex_after_removal(index);
-                            }
+                            describe_error(card, &provider);
+                            // Left in place, drawing nothing: cards are known by index.
+                            card.hidden |= card.is_empty();
                         }
                     } else {
-                        let card = AssistantCard::from_message(assistant);
+                        let mut card = AssistantCard::from_message(assistant);
+                        describe_error(&mut card, self.provider_of(assistant));
                         if !card.is_empty() {
                             self.cards.push(Card::Assistant(card));
                         }
@@ -399,6 +459,14 @@ impl Transcript {
                 tool_name,
                 args,
             } => {
+                // A read's result is highlighted: compile its grammar while the file loads.
+                if tool_name == "read"
+                    && let Some(path) = args.get("path").and_then(serde_json::Value::as_str)
+                    && let Some(lang) =
+                        knightcode_tui::highlight::language_for_path(std::path::Path::new(path))
+                {
+                    self.warm_grammar(lang.to_owned());
+                }
                 if let Some(card) = self.tool_card(tool_call_id) {
                     card.start(args.clone());
                 } else {
@@ -439,27 +507,22 @@ impl Transcript {
                 delay_ms,
                 error_message,
             } => {
-                self.notice(
-                    NoticeKind::Warning,
-                    format!(
-                        "{error_message} — retrying in {:.1}s (attempt {attempt}/{max_attempts})",
-                        *delay_ms as f64 / 1000.0
-                    ),
+                let text = errors::retry_text(
+                    error_message,
+                    &self.provider,
+                    *delay_ms,
+                    *attempt,
+                    *max_attempts,
                 );
+                self.retry_started(text);
                 true
             }
             AgentEvent::AutoRetryEnd {
-                success: false,
+                success,
+                attempt,
                 final_error,
-                ..
             } => {
-                self.notice(
-                    NoticeKind::Error,
-                    format!(
-                        "Giving up after retries: {}",
-                        final_error.as_deref().unwrap_or("the request kept failing")
-                    ),
-                );
+                self.retry_ended(*success, *attempt, final_error.as_deref());
                 true
             }
             AgentEvent::CompactionEnd {
@@ -505,11 +568,85 @@ impl Transcript {
         }
     }
 
-    fn reindex_after_removal(&mut self, removed: usize) {
-        for index in self.tools.values_mut() {
-            if *index > removed {
-                *index -= 1;
+    /// A retry is scheduled: the failed reply gives way to one line saying what happened and
+    /// when the next attempt comes (updated in place for later attempts).
+    fn retry_started(&mut self, text: String) {
+        let failed = self.last_failed_reply();
+        let retry = self.retry.get_or_insert_with(Retry::default);
+        if let Some(index) = failed
+            && let Some(Card::Assistant(card)) = self.cards.get_mut(index)
+        {
+            card.hidden = true;
+            retry.hidden.push(index);
+        }
+        let notice = retry.notice;
+        match notice.and_then(|i| self.cards.get_mut(i).map(|c| (i, c))) {
+            Some((index, Card::Notice(notice))) => {
+                notice.set_text(text);
+                self.valid = self.valid.min(index);
             }
+            _ => {
+                self.cards
+                    .push(Card::Notice(Notice::new(NoticeKind::Warning, text)));
+                let index = self.cards.len() - 1;
+                if let Some(retry) = &mut self.retry {
+                    retry.notice = Some(index);
+                }
+            }
+        }
+        if let Some(&first) = self.retry.as_ref().and_then(|r| r.hidden.first()) {
+            self.touch(first);
+        }
+    }
+
+    /// The retries ended: a success leaves no trace; a cancelled retry shows the failure it
+    /// was for again; the last failure says it was the last.
+    fn retry_ended(&mut self, success: bool, attempt: u32, final_error: Option<&str>) {
+        let Some(retry) = self.retry.take() else {
+            return;
+        };
+        if let Some(index) = retry.notice {
+            if let Some(Card::Notice(notice)) = self.cards.get_mut(index) {
+                notice.hidden = true;
+            }
+            self.touch(index);
+        }
+        if success {
+            return;
+        }
+        if final_error == Some(knightcode_agent::RETRY_CANCELLED) {
+            if let Some(&index) = retry.hidden.last() {
+                if let Some(Card::Assistant(card)) = self.cards.get_mut(index) {
+                    card.hidden = false;
+                }
+                self.touch(index);
+            }
+            self.notice(NoticeKind::Info, "Retry cancelled.");
+            return;
+        }
+        if let (Some(index), Some(error)) = (self.last_failed_reply(), final_error) {
+            let provider = self.provider.clone();
+            if let Some(Card::Assistant(card)) = self.cards.get_mut(index) {
+                card.set_error_text(errors::final_text(error, &provider, Some(attempt)));
+            }
+            self.touch(index);
+        }
+    }
+
+    /// The newest reply on screen that ended in an error (the attempt a retry is about).
+    fn last_failed_reply(&self) -> Option<usize> {
+        self.cards.iter().rposition(|card| match card {
+            Card::Assistant(c) => !c.hidden && matches!(c.ending, Some(reply::Ending::Error(_))),
+            _ => false,
+        })
+    }
+
+    /// The provider a reply came from (older sessions may not say: the current one).
+    fn provider_of<'a>(&'a self, message: &'a AssistantMessage) -> &'a str {
+        if message.provider.is_empty() {
+            &self.provider
+        } else {
+            &message.provider
         }
     }
 
@@ -624,8 +761,28 @@ impl Transcript {
     /// A user shell command started: its card, by index, for streaming output into.
     pub fn start_bash(&mut self, command: String, excluded: bool) -> usize {
         self.cards
-            .push(Card::Bash(BashCard::running(command, excluded)));
+            .push(Card::Bash(BashCard::started(command, excluded)));
         self.cards.len() - 1
+    }
+
+    /// Redraws the cards of commands whose running time has moved on a second; true when
+    /// any did.
+    pub fn tick(&mut self) -> bool {
+        let mut first = None;
+        for (index, card) in self.cards.iter_mut().enumerate() {
+            let changed = match card {
+                Card::Tool(c) => c.tick(),
+                Card::Bash(c) => c.tick(),
+                _ => false,
+            };
+            if changed && first.is_none() {
+                first = Some(index);
+            }
+        }
+        if let Some(index) = first {
+            self.touch(index);
+        }
+        first.is_some()
     }
 
     pub fn bash_card(&mut self, index: usize) -> Option<&mut BashCard> {

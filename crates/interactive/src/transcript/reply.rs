@@ -92,6 +92,8 @@ pub struct AssistantCard {
     blocks: Vec<Option<ReplyBlock>>,
     /// Set when the reply ended in an error or was aborted.
     pub ending: Option<Ending>,
+    /// Draws nothing: a failed attempt that was retried, or a reply with nothing in it.
+    pub hidden: bool,
     /// The lines that can no longer change, for one width; dropped by any change other
     /// than text added to the open block.
     settled: Option<Settled>,
@@ -207,6 +209,14 @@ impl AssistantCard {
         self.blocks
             .iter()
             .rposition(|b| b.as_ref().is_some_and(|block| !block.is_blank()))
+    }
+
+    /// Replaces an error ending's text (the provider's raw text, told in words).
+    pub fn set_error_text(&mut self, text: String) {
+        if matches!(&self.ending, Some(Ending::Error(old)) if *old != text) {
+            self.ending = Some(Ending::Error(text));
+            self.settled = None;
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -327,8 +337,16 @@ impl AssistantCard {
                 Ending::Aborted => "Operation aborted".to_owned(),
                 Ending::Error(message) => format!("Error: {message}"),
             };
-            for line in wrap_text_with_ansi(&text, inner) {
-                rest.push(indent_one(&look.theme.error.paint(&line)));
+            // What happened in the error colour; what to do about it (later lines) muted.
+            for (index, paragraph) in text.split('\n').enumerate() {
+                let style = if index == 0 {
+                    look.theme.error
+                } else {
+                    look.theme.muted
+                };
+                for line in wrap_text_with_ansi(paragraph, inner) {
+                    rest.push(indent_one(&style.paint(&line)));
+                }
             }
         }
         (kept, rest)

@@ -8,6 +8,7 @@ use knightcode_tui::width::wrap_text_with_ansi;
 use serde_json::Value;
 
 use super::card::LineCache;
+use super::card::Timing;
 use super::card::boxed;
 use super::card::display_path;
 use super::card::inner_width;
@@ -36,6 +37,8 @@ pub struct ToolCard {
     output: Option<ToolResultPayload>,
     /// Written files shown without syntax colours (old history).
     plain_code: bool,
+    /// How long the call has run (shown for bash).
+    timing: Timing,
     cache: LineCache,
 }
 
@@ -48,8 +51,18 @@ impl ToolCard {
             status: ToolStatus::Streaming,
             output: None,
             plain_code: false,
+            timing: Timing::default(),
             cache: LineCache::default(),
         }
+    }
+
+    /// Whether the running time the card shows has moved on (it is redrawn then).
+    pub fn tick(&mut self) -> bool {
+        let changed = self.status == ToolStatus::Running && self.timing.tick();
+        if changed {
+            self.cache.clear();
+        }
+        changed
     }
 
     /// See `AssistantCard::set_plain_code`.
@@ -62,11 +75,25 @@ impl ToolCard {
 
     /// Lines a collapsed render highlights.
     pub fn code_lines(&self) -> usize {
-        if self.name != "write" {
-            return 0;
+        match self.name.as_str() {
+            "write" => self
+                .arg("content")
+                .map_or(0, |content| content.lines().count().min(PREVIEW_LINES)),
+            "read" if self.status == ToolStatus::Done && self.read_language().is_some() => self
+                .output
+                .as_ref()
+                .map_or(0, |_| self.output_text().lines().count().min(PREVIEW_LINES)),
+            _ => 0,
         }
-        self.arg("content")
-            .map_or(0, |content| content.lines().count().min(PREVIEW_LINES))
+    }
+
+    /// The language a read file is highlighted in (by its name), if any.
+    pub fn read_language(&self) -> Option<&'static str> {
+        if self.name != "read" {
+            return None;
+        }
+        let path = self.arg("path").or_else(|| self.arg("file_path"))?;
+        knightcode_tui::highlight::language_for_path(std::path::Path::new(path))
     }
 
     pub fn set_args(&mut self, args: Value) {
@@ -79,6 +106,7 @@ impl ToolCard {
     pub fn start(&mut self, args: Value) {
         self.args = args;
         self.status = ToolStatus::Running;
+        self.timing.start();
         self.cache.clear();
     }
 
@@ -89,6 +117,7 @@ impl ToolCard {
 
     pub fn finish(&mut self, result: ToolResultPayload, is_error: bool) {
         self.output = Some(result);
+        self.timing.finish();
         self.status = if is_error {
             ToolStatus::Failed
         } else {
@@ -112,7 +141,13 @@ impl ToolCard {
         let theme = &look.theme;
         let inner = inner_width(width);
         let mut body = Vec::new();
-        for line in wrap_text_with_ansi(&self.title(theme, look), inner) {
+        let mut title = self.title(theme, look);
+        if self.name == "bash"
+            && let Some(time) = self.timing.label()
+        {
+            title.push_str(&theme.muted.paint(&format!(" · {time}")));
+        }
+        for line in wrap_text_with_ansi(&title, inner) {
             body.push(line);
         }
         body.extend(self.output_lines(inner, look));
@@ -265,14 +300,37 @@ impl ToolCard {
         if text.is_empty() {
             return Vec::new();
         }
-        let style = if self.status == ToolStatus::Failed {
-            theme.error
-        } else {
-            theme.tool_output
-        };
+        // A file read shows in its language's colours, as code in replies does.
+        if self.status == ToolStatus::Done
+            && !self.plain_code
+            && let Some(language) = self.read_language()
+        {
+            return read_lines(&text, language, inner, expanded, theme);
+        }
+        let failed = self.status == ToolStatus::Failed;
+        // A failed command's output is still its output: only the status line the bash
+        // tool adds ("Command exited with code 1") is the error. Other tools' failures are
+        // all error text.
+        let status_line = (failed && self.name == "bash")
+            .then(|| {
+                text.lines()
+                    .enumerate()
+                    .filter(|(_, l)| is_bash_status(l))
+                    .last()
+            })
+            .flatten()
+            .map(|(index, _)| index);
         let raw: Vec<String> = text
             .lines()
-            .map(|l| style.paint(&l.replace('\t', "   ")))
+            .enumerate()
+            .map(|(index, l)| {
+                let style = if failed && (self.name != "bash" || Some(index) == status_line) {
+                    theme.error
+                } else {
+                    theme.tool_output
+                };
+                style.paint(&l.replace('\t', "   "))
+            })
             .collect();
         let (tail, limit) = if self.name == "bash" {
             (true, BASH_PREVIEW_LINES)
@@ -283,6 +341,60 @@ impl ToolCard {
         let expanded = expanded || self.status == ToolStatus::Failed;
         preview(raw, inner, expanded, tail, theme, limit)
     }
+}
+
+/// Source lines of one read highlighted at most (expanded); the rest shows in the output
+/// colour. Highlighting costs a third of a millisecond or more a line, and a read can
+/// bring 2,000.
+const READ_HIGHLIGHT_MAX: usize = 400;
+
+/// A read file's text highlighted: collapsed, only the lines the preview shows; the read
+/// tool's closing note (`[Showing lines 1-2000 of 5000. …]`) stays plain.
+fn read_lines(
+    text: &str,
+    language: &str,
+    inner: usize,
+    expanded: bool,
+    theme: &Theme,
+) -> Vec<String> {
+    let text = text.replace('\t', "   ");
+    let (content, note) = match text.rsplit_once("\n\n[") {
+        Some((content, note)) if note.ends_with(']') && !note.contains('\n') => {
+            (content, Some(format!("[{note}")))
+        }
+        _ => (text.as_str(), None),
+    };
+    // A file's last newline ends its last line; it is not another, empty one.
+    let content = content.strip_suffix('\n').unwrap_or(content);
+    let lines: Vec<&str> = content.split('\n').collect();
+    let limit = if expanded {
+        READ_HIGHLIGHT_MAX
+    } else {
+        PREVIEW_LINES
+    };
+    let shown = lines.len().min(limit);
+    let mut out = knightcode_tui::highlight::highlight_code_with(
+        &lines[..shown].join("\n"),
+        Some(language),
+        theme,
+    );
+    out.extend(lines[shown..].iter().map(|l| theme.tool_output.paint(l)));
+    if let Some(note) = note {
+        out.push(String::new());
+        out.push(theme.muted.paint(&note));
+    }
+    preview(out, inner, expanded, false, theme, PREVIEW_LINES)
+}
+
+/// The line the bash tool ends a failed command's output with.
+fn is_bash_status(line: &str) -> bool {
+    [
+        "Command exited with code",
+        "Command timed out",
+        "Command aborted",
+    ]
+    .iter()
+    .any(|prefix| line.starts_with(prefix))
 }
 
 /// Wraps `lines` and, unless expanded, keeps `limit` of them (head or tail) with a notice

@@ -199,6 +199,7 @@ pub(super) async fn busy(ctx: &mut Ctx, envelope: Envelope) {
         }
         Command::NewSession { .. }
         | Command::SwitchSession(_)
+        | Command::ForkSessionFile(_)
         | Command::Fork(_)
         | Command::Clone
         | Command::NavigateTree { .. }
@@ -323,6 +324,13 @@ async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) 
             }
             Err(error) => Reply::Failed(error.to_string()),
         },
+        Command::ForkSessionFile(path) => match session.fork_session_file(path).await {
+            Ok(change) => {
+                thinking_event(ctx, change.changed, change.level).await;
+                Reply::SessionReplaced { cancelled: false }
+            }
+            Err(error) => Reply::Failed(error.to_string()),
+        },
         Command::Fork(entry_id) => match session.fork(entry_id).await {
             Ok((text, change)) => {
                 thinking_event(ctx, change.changed, change.level).await;
@@ -408,7 +416,11 @@ async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) 
     ctx.refresh(session).await;
     if matches!(
         command,
-        Command::NewSession { .. } | Command::SwitchSession(_) | Command::Fork(_) | Command::Clone
+        Command::NewSession { .. }
+            | Command::SwitchSession(_)
+            | Command::ForkSessionFile(_)
+            | Command::Fork(_)
+            | Command::Clone
     ) {
         ctx.forget_entries();
     }

@@ -100,6 +100,9 @@ pub enum Command {
         parent_session: Option<String>,
     },
     SwitchSession(PathBuf),
+    /// Continues the session file at this path in a fork of all of it (one another process
+    /// owns); answered with [`Reply::SessionReplaced`].
+    ForkSessionFile(PathBuf),
     Fork(String),
     Clone,
     SetSessionName(String),

@@ -524,6 +524,30 @@ impl AgentSession {
         self.adopt_session_settings().await
     }
 
+    /// Continues the session file at `path` in a new, independently owned file holding all
+    /// of its entries (its `parentSession` names the source), as `--fork` does: for a
+    /// session another process owns. The source is only read. The fork goes beside the
+    /// current session (or the source, when the current one is not saved).
+    pub async fn fork_session_file(&mut self, path: &Path) -> Result<ThinkingChange> {
+        let dir = {
+            let current = lock(&self.session);
+            current
+                .session_file()
+                .and_then(Path::parent)
+                .or_else(|| path.parent())
+                .map(Path::to_path_buf)
+        };
+        let Some(dir) = dir else {
+            return Err(RuntimeError::Rejected(format!(
+                "Cannot fork {}: it is not in a folder",
+                path.display()
+            )));
+        };
+        let forked = self.ops.store.fork_from(path, &dir, &self.cwd, None)?;
+        self.replace_session(forked);
+        self.adopt_session_settings().await
+    }
+
     /// Continues in a new session holding the path before the user message `entry_id`;
     /// returns that message's text (for the editor) and the thinking level change, if any.
     pub async fn fork(&mut self, entry_id: &str) -> Result<(String, ThinkingChange)> {

@@ -583,6 +583,10 @@ impl Editor {
         let slash = is_slash_command(&self.state, &popup.prefix);
         apply(&mut self.state, &item, &popup.prefix);
         self.preferred_column = None;
+        // A folder picked for `@` opens on its contents, so the path can be walked down.
+        if popup.prefix.starts_with('@') && item.label.ends_with('/') {
+            self.complete(popup.forced, false);
+        }
         slash
     }
 }
