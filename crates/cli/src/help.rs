@@ -174,12 +174,12 @@ const SECTIONS: &[(&str, &[Opt])] = &[
             opt(
                 "-e, --extension",
                 "<path>",
-                "Load an extension file, folder or builtin:<name>; repeatable (not available yet: warns and is ignored)",
+                "Load an extension file or folder (TypeScript or JavaScript, no build step); repeatable",
             ),
             opt(
                 "-ne, --no-extensions",
                 "",
-                "Skip discovered, configured and built-in extensions (-e ones still load); none are loaded yet",
+                "Skip discovered, configured and built-in extensions (-e ones still load)",
             ),
             opt(
                 "--skill",
@@ -447,8 +447,8 @@ pub fn text() -> String {
     }
     out.push_str(
         "\nExtensions can add options of their own (--name, --name <value> or --name=value);\n\
-         none can be loaded yet, so such options are ignored with a warning. Give the options\n\
-         above a value with a space: --model=gpt-5 is not --model gpt-5.\n",
+         they reach the extensions that declare them. Give the options above a value with a\n\
+         space: --model=gpt-5 is not --model gpt-5.\n",
     );
     out.push_str("\nEnvironment:\n");
     for (name, about) in ENVIRONMENT {
@@ -461,8 +461,9 @@ pub fn text() -> String {
     out.push_str(
         "This build runs the interactive, print (-p), JSON (--mode json) and RPC (--mode rpc)\n\
          modes. Not available yet: --export and the install, remove, update, list, config,\n\
-         auth and mcp commands (they say so and exit with status 1); extensions, skills,\n\
-         prompt templates and theme files (their options are ignored with a warning).\n",
+         auth and mcp commands (they say so and exit with status 1); skills, prompt\n\
+         templates and theme files (their options are ignored with a warning). Extensions load\n\
+         in every mode, without a terminal UI of their own yet (docs/extensions.md).\n",
     );
     out
 }
