@@ -125,6 +125,14 @@ fn main() {
         context_ms.push(start.elapsed().as_secs_f64() * 1000.0);
     }
 
+    let mut serialize_ms = Vec::new();
+    for _ in 0..RUNS {
+        let start = Instant::now();
+        let text = knightcode_runtime::compaction::summary::serialize_conversation(&messages);
+        std::hint::black_box(text.len());
+        serialize_ms.push(start.elapsed().as_secs_f64() * 1000.0);
+    }
+
     let mut meter_ns = Vec::new();
     for _ in 0..RUNS {
         let mut meter = ContextMeter::default();
@@ -145,6 +153,7 @@ fn main() {
             "serialized_chars": chars,
             "total_ms": prepare,
             "of_which_context_build_ms": median(context_ms),
+            "of_which_serialization_ms": median(serialize_ms),
             "context_meter_ns_per_message": median(meter_ns),
         })
     );

@@ -253,7 +253,8 @@ pub(crate) fn tokens_before(
             _ => None,
         });
     if let Some((index, tokens, id)) = usable {
-        let position = branch.iter().position(|e| e.id() == id);
+        // From the end: the usable response is almost always among the newest entries.
+        let position = branch.iter().rposition(|e| e.id() == id);
         if last_edit.is_none_or(|edit| position.is_some_and(|p| p > edit)) {
             let trailing: u64 = projected[index + 1..]
                 .iter()

@@ -173,7 +173,8 @@ fn text_bytes(message: &AgentMessage) -> usize {
         Content::Text(t) => t.len(),
         Content::Blocks(b) => blocks(b),
     };
-    16 + match message {
+    // Labels and separators: up to three parts of ~25 bytes for a reply with tool calls.
+    48 + match message {
         AgentMessage::User(m) => content(&m.content),
         AgentMessage::Custom(m) => content(&m.content),
         AgentMessage::Assistant(m) => blocks(&m.content),
