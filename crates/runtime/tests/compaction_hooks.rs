@@ -217,3 +217,24 @@ async fn a_hook_supplies_the_branch_summary() {
     assert_eq!(summary.summary, "BRANCH-FROM-HOOK");
     assert_eq!(summary.from_hook, Some(true));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_without_a_summary_is_announced_too() {
+    let hooks = Arc::new(Recording::default());
+    let mut run = start(Arc::clone(&hooks), two_answers()).await;
+    let Reply::Entries(entries) = run
+        .handle
+        .request(Command::GetEntries { since: None })
+        .await
+    else {
+        panic!()
+    };
+    let first_answer = entries.entries[entries.entries.len() - 3].id().to_string();
+    let tag = run.send(Command::NavigateTree {
+        entry_id: Some(first_answer),
+        summary: None,
+        label: None,
+    });
+    assert_eq!(run.reply(tag).await, Reply::Navigated { text: None });
+    assert_eq!(hooks.log(), ["tree_changed summary=false"]);
+}

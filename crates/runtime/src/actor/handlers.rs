@@ -340,7 +340,10 @@ async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) 
         },
         Command::NavigateTree {
             entry_id, label, ..
-        } => match session.navigate_tree(entry_id.as_deref(), label.as_deref()) {
+        } => match session
+            .navigate_tree_announced(entry_id.as_deref(), label.as_deref())
+            .await
+        {
             Ok(text) => Reply::Navigated { text },
             Err(error) => Reply::Failed(error.to_string()),
         },

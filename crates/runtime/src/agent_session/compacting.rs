@@ -243,6 +243,30 @@ impl AgentSession {
         Ok(text)
     }
 
+    /// [`AgentSession::navigate_tree`], then `tree_changed` for the hooks (a move without a
+    /// summary).
+    pub async fn navigate_tree_announced(
+        &mut self,
+        entry_id: Option<&str>,
+        label: Option<&str>,
+    ) -> crate::Result<Option<String>> {
+        let old_leaf = lock(&self.session).leaf_id().map(str::to_owned);
+        let text = self.navigate_tree(entry_id, label)?;
+        let new_leaf = lock(&self.session).leaf_id().map(str::to_owned);
+        if new_leaf != old_leaf {
+            let hooks = Arc::clone(&self.hooks);
+            hooks
+                .tree_changed(TreeChanged {
+                    new_leaf_id: new_leaf.as_deref(),
+                    old_leaf_id: old_leaf.as_deref(),
+                    summary_entry_id: None,
+                    from_hook: false,
+                })
+                .await;
+        }
+        Ok(text)
+    }
+
     /// The agent takes up the branch's context as the session file now has it.
     pub(crate) fn reload_context(&mut self) {
         let messages = context_messages(&lock(&self.session));
