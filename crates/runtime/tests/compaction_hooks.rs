@@ -112,6 +112,28 @@ async fn start(hooks: Arc<Recording>, replies: Vec<ScriptedReply>) -> Running {
     run
 }
 
+async fn all_entries(run: &Running) -> Vec<SessionEntry> {
+    let Reply::Entries(entries) = run
+        .handle
+        .request(Command::GetEntries { since: None })
+        .await
+    else {
+        panic!()
+    };
+    entries.entries
+}
+
+/// The id of the entry `back` places before the end of the file.
+async fn entry_from_end(run: &Running, back: usize) -> String {
+    let entries = all_entries(run).await;
+    entries[entries.len() - back].id().to_string()
+}
+
+/// The id of the reply to the first question.
+async fn first_answer(run: &Running) -> String {
+    entry_from_end(run, 3).await
+}
+
 fn two_answers() -> Vec<ScriptedReply> {
     vec![
         ScriptedReply::text("first answer"),
@@ -123,16 +145,8 @@ fn two_answers() -> Vec<ScriptedReply> {
 async fn a_hook_supplies_the_summary_and_no_model_is_asked() {
     let hooks = Arc::new(Recording::default());
     let mut run = start(Arc::clone(&hooks), two_answers()).await;
-    let kept = {
-        let Reply::Entries(entries) = run
-            .handle
-            .request(Command::GetEntries { since: None })
-            .await
-        else {
-            panic!()
-        };
-        entries.entries[entries.entries.len() - 2].id().to_string()
-    };
+    // The second question: the kept tail.
+    let kept = entry_from_end(&run, 2).await;
     *hooks.decision.lock().unwrap() = CompactionDecision::Supply(SuppliedCompaction {
         summary: "FROM-THE-HOOK".to_owned(),
         first_kept_entry_id: kept.clone(),
@@ -177,14 +191,7 @@ async fn a_hook_supplies_the_branch_summary() {
         details: None,
     };
     let mut run = start(Arc::clone(&hooks), two_answers()).await;
-    let Reply::Entries(entries) = run
-        .handle
-        .request(Command::GetEntries { since: None })
-        .await
-    else {
-        panic!()
-    };
-    let first_answer = entries.entries[entries.entries.len() - 3].id().to_string();
+    let first_answer = first_answer(&run).await;
     let tag = run.send(Command::NavigateTree {
         entry_id: Some(first_answer),
         summary: Some(SummaryRequest::default()),
@@ -199,15 +206,8 @@ async fn a_hook_supplies_the_branch_summary() {
             "tree_changed summary=true"
         ]
     );
-    let Reply::Entries(entries) = run
-        .handle
-        .request(Command::GetEntries { since: None })
-        .await
-    else {
-        panic!()
-    };
+    let entries = all_entries(&run).await;
     let summary = entries
-        .entries
         .iter()
         .find_map(|e| match e {
             SessionEntry::BranchSummary(s) => Some(s),
@@ -222,14 +222,7 @@ async fn a_hook_supplies_the_branch_summary() {
 async fn a_move_without_a_summary_is_announced_too() {
     let hooks = Arc::new(Recording::default());
     let mut run = start(Arc::clone(&hooks), two_answers()).await;
-    let Reply::Entries(entries) = run
-        .handle
-        .request(Command::GetEntries { since: None })
-        .await
-    else {
-        panic!()
-    };
-    let first_answer = entries.entries[entries.entries.len() - 3].id().to_string();
+    let first_answer = first_answer(&run).await;
     let tag = run.send(Command::NavigateTree {
         entry_id: Some(first_answer),
         summary: None,
