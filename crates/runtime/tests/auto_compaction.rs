@@ -32,8 +32,9 @@ fn big(reply: ScriptedReply) -> ScriptedReply {
 }
 
 async fn start(format: WireFormat, settings: &str, replies: Vec<ScriptedReply>) -> Running {
-    let test = TestSession::new(format, replies).await;
-    std::fs::write(test.agent_dir.join("settings.json"), settings).unwrap();
+    let test = TestSession::new(format, replies)
+        .await
+        .with_settings(settings);
     Running::spawn(test).await
 }
 
@@ -352,12 +353,7 @@ async fn get_state_says_when_a_compaction_runs() {
         ],
     )
     .await;
-    run.prompt("first question").await;
-    run.prompt("second question").await;
-    let tag = run.send(Command::Compact {
-        custom_instructions: None,
-    });
-    run.test.server.wait_for_stalls(1).await;
+    let tag = run.two_turns_then_stalled_compact().await;
     let Reply::State(state) = run.handle.request(Command::GetState).await else {
         panic!()
     };

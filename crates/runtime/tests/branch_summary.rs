@@ -19,17 +19,6 @@ use knightcode_testkit::WireFormat;
 use common::Running;
 use common::TestSession;
 
-async fn entries(run: &Running) -> Vec<SessionEntry> {
-    let Reply::Entries(entries) = run
-        .handle
-        .request(Command::GetEntries { since: None })
-        .await
-    else {
-        panic!("no entries");
-    };
-    entries.entries
-}
-
 fn user_entry_id(entries: &[SessionEntry], text: &str) -> String {
     entries
         .iter()
@@ -64,7 +53,7 @@ async fn leaving_a_branch_attaches_its_summary_where_the_conversation_continues(
         ScriptedReply::text("after the summary"),
     ])
     .await;
-    let before = entries(&run).await;
+    let before = run.entries().await;
     let old_leaf = before.last().unwrap().id().to_string();
     let target = user_entry_id(&before, "explore the notes");
 
@@ -100,7 +89,7 @@ async fn leaving_a_branch_attaches_its_summary_where_the_conversation_continues(
     assert!(request.contains("Additional focus: what the notes say"));
     assert!(!request.contains("## Critical Context"));
 
-    let after = entries(&run).await;
+    let after = run.entries().await;
     let summary = after
         .iter()
         .find_map(|e| match e {
@@ -149,7 +138,7 @@ async fn an_abort_during_the_summary_leaves_the_branch_as_it_was() {
         ScriptedReply::text("NEVER").with_fault(Fault::StallAfterEvents(1)),
     ])
     .await;
-    let before = entries(&run).await;
+    let before = run.entries().await;
     let target = user_entry_id(&before, "explore the notes");
     let tag = run.send(Command::NavigateTree {
         entry_id: Some(target),
@@ -161,7 +150,7 @@ async fn an_abort_during_the_summary_leaves_the_branch_as_it_was() {
     let (_, reply) = run.reply_with_events(tag).await;
     assert_eq!(reply, Reply::Failed(NAVIGATION_CANCELLED.to_owned()));
     assert_eq!(run.reply(abort).await, Reply::Done);
-    let after = entries(&run).await;
+    let after = run.entries().await;
     assert_eq!(after.len(), before.len(), "nothing was written");
     let Reply::State(state) = run.handle.request(Command::GetState).await else {
         panic!()
@@ -183,16 +172,12 @@ async fn a_failing_summary_says_so_and_retries_are_reported_as_branch_summaries(
             ScriptedReply::http_error(503),
         ],
     )
-    .await;
-    std::fs::write(
-        test.agent_dir.join("settings.json"),
-        r#"{"retry": {"baseDelayMs": 1}}"#,
-    )
-    .unwrap();
+    .await
+    .with_settings(r#"{"retry": {"baseDelayMs": 1}}"#);
     let mut run = Running::spawn(test).await;
     run.prompt("first question").await;
     run.prompt("second question").await;
-    let target = user_entry_id(&entries(&run).await, "second question");
+    let target = user_entry_id(&run.entries().await, "second question");
     let tag = run.send(Command::NavigateTree {
         entry_id: Some(target),
         summary: Some(SummaryRequest::default()),
@@ -219,7 +204,7 @@ async fn a_failing_summary_says_so_and_retries_are_reported_as_branch_summaries(
     assert!(attempts.iter().all(|e| matches!(e,
         AgentEvent::SummarizationRetryAttemptStart { source, reason: None } if source == "branchSummary")));
     assert!(
-        !entries(&run)
+        !run.entries()
             .await
             .iter()
             .any(|e| matches!(e, SessionEntry::BranchSummary(_)))

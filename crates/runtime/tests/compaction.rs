@@ -16,42 +16,23 @@ use knightcode_testkit::Fault;
 use knightcode_testkit::ScriptedReply;
 use knightcode_testkit::WireFormat;
 
+use common::KEEP_5_TOKENS;
+use common::Running;
 use common::TestSession;
 use common::compaction_events;
 use common::overflow;
 
-/// The shared driver, with the compaction helpers these tests use.
-struct Running(common::Running);
-
-impl std::ops::Deref for Running {
-    type Target = common::Running;
-    fn deref(&self) -> &common::Running {
-        &self.0
-    }
-}
-
-impl std::ops::DerefMut for Running {
-    fn deref_mut(&mut self) -> &mut common::Running {
-        &mut self.0
-    }
-}
-
-impl Running {
-    /// A session that keeps only ~5 tokens verbatim, so every earlier turn is compacted.
-    async fn start(replies: Vec<ScriptedReply>) -> Self {
-        let test = TestSession::new(WireFormat::OpenAiCompletions, replies).await;
-        std::fs::write(
-            test.agent_dir.join("settings.json"),
-            r#"{"compaction": {"keepRecentTokens": 5}}"#,
-        )
-        .unwrap();
-        Self(common::Running::spawn(test).await)
-    }
+/// A session that keeps only ~5 tokens verbatim, so every earlier turn is compacted.
+async fn start(replies: Vec<ScriptedReply>) -> Running {
+    let test = TestSession::new(WireFormat::OpenAiCompletions, replies)
+        .await
+        .with_settings(KEEP_5_TOKENS);
+    Running::spawn(test).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn manual_compaction_replaces_the_older_turns_with_the_summary() {
-    let mut run = Running::start(vec![
+    let mut run = start(vec![
         ScriptedReply::text("first answer"),
         ScriptedReply::text("second answer"),
         ScriptedReply::text("SUMMARY-ONE"),
@@ -122,7 +103,7 @@ async fn manual_compaction_replaces_the_older_turns_with_the_summary() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_compaction_updates_the_previous_summary() {
-    let mut run = Running::start(vec![
+    let mut run = start(vec![
         ScriptedReply::text("first answer"),
         ScriptedReply::text("second answer"),
         ScriptedReply::text("SUMMARY-ONE"),
@@ -156,7 +137,7 @@ async fn a_second_compaction_updates_the_previous_summary() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_too_small_has_nothing_to_compact() {
-    let mut run = Running::start(vec![]).await;
+    let mut run = start(vec![]).await;
     let (seen, reply) = run.compact(None).await;
     assert_eq!(
         reply,
@@ -173,18 +154,13 @@ async fn a_session_too_small_has_nothing_to_compact() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_aborted_compaction_leaves_the_session_unchanged() {
-    let mut run = Running::start(vec![
+    let mut run = start(vec![
         ScriptedReply::text("first answer"),
         ScriptedReply::text("second answer"),
         ScriptedReply::text("SUMMARY-NEVER").with_fault(Fault::StallAfterEvents(1)),
     ])
     .await;
-    run.prompt("first question").await;
-    run.prompt("second question").await;
-    let tag = run.send(Command::Compact {
-        custom_instructions: None,
-    });
-    run.test.server.wait_for_stalls(1).await;
+    let tag = run.two_turns_then_stalled_compact().await;
     let abort = run.send(Command::Abort);
     let (seen, reply) = run.reply_with_events(tag).await;
     assert_eq!(reply, Reply::Failed(COMPACTION_CANCELLED.to_owned()));
@@ -203,7 +179,7 @@ async fn an_aborted_compaction_leaves_the_session_unchanged() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_overflow_is_compacted_and_the_request_retried_with_the_summary() {
-    let mut run = Running::start(vec![
+    let mut run = start(vec![
         ScriptedReply::text("first answer"),
         overflow(),
         ScriptedReply::text("SUMMARY-OVERFLOW"),
@@ -248,7 +224,7 @@ async fn an_overflow_is_compacted_and_the_request_retried_with_the_summary() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_overflow_reports_that_recovery_failed() {
-    let mut run = Running::start(vec![
+    let mut run = start(vec![
         ScriptedReply::text("first answer"),
         overflow(),
         ScriptedReply::text("SUMMARY-OVERFLOW"),

@@ -27,6 +27,7 @@ use knightcode_testkit::ScriptedReply;
 use knightcode_testkit::WireFormat;
 use tokio_util::sync::CancellationToken;
 
+use common::KEEP_5_TOKENS;
 use common::Running;
 use common::TestSession;
 
@@ -99,12 +100,9 @@ impl SessionHooks for Recording {
 }
 
 async fn start(hooks: Arc<Recording>, replies: Vec<ScriptedReply>) -> Running {
-    let test = TestSession::new(WireFormat::OpenAiCompletions, replies).await;
-    std::fs::write(
-        test.agent_dir.join("settings.json"),
-        r#"{"compaction": {"keepRecentTokens": 5}}"#,
-    )
-    .unwrap();
+    let test = TestSession::new(WireFormat::OpenAiCompletions, replies)
+        .await
+        .with_settings(KEEP_5_TOKENS);
     let services = test.services(hooks);
     let mut run = Running::spawn_with(test, services).await;
     run.prompt("first question").await;
@@ -112,20 +110,9 @@ async fn start(hooks: Arc<Recording>, replies: Vec<ScriptedReply>) -> Running {
     run
 }
 
-async fn all_entries(run: &Running) -> Vec<SessionEntry> {
-    let Reply::Entries(entries) = run
-        .handle
-        .request(Command::GetEntries { since: None })
-        .await
-    else {
-        panic!()
-    };
-    entries.entries
-}
-
 /// The id of the entry `back` places before the end of the file.
 async fn entry_from_end(run: &Running, back: usize) -> String {
-    let entries = all_entries(run).await;
+    let entries = run.entries().await;
     entries[entries.len() - back].id().to_string()
 }
 
@@ -206,7 +193,7 @@ async fn a_hook_supplies_the_branch_summary() {
             "tree_changed summary=true"
         ]
     );
-    let entries = all_entries(&run).await;
+    let entries = run.entries().await;
     let summary = entries
         .iter()
         .find_map(|e| match e {

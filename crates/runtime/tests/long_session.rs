@@ -131,11 +131,8 @@ async fn two_thousand_turns_stay_inside_a_small_window() {
         "models": [{"id": "mock-model", "name": "Mock", "contextWindow": WINDOW,
             "maxTokens": 1000}]}}});
     std::fs::write(test.agent_dir.join("models.json"), models.to_string()).unwrap();
-    std::fs::write(
-        test.agent_dir.join("settings.json"),
-        r#"{"compaction": {"reserveTokens": 3000, "keepRecentTokens": 2000}}"#,
-    )
-    .unwrap();
+    let test =
+        test.with_settings(r#"{"compaction": {"reserveTokens": 3000, "keepRecentTokens": 2000}}"#);
     let model = WindowModel::default();
     let hooks = Arc::new(knightcode_runtime::hooks::NoSessionHooks);
     let services = test.services(hooks).with_provider(Arc::new(model.clone()));

@@ -49,6 +49,12 @@ impl TestSession {
         }
     }
 
+    /// Writes the agent folder's `settings.json`.
+    pub fn with_settings(self, json: &str) -> Self {
+        std::fs::write(self.agent_dir.join("settings.json"), json).unwrap();
+        self
+    }
+
     pub fn setup(&self) -> SessionSetup {
         let mut setup = SessionSetup::new(
             self.project.clone(),
@@ -255,8 +261,8 @@ impl Running {
         body_strings(&self.test.server.requests()[index].body)
     }
 
-    /// The compaction entries of the session file.
-    pub async fn compactions(&self) -> Vec<SessionEntry> {
+    /// Every entry of the session file.
+    pub async fn entries(&self) -> Vec<SessionEntry> {
         let knightcode_runtime::Reply::Entries(entries) = self
             .handle
             .request(knightcode_runtime::Command::GetEntries { since: None })
@@ -264,11 +270,28 @@ impl Running {
         else {
             panic!("no entries");
         };
-        entries
-            .entries
+        entries.entries
+    }
+
+    /// The compaction entries of the session file.
+    pub async fn compactions(&self) -> Vec<SessionEntry> {
+        self.entries()
+            .await
             .into_iter()
             .filter(|e| matches!(e, SessionEntry::Compaction(_)))
             .collect()
+    }
+
+    /// Two questions answered, then `compact` sent; returns its tag once the summary
+    /// request (the reply scripted after the two answers, which must stall) has stalled.
+    pub async fn two_turns_then_stalled_compact(&mut self) -> u64 {
+        self.prompt("first question").await;
+        self.prompt("second question").await;
+        let tag = self.send(knightcode_runtime::Command::Compact {
+            custom_instructions: None,
+        });
+        self.test.server.wait_for_stalls(1).await;
+        tag
     }
 
     /// Everything up to the next `agent_settled`.
@@ -284,6 +307,9 @@ impl Running {
         .await
     }
 }
+
+/// Keeps ~5 tokens verbatim, so every earlier turn is compacted.
+pub const KEEP_5_TOKENS: &str = r#"{"compaction": {"keepRecentTokens": 5}}"#;
 
 /// A context overflow as OpenAI chat completions reports it (HTTP 400).
 pub fn overflow() -> ScriptedReply {
