@@ -2,74 +2,26 @@
 //! The real binary in JSON and print mode against a scripted model: it reads a file, lists the
 //! folder, edits the file and answers; the session is recorded and `--continue` resumes it.
 
-use std::path::PathBuf;
 use std::process::Command;
 
+mod oneshot_common;
 mod test_files;
 
 use knightcode_testkit::MockServer;
 use knightcode_testkit::MockUsage;
 use knightcode_testkit::ScriptedReply;
 use knightcode_testkit::WireFormat;
+use oneshot_common::Sandbox;
+use oneshot_common::command;
+use oneshot_common::knightcode;
 use serde_json::Value;
 use test_files::session_files;
 
-struct Sandbox {
-    _root: tempfile::TempDir,
-    home: PathBuf,
-    agent: PathBuf,
-    project: PathBuf,
-}
-
+/// The shared sandbox, with the notes file these tests read and edit.
 fn sandbox(server: &MockServer) -> Sandbox {
-    let root = tempfile::tempdir().unwrap();
-    let home = root.path().join("home");
-    let agent = root.path().join("agent");
-    let project = root.path().join("project");
-    for dir in [&home, &agent, &project] {
-        std::fs::create_dir_all(dir).unwrap();
-    }
-    let models = serde_json::json!({"providers": {"mock": {
-        "baseUrl": server.base_url(), "api": "openai-completions", "apiKey": "test-key",
-        "models": [{"id": "mock-model", "name": "Mock", "reasoning": false,
-                    "contextWindow": 128000, "maxTokens": 4096}]}}});
-    std::fs::write(agent.join("models.json"), models.to_string()).unwrap();
-    std::fs::write(project.join("notes.txt"), "alpha\nbeta\ngamma\n").unwrap();
-    Sandbox {
-        _root: root,
-        home,
-        agent,
-        project,
-    }
-}
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-/// The binary in the sandbox: its own HOME and agent dir, the project as cwd, no stdin.
-fn command(sandbox: &Sandbox, args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_knightcode"));
-    command
-        .args(args)
-        .current_dir(&sandbox.project)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", &sandbox.home)
-        .env("KNIGHTCODE_CODING_AGENT_DIR", &sandbox.agent)
-        .stdin(std::process::Stdio::null());
-    command
-}
-
-fn knightcode(sandbox: &Sandbox, args: &[&str]) -> Run {
-    let output = command(sandbox, args).output().unwrap();
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8(output.stdout).unwrap(),
-        stderr: String::from_utf8(output.stderr).unwrap(),
-    }
+    let sandbox = oneshot_common::sandbox(server);
+    std::fs::write(sandbox.project.join("notes.txt"), "alpha\nbeta\ngamma\n").unwrap();
+    sandbox
 }
 
 fn usage(input: u64, output: u64) -> MockUsage {

@@ -3,65 +3,14 @@
 //! a TypeScript tool the model calls, a gate that blocks a call, a throwing handler that
 //! becomes an `extension_error` while the run goes on, a command, and a load failure.
 
-use std::path::PathBuf;
-use std::process::Command;
+mod oneshot_common;
 
 use knightcode_testkit::MockServer;
 use knightcode_testkit::ScriptedReply;
 use knightcode_testkit::WireFormat;
+use oneshot_common::knightcode;
+use oneshot_common::sandbox;
 use serde_json::Value;
-
-struct Sandbox {
-    _root: tempfile::TempDir,
-    home: PathBuf,
-    agent: PathBuf,
-    project: PathBuf,
-}
-
-fn sandbox(server: &MockServer) -> Sandbox {
-    let root = tempfile::tempdir().unwrap();
-    let home = root.path().join("home");
-    let agent = root.path().join("agent");
-    let project = root.path().join("project");
-    for dir in [&home, &agent, &project] {
-        std::fs::create_dir_all(dir).unwrap();
-    }
-    let models = serde_json::json!({"providers": {"mock": {
-        "baseUrl": server.base_url(), "api": "openai-completions", "apiKey": "test-key",
-        "models": [{"id": "mock-model", "name": "Mock", "reasoning": false,
-                    "contextWindow": 128000, "maxTokens": 4096}]}}});
-    std::fs::write(agent.join("models.json"), models.to_string()).unwrap();
-    Sandbox {
-        _root: root,
-        home,
-        agent,
-        project,
-    }
-}
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn knightcode(sandbox: &Sandbox, args: &[&str]) -> Run {
-    let output = Command::new(env!("CARGO_BIN_EXE_knightcode"))
-        .args(args)
-        .current_dir(&sandbox.project)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", &sandbox.home)
-        .env("KNIGHTCODE_CODING_AGENT_DIR", &sandbox.agent)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8(output.stdout).unwrap(),
-        stderr: String::from_utf8(output.stderr).unwrap(),
-    }
-}
 
 fn events(stdout: &str) -> Vec<Value> {
     stdout
