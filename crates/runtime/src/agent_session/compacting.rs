@@ -125,7 +125,9 @@ impl AgentSession {
         } else {
             context_tokens(&last.usage)
         };
-        if !self.compaction_target().over_threshold(tokens) {
+        let settings =
+            CompactionSettings::resolve(self.settings.values(), &model.provider, &model.id);
+        if !settings.is_ok_and(|s| s.should_compact(tokens, model.context_window)) {
             return false;
         }
         // Stale: the response was already compacted away.

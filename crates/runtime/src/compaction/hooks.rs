@@ -227,10 +227,18 @@ impl RuntimeHooks {
         context_tokens: u64,
         cancel: &CancellationToken,
     ) -> Option<Vec<Arc<AgentMessage>>> {
-        let target = self.target()?;
-        if !target.over_threshold(context_tokens) || cancel.is_cancelled() {
+        // Checked at every turn's end: the target (model, options) is copied only when a
+        // compaction is due.
+        let due = self
+            .target
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .is_some_and(|target| target.over_threshold(context_tokens));
+        if !due || cancel.is_cancelled() {
             return None;
         }
+        let target = self.target()?;
         let _compacting = self.compacting.raise();
         let announce = Announce {
             reason: CompactionReason::Threshold,
