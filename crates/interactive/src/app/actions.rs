@@ -176,11 +176,8 @@ impl Ui {
 
     fn on_reply(&mut self, pending: Pending, reply: Reply) {
         if pending == Pending::Navigated && self.compacting {
-            // The branch summary is written (or not): the working row goes.
-            self.compacting = false;
-            if !self.running && self.bash_cards.is_empty() {
-                self.set_working(None);
-            }
+            // The branch summary is written (or not).
+            self.session_job_ended();
             if let Reply::Failed(message) = &reply
                 && message == knightcode_runtime::actor::NAVIGATION_CANCELLED
             {
@@ -297,6 +294,20 @@ impl Ui {
             _ => {}
         }
         self.mark_urgent();
+    }
+
+    /// A compaction or branch summary ended: the working row goes back to the run's, a
+    /// shell command's, or none.
+    pub fn session_job_ended(&mut self) {
+        self.compacting = false;
+        let row = if self.running {
+            Some("Working…")
+        } else if !self.bash_cards.is_empty() {
+            Some(SHELL_WORKING)
+        } else {
+            None
+        };
+        self.set_working(row);
     }
 
     fn bash_finished(&mut self) {

@@ -112,9 +112,7 @@ impl Ui {
                 self.set_working(Some(COMPACTING));
             }
             AgentEvent::CompactionEnd { result, .. } => {
-                self.compacting = false;
-                let after = (self.running || !self.bash_cards.is_empty()).then_some("Working…");
-                self.set_working(after);
+                self.session_job_ended();
                 if let Some(result) = result {
                     // The context is unknown until the next response: the footer says so.
                     let usage = result.get("usage").and_then(|u| {

@@ -48,8 +48,8 @@ pub struct CompactionSettings {
 }
 
 impl CompactionSettings {
-    /// The settings as written, without model overrides (tests and tools).
-    pub fn from_values(values: &SettingsValues) -> Self {
+    /// The settings as written, before model overrides.
+    fn from_values(values: &SettingsValues) -> Self {
         Self {
             enabled: values.compaction_enabled,
             reserve_tokens: values.compaction_reserve_tokens,
