@@ -12,6 +12,7 @@ pub mod error;
 pub mod exec;
 pub mod find;
 pub mod grep;
+pub mod image;
 mod listing;
 pub mod ls;
 pub mod ops;
@@ -34,6 +35,7 @@ pub use error::ToolsError;
 pub use exec::LocalExecOps;
 pub use find::FindTool;
 pub use grep::GrepTool;
+pub use image::{FittedImage, ImagePolicy, ImagePolicySource, ResizeLimits, fit_image};
 pub use ls::LsTool;
 pub use ops::{
     Access, BoxFuture, DataSink, ExecOps, ExecRequest, ExecStatus, FileOps, FileStat, GlobOutput,
@@ -68,6 +70,8 @@ pub struct ToolsConfig {
     /// mutates files during a session.
     pub mutation_queue: FileMutationQueue,
     pub bash: BashConfig,
+    /// How `read` treats images; `None`: auto-resize to the default limits, vision unknown.
+    pub images: Option<ImagePolicySource>,
 }
 
 impl Default for ToolsConfig {
@@ -76,6 +80,7 @@ impl Default for ToolsConfig {
             file_ops: Arc::new(LocalFileOps),
             mutation_queue: FileMutationQueue::new(),
             bash: BashConfig::default(),
+            images: None,
         }
     }
 }
@@ -92,8 +97,12 @@ impl std::fmt::Debug for ToolsConfig {
 pub fn builtin_tools(config: ToolsConfig) -> Vec<Arc<dyn Tool>> {
     let files = config.file_ops;
     let queue = config.mutation_queue;
+    let mut read = ReadTool::new(files.clone());
+    if let Some(images) = config.images {
+        read = read.with_image_policy(images);
+    }
     vec![
-        Arc::new(ReadTool::new(files.clone())),
+        Arc::new(read),
         Arc::new(BashTool::new(config.bash)),
         Arc::new(EditTool::new(files.clone(), queue.clone())),
         Arc::new(WriteTool::new(files.clone(), queue)),

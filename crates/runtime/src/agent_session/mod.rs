@@ -32,6 +32,7 @@ use knightcode_session::SessionManager;
 use knightcode_session::SessionStore;
 use knightcode_session::SystemState;
 use knightcode_tools::BashConfig;
+use knightcode_tools::ImagePolicy;
 use knightcode_tools::SessionEnv;
 use knightcode_tools::ToolsConfig;
 
@@ -173,6 +174,9 @@ pub struct AgentSession {
     /// The `KNIGHTCODE_*` variables the bash tool exports, brought up to date before each
     /// run.
     session_env: Arc<Mutex<SessionEnv>>,
+    /// How `read` treats images (resize setting, the model's limits and vision), brought
+    /// up to date before each run.
+    image_policy: Arc<Mutex<ImagePolicy>>,
 }
 
 impl std::fmt::Debug for AgentSession {
@@ -462,7 +466,9 @@ impl AgentSession {
             model: Some(model.id.clone()),
             reasoning_level: Some(thinking.as_str().to_owned()),
         }));
-        let (tools, active_tools) = build_tools(&setup, &settings, &session_env, &mut notices);
+        let image_policy = Arc::new(Mutex::new(image_policy(settings.values(), &model)));
+        let (tools, active_tools) =
+            build_tools(&setup, &settings, &session_env, &image_policy, &mut notices);
         let (tools, active_tools) =
             add_extension_tools(&setup, tools, active_tools, extension_tools);
 
@@ -546,6 +552,7 @@ impl AgentSession {
                 provider,
                 compaction,
                 session_env,
+                image_policy,
             },
             receiver,
         ))
@@ -718,6 +725,19 @@ fn no_model_message(agent_dir: &Path) -> String {
     )
 }
 
+/// What `read` does with images for `model`: the `images.autoResize` setting, the model's
+/// `inputLimits` and whether it takes images at all.
+pub(crate) fn image_policy(
+    settings: &crate::settings::SettingsValues,
+    model: &Model,
+) -> ImagePolicy {
+    ImagePolicy {
+        auto_resize: settings.images_auto_resize,
+        limits: knightcode_tools::ResizeLimits::from_input_limits(model.input_limits.as_ref()),
+        model_accepts_images: Some(model.input.iter().any(|kind| kind == "image")),
+    }
+}
+
 /// Built-in tools and the names to activate: `--tools`, else the `defaultTools` setting, minus
 /// `--exclude-tools`; none with `--no-tools` or `--no-builtin-tools`. Entries that name no
 /// tool become notices.
@@ -725,6 +745,7 @@ fn build_tools(
     setup: &SessionSetup,
     settings: &Settings,
     session_env: &Arc<Mutex<SessionEnv>>,
+    image_policy: &Arc<Mutex<ImagePolicy>>,
     notices: &mut Vec<String>,
 ) -> (ToolRegistry, Vec<String>) {
     let env = Arc::clone(session_env);
@@ -741,6 +762,15 @@ fn build_tools(
         file_ops: Arc::new(knightcode_tools::LocalFileOps),
         mutation_queue: knightcode_tools::FileMutationQueue::new(),
         bash,
+        images: Some({
+            let policy = Arc::clone(image_policy);
+            Arc::new(move || {
+                policy
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .clone()
+            })
+        }),
     };
     let mut registry = ToolRegistry::new();
     for tool in knightcode_tools::builtin_tools(config) {
