@@ -51,6 +51,8 @@ pub enum Pending {
     Named(String),
     /// `/compact`: the card comes with the events; a failure is said here.
     Compacted,
+    /// `/tools`: the web tools' state to show.
+    WebTools,
     /// Nothing beyond reporting a failure.
     Quiet,
 }
@@ -291,6 +293,12 @@ impl Ui {
                 self.update_footer();
                 self.status(&format!("Session named \"{name}\"."));
             }
+            (Pending::WebTools, Reply::WebTools(status)) => {
+                self.info(&super::web_tools::describe(&status));
+                if let Some(error) = &status.save_error {
+                    self.error(error);
+                }
+            }
             _ => {}
         }
         self.mark_urgent();
@@ -488,6 +496,10 @@ fn slash_command(ui: &mut Ui, command: SlashCommand) {
             );
         }
         SlashCommand::Copy => ui.copy_last(),
+        SlashCommand::Tools(Ok(change)) => {
+            ui.send(Command::ConfigureWebTools(change), Pending::WebTools);
+        }
+        SlashCommand::Tools(Err(usage)) => ui.info(&usage),
         SlashCommand::Name(name) => ui.name_session(name.as_deref()),
         SlashCommand::NotAvailable(name) => ui.info(&commands::not_available_message(name)),
         SlashCommand::Resume => ui.open_session_picker(),

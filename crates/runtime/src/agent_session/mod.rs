@@ -57,6 +57,7 @@ use crate::tool_selection::select_tools;
 use crate::trust::TrustDecision;
 use crate::trust::TrustStore;
 use crate::trust::resolve_non_interactive;
+use crate::web_tools::WebTools;
 
 /// Which session to work in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -177,6 +178,8 @@ pub struct AgentSession {
     /// How `read` treats images (resize setting, the model's limits and vision), brought
     /// up to date before each run.
     image_policy: Arc<Mutex<ImagePolicy>>,
+    /// `tools.json`: web tools on by default, the search provider and key (`/tools`).
+    web_tools: WebTools,
 }
 
 impl std::fmt::Debug for AgentSession {
@@ -467,8 +470,15 @@ impl AgentSession {
             reasoning_level: Some(thinking.as_str().to_owned()),
         }));
         let image_policy = Arc::new(Mutex::new(image_policy(settings.values(), &model)));
-        let (tools, active_tools) =
-            build_tools(&setup, &settings, &session_env, &image_policy, &mut notices);
+        let web_tools = WebTools::load(&setup.agent_dir, env.var("BRAVE_API_KEY"));
+        let (tools, active_tools) = build_tools(
+            &setup,
+            &settings,
+            &session_env,
+            &image_policy,
+            &web_tools,
+            &mut notices,
+        );
         let (tools, active_tools) =
             add_extension_tools(&setup, tools, active_tools, extension_tools);
 
@@ -553,6 +563,7 @@ impl AgentSession {
                 compaction,
                 session_env,
                 image_policy,
+                web_tools,
             },
             receiver,
         ))
@@ -746,6 +757,7 @@ fn build_tools(
     settings: &Settings,
     session_env: &Arc<Mutex<SessionEnv>>,
     image_policy: &Arc<Mutex<ImagePolicy>>,
+    web_tools: &WebTools,
     notices: &mut Vec<String>,
 ) -> (ToolRegistry, Vec<String>) {
     let env = Arc::clone(session_env);
@@ -771,13 +783,26 @@ fn build_tools(
                     .clone()
             })
         }),
+        web: knightcode_tools::WebConfig {
+            search: Some(web_tools.search_source()),
+            ..knightcode_tools::WebConfig::default()
+        },
     };
     let mut registry = ToolRegistry::new();
     for tool in knightcode_tools::builtin_tools(config) {
         registry.register(tool);
     }
     let names: Vec<&str> = registry.names().collect();
-    let choice = select_tools(&setup.tools, &settings.values().default_tools, &names);
+    // Web tools `/tools` turned on for every session join the defaults (so --tools,
+    // --exclude-tools and --no-tools apply to them as to the rest).
+    let mut defaults = settings.values().default_tools.clone();
+    defaults.extend(
+        crate::web_tools::WEB_TOOL_NAMES
+            .iter()
+            .filter(|name| web_tools.always(name))
+            .map(|name| (*name).to_owned()),
+    );
+    let choice = select_tools(&setup.tools, &defaults, &names);
     notices.extend(choice.warnings);
     (registry, choice.active)
 }

@@ -484,6 +484,18 @@ impl AgentSession {
         self.settings.values().compaction_enabled
     }
 
+    /// `/tools`: applies a web-tools change (the active list, `tools.json`, the live search
+    /// settings) and reports the state; applies from the next request.
+    pub fn configure_web_tools(
+        &mut self,
+        change: &crate::web_tools::WebToolsChange,
+    ) -> crate::web_tools::WebToolsStatus {
+        let mut active = self.agent.config().active_tools.clone().unwrap_or_default();
+        let status = self.web_tools.apply(change, &mut active);
+        self.agent.config_mut().active_tools = Some(active);
+        status
+    }
+
     /// `retry.enabled`, saved to the global settings; applies from the next run.
     pub fn set_auto_retry(&mut self, enabled: bool) {
         self.persist_settings(&[("retry.enabled", Value::Bool(enabled))]);
