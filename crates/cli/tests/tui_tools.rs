@@ -15,12 +15,14 @@ fn tools_shows_and_switches_the_web_tools() {
     let mut tui = sandbox.spawn(&[], 110, 30);
     tui.wait_for_text("mock-model");
 
+    // Without arguments: the state and a list of changes.
     tui.submit("/tools");
-    let screen = tui.wait_for_text("Web tools:");
+    let screen = tui.wait_for_text("webfetch: turn on for every session");
     assert!(screen.contains("webfetch   off"), "{screen}");
     assert!(screen.contains("search     duckduckgo"), "{screen}");
-
-    tui.submit("/tools webfetch always");
+    assert!(screen.contains("websearch: search with Brave (needs a key)"), "{screen}");
+    tui.send("\x1b[B");
+    tui.send("\r");
     tui.wait_for_text("webfetch   always on");
     let saved = std::fs::read_to_string(sandbox.agent.join("tools.json")).unwrap();
     assert_eq!(
@@ -35,6 +37,8 @@ fn tools_shows_and_switches_the_web_tools() {
 
     tui.submit("/tools websearch sometimes");
     tui.wait_for_text("Usage: /tools [webfetch|websearch] [on|always|off]");
+    tui.submit("/tools websearch brave");
+    tui.wait_for_text("search     brave (no key: set BRAVE_API_KEY");
 
     // The next request offers the tool.
     tui.submit("hello");

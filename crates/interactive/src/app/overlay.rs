@@ -37,6 +37,11 @@ pub enum Overlay {
     BranchSummary(BranchSummaryPrompt),
     /// A session another process owns was picked: continue it in a fork?
     ForkBusy(ConfirmPrompt, PathBuf),
+    /// `/tools`: the change each answer makes.
+    WebTools(
+        ConfirmPrompt,
+        Vec<knightcode_runtime::web_tools::WebToolsChange>,
+    ),
 }
 
 /// What a picker asks for while open.
@@ -64,6 +69,8 @@ pub enum OverlayResult {
     Fork(String),
     /// Continue this session file (owned by another process) in a fork of it.
     ForkSessionFile(PathBuf),
+    /// `/tools`: the change picked.
+    WebTools(knightcode_runtime::web_tools::WebToolsChange),
     Trust(TrustChoice),
     /// `/tree` leaving a branch: how to summarise it.
     TreeSummary {
@@ -104,7 +111,7 @@ impl Overlay {
             Self::Thinking(p) => p.set_max_rows(rows),
             Self::Tree(p) => p.set_max_rows(rows),
             Self::Fork(p) => p.set_max_rows(rows),
-            Self::Trust(_) | Self::BranchSummary(_) | Self::ForkBusy(..) => {}
+            Self::Trust(_) | Self::BranchSummary(_) | Self::ForkBusy(..) | Self::WebTools(..) => {}
         }
     }
 
@@ -118,7 +125,7 @@ impl Overlay {
             Self::Fork(p) => p.render(width),
             Self::Trust(p) => p.render(width),
             Self::BranchSummary(p) => p.render(width),
-            Self::ForkBusy(p, _) => p.render(width),
+            Self::ForkBusy(p, _) | Self::WebTools(p, _) => p.render(width),
         }
     }
 
@@ -129,7 +136,11 @@ impl Overlay {
             Self::Scope(p) => p.handle_paste(text),
             Self::Tree(p) => p.handle_paste(text),
             Self::BranchSummary(p) => p.handle_paste(text),
-            Self::Thinking(_) | Self::Fork(_) | Self::Trust(_) | Self::ForkBusy(..) => {}
+            Self::Thinking(_)
+            | Self::Fork(_)
+            | Self::Trust(_)
+            | Self::ForkBusy(..)
+            | Self::WebTools(..) => {}
         }
     }
 
@@ -193,6 +204,15 @@ impl Overlay {
                     OverlayStep::Done(OverlayResult::ForkSessionFile(path.clone()))
                 }
                 PickerOutcome::Done(_) | PickerOutcome::Cancel => OverlayStep::Closed,
+                PickerOutcome::Pending => OverlayStep::Pending,
+                PickerOutcome::Request(never) => match never {},
+            },
+            Self::WebTools(p, changes) => match p.handle_key(key, bindings) {
+                PickerOutcome::Done(index) => match changes.get(index) {
+                    Some(change) => OverlayStep::Done(OverlayResult::WebTools(change.clone())),
+                    None => OverlayStep::Closed,
+                },
+                PickerOutcome::Cancel => OverlayStep::Closed,
                 PickerOutcome::Pending => OverlayStep::Pending,
                 PickerOutcome::Request(never) => match never {},
             },
@@ -379,6 +399,22 @@ impl Ui {
             &self.bindings,
         );
         Overlay::ForkBusy(prompt, path.to_path_buf())
+    }
+
+    /// `/tools` without arguments: the state, and a list of what to change.
+    pub fn open_web_tools_picker(
+        &mut self,
+        status: &knightcode_runtime::web_tools::WebToolsStatus,
+    ) {
+        let (answers, changes) = super::web_tools::choices(status);
+        let prompt = ConfirmPrompt::new(
+            "Web tools",
+            super::web_tools::summary(status),
+            answers,
+            self.screen.theme.clone(),
+            &self.bindings,
+        );
+        self.show_overlay(Overlay::WebTools(prompt, changes));
     }
 
     pub fn open_trust_picker(&mut self) {
