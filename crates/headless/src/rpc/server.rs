@@ -89,7 +89,7 @@ pub fn run_stdio(setup: SessionSetup) -> u8 {
 /// write, a lone response is never held back). One task between the session and the pipe
 /// keeps a request's round trip to as few thread hand-offs as before the actor.
 pub async fn serve<R, W, S>(
-    session: AgentSession,
+    mut session: AgentSession,
     events: knightcode_agent::EventReceiver,
     input: R,
     output: W,
@@ -102,6 +102,9 @@ where
     S: Future<Output = u8>,
 {
     let (out, mut bridge_lines) = LineWriter::channel(DEFAULT_OUTPUT_CAPACITY);
+    let bridge = UiBridge::new(out);
+    // The session's own questions (`/undo`) go over the extension-UI subprotocol too.
+    session.set_dialogs(Arc::new(bridge.clone()));
     let (handle, mut stream) = session.spawn(events);
     let pending = Arc::new(Mutex::new(Pending::default()));
     let input_ended = Arc::new(AtomicBool::new(false));
@@ -109,7 +112,7 @@ where
         input,
         handle.clone(),
         Arc::clone(&pending),
-        UiBridge::new(out),
+        bridge,
         Arc::clone(&input_ended),
     ));
     tokio::pin!(shutdown);

@@ -295,3 +295,46 @@ fn text_reply(reply: Option<UiReply>) -> Option<String> {
         _ => None,
     }
 }
+
+/// The session's own questions (the built-in `/undo`) over the same subprotocol. A dialog
+/// waits as long as the client takes (the reference sets no timeout), and the run's abort
+/// ends it.
+impl knightcode_runtime::dialogs::Dialogs for UiBridge {
+    fn select<'a>(
+        &'a self,
+        title: &'a str,
+        options: Vec<String>,
+        cancel: &'a CancellationToken,
+    ) -> knightcode_agent::HookFuture<'a, Option<String>> {
+        Box::pin(async move {
+            let dialog = DialogOptions {
+                timeout: None,
+                signal: Some(cancel.clone()),
+            };
+            UiBridge::select(self, title, options, &dialog).await
+        })
+    }
+
+    fn notify<'a>(
+        &'a self,
+        message: &'a str,
+        kind: knightcode_runtime::dialogs::NoticeKind,
+    ) -> knightcode_agent::HookFuture<'a, ()> {
+        use knightcode_runtime::dialogs::NoticeKind;
+        let kind = match kind {
+            NoticeKind::Info => NotifyType::Info,
+            NoticeKind::Warning => NotifyType::Warning,
+            NoticeKind::Error => NotifyType::Error,
+        };
+        Box::pin(async move {
+            // A closed output only means nobody would see it.
+            let _ = UiBridge::notify(self, message, Some(kind)).await;
+        })
+    }
+
+    fn set_editor_text<'a>(&'a self, text: &'a str) -> knightcode_agent::HookFuture<'a, ()> {
+        Box::pin(async move {
+            let _ = UiBridge::set_editor_text(self, text).await;
+        })
+    }
+}

@@ -277,7 +277,10 @@ impl Ui {
                 };
                 self.send(Command::Snapshot, Pending::reload(then));
             }
-            (Pending::Navigated, Reply::Navigated { text }) => {
+            (Pending::Navigated, Reply::Navigated { text, restored }) => {
+                if let Some(report) = restored {
+                    self.restored(&report);
+                }
                 let then = AfterReload {
                     hint: text.is_some().then(|| {
                         "Edit the message and press enter to branch from here.".to_owned()
@@ -318,21 +321,10 @@ impl Ui {
     }
 }
 
-/// Moves in the tree; with `summary` the branch left behind is summarised first (a working
-/// row shows it, escape cancels).
+/// Moves in the tree, asking first whether to put files back when the move leaves turns
+/// that changed some.
 fn navigate(ui: &mut Ui, entry_id: Option<String>, summary: Option<SummaryRequest>) {
-    if summary.is_some() {
-        ui.compacting = true;
-        ui.set_working(Some(SUMMARIZING_BRANCH));
-    }
-    ui.send(
-        Command::NavigateTree {
-            entry_id,
-            summary,
-            label: None,
-        },
-        Pending::Navigated,
-    );
+    ui.go_back(entry_id, summary);
 }
 
 /// The working row while a left branch is summarised.
@@ -493,6 +485,7 @@ fn slash_command(ui: &mut Ui, command: SlashCommand) {
         SlashCommand::Resume => ui.open_session_picker(),
         SlashCommand::Tree => ui.open_tree(),
         SlashCommand::Fork => ui.open_fork_picker(),
+        SlashCommand::Undo => ui.open_undo_picker(),
         SlashCommand::Model(None) => ui.open_model_picker(),
         SlashCommand::ScopedModels => ui.open_scope_picker(),
         SlashCommand::Thinking(None) => ui.open_thinking_picker(),
@@ -628,6 +621,11 @@ fn picked(ui: &mut Ui, result: OverlayResult) {
                 Pending::Changed { done, reload: true },
             );
         }
+        OverlayResult::Undo(entry_id) => navigate(ui, Some(entry_id), None),
+        OverlayResult::Restore {
+            going,
+            restore_files,
+        } => ui.navigate_now(going, restore_files),
         OverlayResult::Fork(entry_id) => {
             ui.send(Command::Fork(entry_id), Pending::Forked);
         }

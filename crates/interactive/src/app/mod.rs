@@ -15,6 +15,7 @@ pub mod overlay;
 pub mod screen;
 mod startup;
 mod ui;
+mod undo;
 
 use std::time::Duration;
 

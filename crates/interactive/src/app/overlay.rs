@@ -37,6 +37,17 @@ pub enum Overlay {
     BranchSummary(BranchSummaryPrompt),
     /// A session another process owns was picked: continue it in a fork?
     ForkBusy(ConfirmPrompt, PathBuf),
+    /// `/undo`: the user messages of the branch.
+    Undo(ForkPicker),
+    /// Going back past turns that changed files: put them back too?
+    Restore(ConfirmPrompt, GoingBack),
+}
+
+/// A move in the tree waiting for the restore question's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GoingBack {
+    pub entry_id: Option<String>,
+    pub summary: Option<knightcode_runtime::actor::SummaryRequest>,
 }
 
 /// What a picker asks for while open.
@@ -69,6 +80,13 @@ pub enum OverlayResult {
     TreeSummary {
         entry_id: String,
         choice: BranchSummaryChoice,
+    },
+    /// `/undo`: go back to before this user message.
+    Undo(String),
+    /// The restore question's answer (escape cancels the move instead).
+    Restore {
+        going: GoingBack,
+        restore_files: bool,
     },
     /// The picker stays open; the app does I/O for it.
     Request(OverlayRequest),
@@ -103,8 +121,8 @@ impl Overlay {
             Self::Scope(p) => p.set_max_rows(rows),
             Self::Thinking(p) => p.set_max_rows(rows),
             Self::Tree(p) => p.set_max_rows(rows),
-            Self::Fork(p) => p.set_max_rows(rows),
-            Self::Trust(_) | Self::BranchSummary(_) | Self::ForkBusy(..) => {}
+            Self::Fork(p) | Self::Undo(p) => p.set_max_rows(rows),
+            Self::Trust(_) | Self::BranchSummary(_) | Self::ForkBusy(..) | Self::Restore(..) => {}
         }
     }
 
@@ -115,10 +133,10 @@ impl Overlay {
             Self::Scope(p) => p.render(width),
             Self::Thinking(p) => p.render(width),
             Self::Tree(p) => p.render(width),
-            Self::Fork(p) => p.render(width),
+            Self::Fork(p) | Self::Undo(p) => p.render(width),
             Self::Trust(p) => p.render(width),
             Self::BranchSummary(p) => p.render(width),
-            Self::ForkBusy(p, _) => p.render(width),
+            Self::ForkBusy(p, _) | Self::Restore(p, _) => p.render(width),
         }
     }
 
@@ -129,7 +147,12 @@ impl Overlay {
             Self::Scope(p) => p.handle_paste(text),
             Self::Tree(p) => p.handle_paste(text),
             Self::BranchSummary(p) => p.handle_paste(text),
-            Self::Thinking(_) | Self::Fork(_) | Self::Trust(_) | Self::ForkBusy(..) => {}
+            Self::Thinking(_)
+            | Self::Fork(_)
+            | Self::Undo(_)
+            | Self::Trust(_)
+            | Self::ForkBusy(..)
+            | Self::Restore(..) => {}
         }
     }
 
@@ -187,6 +210,23 @@ impl Overlay {
                     |never| match never {},
                 )
             }
+            Self::Undo(p) => {
+                step(
+                    p.handle_key(key, bindings),
+                    OverlayResult::Undo,
+                    |never| match never {},
+                )
+            }
+            // Escape cancels the move; the first answer leaves the files alone.
+            Self::Restore(p, going) => match p.handle_key(key, bindings) {
+                PickerOutcome::Done(answer) => OverlayStep::Done(OverlayResult::Restore {
+                    going: going.clone(),
+                    restore_files: answer == 1,
+                }),
+                PickerOutcome::Cancel => OverlayStep::Closed,
+                PickerOutcome::Pending => OverlayStep::Pending,
+                PickerOutcome::Request(never) => match never {},
+            },
             // The first answer forks; the other keeps the current session (a cancel).
             Self::ForkBusy(p, path) => match p.handle_key(key, bindings) {
                 PickerOutcome::Done(0) => {
