@@ -22,7 +22,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::FileHistory;
 use super::current_checkpoint;
-use super::resolve_path;
 use crate::agent_session::lock;
 
 /// Tools whose changes are backed up, and tools that only mark their turn.
@@ -49,7 +48,8 @@ impl FileHistoryHooks {
         if !tracked {
             self.history.mark_shell(&checkpoint);
         } else if let Some(path) = arguments.get("path").and_then(Value::as_str) {
-            let path = resolve_path(&self.cwd, path);
+            // Resolved as the tools resolve it (`~`, `@`, `.` and `..`).
+            let path = knightcode_tools::path::resolve_to_cwd(path, &self.cwd);
             self.history.record(&checkpoint, &path, call.tool_call_id);
         }
     }

@@ -13,7 +13,6 @@ pub mod undo;
 
 use std::collections::HashMap;
 use std::collections::HashSet;
-use std::path::Component;
 use std::path::Path;
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -306,22 +305,6 @@ fn restore_one(dir: &Path, file: &PlannedFile) -> std::io::Result<()> {
         std::fs::create_dir_all(parent)?;
     }
     std::fs::copy(&source, &file.path).map(drop)
-}
-
-/// `path` as the tools resolve it: against `cwd` when relative, `.` and `..` folded.
-pub fn resolve_path(cwd: &Path, path: &str) -> PathBuf {
-    let joined = cwd.join(path);
-    let mut out = PathBuf::new();
-    for component in joined.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 fn is_user(entry: &SessionEntry) -> bool {
