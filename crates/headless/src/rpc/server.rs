@@ -129,6 +129,13 @@ where
                 break code;
             }
             item = stream.recv() => {
+                // What the session had the bridge write before this (a notice before the
+                // reply of the command that made it) goes out first.
+                while let Ok(line) = bridge_lines.try_recv() {
+                    if !stdout.write(line, true).await {
+                        break;
+                    }
+                }
                 let Some(item) = item else {
                     if input_ended.load(Ordering::SeqCst) {
                         break 0;
