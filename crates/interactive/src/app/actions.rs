@@ -45,8 +45,9 @@ pub enum Pending {
     Thinking,
     /// A fork: the text goes to the editor.
     Forked,
-    /// A tree navigation: the text of a user message goes to the editor.
-    Navigated,
+    /// A tree navigation: the text of a user message goes to the editor; the notice (what
+    /// could not be undone) is said once the transcript is rebuilt.
+    Navigated(Option<String>),
     /// A name was set.
     Named(String),
     /// `/compact`: the card comes with the events; a failure is said here.
@@ -175,7 +176,7 @@ impl Ui {
     }
 
     fn on_reply(&mut self, pending: Pending, reply: Reply) {
-        if pending == Pending::Navigated && self.compacting {
+        if matches!(pending, Pending::Navigated(_)) && self.compacting {
             // The branch summary is written (or not).
             self.session_job_ended();
             if let Reply::Failed(message) = &reply
@@ -277,11 +278,15 @@ impl Ui {
                 };
                 self.send(Command::Snapshot, Pending::reload(then));
             }
-            (Pending::Navigated, Reply::Navigated { text, restored }) => {
-                if let Some(report) = restored {
-                    self.restored(&report);
-                }
+            (Pending::Navigated(warning), Reply::Navigated { text, restored }) => {
+                let notice = match restored {
+                    Some(report) => Some(knightcode_runtime::file_history::undo::restored_notice(
+                        &report,
+                    )),
+                    None => warning,
+                };
                 let then = AfterReload {
+                    notice,
                     hint: text.is_some().then(|| {
                         "Edit the message and press enter to branch from here.".to_owned()
                     }),

@@ -4,7 +4,6 @@
 
 use knightcode_runtime::Command;
 use knightcode_runtime::actor::SummaryRequest;
-use knightcode_runtime::file_history::RestoreReport;
 use knightcode_runtime::file_history::undo;
 
 use super::actions::Pending;
@@ -77,10 +76,8 @@ impl Ui {
             .map(|v| v.restore_plan(entry_id.as_deref()))
             .unwrap_or_default();
         if plan.files.is_empty() {
-            if let Some(warning) = undo::untracked_warning(&plan) {
-                self.warn(&warning);
-            }
-            self.navigate_now(GoingBack { entry_id, summary }, false);
+            let warning = undo::untracked_warning(&plan);
+            self.navigate(GoingBack { entry_id, summary }, false, warning);
             return;
         }
         let prompt = ConfirmPrompt::new(
@@ -100,6 +97,10 @@ impl Ui {
     /// Moves in the tree; with a summary the branch left behind is summarised first (a
     /// working row shows it, escape cancels).
     pub fn navigate_now(&mut self, going: GoingBack, restore_files: bool) {
+        self.navigate(going, restore_files, None);
+    }
+
+    fn navigate(&mut self, going: GoingBack, restore_files: bool, warning: Option<String>) {
         if going.summary.is_some() {
             self.compacting = true;
             self.set_working(Some(super::actions::SUMMARIZING_BRANCH));
@@ -111,17 +112,7 @@ impl Ui {
                 label: None,
                 restore_files,
             },
-            Pending::Navigated,
+            Pending::Navigated(warning),
         );
-    }
-
-    /// What putting files back did.
-    pub fn restored(&mut self, report: &RestoreReport) {
-        let notice = undo::restored_notice(report);
-        if report.failed.is_empty() {
-            self.status(&notice);
-        } else {
-            self.warn(&notice);
-        }
     }
 }
