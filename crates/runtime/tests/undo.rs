@@ -385,3 +385,30 @@ fn folders_older_than_thirty_days_are_pruned() {
     // Nothing to prune, or no folder at all, is not an error.
     assert_eq!(index::prune(&root.path().join("absent"), now), 0);
 }
+
+#[test]
+fn a_damaged_index_is_refused_on_read_and_history_starts_afresh() {
+    let root = tempfile::tempdir().unwrap();
+    let agent = root.path().join("agent");
+    let dir = index::history_root(&agent).join("s1");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("index.json"), b"{\"version\":1,\"checkp").unwrap();
+    assert!(index::load(&dir).is_err());
+    let file = root.path().join("f.txt");
+    std::fs::write(&file, "before").unwrap();
+    let history = knightcode_runtime::file_history::FileHistory::new(&agent, "s1", true);
+    history.record("u1", &file, "c1");
+    let saved = index::load(&dir).unwrap();
+    assert_eq!(saved.checkpoints["u1"].files.len(), 1);
+    std::fs::write(&file, "after").unwrap();
+    let report = history.restore(&history.plan(&["u1".to_owned()]));
+    assert_eq!(report.restored, 1);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "before");
+    // A backup gone from disk is reported, not fatal.
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::write(&file, "after").unwrap();
+    let report = history.restore(&history.plan(&["u1".to_owned()]));
+    assert_eq!(report.restored, 0);
+    assert_eq!(report.failed.len(), 1);
+    assert!(undo::restored_notice(&report).starts_with("Restored 0 files; failed: "));
+}

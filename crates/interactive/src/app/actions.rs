@@ -291,7 +291,6 @@ impl Ui {
                         "Edit the message and press enter to branch from here.".to_owned()
                     }),
                     editor: text,
-                    ..AfterReload::default()
                 };
                 self.send(Command::Snapshot, Pending::reload(then));
             }
