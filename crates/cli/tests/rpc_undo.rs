@@ -175,3 +175,26 @@ async fn cancelling_the_restore_question_cancels_the_undo_and_conversation_only_
     .await
     .expect("the test hung");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_the_input_while_undo_asks_ends_the_server() {
+    tokio::time::timeout(WATCHDOG, async {
+        let mut rpc = Rpc::start(replies()).await;
+        two_turns(&mut rpc).await;
+        {
+            let Rpc { client, events, .. } = &mut rpc;
+            let prompt = client.prompt("/undo");
+            tokio::pin!(prompt);
+            tokio::select! {
+                request = next_ui(events) => {
+                    assert_eq!(select(&request).0, "Undo to before which message?");
+                }
+                _ = &mut prompt => panic!("answered before asking"),
+            }
+        }
+        // Nobody answers; EOF: the dialog gives up and the server exits normally.
+        assert_eq!(rpc.shutdown().await, Some(0));
+    })
+    .await
+    .expect("the test hung");
+}

@@ -112,7 +112,7 @@ where
         input,
         handle.clone(),
         Arc::clone(&pending),
-        bridge,
+        bridge.clone(),
         Arc::clone(&input_ended),
     ));
     tokio::pin!(shutdown);
@@ -124,6 +124,8 @@ where
         let line = tokio::select! {
             biased;
             code = &mut shutdown => {
+                // A dialog the session waits on would hold the stop up.
+                bridge.close();
                 // Killed processes and the aborted run are waited for, not written.
                 shutdown::stop(handle.clone(), &mut stream, shutdown::EXIT_GRACE, drop).await;
                 break code;
@@ -259,8 +261,10 @@ async fn read_inputs<R: AsyncRead + Unpin>(
                 Some(response) => (Command::Ping, lock(&pending).insert_answered(response)),
                 None => continue,
             },
-            // A read error ends the input like EOF: nothing more can arrive.
+            // A read error ends the input like EOF: nothing more can arrive (no dialog
+            // reply either).
             Ok(None) | Err(_) => {
+                bridge.close();
                 input_ended.store(true, Ordering::SeqCst);
                 handle.send(Command::EndOfInput, Responder::Nobody);
                 return;
