@@ -84,7 +84,7 @@ pub const BUILTIN_COMMANDS: &[CommandInfo] = &[
     CommandInfo {
         name: "undo",
         hint: "",
-        description: "Go back to an earlier message and restore files (not available yet)",
+        description: "Go back to an earlier message, optionally restoring files",
     },
     CommandInfo {
         name: "tools",
@@ -127,6 +127,8 @@ pub enum SlashCommand {
     /// `/tools ...`: the change to make, or the usage error to show.
     Tools(Result<knightcode_runtime::web_tools::WebToolsChange, String>),
     Trust,
+    /// `/undo`: back to before one of the branch's user messages.
+    Undo,
     Hotkeys,
     Quit,
     /// Known to the reference but not built here yet; the name says which.
@@ -169,7 +171,7 @@ pub fn parse(line: &str) -> Option<SlashCommand> {
         "compact" => SlashCommand::Compact(arg(rest)),
         "export" => SlashCommand::NotAvailable("export"),
         "share" => SlashCommand::NotAvailable("share"),
-        "undo" => SlashCommand::NotAvailable("undo"),
+        "undo" => SlashCommand::Undo,
         "import" => SlashCommand::NotAvailable("import"),
         "settings" => SlashCommand::NotAvailable("settings"),
         "scoped-models" => SlashCommand::ScopedModels,
@@ -216,9 +218,6 @@ pub fn not_available_message(name: &str) -> String {
     let why = match name {
         "export" => "exporting sessions (HTML/JSONL) is not built yet",
         "share" => "sharing sessions is not built yet",
-        "undo" => {
-            "file checkpoints for /undo are not built yet; /tree can still take the conversation back to an earlier message"
-        }
         "import" => {
             "importing sessions is not built yet; open a file with knightcode --session <path>"
         }

@@ -45,8 +45,9 @@ pub enum Pending {
     Thinking,
     /// A fork: the text goes to the editor.
     Forked,
-    /// A tree navigation: the text of a user message goes to the editor.
-    Navigated,
+    /// A tree navigation: the text of a user message goes to the editor; the notice (what
+    /// could not be undone) is said once the transcript is rebuilt.
+    Navigated(Option<String>),
     /// A name was set.
     Named(String),
     /// `/compact`: the card comes with the events; a failure is said here.
@@ -179,7 +180,7 @@ impl Ui {
     }
 
     fn on_reply(&mut self, pending: Pending, reply: Reply) {
-        if pending == Pending::Navigated && self.compacting {
+        if matches!(pending, Pending::Navigated(_)) && self.compacting {
             // The branch summary is written (or not).
             self.session_job_ended();
             if let Reply::Failed(message) = &reply
@@ -281,13 +282,19 @@ impl Ui {
                 };
                 self.send(Command::Snapshot, Pending::reload(then));
             }
-            (Pending::Navigated, Reply::Navigated { text }) => {
+            (Pending::Navigated(warning), Reply::Navigated { text, restored }) => {
+                let notice = match restored {
+                    Some(report) => Some(knightcode_runtime::file_history::undo::restored_notice(
+                        &report,
+                    )),
+                    None => warning,
+                };
                 let then = AfterReload {
+                    notice,
                     hint: text.is_some().then(|| {
                         "Edit the message and press enter to branch from here.".to_owned()
                     }),
                     editor: text,
-                    ..AfterReload::default()
                 };
                 self.send(Command::Snapshot, Pending::reload(then));
             }
@@ -331,21 +338,10 @@ impl Ui {
     }
 }
 
-/// Moves in the tree; with `summary` the branch left behind is summarised first (a working
-/// row shows it, escape cancels).
+/// Moves in the tree, asking first whether to put files back when the move leaves turns
+/// that changed some.
 fn navigate(ui: &mut Ui, entry_id: Option<String>, summary: Option<SummaryRequest>) {
-    if summary.is_some() {
-        ui.compacting = true;
-        ui.set_working(Some(SUMMARIZING_BRANCH));
-    }
-    ui.send(
-        Command::NavigateTree {
-            entry_id,
-            summary,
-            label: None,
-        },
-        Pending::Navigated,
-    );
+    ui.go_back(entry_id, summary);
 }
 
 /// The working row while a left branch is summarised.
@@ -515,6 +511,7 @@ fn slash_command(ui: &mut Ui, command: SlashCommand) {
         SlashCommand::Resume => ui.open_session_picker(),
         SlashCommand::Tree => ui.open_tree(),
         SlashCommand::Fork => ui.open_fork_picker(),
+        SlashCommand::Undo => ui.open_undo_picker(),
         SlashCommand::Model(None) => ui.open_model_picker(),
         SlashCommand::ScopedModels => ui.open_scope_picker(),
         SlashCommand::Thinking(None) => ui.open_thinking_picker(),
@@ -650,6 +647,11 @@ fn picked(ui: &mut Ui, result: OverlayResult) {
                 Pending::Changed { done, reload: true },
             );
         }
+        OverlayResult::Undo(entry_id) => navigate(ui, Some(entry_id), None),
+        OverlayResult::Restore {
+            going,
+            restore_files,
+        } => ui.navigate_now(going, restore_files),
         OverlayResult::Fork(entry_id) => {
             ui.send(Command::Fork(entry_id), Pending::Forked);
         }

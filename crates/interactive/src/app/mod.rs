@@ -16,6 +16,7 @@ pub mod screen;
 mod startup;
 mod ui;
 mod web_tools;
+mod undo;
 
 use std::time::Duration;
 

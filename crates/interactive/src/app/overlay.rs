@@ -42,6 +42,17 @@ pub enum Overlay {
         ConfirmPrompt,
         Vec<knightcode_runtime::web_tools::WebToolsChange>,
     ),
+    /// `/undo`: the user messages of the branch.
+    Undo(ForkPicker),
+    /// Going back past turns that changed files: put them back too?
+    Restore(ConfirmPrompt, GoingBack),
+}
+
+/// A move in the tree waiting for the restore question's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GoingBack {
+    pub entry_id: Option<String>,
+    pub summary: Option<knightcode_runtime::actor::SummaryRequest>,
 }
 
 /// What a picker asks for while open.
@@ -77,6 +88,13 @@ pub enum OverlayResult {
         entry_id: String,
         choice: BranchSummaryChoice,
     },
+    /// `/undo`: go back to before this user message.
+    Undo(String),
+    /// The restore question's answer (escape cancels the move instead).
+    Restore {
+        going: GoingBack,
+        restore_files: bool,
+    },
     /// The picker stays open; the app does I/O for it.
     Request(OverlayRequest),
 }
@@ -110,8 +128,12 @@ impl Overlay {
             Self::Scope(p) => p.set_max_rows(rows),
             Self::Thinking(p) => p.set_max_rows(rows),
             Self::Tree(p) => p.set_max_rows(rows),
-            Self::Fork(p) => p.set_max_rows(rows),
-            Self::Trust(_) | Self::BranchSummary(_) | Self::ForkBusy(..) | Self::WebTools(..) => {}
+            Self::Fork(p) | Self::Undo(p) => p.set_max_rows(rows),
+            Self::Trust(_)
+            | Self::BranchSummary(_)
+            | Self::ForkBusy(..)
+            | Self::Restore(..)
+            | Self::WebTools(..) => {}
         }
     }
 
@@ -122,10 +144,10 @@ impl Overlay {
             Self::Scope(p) => p.render(width),
             Self::Thinking(p) => p.render(width),
             Self::Tree(p) => p.render(width),
-            Self::Fork(p) => p.render(width),
+            Self::Fork(p) | Self::Undo(p) => p.render(width),
             Self::Trust(p) => p.render(width),
             Self::BranchSummary(p) => p.render(width),
-            Self::ForkBusy(p, _) | Self::WebTools(p, _) => p.render(width),
+            Self::ForkBusy(p, _) | Self::Restore(p, _) | Self::WebTools(p, _) => p.render(width),
         }
     }
 
@@ -138,8 +160,10 @@ impl Overlay {
             Self::BranchSummary(p) => p.handle_paste(text),
             Self::Thinking(_)
             | Self::Fork(_)
+            | Self::Undo(_)
             | Self::Trust(_)
             | Self::ForkBusy(..)
+            | Self::Restore(..)
             | Self::WebTools(..) => {}
         }
     }
@@ -198,6 +222,23 @@ impl Overlay {
                     |never| match never {},
                 )
             }
+            Self::Undo(p) => {
+                step(
+                    p.handle_key(key, bindings),
+                    OverlayResult::Undo,
+                    |never| match never {},
+                )
+            }
+            // Escape cancels the move; the first answer leaves the files alone.
+            Self::Restore(p, going) => match p.handle_key(key, bindings) {
+                PickerOutcome::Done(answer) => OverlayStep::Done(OverlayResult::Restore {
+                    going: going.clone(),
+                    restore_files: answer == 1,
+                }),
+                PickerOutcome::Cancel => OverlayStep::Closed,
+                PickerOutcome::Pending => OverlayStep::Pending,
+                PickerOutcome::Request(never) => match never {},
+            },
             // The first answer forks; the other keeps the current session (a cancel).
             Self::ForkBusy(p, path) => match p.handle_key(key, bindings) {
                 PickerOutcome::Done(0) => {

@@ -177,6 +177,7 @@ pub(super) async fn busy(ctx: &mut Ctx, envelope: Envelope) {
             exclude_from_context,
             id,
         } => {
+            ctx.view.mark_shell();
             let mut bash = ctx.bash_template.clone();
             bash.command.clone_from(line);
             bash.exclude_from_context = *exclude_from_context;
@@ -268,11 +269,13 @@ pub(super) async fn idle(session: &mut AgentSession, ctx: &mut Ctx, envelope: En
             entry_id: Some(entry_id),
             summary: Some(request),
             label,
+            restore_files,
         } => {
             return Flow::NavigateSummarized {
                 entry_id,
                 request,
                 label,
+                restore_files,
                 responder,
             };
         }
@@ -290,6 +293,7 @@ pub(super) async fn idle(session: &mut AgentSession, ctx: &mut Ctx, envelope: En
             exclude_from_context,
             id,
         } => {
+            ctx.view.mark_shell();
             let bash = session.user_bash(&line, exclude_from_context);
             ctx.spawn_bash(bash, responder, id);
             return flow;
@@ -339,12 +343,18 @@ async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) 
             Err(error) => Reply::Failed(error.to_string()),
         },
         Command::NavigateTree {
-            entry_id, label, ..
+            entry_id,
+            label,
+            restore_files,
+            ..
         } => match session
-            .navigate_tree_announced(entry_id.as_deref(), label.as_deref())
+            .navigate_tree_announced(entry_id.as_deref(), label.as_deref(), *restore_files)
             .await
         {
-            Ok(text) => Reply::Navigated { text },
+            Ok(navigated) => Reply::Navigated {
+                text: navigated.text,
+                restored: navigated.restored,
+            },
             Err(error) => Reply::Failed(error.to_string()),
         },
         Command::SetScopedModels { models, save } => {

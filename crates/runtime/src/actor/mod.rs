@@ -112,11 +112,14 @@ pub enum Command {
     SetSessionName(String),
     /// Moves the leaf within the tree (`/tree`); while a run goes on it is aborted first.
     /// With `summary` the branch left behind is summarised first (abort cancels it all);
-    /// `label` goes on the summary entry, or on the target without one.
+    /// `label` goes on the summary entry, or on the target without one. With
+    /// `restore_files` the files the abandoned turns changed are put back once the leaf
+    /// has moved (see `SessionView::restore_plan` for what that would be).
     NavigateTree {
         entry_id: Option<String>,
         summary: Option<SummaryRequest>,
         label: Option<String>,
+        restore_files: bool,
     },
     /// Replaces the model scope (`/scoped-models`); `save` also writes `enabledModels`.
     SetScopedModels {
@@ -184,9 +187,11 @@ pub enum Reply {
     Forked {
         text: String,
     },
-    /// The leaf moved; the text of the user message navigated to, for the editor.
+    /// The leaf moved; the text of the user message navigated to, for the editor, and what
+    /// restoring files did when that was asked for.
     Navigated {
         text: Option<String>,
+        restored: Option<crate::file_history::RestoreReport>,
     },
     Snapshot(Box<SessionSnapshot>),
     Bash(BashResult),

@@ -3,6 +3,10 @@
 
 mod compacting;
 pub mod operations;
+mod undo;
+
+pub use self::undo::Navigated;
+pub use self::undo::is_undo_command;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -41,8 +45,11 @@ use crate::context_files::ContextFile;
 use crate::context_files::PromptFiles;
 use crate::context_files::discover_context_files;
 use crate::context_files::resolve_prompt_files;
+use crate::dialogs::Dialogs;
+use crate::dialogs::NoDialogs;
 use crate::error::Result;
 use crate::error::RuntimeError;
+use crate::file_history::FileHistory;
 use crate::hooks::InputSource;
 use crate::hooks::PromptInput;
 use crate::hooks::SessionHooks;
@@ -180,6 +187,10 @@ pub struct AgentSession {
     image_policy: Arc<Mutex<ImagePolicy>>,
     /// `tools.json`: web tools on by default, the search provider and key (`/tools`).
     web_tools: WebTools,
+    /// Backups of the files the tools change, for `/undo` and `/tree`.
+    file_history: Arc<FileHistory>,
+    /// Who the built-in `/undo` asks when the front end has no picker of its own.
+    dialogs: Arc<dyn Dialogs>,
 }
 
 impl std::fmt::Debug for AgentSession {
@@ -419,6 +430,22 @@ impl AgentSession {
 
         let session_id = session.session_id().to_owned();
         let session_file = session.session_file().map(Path::to_path_buf);
+        let history_enabled =
+            !crate::file_history::disabled_by(env.var(crate::file_history::DISABLE_VAR).as_deref());
+        let file_history = Arc::new(FileHistory::new(
+            &setup.agent_dir,
+            &session_id,
+            history_enabled,
+        ));
+        if history_enabled {
+            let now = std::time::UNIX_EPOCH
+                + std::time::Duration::from_millis(u64::try_from(clock.now_ms()).unwrap_or(0));
+            // Off the start-up path: nothing waits for it.
+            drop(crate::file_history::index::prune_in_background(
+                crate::file_history::index::history_root(&setup.agent_dir),
+                now,
+            ));
+        }
         let session = Arc::new(Mutex::new(session));
         let (events, receiver) =
             knightcode_agent::event_channel(knightcode_agent::DEFAULT_EVENT_CAPACITY);
@@ -527,12 +554,17 @@ impl AgentSession {
             compacting: crate::compaction::hooks::CompactingFlag::default(),
         };
         let loop_hooks: Arc<dyn knightcode_agent::AgentHooks> =
-            Arc::new(crate::compaction::hooks::RuntimeHooks::new(
-                hooks.clone(),
-                Arc::clone(&compaction.target),
-                events.clone(),
-                compaction.compacting.clone(),
-            ));
+            Arc::new(crate::file_history::hooks::FileHistoryHooks {
+                inner: Arc::new(crate::compaction::hooks::RuntimeHooks::new(
+                    hooks.clone(),
+                    Arc::clone(&compaction.target),
+                    events.clone(),
+                    compaction.compacting.clone(),
+                )),
+                history: Arc::clone(&file_history),
+                session: Arc::clone(&session),
+                cwd: setup.cwd.clone(),
+            });
         // Every finished message goes to the session file before the next model request.
         let store = Arc::clone(&session);
         let agent = Agent::new(Arc::clone(&provider), config, events)
@@ -564,6 +596,8 @@ impl AgentSession {
                 session_env,
                 image_policy,
                 web_tools,
+                file_history,
+                dialogs: Arc::new(NoDialogs),
             },
             receiver,
         ))
@@ -572,6 +606,16 @@ impl AgentSession {
     /// Steering, queueing and abort while a prompt runs.
     pub fn handle(&self) -> AgentHandle {
         self.handle.clone()
+    }
+
+    /// Who the built-in `/undo` asks (RPC mode's extension-UI bridge); no one by default.
+    pub fn set_dialogs(&mut self, dialogs: Arc<dyn Dialogs>) {
+        self.dialogs = dialogs;
+    }
+
+    /// The session's file history (backups for `/undo`).
+    pub fn file_history(&self) -> &Arc<FileHistory> {
+        &self.file_history
     }
 
     pub fn notices(&self) -> &[String] {

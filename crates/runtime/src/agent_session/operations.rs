@@ -158,6 +158,7 @@ impl AgentSession {
             self.thinking,
             self.auto_compaction_enabled(),
             self.compaction.compacting.clone(),
+            Arc::clone(&self.file_history),
         )
     }
 
@@ -167,6 +168,10 @@ impl AgentSession {
     /// Run it with [`AgentSession::run_prompt`]; the split lets a front end report
     /// acceptance before the run starts.
     pub async fn begin_prompt(&mut self, input: PromptInput) -> Result<PromptStart> {
+        if super::is_undo_command(&input.text) {
+            self.undo_with_dialogs().await?;
+            return Ok(PromptStart::Handled);
+        }
         let cancel = tokio_util::sync::CancellationToken::new();
         let hooks = Arc::clone(&self.hooks);
         let (text, images) = match hooks.transform_input(&input, &cancel).await {
@@ -590,6 +595,7 @@ impl AgentSession {
                 .map_err(not_saved_yet)?;
             (forked, text)
         };
+        self.file_history.fork_to(forked.session_id());
         self.replace_session(forked);
         let change = self.adopt_session_settings().await?;
         Ok((text, change))
@@ -648,6 +654,7 @@ impl AgentSession {
                 .create_branched(&current, Some(leaf))
                 .map_err(not_saved_yet)?
         };
+        self.file_history.fork_to(cloned.session_id());
         self.replace_session(cloned);
         self.adopt_session_settings().await
     }
@@ -659,6 +666,7 @@ impl AgentSession {
         let mut old = std::mem::replace(&mut *session, replacement);
         old.close();
         let id = session.session_id().to_owned();
+        self.file_history.switch_session(&id);
         let context = context_messages(&session);
         drop(session);
         self.agent.config_mut().options.session_id = Some(id);

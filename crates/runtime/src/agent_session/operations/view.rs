@@ -5,6 +5,10 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 use std::sync::Mutex;
 
+use crate::file_history::FileHistory;
+use crate::file_history::RestorePlan;
+use crate::file_history::UndoPoint;
+
 use knightcode_agent::AgentHandle;
 use knightcode_ai::Context;
 use knightcode_ai::Model;
@@ -47,6 +51,7 @@ pub struct SessionView {
     thinking: ThinkingLevel,
     auto_compaction: bool,
     compacting: CompactingFlag,
+    file_history: Arc<FileHistory>,
 }
 
 impl std::fmt::Debug for SessionView {
@@ -69,6 +74,7 @@ impl SessionView {
         thinking: ThinkingLevel,
         auto_compaction: bool,
         compacting: CompactingFlag,
+        file_history: Arc<FileHistory>,
     ) -> Self {
         Self {
             session,
@@ -77,6 +83,26 @@ impl SessionView {
             thinking,
             auto_compaction,
             compacting,
+            file_history,
+        }
+    }
+
+    /// What a move in the tree to `target` would restore (`None`: before the first entry).
+    pub fn restore_plan(&self, target: Option<&str>) -> RestorePlan {
+        crate::file_history::plan_navigation(&self.file_history, &lock(&self.session), target)
+    }
+
+    /// The user messages `/undo` lists, oldest first, with what an undo to each restores.
+    pub fn undo_points(&self) -> Vec<UndoPoint> {
+        crate::file_history::undo_points(&self.file_history, &lock(&self.session))
+    }
+
+    /// A user shell command started: its turn has changes file history cannot undo.
+    pub fn mark_shell(&self) {
+        if self.file_history.enabled()
+            && let Some(checkpoint) = crate::file_history::current_checkpoint(&lock(&self.session))
+        {
+            self.file_history.mark_shell(&checkpoint);
         }
     }
 
