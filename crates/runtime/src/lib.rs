@@ -7,6 +7,7 @@ pub mod compaction;
 pub mod context_files;
 pub mod diagnostics;
 mod error;
+pub mod export;
 pub mod extensions;
 pub mod hooks;
 pub mod model_select;
