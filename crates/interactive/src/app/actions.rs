@@ -53,6 +53,8 @@ pub enum Pending {
     Compacted,
     /// Nothing beyond reporting a failure.
     Quiet,
+    /// `/export`, `/share` and `/bug` wrote a file (see `sharing`).
+    Exported(super::sharing::ExportFor),
 }
 
 /// What to show once a snapshot has been taken up (after the transcript was rebuilt, so it
@@ -102,6 +104,10 @@ impl Ui {
             }
             Wake::Clipboard(read) => {
                 self.on_clipboard_image(read);
+                Vec::new()
+            }
+            Wake::Job(done) => {
+                self.on_job_done(done);
                 Vec::new()
             }
             Wake::Resize => {
@@ -191,6 +197,10 @@ impl Ui {
             } else {
                 self.error(message);
             }
+            return;
+        }
+        if let Pending::Exported(purpose) = pending {
+            self.on_exported(purpose, reply);
             return;
         }
         if let Reply::Failed(message) = &reply {
@@ -488,6 +498,10 @@ fn slash_command(ui: &mut Ui, command: SlashCommand) {
             );
         }
         SlashCommand::Copy => ui.copy_last(),
+        SlashCommand::Export(path) => ui.export_session(path),
+        SlashCommand::Import(path) => ui.ask_import(path),
+        SlashCommand::Share => ui.share_session(),
+        SlashCommand::Bug(description) => ui.ask_bug_report(description),
         SlashCommand::Name(name) => ui.name_session(name.as_deref()),
         SlashCommand::NotAvailable(name) => ui.info(&commands::not_available_message(name)),
         SlashCommand::Resume => ui.open_session_picker(),
@@ -618,6 +632,7 @@ fn picked(ui: &mut Ui, result: OverlayResult) {
             };
             navigate(ui, Some(entry_id), summary);
         }
+        OverlayResult::Choice(question, answer) => ui.on_choice(question, answer),
         OverlayResult::ForkSessionFile(path) => {
             let done = format!(
                 "Continued {} in a fork: a new session file (the other process keeps the original).",

@@ -37,6 +37,8 @@ pub enum Overlay {
     BranchSummary(BranchSummaryPrompt),
     /// A session another process owns was picked: continue it in a fork?
     ForkBusy(ConfirmPrompt, PathBuf),
+    /// A question of a slash command (`/import`, `/bug`); the answer's index goes back.
+    Choice(ConfirmPrompt, super::sharing::Question),
 }
 
 /// What a picker asks for while open.
@@ -64,6 +66,8 @@ pub enum OverlayResult {
     Fork(String),
     /// Continue this session file (owned by another process) in a fork of it.
     ForkSessionFile(PathBuf),
+    /// The answer (an index) to a slash command's question.
+    Choice(super::sharing::Question, usize),
     Trust(TrustChoice),
     /// `/tree` leaving a branch: how to summarise it.
     TreeSummary {
@@ -104,7 +108,7 @@ impl Overlay {
             Self::Thinking(p) => p.set_max_rows(rows),
             Self::Tree(p) => p.set_max_rows(rows),
             Self::Fork(p) => p.set_max_rows(rows),
-            Self::Trust(_) | Self::BranchSummary(_) | Self::ForkBusy(..) => {}
+            Self::Trust(_) | Self::BranchSummary(_) | Self::ForkBusy(..) | Self::Choice(..) => {}
         }
     }
 
@@ -118,7 +122,7 @@ impl Overlay {
             Self::Fork(p) => p.render(width),
             Self::Trust(p) => p.render(width),
             Self::BranchSummary(p) => p.render(width),
-            Self::ForkBusy(p, _) => p.render(width),
+            Self::ForkBusy(p, _) | Self::Choice(p, _) => p.render(width),
         }
     }
 
@@ -129,7 +133,11 @@ impl Overlay {
             Self::Scope(p) => p.handle_paste(text),
             Self::Tree(p) => p.handle_paste(text),
             Self::BranchSummary(p) => p.handle_paste(text),
-            Self::Thinking(_) | Self::Fork(_) | Self::Trust(_) | Self::ForkBusy(..) => {}
+            Self::Thinking(_)
+            | Self::Fork(_)
+            | Self::Trust(_)
+            | Self::ForkBusy(..)
+            | Self::Choice(..) => {}
         }
     }
 
@@ -193,6 +201,16 @@ impl Overlay {
                     OverlayStep::Done(OverlayResult::ForkSessionFile(path.clone()))
                 }
                 PickerOutcome::Done(_) | PickerOutcome::Cancel => OverlayStep::Closed,
+                PickerOutcome::Pending => OverlayStep::Pending,
+                PickerOutcome::Request(never) => match never {},
+            },
+            Self::Choice(p, question) => match p.handle_key(key, bindings) {
+                PickerOutcome::Done(answer) => {
+                    OverlayStep::Done(OverlayResult::Choice(question.clone(), answer))
+                }
+                PickerOutcome::Cancel => {
+                    OverlayStep::Done(OverlayResult::Choice(question.clone(), usize::MAX))
+                }
                 PickerOutcome::Pending => OverlayStep::Pending,
                 PickerOutcome::Request(never) => match never {},
             },
