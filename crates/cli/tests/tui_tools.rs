@@ -20,7 +20,10 @@ fn tools_shows_and_switches_the_web_tools() {
     let screen = tui.wait_for_text("webfetch: turn on for every session");
     assert!(screen.contains("webfetch   off"), "{screen}");
     assert!(screen.contains("search     duckduckgo"), "{screen}");
-    assert!(screen.contains("websearch: search with Brave (needs a key)"), "{screen}");
+    assert!(
+        screen.contains("websearch: search with Brave (needs a key)"),
+        "{screen}"
+    );
     tui.send("\x1b[B");
     tui.send("\r");
     tui.wait_for_text("webfetch   always on");

@@ -13,10 +13,11 @@ mod input;
 mod ops;
 pub mod overlay;
 pub mod screen;
+mod sharing;
 mod startup;
 mod ui;
-mod web_tools;
 mod undo;
+mod web_tools;
 
 use std::time::Duration;
 
