@@ -12,6 +12,7 @@ mod error;
 pub mod export;
 pub mod extensions;
 pub mod file_history;
+pub mod hook_chain;
 pub mod hooks;
 pub mod model_select;
 pub mod paths;

@@ -491,7 +491,11 @@ impl AgentSession {
             host.refresh().await;
             extension_tools = host.tools();
             extension_host = Some(Arc::clone(&host));
-            hooks = Arc::new(crate::extensions::ExtensionHooks { host });
+            // Extensions first; the embedding program's hooks keep working beside them.
+            hooks = Arc::new(crate::hook_chain::ChainedHooks {
+                first: Arc::new(crate::extensions::ExtensionHooks { host }),
+                second: hooks,
+            });
         }
         let session_env = Arc::new(Mutex::new(SessionEnv {
             session_id: Some(session_id.clone()),
