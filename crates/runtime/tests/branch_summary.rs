@@ -149,6 +149,17 @@ async fn an_abort_during_the_summary_leaves_the_branch_as_it_was() {
         restore_files: false,
     });
     run.test.server.wait_for_stalls(1).await;
+    // A prompt meanwhile is refused with words about the summary, not a compaction.
+    let prompt = run.send(Command::Prompt {
+        text: "too early".to_owned(),
+        images: Vec::new(),
+        queueing: None,
+        source: knightcode_runtime::hooks::InputSource::Rpc,
+    });
+    assert_eq!(
+        run.reply(prompt).await,
+        Reply::Failed(knightcode_runtime::actor::BRANCH_SUMMARY_BUSY.to_owned())
+    );
     let abort = run.send(Command::Abort);
     let (_, reply) = run.reply_with_events(tag).await;
     assert_eq!(reply, Reply::Failed(NAVIGATION_CANCELLED.to_owned()));

@@ -28,6 +28,8 @@ pub const ALREADY_PROCESSING: &str = "Agent is already processing. Specify strea
 pub const NAVIGATION_BUSY: &str = "Navigation cannot proceed while compaction or another tree navigation is still running; wait for it to finish and retry.";
 
 /// A prompt while a manual compaction runs.
+/// A prompt (or `compact`) while `/tree` writes the summary of the branch it leaves.
+pub const BRANCH_SUMMARY_BUSY: &str = "Cannot submit a prompt while the branch you left is being summarized. Wait for the summary to finish (or press Escape to cancel it) and retry.";
 pub const COMPACTION_BUSY: &str = "Cannot submit a prompt while compaction is in progress. Wait for compaction to finish and retry.";
 
 fn exported(result: crate::Result<std::path::PathBuf>) -> Reply {

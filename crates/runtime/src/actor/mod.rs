@@ -18,6 +18,7 @@ mod handlers;
 mod task;
 
 pub use handlers::ALREADY_PROCESSING;
+pub use handlers::BRANCH_SUMMARY_BUSY;
 pub use handlers::COMPACTION_BUSY;
 pub use handlers::NAVIGATION_BUSY;
 pub use task::NAVIGATION_CANCELLED;

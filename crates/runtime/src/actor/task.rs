@@ -336,7 +336,7 @@ async fn run_job(session: &mut AgentSession, ctx: &mut Ctx, flow: Flow) {
                 restore_files,
                 &cancel,
             );
-            let outcome = serve_during(ctx, &cancel, job).await;
+            let outcome = serve_during(ctx, &cancel, handlers::BRANCH_SUMMARY_BUSY, job).await;
             let reply = match outcome {
                 Ok(navigated) => Reply::Navigated {
                     text: navigated.text,
@@ -363,7 +363,7 @@ async fn run_compaction(
 ) -> bool {
     let cancel = CancellationToken::new();
     let job = session.compact(reason, custom_instructions.as_deref(), &cancel);
-    let outcome = serve_during(ctx, &cancel, job).await;
+    let outcome = serve_during(ctx, &cancel, handlers::COMPACTION_BUSY, job).await;
     let aborted = cancel.is_cancelled();
     let reply = match outcome {
         Ok(result) => Reply::Compacted(result),
@@ -379,11 +379,12 @@ async fn run_compaction(
 }
 
 /// Runs one of the session's jobs while serving commands: `abort` cancels it (the session
-/// stays as it was), prompts and compactions are refused, reads answer at once and the rest
-/// waits for its end.
+/// stays as it was), prompts and compactions are refused with `busy`, reads answer at once
+/// and the rest waits for its end.
 async fn serve_during<T>(
     ctx: &mut Ctx,
     cancel: &CancellationToken,
+    busy: &str,
     job: impl Future<Output = T>,
 ) -> T {
     tokio::pin!(job);
@@ -400,8 +401,7 @@ async fn serve_during<T>(
                 }
                 Some(Envelope { command: Command::Prompt { queueing: None, .. }, responder })
                 | Some(Envelope { command: Command::Compact { .. }, responder }) => {
-                    ctx.reply(responder, Reply::Failed(handlers::COMPACTION_BUSY.to_owned()))
-                        .await;
+                    ctx.reply(responder, Reply::Failed(busy.to_owned())).await;
                 }
                 Some(envelope) => handlers::busy(ctx, envelope).await,
                 None => end_of_input(ctx),
