@@ -412,3 +412,28 @@ fn a_damaged_index_is_refused_on_read_and_history_starts_afresh() {
     assert_eq!(report.failed.len(), 1);
     assert!(undo::restored_notice(&report).starts_with("Restored 0 files; failed: "));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fork_takes_the_history_with_it() {
+    let test = TestSession::new(WireFormat::OpenAiCompletions, two_turns()).await;
+    let mut run = two_turns_run(test).await;
+    let entries = run.entries().await;
+    let first = user_id(&entries, "first turn");
+    let second = user_id(&entries, "second turn");
+    let old_id = view(&run).await.state(false).session_id;
+    let tag = run.send(Command::Fork(second.clone()));
+    assert!(matches!(run.reply(tag).await, Reply::Forked { .. }));
+    let view = view(&run).await;
+    let new_id = view.state(false).session_id;
+    assert_ne!(new_id, old_id);
+    let root = index::history_root(&run.test.agent_dir);
+    assert_eq!(
+        std::fs::read(root.join(&new_id).join("index.json")).unwrap(),
+        std::fs::read(root.join(&old_id).join("index.json")).unwrap()
+    );
+    // The fork holds the first turn; going back over it restores what it changed.
+    let plan = view.restore_plan(Some(&first));
+    assert_eq!(plan.files.len(), 1, "{plan:?}");
+    navigate(&mut run, &first, true).await;
+    assert_eq!(std::fs::read(run.test.project.join("a.txt")).unwrap(), ORIGINAL);
+}
