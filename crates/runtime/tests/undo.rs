@@ -435,5 +435,8 @@ async fn a_fork_takes_the_history_with_it() {
     let plan = view.restore_plan(Some(&first));
     assert_eq!(plan.files.len(), 1, "{plan:?}");
     navigate(&mut run, &first, true).await;
-    assert_eq!(std::fs::read(run.test.project.join("a.txt")).unwrap(), ORIGINAL);
+    assert_eq!(
+        std::fs::read(run.test.project.join("a.txt")).unwrap(),
+        ORIGINAL
+    );
 }
