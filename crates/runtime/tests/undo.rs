@@ -440,3 +440,40 @@ async fn a_fork_takes_the_history_with_it() {
         ORIGINAL
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn history_survives_a_restart_of_the_session() {
+    let test = TestSession::new(WireFormat::OpenAiCompletions, two_turns()).await;
+    std::fs::write(test.project.join("a.txt"), ORIGINAL).unwrap();
+    // One store for both starts, as one process has.
+    let services = test.services(Arc::new(NoSessionHooks));
+    let mut run = Running::spawn_with(test, services.clone()).await;
+    run.prompt("first turn").await;
+    run.prompt("second turn").await;
+    let first = user_id(&run.entries().await, "first turn");
+    let file = view(&run).await.state(false).session_file.expect("written");
+    let Running {
+        test,
+        handle,
+        mut events,
+        ..
+    } = run;
+    handle.send(Command::EndOfInput, knightcode_runtime::Responder::Nobody);
+    drop(handle);
+    while events.recv().await.is_some() {}
+    // Opened again (as --session does): the index is read from disk.
+    let mut setup = test.setup();
+    setup.target = knightcode_runtime::SessionTarget::Open(file.into());
+    let (session, events) = knightcode_runtime::AgentSession::start_with(setup, services)
+        .await
+        .unwrap();
+    let (handle, stream) = session.spawn(events);
+    let mut run = Running::from_parts(test, handle, stream);
+    assert_eq!(view(&run).await.restore_plan(Some(&first)).files.len(), 2);
+    navigate(&mut run, &first, true).await;
+    assert_eq!(
+        std::fs::read(run.test.project.join("a.txt")).unwrap(),
+        ORIGINAL
+    );
+    assert!(!run.test.project.join("new/b.txt").exists());
+}
