@@ -33,7 +33,11 @@ fn undo_in_print_mode_changes_nothing() {
 
     let run = knightcode(&sandbox, &["--continue", "-p", "/undo"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert_eq!(server.requests().len(), requests, "nothing reaches the model");
+    assert_eq!(
+        server.requests().len(),
+        requests,
+        "nothing reaches the model"
+    );
     assert_eq!(
         std::fs::read_to_string(sandbox.project.join("a.txt")).unwrap(),
         "changed\n"

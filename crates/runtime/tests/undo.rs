@@ -477,3 +477,40 @@ async fn history_survives_a_restart_of_the_session() {
     );
     assert!(!run.test.project.join("new/b.txt").exists());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_summarised_move_restores_files_once_the_summary_is_written() {
+    let mut replies = two_turns();
+    replies.push(ScriptedReply::text("## Goal\nthe branch left behind"));
+    let test = TestSession::new(WireFormat::OpenAiCompletions, replies).await;
+    let mut run = two_turns_run(test).await;
+    let first = user_id(&run.entries().await, "first turn");
+    let tag = run.send(Command::NavigateTree {
+        entry_id: Some(first),
+        summary: Some(knightcode_runtime::actor::SummaryRequest::default()),
+        label: None,
+        restore_files: true,
+    });
+    let reply = run.reply(tag).await;
+    assert_eq!(
+        reply,
+        Reply::Navigated {
+            text: Some("first turn".to_owned()),
+            restored: Some(RestoreReport {
+                restored: 2,
+                failed: Vec::new()
+            }),
+        }
+    );
+    assert!(
+        run.entries()
+            .await
+            .iter()
+            .any(|e| matches!(e, SessionEntry::BranchSummary(_)))
+    );
+    assert_eq!(
+        std::fs::read(run.test.project.join("a.txt")).unwrap(),
+        ORIGINAL
+    );
+    assert!(!run.test.project.join("new/b.txt").exists());
+}
