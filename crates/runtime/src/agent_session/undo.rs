@@ -98,3 +98,18 @@ pub fn is_undo_command(text: &str) -> bool {
             .strip_prefix("/undo")
             .is_some_and(|rest| rest.starts_with(char::is_whitespace))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::is_undo_command;
+
+    #[test]
+    fn only_the_undo_command_itself_is_taken() {
+        assert!(is_undo_command("/undo"));
+        assert!(is_undo_command("  /undo  "));
+        assert!(is_undo_command("/undo the last two"));
+        assert!(!is_undo_command("/undone"));
+        assert!(!is_undo_command("please /undo"));
+        assert!(!is_undo_command("undo"));
+    }
+}
