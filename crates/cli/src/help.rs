@@ -144,7 +144,7 @@ const SECTIONS: &[(&str, &[Opt])] = &[
             opt(
                 "-t, --tools",
                 "<list>",
-                "Comma-separated tools to enable, by name or * pattern (r*,ls); replaces the default set (read,bash,edit,write); names that match no tool are reported",
+                "Comma-separated tools to enable, by name or * pattern (r*,ls) among read, bash, powershell, edit, write, grep, find, ls, webfetch, websearch; replaces the default set (read,bash,edit,write); names that match no tool are reported",
             ),
             opt(
                 "-xt, --exclude-tools",

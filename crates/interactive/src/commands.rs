@@ -87,6 +87,11 @@ pub const BUILTIN_COMMANDS: &[CommandInfo] = &[
         description: "Go back to an earlier message, optionally restoring files",
     },
     CommandInfo {
+        name: "tools",
+        hint: "[webfetch|websearch] [on|always|off]",
+        description: "Web tools: off, on for this session, or always; websearch's provider",
+    },
+    CommandInfo {
         name: "trust",
         hint: "",
         description: "Save a project trust decision for future runs",
@@ -119,6 +124,8 @@ pub enum SlashCommand {
     /// `/compact [focus]`.
     Compact(Option<String>),
     Copy,
+    /// `/tools ...`: the change to make, or the usage error to show.
+    Tools(Result<knightcode_runtime::web_tools::WebToolsChange, String>),
     Trust,
     /// `/undo`: back to before one of the branch's user messages.
     Undo,
@@ -158,6 +165,7 @@ pub fn parse(line: &str) -> Option<SlashCommand> {
         "session" => SlashCommand::Session,
         "copy" => SlashCommand::Copy,
         "trust" => SlashCommand::Trust,
+        "tools" => SlashCommand::Tools(parse_tools(rest)),
         "hotkeys" => SlashCommand::Hotkeys,
         "quit" | "exit" => SlashCommand::Quit,
         "compact" => SlashCommand::Compact(arg(rest)),
@@ -174,6 +182,35 @@ pub fn parse(line: &str) -> Option<SlashCommand> {
         "bug" => SlashCommand::NotAvailable("bug"),
         _ => SlashCommand::Unknown(name.to_owned()),
     })
+}
+
+const TOOLS_USAGE: &str = "Usage: /tools [webfetch|websearch] [on|always|off], \
+    /tools websearch duckduckgo, /tools websearch brave [API key]";
+
+/// `/tools [tool] [mode]`, `/tools websearch duckduckgo|brave [key]`.
+fn parse_tools(rest: &str) -> Result<knightcode_runtime::web_tools::WebToolsChange, String> {
+    use knightcode_runtime::web_tools::{SearchProvider, ToolMode, WebToolsChange};
+    let words: Vec<&str> = rest.split_whitespace().collect();
+    let mut change = WebToolsChange::default();
+    match words.as_slice() {
+        [] => {}
+        ["scratchpad", ..] => {
+            return Err("/tools scratchpad: the scratchpad is not available yet.".to_owned());
+        }
+        [tool @ ("webfetch" | "websearch"), mode] if ToolMode::parse(mode).is_some() => {
+            change.tool = ToolMode::parse(mode).map(|mode| ((*tool).to_owned(), mode));
+        }
+        ["websearch", provider, key @ ..] if SearchProvider::parse(provider).is_some() => {
+            let provider = SearchProvider::parse(provider);
+            if provider == Some(SearchProvider::DuckDuckGo) && !key.is_empty() {
+                return Err("DuckDuckGo needs no key. ".to_owned() + TOOLS_USAGE);
+            }
+            change.provider = provider;
+            change.brave_api_key = key.first().map(|k| (*k).to_owned());
+        }
+        _ => return Err(TOOLS_USAGE.to_owned()),
+    }
+    Ok(change)
 }
 
 /// What the user is told for a command whose core is not built yet.

@@ -20,6 +20,7 @@ pub mod shutdown;
 pub mod system_prompt;
 pub mod tool_selection;
 pub mod trust;
+pub mod web_tools;
 
 pub use actor::Command;
 pub use actor::Reply;

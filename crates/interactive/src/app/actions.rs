@@ -52,6 +52,10 @@ pub enum Pending {
     Named(String),
     /// `/compact`: the card comes with the events; a failure is said here.
     Compacted,
+    /// `/tools`: the web tools' state to show.
+    WebTools,
+    /// `/tools` without arguments: the state, to open the picker with.
+    WebToolsPicker,
     /// Nothing beyond reporting a failure.
     Quiet,
 }
@@ -298,6 +302,15 @@ impl Ui {
                 self.update_footer();
                 self.status(&format!("Session named \"{name}\"."));
             }
+            (Pending::WebToolsPicker, Reply::WebTools(status)) => {
+                self.open_web_tools_picker(&status);
+            }
+            (Pending::WebTools, Reply::WebTools(status)) => {
+                self.info(&super::web_tools::describe(&status));
+                if let Some(error) = &status.save_error {
+                    self.error(error);
+                }
+            }
             _ => {}
         }
         self.mark_urgent();
@@ -484,6 +497,15 @@ fn slash_command(ui: &mut Ui, command: SlashCommand) {
             );
         }
         SlashCommand::Copy => ui.copy_last(),
+        SlashCommand::Tools(Ok(change)) => {
+            let pending = if change == knightcode_runtime::web_tools::WebToolsChange::default() {
+                Pending::WebToolsPicker
+            } else {
+                Pending::WebTools
+            };
+            ui.send(Command::ConfigureWebTools(change), pending);
+        }
+        SlashCommand::Tools(Err(usage)) => ui.info(&usage),
         SlashCommand::Name(name) => ui.name_session(name.as_deref()),
         SlashCommand::NotAvailable(name) => ui.info(&commands::not_available_message(name)),
         SlashCommand::Resume => ui.open_session_picker(),
@@ -634,6 +656,9 @@ fn picked(ui: &mut Ui, result: OverlayResult) {
             ui.send(Command::Fork(entry_id), Pending::Forked);
         }
         OverlayResult::Trust(choice) => ui.save_trust(choice),
+        OverlayResult::WebTools(change) => {
+            ui.send(Command::ConfigureWebTools(change), Pending::WebTools);
+        }
         OverlayResult::Request(request) => ui.overlay_request(request),
     }
 }

@@ -16,6 +16,7 @@ pub mod screen;
 mod startup;
 mod ui;
 mod undo;
+mod web_tools;
 
 use std::time::Duration;
 

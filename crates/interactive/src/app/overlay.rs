@@ -41,6 +41,11 @@ pub enum Overlay {
     Undo(ForkPicker),
     /// Going back past turns that changed files: put them back too?
     Restore(ConfirmPrompt, GoingBack),
+    /// `/tools`: the change each answer makes.
+    WebTools(
+        ConfirmPrompt,
+        Vec<knightcode_runtime::web_tools::WebToolsChange>,
+    ),
 }
 
 /// A move in the tree waiting for the restore question's answer.
@@ -75,6 +80,8 @@ pub enum OverlayResult {
     Fork(String),
     /// Continue this session file (owned by another process) in a fork of it.
     ForkSessionFile(PathBuf),
+    /// `/tools`: the change picked.
+    WebTools(knightcode_runtime::web_tools::WebToolsChange),
     Trust(TrustChoice),
     /// `/tree` leaving a branch: how to summarise it.
     TreeSummary {
@@ -122,7 +129,11 @@ impl Overlay {
             Self::Thinking(p) => p.set_max_rows(rows),
             Self::Tree(p) => p.set_max_rows(rows),
             Self::Fork(p) | Self::Undo(p) => p.set_max_rows(rows),
-            Self::Trust(_) | Self::BranchSummary(_) | Self::ForkBusy(..) | Self::Restore(..) => {}
+            Self::Trust(_)
+            | Self::BranchSummary(_)
+            | Self::ForkBusy(..)
+            | Self::Restore(..)
+            | Self::WebTools(..) => {}
         }
     }
 
@@ -136,7 +147,7 @@ impl Overlay {
             Self::Fork(p) | Self::Undo(p) => p.render(width),
             Self::Trust(p) => p.render(width),
             Self::BranchSummary(p) => p.render(width),
-            Self::ForkBusy(p, _) | Self::Restore(p, _) => p.render(width),
+            Self::ForkBusy(p, _) | Self::Restore(p, _) | Self::WebTools(p, _) => p.render(width),
         }
     }
 
@@ -152,7 +163,8 @@ impl Overlay {
             | Self::Undo(_)
             | Self::Trust(_)
             | Self::ForkBusy(..)
-            | Self::Restore(..) => {}
+            | Self::Restore(..)
+            | Self::WebTools(..) => {}
         }
     }
 
@@ -233,6 +245,15 @@ impl Overlay {
                     OverlayStep::Done(OverlayResult::ForkSessionFile(path.clone()))
                 }
                 PickerOutcome::Done(_) | PickerOutcome::Cancel => OverlayStep::Closed,
+                PickerOutcome::Pending => OverlayStep::Pending,
+                PickerOutcome::Request(never) => match never {},
+            },
+            Self::WebTools(p, changes) => match p.handle_key(key, bindings) {
+                PickerOutcome::Done(index) => match changes.get(index) {
+                    Some(change) => OverlayStep::Done(OverlayResult::WebTools(change.clone())),
+                    None => OverlayStep::Closed,
+                },
+                PickerOutcome::Cancel => OverlayStep::Closed,
                 PickerOutcome::Pending => OverlayStep::Pending,
                 PickerOutcome::Request(never) => match never {},
             },
@@ -419,6 +440,22 @@ impl Ui {
             &self.bindings,
         );
         Overlay::ForkBusy(prompt, path.to_path_buf())
+    }
+
+    /// `/tools` without arguments: the state, and a list of what to change.
+    pub fn open_web_tools_picker(
+        &mut self,
+        status: &knightcode_runtime::web_tools::WebToolsStatus,
+    ) {
+        let (answers, changes) = super::web_tools::choices(status);
+        let prompt = ConfirmPrompt::new(
+            "Web tools",
+            super::web_tools::summary(status),
+            answers,
+            self.screen.theme.clone(),
+            &self.bindings,
+        );
+        self.show_overlay(Overlay::WebTools(prompt, changes));
     }
 
     pub fn open_trust_picker(&mut self) {

@@ -430,6 +430,7 @@ async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) 
             session.set_auto_retry(*enabled);
             Reply::Done
         }
+        Command::ConfigureWebTools(change) => Reply::WebTools(session.configure_web_tools(change)),
         _ => return None,
     };
     ctx.refresh(session).await;

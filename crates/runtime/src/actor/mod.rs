@@ -96,6 +96,10 @@ pub enum Command {
     SetFollowUpMode(QueueMode),
     SetAutoCompaction(bool),
     SetAutoRetry(bool),
+    /// `/tools`: switch a web tool, pick the search provider (and Brave key), or with an
+    /// empty change just report; answered with [`Reply::WebTools`]. Waits for a running
+    /// prompt (the tool list of a request does not change mid-run).
+    ConfigureWebTools(crate::web_tools::WebToolsChange),
     NewSession {
         parent_session: Option<String>,
     },
@@ -202,6 +206,7 @@ pub enum Reply {
     ForkMessages(Vec<ForkMessage>),
     LastAssistantText(Option<String>),
     Compacted(knightcode_protocol::rpc::CompactionResult),
+    WebTools(crate::web_tools::WebToolsStatus),
 }
 
 /// The session as a screen shows it, taken at one moment.

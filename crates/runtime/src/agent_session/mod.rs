@@ -36,6 +36,7 @@ use knightcode_session::SessionManager;
 use knightcode_session::SessionStore;
 use knightcode_session::SystemState;
 use knightcode_tools::BashConfig;
+use knightcode_tools::ImagePolicy;
 use knightcode_tools::SessionEnv;
 use knightcode_tools::ToolsConfig;
 
@@ -63,6 +64,7 @@ use crate::tool_selection::select_tools;
 use crate::trust::TrustDecision;
 use crate::trust::TrustStore;
 use crate::trust::resolve_non_interactive;
+use crate::web_tools::WebTools;
 
 /// Which session to work in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -184,6 +186,11 @@ pub struct AgentSession {
     file_history: Arc<FileHistory>,
     /// Who the built-in `/undo` asks when the front end has no picker of its own.
     dialogs: Arc<dyn Dialogs>,
+    /// How `read` treats images (resize setting, the model's limits and vision), brought
+    /// up to date before each run.
+    image_policy: Arc<Mutex<ImagePolicy>>,
+    /// `tools.json`: web tools on by default, the search provider and key (`/tools`).
+    web_tools: WebTools,
 }
 
 impl std::fmt::Debug for AgentSession {
@@ -489,7 +496,16 @@ impl AgentSession {
             model: Some(model.id.clone()),
             reasoning_level: Some(thinking.as_str().to_owned()),
         }));
-        let (tools, active_tools) = build_tools(&setup, &settings, &session_env, &mut notices);
+        let image_policy = Arc::new(Mutex::new(image_policy(settings.values(), &model)));
+        let web_tools = WebTools::load(&setup.agent_dir, env.var("BRAVE_API_KEY"));
+        let (tools, active_tools) = build_tools(
+            &setup,
+            &settings,
+            &session_env,
+            &image_policy,
+            &web_tools,
+            &mut notices,
+        );
         let (tools, active_tools) =
             add_extension_tools(&setup, tools, active_tools, extension_tools);
 
@@ -580,6 +596,8 @@ impl AgentSession {
                 session_env,
                 file_history,
                 dialogs: Arc::new(NoDialogs),
+                image_policy,
+                web_tools,
             },
             receiver,
         ))
@@ -762,6 +780,19 @@ fn no_model_message(agent_dir: &Path) -> String {
     )
 }
 
+/// What `read` does with images for `model`: the `images.autoResize` setting, the model's
+/// `inputLimits` and whether it takes images at all.
+pub(crate) fn image_policy(
+    settings: &crate::settings::SettingsValues,
+    model: &Model,
+) -> ImagePolicy {
+    ImagePolicy {
+        auto_resize: settings.images_auto_resize,
+        limits: knightcode_tools::ResizeLimits::from_input_limits(model.input_limits.as_ref()),
+        model_accepts_images: Some(model.input.iter().any(|kind| kind == "image")),
+    }
+}
+
 /// Built-in tools and the names to activate: `--tools`, else the `defaultTools` setting, minus
 /// `--exclude-tools`; none with `--no-tools` or `--no-builtin-tools`. Entries that name no
 /// tool become notices.
@@ -769,6 +800,8 @@ fn build_tools(
     setup: &SessionSetup,
     settings: &Settings,
     session_env: &Arc<Mutex<SessionEnv>>,
+    image_policy: &Arc<Mutex<ImagePolicy>>,
+    web_tools: &WebTools,
     notices: &mut Vec<String>,
 ) -> (ToolRegistry, Vec<String>) {
     let env = Arc::clone(session_env);
@@ -785,13 +818,35 @@ fn build_tools(
         file_ops: Arc::new(knightcode_tools::LocalFileOps),
         mutation_queue: knightcode_tools::FileMutationQueue::new(),
         bash,
+        images: Some({
+            let policy = Arc::clone(image_policy);
+            Arc::new(move || {
+                policy
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .clone()
+            })
+        }),
+        web: knightcode_tools::WebConfig {
+            search: Some(web_tools.search_source()),
+            ..knightcode_tools::WebConfig::default()
+        },
     };
     let mut registry = ToolRegistry::new();
     for tool in knightcode_tools::builtin_tools(config) {
         registry.register(tool);
     }
     let names: Vec<&str> = registry.names().collect();
-    let choice = select_tools(&setup.tools, &settings.values().default_tools, &names);
+    // Web tools `/tools` turned on for every session join the defaults (so --tools,
+    // --exclude-tools and --no-tools apply to them as to the rest).
+    let mut defaults = settings.values().default_tools.clone();
+    defaults.extend(
+        crate::web_tools::WEB_TOOL_NAMES
+            .iter()
+            .filter(|name| web_tools.always(name))
+            .map(|name| (*name).to_owned()),
+    );
+    let choice = select_tools(&setup.tools, &defaults, &names);
     notices.extend(choice.warnings);
     (registry, choice.active)
 }

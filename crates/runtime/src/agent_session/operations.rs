@@ -182,6 +182,12 @@ impl AgentSession {
             InputAction::Transform { text, images } => (text, images),
             InputAction::Continue => (input.text, input.images),
         };
+        let (text, images) = if self.settings.values().images_auto_resize {
+            let limits = super::image_policy(self.settings.values(), &self.model).limits;
+            fit_prompt_images(text, images, limits).await
+        } else {
+            (text, images)
+        };
         self.prepare_request()?;
         let system_prompt = self
             .agent
@@ -217,8 +223,14 @@ impl AgentSession {
             .map_err(RuntimeError::from)
     }
 
-    /// The bash tool's `KNIGHTCODE_*` variables follow model, thinking and session changes.
+    /// The bash tool's `KNIGHTCODE_*` variables and the read tool's image policy follow
+    /// model, thinking, settings and session changes.
     fn refresh_session_env(&self) {
+        *self
+            .image_policy
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) =
+            super::image_policy(self.settings.values(), &self.model);
         let (id, file) = {
             let session = lock(&self.session);
             (
@@ -478,6 +490,18 @@ impl AgentSession {
 
     pub fn auto_compaction_enabled(&self) -> bool {
         self.settings.values().compaction_enabled
+    }
+
+    /// `/tools`: applies a web-tools change (the active list, `tools.json`, the live search
+    /// settings) and reports the state; applies from the next request.
+    pub fn configure_web_tools(
+        &mut self,
+        change: &crate::web_tools::WebToolsChange,
+    ) -> crate::web_tools::WebToolsStatus {
+        let mut active = self.agent.config().active_tools.clone().unwrap_or_default();
+        let status = self.web_tools.apply(change, &mut active);
+        self.agent.config_mut().active_tools = Some(active);
+        status
     }
 
     /// `retry.enabled`, saved to the global settings; applies from the next run.
@@ -744,6 +768,45 @@ impl AgentSession {
         lock(&self.session).append_message(AgentMessage::BashExecution(Box::new(message)))?;
         Ok(())
     }
+}
+
+/// Attached images fitted to the model's image limits;
+/// one that cannot be fitted is dropped with a note appended to the text.
+async fn fit_prompt_images(
+    mut text: String,
+    images: Vec<ContentBlock>,
+    limits: knightcode_tools::ResizeLimits,
+) -> (String, Vec<ContentBlock>) {
+    if images.is_empty() {
+        return (text, images);
+    }
+    let fitted = tokio::task::spawn_blocking(move || {
+        images
+            .into_iter()
+            .map(|block| match block {
+                ContentBlock::Image(image) => knightcode_tools::image::fit_encoded_image(
+                    &image.data,
+                    &image.mime_type,
+                    &limits,
+                )
+                .map(|fitted| ContentBlock::image(fitted.data, fitted.mime_type)),
+                other => Some(other),
+            })
+            .collect::<Vec<_>>()
+    })
+    .await
+    .unwrap_or_default();
+    let mut kept = Vec::with_capacity(fitted.len());
+    for block in fitted {
+        match block {
+            Some(block) => kept.push(block),
+            None => {
+                text.push('\n');
+                text.push_str(knightcode_tools::image::IMAGE_TOO_LARGE_NOTE);
+            }
+        }
+    }
+    (text, kept)
 }
 
 /// A user prompt, steering or follow-up message: the text, then any images, stamped now.

@@ -190,8 +190,9 @@ impl PendingReply {
         let Self { id, command, .. } = self;
         let data = |value: &dyn erased::Data| value.response(id.clone(), &command);
         match reply {
-            // Navigation and snapshots are the terminal's; no RPC command asks for them.
-            Reply::Done | Reply::Navigated { .. } | Reply::Snapshot(_) => {
+            // Navigation, snapshots and `/tools` are the terminal's; no RPC command asks for
+            // them.
+            Reply::Done | Reply::Navigated { .. } | Reply::Snapshot(_) | Reply::WebTools(_) => {
                 RpcResponse::ok(id, &command)
             }
             Reply::Failed(message) => RpcResponse::error(id, &command, message),
