@@ -514,3 +514,22 @@ async fn a_summarised_move_restores_files_once_the_summary_is_written() {
     );
     assert!(!run.test.project.join("new/b.txt").exists());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn starting_a_session_prunes_old_history_in_the_background() {
+    let test = TestSession::new(WireFormat::OpenAiCompletions, Vec::new()).await;
+    let root = index::history_root(&test.agent_dir);
+    let old = root.join("old-session");
+    let recent = root.join("recent-session");
+    std::fs::create_dir_all(&old).unwrap();
+    std::fs::create_dir_all(&recent).unwrap();
+    let month = std::time::Duration::from_secs(31 * 24 * 60 * 60);
+    std::fs::File::open(&old)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - month)
+        .unwrap();
+    let session = test.start(Arc::new(NoSessionHooks)).await;
+    assert_eq!(session.file_history().wait_for_pruning(), Some(1));
+    assert!(!old.exists());
+    assert!(recent.exists());
+}
