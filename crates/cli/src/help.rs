@@ -460,7 +460,7 @@ pub fn text() -> String {
     }
     out.push_str(
         "This build runs the interactive, print (-p), JSON (--mode json) and RPC (--mode rpc)\n\
-         modes. Not available yet: --export and the install, remove, update, list, config,\n\
+         modes and --export. Not available yet: the install, remove, update, list, config,\n\
          auth and mcp commands (they say so and exit with status 1); skills, prompt\n\
          templates and theme files (their options are ignored with a warning). Extensions load\n\
          in every mode, without a terminal UI of their own yet (docs/extensions.md).\n",

@@ -74,12 +74,17 @@ pub const BUILTIN_COMMANDS: &[CommandInfo] = &[
     CommandInfo {
         name: "export",
         hint: "[path]",
-        description: "Export the session (not available yet)",
+        description: "Export the session as HTML (or the branch as JSONL: a .jsonl path)",
+    },
+    CommandInfo {
+        name: "import",
+        hint: "<path.jsonl>",
+        description: "Import a session file and continue it",
     },
     CommandInfo {
         name: "share",
         hint: "",
-        description: "Share the session (not available yet)",
+        description: "Share the session as a private GitHub gist",
     },
     CommandInfo {
         name: "undo",
@@ -95,6 +100,11 @@ pub const BUILTIN_COMMANDS: &[CommandInfo] = &[
         name: "trust",
         hint: "",
         description: "Save a project trust decision for future runs",
+    },
+    CommandInfo {
+        name: "bug",
+        hint: "[description]",
+        description: "Prepare a bug report (a zip to review and send)",
     },
     CommandInfo {
         name: "hotkeys",
@@ -126,6 +136,13 @@ pub enum SlashCommand {
     Copy,
     /// `/tools ...`: the change to make, or the usage error to show.
     Tools(Result<knightcode_runtime::web_tools::WebToolsChange, String>),
+    /// `/export [path]`.
+    Export(Option<String>),
+    /// `/import <path>` (`None`: no path given).
+    Import(Option<String>),
+    Share,
+    /// `/bug [description]`.
+    Bug(Option<String>),
     Trust,
     /// `/undo`: back to before one of the branch's user messages.
     Undo,
@@ -141,6 +158,22 @@ pub enum SlashCommand {
 fn arg(rest: &str) -> Option<String> {
     let rest = rest.trim();
     (!rest.is_empty()).then(|| rest.to_owned())
+}
+
+/// A path argument: the first word, or the text between matching quotes (paths with
+/// spaces), as the reference reads `/export` and `/import`.
+fn path_arg(rest: &str) -> Option<String> {
+    let rest = rest.trim_start();
+    let quote = rest.chars().next().filter(|c| matches!(c, '"' | '\''))?;
+    let inner = &rest[1..];
+    match inner.find(quote) {
+        Some(end) => Some(inner[..end].to_owned()).filter(|p| !p.is_empty()),
+        None => Some(inner.trim_end().to_owned()).filter(|p| !p.is_empty()),
+    }
+}
+
+fn path_or_word(rest: &str) -> Option<String> {
+    path_arg(rest).or_else(|| rest.split_whitespace().next().map(str::to_owned))
 }
 
 /// Parses a submitted line; `None` when it is not a slash command.
@@ -169,17 +202,17 @@ pub fn parse(line: &str) -> Option<SlashCommand> {
         "hotkeys" => SlashCommand::Hotkeys,
         "quit" | "exit" => SlashCommand::Quit,
         "compact" => SlashCommand::Compact(arg(rest)),
-        "export" => SlashCommand::NotAvailable("export"),
-        "share" => SlashCommand::NotAvailable("share"),
+        "export" => SlashCommand::Export(path_or_word(rest)),
+        "share" => SlashCommand::Share,
         "undo" => SlashCommand::Undo,
-        "import" => SlashCommand::NotAvailable("import"),
+        "import" => SlashCommand::Import(path_or_word(rest)),
         "settings" => SlashCommand::NotAvailable("settings"),
         "scoped-models" => SlashCommand::ScopedModels,
         "login" => SlashCommand::NotAvailable("login"),
         "logout" => SlashCommand::NotAvailable("logout"),
         "reload" => SlashCommand::NotAvailable("reload"),
         "changelog" => SlashCommand::NotAvailable("changelog"),
-        "bug" => SlashCommand::NotAvailable("bug"),
+        "bug" => SlashCommand::Bug(arg(rest)),
         _ => SlashCommand::Unknown(name.to_owned()),
     })
 }
@@ -216,11 +249,6 @@ fn parse_tools(rest: &str) -> Result<knightcode_runtime::web_tools::WebToolsChan
 /// What the user is told for a command whose core is not built yet.
 pub fn not_available_message(name: &str) -> String {
     let why = match name {
-        "export" => "exporting sessions (HTML/JSONL) is not built yet",
-        "share" => "sharing sessions is not built yet",
-        "import" => {
-            "importing sessions is not built yet; open a file with knightcode --session <path>"
-        }
         "settings" => "the settings menu is not built yet; edit ~/.knightcode/agent/settings.json",
         "login" | "logout" => {
             "interactive login is not built yet; set the provider's API key variable or edit auth.json"
@@ -253,6 +281,19 @@ mod tests {
         assert_eq!(
             parse("/frobnicate"),
             Some(SlashCommand::Unknown("frobnicate".into()))
+        );
+        assert_eq!(
+            parse("/export out.html"),
+            Some(SlashCommand::Export(Some("out.html".into())))
+        );
+        assert_eq!(
+            parse("/export \"my dir/out.jsonl\""),
+            Some(SlashCommand::Export(Some("my dir/out.jsonl".into())))
+        );
+        assert_eq!(parse("/import"), Some(SlashCommand::Import(None)));
+        assert_eq!(
+            parse("/bug the footer flickers"),
+            Some(SlashCommand::Bug(Some("the footer flickers".into())))
         );
         assert_eq!(parse("hello /model"), None);
         assert_eq!(parse("/"), None);

@@ -3,11 +3,13 @@
 
 pub mod actor;
 pub mod agent_session;
+pub mod bug_report;
 pub mod compaction;
 pub mod context_files;
 pub mod diagnostics;
 pub mod dialogs;
 mod error;
+pub mod export;
 pub mod extensions;
 pub mod file_history;
 pub mod hooks;

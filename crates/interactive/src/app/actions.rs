@@ -58,6 +58,8 @@ pub enum Pending {
     WebToolsPicker,
     /// Nothing beyond reporting a failure.
     Quiet,
+    /// `/export`, `/share` and `/bug` wrote a file (see `sharing`).
+    Exported(super::sharing::ExportFor),
 }
 
 /// What to show once a snapshot has been taken up (after the transcript was rebuilt, so it
@@ -107,6 +109,10 @@ impl Ui {
             }
             Wake::Clipboard(read) => {
                 self.on_clipboard_image(read);
+                Vec::new()
+            }
+            Wake::Job(done) => {
+                self.on_job_done(done);
                 Vec::new()
             }
             Wake::Resize => {
@@ -196,6 +202,10 @@ impl Ui {
             } else {
                 self.error(message);
             }
+            return;
+        }
+        if let Pending::Exported(purpose) = pending {
+            self.on_exported(purpose, reply);
             return;
         }
         if let Reply::Failed(message) = &reply {
@@ -506,6 +516,10 @@ fn slash_command(ui: &mut Ui, command: SlashCommand) {
             ui.send(Command::ConfigureWebTools(change), pending);
         }
         SlashCommand::Tools(Err(usage)) => ui.info(&usage),
+        SlashCommand::Export(path) => ui.export_session(path),
+        SlashCommand::Import(path) => ui.ask_import(path),
+        SlashCommand::Share => ui.share_session(),
+        SlashCommand::Bug(description) => ui.ask_bug_report(description),
         SlashCommand::Name(name) => ui.name_session(name.as_deref()),
         SlashCommand::NotAvailable(name) => ui.info(&commands::not_available_message(name)),
         SlashCommand::Resume => ui.open_session_picker(),
@@ -637,6 +651,7 @@ fn picked(ui: &mut Ui, result: OverlayResult) {
             };
             navigate(ui, Some(entry_id), summary);
         }
+        OverlayResult::Choice(question, answer) => ui.on_choice(question, answer),
         OverlayResult::ForkSessionFile(path) => {
             let done = format!(
                 "Continued {} in a fork: a new session file (the other process keeps the original).",

@@ -13,6 +13,7 @@ mod input;
 mod ops;
 pub mod overlay;
 pub mod screen;
+mod sharing;
 mod startup;
 mod ui;
 mod undo;

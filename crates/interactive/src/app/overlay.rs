@@ -37,15 +37,17 @@ pub enum Overlay {
     BranchSummary(BranchSummaryPrompt),
     /// A session another process owns was picked: continue it in a fork?
     ForkBusy(ConfirmPrompt, PathBuf),
-    /// `/undo`: the user messages of the branch.
-    Undo(ForkPicker),
-    /// Going back past turns that changed files: put them back too?
-    Restore(ConfirmPrompt, GoingBack),
     /// `/tools`: the change each answer makes.
     WebTools(
         ConfirmPrompt,
         Vec<knightcode_runtime::web_tools::WebToolsChange>,
     ),
+    /// `/undo`: the user messages of the branch.
+    Undo(ForkPicker),
+    /// Going back past turns that changed files: put them back too?
+    Restore(ConfirmPrompt, GoingBack),
+    /// A question of a slash command (`/import`, `/bug`); the answer's index goes back.
+    Choice(ConfirmPrompt, super::sharing::Question),
 }
 
 /// A move in the tree waiting for the restore question's answer.
@@ -82,6 +84,8 @@ pub enum OverlayResult {
     ForkSessionFile(PathBuf),
     /// `/tools`: the change picked.
     WebTools(knightcode_runtime::web_tools::WebToolsChange),
+    /// The answer (an index) to a slash command's question.
+    Choice(super::sharing::Question, usize),
     Trust(TrustChoice),
     /// `/tree` leaving a branch: how to summarise it.
     TreeSummary {
@@ -133,7 +137,8 @@ impl Overlay {
             | Self::BranchSummary(_)
             | Self::ForkBusy(..)
             | Self::Restore(..)
-            | Self::WebTools(..) => {}
+            | Self::WebTools(..)
+            | Self::Choice(..) => {}
         }
     }
 
@@ -147,7 +152,10 @@ impl Overlay {
             Self::Fork(p) | Self::Undo(p) => p.render(width),
             Self::Trust(p) => p.render(width),
             Self::BranchSummary(p) => p.render(width),
-            Self::ForkBusy(p, _) | Self::Restore(p, _) | Self::WebTools(p, _) => p.render(width),
+            Self::ForkBusy(p, _)
+            | Self::Restore(p, _)
+            | Self::WebTools(p, _)
+            | Self::Choice(p, _) => p.render(width),
         }
     }
 
@@ -164,7 +172,8 @@ impl Overlay {
             | Self::Trust(_)
             | Self::ForkBusy(..)
             | Self::Restore(..)
-            | Self::WebTools(..) => {}
+            | Self::WebTools(..)
+            | Self::Choice(..) => {}
         }
     }
 
@@ -254,6 +263,16 @@ impl Overlay {
                     None => OverlayStep::Closed,
                 },
                 PickerOutcome::Cancel => OverlayStep::Closed,
+                PickerOutcome::Pending => OverlayStep::Pending,
+                PickerOutcome::Request(never) => match never {},
+            },
+            Self::Choice(p, question) => match p.handle_key(key, bindings) {
+                PickerOutcome::Done(answer) => {
+                    OverlayStep::Done(OverlayResult::Choice(question.clone(), answer))
+                }
+                PickerOutcome::Cancel => {
+                    OverlayStep::Done(OverlayResult::Choice(question.clone(), usize::MAX))
+                }
                 PickerOutcome::Pending => OverlayStep::Pending,
                 PickerOutcome::Request(never) => match never {},
             },

@@ -2,8 +2,6 @@
 //! (only the agent handle, the session view and the output), and the reads both share.
 //! Refusals use the reference's texts (`spec/rpc.md` §2): RPC clients see them verbatim.
 
-use std::path::Path;
-
 use knightcode_ai::ThinkingLevel;
 use knightcode_protocol::AgentEvent;
 use knightcode_protocol::ContentBlock;
@@ -35,9 +33,12 @@ pub const UNDO_BUSY: &str =
 /// A prompt while a manual compaction runs.
 pub const COMPACTION_BUSY: &str = "Cannot submit a prompt while compaction is in progress. Wait for compaction to finish and retry.";
 
-/// `export_html`: there is no HTML exporter in this build yet.
-pub const EXPORT_UNAVAILABLE: &str =
-    "Export to HTML is not available yet in this build of knightcode; nothing was written.";
+fn exported(result: crate::Result<std::path::PathBuf>) -> Reply {
+    match result {
+        Ok(path) => Reply::Exported(path),
+        Err(error) => Reply::Failed(error.to_string()),
+    }
+}
 
 /// Queues a steering or follow-up message (also a prompt with a queueing mode).
 fn queue(ctx: &Ctx, text: &str, images: &[ContentBlock], steer: bool) -> Reply {
@@ -75,15 +76,17 @@ fn shared(ctx: &Ctx, command: &Command, streaming: bool) -> Option<Reply> {
             Reply::Done
         }
         Command::GetSessionStats => Reply::Stats(view.stats()),
-        Command::ExportHtml => {
-            let state = view.state(streaming);
-            match state.session_file {
-                None => Reply::Failed("Cannot export in-memory session to HTML".to_owned()),
-                Some(file) if !Path::new(&file).exists() => {
-                    Reply::Failed("Nothing to export yet - start a conversation first".to_owned())
-                }
-                Some(_) => Reply::Failed(EXPORT_UNAVAILABLE.to_owned()),
-            }
+        Command::ExportHtml { output, colors } => {
+            let colors = colors.clone().unwrap_or_default();
+            let prepared = view.with_session(|session| {
+                crate::export::session_html(session, output.as_deref(), &colors)
+            });
+            exported(crate::export::finish(prepared))
+        }
+        Command::ExportJsonl { output } => {
+            let prepared = view
+                .with_session(|session| crate::export::session_jsonl(session, output.as_deref()));
+            exported(crate::export::finish(prepared))
         }
         Command::GetForkMessages => Reply::ForkMessages(view.fork_messages()),
         Command::GetEntries { since } => match view.entries(since.as_deref()) {

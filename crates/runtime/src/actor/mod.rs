@@ -19,7 +19,6 @@ mod task;
 
 pub use handlers::ALREADY_PROCESSING;
 pub use handlers::COMPACTION_BUSY;
-pub use handlers::EXPORT_UNAVAILABLE;
 pub use handlers::NAVIGATION_BUSY;
 pub use task::NAVIGATION_CANCELLED;
 
@@ -138,7 +137,17 @@ pub enum Command {
     Compact {
         custom_instructions: Option<String>,
     },
-    ExportHtml,
+    /// Writes the session as one HTML page (`output`, else `knightcode-session-<file>.html`
+    /// in the working directory) in `colors`, else the built-in dark theme's; answered with
+    /// [`Reply::Exported`].
+    ExportHtml {
+        output: Option<PathBuf>,
+        colors: Option<crate::export::ExportColors>,
+    },
+    /// Writes the current branch as JSONL (`/export file.jsonl`).
+    ExportJsonl {
+        output: Option<PathBuf>,
+    },
     GetState,
     GetMessages,
     GetAvailableModels,
@@ -207,6 +216,8 @@ pub enum Reply {
     LastAssistantText(Option<String>),
     Compacted(knightcode_protocol::rpc::CompactionResult),
     WebTools(crate::web_tools::WebToolsStatus),
+    /// The file an export wrote.
+    Exported(PathBuf),
 }
 
 /// The session as a screen shows it, taken at one moment.

@@ -182,15 +182,15 @@ pub struct AgentSession {
     /// The `KNIGHTCODE_*` variables the bash tool exports, brought up to date before each
     /// run.
     session_env: Arc<Mutex<SessionEnv>>,
-    /// Backups of the files the tools change, for `/undo` and `/tree`.
-    file_history: Arc<FileHistory>,
-    /// Who the built-in `/undo` asks when the front end has no picker of its own.
-    dialogs: Arc<dyn Dialogs>,
     /// How `read` treats images (resize setting, the model's limits and vision), brought
     /// up to date before each run.
     image_policy: Arc<Mutex<ImagePolicy>>,
     /// `tools.json`: web tools on by default, the search provider and key (`/tools`).
     web_tools: WebTools,
+    /// Backups of the files the tools change, for `/undo` and `/tree`.
+    file_history: Arc<FileHistory>,
+    /// Who the built-in `/undo` asks when the front end has no picker of its own.
+    dialogs: Arc<dyn Dialogs>,
 }
 
 impl std::fmt::Debug for AgentSession {
@@ -591,10 +591,10 @@ impl AgentSession {
                 provider,
                 compaction,
                 session_env,
-                file_history,
-                dialogs: Arc::new(NoDialogs),
                 image_policy,
                 web_tools,
+                file_history,
+                dialogs: Arc::new(NoDialogs),
             },
             receiver,
         ))

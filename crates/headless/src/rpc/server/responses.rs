@@ -9,6 +9,7 @@ use knightcode_protocol::ContentBlock;
 use knightcode_protocol::rpc::CancelledResult;
 use knightcode_protocol::rpc::CommandsResult;
 use knightcode_protocol::rpc::CycleModelResult;
+use knightcode_protocol::rpc::ExportHtmlResult;
 use knightcode_protocol::rpc::ForkMessagesResult;
 use knightcode_protocol::rpc::ForkResult;
 use knightcode_protocol::rpc::LastAssistantTextResult;
@@ -159,7 +160,10 @@ fn translate(command: RpcCommand) -> Result<Command, RpcResponse> {
         },
         Cmd::AbortBash => Command::AbortBash,
         Cmd::GetSessionStats => Command::GetSessionStats,
-        Cmd::ExportHtml { .. } => Command::ExportHtml,
+        Cmd::ExportHtml { output_path } => Command::ExportHtml {
+            output: output_path.as_ref().map(std::path::PathBuf::from),
+            colors: None,
+        },
         Cmd::SwitchSession { session_path } => Command::SwitchSession(PathBuf::from(session_path)),
         Cmd::Fork { entry_id } => Command::Fork(entry_id),
         Cmd::Clone => Command::Clone,
@@ -260,6 +264,10 @@ impl PendingReply {
                 ..LastAssistantTextResult::default()
             }),
             Reply::Compacted(result) => data(&result),
+            Reply::Exported(path) => data(&ExportHtmlResult {
+                path: path.to_string_lossy().into_owned(),
+                ..ExportHtmlResult::default()
+            }),
         }
     }
 }

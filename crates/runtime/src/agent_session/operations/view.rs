@@ -110,6 +110,11 @@ impl SessionView {
         &self.model
     }
 
+    /// Runs `f` with the session locked (exports read the whole tree at once).
+    pub(crate) fn with_session<T>(&self, f: impl FnOnce(&SessionManager) -> T) -> T {
+        f(&lock(&self.session))
+    }
+
     pub fn thinking_level(&self) -> ThinkingLevel {
         self.thinking
     }
