@@ -191,6 +191,8 @@ pub struct AgentSession {
     file_history: Arc<FileHistory>,
     /// Who the built-in `/undo` asks when the front end has no picker of its own.
     dialogs: Arc<dyn Dialogs>,
+    /// The loaded extensions, for the lifecycle events the actor hands them.
+    extension_host: Option<Arc<knightcode_ext::ExtensionHost>>,
 }
 
 impl std::fmt::Debug for AgentSession {
@@ -454,6 +456,7 @@ impl AgentSession {
             trust.trusted,
         );
         let mut extension_tools = Vec::new();
+        let mut extension_host = None;
         if !extension_paths.is_empty() {
             let mode = match setup.extensions.mode.as_str() {
                 "" => "print".to_owned(),
@@ -484,6 +487,7 @@ impl AgentSession {
                 .await;
             host.refresh().await;
             extension_tools = host.tools();
+            extension_host = Some(Arc::clone(&host));
             hooks = Arc::new(crate::extensions::ExtensionHooks { host });
         }
         let session_env = Arc::new(Mutex::new(SessionEnv {
@@ -595,6 +599,7 @@ impl AgentSession {
                 web_tools,
                 file_history,
                 dialogs: Arc::new(NoDialogs),
+                extension_host,
             },
             receiver,
         ))
@@ -611,6 +616,11 @@ impl AgentSession {
     }
 
     /// The session's file history (backups for `/undo`).
+    /// The session's extensions, when any are loaded.
+    pub fn extension_host(&self) -> Option<Arc<knightcode_ext::ExtensionHost>> {
+        self.extension_host.clone()
+    }
+
     pub fn file_history(&self) -> &Arc<FileHistory> {
         &self.file_history
     }
