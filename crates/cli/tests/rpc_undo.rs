@@ -198,3 +198,36 @@ async fn closing_the_input_while_undo_asks_ends_the_server() {
     .await
     .expect("the test hung");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn abort_cancels_a_waiting_undo_and_the_session_keeps_serving() {
+    tokio::time::timeout(WATCHDOG, async {
+        let mut rpc = Rpc::start(replies()).await;
+        two_turns(&mut rpc).await;
+        let before = rpc.client.get_state().await.unwrap().message_count;
+        {
+            let Rpc { client, events, .. } = &mut rpc;
+            let prompt = client.prompt("/undo");
+            tokio::pin!(prompt);
+            tokio::select! {
+                request = next_ui(events) => {
+                    assert_eq!(select(&request).0, "Undo to before which message?");
+                }
+                _ = &mut prompt => panic!("answered before asking"),
+            }
+            // Reads are answered and prompts refused while the dialog waits; abort ends it.
+            assert_eq!(client.get_state().await.unwrap().message_count, before);
+            let refused = client.prompt("hello").await.unwrap_err().to_string();
+            assert!(
+                refused.contains("/undo is waiting for an answer"),
+                "{refused}"
+            );
+            client.abort().await.unwrap();
+            assert_eq!(prompt.await.unwrap(), Some(PromptDisposition::Handled));
+        }
+        assert_eq!(rpc.client.get_state().await.unwrap().message_count, before);
+        rpc.shutdown().await;
+    })
+    .await
+    .expect("the test hung");
+}

@@ -412,3 +412,124 @@ fn a_damaged_index_is_refused_on_read_and_history_starts_afresh() {
     assert_eq!(report.failed.len(), 1);
     assert!(undo::restored_notice(&report).starts_with("Restored 0 files; failed: "));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fork_takes_the_history_with_it() {
+    let test = TestSession::new(WireFormat::OpenAiCompletions, two_turns()).await;
+    let mut run = two_turns_run(test).await;
+    let entries = run.entries().await;
+    let first = user_id(&entries, "first turn");
+    let second = user_id(&entries, "second turn");
+    let old_id = view(&run).await.state(false).session_id;
+    let tag = run.send(Command::Fork(second.clone()));
+    assert!(matches!(run.reply(tag).await, Reply::Forked { .. }));
+    let view = view(&run).await;
+    let new_id = view.state(false).session_id;
+    assert_ne!(new_id, old_id);
+    let root = index::history_root(&run.test.agent_dir);
+    assert_eq!(
+        std::fs::read(root.join(&new_id).join("index.json")).unwrap(),
+        std::fs::read(root.join(&old_id).join("index.json")).unwrap()
+    );
+    // The fork holds the first turn; going back over it restores what it changed.
+    let plan = view.restore_plan(Some(&first));
+    assert_eq!(plan.files.len(), 1, "{plan:?}");
+    navigate(&mut run, &first, true).await;
+    assert_eq!(
+        std::fs::read(run.test.project.join("a.txt")).unwrap(),
+        ORIGINAL
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn history_survives_a_restart_of_the_session() {
+    let test = TestSession::new(WireFormat::OpenAiCompletions, two_turns()).await;
+    std::fs::write(test.project.join("a.txt"), ORIGINAL).unwrap();
+    // One store for both starts, as one process has.
+    let services = test.services(Arc::new(NoSessionHooks));
+    let mut run = Running::spawn_with(test, services.clone()).await;
+    run.prompt("first turn").await;
+    run.prompt("second turn").await;
+    let first = user_id(&run.entries().await, "first turn");
+    let file = view(&run).await.state(false).session_file.expect("written");
+    let Running {
+        test,
+        handle,
+        mut events,
+        ..
+    } = run;
+    handle.send(Command::EndOfInput, knightcode_runtime::Responder::Nobody);
+    drop(handle);
+    while events.recv().await.is_some() {}
+    // Opened again (as --session does): the index is read from disk.
+    let mut setup = test.setup();
+    setup.target = knightcode_runtime::SessionTarget::Open(file.into());
+    let (session, events) = knightcode_runtime::AgentSession::start_with(setup, services)
+        .await
+        .unwrap();
+    let (handle, stream) = session.spawn(events);
+    let mut run = Running::from_parts(test, handle, stream);
+    assert_eq!(view(&run).await.restore_plan(Some(&first)).files.len(), 2);
+    navigate(&mut run, &first, true).await;
+    assert_eq!(
+        std::fs::read(run.test.project.join("a.txt")).unwrap(),
+        ORIGINAL
+    );
+    assert!(!run.test.project.join("new/b.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_summarised_move_restores_files_once_the_summary_is_written() {
+    let mut replies = two_turns();
+    replies.push(ScriptedReply::text("## Goal\nthe branch left behind"));
+    let test = TestSession::new(WireFormat::OpenAiCompletions, replies).await;
+    let mut run = two_turns_run(test).await;
+    let first = user_id(&run.entries().await, "first turn");
+    let tag = run.send(Command::NavigateTree {
+        entry_id: Some(first),
+        summary: Some(knightcode_runtime::actor::SummaryRequest::default()),
+        label: None,
+        restore_files: true,
+    });
+    let reply = run.reply(tag).await;
+    assert_eq!(
+        reply,
+        Reply::Navigated {
+            text: Some("first turn".to_owned()),
+            restored: Some(RestoreReport {
+                restored: 2,
+                failed: Vec::new()
+            }),
+        }
+    );
+    assert!(
+        run.entries()
+            .await
+            .iter()
+            .any(|e| matches!(e, SessionEntry::BranchSummary(_)))
+    );
+    assert_eq!(
+        std::fs::read(run.test.project.join("a.txt")).unwrap(),
+        ORIGINAL
+    );
+    assert!(!run.test.project.join("new/b.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn starting_a_session_prunes_old_history_in_the_background() {
+    let test = TestSession::new(WireFormat::OpenAiCompletions, Vec::new()).await;
+    let root = index::history_root(&test.agent_dir);
+    let old = root.join("old-session");
+    let recent = root.join("recent-session");
+    std::fs::create_dir_all(&old).unwrap();
+    std::fs::create_dir_all(&recent).unwrap();
+    let month = std::time::Duration::from_secs(31 * 24 * 60 * 60);
+    std::fs::File::open(&old)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - month)
+        .unwrap();
+    let session = test.start(Arc::new(NoSessionHooks)).await;
+    assert_eq!(session.file_history().wait_for_pruning(), Some(1));
+    assert!(!old.exists());
+    assert!(recent.exists());
+}

@@ -18,7 +18,7 @@ impl Ui {
     /// `/undo`: the branch's user messages, newest at the bottom, each with its time and
     /// the files an undo to it would restore.
     pub fn open_undo_picker(&mut self) {
-        if self.running {
+        if self.running || self.compacting {
             self.info(undo::UNDO_BUSY);
             return;
         }

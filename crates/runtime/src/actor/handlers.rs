@@ -27,6 +27,9 @@ pub const ALREADY_PROCESSING: &str = "Agent is already processing. Specify strea
 /// A navigation while another one waits for the aborted run to end (`spec/seed/sessions.md`).
 pub const NAVIGATION_BUSY: &str = "Navigation cannot proceed while compaction or another tree navigation is still running; wait for it to finish and retry.";
 
+/// A prompt while the built-in `/undo` waits for an answer.
+pub const UNDO_BUSY: &str =
+    "Cannot submit a prompt while /undo is waiting for an answer. Answer or cancel it and retry.";
 /// A prompt while a manual compaction runs.
 /// A prompt (or `compact`) while `/tree` writes the summary of the branch it leaves.
 pub const BRANCH_SUMMARY_BUSY: &str = "Cannot submit a prompt while the branch you left is being summarized. Wait for the summary to finish (or press Escape to cancel it) and retry.";
@@ -241,6 +244,9 @@ pub(super) async fn idle(session: &mut AgentSession, ctx: &mut Ctx, envelope: En
     report(ctx, &command).await;
     let reply = match command {
         Command::SetSessionName(name) => set_session_name(ctx, &name).await,
+        Command::Prompt { text, .. } if crate::agent_session::is_undo_command(&text) => {
+            return Flow::Undo { responder };
+        }
         Command::Prompt {
             text,
             images,

@@ -62,6 +62,11 @@ pub(super) enum Flow {
         restore_files: bool,
         responder: Responder,
     },
+    /// The built-in `/undo` of front ends without their own picker: its dialogs wait for
+    /// the user while the task keeps serving (abort cancels them).
+    Undo {
+        responder: Responder,
+    },
 }
 
 /// Everything the task uses besides the session, so that it stays usable while a run
@@ -348,6 +353,17 @@ async fn run_job(session: &mut AgentSession, ctx: &mut Ctx, flow: Flow) {
             ctx.reply(responder, reply).await;
             finish_deferred(session, ctx).await;
         }
+        Flow::Undo { responder } => {
+            let cancel = CancellationToken::new();
+            let job = session.undo_with_dialogs(&cancel);
+            let outcome = serve_during_as(ctx, &cancel, job, handlers::UNDO_BUSY).await;
+            let reply = match outcome {
+                Ok(()) => Reply::Prompt(knightcode_protocol::rpc::PromptDisposition::Handled),
+                Err(error) => Reply::Failed(error.to_string()),
+            };
+            ctx.reply(responder, reply).await;
+            finish_deferred(session, ctx).await;
+        }
         Flow::Run(_) | Flow::Continue => {}
     }
 }
@@ -386,6 +402,16 @@ async fn serve_during<T>(
     cancel: &CancellationToken,
     busy: &str,
     job: impl Future<Output = T>,
+) -> T {
+    serve_during_as(ctx, cancel, job, handlers::COMPACTION_BUSY).await
+}
+
+/// [`serve_during`], refusing prompts with `busy`.
+async fn serve_during_as<T>(
+    ctx: &mut Ctx,
+    cancel: &CancellationToken,
+    job: impl Future<Output = T>,
+    busy: &str,
 ) -> T {
     tokio::pin!(job);
     let outcome = loop {

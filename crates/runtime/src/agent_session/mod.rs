@@ -443,10 +443,7 @@ impl AgentSession {
             let now = std::time::UNIX_EPOCH
                 + std::time::Duration::from_millis(u64::try_from(clock.now_ms()).unwrap_or(0));
             // Off the start-up path: nothing waits for it.
-            drop(crate::file_history::index::prune_in_background(
-                crate::file_history::index::history_root(&setup.agent_dir),
-                now,
-            ));
+            file_history.start_pruning(now);
         }
         let session = Arc::new(Mutex::new(session));
         let (events, receiver) =

@@ -169,7 +169,10 @@ impl AgentSession {
     /// acceptance before the run starts.
     pub async fn begin_prompt(&mut self, input: PromptInput) -> Result<PromptStart> {
         if super::is_undo_command(&input.text) {
-            self.undo_with_dialogs().await?;
+            // Direct callers (the session actor runs it as a job of its own, see
+            // `actor::task`).
+            self.undo_with_dialogs(&tokio_util::sync::CancellationToken::new())
+                .await?;
             return Ok(PromptStart::Handled);
         }
         let cancel = tokio_util::sync::CancellationToken::new();

@@ -49,9 +49,9 @@ impl AgentSession {
     /// `select` (newest first), then the restore question when files would change, then the
     /// move; the message's text goes to the editor. Never summarises. A cancelled question
     /// changes nothing.
-    pub async fn undo_with_dialogs(&mut self) -> crate::Result<()> {
+    /// `cancel` (an abort, the input ending) ends a waiting dialog as a cancel.
+    pub async fn undo_with_dialogs(&mut self, cancel: &CancellationToken) -> crate::Result<()> {
         let dialogs = Arc::clone(&self.dialogs);
-        let cancel = CancellationToken::new();
         let points = undo_points(&self.file_history, &lock(&self.session));
         if points.is_empty() {
             dialogs
@@ -66,7 +66,7 @@ impl AgentSession {
             .map(|(n, point)| undo::point_line(n + 1, point))
             .collect();
         let Some(chosen) = dialogs
-            .select(undo::UNDO_TITLE, lines.clone(), &cancel)
+            .select(undo::UNDO_TITLE, lines.clone(), cancel)
             .await
         else {
             return Ok(());
@@ -76,7 +76,7 @@ impl AgentSession {
         };
         let target = points[points.len() - 1 - at].entry_id.clone();
         let plan = plan_navigation(&self.file_history, &lock(&self.session), Some(&target));
-        let Some(restore) = undo::ask_restore(dialogs.as_ref(), &plan, &cancel).await else {
+        let Some(restore) = undo::ask_restore(dialogs.as_ref(), &plan, cancel).await else {
             return Ok(());
         };
         let navigated = self
@@ -97,4 +97,19 @@ pub fn is_undo_command(text: &str) -> bool {
         || text
             .strip_prefix("/undo")
             .is_some_and(|rest| rest.starts_with(char::is_whitespace))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_undo_command;
+
+    #[test]
+    fn only_the_undo_command_itself_is_taken() {
+        assert!(is_undo_command("/undo"));
+        assert!(is_undo_command("  /undo  "));
+        assert!(is_undo_command("/undo the last two"));
+        assert!(!is_undo_command("/undone"));
+        assert!(!is_undo_command("please /undo"));
+        assert!(!is_undo_command("undo"));
+    }
 }

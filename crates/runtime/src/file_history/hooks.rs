@@ -28,7 +28,9 @@ use crate::agent_session::lock;
 const TRACKED_TOOLS: [&str; 2] = ["edit", "write"];
 const SHELL_TOOLS: [&str; 2] = ["bash", "powershell"];
 
-/// The loop's hooks plus file history.
+/// The loop's hooks plus file history. Every [`AgentHooks`] method is forwarded to `inner`:
+/// a method added to the trait must be forwarded here too, or its default would silently
+/// replace the inner hooks' answer.
 pub struct FileHistoryHooks {
     pub inner: Arc<dyn AgentHooks>,
     pub history: Arc<FileHistory>,

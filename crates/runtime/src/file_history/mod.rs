@@ -44,6 +44,8 @@ pub struct FileHistory {
     /// `<agentDir>/file-history`; `None` when history is off.
     root: Option<PathBuf>,
     state: Mutex<State>,
+    /// The start-up pruning of old sessions' folders, running on its own thread.
+    pruning: Mutex<Option<std::thread::JoinHandle<usize>>>,
 }
 
 #[derive(Debug, Default)]
@@ -101,6 +103,7 @@ impl FileHistory {
                 session_id: session_id.to_owned(),
                 ..State::default()
             }),
+            pruning: Mutex::default(),
         }
     }
 
@@ -109,7 +112,28 @@ impl FileHistory {
         Self {
             root: None,
             state: Mutex::default(),
+            pruning: Mutex::default(),
         }
+    }
+
+    /// Starts removing the folders of sessions not changed for 30 days, on a thread of its
+    /// own: nothing waits for it (see [`FileHistory::wait_for_pruning`]).
+    pub fn start_pruning(&self, now: std::time::SystemTime) {
+        if let Some(root) = &self.root {
+            let handle = index::prune_in_background(root.clone(), now);
+            *self.pruning.lock().unwrap_or_else(PoisonError::into_inner) = Some(handle);
+        }
+    }
+
+    /// Waits for the start-up pruning; how many folders it removed (`None`: it did not run
+    /// or was already waited for).
+    pub fn wait_for_pruning(&self) -> Option<usize> {
+        let handle = self
+            .pruning
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()?;
+        handle.join().ok()
     }
 
     pub fn enabled(&self) -> bool {
