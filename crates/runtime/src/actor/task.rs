@@ -356,7 +356,7 @@ async fn run_job(session: &mut AgentSession, ctx: &mut Ctx, flow: Flow) {
         Flow::Undo { responder } => {
             let cancel = CancellationToken::new();
             let job = session.undo_with_dialogs(&cancel);
-            let outcome = serve_during_as(ctx, &cancel, job, handlers::UNDO_BUSY).await;
+            let outcome = serve_during(ctx, &cancel, handlers::UNDO_BUSY, job).await;
             let reply = match outcome {
                 Ok(()) => Reply::Prompt(knightcode_protocol::rpc::PromptDisposition::Handled),
                 Err(error) => Reply::Failed(error.to_string()),
@@ -402,16 +402,6 @@ async fn serve_during<T>(
     cancel: &CancellationToken,
     busy: &str,
     job: impl Future<Output = T>,
-) -> T {
-    serve_during_as(ctx, cancel, job, handlers::COMPACTION_BUSY).await
-}
-
-/// [`serve_during`], refusing prompts with `busy`.
-async fn serve_during_as<T>(
-    ctx: &mut Ctx,
-    cancel: &CancellationToken,
-    job: impl Future<Output = T>,
-    busy: &str,
 ) -> T {
     tokio::pin!(job);
     let outcome = loop {
