@@ -584,16 +584,21 @@ fn unknown_tool_names_warn_with_the_available_tools_and_the_run_goes_on() {
 }
 
 #[test]
-fn options_not_available_yet_warn_on_stderr_and_the_run_goes_on() {
+fn warnings_go_to_stderr_and_the_run_goes_on() {
     let replies = vec![ScriptedReply::text("ok"); 2];
     let server = MockServer::start_blocking(WireFormat::OpenAiCompletions, replies).unwrap();
     let sandbox = sandbox(&server);
-    let skill = "Warning: --skill is not available yet in this build of knightcode (skills are not loaded; --append-system-prompt <file> can add a skill's instructions); ignoring it.";
 
     let run = knightcode(&sandbox, &["-p", "hi", "--skill", "review.md", "--offline"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.stdout, "ok\n");
-    assert_eq!(run.stderr, format!("{skill}\n"));
+    assert_eq!(
+        run.stderr,
+        format!(
+            "Warning: {}: skill path does not exist\n",
+            sandbox.project.join("review.md").display()
+        )
+    );
 
     // JSON mode: the warnings stay off stdout, which is still JSON lines only.
     let run = knightcode(

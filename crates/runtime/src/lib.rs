@@ -11,6 +11,7 @@ pub mod extensions;
 pub mod hooks;
 pub mod model_select;
 pub mod paths;
+pub mod resources;
 pub mod services;
 pub mod sessions;
 pub mod settings;

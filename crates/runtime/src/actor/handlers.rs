@@ -37,8 +37,10 @@ pub const EXPORT_UNAVAILABLE: &str =
     "Export to HTML is not available yet in this build of knightcode; nothing was written.";
 
 /// Queues a steering or follow-up message (also a prompt with a queueing mode).
+/// Skill commands and templates expand first, as for a prompt.
 fn queue(ctx: &Ctx, text: &str, images: &[ContentBlock], steer: bool) -> Reply {
-    let user = user_message(text, images.to_vec());
+    let expansion = ctx.view.resources().expand(text);
+    let user = user_message(&expansion.text, images.to_vec());
     if steer {
         ctx.handle.steer(user);
     } else {
@@ -92,6 +94,7 @@ fn shared(ctx: &Ctx, command: &Command, streaming: bool) -> Option<Reply> {
             Err(error) => Reply::Failed(error.to_string()),
         },
         Command::GetLastAssistantText => Reply::LastAssistantText(view.last_assistant_text()),
+        Command::GetCommands => Reply::Commands(crate::resources::commands(view.resources())),
         Command::Ping => Reply::Done,
         Command::Report(_) => Reply::Done,
         _ => return None,
@@ -414,6 +417,7 @@ async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) 
             session.set_auto_retry(*enabled);
             Reply::Done
         }
+        Command::Reload => Reply::Reloaded(std::sync::Arc::clone(session.reload_resources())),
         _ => return None,
     };
     ctx.refresh(session).await;

@@ -168,9 +168,7 @@ fn translate(command: RpcCommand) -> Result<Command, RpcResponse> {
         Cmd::GetTree => Command::GetTree,
         Cmd::GetLastAssistantText => Command::GetLastAssistantText,
         Cmd::SetSessionName { name } => Command::SetSessionName(name),
-        Cmd::GetCommands => {
-            return Err(data(id.clone(), name, &CommandsResult::default()));
-        }
+        Cmd::GetCommands => Command::GetCommands,
     })
 }
 
@@ -191,7 +189,7 @@ impl PendingReply {
         let data = |value: &dyn erased::Data| value.response(id.clone(), &command);
         match reply {
             // Navigation and snapshots are the terminal's; no RPC command asks for them.
-            Reply::Done | Reply::Navigated { .. } | Reply::Snapshot(_) => {
+            Reply::Done | Reply::Navigated { .. } | Reply::Snapshot(_) | Reply::Reloaded(_) => {
                 RpcResponse::ok(id, &command)
             }
             Reply::Failed(message) => RpcResponse::error(id, &command, message),
@@ -259,6 +257,10 @@ impl PendingReply {
                 ..LastAssistantTextResult::default()
             }),
             Reply::Compacted(result) => data(&result),
+            Reply::Commands(commands) => data(&CommandsResult {
+                commands,
+                ..CommandsResult::default()
+            }),
         }
     }
 }

@@ -47,6 +47,7 @@ pub struct SessionView {
     thinking: ThinkingLevel,
     auto_compaction: bool,
     compacting: CompactingFlag,
+    resources: Arc<knightcode_resources::Resources>,
 }
 
 impl std::fmt::Debug for SessionView {
@@ -69,6 +70,7 @@ impl SessionView {
         thinking: ThinkingLevel,
         auto_compaction: bool,
         compacting: CompactingFlag,
+        resources: Arc<knightcode_resources::Resources>,
     ) -> Self {
         Self {
             session,
@@ -77,7 +79,13 @@ impl SessionView {
             thinking,
             auto_compaction,
             compacting,
+            resources,
         }
+    }
+
+    /// The skills and prompt templates, as of the view's creation.
+    pub fn resources(&self) -> &Arc<knightcode_resources::Resources> {
+        &self.resources
     }
 
     pub fn model(&self) -> &Model {
