@@ -155,15 +155,12 @@ impl Resources {
         }
         for raw in &config.cli_skills {
             let path = paths::resolve(raw, &config.cwd, config.home.as_deref());
-            let meta = match std::fs::metadata(&path) {
-                Ok(meta) => meta,
-                Err(_) => {
-                    diagnostics.push(ResourceDiagnostic::warning(
-                        "skill path does not exist",
-                        path,
-                    ));
-                    continue;
-                }
+            let Ok(meta) = std::fs::metadata(&path) else {
+                diagnostics.push(ResourceDiagnostic::warning(
+                    "skill path does not exist",
+                    path,
+                ));
+                continue;
             };
             if meta.is_dir() {
                 for file in skills::scan(&path, true) {
