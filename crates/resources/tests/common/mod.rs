@@ -1,4 +1,9 @@
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::new_without_default)]
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::new_without_default
+)]
 
 use std::path::Path;
 use std::path::PathBuf;
