@@ -7,6 +7,7 @@ mod rpc_common;
 use knightcode_testkit::ScriptedReply;
 use rpc_common::Rpc;
 use rpc_common::WATCHDOG;
+use rpc_common::read_jsonl;
 use rpc_common::user_texts;
 
 async fn watchdog<F: std::future::Future>(test: F) -> F::Output {
@@ -78,6 +79,15 @@ async fn get_commands_lists_templates_then_skills_and_prompts_expand() {
         );
         let second = user_texts(&requests[1].body);
         assert_eq!(second.last().unwrap(), "Open a PR titled \"Fix the parser\".");
+        // The session stores the expanded text, as the model saw it.
+        let files = rpc.sandbox.session_files();
+        let entries = read_jsonl(&files[0]);
+        assert!(
+            entries
+                .iter()
+                .any(|e| e["message"]["content"][0]["text"] == "Open a PR titled \"Fix the parser\"."),
+            "{entries:?}"
+        );
         rpc.shutdown().await;
     })
     .await;
