@@ -92,6 +92,11 @@ pub const BUILTIN_COMMANDS: &[CommandInfo] = &[
         description: "Save a project trust decision for future runs",
     },
     CommandInfo {
+        name: "reload",
+        hint: "",
+        description: "Reload keybindings, skills, prompt templates and context files",
+    },
+    CommandInfo {
         name: "hotkeys",
         hint: "",
         description: "Show keyboard shortcuts",
@@ -120,6 +125,8 @@ pub enum SlashCommand {
     Compact(Option<String>),
     Copy,
     Trust,
+    /// `/reload`: keybindings, skills, prompt templates, context files.
+    Reload,
     Hotkeys,
     Quit,
     /// Known to the reference but not built here yet; the name says which.
@@ -167,7 +174,7 @@ pub fn parse(line: &str) -> Option<SlashCommand> {
         "scoped-models" => SlashCommand::ScopedModels,
         "login" => SlashCommand::NotAvailable("login"),
         "logout" => SlashCommand::NotAvailable("logout"),
-        "reload" => SlashCommand::NotAvailable("reload"),
+        "reload" => SlashCommand::Reload,
         "changelog" => SlashCommand::NotAvailable("changelog"),
         "bug" => SlashCommand::NotAvailable("bug"),
         _ => SlashCommand::Unknown(name.to_owned()),
@@ -189,7 +196,6 @@ pub fn not_available_message(name: &str) -> String {
         "login" | "logout" => {
             "interactive login is not built yet; set the provider's API key variable or edit auth.json"
         }
-        "reload" => "reloading resources is not built yet; restart knightcode",
         _ => "this command is not built yet",
     };
     format!("/{name}: {why}.")

@@ -9,7 +9,7 @@ use knightcode_protocol::rpc::SourceInfo;
 use knightcode_resources::DiagnosticKind;
 use knightcode_resources::ResourceConfig;
 use knightcode_resources::ResourceDiagnostic;
-use knightcode_resources::Resources;
+pub use knightcode_resources::Resources;
 use knightcode_resources::loader::SettingsLists;
 
 use crate::settings::Settings;
@@ -87,6 +87,49 @@ fn source_info(info: &knightcode_resources::SourceInfo) -> SourceInfo {
             .map(|d| d.to_string_lossy().into_owned()),
         extra: Default::default(),
     }
+}
+
+/// A resource command as the interactive `/` completion shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompletionCommand {
+    pub name: String,
+    pub hint: Option<String>,
+    /// With the reference's scope tag in front (`[u]`, `[p]`, `[t]`).
+    pub description: String,
+}
+
+/// The commands `/` completion offers after the built-ins: prompt templates, then (unless
+/// `enableSkillCommands` is off) `skill:name` for each skill.
+pub fn completion_commands(resources: &Resources, skill_commands: bool) -> Vec<CompletionCommand> {
+    let tagged = |description: &str, info: &knightcode_resources::SourceInfo| {
+        let tag = match info.scope.as_str() {
+            "user" => "u",
+            "project" => "p",
+            _ => "t",
+        };
+        if description.is_empty() {
+            format!("[{tag}]")
+        } else {
+            format!("[{tag}] {description}")
+        }
+    };
+    let mut out: Vec<CompletionCommand> = resources
+        .templates
+        .iter()
+        .map(|t| CompletionCommand {
+            name: t.name.clone(),
+            hint: t.argument_hint.clone(),
+            description: tagged(&t.description, &t.source),
+        })
+        .collect();
+    if skill_commands {
+        out.extend(resources.skills.iter().map(|s| CompletionCommand {
+            name: format!("skill:{}", s.name),
+            hint: None,
+            description: tagged(&s.description, &s.source),
+        }));
+    }
+    out
 }
 
 /// The start-up report of resource problems, grouped as the reference does: collisions by

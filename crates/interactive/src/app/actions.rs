@@ -51,6 +51,8 @@ pub enum Pending {
     Named(String),
     /// `/compact`: the card comes with the events; a failure is said here.
     Compacted,
+    /// `/reload`: completion takes up the new commands; a notice says what was loaded.
+    Reloaded,
     /// Nothing beyond reporting a failure.
     Quiet,
 }
@@ -287,6 +289,7 @@ impl Ui {
                 };
                 self.send(Command::Snapshot, Pending::reload(then));
             }
+            (Pending::Reloaded, Reply::Reloaded(resources)) => self.reloaded(&resources),
             (Pending::Named(name), _) => {
                 self.update_footer();
                 self.status(&format!("Session named \"{name}\"."));
@@ -497,6 +500,7 @@ fn slash_command(ui: &mut Ui, command: SlashCommand) {
         SlashCommand::ScopedModels => ui.open_scope_picker(),
         SlashCommand::Thinking(None) => ui.open_thinking_picker(),
         SlashCommand::Trust => ui.open_trust_picker(),
+        SlashCommand::Reload => ui.reload(),
         SlashCommand::Quit => perform_one(ui, Action::Quit),
         SlashCommand::New => {
             ui.send(
