@@ -40,7 +40,11 @@ pub struct FrontmatterError(pub String);
 
 /// Splits `content` into frontmatter and body.
 pub fn parse(content: &str) -> Result<Frontmatter, FrontmatterError> {
-    let normalized = content.replace("\r\n", "\n").replace('\r', "\n");
+    let normalized = if content.contains('\r') {
+        content.replace("\r\n", "\n").replace('\r', "\n")
+    } else {
+        content.to_owned()
+    };
     let Some(rest) = normalized.strip_prefix("---") else {
         return Ok(Frontmatter {
             fields: None,

@@ -26,14 +26,22 @@ impl IgnoreRules {
         }
     }
 
-    /// Adds the ignore files of `dir` (a folder at or below the root).
-    pub(crate) fn add_dir(&mut self, dir: &Path) {
+    /// Adds the ignore files of `dir` (a folder at or below the root) among its `names`
+    /// (the folder was listed already: no file is opened that is not there).
+    pub(crate) fn add_dir<'a>(&mut self, dir: &Path, names: impl IntoIterator<Item = &'a str>) {
+        let present: Vec<&str> = names
+            .into_iter()
+            .filter(|n| IGNORE_FILE_NAMES.contains(n))
+            .collect();
+        if present.is_empty() {
+            return;
+        }
         let prefix = match dir.strip_prefix(&self.root) {
             Ok(rel) if !rel.as_os_str().is_empty() => format!("{}/", posix(rel)),
             _ => String::new(),
         };
         let mut added = false;
-        for name in IGNORE_FILE_NAMES {
+        for name in IGNORE_FILE_NAMES.iter().filter(|n| present.contains(n)) {
             let Ok(content) = std::fs::read_to_string(dir.join(name)) else {
                 continue;
             };

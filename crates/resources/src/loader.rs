@@ -62,6 +62,7 @@ pub struct Resources {
 /// A resolved resource path and where it came from.
 struct Found {
     path: PathBuf,
+    id: paths::FileId,
     source: Provenance,
     enabled: bool,
 }
@@ -93,11 +94,24 @@ enum Kind {
 
 impl Resources {
     /// Loads everything `config` names.
+    /// Skills and templates are read side by side (two threads): start-up waits for the
+    /// slower of the two, not their sum.
     pub fn load(config: &ResourceConfig) -> Self {
-        let mut out = Self::default();
-        out.load_skills(config);
-        out.load_templates(config);
-        out
+        let mut skills = Self::default();
+        let mut templates = Self::default();
+        std::thread::scope(|scope| {
+            let worker = scope.spawn(|| templates.load_templates(config));
+            skills.load_skills(config);
+            // A panic while reading templates leaves them empty rather than taking the
+            // session down.
+            let _ = worker.join();
+        });
+        Self {
+            skills: skills.skills,
+            templates: templates.templates,
+            skill_diagnostics: skills.skill_diagnostics,
+            template_diagnostics: templates.template_diagnostics,
+        }
     }
 
     /// The skill called `name`.
@@ -142,16 +156,17 @@ impl Resources {
     }
 
     fn load_skills(&mut self, config: &ResourceConfig) {
-        let mut found: Vec<Found> = Vec::new();
+        let mut found = FoundList::default();
         if !config.no_skills {
             discover(config, Kind::Skills, &mut found);
         }
-        let mut loaded: Vec<Skill> = Vec::new();
+        // With the file's identity where discovery already took it.
+        let mut loaded: Vec<(Skill, Option<paths::FileId>)> = Vec::new();
         let mut diagnostics = Vec::new();
-        for entry in found.iter().filter(|f| f.enabled) {
+        for entry in found.items.iter().filter(|f| f.enabled) {
             let (skill, problems) = skills::load_file(&entry.path, entry.source.info(&entry.path));
             diagnostics.extend(problems);
-            loaded.extend(skill);
+            loaded.extend(skill.map(|s| (s, Some(entry.id.clone()))));
         }
         for raw in &config.cli_skills {
             let path = paths::resolve(raw, &config.cwd, config.home.as_deref());
@@ -167,12 +182,12 @@ impl Resources {
                     let source = cli_skill_source(&file);
                     let (skill, problems) = skills::load_file(&file, source);
                     diagnostics.extend(problems);
-                    loaded.extend(skill);
+                    loaded.extend(skill.map(|s| (s, None)));
                 }
             } else if meta.is_file() && path.to_string_lossy().ends_with(".md") {
                 let (skill, problems) = skills::load_file(&path, cli_skill_source(&path));
                 diagnostics.extend(problems);
-                loaded.extend(skill);
+                loaded.extend(skill.map(|s| (s, None)));
             } else {
                 diagnostics.push(ResourceDiagnostic::warning(
                     "skill path is not a markdown file",
@@ -180,10 +195,10 @@ impl Resources {
                 ));
             }
         }
-        let mut seen_files: HashSet<PathBuf> = HashSet::new();
+        let mut seen_files: HashSet<paths::FileId> = HashSet::new();
         let mut collisions = Vec::new();
-        for skill in loaded {
-            let real = paths::canonical(&skill.file_path);
+        for (skill, id) in loaded {
+            let real = id.unwrap_or_else(|| paths::file_id(&skill.file_path));
             if seen_files.contains(&real) {
                 continue;
             }
@@ -205,11 +220,12 @@ impl Resources {
     }
 
     fn load_templates(&mut self, config: &ResourceConfig) {
-        let mut found: Vec<Found> = Vec::new();
+        let mut found = FoundList::default();
         if !config.no_prompt_templates {
             discover(config, Kind::Prompts, &mut found);
         }
         let mut loaded: Vec<PromptTemplate> = found
+            .items
             .iter()
             .filter(|f| f.enabled)
             .filter_map(|f| templates::load_file(&f.path, f.source.info(&f.path)))
@@ -297,7 +313,7 @@ fn cli_skill_source(file: &Path) -> SourceInfo {
 
 /// The settings entries and discovered folders of one kind, in precedence order, each
 /// real file once.
-fn discover(config: &ResourceConfig, kind: Kind, found: &mut Vec<Found>) {
+fn discover(config: &ResourceConfig, kind: Kind, found: &mut FoundList) {
     let project_base = config.cwd.join(".knightcode");
     let lists = |l: &SettingsLists| match kind {
         Kind::Skills => l.skills.clone(),
@@ -311,7 +327,7 @@ fn discover(config: &ResourceConfig, kind: Kind, found: &mut Vec<Found>) {
                source: &Provenance,
                overrides: &[String],
                base: &Path,
-               found: &mut Vec<Found>| {
+               found: &mut FoundList| {
         for path in paths {
             let enabled = enabled_by_overrides(&path, overrides, base);
             push(found, path, source.clone(), enabled);
@@ -385,7 +401,7 @@ fn discover(config: &ResourceConfig, kind: Kind, found: &mut Vec<Found>) {
     // Settings entries were added before discovered folders of the same scope, but the
     // reference ranks project above user across both: project entries, project folders,
     // user entries, user folders.
-    found.sort_by_key(|f| rank(&f.source));
+    found.items.sort_by_key(|f| rank(&f.source));
 }
 
 fn rank(source: &Provenance) -> u8 {
@@ -393,16 +409,21 @@ fn rank(source: &Provenance) -> u8 {
     scope + u8::from(source.source != "local")
 }
 
-fn push(found: &mut Vec<Found>, path: PathBuf, source: Provenance, enabled: bool) {
-    let real = paths::canonical(&path);
-    if found
-        .iter()
-        .any(|f| f.path == path || paths::canonical(&f.path) == real)
-    {
+/// Resource paths in the order found, each real file once.
+#[derive(Default)]
+struct FoundList {
+    items: Vec<Found>,
+    seen: HashSet<paths::FileId>,
+}
+
+fn push(found: &mut FoundList, path: PathBuf, source: Provenance, enabled: bool) {
+    let id = paths::file_id(&path);
+    if !found.seen.insert(id.clone()) {
         return;
     }
-    found.push(Found {
+    found.items.push(Found {
         path,
+        id,
         source,
         enabled,
     });
@@ -430,7 +451,7 @@ fn settings_entries(
     base: &Path,
     config: &ResourceConfig,
     source: &Provenance,
-    found: &mut Vec<Found>,
+    found: &mut FoundList,
 ) {
     let (patterns, plain): (Vec<&String>, Vec<&String>) =
         entries.iter().partition(|e| is_pattern(e));

@@ -85,7 +85,34 @@ pub(crate) fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-/// The real path (symlinks resolved), or the path itself when it cannot be resolved.
-pub(crate) fn canonical(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+/// What makes two paths the same file: on Unix its device and inode (one `stat`, where
+/// resolving the real path costs a `readlink` per component), elsewhere the real path.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum FileId {
+    #[cfg(unix)]
+    Inode(u64, u64),
+    Path(PathBuf),
+}
+
+pub(crate) fn file_id(path: &Path) -> FileId {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        if let Ok(meta) = std::fs::metadata(path) {
+            return FileId::Inode(meta.dev(), meta.ino());
+        }
+    }
+    FileId::Path(std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()))
+}
+
+/// A file's text, read without the size query `std::fs::read_to_string` makes first (small
+/// files, read by the hundred at start-up).
+pub(crate) fn read_text(path: &Path) -> std::io::Result<String> {
+    use std::io::Read as _;
+    let mut text = String::with_capacity(4096);
+    // Through `Take`: `File`'s own `read_to_string` asks for the size first.
+    std::fs::File::open(path)?
+        .take(u64::MAX)
+        .read_to_string(&mut text)?;
+    Ok(text)
 }

@@ -86,11 +86,8 @@ fn scan_into(
     rules: &mut IgnoreRules,
     out: &mut Vec<PathBuf>,
 ) {
-    if !dir.exists() {
-        return;
-    }
-    rules.add_dir(dir);
     let entries = paths::entries(dir);
+    rules.add_dir(dir, entries.iter().map(|e| e.name.as_str()));
     if let Some(skill) = entries.iter().find(|e| e.name == "SKILL.md")
         && skill.is_file
         && !rules.ignores(&skill.path, false)
@@ -119,7 +116,7 @@ fn scan_into(
 pub fn load_file(path: &Path, source: SourceInfo) -> (Option<Skill>, Vec<ResourceDiagnostic>) {
     let mut diagnostics = Vec::new();
     let declared = path.file_name().is_some_and(|n| n == "SKILL.md");
-    let content = match std::fs::read_to_string(path) {
+    let content = match paths::read_text(path) {
         Ok(content) => content,
         Err(error) => {
             diagnostics.push(ResourceDiagnostic::warning(

@@ -46,10 +46,11 @@ pub fn scan(dir: &Path, how: DirScan) -> Vec<PathBuf> {
 }
 
 fn scan_into(dir: &Path, how: DirScan, rules: &mut IgnoreRules, out: &mut Vec<PathBuf>) {
+    let entries = paths::entries(dir);
     if how != DirScan::Plain {
-        rules.add_dir(dir);
+        rules.add_dir(dir, entries.iter().map(|e| e.name.as_str()));
     }
-    for entry in paths::entries(dir) {
+    for entry in entries {
         if how != DirScan::Plain {
             if entry.name.starts_with('.') || entry.name == "node_modules" {
                 continue;
@@ -69,7 +70,7 @@ fn scan_into(dir: &Path, how: DirScan, rules: &mut IgnoreRules, out: &mut Vec<Pa
 /// Reads one template; a file that cannot be read or parsed is no template (the reference
 /// skips it without a word).
 pub fn load_file(path: &Path, source: SourceInfo) -> Option<PromptTemplate> {
-    let content = std::fs::read_to_string(path).ok()?;
+    let content = paths::read_text(path).ok()?;
     let parsed = frontmatter::parse(&content).ok()?;
     let name = path.file_name()?.to_string_lossy();
     let name = name.strip_suffix(".md").unwrap_or(&name).to_owned();
