@@ -13,6 +13,7 @@ use crate::DiagnosticKind;
 use crate::ResourceDiagnostic;
 use crate::SourceInfo;
 use crate::paths;
+use crate::paths::Scanned;
 use crate::skills;
 use crate::skills::Skill;
 use crate::templates;
@@ -62,7 +63,8 @@ pub struct Resources {
 /// A resolved resource path and where it came from.
 struct Found {
     path: PathBuf,
-    id: paths::FileId,
+    /// The real path (what makes two paths one file).
+    real: PathBuf,
     source: Provenance,
     enabled: bool,
 }
@@ -160,13 +162,13 @@ impl Resources {
         if !config.no_skills {
             discover(config, Kind::Skills, &mut found);
         }
-        // With the file's identity where discovery already took it.
-        let mut loaded: Vec<(Skill, Option<paths::FileId>)> = Vec::new();
+        // Each with its file's real path.
+        let mut loaded: Vec<(Skill, PathBuf)> = Vec::new();
         let mut diagnostics = Vec::new();
         for entry in found.items.iter().filter(|f| f.enabled) {
             let (skill, problems) = skills::load_file(&entry.path, entry.source.info(&entry.path));
             diagnostics.extend(problems);
-            loaded.extend(skill.map(|s| (s, Some(entry.id.clone()))));
+            loaded.extend(skill.map(|s| (s, entry.real.clone())));
         }
         for raw in &config.cli_skills {
             let path = paths::resolve(raw, &config.cwd, config.home.as_deref());
@@ -179,15 +181,15 @@ impl Resources {
             };
             if meta.is_dir() {
                 for file in skills::scan(&path, true) {
-                    let source = cli_skill_source(&file);
-                    let (skill, problems) = skills::load_file(&file, source);
+                    let source = cli_skill_source(&file.path);
+                    let (skill, problems) = skills::load_file(&file.path, source);
                     diagnostics.extend(problems);
-                    loaded.extend(skill.map(|s| (s, None)));
+                    loaded.extend(skill.map(|s| (s, file.real)));
                 }
             } else if meta.is_file() && path.to_string_lossy().ends_with(".md") {
                 let (skill, problems) = skills::load_file(&path, cli_skill_source(&path));
                 diagnostics.extend(problems);
-                loaded.extend(skill.map(|s| (s, None)));
+                loaded.extend(skill.map(|s| (s, paths::canonical(&path))));
             } else {
                 diagnostics.push(ResourceDiagnostic::warning(
                     "skill path is not a markdown file",
@@ -195,10 +197,9 @@ impl Resources {
                 ));
             }
         }
-        let mut seen_files: HashSet<paths::FileId> = HashSet::new();
+        let mut seen_files: HashSet<PathBuf> = HashSet::new();
         let mut collisions = Vec::new();
-        for (skill, id) in loaded {
-            let real = id.unwrap_or_else(|| paths::file_id(&skill.file_path));
+        for (skill, real) in loaded {
             if seen_files.contains(&real) {
                 continue;
             }
@@ -249,7 +250,7 @@ impl Resources {
             };
             if meta.is_dir() {
                 for file in templates::scan(&path, DirScan::Plain) {
-                    loaded.extend(templates::load_file(&file, source(&file, &path)));
+                    loaded.extend(templates::load_file(&file.path, source(&file.path, &path)));
                 }
             } else if meta.is_file() && path.to_string_lossy().ends_with(".md") {
                 let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -323,14 +324,14 @@ fn discover(config: &ResourceConfig, kind: Kind, found: &mut FoundList) {
         Kind::Skills => "skills",
         Kind::Prompts => "prompts",
     };
-    let add = |paths: Vec<PathBuf>,
+    let add = |paths: Vec<Scanned>,
                source: &Provenance,
                overrides: &[String],
                base: &Path,
                found: &mut FoundList| {
-        for path in paths {
-            let enabled = enabled_by_overrides(&path, overrides, base);
-            push(found, path, source.clone(), enabled);
+        for file in paths {
+            let enabled = enabled_by_overrides(&file.path, overrides, base);
+            push(found, file, source.clone(), enabled);
         }
     };
     let local = |scope: &'static str| Provenance {
@@ -413,23 +414,22 @@ fn rank(source: &Provenance) -> u8 {
 #[derive(Default)]
 struct FoundList {
     items: Vec<Found>,
-    seen: HashSet<paths::FileId>,
+    seen: HashSet<PathBuf>,
 }
 
-fn push(found: &mut FoundList, path: PathBuf, source: Provenance, enabled: bool) {
-    let id = paths::file_id(&path);
-    if !found.seen.insert(id.clone()) {
+fn push(found: &mut FoundList, file: Scanned, source: Provenance, enabled: bool) {
+    if !found.seen.insert(file.real.clone()) {
         return;
     }
     found.items.push(Found {
-        path,
-        id,
+        path: file.path,
+        real: file.real,
         source,
         enabled,
     });
 }
 
-fn scan_folder(dir: &Path, kind: Kind, discovered: bool) -> Vec<PathBuf> {
+fn scan_folder(dir: &Path, kind: Kind, discovered: bool) -> Vec<Scanned> {
     match kind {
         Kind::Skills => skills::scan(dir, true),
         Kind::Prompts => templates::scan(
@@ -459,14 +459,15 @@ fn settings_entries(
     for entry in plain {
         let path = paths::resolve(entry, base, config.home.as_deref());
         match std::fs::metadata(&path) {
-            Ok(meta) if meta.is_file() => files.push(path),
+            Ok(meta) if meta.is_file() => files.push(Scanned::resolve(path)),
             Ok(meta) if meta.is_dir() => files.extend(scan_folder(&path, kind, false)),
             _ => {}
         }
     }
-    let enabled = apply_patterns(&files, &patterns, base);
+    let paths: Vec<PathBuf> = files.iter().map(|f| f.path.clone()).collect();
+    let enabled = apply_patterns(&paths, &patterns, base);
     for file in files {
-        let on = enabled.contains(&file);
+        let on = enabled.contains(&file.path);
         push(found, file, source.clone(), on);
     }
 }

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 pub(crate) struct Entry {
     pub(crate) name: String,
     pub(crate) path: PathBuf,
+    pub(crate) is_symlink: bool,
     pub(crate) is_dir: bool,
     pub(crate) is_file: bool,
 }
@@ -31,6 +32,7 @@ pub(crate) fn entries(dir: &Path) -> Vec<Entry> {
             Some(Entry {
                 name: entry.file_name().to_string_lossy().into_owned(),
                 path,
+                is_symlink: file_type.is_symlink(),
                 is_dir,
                 is_file,
             })
@@ -85,24 +87,26 @@ pub(crate) fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-/// What makes two paths the same file: on Unix its device and inode (one `stat`, where
-/// resolving the real path costs a `readlink` per component), elsewhere the real path.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub(crate) enum FileId {
-    #[cfg(unix)]
-    Inode(u64, u64),
-    Path(PathBuf),
+/// The real path (symlinks resolved), or the path itself when it cannot be resolved.
+pub(crate) fn canonical(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
-pub(crate) fn file_id(path: &Path) -> FileId {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt as _;
-        if let Ok(meta) = std::fs::metadata(path) {
-            return FileId::Inode(meta.dev(), meta.ino());
-        }
+/// A file a scan found, with its real path: the scanned folder's real path joined with the
+/// names below it, resolved again only below a symlink (resolving every file's real path
+/// costs a `readlink` per component).
+#[derive(Debug, Clone)]
+pub struct Scanned {
+    pub path: PathBuf,
+    pub real: PathBuf,
+}
+
+impl Scanned {
+    /// A file named directly (a settings entry, a flag).
+    pub(crate) fn resolve(path: PathBuf) -> Self {
+        let real = canonical(&path);
+        Self { path, real }
     }
-    FileId::Path(std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()))
 }
 
 /// A file's text, read without the size query `std::fs::read_to_string` makes first (small
@@ -115,4 +119,13 @@ pub(crate) fn read_text(path: &Path) -> std::io::Result<String> {
         .take(u64::MAX)
         .read_to_string(&mut text)?;
     Ok(text)
+}
+
+/// The real path of an entry in a folder whose real path is `real_dir`.
+pub(crate) fn real_of(entry: &Entry, real_dir: &Path) -> PathBuf {
+    if entry.is_symlink {
+        canonical(&entry.path)
+    } else {
+        real_dir.join(&entry.name)
+    }
 }

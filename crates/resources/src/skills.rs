@@ -9,6 +9,7 @@ use crate::SourceInfo;
 use crate::frontmatter;
 use crate::ignore_rules::IgnoreRules;
 use crate::paths;
+use crate::paths::Scanned;
 
 const MAX_NAME_LENGTH: usize = 64;
 const MAX_DESCRIPTION_LENGTH: usize = 1024;
@@ -72,19 +73,27 @@ impl SkillReadTool {
 /// below it is scanned); otherwise subfolders are scanned and, when `root_md`, the `.md`
 /// files at the top of `dir` are candidates too. Dot entries and `node_modules` are skipped,
 /// ignore files honoured, symlinks followed.
-pub fn scan(dir: &Path, root_md: bool) -> Vec<PathBuf> {
+pub fn scan(dir: &Path, root_md: bool) -> Vec<Scanned> {
     let mut rules = IgnoreRules::new(dir);
     let mut out = Vec::new();
-    scan_into(dir, dir, root_md, &mut rules, &mut out);
+    scan_into(
+        dir,
+        &paths::canonical(dir),
+        dir,
+        root_md,
+        &mut rules,
+        &mut out,
+    );
     out
 }
 
 fn scan_into(
     dir: &Path,
+    real_dir: &Path,
     root: &Path,
     root_md: bool,
     rules: &mut IgnoreRules,
-    out: &mut Vec<PathBuf>,
+    out: &mut Vec<Scanned>,
 ) {
     let entries = paths::entries(dir);
     rules.add_dir(dir, entries.iter().map(|e| e.name.as_str()));
@@ -92,7 +101,10 @@ fn scan_into(
         && skill.is_file
         && !rules.ignores(&skill.path, false)
     {
-        out.push(skill.path.clone());
+        out.push(Scanned {
+            path: skill.path.clone(),
+            real: paths::real_of(skill, real_dir),
+        });
         return;
     }
     for entry in &entries {
@@ -103,9 +115,13 @@ fn scan_into(
             continue;
         }
         if entry.is_dir {
-            scan_into(&entry.path, root, false, rules, out);
+            let real = paths::real_of(entry, real_dir);
+            scan_into(&entry.path, &real, root, false, rules, out);
         } else if entry.is_file && root_md && dir == root && entry.name.ends_with(".md") {
-            out.push(entry.path.clone());
+            out.push(Scanned {
+                path: entry.path.clone(),
+                real: paths::real_of(entry, real_dir),
+            });
         }
     }
 }

@@ -8,6 +8,7 @@ use crate::SourceInfo;
 use crate::frontmatter;
 use crate::ignore_rules::IgnoreRules;
 use crate::paths;
+use crate::paths::Scanned;
 
 /// One loaded template.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,14 +39,20 @@ pub enum DirScan {
 }
 
 /// The `.md` files of `dir`.
-pub fn scan(dir: &Path, how: DirScan) -> Vec<PathBuf> {
+pub fn scan(dir: &Path, how: DirScan) -> Vec<Scanned> {
     let mut out = Vec::new();
     let mut rules = IgnoreRules::new(dir);
-    scan_into(dir, how, &mut rules, &mut out);
+    scan_into(dir, &paths::canonical(dir), how, &mut rules, &mut out);
     out
 }
 
-fn scan_into(dir: &Path, how: DirScan, rules: &mut IgnoreRules, out: &mut Vec<PathBuf>) {
+fn scan_into(
+    dir: &Path,
+    real_dir: &Path,
+    how: DirScan,
+    rules: &mut IgnoreRules,
+    out: &mut Vec<Scanned>,
+) {
     let entries = paths::entries(dir);
     if how != DirScan::Plain {
         rules.add_dir(dir, entries.iter().map(|e| e.name.as_str()));
@@ -59,10 +66,14 @@ fn scan_into(dir: &Path, how: DirScan, rules: &mut IgnoreRules, out: &mut Vec<Pa
                 continue;
             }
         }
+        let real = paths::real_of(&entry, real_dir);
         if entry.is_file && entry.name.ends_with(".md") {
-            out.push(entry.path);
+            out.push(Scanned {
+                path: entry.path,
+                real,
+            });
         } else if entry.is_dir && how == DirScan::Recursive {
-            scan_into(&entry.path, how, rules, out);
+            scan_into(&entry.path, &real, how, rules, out);
         }
     }
 }
