@@ -607,10 +607,13 @@ impl AgentSession {
         expansion.text
     }
 
-    /// `/reload`: skills, prompt templates and context files read again (settings too, for
-    /// their `skills` and `prompts` lists). The next request carries the changed prompt.
+    /// `/reload`: skills, prompt templates and context files read again (with the settings
+    /// files' `skills` and `prompts` lists as they are now). The next request carries the
+    /// changed prompt.
     pub fn reload_resources(&mut self) -> &Arc<knightcode_resources::Resources> {
-        self.settings = Settings::load(&self.ops.agent_dir, &self.cwd, self.trust.trusted);
+        // The `skills` and `prompts` lists as the files have them now; the session's own
+        // settings (with this process's changes) stay as they are.
+        let lists = Settings::load(&self.ops.agent_dir, &self.cwd, self.trust.trusted);
         self.context_files = if self.ops.no_context_files {
             Vec::new()
         } else {
@@ -618,7 +621,7 @@ impl AgentSession {
         };
         self.resources = Arc::new(crate::resources::load(
             &self.ops.resource_flags,
-            &self.settings,
+            &lists,
             &self.cwd,
             &self.ops.agent_dir,
             self.ops.home.as_deref(),
