@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Compare skills and prompt templates between the reference pi agent and knightcode:
-# the same skill folder and template folder (given with --skill / --prompt-template) go to
-# both, each sends the same prompts to the mock model, and the requests are compared:
+# the same skill folder and template folder (given with --skill / --prompt-template) and
+# the same `skills` settings entry (a Claude Code style folder) go to both, each sends the same prompts to the mock model, and the requests are compared:
 #   - the system prompt's skills text (from "The following skills" to "</available_skills>"),
 #   - the user message of a `/skill:name args` prompt and of a `/template args` prompt.
 #
@@ -68,6 +68,16 @@ description: A loose markdown skill at the top of the folder.
 Loose body.
 MD
 printf 'No frontmatter: not a skill.\n' >"$R/skills/notes.md"
+# A Claude Code style folder, named in the settings' `skills` list of both agents.
+mkdir -p "$R/claude-skills/pdf"
+cat >"$R/claude-skills/pdf/SKILL.md" <<'MD'
+---
+name: pdf
+description: Extract text from PDF files.
+allowed-tools: read bash
+---
+Use pdftotext.
+MD
 cat >"$R/prompts/review.md" <<'MD'
 ---
 description: Review a file
@@ -102,6 +112,7 @@ FLAGS=(--skill "$R/skills" --prompt-template "$R/prompts")
 # --- pi ----------------------------------------------------------------------------------
 mkdir -p "$TMP/pi-home/.pi/agent" "$TMP/project"
 models_json >"$TMP/pi-home/.pi/agent/models.json"
+printf '{"skills": ["%s"]}\n' "$R/claude-skills" >"$TMP/pi-home/.pi/agent/settings.json"
 mock_load "$TMP/pi.jsonl"
 for prompt in "${PROMPTS[@]}"; do
 	(cd "$TMP/project" && env -i PATH="$PATH" HOME="$TMP/pi-home" PI_OFFLINE=1 TERM=dumb LANG=C.UTF-8 TZ=UTC \
@@ -111,6 +122,7 @@ done
 # --- knightcode --------------------------------------------------------------------------
 mkdir -p "$TMP/kc-home" "$TMP/kc-agent"
 models_json >"$TMP/kc-agent/models.json"
+printf '{"skills": ["%s"]}\n' "$R/claude-skills" >"$TMP/kc-agent/settings.json"
 mock_load "$TMP/kc.jsonl"
 for prompt in "${PROMPTS[@]}"; do
 	(cd "$TMP/project" && env -i PATH="$PATH" HOME="$TMP/kc-home" KNIGHTCODE_CODING_AGENT_DIR="$TMP/kc-agent" \
