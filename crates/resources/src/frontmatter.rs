@@ -71,11 +71,67 @@ pub fn parse(content: &str) -> Result<Frontmatter, FrontmatterError> {
         .unwrap_or("")
         .trim_matches(is_js_whitespace)
         .to_owned();
+    if let Some(fields) = plain_mapping(yaml) {
+        return Ok(Frontmatter {
+            fields: Some(fields),
+            body,
+        });
+    }
     let documents = YamlLoader::load_from_str(yaml).map_err(|e| FrontmatterError(e.to_string()))?;
     Ok(Frontmatter {
         fields: documents.into_iter().next(),
         body,
     })
+}
+
+/// The common frontmatter, read without the YAML parser: only `key: value` lines whose
+/// values are plain text the parser would read as the same string (no quotes, flow or block
+/// syntax, comments, numbers, booleans or nulls). Anything else is `None` and goes to the
+/// parser. Start-up reads hundreds of these.
+fn plain_mapping(yaml: &str) -> Option<Yaml> {
+    let mut map = yaml_rust2::yaml::Hash::new();
+    for line in yaml.split('\n') {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let (key, value) = line.split_once(": ")?;
+        let value = value.trim_end_matches(' ');
+        if key.is_empty()
+            || !key
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+            || !plain_scalar(value)
+        {
+            return None;
+        }
+        let key = Yaml::String(key.to_owned());
+        if map.contains_key(&key) {
+            return None;
+        }
+        map.insert(key, Yaml::String(value.to_owned()));
+    }
+    Some(Yaml::Hash(map))
+}
+
+/// A value the YAML parser reads as exactly this string.
+fn plain_scalar(value: &str) -> bool {
+    let Some(first) = value.chars().next() else {
+        return false;
+    };
+    let special_start = first.is_ascii_digit()
+        || first.is_whitespace()
+        || "-?:,[]{}#&*!|>'\"%@`+.~".contains(first);
+    let reserved = matches!(
+        value,
+        "null" | "Null" | "NULL" | "true" | "True" | "TRUE" | "false" | "False" | "FALSE"
+    );
+    !special_start
+        && !reserved
+        && !value.contains(": ")
+        && !value.contains(" #")
+        && !value.contains('\t')
+        && !value.ends_with(':')
+        && !value.chars().any(|c| c.is_control())
 }
 
 /// The body without its frontmatter block.
@@ -123,6 +179,36 @@ mod tests {
         assert!(!parsed.is_true("disable-model-invocation"));
         let list = parse("---\n- a\n- b\n---\nx").unwrap();
         assert_eq!(list.string("description"), None);
+    }
+
+    #[test]
+    fn the_plain_fast_path_reads_what_the_parser_reads() {
+        let cases = [
+            "name: a\ndescription: Reviews code, then writes a summary. Use it often.",
+            "description: Uses <tags> & \"quotes\" 'too' (and more)",
+            "description: 12",
+            "description: true",
+            "description: -leading",
+            "description: \"quoted: yes\"",
+            "description: a # comment",
+            "description: x\ndescription: y",
+            "description: |\n  block\n  text",
+            "metadata:\n  k: v\ndescription: nested",
+            "description: ends with colon:",
+            "name: ~",
+            "description: unicode — ok ✓",
+        ];
+        for case in cases {
+            let fast = plain_mapping(case);
+            let parsed = YamlLoader::load_from_str(case)
+                .ok()
+                .and_then(|docs| docs.into_iter().next());
+            if let Some(fast) = fast {
+                assert_eq!(Some(fast), parsed, "{case}");
+            }
+        }
+        assert!(plain_mapping("name: a\ndescription: plain words").is_some());
+        assert!(plain_mapping("description: 12").is_none());
     }
 
     #[test]
