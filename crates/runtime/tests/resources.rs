@@ -264,3 +264,67 @@ async fn an_untrusted_project_loads_no_project_skills_or_templates() {
         assert_eq!(session.resources().templates.len(), expected, "{approve:?}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn completion_lists_templates_then_skills_unless_skill_commands_are_off() {
+    use knightcode_runtime::resources::completion_commands;
+    let test = with_resources(Vec::new()).await;
+    write(
+        &test.agent_dir.join("skills").join("again").join("SKILL.md"),
+        "---\nname: review\ndescription: A second review.\n---\nx\n",
+    );
+    let hooks = std::sync::Arc::new(knightcode_runtime::hooks::NoSessionHooks);
+    let (session, _events) =
+        knightcode_runtime::AgentSession::start_with(test.setup(), test.services(hooks))
+            .await
+            .unwrap();
+    let on: Vec<(String, Option<String>, String)> = completion_commands(session.resources(), true)
+        .into_iter()
+        .map(|c| (c.name, c.hint, c.description))
+        .collect();
+    assert_eq!(
+        on,
+        [
+            (
+                "fix".to_owned(),
+                Some("<issue>".to_owned()),
+                "[u] Fix an issue".to_owned()
+            ),
+            (
+                "skill:review".to_owned(),
+                None,
+                "[u] A second review.".to_owned()
+            ),
+            (
+                "skill:secret".to_owned(),
+                None,
+                "[u] Only on request.".to_owned()
+            ),
+        ]
+    );
+    let off = completion_commands(session.resources(), false);
+    assert_eq!(off.len(), 1);
+    // The collision is reported, grouped by name, winner first.
+    let report = knightcode_runtime::resources::report(session.resources());
+    let skills = test.agent_dir.join("skills");
+    assert_eq!(
+        report,
+        [
+            "[Skill conflicts]".to_owned(),
+            "  \"review\" collision:".to_owned(),
+            format!("    ✓ {}", skills.join("again").join("SKILL.md").display()),
+            format!(
+                "    ✗ {} (skipped)",
+                skills.join("review").join("SKILL.md").display()
+            ),
+        ]
+    );
+    assert!(
+        session
+            .notices()
+            .iter()
+            .any(|n| n.starts_with("name \"review\" collision")),
+        "{:?}",
+        session.notices()
+    );
+}
