@@ -58,6 +58,9 @@ fn reload_picks_up_a_skill_written_while_running() {
     tui.wait_for_text("[u] Written after start-up");
     tui.send("\x15");
     tui.submit("/skill:fresh now");
+    // The transcript folds the skill's instructions to one line, then shows the message.
+    let screen = tui.wait_for_text("fresh (ctrl+o to expand)");
+    assert!(!screen.contains("Fresh steps."), "{screen}");
     tui.wait_for_text("ok");
     let texts: Vec<String> = sandbox
         .server
