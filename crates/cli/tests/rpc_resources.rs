@@ -92,3 +92,47 @@ async fn get_commands_lists_templates_then_skills_and_prompts_expand() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extension_commands_come_first_in_get_commands() {
+    watchdog(async {
+        let source = r#"
+export default function (pi) {
+  pi.registerCommand("mark", { description: "write a marker", handler: async () => {} });
+}
+"#;
+        let extensions = tempfile::tempdir().unwrap();
+        let file = extensions.path().join("cmd.ts");
+        write(&file, source);
+        let flag = file.to_string_lossy().into_owned();
+        let rpc = Rpc::start_prepared(Vec::new(), &["-e", &flag], |sandbox| {
+            write(&sandbox.agent.join("prompts").join("pr.md"), "Open a PR.\n");
+            write(
+                &sandbox.agent.join("extensions").join("found.ts"),
+                "export default function (pi) { pi.registerCommand(\"found\", { handler: async () => {} }); }\n",
+            );
+        })
+        .await;
+        let commands = rpc.client.get_commands().await.unwrap();
+        let json = serde_json::to_value(&commands).unwrap();
+        let agent = rpc.sandbox.agent.to_string_lossy().into_owned();
+        let found = rpc.sandbox.agent.join("extensions").join("found.ts");
+        assert_eq!(
+            json,
+            serde_json::json!([
+                {"name": "mark", "description": "write a marker", "source": "extension",
+                 "sourceInfo": {"path": file, "source": "cli", "scope": "temporary",
+                                "origin": "top-level"}},
+                {"name": "found", "source": "extension",
+                 "sourceInfo": {"path": found, "source": "auto", "scope": "user",
+                                "origin": "top-level", "baseDir": agent}},
+                {"name": "pr", "description": "Open a PR.", "source": "prompt",
+                 "sourceInfo": {"path": rpc.sandbox.agent.join("prompts").join("pr.md"),
+                                "source": "auto", "scope": "user", "origin": "top-level",
+                                "baseDir": agent}},
+            ])
+        );
+        rpc.shutdown().await;
+    })
+    .await;
+}

@@ -56,6 +56,55 @@ pub fn load(
     })
 }
 
+/// Where extension commands come from, for their `sourceInfo`.
+#[derive(Debug)]
+pub struct CommandSources {
+    pub host: Option<std::sync::Arc<knightcode_ext::ExtensionHost>>,
+    pub agent_dir: std::path::PathBuf,
+    pub cwd: std::path::PathBuf,
+}
+
+impl CommandSources {
+    /// The commands extensions registered, each with where its extension was found: a
+    /// discovered folder (`auto`, user or project), else the command line (`cli`).
+    pub fn extension_commands(&self) -> Vec<SlashCommand> {
+        let Some(host) = &self.host else {
+            return Vec::new();
+        };
+        let user = self.agent_dir.join("extensions");
+        let project = self.cwd.join(".knightcode").join("extensions");
+        host.registry()
+            .commands
+            .into_iter()
+            .map(|command| {
+                let path = Path::new(&command.extension_path);
+                let (source, scope, base_dir) = if path.starts_with(&user) {
+                    ("auto", "user", Some(self.agent_dir.clone()))
+                } else if path.starts_with(&project) {
+                    ("auto", "project", Some(self.cwd.join(".knightcode")))
+                } else {
+                    ("cli", "temporary", None)
+                };
+                let base_dir = base_dir.map(|dir| dir.to_string_lossy().into_owned());
+                SlashCommand {
+                    name: command.name,
+                    description: command.description,
+                    source: CommandSource::Extension,
+                    source_info: SourceInfo {
+                        path: command.extension_path,
+                        source: source.to_owned(),
+                        scope: scope.to_owned(),
+                        origin: "top-level".to_owned(),
+                        base_dir,
+                        extra: Default::default(),
+                    },
+                    extra: Default::default(),
+                }
+            })
+            .collect()
+    }
+}
+
 /// `get_commands` minus extension commands: prompt templates, then skills as `skill:name`.
 pub fn commands(resources: &Resources) -> Vec<SlashCommand> {
     let templates = resources.templates.iter().map(|t| SlashCommand {

@@ -94,7 +94,7 @@ fn shared(ctx: &Ctx, command: &Command, streaming: bool) -> Option<Reply> {
             Err(error) => Reply::Failed(error.to_string()),
         },
         Command::GetLastAssistantText => Reply::LastAssistantText(view.last_assistant_text()),
-        Command::GetCommands => Reply::Commands(crate::resources::commands(view.resources())),
+        Command::GetCommands => Reply::Commands(view.commands()),
         Command::Ping => Reply::Done,
         Command::Report(_) => Reply::Done,
         _ => return None,

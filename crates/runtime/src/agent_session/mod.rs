@@ -164,6 +164,8 @@ pub struct AgentSession {
     context_files: Vec<ContextFile>,
     /// Skills and prompt templates (shared with the actor, which expands queued messages).
     resources: Arc<knightcode_resources::Resources>,
+    /// Where `get_commands` finds extension commands.
+    command_sources: Arc<crate::resources::CommandSources>,
     cwd: PathBuf,
     /// Things worth telling the user on stderr (skipped project resources, bad files, …).
     notices: Vec<String>,
@@ -428,6 +430,7 @@ impl AgentSession {
             trust.trusted,
         );
         let mut extension_tools = Vec::new();
+        let mut extension_host = None;
         if !extension_paths.is_empty() {
             let mode = match setup.extensions.mode.as_str() {
                 "" => "print".to_owned(),
@@ -458,6 +461,7 @@ impl AgentSession {
                 .await;
             host.refresh().await;
             extension_tools = host.tools();
+            extension_host = Some(Arc::clone(&host));
             hooks = Arc::new(crate::extensions::ExtensionHooks { host });
         }
         let session_env = Arc::new(Mutex::new(SessionEnv {
@@ -554,6 +558,11 @@ impl AgentSession {
                 prompt_files,
                 context_files,
                 resources,
+                command_sources: Arc::new(crate::resources::CommandSources {
+                    host: extension_host,
+                    agent_dir: setup.agent_dir.clone(),
+                    cwd: setup.cwd.clone(),
+                }),
                 cwd: setup.cwd,
                 notices,
                 ops,

@@ -165,7 +165,10 @@ impl AgentSession {
             self.thinking,
             self.auto_compaction_enabled(),
             self.compaction.compacting.clone(),
-            Arc::clone(&self.resources),
+            (
+                Arc::clone(&self.resources),
+                Arc::clone(&self.command_sources),
+            ),
         )
     }
 

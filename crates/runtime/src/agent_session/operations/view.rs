@@ -48,6 +48,7 @@ pub struct SessionView {
     auto_compaction: bool,
     compacting: CompactingFlag,
     resources: Arc<knightcode_resources::Resources>,
+    command_sources: Arc<crate::resources::CommandSources>,
 }
 
 impl std::fmt::Debug for SessionView {
@@ -70,7 +71,10 @@ impl SessionView {
         thinking: ThinkingLevel,
         auto_compaction: bool,
         compacting: CompactingFlag,
-        resources: Arc<knightcode_resources::Resources>,
+        (resources, command_sources): (
+            Arc<knightcode_resources::Resources>,
+            Arc<crate::resources::CommandSources>,
+        ),
     ) -> Self {
         Self {
             session,
@@ -80,7 +84,15 @@ impl SessionView {
             auto_compaction,
             compacting,
             resources,
+            command_sources,
         }
+    }
+
+    /// `get_commands`: extension commands, prompt templates, then skills.
+    pub fn commands(&self) -> Vec<knightcode_protocol::rpc::SlashCommand> {
+        let mut out = self.command_sources.extension_commands();
+        out.extend(crate::resources::commands(&self.resources));
+        out
     }
 
     /// The skills and prompt templates, as of the view's creation.
