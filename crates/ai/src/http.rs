@@ -40,9 +40,22 @@ pub(crate) fn build_http_client_with(
         .map_err(|e| AiError::HttpClient(e.to_string()))
 }
 
+/// A client builder with the same TLS as provider requests (rustls + ring, the platform's
+/// verifier loaded on the first `https://` handshake), for other HTTP the agent makes (the
+/// web tools), which set their own timeouts, redirects and resolution.
+pub fn http_client_builder() -> Result<reqwest::ClientBuilder, AiError> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let verifier = Arc::new(LazyPlatformVerifier::new(provider.clone()));
+    let tls = crate::tls::client_config(provider, verifier)
+        .map_err(|e| AiError::HttpClient(e.to_string()))?;
+    Ok(reqwest::Client::builder()
+        .tls_backend_preconfigured(tls)
+        .user_agent(user_agent()))
+}
+
 /// The `User-Agent` every request carries: `knightcode (<platform> <release>; <arch>)`, with
 /// Node's names for platform and architecture, as the TypeScript agent sends.
-pub(crate) fn user_agent() -> String {
+pub fn user_agent() -> String {
     let platform = match std::env::consts::OS {
         "macos" => "darwin",
         "windows" => "win32",

@@ -59,6 +59,8 @@ pub use error_summary::ErrorSummary;
 pub use event::Accumulator;
 pub use event::EventStream;
 pub use event::StreamEvent;
+pub use http::http_client_builder;
+pub use http::user_agent;
 pub use list_models::ListModelsOutput;
 pub use list_models::list_models;
 pub use list_models::render_model_list;

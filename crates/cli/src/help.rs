@@ -144,7 +144,7 @@ const SECTIONS: &[(&str, &[Opt])] = &[
             opt(
                 "-t, --tools",
                 "<list>",
-                "Comma-separated tools to enable, by name or * pattern (r*,ls); replaces the default set (read,bash,edit,write); names that match no tool are reported",
+                "Comma-separated tools to enable, by name or * pattern (r*,ls) among read, bash, powershell, edit, write, grep, find, ls, webfetch, websearch; replaces the default set (read,bash,edit,write); names that match no tool are reported",
             ),
             opt(
                 "-xt, --exclude-tools",
@@ -460,7 +460,7 @@ pub fn text() -> String {
     }
     out.push_str(
         "This build runs the interactive, print (-p), JSON (--mode json) and RPC (--mode rpc)\n\
-         modes. Not available yet: --export and the install, remove, update, list, config,\n\
+         modes and --export. Not available yet: the install, remove, update, list, config,\n\
          auth and mcp commands (they say so and exit with status 1); theme files (their\n\
          options are ignored with a warning). Extensions load\n\
          in every mode, without a terminal UI of their own yet (docs/extensions.md).\n",

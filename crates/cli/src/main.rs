@@ -43,8 +43,8 @@ fn run(argv: &[String]) -> ExitCode {
     if args.version {
         return stdout(&format!("{}\n", env!("CARGO_PKG_VERSION")));
     }
-    if args.export.is_some() {
-        return not_available("--export (writing a session as HTML)");
+    if let Some(input) = &args.export {
+        return export(input, args.export_output());
     }
     if args.mode == Some(args::OutputMode::Rpc) && !args.file_args.is_empty() {
         stderr_line("Error: @file arguments are not supported in RPC mode");
@@ -117,6 +117,25 @@ fn run(argv: &[String]) -> ExitCode {
         Ok(code) => code,
         Err(error) => {
             stderr_line(&format!("Error: {error:#}"));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `--export <in.jsonl> [out.html]`: the page in the built-in theme's colours (no terminal
+/// theme is loaded for a one-off export), `Exported to: <path>` on success.
+fn export(input: &str, output: Option<&str>) -> ExitCode {
+    let store = knightcode_session::SessionStore::default();
+    let result = knightcode_runtime::export::export_file(
+        &store,
+        std::path::Path::new(input),
+        output.map(std::path::Path::new),
+        &knightcode_runtime::export::ExportColors::default(),
+    );
+    match result {
+        Ok(path) => stdout(&format!("Exported to: {}\n", path.display())),
+        Err(error) => {
+            stderr_line(&format!("Error: {error}"));
             ExitCode::FAILURE
         }
     }

@@ -410,21 +410,60 @@ fn list_models_warns_about_broken_files_and_still_lists() {
 }
 
 #[test]
-fn modes_not_built_yet_exit_1_with_a_clear_message() {
-    let cases: [(&[&str], &str); 1] = [(&["--export", "session.jsonl"], "--export")];
-    for (args, what) in cases {
-        let r = run_args(args);
-        assert_eq!(r.code, 1, "{args:?}");
-        assert_eq!(r.stdout, "", "{args:?}");
-        assert_eq!(r.stderr.lines().count(), 1, "{args:?}: {}", r.stderr);
-        assert!(r.stderr.starts_with("Error: "), "{args:?}: {}", r.stderr);
-        assert!(r.stderr.contains(what), "{args:?}: {}", r.stderr);
-        assert!(
-            r.stderr.contains("is not available yet in this build"),
-            "{args:?}: {}",
-            r.stderr
-        );
-    }
+fn export_writes_a_page_of_the_session_and_says_where() {
+    let home = TempDir::new().unwrap();
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/pi/tools/session.jsonl");
+    let before = std::fs::read(&fixture).unwrap();
+    let r = run(knightcode(home.path()).args(["--export", fixture.to_str().unwrap(), "out.html"]));
+    assert_eq!(
+        (r.code, r.stdout.as_str(), r.stderr.as_str()),
+        (0, "Exported to: out.html\n", "")
+    );
+    let page = std::fs::read_to_string(home.path().join("out.html")).unwrap();
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    assert!(page.contains("Inspect notes.txt and uppercase beta"));
+    assert!(!page.contains("src=\"http"), "self-contained");
+    assert_eq!(
+        std::fs::read(&fixture).unwrap(),
+        before,
+        "the input is only read"
+    );
+
+    // Without an output the page is named after the input, in the working directory.
+    let r = run(knightcode(home.path()).args(["--export", fixture.to_str().unwrap()]));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout, "Exported to: knightcode-session-session.html\n");
+    assert!(
+        home.path()
+            .join("knightcode-session-session.html")
+            .is_file()
+    );
+}
+
+#[test]
+fn export_of_a_missing_or_foreign_file_fails_with_exit_1() {
+    let home = TempDir::new().unwrap();
+    let missing = home.path().join("nope.jsonl");
+    let r = run(knightcode(home.path()).args(["--export", missing.to_str().unwrap()]));
+    assert_eq!(r.code, 1);
+    assert_eq!(r.stdout, "");
+    assert_eq!(
+        r.stderr,
+        format!("Error: File not found: {}\n", missing.display())
+    );
+
+    let foreign = home.path().join("foreign.jsonl");
+    std::fs::write(&foreign, "{\"hello\":1}\n").unwrap();
+    let r = run(knightcode(home.path()).args(["--export", foreign.to_str().unwrap()]));
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.starts_with("Error: "), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("not a valid knightcode session"),
+        "{}",
+        r.stderr
+    );
+    assert!(!home.path().join("knightcode-session-foreign.html").exists());
 }
 
 #[test]

@@ -557,7 +557,11 @@ fn tool_patterns_offer_exactly_the_matching_tools() {
         .collect();
     assert_eq!(
         offered,
-        [vec!["read", "ls"], vec!["find", "ls"], vec!["bash", "ls"]]
+        [
+            vec!["read", "ls"],
+            vec!["find", "ls"],
+            vec!["bash", "powershell", "ls", "websearch"]
+        ]
     );
 }
 
@@ -577,8 +581,8 @@ fn unknown_tool_names_warn_with_the_available_tools_and_the_run_goes_on() {
     assert_eq!(run.stdout, "ok\n");
     assert_eq!(
         run.stderr,
-        "Warning: --tools: \"raed\" matches no tool; ignoring it. Available tools: read, bash, edit, write, grep, find, ls.\n\
-         Warning: --exclude-tools: \"z*\" matches no tool; ignoring it. Available tools: read, bash, edit, write, grep, find, ls.\n"
+        "Warning: --tools: \"raed\" matches no tool; ignoring it. Available tools: read, bash, powershell, edit, write, grep, find, ls, webfetch, websearch.\n\
+         Warning: --exclude-tools: \"z*\" matches no tool; ignoring it. Available tools: read, bash, powershell, edit, write, grep, find, ls, webfetch, websearch.\n"
     );
     assert_eq!(offered_tools(&server.requests()[0].body), ["read"]);
 }

@@ -4,6 +4,8 @@
 
 mod rpc_common;
 
+use std::path::Path;
+
 use knightcode_protocol::AgentEvent;
 use knightcode_protocol::SessionEntry;
 use knightcode_protocol::rpc::SessionTreeNode;
@@ -426,6 +428,47 @@ async fn cycling_stays_inside_the_models_scope() {
         assert_eq!(cycled.model.id, "mock-model");
         assert_eq!(cycled.thinking_level, "high", "the pattern's level");
         assert!(cycled.is_scoped);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn export_html_writes_the_page_or_says_why_not() {
+    watchdog(async {
+        let mut rpc = Rpc::start(vec![ScriptedReply::text("The answer, exported.")]).await;
+        // Before the first reply there is no file to export.
+        let error = rpc.client.export_html(None).await.unwrap_err().to_string();
+        assert!(
+            error.contains("Nothing to export yet - start a conversation first"),
+            "{error}"
+        );
+        rpc.client.prompt("Question to export").await.unwrap();
+        rpc.settled().await;
+        let out = rpc.sandbox.project.join("exports/page.html");
+        let path = rpc
+            .client
+            .export_html(Some(out.to_string_lossy().into_owned()))
+            .await
+            .unwrap();
+        assert_eq!(Path::new(&path), out);
+        let page = std::fs::read_to_string(&out).unwrap();
+        assert!(page.contains("Question to export"));
+        assert!(page.contains("The answer, exported."));
+        // The default name follows the session file, in the working directory.
+        let path = rpc.client.export_html(None).await.unwrap();
+        let file = rpc.sandbox.session_files().pop().unwrap();
+        let stem = file.file_stem().unwrap().to_string_lossy().into_owned();
+        assert_eq!(path, format!("knightcode-session-{stem}.html"));
+        assert!(rpc.sandbox.project.join(&path).is_file());
+        rpc.shutdown().await;
+
+        let rpc = Rpc::start_with(vec![], &["--no-session"]).await;
+        let error = rpc.client.export_html(None).await.unwrap_err().to_string();
+        assert!(
+            error.contains("Cannot export in-memory session to HTML"),
+            "{error}"
+        );
+        rpc.shutdown().await;
     })
     .await;
 }

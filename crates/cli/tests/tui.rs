@@ -536,15 +536,18 @@ fn ctrl_v_attaches_an_image_from_the_clipboard() {
     tui.wait_for_text("mock-model");
     tui.send("\x16");
     tui.wait_for_text("The clipboard holds no image");
-    let png = b"\x89PNG\r\n\x1a\nnot really a picture";
-    std::fs::write(&png_path, png).unwrap();
+    use base64::Engine as _;
+    // A real one-pixel PNG: prompt images are decoded to fit the model's limits.
+    let png = base64::engine::general_purpose::STANDARD
+        .decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==")
+        .unwrap();
+    std::fs::write(&png_path, &png).unwrap();
     tui.send("\x16");
     tui.wait_for_text("📎 clipboard-1.png");
     tui.submit("what is this?");
     tui.wait_for_text("A one-pixel image.");
     let body = sandbox.server.requests()[0].body.to_string();
-    use base64::Engine as _;
-    let encoded = base64::engine::general_purpose::STANDARD.encode(png);
+    let encoded = base64::engine::general_purpose::STANDARD.encode(&png);
     assert!(
         body.contains(&format!("data:image/png;base64,{encoded}")),
         "{body}"

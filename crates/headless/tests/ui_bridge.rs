@@ -308,3 +308,20 @@ async fn a_closed_output_resolves_dialogs_at_once() {
     assert_eq!(bridge.pending_count(), 0);
     assert!(bridge.notify("gone", None).await.is_err());
 }
+
+#[tokio::test]
+async fn close_releases_waiting_dialogs_and_answers_later_ones_at_once() {
+    let (bridge, mut client) = bridge();
+    let asking = bridge.clone();
+    let select = tokio::spawn(async move {
+        asking
+            .select("t", vec!["a".into()], &DialogOptions::default())
+            .await
+    });
+    next_request(&mut client).await;
+    bridge.close();
+    assert_eq!(select.await.unwrap(), None);
+    // After the input ended no reply can come: nothing waits.
+    assert!(!bridge.confirm("t", "m", &DialogOptions::default()).await);
+    assert_eq!(bridge.pending_count(), 0);
+}

@@ -74,17 +74,27 @@ pub const BUILTIN_COMMANDS: &[CommandInfo] = &[
     CommandInfo {
         name: "export",
         hint: "[path]",
-        description: "Export the session (not available yet)",
+        description: "Export the session as HTML (or the branch as JSONL: a .jsonl path)",
+    },
+    CommandInfo {
+        name: "import",
+        hint: "<path.jsonl>",
+        description: "Import a session file and continue it",
     },
     CommandInfo {
         name: "share",
         hint: "",
-        description: "Share the session (not available yet)",
+        description: "Share the session as a private GitHub gist",
     },
     CommandInfo {
         name: "undo",
         hint: "",
-        description: "Go back to an earlier message and restore files (not available yet)",
+        description: "Go back to an earlier message, optionally restoring files",
+    },
+    CommandInfo {
+        name: "tools",
+        hint: "[webfetch|websearch] [on|always|off]",
+        description: "Web tools: off, on for this session, or always; websearch's provider",
     },
     CommandInfo {
         name: "trust",
@@ -95,6 +105,11 @@ pub const BUILTIN_COMMANDS: &[CommandInfo] = &[
         name: "reload",
         hint: "",
         description: "Reload keybindings, skills, prompt templates and context files",
+    },
+    CommandInfo {
+        name: "bug",
+        hint: "[description]",
+        description: "Prepare a bug report (a zip to review and send)",
     },
     CommandInfo {
         name: "hotkeys",
@@ -124,7 +139,18 @@ pub enum SlashCommand {
     /// `/compact [focus]`.
     Compact(Option<String>),
     Copy,
+    /// `/tools ...`: the change to make, or the usage error to show.
+    Tools(Result<knightcode_runtime::web_tools::WebToolsChange, String>),
+    /// `/export [path]`.
+    Export(Option<String>),
+    /// `/import <path>` (`None`: no path given).
+    Import(Option<String>),
+    Share,
+    /// `/bug [description]`.
+    Bug(Option<String>),
     Trust,
+    /// `/undo`: back to before one of the branch's user messages.
+    Undo,
     /// `/reload`: keybindings, skills, prompt templates, context files.
     Reload,
     Hotkeys,
@@ -139,6 +165,22 @@ pub enum SlashCommand {
 fn arg(rest: &str) -> Option<String> {
     let rest = rest.trim();
     (!rest.is_empty()).then(|| rest.to_owned())
+}
+
+/// A path argument: the first word, or the text between matching quotes (paths with
+/// spaces), as the reference reads `/export` and `/import`.
+fn path_arg(rest: &str) -> Option<String> {
+    let rest = rest.trim_start();
+    let quote = rest.chars().next().filter(|c| matches!(c, '"' | '\''))?;
+    let inner = &rest[1..];
+    match inner.find(quote) {
+        Some(end) => Some(inner[..end].to_owned()).filter(|p| !p.is_empty()),
+        None => Some(inner.trim_end().to_owned()).filter(|p| !p.is_empty()),
+    }
+}
+
+fn path_or_word(rest: &str) -> Option<String> {
+    path_arg(rest).or_else(|| rest.split_whitespace().next().map(str::to_owned))
 }
 
 /// Parses a submitted line; `None` when it is not a slash command.
@@ -163,35 +205,57 @@ pub fn parse(line: &str) -> Option<SlashCommand> {
         "session" => SlashCommand::Session,
         "copy" => SlashCommand::Copy,
         "trust" => SlashCommand::Trust,
+        "tools" => SlashCommand::Tools(parse_tools(rest)),
         "hotkeys" => SlashCommand::Hotkeys,
         "quit" | "exit" => SlashCommand::Quit,
         "compact" => SlashCommand::Compact(arg(rest)),
-        "export" => SlashCommand::NotAvailable("export"),
-        "share" => SlashCommand::NotAvailable("share"),
-        "undo" => SlashCommand::NotAvailable("undo"),
-        "import" => SlashCommand::NotAvailable("import"),
+        "export" => SlashCommand::Export(path_or_word(rest)),
+        "share" => SlashCommand::Share,
+        "undo" => SlashCommand::Undo,
+        "import" => SlashCommand::Import(path_or_word(rest)),
         "settings" => SlashCommand::NotAvailable("settings"),
         "scoped-models" => SlashCommand::ScopedModels,
         "login" => SlashCommand::NotAvailable("login"),
         "logout" => SlashCommand::NotAvailable("logout"),
         "reload" => SlashCommand::Reload,
         "changelog" => SlashCommand::NotAvailable("changelog"),
-        "bug" => SlashCommand::NotAvailable("bug"),
+        "bug" => SlashCommand::Bug(arg(rest)),
         _ => SlashCommand::Unknown(name.to_owned()),
     })
+}
+
+const TOOLS_USAGE: &str = "Usage: /tools [webfetch|websearch] [on|always|off], \
+    /tools websearch duckduckgo, /tools websearch brave [API key]";
+
+/// `/tools [tool] [mode]`, `/tools websearch duckduckgo|brave [key]`.
+fn parse_tools(rest: &str) -> Result<knightcode_runtime::web_tools::WebToolsChange, String> {
+    use knightcode_runtime::web_tools::{SearchProvider, ToolMode, WebToolsChange};
+    let words: Vec<&str> = rest.split_whitespace().collect();
+    let mut change = WebToolsChange::default();
+    match words.as_slice() {
+        [] => {}
+        ["scratchpad", ..] => {
+            return Err("/tools scratchpad: the scratchpad is not available yet.".to_owned());
+        }
+        [tool @ ("webfetch" | "websearch"), mode] if ToolMode::parse(mode).is_some() => {
+            change.tool = ToolMode::parse(mode).map(|mode| ((*tool).to_owned(), mode));
+        }
+        ["websearch", provider, key @ ..] if SearchProvider::parse(provider).is_some() => {
+            let provider = SearchProvider::parse(provider);
+            if provider == Some(SearchProvider::DuckDuckGo) && !key.is_empty() {
+                return Err("DuckDuckGo needs no key. ".to_owned() + TOOLS_USAGE);
+            }
+            change.provider = provider;
+            change.brave_api_key = key.first().map(|k| (*k).to_owned());
+        }
+        _ => return Err(TOOLS_USAGE.to_owned()),
+    }
+    Ok(change)
 }
 
 /// What the user is told for a command whose core is not built yet.
 pub fn not_available_message(name: &str) -> String {
     let why = match name {
-        "export" => "exporting sessions (HTML/JSONL) is not built yet",
-        "share" => "sharing sessions is not built yet",
-        "undo" => {
-            "file checkpoints for /undo are not built yet; /tree can still take the conversation back to an earlier message"
-        }
-        "import" => {
-            "importing sessions is not built yet; open a file with knightcode --session <path>"
-        }
         "settings" => "the settings menu is not built yet; edit ~/.knightcode/agent/settings.json",
         "login" | "logout" => {
             "interactive login is not built yet; set the provider's API key variable or edit auth.json"
@@ -223,6 +287,19 @@ mod tests {
         assert_eq!(
             parse("/frobnicate"),
             Some(SlashCommand::Unknown("frobnicate".into()))
+        );
+        assert_eq!(
+            parse("/export out.html"),
+            Some(SlashCommand::Export(Some("out.html".into())))
+        );
+        assert_eq!(
+            parse("/export \"my dir/out.jsonl\""),
+            Some(SlashCommand::Export(Some("my dir/out.jsonl".into())))
+        );
+        assert_eq!(parse("/import"), Some(SlashCommand::Import(None)));
+        assert_eq!(
+            parse("/bug the footer flickers"),
+            Some(SlashCommand::Bug(Some("the footer flickers".into())))
         );
         assert_eq!(parse("hello /model"), None);
         assert_eq!(parse("/"), None);

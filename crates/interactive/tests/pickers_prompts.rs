@@ -279,3 +279,24 @@ fn an_empty_fork_list_says_so_and_closes() {
         PickerOutcome::Cancel
     );
 }
+
+#[test]
+fn the_undo_list_shows_each_messages_time_and_files() {
+    let details = vec![
+        "09:12 · restores 2 files".to_owned(),
+        "09:30 · restores 1 file · shell commands ran".to_owned(),
+        "09:41".to_owned(),
+    ];
+    let mut picker = ForkPicker::undo(
+        candidates(),
+        details,
+        Theme::plain(),
+        &Keybindings::defaults(),
+    );
+    assert_eq!(picker.selected_id(), Some("u3"));
+    insta::assert_snapshot!("undo", render(&mut picker, 80));
+    assert_eq!(
+        picker.handle_key(&plain(KeyCode::Enter), &Keybindings::defaults()),
+        PickerOutcome::Done("u3".to_owned())
+    );
+}

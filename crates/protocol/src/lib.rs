@@ -6,6 +6,7 @@
 pub mod content;
 pub mod entry;
 pub mod event;
+pub mod file_history;
 pub mod message;
 pub mod rpc;
 pub mod usage;

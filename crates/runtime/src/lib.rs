@@ -3,11 +3,15 @@
 
 pub mod actor;
 pub mod agent_session;
+pub mod bug_report;
 pub mod compaction;
 pub mod context_files;
 pub mod diagnostics;
+pub mod dialogs;
 mod error;
+pub mod export;
 pub mod extensions;
+pub mod file_history;
 pub mod hooks;
 pub mod model_select;
 pub mod paths;
@@ -19,6 +23,7 @@ pub mod shutdown;
 pub mod system_prompt;
 pub mod tool_selection;
 pub mod trust;
+pub mod web_tools;
 
 pub use actor::Command;
 pub use actor::Reply;

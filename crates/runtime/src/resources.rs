@@ -57,7 +57,7 @@ pub fn load(
 }
 
 /// Where extension commands come from, for their `sourceInfo`.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct CommandSources {
     pub host: Option<std::sync::Arc<knightcode_ext::ExtensionHost>>,
     pub agent_dir: std::path::PathBuf,

@@ -74,6 +74,12 @@ impl SessionLibrary {
         session_owner(path)
     }
 
+    /// `/import`: checks `input` and copies it into `dir` (see
+    /// [`crate::export::import_file`]); the copy is what to switch to.
+    pub fn import(&self, dir: &Path, input: &Path) -> Result<PathBuf> {
+        crate::export::import_file(&self.store, dir, input)
+    }
+
     /// The open session's file, once it has one.
     pub fn current_file(&self) -> Option<PathBuf> {
         lock(&self.current).session_file().map(Path::to_path_buf)

@@ -222,6 +222,7 @@ async fn navigation_mid_run_aborts_it_then_moves_the_leaf() {
         entry_id: None,
         summary: None,
         label: None,
+        restore_files: false,
     });
     let seen = run
         .read_until(|e| matches!(e, SessionEvent::Reply { tag: t, .. } if *t == navigate))
@@ -234,7 +235,10 @@ async fn navigation_mid_run_aborts_it_then_moves_the_leaf() {
         seen.last(),
         Some(&SessionEvent::Reply {
             tag: navigate,
-            reply: Reply::Navigated { text: None }
+            reply: Reply::Navigated {
+                text: None,
+                restored: None,
+            }
         })
     );
     // Back before the first entry: the next prompt starts a new branch from nothing.

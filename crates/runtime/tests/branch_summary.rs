@@ -64,13 +64,15 @@ async fn leaving_a_branch_attaches_its_summary_where_the_conversation_continues(
             replace_instructions: false,
         }),
         label: Some("explored".to_owned()),
+        restore_files: false,
     });
     let (_, reply) = run.reply_with_events(tag).await;
     // A user message goes back to the editor; the conversation continues before it.
     assert_eq!(
         reply,
         Reply::Navigated {
-            text: Some("explore the notes".to_owned())
+            text: Some("explore the notes".to_owned()),
+            restored: None,
         }
     );
 
@@ -144,6 +146,7 @@ async fn an_abort_during_the_summary_leaves_the_branch_as_it_was() {
         entry_id: Some(target),
         summary: Some(SummaryRequest::default()),
         label: None,
+        restore_files: false,
     });
     run.test.server.wait_for_stalls(1).await;
     let abort = run.send(Command::Abort);
@@ -182,6 +185,7 @@ async fn a_failing_summary_says_so_and_retries_are_reported_as_branch_summaries(
         entry_id: Some(target),
         summary: Some(SummaryRequest::default()),
         label: None,
+        restore_files: false,
     });
     let (seen, reply) = run.reply_with_events(tag).await;
     let Reply::Failed(message) = reply else {

@@ -183,8 +183,15 @@ async fn a_hook_supplies_the_branch_summary() {
         entry_id: Some(first_answer),
         summary: Some(SummaryRequest::default()),
         label: None,
+        restore_files: false,
     });
-    assert_eq!(run.reply(tag).await, Reply::Navigated { text: None });
+    assert_eq!(
+        run.reply(tag).await,
+        Reply::Navigated {
+            text: None,
+            restored: None,
+        }
+    );
     assert_eq!(run.test.server.requests().len(), 2, "no summary request");
     assert_eq!(
         hooks.log(),
@@ -214,7 +221,14 @@ async fn a_move_without_a_summary_is_announced_too() {
         entry_id: Some(first_answer),
         summary: None,
         label: None,
+        restore_files: false,
     });
-    assert_eq!(run.reply(tag).await, Reply::Navigated { text: None });
+    assert_eq!(
+        run.reply(tag).await,
+        Reply::Navigated {
+            text: None,
+            restored: None,
+        }
+    );
     assert_eq!(hooks.log(), ["tree_changed summary=false"]);
 }

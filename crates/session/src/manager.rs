@@ -134,6 +134,12 @@ impl SessionManager {
         matches!(self.storage, Storage::Memory)
     }
 
+    /// The session clock's time in `toISOString()` form (for records made about the session,
+    /// like an export's header).
+    pub fn now_iso(&self) -> String {
+        crate::ids::iso_timestamp(crate::ids::now(&*self.clock))
+    }
+
     /// Problems found (and worked around) when the file was read.
     pub fn warnings(&self) -> &[LoadWarning] {
         &self.warnings

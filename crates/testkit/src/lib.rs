@@ -37,6 +37,7 @@ mod log;
 mod script;
 mod server;
 mod sse;
+mod web;
 
 pub use error::TestkitError;
 pub use faux::FauxProvider;
@@ -45,6 +46,7 @@ pub use script::{
     Chunking, Fault, MockErrorKind, MockStop, MockUsage, ReplyPart, ScriptedReply, WireFormat,
 };
 pub use server::{Activity, MockServer, MockServerBuilder, RecordedRequest};
+pub use web::{WebRequest, WebResponse, WebServer};
 
 /// Reads a script file: a JSON array of [`ScriptedReply`] values.
 pub fn read_script(path: &std::path::Path) -> Result<Vec<ScriptedReply>, TestkitError> {

@@ -107,11 +107,36 @@ impl std::fmt::Debug for BashConfig {
     }
 }
 
-/// Runs shell commands for the model.
+/// What tells the `bash` and `powershell` tools apart; everything else is shared.
+#[derive(Debug, Clone, Copy)]
+struct ShellFlavour {
+    name: &'static str,
+    shell_name: &'static str,
+    snippet: &'static str,
+    temp_prefix: &'static str,
+}
+
+const BASH: ShellFlavour = ShellFlavour {
+    name: "bash",
+    shell_name: "bash",
+    snippet: "Execute bash commands (ls, grep, find, etc.)",
+    temp_prefix: "knightcode-bash",
+};
+
+const POWERSHELL: ShellFlavour = ShellFlavour {
+    name: "powershell",
+    shell_name: "PowerShell",
+    snippet: "Execute PowerShell commands",
+    temp_prefix: "knightcode-powershell",
+};
+
+/// Runs shell commands for the model: `bash` ([`BashTool::new`]) or `powershell`
+/// ([`BashTool::powershell`]), with the same arguments, limits and notices.
 pub struct BashTool {
     definition: ToolDefinition,
     config: BashConfig,
     ops: Arc<dyn ExecOps>,
+    flavour: ShellFlavour,
 }
 
 #[derive(Deserialize)]
@@ -120,7 +145,7 @@ struct BashArgs {
     timeout: Option<f64>,
 }
 
-fn definition(expose_session_environment: bool) -> ToolDefinition {
+fn definition(flavour: ShellFlavour, expose_session_environment: bool) -> ToolDefinition {
     let guidelines = if expose_session_environment {
         vec![
             "KNIGHTCODE_* environment variables describe the current model and session; \
@@ -131,13 +156,14 @@ fn definition(expose_session_environment: bool) -> ToolDefinition {
         Vec::new()
     };
     ToolDefinition {
-        name: "bash".to_owned(),
-        label: "bash".to_owned(),
+        name: flavour.name.to_owned(),
+        label: flavour.name.to_owned(),
         description: format!(
-            "Run a command with bash in the current working directory and get back its \
+            "Run a command with {} in the current working directory and get back its \
              stdout and stderr together. Only the last {DEFAULT_MAX_LINES} lines or {}KB of \
              output are returned, whichever limit is reached first; when output is cut, the \
              complete output is saved to a temporary file. A timeout in seconds may be given.",
+            flavour.shell_name,
             DEFAULT_MAX_BYTES / 1024
         ),
         parameters: json!({
@@ -151,7 +177,7 @@ fn definition(expose_session_environment: bool) -> ToolDefinition {
                 }
             }
         }),
-        prompt_snippet: Some("Execute bash commands (ls, grep, find, etc.)".to_owned()),
+        prompt_snippet: Some(flavour.snippet.to_owned()),
         prompt_guidelines: guidelines,
         execution: ExecutionMode::Parallel,
     }
@@ -243,9 +269,27 @@ impl BashTool {
             Arc::new(LocalExecOps::new(config.shell_path.clone())) as Arc<dyn ExecOps>
         });
         Self {
-            definition: definition(config.expose_session_environment),
+            definition: definition(BASH, config.expose_session_environment),
             config,
             ops,
+            flavour: BASH,
+        }
+    }
+
+    /// The `powershell` tool: PowerShell from `PATH` (`shellPath` and
+    /// `shellCommandPrefix` are bash's and do not apply).
+    pub fn powershell(mut config: BashConfig) -> Self {
+        config.shell_path = None;
+        config.command_prefix = None;
+        let ops = config
+            .ops
+            .clone()
+            .unwrap_or_else(|| Arc::new(LocalExecOps::powershell()) as Arc<dyn ExecOps>);
+        Self {
+            definition: definition(POWERSHELL, config.expose_session_environment),
+            config,
+            ops,
+            flavour: POWERSHELL,
         }
     }
 
@@ -302,7 +346,7 @@ impl BashTool {
             .output_dir
             .clone()
             .unwrap_or_else(std::env::temp_dir);
-        let mut output = OutputAccumulator::new("knightcode-bash", &dir);
+        let mut output = OutputAccumulator::new(self.flavour.temp_prefix, &dir);
         context.update(ToolOutput::default());
 
         let (sender, mut chunks) = mpsc::unbounded_channel::<Vec<u8>>();

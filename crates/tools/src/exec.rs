@@ -17,14 +17,51 @@ use crate::ops::{BoxFuture, ExecOps, ExecRequest, ExecStatus};
 /// reading, so nothing written shortly after the exit is lost.
 const EXIT_STDIO_GRACE: Duration = Duration::from_millis(100);
 
+/// PowerShell's switches for one command: no profile scripts, no prompts, no script-signing
+/// policy in the way, then the command.
+const POWERSHELL_ARGS: [&str; 5] = [
+    "-NoProfile",
+    "-NonInteractive",
+    "-ExecutionPolicy",
+    "Bypass",
+    "-Command",
+];
+
+/// Makes PowerShell write UTF-8 whatever the console's code page; put before every command
+/// (errors ignored on versions without the setting).
+const POWERSHELL_UTF8_PREFIX: &str =
+    "try { [Console]::OutputEncoding=[System.Text.Encoding]::UTF8 } catch {}\n";
+
+/// The PowerShell executables looked for on `PATH`, PowerShell 7 first.
+const POWERSHELL_NAMES: [&str; 4] = ["pwsh", "pwsh.exe", "powershell", "powershell.exe"];
+
+/// Which shell runs the commands.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ShellKind {
+    /// `bash -c` (the `shellPath` setting, `/bin/bash`, `bash` on `PATH`, then `sh`).
+    #[default]
+    Bash,
+    /// `pwsh` or `powershell` from `PATH` with [`POWERSHELL_ARGS`].
+    PowerShell,
+}
+
 /// Runs commands with a local shell in their own process group, so abort and timeout can
 /// kill everything the command started.
 #[derive(Debug, Clone, Default)]
 pub struct LocalExecOps {
     /// The `shellPath` setting; `None` means `/bin/bash`, then `bash` on `PATH`, then `sh`.
+    /// Not used for PowerShell.
     pub shell_path: Option<PathBuf>,
     /// Shell name for error messages (`bash`).
     pub shell_name: Option<String>,
+    pub kind: ShellKind,
+}
+
+fn find_on_path(name: &str) -> Option<PathBuf> {
+    let paths = std::env::var_os("PATH")?;
+    std::env::split_paths(&paths)
+        .map(|dir| dir.join(name))
+        .find(|candidate| candidate.is_file())
 }
 
 impl LocalExecOps {
@@ -32,10 +69,32 @@ impl LocalExecOps {
         Self {
             shell_path,
             shell_name: None,
+            kind: ShellKind::Bash,
+        }
+    }
+
+    /// PowerShell from `PATH`.
+    pub fn powershell() -> Self {
+        Self {
+            shell_path: None,
+            shell_name: Some("PowerShell".to_owned()),
+            kind: ShellKind::PowerShell,
         }
     }
 
     fn shell(&self) -> Result<PathBuf, ToolsError> {
+        if self.kind == ShellKind::PowerShell {
+            return POWERSHELL_NAMES
+                .iter()
+                .find_map(|name| find_on_path(name))
+                .ok_or_else(|| {
+                    ToolsError::message(
+                        "No PowerShell executable found. Install PowerShell (pwsh) or add \
+                         pwsh or powershell to PATH; on Linux and macOS see \
+                         https://aka.ms/powershell.",
+                    )
+                });
+        }
         if let Some(custom) = &self.shell_path {
             if custom.exists() {
                 return Ok(custom.clone());
@@ -49,12 +108,7 @@ impl LocalExecOps {
         if bin_bash.exists() {
             return Ok(bin_bash.to_path_buf());
         }
-        let on_path = std::env::var_os("PATH").and_then(|paths| {
-            std::env::split_paths(&paths)
-                .map(|dir| dir.join("bash"))
-                .find(|candidate| candidate.is_file())
-        });
-        Ok(on_path.unwrap_or_else(|| PathBuf::from("sh")))
+        Ok(find_on_path("bash").unwrap_or_else(|| PathBuf::from("sh")))
     }
 }
 
@@ -104,9 +158,16 @@ impl LocalExecOps {
                 self.shell_name.as_deref().unwrap_or("bash")
             )));
         }
+        let (switches, command): (&[&str], String) = match self.kind {
+            ShellKind::Bash => (&["-c"], std::mem::take(&mut request.command)),
+            ShellKind::PowerShell => (
+                &POWERSHELL_ARGS,
+                format!("{POWERSHELL_UTF8_PREFIX}{}", request.command),
+            ),
+        };
         let mut child = tokio::process::Command::new(&shell)
-            .arg("-c")
-            .arg(&request.command)
+            .args(switches)
+            .arg(&command)
             .current_dir(&request.cwd)
             .env_clear()
             .envs(request.env.iter().map(|(k, v)| (k, v)))

@@ -1,4 +1,5 @@
-//! KnightCode's built-in tools: `read`, `bash`, `edit`, `write`, `grep`, `find` and `ls`.
+//! KnightCode's built-in tools: `read`, `bash`, `powershell`, `edit`, `write`, `grep`,
+//! `find`, `ls`, and the web tools `webfetch` and `websearch`.
 //!
 //! Each tool implements [`knightcode_agent::tool::Tool`] and reaches files and processes
 //! only through [`FileOps`] and [`ExecOps`], whose local implementations are the defaults;
@@ -12,6 +13,7 @@ pub mod error;
 pub mod exec;
 pub mod find;
 pub mod grep;
+pub mod image;
 mod listing;
 pub mod ls;
 pub mod ops;
@@ -22,6 +24,7 @@ pub mod read;
 pub mod truncate;
 mod util;
 mod walk;
+pub mod web;
 pub mod write;
 
 use std::sync::Arc;
@@ -31,9 +34,10 @@ use knightcode_agent::tool::Tool;
 pub use bash::{BashConfig, BashTool, SessionEnv, SessionEnvSource, SpawnContext, SpawnHook};
 pub use edit::EditTool;
 pub use error::ToolsError;
-pub use exec::LocalExecOps;
+pub use exec::{LocalExecOps, ShellKind};
 pub use find::FindTool;
 pub use grep::GrepTool;
+pub use image::{FittedImage, ImagePolicy, ImagePolicySource, ResizeLimits, fit_image};
 pub use ls::LsTool;
 pub use ops::{
     Access, BoxFuture, DataSink, ExecOps, ExecRequest, ExecStatus, FileOps, FileStat, GlobOutput,
@@ -46,10 +50,22 @@ pub use truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, GREP_MAX_LINE_LENGTH, TruncatedBy, TruncationOptions,
     TruncationResult, format_size, truncate_head, truncate_line, truncate_tail,
 };
+pub use web::{SearchProvider, SearchSettings, WebConfig, WebFetchTool, WebSearchTool};
 pub use write::WriteTool;
 
 /// Every built-in tool name, in registration order.
-pub const BUILTIN_TOOL_NAMES: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
+pub const BUILTIN_TOOL_NAMES: [&str; 10] = [
+    "read",
+    "bash",
+    "powershell",
+    "edit",
+    "write",
+    "grep",
+    "find",
+    "ls",
+    "webfetch",
+    "websearch",
+];
 
 /// The tools active when settings and flags say nothing (`defaultTools`).
 pub const DEFAULT_ACTIVE_TOOLS: [&str; 4] = ["read", "bash", "edit", "write"];
@@ -68,6 +84,9 @@ pub struct ToolsConfig {
     /// mutates files during a session.
     pub mutation_queue: FileMutationQueue,
     pub bash: BashConfig,
+    /// How `read` treats images; `None`: auto-resize to the default limits, vision unknown.
+    pub images: Option<ImagePolicySource>,
+    pub web: WebConfig,
 }
 
 impl Default for ToolsConfig {
@@ -76,6 +95,8 @@ impl Default for ToolsConfig {
             file_ops: Arc::new(LocalFileOps),
             mutation_queue: FileMutationQueue::new(),
             bash: BashConfig::default(),
+            images: None,
+            web: WebConfig::default(),
         }
     }
 }
@@ -92,13 +113,20 @@ impl std::fmt::Debug for ToolsConfig {
 pub fn builtin_tools(config: ToolsConfig) -> Vec<Arc<dyn Tool>> {
     let files = config.file_ops;
     let queue = config.mutation_queue;
+    let mut read = ReadTool::new(files.clone());
+    if let Some(images) = config.images {
+        read = read.with_image_policy(images);
+    }
     vec![
-        Arc::new(ReadTool::new(files.clone())),
-        Arc::new(BashTool::new(config.bash)),
+        Arc::new(read),
+        Arc::new(BashTool::new(config.bash.clone())),
+        Arc::new(BashTool::powershell(config.bash)),
         Arc::new(EditTool::new(files.clone(), queue.clone())),
         Arc::new(WriteTool::new(files.clone(), queue)),
         Arc::new(GrepTool::new(files.clone())),
         Arc::new(FindTool::new(files.clone())),
         Arc::new(LsTool::new(files)),
+        Arc::new(WebFetchTool::new(config.web.clone())),
+        Arc::new(WebSearchTool::new(config.web)),
     ]
 }

@@ -12,6 +12,7 @@ use knightcode_protocol::wire::format_js_number;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::image::{IMAGE_TOO_LARGE_NOTE, ImagePolicy, ImagePolicySource, NON_VISION_NOTE};
 use crate::ops::{Access, FileOps};
 use crate::path::resolve_read_path;
 use crate::truncate::{
@@ -23,12 +24,11 @@ use crate::util::{node_error, parse_args};
 /// Bytes read to recognise an image by its signature.
 const IMAGE_SNIFF_BYTES: usize = 4100;
 
-/// Reads text files (with paging) and images.
-///
-/// Images are returned as they are on disk: no resizing or re-encoding yet.
+/// Reads text files (with paging) and images (fitted to the model's image limits).
 pub struct ReadTool {
     definition: ToolDefinition,
     ops: Arc<dyn FileOps>,
+    images: Option<ImagePolicySource>,
 }
 
 #[derive(Deserialize)]
@@ -69,7 +69,22 @@ impl ReadTool {
         Self {
             definition: definition(),
             ops,
+            images: None,
         }
+    }
+
+    /// Asks `images` how to treat each image (resize setting, model limits, vision);
+    /// without it images are fitted to the default limits.
+    pub fn with_image_policy(mut self, images: ImagePolicySource) -> Self {
+        self.images = Some(images);
+        self
+    }
+
+    fn image_policy(&self) -> ImagePolicy {
+        self.images
+            .as_ref()
+            .map(|source| source())
+            .unwrap_or_default()
     }
 
     async fn run(&self, args: ReadArgs, context: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -86,18 +101,65 @@ impl ReadTool {
             .map_err(read_error)?;
         if let Some(mime) = detect_image_mime(&head) {
             let data = ops.read_file(&path).await.map_err(read_error)?;
-            let encoded = base64::engine::general_purpose::STANDARD.encode(&data);
-            return Ok(ToolOutput {
-                content: vec![
-                    ContentBlock::text(format!("Read image file [{mime}]")),
-                    ContentBlock::image(encoded, mime),
-                ],
-                details: None,
-                is_error: false,
-            });
+            return Ok(read_image(data, mime, self.image_policy()).await);
         }
         let data = ops.read_file(&path).await.map_err(read_error)?;
         read_text(&String::from_utf8_lossy(&data), &args)
+    }
+}
+
+/// The image (fitted when auto-resize is on) with its notes: the scale when it was resized,
+/// and that it will be dropped when the model takes no images.
+async fn read_image(data: Vec<u8>, mime: &str, policy: ImagePolicy) -> ToolOutput {
+    let non_vision = (policy.model_accepts_images == Some(false)).then_some(NON_VISION_NOTE);
+    let with_notes = |mut text: String, notes: &[Option<&str>]| {
+        for note in notes.iter().flatten() {
+            text.push('\n');
+            text.push_str(note);
+        }
+        text
+    };
+    let (text, image) = if policy.auto_resize {
+        let owned_mime = mime.to_owned();
+        // Decoding and encoding a large photo takes long enough to stall other tasks.
+        let fitted = tokio::task::spawn_blocking(move || {
+            crate::image::fit_image(&data, &owned_mime, &policy.limits)
+        })
+        .await
+        .ok()
+        .flatten();
+        match fitted {
+            None => (
+                with_notes(
+                    format!("Read image file [{mime}]"),
+                    &[Some(IMAGE_TOO_LARGE_NOTE), non_vision],
+                ),
+                None,
+            ),
+            Some(fitted) => {
+                let scale = fitted.dimension_note();
+                (
+                    with_notes(
+                        format!("Read image file [{}]", fitted.mime_type),
+                        &[scale.as_deref(), non_vision],
+                    ),
+                    Some(ContentBlock::image(fitted.data, fitted.mime_type)),
+                )
+            }
+        }
+    } else {
+        let encoded = base64::engine::general_purpose::STANDARD.encode(&data);
+        (
+            with_notes(format!("Read image file [{mime}]"), &[non_vision]),
+            Some(ContentBlock::image(encoded, mime)),
+        )
+    };
+    let mut content = vec![ContentBlock::text(text)];
+    content.extend(image);
+    ToolOutput {
+        content,
+        details: None,
+        is_error: false,
     }
 }
 

@@ -178,12 +178,42 @@ async fn binary_files_are_decoded_lossily_like_the_reference() {
     assert_eq!(text(&out), "ab\u{0}\u{FFFD}\u{FFFD}cd");
 }
 
+/// A PNG of `width` x `height` with varied pixels (so it does not compress to nothing).
+fn png(width: u32, height: u32) -> Vec<u8> {
+    let pixels = image::RgbImage::from_fn(width, height, |x, y| {
+        image::Rgb([(x % 251) as u8, (y % 241) as u8, ((x ^ y) % 239) as u8])
+    });
+    let mut out = std::io::Cursor::new(Vec::new());
+    image::DynamicImage::ImageRgb8(pixels)
+        .write_to(&mut out, image::ImageFormat::Png)
+        .unwrap();
+    out.into_inner()
+}
+
+fn image_block(
+    output: &knightcode_agent::tool::ToolOutput,
+) -> &knightcode_protocol::content::ImageContent {
+    match output.content.get(1) {
+        Some(ContentBlock::Image(image)) => image,
+        other => panic!("expected an image block, got {other:?}"),
+    }
+}
+
+fn decoded_size(image: &knightcode_protocol::content::ImageContent) -> (u32, u32) {
+    use base64::Engine;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(&image.data)
+        .unwrap();
+    let decoded = image::load_from_memory(&bytes).unwrap();
+    (decoded.width(), decoded.height())
+}
+
 #[tokio::test]
 async fn images_are_recognised_by_content_and_attached() {
     let dir = tempfile::tempdir().unwrap();
-    let png: Vec<u8> = [0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A, 1, 2, 3].to_vec();
+    let bytes = png(64, 48);
     // The name says text; the bytes say PNG.
-    std::fs::write(dir.path().join("picture.txt"), &png).unwrap();
+    std::fs::write(dir.path().join("picture.txt"), &bytes).unwrap();
     let out = call(
         tool("read").as_ref(),
         dir.path(),
@@ -196,13 +226,14 @@ async fn images_are_recognised_by_content_and_attached() {
         out.content[0].as_text(),
         Some("Read image file [image/png]")
     );
-    match &out.content[1] {
-        ContentBlock::Image(image) => {
-            assert_eq!(image.mime_type, "image/png");
-            assert_eq!(image.data, "iVBORw0KGgoBAgM=");
-        }
-        other => panic!("expected an image block, got {other:?}"),
-    }
+    let image = image_block(&out);
+    assert_eq!(image.mime_type, "image/png");
+    // Small enough: sent byte for byte.
+    use base64::Engine;
+    assert_eq!(
+        image.data,
+        base64::engine::general_purpose::STANDARD.encode(&bytes)
+    );
     assert_eq!(out.details, None);
 
     // A text file starting with "BM" is not a bitmap.
@@ -269,4 +300,132 @@ fn definition_matches_the_reference_schema() {
         json!("number")
     );
     assert_eq!(definition.parameters["required"], json!(["path"]));
+}
+
+#[tokio::test]
+async fn large_images_are_scaled_to_fit_with_a_coordinate_note() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("wide.png"), png(3000, 120)).unwrap();
+    let out = call(
+        tool("read").as_ref(),
+        dir.path(),
+        json!({"path": "wide.png"}),
+    )
+    .await
+    .unwrap();
+    let image = image_block(&out);
+    assert_eq!(decoded_size(image), (2000, 80));
+    assert_eq!(
+        out.content[0].as_text().unwrap(),
+        format!(
+            "Read image file [{}]\n[Image: original 3000x120, displayed at 2000x80. Multiply coordinates by 1.50 to map to original image.]",
+            image.mime_type
+        )
+    );
+}
+
+#[tokio::test]
+async fn the_models_limits_and_vision_come_from_the_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("photo.png"), png(400, 300)).unwrap();
+    let policy = knightcode_tools::ImagePolicy {
+        auto_resize: true,
+        limits: knightcode_tools::ResizeLimits {
+            max_width: 200,
+            ..knightcode_tools::ResizeLimits::default()
+        },
+        model_accepts_images: Some(false),
+    };
+    let config = knightcode_tools::ToolsConfig {
+        images: Some(std::sync::Arc::new(move || policy.clone())),
+        ..knightcode_tools::ToolsConfig::default()
+    };
+    let out = call(
+        common::tool_with("read", config).as_ref(),
+        dir.path(),
+        json!({"path": "photo.png"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(decoded_size(image_block(&out)), (200, 150));
+    let note = out.content[0].as_text().unwrap();
+    assert!(
+        note.ends_with(
+            "Multiply coordinates by 2.00 to map to original image.]\n[Current model does not support images. The image will be omitted from this request.]"
+        ),
+        "{note}"
+    );
+}
+
+#[tokio::test]
+async fn auto_resize_off_sends_the_file_as_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    // Not even a valid PNG past its signature: nothing is decoded when resizing is off.
+    let bytes: Vec<u8> = [0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A, 1, 2, 3].to_vec();
+    std::fs::write(dir.path().join("raw.png"), &bytes).unwrap();
+    let policy = knightcode_tools::ImagePolicy {
+        auto_resize: false,
+        ..knightcode_tools::ImagePolicy::default()
+    };
+    let config = knightcode_tools::ToolsConfig {
+        images: Some(std::sync::Arc::new(move || policy.clone())),
+        ..knightcode_tools::ToolsConfig::default()
+    };
+    let out = call(
+        common::tool_with("read", config).as_ref(),
+        dir.path(),
+        json!({"path": "raw.png"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        out.content[0].as_text(),
+        Some("Read image file [image/png]")
+    );
+    assert_eq!(image_block(&out).data, "iVBORw0KGgoBAgM=");
+}
+
+#[tokio::test]
+async fn an_image_that_cannot_be_decoded_is_omitted_with_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = png(50, 50);
+    bytes.truncate(60);
+    std::fs::write(dir.path().join("broken.png"), &bytes).unwrap();
+    let out = call(
+        tool("read").as_ref(),
+        dir.path(),
+        json!({"path": "broken.png"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out.content.len(), 1);
+    assert_eq!(
+        text(&out),
+        "Read image file [image/png]\n[Image omitted: could not be resized below the inline image size limit.]"
+    );
+}
+
+#[tokio::test]
+async fn bitmaps_are_sent_as_png_which_every_provider_takes() {
+    let dir = tempfile::tempdir().unwrap();
+    let pixels = image::RgbImage::from_pixel(30, 20, image::Rgb([10, 200, 30]));
+    let mut bmp = std::io::Cursor::new(Vec::new());
+    image::DynamicImage::ImageRgb8(pixels)
+        .write_to(&mut bmp, image::ImageFormat::Bmp)
+        .unwrap();
+    std::fs::write(dir.path().join("icon.bmp"), bmp.into_inner()).unwrap();
+    let out = call(
+        tool("read").as_ref(),
+        dir.path(),
+        json!({"path": "icon.bmp"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        out.content[0].as_text(),
+        Some("Read image file [image/png]")
+    );
+    let image = image_block(&out);
+    assert_eq!(image.mime_type, "image/png");
+    assert_eq!(decoded_size(image), (30, 20));
 }

@@ -102,10 +102,7 @@ fn check_key_order(tool: &str, at: &str, schema: &Value) {
 fn every_schema_writes_required_before_properties() {
     let ours = ours();
     let names: Vec<&str> = ours.iter().map(|(name, _)| name.as_str()).collect();
-    assert_eq!(
-        names,
-        ["read", "bash", "edit", "write", "grep", "find", "ls"]
-    );
+    assert_eq!(names, knightcode_tools::BUILTIN_TOOL_NAMES);
     for (name, parameters) in &ours {
         check_key_order(name, "parameters", parameters);
     }

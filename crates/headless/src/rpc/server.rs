@@ -89,7 +89,7 @@ pub fn run_stdio(setup: SessionSetup) -> u8 {
 /// write, a lone response is never held back). One task between the session and the pipe
 /// keeps a request's round trip to as few thread hand-offs as before the actor.
 pub async fn serve<R, W, S>(
-    session: AgentSession,
+    mut session: AgentSession,
     events: knightcode_agent::EventReceiver,
     input: R,
     output: W,
@@ -102,6 +102,9 @@ where
     S: Future<Output = u8>,
 {
     let (out, mut bridge_lines) = LineWriter::channel(DEFAULT_OUTPUT_CAPACITY);
+    let bridge = UiBridge::new(out);
+    // The session's own questions (`/undo`) go over the extension-UI subprotocol too.
+    session.set_dialogs(Arc::new(bridge.clone()));
     let (handle, mut stream) = session.spawn(events);
     let pending = Arc::new(Mutex::new(Pending::default()));
     let input_ended = Arc::new(AtomicBool::new(false));
@@ -109,7 +112,7 @@ where
         input,
         handle.clone(),
         Arc::clone(&pending),
-        UiBridge::new(out),
+        bridge.clone(),
         Arc::clone(&input_ended),
     ));
     tokio::pin!(shutdown);
@@ -121,11 +124,20 @@ where
         let line = tokio::select! {
             biased;
             code = &mut shutdown => {
+                // A dialog the session waits on would hold the stop up.
+                bridge.close();
                 // Killed processes and the aborted run are waited for, not written.
                 shutdown::stop(handle.clone(), &mut stream, shutdown::EXIT_GRACE, drop).await;
                 break code;
             }
             item = stream.recv() => {
+                // What the session had the bridge write before this (a notice before the
+                // reply of the command that made it) goes out first.
+                while let Ok(line) = bridge_lines.try_recv() {
+                    if !stdout.write(line, true).await {
+                        break;
+                    }
+                }
                 let Some(item) = item else {
                     if input_ended.load(Ordering::SeqCst) {
                         break 0;
@@ -249,8 +261,10 @@ async fn read_inputs<R: AsyncRead + Unpin>(
                 Some(response) => (Command::Ping, lock(&pending).insert_answered(response)),
                 None => continue,
             },
-            // A read error ends the input like EOF: nothing more can arrive.
+            // A read error ends the input like EOF: nothing more can arrive (no dialog
+            // reply either).
             Ok(None) | Err(_) => {
+                bridge.close();
                 input_ended.store(true, Ordering::SeqCst);
                 handle.send(Command::EndOfInput, Responder::Nobody);
                 return;

@@ -52,6 +52,8 @@ type Pending = Arc<Mutex<HashMap<String, oneshot::Sender<UiReply>>>>;
 pub struct UiBridge {
     out: LineWriter,
     pending: Pending,
+    /// No reply can come any more (the client's input ended): dialogs answer at once.
+    closed: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// Forgets a pending dialog however its wait ends (answer, timeout, abort, dropped future).
@@ -77,6 +79,7 @@ impl UiBridge {
         Self {
             out,
             pending: Arc::default(),
+            closed: Arc::default(),
         }
     }
 
@@ -115,6 +118,11 @@ impl UiBridge {
         let (tx, rx) = oneshot::channel();
         // Registered before the request is written, so a fast reply cannot be missed.
         lock(&self.pending).insert(id.clone(), tx);
+        // Checked after registering: a `close` either is seen here or drops the sender.
+        if self.closed.load(std::sync::atomic::Ordering::SeqCst) {
+            lock(&self.pending).remove(&id);
+            return None;
+        }
         let _guard = PendingGuard {
             pending: &self.pending,
             id: id.clone(),
@@ -153,6 +161,13 @@ impl UiBridge {
     /// Resolves every waiting dialog with its default (shutdown, session switch).
     pub fn cancel_all(&self) {
         lock(&self.pending).clear();
+    }
+
+    /// The client's input ended: every dialog, waiting or later, resolves with its default,
+    /// so nothing waits for a reply that cannot come.
+    pub fn close(&self) {
+        self.closed.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.cancel_all();
     }
 
     /// Dialogs currently waiting for a reply.
@@ -293,5 +308,48 @@ fn text_reply(reply: Option<UiReply>) -> Option<String> {
     match reply {
         Some(UiReply::Value(value)) => Some(value),
         _ => None,
+    }
+}
+
+/// The session's own questions (the built-in `/undo`) over the same subprotocol. A dialog
+/// waits as long as the client takes (the reference sets no timeout), and the run's abort
+/// ends it.
+impl knightcode_runtime::dialogs::Dialogs for UiBridge {
+    fn select<'a>(
+        &'a self,
+        title: &'a str,
+        options: Vec<String>,
+        cancel: &'a CancellationToken,
+    ) -> knightcode_agent::HookFuture<'a, Option<String>> {
+        Box::pin(async move {
+            let dialog = DialogOptions {
+                timeout: None,
+                signal: Some(cancel.clone()),
+            };
+            UiBridge::select(self, title, options, &dialog).await
+        })
+    }
+
+    fn notify<'a>(
+        &'a self,
+        message: &'a str,
+        kind: knightcode_runtime::dialogs::NoticeKind,
+    ) -> knightcode_agent::HookFuture<'a, ()> {
+        use knightcode_runtime::dialogs::NoticeKind;
+        let kind = match kind {
+            NoticeKind::Info => NotifyType::Info,
+            NoticeKind::Warning => NotifyType::Warning,
+            NoticeKind::Error => NotifyType::Error,
+        };
+        Box::pin(async move {
+            // A closed output only means nobody would see it.
+            let _ = UiBridge::notify(self, message, Some(kind)).await;
+        })
+    }
+
+    fn set_editor_text<'a>(&'a self, text: &'a str) -> knightcode_agent::HookFuture<'a, ()> {
+        Box::pin(async move {
+            let _ = UiBridge::set_editor_text(self, text).await;
+        })
     }
 }

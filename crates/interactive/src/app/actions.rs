@@ -45,16 +45,23 @@ pub enum Pending {
     Thinking,
     /// A fork: the text goes to the editor.
     Forked,
-    /// A tree navigation: the text of a user message goes to the editor.
-    Navigated,
+    /// A tree navigation: the text of a user message goes to the editor; the notice (what
+    /// could not be undone) is said once the transcript is rebuilt.
+    Navigated(Option<String>),
     /// A name was set.
     Named(String),
     /// `/compact`: the card comes with the events; a failure is said here.
     Compacted,
+    /// `/tools`: the web tools' state to show.
+    WebTools,
+    /// `/tools` without arguments: the state, to open the picker with.
+    WebToolsPicker,
     /// `/reload`: completion takes up the new commands; a notice says what was loaded.
     Reloaded,
     /// Nothing beyond reporting a failure.
     Quiet,
+    /// `/export`, `/share` and `/bug` wrote a file (see `sharing`).
+    Exported(super::sharing::ExportFor),
 }
 
 /// What to show once a snapshot has been taken up (after the transcript was rebuilt, so it
@@ -104,6 +111,10 @@ impl Ui {
             }
             Wake::Clipboard(read) => {
                 self.on_clipboard_image(read);
+                Vec::new()
+            }
+            Wake::Job(done) => {
+                self.on_job_done(done);
                 Vec::new()
             }
             Wake::Resize => {
@@ -177,7 +188,7 @@ impl Ui {
     }
 
     fn on_reply(&mut self, pending: Pending, reply: Reply) {
-        if pending == Pending::Navigated && self.compacting {
+        if matches!(pending, Pending::Navigated(_)) && self.compacting {
             // The branch summary is written (or not).
             self.session_job_ended();
             if let Reply::Failed(message) = &reply
@@ -193,6 +204,10 @@ impl Ui {
             } else {
                 self.error(message);
             }
+            return;
+        }
+        if let Pending::Exported(purpose) = pending {
+            self.on_exported(purpose, reply);
             return;
         }
         if let Reply::Failed(message) = &reply {
@@ -279,13 +294,19 @@ impl Ui {
                 };
                 self.send(Command::Snapshot, Pending::reload(then));
             }
-            (Pending::Navigated, Reply::Navigated { text }) => {
+            (Pending::Navigated(warning), Reply::Navigated { text, restored }) => {
+                let notice = match restored {
+                    Some(report) => Some(knightcode_runtime::file_history::undo::restored_notice(
+                        &report,
+                    )),
+                    None => warning,
+                };
                 let then = AfterReload {
+                    notice,
                     hint: text.is_some().then(|| {
                         "Edit the message and press enter to branch from here.".to_owned()
                     }),
                     editor: text,
-                    ..AfterReload::default()
                 };
                 self.send(Command::Snapshot, Pending::reload(then));
             }
@@ -293,6 +314,15 @@ impl Ui {
             (Pending::Named(name), _) => {
                 self.update_footer();
                 self.status(&format!("Session named \"{name}\"."));
+            }
+            (Pending::WebToolsPicker, Reply::WebTools(status)) => {
+                self.open_web_tools_picker(&status);
+            }
+            (Pending::WebTools, Reply::WebTools(status)) => {
+                self.info(&super::web_tools::describe(&status));
+                if let Some(error) = &status.save_error {
+                    self.error(error);
+                }
             }
             _ => {}
         }
@@ -321,21 +351,10 @@ impl Ui {
     }
 }
 
-/// Moves in the tree; with `summary` the branch left behind is summarised first (a working
-/// row shows it, escape cancels).
+/// Moves in the tree, asking first whether to put files back when the move leaves turns
+/// that changed some.
 fn navigate(ui: &mut Ui, entry_id: Option<String>, summary: Option<SummaryRequest>) {
-    if summary.is_some() {
-        ui.compacting = true;
-        ui.set_working(Some(SUMMARIZING_BRANCH));
-    }
-    ui.send(
-        Command::NavigateTree {
-            entry_id,
-            summary,
-            label: None,
-        },
-        Pending::Navigated,
-    );
+    ui.go_back(entry_id, summary);
 }
 
 /// The working row while a left branch is summarised.
@@ -491,11 +510,25 @@ fn slash_command(ui: &mut Ui, command: SlashCommand) {
             );
         }
         SlashCommand::Copy => ui.copy_last(),
+        SlashCommand::Tools(Ok(change)) => {
+            let pending = if change == knightcode_runtime::web_tools::WebToolsChange::default() {
+                Pending::WebToolsPicker
+            } else {
+                Pending::WebTools
+            };
+            ui.send(Command::ConfigureWebTools(change), pending);
+        }
+        SlashCommand::Tools(Err(usage)) => ui.info(&usage),
+        SlashCommand::Export(path) => ui.export_session(path),
+        SlashCommand::Import(path) => ui.ask_import(path),
+        SlashCommand::Share => ui.share_session(),
+        SlashCommand::Bug(description) => ui.ask_bug_report(description),
         SlashCommand::Name(name) => ui.name_session(name.as_deref()),
         SlashCommand::NotAvailable(name) => ui.info(&commands::not_available_message(name)),
         SlashCommand::Resume => ui.open_session_picker(),
         SlashCommand::Tree => ui.open_tree(),
         SlashCommand::Fork => ui.open_fork_picker(),
+        SlashCommand::Undo => ui.open_undo_picker(),
         SlashCommand::Model(None) => ui.open_model_picker(),
         SlashCommand::ScopedModels => ui.open_scope_picker(),
         SlashCommand::Thinking(None) => ui.open_thinking_picker(),
@@ -622,6 +655,7 @@ fn picked(ui: &mut Ui, result: OverlayResult) {
             };
             navigate(ui, Some(entry_id), summary);
         }
+        OverlayResult::Choice(question, answer) => ui.on_choice(question, answer),
         OverlayResult::ForkSessionFile(path) => {
             let done = format!(
                 "Continued {} in a fork: a new session file (the other process keeps the original).",
@@ -632,10 +666,18 @@ fn picked(ui: &mut Ui, result: OverlayResult) {
                 Pending::Changed { done, reload: true },
             );
         }
+        OverlayResult::Undo(entry_id) => navigate(ui, Some(entry_id), None),
+        OverlayResult::Restore {
+            going,
+            restore_files,
+        } => ui.navigate_now(going, restore_files),
         OverlayResult::Fork(entry_id) => {
             ui.send(Command::Fork(entry_id), Pending::Forked);
         }
         OverlayResult::Trust(choice) => ui.save_trust(choice),
+        OverlayResult::WebTools(change) => {
+            ui.send(Command::ConfigureWebTools(change), Pending::WebTools);
+        }
         OverlayResult::Request(request) => ui.overlay_request(request),
     }
 }

@@ -13,8 +13,11 @@ mod input;
 mod ops;
 pub mod overlay;
 pub mod screen;
+mod sharing;
 mod startup;
 mod ui;
+mod undo;
+mod web_tools;
 
 use std::time::Duration;
 

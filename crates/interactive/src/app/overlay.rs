@@ -37,6 +37,24 @@ pub enum Overlay {
     BranchSummary(BranchSummaryPrompt),
     /// A session another process owns was picked: continue it in a fork?
     ForkBusy(ConfirmPrompt, PathBuf),
+    /// `/tools`: the change each answer makes.
+    WebTools(
+        ConfirmPrompt,
+        Vec<knightcode_runtime::web_tools::WebToolsChange>,
+    ),
+    /// `/undo`: the user messages of the branch.
+    Undo(ForkPicker),
+    /// Going back past turns that changed files: put them back too?
+    Restore(ConfirmPrompt, GoingBack),
+    /// A question of a slash command (`/import`, `/bug`); the answer's index goes back.
+    Choice(ConfirmPrompt, super::sharing::Question),
+}
+
+/// A move in the tree waiting for the restore question's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GoingBack {
+    pub entry_id: Option<String>,
+    pub summary: Option<knightcode_runtime::actor::SummaryRequest>,
 }
 
 /// What a picker asks for while open.
@@ -64,11 +82,22 @@ pub enum OverlayResult {
     Fork(String),
     /// Continue this session file (owned by another process) in a fork of it.
     ForkSessionFile(PathBuf),
+    /// `/tools`: the change picked.
+    WebTools(knightcode_runtime::web_tools::WebToolsChange),
+    /// The answer (an index) to a slash command's question.
+    Choice(super::sharing::Question, usize),
     Trust(TrustChoice),
     /// `/tree` leaving a branch: how to summarise it.
     TreeSummary {
         entry_id: String,
         choice: BranchSummaryChoice,
+    },
+    /// `/undo`: go back to before this user message.
+    Undo(String),
+    /// The restore question's answer (escape cancels the move instead).
+    Restore {
+        going: GoingBack,
+        restore_files: bool,
     },
     /// The picker stays open; the app does I/O for it.
     Request(OverlayRequest),
@@ -103,8 +132,13 @@ impl Overlay {
             Self::Scope(p) => p.set_max_rows(rows),
             Self::Thinking(p) => p.set_max_rows(rows),
             Self::Tree(p) => p.set_max_rows(rows),
-            Self::Fork(p) => p.set_max_rows(rows),
-            Self::Trust(_) | Self::BranchSummary(_) | Self::ForkBusy(..) => {}
+            Self::Fork(p) | Self::Undo(p) => p.set_max_rows(rows),
+            Self::Trust(_)
+            | Self::BranchSummary(_)
+            | Self::ForkBusy(..)
+            | Self::Restore(..)
+            | Self::WebTools(..)
+            | Self::Choice(..) => {}
         }
     }
 
@@ -115,10 +149,13 @@ impl Overlay {
             Self::Scope(p) => p.render(width),
             Self::Thinking(p) => p.render(width),
             Self::Tree(p) => p.render(width),
-            Self::Fork(p) => p.render(width),
+            Self::Fork(p) | Self::Undo(p) => p.render(width),
             Self::Trust(p) => p.render(width),
             Self::BranchSummary(p) => p.render(width),
-            Self::ForkBusy(p, _) => p.render(width),
+            Self::ForkBusy(p, _)
+            | Self::Restore(p, _)
+            | Self::WebTools(p, _)
+            | Self::Choice(p, _) => p.render(width),
         }
     }
 
@@ -129,7 +166,14 @@ impl Overlay {
             Self::Scope(p) => p.handle_paste(text),
             Self::Tree(p) => p.handle_paste(text),
             Self::BranchSummary(p) => p.handle_paste(text),
-            Self::Thinking(_) | Self::Fork(_) | Self::Trust(_) | Self::ForkBusy(..) => {}
+            Self::Thinking(_)
+            | Self::Fork(_)
+            | Self::Undo(_)
+            | Self::Trust(_)
+            | Self::ForkBusy(..)
+            | Self::Restore(..)
+            | Self::WebTools(..)
+            | Self::Choice(..) => {}
         }
     }
 
@@ -187,12 +231,48 @@ impl Overlay {
                     |never| match never {},
                 )
             }
+            Self::Undo(p) => {
+                step(
+                    p.handle_key(key, bindings),
+                    OverlayResult::Undo,
+                    |never| match never {},
+                )
+            }
+            // Escape cancels the move; the first answer leaves the files alone.
+            Self::Restore(p, going) => match p.handle_key(key, bindings) {
+                PickerOutcome::Done(answer) => OverlayStep::Done(OverlayResult::Restore {
+                    going: going.clone(),
+                    restore_files: answer == 1,
+                }),
+                PickerOutcome::Cancel => OverlayStep::Closed,
+                PickerOutcome::Pending => OverlayStep::Pending,
+                PickerOutcome::Request(never) => match never {},
+            },
             // The first answer forks; the other keeps the current session (a cancel).
             Self::ForkBusy(p, path) => match p.handle_key(key, bindings) {
                 PickerOutcome::Done(0) => {
                     OverlayStep::Done(OverlayResult::ForkSessionFile(path.clone()))
                 }
                 PickerOutcome::Done(_) | PickerOutcome::Cancel => OverlayStep::Closed,
+                PickerOutcome::Pending => OverlayStep::Pending,
+                PickerOutcome::Request(never) => match never {},
+            },
+            Self::WebTools(p, changes) => match p.handle_key(key, bindings) {
+                PickerOutcome::Done(index) => match changes.get(index) {
+                    Some(change) => OverlayStep::Done(OverlayResult::WebTools(change.clone())),
+                    None => OverlayStep::Closed,
+                },
+                PickerOutcome::Cancel => OverlayStep::Closed,
+                PickerOutcome::Pending => OverlayStep::Pending,
+                PickerOutcome::Request(never) => match never {},
+            },
+            Self::Choice(p, question) => match p.handle_key(key, bindings) {
+                PickerOutcome::Done(answer) => {
+                    OverlayStep::Done(OverlayResult::Choice(question.clone(), answer))
+                }
+                PickerOutcome::Cancel => {
+                    OverlayStep::Done(OverlayResult::Choice(question.clone(), usize::MAX))
+                }
                 PickerOutcome::Pending => OverlayStep::Pending,
                 PickerOutcome::Request(never) => match never {},
             },
@@ -379,6 +459,22 @@ impl Ui {
             &self.bindings,
         );
         Overlay::ForkBusy(prompt, path.to_path_buf())
+    }
+
+    /// `/tools` without arguments: the state, and a list of what to change.
+    pub fn open_web_tools_picker(
+        &mut self,
+        status: &knightcode_runtime::web_tools::WebToolsStatus,
+    ) {
+        let (answers, changes) = super::web_tools::choices(status);
+        let prompt = ConfirmPrompt::new(
+            "Web tools",
+            super::web_tools::summary(status),
+            answers,
+            self.screen.theme.clone(),
+            &self.bindings,
+        );
+        self.show_overlay(Overlay::WebTools(prompt, changes));
     }
 
     pub fn open_trust_picker(&mut self) {

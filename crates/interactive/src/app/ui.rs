@@ -56,6 +56,8 @@ pub enum Wake {
     SessionEnded,
     /// A clipboard image read (Ctrl+V) finished.
     Clipboard(super::clipboard_image::ClipboardRead),
+    /// Work done off the loop (`/share`, `/bug`) has something to say.
+    Job(super::sharing::JobDone),
     Resize,
     Timer,
     /// SIGTERM (143) or SIGHUP (129).
@@ -86,6 +88,10 @@ pub struct Ui {
     pub clipboard_env: super::clipboard_image::ClipboardEnv,
     pub clipboard_tx: mpsc::UnboundedSender<super::clipboard_image::ClipboardRead>,
     clipboard_rx: mpsc::UnboundedReceiver<super::clipboard_image::ClipboardRead>,
+    pub jobs_tx: mpsc::UnboundedSender<super::sharing::JobDone>,
+    jobs_rx: mpsc::UnboundedReceiver<super::sharing::JobDone>,
+    /// The last errors and warnings shown, oldest first (`/bug` reports them).
+    pub recent_diagnostics: std::collections::VecDeque<String>,
     /// The `--models` scope as (provider, id): the model picker starts on these.
     pub scoped_models: Vec<(String, String)>,
     /// Images pasted from the clipboard so far (they are named by number).
@@ -190,6 +196,7 @@ impl Ui {
         };
         let screen = Screen::new(theme, Transcript::new(look), editor, footer, height);
         let (clipboard_tx, clipboard_rx) = mpsc::unbounded_channel();
+        let (jobs_tx, jobs_rx) = mpsc::unbounded_channel();
         let mut ui = Self {
             term,
             reader: Some(reader),
@@ -209,6 +216,9 @@ impl Ui {
             clipboard_env: super::clipboard_image::ClipboardEnv::from_process(),
             clipboard_tx,
             clipboard_rx,
+            jobs_tx,
+            jobs_rx,
+            recent_diagnostics: std::collections::VecDeque::new(),
             clipboard_images: 0,
             scoped_models: Vec::new(),
             winch: tokio::signal::unix::signal(SignalKind::window_change())?,
@@ -415,13 +425,24 @@ impl Ui {
     }
 
     pub fn warn(&mut self, text: &str) {
+        self.remember_diagnostic("warning", text);
         self.screen.transcript.notice(NoticeKind::Warning, text);
         self.mark_urgent();
     }
 
     pub fn error(&mut self, text: &str) {
+        self.remember_diagnostic("error", text);
         self.screen.transcript.notice(NoticeKind::Error, text);
         self.mark_urgent();
+    }
+
+    fn remember_diagnostic(&mut self, level: &str, text: &str) {
+        const KEPT: usize = 50;
+        if self.recent_diagnostics.len() == KEPT {
+            self.recent_diagnostics.pop_front();
+        }
+        self.recent_diagnostics
+            .push_back(format!("{level}: {text}"));
     }
 
     pub fn set_working(&mut self, message: Option<&str>) {
@@ -502,6 +523,7 @@ impl Ui {
                 None => Wake::SessionEnded,
             },
             Some(read) = self.clipboard_rx.recv() => Wake::Clipboard(read),
+            Some(done) = self.jobs_rx.recv() => Wake::Job(done),
             () = sleep => Wake::Timer,
         }
     }

@@ -1,5 +1,7 @@
 //! `/fork`: pick one of the current branch's user messages; the app copies the branch up
-//! to that point into a new session. Oldest first, the cursor on the newest.
+//! to that point into a new session. Oldest first, the cursor on the newest. `/undo` uses
+//! the same list with its own wording and a line per message saying when it was sent and
+//! what an undo to it would restore.
 
 use knightcode_protocol::AgentMessage;
 use knightcode_protocol::SessionEntry;
@@ -53,7 +55,29 @@ pub struct ForkPicker {
     messages: Vec<ForkCandidate>,
     selected: usize,
     max_rows: usize,
+    wording: Wording,
+    /// The second line of each message (`/undo`); else "Message n of m".
+    details: Option<Vec<String>>,
 }
+
+/// What the picker is for, in its words.
+struct Wording {
+    title: &'static str,
+    description: &'static str,
+    confirm: &'static str,
+}
+
+const FORK_WORDING: Wording = Wording {
+    title: "Fork from Message",
+    description: "Select a user message to copy the active path up to that point into a new session",
+    confirm: "fork",
+};
+
+const UNDO_WORDING: Wording = Wording {
+    title: "Undo to Message",
+    description: "Select a user message to go back to before it; its text returns to the editor and the later turns stay in /tree",
+    confirm: "undo",
+};
 
 impl ForkPicker {
     /// `messages` oldest first. An empty list renders "No user messages found" and any
@@ -66,6 +90,22 @@ impl ForkPicker {
             messages,
             selected,
             max_rows: DEFAULT_MAX_ROWS * LINES_PER_ITEM,
+            wording: FORK_WORDING,
+            details: None,
+        }
+    }
+
+    /// `/undo`'s list: `details[i]` is the second line of `messages[i]` (time, files).
+    pub fn undo(
+        messages: Vec<ForkCandidate>,
+        details: Vec<String>,
+        theme: Theme,
+        bindings: &Keybindings,
+    ) -> Self {
+        Self {
+            wording: UNDO_WORDING,
+            details: Some(details),
+            ..Self::new(messages, theme, bindings)
         }
     }
 
@@ -118,14 +158,9 @@ impl Component for ForkPicker {
         let theme = &self.theme;
         let mut lines = vec![
             border(theme, width),
-            fit(&theme.tool_title.paint("Fork from Message"), width),
+            fit(&theme.tool_title.paint(self.wording.title), width),
         ];
-        lines.extend(wrapped(
-            &theme.muted.paint(
-                "Select a user message to copy the active path up to that point into a new session",
-            ),
-            width,
-        ));
+        lines.extend(wrapped(&theme.muted.paint(self.wording.description), width));
         lines.push(String::new());
         let len = self.messages.len();
         if len == 0 {
@@ -152,12 +187,11 @@ impl Component for ForkPicker {
                     format!("  {text}")
                 };
                 lines.push(fit(&line, width));
-                lines.push(fit(
-                    &theme
-                        .muted
-                        .paint(&format!("  Message {} of {len}", index + 1)),
-                    width,
-                ));
+                let detail = match self.details.as_ref().and_then(|d| d.get(index)) {
+                    Some(detail) => format!("  {detail}"),
+                    None => format!("  Message {} of {len}", index + 1),
+                };
+                lines.push(fit(&theme.muted.paint(&detail), width));
                 lines.push(String::new());
             },
         );
@@ -165,7 +199,7 @@ impl Component for ForkPicker {
         lines.push(
             Hints::new(theme, &self.bindings)
                 .raw("↑/↓", "move")
-                .action("tui.select.confirm", "fork")
+                .action("tui.select.confirm", self.wording.confirm)
                 .action("tui.select.cancel", "cancel")
                 .line(width),
         );

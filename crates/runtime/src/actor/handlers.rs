@@ -2,8 +2,6 @@
 //! (only the agent handle, the session view and the output), and the reads both share.
 //! Refusals use the reference's texts (`spec/rpc.md` §2): RPC clients see them verbatim.
 
-use std::path::Path;
-
 use knightcode_ai::ThinkingLevel;
 use knightcode_protocol::AgentEvent;
 use knightcode_protocol::ContentBlock;
@@ -32,9 +30,12 @@ pub const NAVIGATION_BUSY: &str = "Navigation cannot proceed while compaction or
 /// A prompt while a manual compaction runs.
 pub const COMPACTION_BUSY: &str = "Cannot submit a prompt while compaction is in progress. Wait for compaction to finish and retry.";
 
-/// `export_html`: there is no HTML exporter in this build yet.
-pub const EXPORT_UNAVAILABLE: &str =
-    "Export to HTML is not available yet in this build of knightcode; nothing was written.";
+fn exported(result: crate::Result<std::path::PathBuf>) -> Reply {
+    match result {
+        Ok(path) => Reply::Exported(path),
+        Err(error) => Reply::Failed(error.to_string()),
+    }
+}
 
 /// Queues a steering or follow-up message (also a prompt with a queueing mode).
 /// Skill commands and templates expand first, as for a prompt.
@@ -74,15 +75,17 @@ fn shared(ctx: &Ctx, command: &Command, streaming: bool) -> Option<Reply> {
             Reply::Done
         }
         Command::GetSessionStats => Reply::Stats(view.stats()),
-        Command::ExportHtml => {
-            let state = view.state(streaming);
-            match state.session_file {
-                None => Reply::Failed("Cannot export in-memory session to HTML".to_owned()),
-                Some(file) if !Path::new(&file).exists() => {
-                    Reply::Failed("Nothing to export yet - start a conversation first".to_owned())
-                }
-                Some(_) => Reply::Failed(EXPORT_UNAVAILABLE.to_owned()),
-            }
+        Command::ExportHtml { output, colors } => {
+            let colors = colors.clone().unwrap_or_default();
+            let prepared = view.with_session(|session| {
+                crate::export::session_html(session, output.as_deref(), &colors)
+            });
+            exported(crate::export::finish(prepared))
+        }
+        Command::ExportJsonl { output } => {
+            let prepared = view
+                .with_session(|session| crate::export::session_jsonl(session, output.as_deref()));
+            exported(crate::export::finish(prepared))
         }
         Command::GetForkMessages => Reply::ForkMessages(view.fork_messages()),
         Command::GetEntries { since } => match view.entries(since.as_deref()) {
@@ -180,6 +183,7 @@ pub(super) async fn busy(ctx: &mut Ctx, envelope: Envelope) {
             exclude_from_context,
             id,
         } => {
+            ctx.view.mark_shell();
             let mut bash = ctx.bash_template.clone();
             bash.command.clone_from(line);
             bash.exclude_from_context = *exclude_from_context;
@@ -271,11 +275,13 @@ pub(super) async fn idle(session: &mut AgentSession, ctx: &mut Ctx, envelope: En
             entry_id: Some(entry_id),
             summary: Some(request),
             label,
+            restore_files,
         } => {
             return Flow::NavigateSummarized {
                 entry_id,
                 request,
                 label,
+                restore_files,
                 responder,
             };
         }
@@ -293,6 +299,7 @@ pub(super) async fn idle(session: &mut AgentSession, ctx: &mut Ctx, envelope: En
             exclude_from_context,
             id,
         } => {
+            ctx.view.mark_shell();
             let bash = session.user_bash(&line, exclude_from_context);
             ctx.spawn_bash(bash, responder, id);
             return flow;
@@ -342,12 +349,18 @@ async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) 
             Err(error) => Reply::Failed(error.to_string()),
         },
         Command::NavigateTree {
-            entry_id, label, ..
+            entry_id,
+            label,
+            restore_files,
+            ..
         } => match session
-            .navigate_tree_announced(entry_id.as_deref(), label.as_deref())
+            .navigate_tree_announced(entry_id.as_deref(), label.as_deref(), *restore_files)
             .await
         {
-            Ok(text) => Reply::Navigated { text },
+            Ok(navigated) => Reply::Navigated {
+                text: navigated.text,
+                restored: navigated.restored,
+            },
             Err(error) => Reply::Failed(error.to_string()),
         },
         Command::SetScopedModels { models, save } => {
@@ -417,6 +430,7 @@ async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) 
             session.set_auto_retry(*enabled);
             Reply::Done
         }
+        Command::ConfigureWebTools(change) => Reply::WebTools(session.configure_web_tools(change)),
         Command::Reload => Reply::Reloaded(std::sync::Arc::clone(session.reload_resources())),
         _ => return None,
     };

@@ -19,7 +19,6 @@ mod task;
 
 pub use handlers::ALREADY_PROCESSING;
 pub use handlers::COMPACTION_BUSY;
-pub use handlers::EXPORT_UNAVAILABLE;
 pub use handlers::NAVIGATION_BUSY;
 pub use task::NAVIGATION_CANCELLED;
 
@@ -96,6 +95,10 @@ pub enum Command {
     SetFollowUpMode(QueueMode),
     SetAutoCompaction(bool),
     SetAutoRetry(bool),
+    /// `/tools`: switch a web tool, pick the search provider (and Brave key), or with an
+    /// empty change just report; answered with [`Reply::WebTools`]. Waits for a running
+    /// prompt (the tool list of a request does not change mid-run).
+    ConfigureWebTools(crate::web_tools::WebToolsChange),
     NewSession {
         parent_session: Option<String>,
     },
@@ -108,11 +111,14 @@ pub enum Command {
     SetSessionName(String),
     /// Moves the leaf within the tree (`/tree`); while a run goes on it is aborted first.
     /// With `summary` the branch left behind is summarised first (abort cancels it all);
-    /// `label` goes on the summary entry, or on the target without one.
+    /// `label` goes on the summary entry, or on the target without one. With
+    /// `restore_files` the files the abandoned turns changed are put back once the leaf
+    /// has moved (see `SessionView::restore_plan` for what that would be).
     NavigateTree {
         entry_id: Option<String>,
         summary: Option<SummaryRequest>,
         label: Option<String>,
+        restore_files: bool,
     },
     /// Replaces the model scope (`/scoped-models`); `save` also writes `enabledModels`.
     SetScopedModels {
@@ -131,7 +137,17 @@ pub enum Command {
     Compact {
         custom_instructions: Option<String>,
     },
-    ExportHtml,
+    /// Writes the session as one HTML page (`output`, else `knightcode-session-<file>.html`
+    /// in the working directory) in `colors`, else the built-in dark theme's; answered with
+    /// [`Reply::Exported`].
+    ExportHtml {
+        output: Option<PathBuf>,
+        colors: Option<crate::export::ExportColors>,
+    },
+    /// Writes the current branch as JSONL (`/export file.jsonl`).
+    ExportJsonl {
+        output: Option<PathBuf>,
+    },
     GetState,
     GetMessages,
     GetAvailableModels,
@@ -185,9 +201,11 @@ pub enum Reply {
     Forked {
         text: String,
     },
-    /// The leaf moved; the text of the user message navigated to, for the editor.
+    /// The leaf moved; the text of the user message navigated to, for the editor, and what
+    /// restoring files did when that was asked for.
     Navigated {
         text: Option<String>,
+        restored: Option<crate::file_history::RestoreReport>,
     },
     Snapshot(Box<SessionSnapshot>),
     Bash(BashResult),
@@ -202,6 +220,9 @@ pub enum Reply {
     ForkMessages(Vec<ForkMessage>),
     LastAssistantText(Option<String>),
     Compacted(knightcode_protocol::rpc::CompactionResult),
+    WebTools(crate::web_tools::WebToolsStatus),
+    /// The file an export wrote.
+    Exported(PathBuf),
     Commands(Vec<knightcode_protocol::rpc::SlashCommand>),
     /// What `/reload` loaded: the resources, and the report of their problems.
     Reloaded(std::sync::Arc<knightcode_resources::Resources>),

@@ -59,6 +59,7 @@ pub(super) enum Flow {
         entry_id: String,
         request: SummaryRequest,
         label: Option<String>,
+        restore_files: bool,
         responder: Responder,
     },
 }
@@ -313,14 +314,23 @@ async fn run_job(session: &mut AgentSession, ctx: &mut Ctx, flow: Flow) {
             entry_id,
             request,
             label,
+            restore_files,
             responder,
         } => {
             let cancel = CancellationToken::new();
-            let job =
-                session.navigate_tree_summarized(&entry_id, &request, label.as_deref(), &cancel);
+            let job = session.navigate_tree_summarized(
+                &entry_id,
+                &request,
+                label.as_deref(),
+                restore_files,
+                &cancel,
+            );
             let outcome = serve_during(ctx, &cancel, job).await;
             let reply = match outcome {
-                Ok(text) => Reply::Navigated { text },
+                Ok(navigated) => Reply::Navigated {
+                    text: navigated.text,
+                    restored: navigated.restored,
+                },
                 Err(CompactionError::Cancelled) => Reply::Failed(NAVIGATION_CANCELLED.to_owned()),
                 Err(error) => Reply::Failed(error.to_string()),
             };

@@ -7,6 +7,7 @@ use knightcode_protocol::rpc::CompactionResult;
 use tokio_util::sync::CancellationToken;
 
 use super::AgentSession;
+use super::Navigated;
 use super::lock;
 use crate::compaction::CompactionError;
 use crate::compaction::CompactionSettings;
@@ -153,11 +154,13 @@ impl AgentSession {
         entry_id: &str,
         request: &SummaryRequest,
         label: Option<&str>,
+        restore_files: bool,
         cancel: &CancellationToken,
-    ) -> Result<Option<String>, CompactionError> {
+    ) -> Result<Navigated, CompactionError> {
         if lock(&self.session).leaf_id() == Some(entry_id) {
-            return Ok(None);
+            return Ok(Navigated::default());
         }
+        let plan = self.restore_plan_for(Some(entry_id), restore_files);
         let target = self.compaction_target();
         let reserve = self.settings.values().branch_summary_reserve_tokens;
         let (leaf, text, preparation) = {
@@ -242,17 +245,23 @@ impl AgentSession {
                 from_hook,
             })
             .await;
-        Ok(text)
+        Ok(Navigated {
+            text,
+            restored: self.apply_restore(plan),
+        })
     }
 
     /// [`AgentSession::navigate_tree`], then `tree_changed` for the hooks (a move without a
-    /// summary).
+    /// summary); with `restore_files` the files the abandoned turns changed are put back.
     pub async fn navigate_tree_announced(
         &mut self,
         entry_id: Option<&str>,
         label: Option<&str>,
-    ) -> crate::Result<Option<String>> {
+        restore_files: bool,
+    ) -> crate::Result<Navigated> {
         let old_leaf = lock(&self.session).leaf_id().map(str::to_owned);
+        let plan =
+            self.restore_plan_for(entry_id, restore_files && old_leaf.as_deref() != entry_id);
         let text = self.navigate_tree(entry_id, label)?;
         let new_leaf = lock(&self.session).leaf_id().map(str::to_owned);
         if new_leaf != old_leaf {
@@ -266,7 +275,10 @@ impl AgentSession {
                 })
                 .await;
         }
-        Ok(text)
+        Ok(Navigated {
+            text,
+            restored: self.apply_restore(plan),
+        })
     }
 
     /// The agent takes up the branch's context as the session file now has it.

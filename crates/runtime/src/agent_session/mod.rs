@@ -3,6 +3,10 @@
 
 mod compacting;
 pub mod operations;
+mod undo;
+
+pub use self::undo::Navigated;
+pub use self::undo::is_undo_command;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -32,6 +36,7 @@ use knightcode_session::SessionManager;
 use knightcode_session::SessionStore;
 use knightcode_session::SystemState;
 use knightcode_tools::BashConfig;
+use knightcode_tools::ImagePolicy;
 use knightcode_tools::SessionEnv;
 use knightcode_tools::ToolsConfig;
 
@@ -40,8 +45,11 @@ use crate::context_files::ContextFile;
 use crate::context_files::PromptFiles;
 use crate::context_files::discover_context_files;
 use crate::context_files::resolve_prompt_files;
+use crate::dialogs::Dialogs;
+use crate::dialogs::NoDialogs;
 use crate::error::Result;
 use crate::error::RuntimeError;
+use crate::file_history::FileHistory;
 use crate::hooks::InputSource;
 use crate::hooks::PromptInput;
 use crate::hooks::SessionHooks;
@@ -56,6 +64,7 @@ use crate::tool_selection::select_tools;
 use crate::trust::TrustDecision;
 use crate::trust::TrustStore;
 use crate::trust::resolve_non_interactive;
+use crate::web_tools::WebTools;
 
 /// Which session to work in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -180,6 +189,15 @@ pub struct AgentSession {
     /// The `KNIGHTCODE_*` variables the bash tool exports, brought up to date before each
     /// run.
     session_env: Arc<Mutex<SessionEnv>>,
+    /// How `read` treats images (resize setting, the model's limits and vision), brought
+    /// up to date before each run.
+    image_policy: Arc<Mutex<ImagePolicy>>,
+    /// `tools.json`: web tools on by default, the search provider and key (`/tools`).
+    web_tools: WebTools,
+    /// Backups of the files the tools change, for `/undo` and `/tree`.
+    file_history: Arc<FileHistory>,
+    /// Who the built-in `/undo` asks when the front end has no picker of its own.
+    dialogs: Arc<dyn Dialogs>,
 }
 
 impl std::fmt::Debug for AgentSession {
@@ -419,6 +437,22 @@ impl AgentSession {
 
         let session_id = session.session_id().to_owned();
         let session_file = session.session_file().map(Path::to_path_buf);
+        let history_enabled =
+            !crate::file_history::disabled_by(env.var(crate::file_history::DISABLE_VAR).as_deref());
+        let file_history = Arc::new(FileHistory::new(
+            &setup.agent_dir,
+            &session_id,
+            history_enabled,
+        ));
+        if history_enabled {
+            let now = std::time::UNIX_EPOCH
+                + std::time::Duration::from_millis(u64::try_from(clock.now_ms()).unwrap_or(0));
+            // Off the start-up path: nothing waits for it.
+            drop(crate::file_history::index::prune_in_background(
+                crate::file_history::index::history_root(&setup.agent_dir),
+                now,
+            ));
+        }
         let session = Arc::new(Mutex::new(session));
         let (events, receiver) =
             knightcode_agent::event_channel(knightcode_agent::DEFAULT_EVENT_CAPACITY);
@@ -471,7 +505,16 @@ impl AgentSession {
             model: Some(model.id.clone()),
             reasoning_level: Some(thinking.as_str().to_owned()),
         }));
-        let (tools, active_tools) = build_tools(&setup, &settings, &session_env, &mut notices);
+        let image_policy = Arc::new(Mutex::new(image_policy(settings.values(), &model)));
+        let web_tools = WebTools::load(&setup.agent_dir, env.var("BRAVE_API_KEY"));
+        let (tools, active_tools) = build_tools(
+            &setup,
+            &settings,
+            &session_env,
+            &image_policy,
+            &web_tools,
+            &mut notices,
+        );
         let (tools, active_tools) =
             add_extension_tools(&setup, tools, active_tools, extension_tools);
 
@@ -529,12 +572,17 @@ impl AgentSession {
             compacting: crate::compaction::hooks::CompactingFlag::default(),
         };
         let loop_hooks: Arc<dyn knightcode_agent::AgentHooks> =
-            Arc::new(crate::compaction::hooks::RuntimeHooks::new(
-                hooks.clone(),
-                Arc::clone(&compaction.target),
-                events.clone(),
-                compaction.compacting.clone(),
-            ));
+            Arc::new(crate::file_history::hooks::FileHistoryHooks {
+                inner: Arc::new(crate::compaction::hooks::RuntimeHooks::new(
+                    hooks.clone(),
+                    Arc::clone(&compaction.target),
+                    events.clone(),
+                    compaction.compacting.clone(),
+                )),
+                history: Arc::clone(&file_history),
+                session: Arc::clone(&session),
+                cwd: setup.cwd.clone(),
+            });
         // Every finished message goes to the session file before the next model request.
         let store = Arc::clone(&session);
         let agent = Agent::new(Arc::clone(&provider), config, events)
@@ -570,6 +618,10 @@ impl AgentSession {
                 provider,
                 compaction,
                 session_env,
+                image_policy,
+                web_tools,
+                file_history,
+                dialogs: Arc::new(NoDialogs),
             },
             receiver,
         ))
@@ -578,6 +630,16 @@ impl AgentSession {
     /// Steering, queueing and abort while a prompt runs.
     pub fn handle(&self) -> AgentHandle {
         self.handle.clone()
+    }
+
+    /// Who the built-in `/undo` asks (RPC mode's extension-UI bridge); no one by default.
+    pub fn set_dialogs(&mut self, dialogs: Arc<dyn Dialogs>) {
+        self.dialogs = dialogs;
+    }
+
+    /// The session's file history (backups for `/undo`).
+    pub fn file_history(&self) -> &Arc<FileHistory> {
+        &self.file_history
     }
 
     pub fn notices(&self) -> &[String] {
@@ -781,6 +843,19 @@ fn no_model_message(agent_dir: &Path) -> String {
     )
 }
 
+/// What `read` does with images for `model`: the `images.autoResize` setting, the model's
+/// `inputLimits` and whether it takes images at all.
+pub(crate) fn image_policy(
+    settings: &crate::settings::SettingsValues,
+    model: &Model,
+) -> ImagePolicy {
+    ImagePolicy {
+        auto_resize: settings.images_auto_resize,
+        limits: knightcode_tools::ResizeLimits::from_input_limits(model.input_limits.as_ref()),
+        model_accepts_images: Some(model.input.iter().any(|kind| kind == "image")),
+    }
+}
+
 /// Built-in tools and the names to activate: `--tools`, else the `defaultTools` setting, minus
 /// `--exclude-tools`; none with `--no-tools` or `--no-builtin-tools`. Entries that name no
 /// tool become notices.
@@ -788,6 +863,8 @@ fn build_tools(
     setup: &SessionSetup,
     settings: &Settings,
     session_env: &Arc<Mutex<SessionEnv>>,
+    image_policy: &Arc<Mutex<ImagePolicy>>,
+    web_tools: &WebTools,
     notices: &mut Vec<String>,
 ) -> (ToolRegistry, Vec<String>) {
     let env = Arc::clone(session_env);
@@ -804,13 +881,35 @@ fn build_tools(
         file_ops: Arc::new(knightcode_tools::LocalFileOps),
         mutation_queue: knightcode_tools::FileMutationQueue::new(),
         bash,
+        images: Some({
+            let policy = Arc::clone(image_policy);
+            Arc::new(move || {
+                policy
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .clone()
+            })
+        }),
+        web: knightcode_tools::WebConfig {
+            search: Some(web_tools.search_source()),
+            ..knightcode_tools::WebConfig::default()
+        },
     };
     let mut registry = ToolRegistry::new();
     for tool in knightcode_tools::builtin_tools(config) {
         registry.register(tool);
     }
     let names: Vec<&str> = registry.names().collect();
-    let choice = select_tools(&setup.tools, &settings.values().default_tools, &names);
+    // Web tools `/tools` turned on for every session join the defaults (so --tools,
+    // --exclude-tools and --no-tools apply to them as to the rest).
+    let mut defaults = settings.values().default_tools.clone();
+    defaults.extend(
+        crate::web_tools::WEB_TOOL_NAMES
+            .iter()
+            .filter(|name| web_tools.always(name))
+            .map(|name| (*name).to_owned()),
+    );
+    let choice = select_tools(&setup.tools, &defaults, &names);
     notices.extend(choice.warnings);
     (registry, choice.active)
 }

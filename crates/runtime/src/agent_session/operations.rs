@@ -165,10 +165,11 @@ impl AgentSession {
             self.thinking,
             self.auto_compaction_enabled(),
             self.compaction.compacting.clone(),
-            (
-                Arc::clone(&self.resources),
-                Arc::clone(&self.command_sources),
-            ),
+            Arc::clone(&self.file_history),
+        )
+        .with_resources(
+            Arc::clone(&self.resources),
+            Arc::clone(&self.command_sources),
         )
     }
 
@@ -178,6 +179,10 @@ impl AgentSession {
     /// Run it with [`AgentSession::run_prompt`]; the split lets a front end report
     /// acceptance before the run starts.
     pub async fn begin_prompt(&mut self, input: PromptInput) -> Result<PromptStart> {
+        if super::is_undo_command(&input.text) {
+            self.undo_with_dialogs().await?;
+            return Ok(PromptStart::Handled);
+        }
         let cancel = tokio_util::sync::CancellationToken::new();
         let hooks = Arc::clone(&self.hooks);
         let (text, images) = match hooks.transform_input(&input, &cancel).await {
@@ -186,6 +191,12 @@ impl AgentSession {
             InputAction::Continue => (input.text, input.images),
         };
         let text = self.expand_prompt(&text);
+        let (text, images) = if self.settings.values().images_auto_resize {
+            let limits = super::image_policy(self.settings.values(), &self.model).limits;
+            fit_prompt_images(text, images, limits).await
+        } else {
+            (text, images)
+        };
         self.prepare_request()?;
         let system_prompt = self
             .agent
@@ -221,8 +232,14 @@ impl AgentSession {
             .map_err(RuntimeError::from)
     }
 
-    /// The bash tool's `KNIGHTCODE_*` variables follow model, thinking and session changes.
+    /// The bash tool's `KNIGHTCODE_*` variables and the read tool's image policy follow
+    /// model, thinking, settings and session changes.
     fn refresh_session_env(&self) {
+        *self
+            .image_policy
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) =
+            super::image_policy(self.settings.values(), &self.model);
         let (id, file) = {
             let session = lock(&self.session);
             (
@@ -484,6 +501,18 @@ impl AgentSession {
         self.settings.values().compaction_enabled
     }
 
+    /// `/tools`: applies a web-tools change (the active list, `tools.json`, the live search
+    /// settings) and reports the state; applies from the next request.
+    pub fn configure_web_tools(
+        &mut self,
+        change: &crate::web_tools::WebToolsChange,
+    ) -> crate::web_tools::WebToolsStatus {
+        let mut active = self.agent.config().active_tools.clone().unwrap_or_default();
+        let status = self.web_tools.apply(change, &mut active);
+        self.agent.config_mut().active_tools = Some(active);
+        status
+    }
+
     /// `retry.enabled`, saved to the global settings; applies from the next run.
     pub fn set_auto_retry(&mut self, enabled: bool) {
         self.persist_settings(&[("retry.enabled", Value::Bool(enabled))]);
@@ -578,6 +607,7 @@ impl AgentSession {
                 .map_err(not_saved_yet)?;
             (forked, text)
         };
+        self.file_history.fork_to(forked.session_id());
         self.replace_session(forked);
         let change = self.adopt_session_settings().await?;
         Ok((text, change))
@@ -636,6 +666,7 @@ impl AgentSession {
                 .create_branched(&current, Some(leaf))
                 .map_err(not_saved_yet)?
         };
+        self.file_history.fork_to(cloned.session_id());
         self.replace_session(cloned);
         self.adopt_session_settings().await
     }
@@ -647,6 +678,7 @@ impl AgentSession {
         let mut old = std::mem::replace(&mut *session, replacement);
         old.close();
         let id = session.session_id().to_owned();
+        self.file_history.switch_session(&id);
         let context = context_messages(&session);
         drop(session);
         self.agent.config_mut().options.session_id = Some(id);
@@ -745,6 +777,45 @@ impl AgentSession {
         lock(&self.session).append_message(AgentMessage::BashExecution(Box::new(message)))?;
         Ok(())
     }
+}
+
+/// Attached images fitted to the model's image limits;
+/// one that cannot be fitted is dropped with a note appended to the text.
+async fn fit_prompt_images(
+    mut text: String,
+    images: Vec<ContentBlock>,
+    limits: knightcode_tools::ResizeLimits,
+) -> (String, Vec<ContentBlock>) {
+    if images.is_empty() {
+        return (text, images);
+    }
+    let fitted = tokio::task::spawn_blocking(move || {
+        images
+            .into_iter()
+            .map(|block| match block {
+                ContentBlock::Image(image) => knightcode_tools::image::fit_encoded_image(
+                    &image.data,
+                    &image.mime_type,
+                    &limits,
+                )
+                .map(|fitted| ContentBlock::image(fitted.data, fitted.mime_type)),
+                other => Some(other),
+            })
+            .collect::<Vec<_>>()
+    })
+    .await
+    .unwrap_or_default();
+    let mut kept = Vec::with_capacity(fitted.len());
+    for block in fitted {
+        match block {
+            Some(block) => kept.push(block),
+            None => {
+                text.push('\n');
+                text.push_str(knightcode_tools::image::IMAGE_TOO_LARGE_NOTE);
+            }
+        }
+    }
+    (text, kept)
 }
 
 /// A user prompt, steering or follow-up message: the text, then any images, stamped now.

@@ -74,6 +74,8 @@ pub struct SettingsValues {
     pub branch_summary_reserve_tokens: u64,
     /// `branchSummary.skipPrompt`: `/tree` leaves branches without asking for a summary.
     pub branch_summary_skip_prompt: bool,
+    /// `images.autoResize`: fit images to the model's limits before sending them.
+    pub images_auto_resize: bool,
     /// `retry.*`: the agent-level retry of failed turns.
     pub retry: RetryPolicy,
     /// `shellPath` as written; see [`SettingsValues::shell_path`].
@@ -101,6 +103,7 @@ impl Default for SettingsValues {
             compaction_invalid: None,
             branch_summary_reserve_tokens: 16384,
             branch_summary_skip_prompt: false,
+            images_auto_resize: true,
             retry: RetryPolicy::default(),
             shell_path: None,
             shell_command_prefix: None,
@@ -207,6 +210,7 @@ pub(super) fn parse(layers: &Layers<'_>) -> (SettingsValues, Vec<SettingsDiagnos
             "branchSummary.skipPrompt",
             defaults.branch_summary_skip_prompt,
         ),
+        images_auto_resize: reader.boolean("images.autoResize", defaults.images_auto_resize),
         // Negative counts and delays clamp to zero, as before the typed view.
         retry: RetryPolicy {
             enabled: reader.boolean("retry.enabled", defaults.retry.enabled),

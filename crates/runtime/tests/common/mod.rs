@@ -162,6 +162,20 @@ impl Running {
         }
     }
 
+    /// A session the test started and spawned itself (another setup).
+    pub fn from_parts(
+        test: TestSession,
+        handle: knightcode_runtime::SessionHandle,
+        events: knightcode_runtime::SessionEvents,
+    ) -> Self {
+        Self {
+            test,
+            handle,
+            events,
+            next_tag: 0,
+        }
+    }
+
     /// Sends a command whose reply comes in the stream; returns its tag.
     pub fn send(&mut self, command: knightcode_runtime::Command) -> u64 {
         let tag = self.next_tag;

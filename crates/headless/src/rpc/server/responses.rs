@@ -9,6 +9,7 @@ use knightcode_protocol::ContentBlock;
 use knightcode_protocol::rpc::CancelledResult;
 use knightcode_protocol::rpc::CommandsResult;
 use knightcode_protocol::rpc::CycleModelResult;
+use knightcode_protocol::rpc::ExportHtmlResult;
 use knightcode_protocol::rpc::ForkMessagesResult;
 use knightcode_protocol::rpc::ForkResult;
 use knightcode_protocol::rpc::LastAssistantTextResult;
@@ -159,7 +160,10 @@ fn translate(command: RpcCommand) -> Result<Command, RpcResponse> {
         },
         Cmd::AbortBash => Command::AbortBash,
         Cmd::GetSessionStats => Command::GetSessionStats,
-        Cmd::ExportHtml { .. } => Command::ExportHtml,
+        Cmd::ExportHtml { output_path } => Command::ExportHtml {
+            output: output_path.as_ref().map(std::path::PathBuf::from),
+            colors: None,
+        },
         Cmd::SwitchSession { session_path } => Command::SwitchSession(PathBuf::from(session_path)),
         Cmd::Fork { entry_id } => Command::Fork(entry_id),
         Cmd::Clone => Command::Clone,
@@ -188,10 +192,13 @@ impl PendingReply {
         let Self { id, command, .. } = self;
         let data = |value: &dyn erased::Data| value.response(id.clone(), &command);
         match reply {
-            // Navigation and snapshots are the terminal's; no RPC command asks for them.
-            Reply::Done | Reply::Navigated { .. } | Reply::Snapshot(_) | Reply::Reloaded(_) => {
-                RpcResponse::ok(id, &command)
-            }
+            // Navigation, snapshots, `/tools` and `/reload` are the terminal's; no RPC command
+            // asks for them.
+            Reply::Done
+            | Reply::Navigated { .. }
+            | Reply::Snapshot(_)
+            | Reply::WebTools(_)
+            | Reply::Reloaded(_) => RpcResponse::ok(id, &command),
             Reply::Failed(message) => RpcResponse::error(id, &command, message),
             Reply::Prompt(disposition) => data(&PromptResult {
                 disposition: Some(disposition),
@@ -257,6 +264,10 @@ impl PendingReply {
                 ..LastAssistantTextResult::default()
             }),
             Reply::Compacted(result) => data(&result),
+            Reply::Exported(path) => data(&ExportHtmlResult {
+                path: path.to_string_lossy().into_owned(),
+                ..ExportHtmlResult::default()
+            }),
             Reply::Commands(commands) => data(&CommandsResult {
                 commands,
                 ..CommandsResult::default()

@@ -5,6 +5,10 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 use std::sync::Mutex;
 
+use crate::file_history::FileHistory;
+use crate::file_history::RestorePlan;
+use crate::file_history::UndoPoint;
+
 use knightcode_agent::AgentHandle;
 use knightcode_ai::Context;
 use knightcode_ai::Model;
@@ -47,6 +51,7 @@ pub struct SessionView {
     thinking: ThinkingLevel,
     auto_compaction: bool,
     compacting: CompactingFlag,
+    file_history: Arc<FileHistory>,
     resources: Arc<knightcode_resources::Resources>,
     command_sources: Arc<crate::resources::CommandSources>,
 }
@@ -71,10 +76,7 @@ impl SessionView {
         thinking: ThinkingLevel,
         auto_compaction: bool,
         compacting: CompactingFlag,
-        (resources, command_sources): (
-            Arc<knightcode_resources::Resources>,
-            Arc<crate::resources::CommandSources>,
-        ),
+        file_history: Arc<FileHistory>,
     ) -> Self {
         Self {
             session,
@@ -83,8 +85,39 @@ impl SessionView {
             thinking,
             auto_compaction,
             compacting,
-            resources,
-            command_sources,
+            file_history,
+            resources: Arc::default(),
+            command_sources: Arc::default(),
+        }
+    }
+
+    /// The skills, prompt templates and extension commands the view answers for.
+    pub(super) fn with_resources(
+        mut self,
+        resources: Arc<knightcode_resources::Resources>,
+        command_sources: Arc<crate::resources::CommandSources>,
+    ) -> Self {
+        self.resources = resources;
+        self.command_sources = command_sources;
+        self
+    }
+
+    /// What a move in the tree to `target` would restore (`None`: before the first entry).
+    pub fn restore_plan(&self, target: Option<&str>) -> RestorePlan {
+        crate::file_history::plan_navigation(&self.file_history, &lock(&self.session), target)
+    }
+
+    /// The user messages `/undo` lists, oldest first, with what an undo to each restores.
+    pub fn undo_points(&self) -> Vec<UndoPoint> {
+        crate::file_history::undo_points(&self.file_history, &lock(&self.session))
+    }
+
+    /// A user shell command started: its turn has changes file history cannot undo.
+    pub fn mark_shell(&self) {
+        if self.file_history.enabled()
+            && let Some(checkpoint) = crate::file_history::current_checkpoint(&lock(&self.session))
+        {
+            self.file_history.mark_shell(&checkpoint);
         }
     }
 
@@ -102,6 +135,11 @@ impl SessionView {
 
     pub fn model(&self) -> &Model {
         &self.model
+    }
+
+    /// Runs `f` with the session locked (exports read the whole tree at once).
+    pub(crate) fn with_session<T>(&self, f: impl FnOnce(&SessionManager) -> T) -> T {
+        f(&lock(&self.session))
     }
 
     pub fn thinking_level(&self) -> ThinkingLevel {

@@ -1,0 +1,45 @@
+//! Questions the session asks a user itself (the built-in `/undo` outside the terminal UI):
+//! RPC mode answers them over the extension-UI subprotocol (`spec/rpc.md` §6), print and
+//! JSON modes have nobody to ask ([`NoDialogs`]).
+
+use knightcode_agent::HookFuture;
+use tokio_util::sync::CancellationToken;
+
+/// How a notice is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoticeKind {
+    Info,
+    Warning,
+    Error,
+}
+
+/// A front end's dialogs. Every method has the no-UI default.
+pub trait Dialogs: Send + Sync {
+    /// One of `options`, or `None` (cancelled, timed out, no UI).
+    fn select<'a>(
+        &'a self,
+        title: &'a str,
+        options: Vec<String>,
+        cancel: &'a CancellationToken,
+    ) -> HookFuture<'a, Option<String>> {
+        let _ = (title, options, cancel);
+        Box::pin(std::future::ready(None))
+    }
+
+    fn notify<'a>(&'a self, message: &'a str, kind: NoticeKind) -> HookFuture<'a, ()> {
+        let _ = (message, kind);
+        Box::pin(std::future::ready(()))
+    }
+
+    /// Puts text in the editor (a message to edit and resubmit).
+    fn set_editor_text<'a>(&'a self, text: &'a str) -> HookFuture<'a, ()> {
+        let _ = text;
+        Box::pin(std::future::ready(()))
+    }
+}
+
+/// Nobody to ask: dialogs answer `None`, notices go nowhere.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoDialogs;
+
+impl Dialogs for NoDialogs {}
