@@ -59,7 +59,7 @@ run() { # NAME COMMAND...: prints the median wall time in ms of RUNS runs
 	for _ in $(seq "$RUNS"); do
 		local start end
 		start=$(date +%s%N)
-		"$@" >/dev/null
+		"$@" >/dev/null 2>&1
 		end=$(date +%s%N)
 		times+=($(( (end - start) / 1000000 )))
 	done
@@ -73,4 +73,12 @@ cd "$WORK"
 run "knightcode --export" env HOME="$WORK/home" "$KC" --export session.jsonl kc.html
 run "pi --export        " env HOME="$WORK/home" PI_OFFLINE=1 "$PI_DIR/node_modules/.bin/pi" --export session.jsonl pi.html
 echo "pages: knightcode $(du -h kc.html | cut -f1), pi $(du -h pi.html | cut -f1)"
+# Opening the pages: headless Chromium start to DOM dump (browser start-up included), and
+# our page's own first-draw time.
+if command -v chromium >/dev/null 2>&1; then
+	browse() { chromium --headless --no-sandbox --disable-gpu --user-data-dir="$WORK/profile" --dump-dom "file://$WORK/$1"; }
+	run "chromium open knightcode page" browse kc.html
+	run "chromium open pi page        " browse pi.html
+	echo "knightcode page first draw: $(browse kc.html 2>/dev/null | grep -o 'data-render-ms="[0-9]*"')"
+fi
 (cd "$ROOT" && cargo bench -q -p knightcode-export --bench export 2>/dev/null | tail -1)

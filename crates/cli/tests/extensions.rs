@@ -216,3 +216,57 @@ fn discovered_extensions_load_and_no_extensions_skips_them() {
     assert!(offered(0));
     assert!(!offered(1));
 }
+
+const LIFECYCLE_LOG: &str = r#"
+import { appendFileSync } from "node:fs";
+import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+
+const log = (line: string) => appendFileSync("lifecycle.log", line + "\n");
+
+export default function (pi: ExtensionAPI) {
+  pi.on("agent_start", () => log("agent_start"));
+  pi.on("turn_start", (e) => log(`turn_start ${e.turnIndex}`));
+  pi.on("message_start", (e) => log(`message_start ${e.message.role}`));
+  pi.on("message_end", (e) => log(`message_end ${e.message.role}`));
+  pi.on("tool_execution_start", (e) => log(`tool_execution_start ${e.toolName} ${e.args.command}`));
+  pi.on("tool_execution_end", (e) => log(`tool_execution_end ${e.toolName} ${e.isError}`));
+  pi.on("agent_end", (e) => log(`agent_end ${e.messages.length}`));
+  pi.on("session_shutdown", (e) => log(`session_shutdown ${e.reason}`));
+}
+"#;
+
+#[test]
+fn lifecycle_events_reach_extensions_in_order_and_shutdown_comes_last() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![
+            ScriptedReply::tool_call("call_1", "bash", r#"{"command":"echo hi"}"#),
+            ScriptedReply::text("Done."),
+        ],
+    )
+    .unwrap();
+    let sandbox = sandbox(&server);
+    std::fs::write(sandbox.project.join("log.ts"), LIFECYCLE_LOG).unwrap();
+    let run = knightcode(&sandbox, &["-p", "-e", "log.ts", "say hi"]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.stdout, "Done.\n");
+    let log = std::fs::read_to_string(sandbox.project.join("lifecycle.log")).unwrap();
+    assert_eq!(
+        log,
+        "agent_start\n\
+         turn_start 0\n\
+         message_start user\n\
+         message_end user\n\
+         message_start assistant\n\
+         message_end assistant\n\
+         tool_execution_start bash echo hi\n\
+         tool_execution_end bash false\n\
+         message_start toolResult\n\
+         message_end toolResult\n\
+         turn_start 1\n\
+         message_start assistant\n\
+         message_end assistant\n\
+         agent_end 4\n\
+         session_shutdown quit\n"
+    );
+}

@@ -54,6 +54,98 @@ pub fn discover(
     })
 }
 
+/// The agent events extensions hear as they happen (notifications: nothing they return
+/// changes the run). `turn_end` is not among them: it goes through the loop's hook.
+const LIFECYCLE_EVENTS: [&str; 10] = [
+    "agent_start",
+    "agent_end",
+    "agent_settled",
+    "turn_start",
+    "message_start",
+    "message_update",
+    "message_end",
+    "tool_execution_start",
+    "tool_execution_update",
+    "tool_execution_end",
+];
+
+/// Delivers lifecycle events to the extensions in order, on a task of its own, so a slow
+/// handler never holds up the events front ends read.
+pub(crate) struct LifecycleEvents {
+    host: Arc<ExtensionHost>,
+    queue: tokio::sync::mpsc::UnboundedSender<(String, Value)>,
+    delivered: tokio::task::JoinHandle<()>,
+    /// Turns of the current run so far (`turn_start`'s `turnIndex`).
+    turns: std::sync::atomic::AtomicU64,
+}
+
+impl LifecycleEvents {
+    pub(crate) fn start(host: Arc<ExtensionHost>) -> Self {
+        let (queue, mut pending) = tokio::sync::mpsc::unbounded_channel::<(String, Value)>();
+        let delivering = Arc::clone(&host);
+        let delivered = tokio::spawn(async move {
+            while let Some((event, payload)) = pending.recv().await {
+                delivering.dispatch(&event, payload).await;
+            }
+        });
+        Self {
+            host,
+            queue,
+            delivered,
+            turns: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    /// Queues `event` for the extensions when one of them listens to it.
+    pub(crate) fn notify(&self, event: &knightcode_protocol::AgentEvent) {
+        use std::sync::atomic::Ordering;
+        let Ok(mut payload) = serde_json::to_value(event) else {
+            return;
+        };
+        let Some(name) = payload
+            .get("type")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+        else {
+            return;
+        };
+        match name.as_str() {
+            "agent_start" => self.turns.store(0, Ordering::Relaxed),
+            // Extensions get the turn's number and time, which the wire event leaves out.
+            "turn_start" => {
+                let index = self.turns.fetch_add(1, Ordering::Relaxed);
+                if let Some(object) = payload.as_object_mut() {
+                    object.insert("turnIndex".to_owned(), json!(index));
+                    object.insert(
+                        "timestamp".to_owned(),
+                        json!(chrono::Utc::now().timestamp_millis()),
+                    );
+                }
+            }
+            _ => {}
+        }
+        if LIFECYCLE_EVENTS.contains(&name.as_str()) && self.host.handles(&name) {
+            // The task lives as long as this sender; a closed queue means shutdown.
+            let _ = self.queue.send((name, payload));
+        }
+    }
+
+    /// Delivers what is queued, then `session_shutdown` (awaited: handlers clean up).
+    pub(crate) async fn shut_down(self, reason: &str) {
+        let Self {
+            host,
+            queue,
+            delivered,
+            ..
+        } = self;
+        drop(queue);
+        // A handler that panicked the delivery task has nothing more to deliver.
+        let _ = delivered.await;
+        host.dispatch("session_shutdown", json!({ "reason": reason }))
+            .await;
+    }
+}
+
 /// A session's hooks when extensions are loaded.
 pub struct ExtensionHooks {
     pub host: Arc<ExtensionHost>,

@@ -54,7 +54,7 @@ fn the_zip_holds_the_report_and_no_credential() {
     .unwrap();
     let input = BugReportInput {
         description: Some("the footer flickers".to_owned()),
-        agent_dir: agent.clone(),
+        agent_dir: agent,
         cwd: dir.path().to_owned(),
         env: vec![
             ("ANTHROPIC_API_KEY".to_owned(), ENV_KEY.to_owned()),

@@ -309,9 +309,13 @@ pub fn chromium() -> PathBuf {
     );
 }
 
+/// Chromium under coreutils' `timeout`: a browser that hangs fails the test instead of
+/// hanging it (a watchdog, not a timing assertion: a page takes well under a second).
 fn browser(profile: &Path) -> Command {
-    let mut command = Command::new(chromium());
+    let mut command = Command::new("timeout");
     command
+        .arg("120")
+        .arg(chromium())
         .arg("--headless")
         .arg("--no-sandbox")
         .arg("--disable-gpu")

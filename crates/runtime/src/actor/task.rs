@@ -89,6 +89,8 @@ pub(super) struct Ctx {
     ended: bool,
     /// Nobody reads the events any more.
     closed: bool,
+    /// Hands lifecycle events to the session's extensions (none without extensions).
+    extensions: Option<crate::extensions::LifecycleEvents>,
 }
 
 impl Ctx {
@@ -147,6 +149,9 @@ impl Ctx {
             AgentEvent::TurnEnd { .. } | AgentEvent::AgentEnd { .. } => true,
             _ => false,
         };
+        if let Some(extensions) = &self.extensions {
+            extensions.notify(&event);
+        }
         self.emit_agent(event).await;
         if scan {
             self.report_new_entries().await;
@@ -198,10 +203,16 @@ pub(super) async fn run(
         entries_seen,
         ended: false,
         closed: false,
+        extensions: session
+            .extension_host()
+            .map(crate::extensions::LifecycleEvents::start),
     };
     loop {
         if ctx.ended && ctx.bash.is_empty() {
             ctx.drain_events().await;
+            if let Some(extensions) = ctx.extensions.take() {
+                extensions.shut_down("quit").await;
+            }
             return;
         }
         let flow = tokio::select! {

@@ -198,6 +198,8 @@ pub struct AgentSession {
     file_history: Arc<FileHistory>,
     /// Who the built-in `/undo` asks when the front end has no picker of its own.
     dialogs: Arc<dyn Dialogs>,
+    /// The loaded extensions, for the lifecycle events the actor hands them.
+    extension_host: Option<Arc<knightcode_ext::ExtensionHost>>,
 }
 
 impl std::fmt::Debug for AgentSession {
@@ -622,6 +624,7 @@ impl AgentSession {
                 web_tools,
                 file_history,
                 dialogs: Arc::new(NoDialogs),
+                extension_host,
             },
             receiver,
         ))
@@ -638,6 +641,11 @@ impl AgentSession {
     }
 
     /// The session's file history (backups for `/undo`).
+    /// The session's extensions, when any are loaded.
+    pub fn extension_host(&self) -> Option<Arc<knightcode_ext::ExtensionHost>> {
+        self.extension_host.clone()
+    }
+
     pub fn file_history(&self) -> &Arc<FileHistory> {
         &self.file_history
     }
