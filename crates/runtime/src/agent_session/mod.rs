@@ -609,7 +609,7 @@ impl AgentSession {
                 context_files,
                 resources,
                 command_sources: Arc::new(crate::resources::CommandSources {
-                    host: extension_host,
+                    host: extension_host.clone(),
                     agent_dir: setup.agent_dir.clone(),
                     cwd: setup.cwd.clone(),
                 }),
