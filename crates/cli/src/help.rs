@@ -184,22 +184,22 @@ const SECTIONS: &[(&str, &[Opt])] = &[
             opt(
                 "--skill",
                 "<path>",
-                "Load a skill file or folder; repeatable (not available yet: warns and is ignored)",
+                "Load a skill file or folder; repeatable (kept with --no-skills)",
             ),
             opt(
                 "-ns, --no-skills",
                 "",
-                "Skip skill discovery (none are discovered yet)",
+                "Skip discovered and configured skills (--skill ones still load)",
             ),
             opt(
                 "--prompt-template",
                 "<path>",
-                "Load a prompt template file or folder; repeatable (not available yet: warns and is ignored)",
+                "Load a prompt template file or folder; repeatable (kept with --no-prompt-templates)",
             ),
             opt(
                 "-np, --no-prompt-templates",
                 "",
-                "Skip prompt template discovery (none are discovered yet)",
+                "Skip discovered and configured prompt templates (--prompt-template ones still load)",
             ),
             opt(
                 "--theme",
@@ -461,8 +461,8 @@ pub fn text() -> String {
     out.push_str(
         "This build runs the interactive, print (-p), JSON (--mode json) and RPC (--mode rpc)\n\
          modes and --export. Not available yet: the install, remove, update, list, config,\n\
-         auth and mcp commands (they say so and exit with status 1); skills, prompt\n\
-         templates and theme files (their options are ignored with a warning). Extensions load\n\
+         auth and mcp commands (they say so and exit with status 1); theme files (their\n\
+         options are ignored with a warning). Extensions load\n\
          in every mode, without a terminal UI of their own yet (docs/extensions.md).\n",
     );
     out

@@ -140,6 +140,12 @@ pub fn session_setup_with_location(
     setup.system_prompt = args.system_prompt.clone();
     setup.append_system_prompt = args.append_system_prompt.clone();
     setup.no_context_files = args.no_context_files;
+    setup.resources = knightcode_runtime::resources::ResourceFlags {
+        skills: args.skills.clone(),
+        no_skills: args.no_skills,
+        prompt_templates: args.prompt_templates.clone(),
+        no_prompt_templates: args.no_prompt_templates,
+    };
     setup.approve = args.project_trust;
     setup.name = args.name.clone();
     setup.models = args.models.clone();

@@ -5,8 +5,7 @@
 //! are warnings, never errors. Options that are honestly satisfied already are not warned
 //! about: `--offline` (this build makes no automatic network requests), `--no-mcp` (there is
 //! no MCP support to turn off), `--verbose` (the start-up header is always complete), and the
-//! `--no-extensions`/`--no-skills`/`--no-prompt-templates`/`--no-themes` switches (none of
-//! those is ever discovered).
+//! `--no-themes` switch (no theme file is ever discovered).
 
 use crate::args::AppMode;
 use crate::args::Args;
@@ -55,20 +54,6 @@ fn value_text(value: &FlagValue) -> &str {
 /// the interactive mode, as in the reference, where the other modes ignore them.
 pub fn warnings(args: &Args, mode: AppMode) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    if !args.skills.is_empty() {
-        out.push(not_available(
-            "--skill",
-            "skills are not loaded; --append-system-prompt <file> can add a skill's instructions",
-            "ignoring it",
-        ));
-    }
-    if !args.prompt_templates.is_empty() {
-        out.push(not_available(
-            "--prompt-template",
-            "prompt templates are not loaded; write the prompt out instead",
-            "ignoring it",
-        ));
-    }
     if mode == AppMode::Interactive {
         if !args.themes.is_empty() {
             out.push(not_available(
@@ -119,29 +104,23 @@ mod tests {
     }
 
     #[test]
-    fn resource_options_warn_once_per_option() {
+    fn resource_options_say_nothing() {
         let got = messages(
             &[
                 "-e",
                 "a.ts",
-                "--extension",
-                "b.ts",
                 "--skill",
                 "s",
                 "--skill",
                 "t",
                 "--prompt-template",
                 "p",
+                "-ns",
+                "-np",
             ],
             AppMode::Print,
         );
-        assert_eq!(
-            got,
-            [
-                "Warning: --skill is not available yet in this build of knightcode (skills are not loaded; --append-system-prompt <file> can add a skill's instructions); ignoring it.",
-                "Warning: --prompt-template is not available yet in this build of knightcode (prompt templates are not loaded; write the prompt out instead); ignoring it.",
-            ]
-        );
+        assert!(got.is_empty(), "{got:?}");
     }
 
     #[test]

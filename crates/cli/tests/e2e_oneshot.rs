@@ -588,16 +588,21 @@ fn unknown_tool_names_warn_with_the_available_tools_and_the_run_goes_on() {
 }
 
 #[test]
-fn options_not_available_yet_warn_on_stderr_and_the_run_goes_on() {
+fn warnings_go_to_stderr_and_the_run_goes_on() {
     let replies = vec![ScriptedReply::text("ok"); 2];
     let server = MockServer::start_blocking(WireFormat::OpenAiCompletions, replies).unwrap();
     let sandbox = sandbox(&server);
-    let skill = "Warning: --skill is not available yet in this build of knightcode (skills are not loaded; --append-system-prompt <file> can add a skill's instructions); ignoring it.";
 
     let run = knightcode(&sandbox, &["-p", "hi", "--skill", "review.md", "--offline"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.stdout, "ok\n");
-    assert_eq!(run.stderr, format!("{skill}\n"));
+    assert_eq!(
+        run.stderr,
+        format!(
+            "Warning: {}: skill path does not exist\n",
+            sandbox.project.join("review.md").display()
+        )
+    );
 
     // JSON mode: the warnings stay off stdout, which is still JSON lines only.
     let run = knightcode(
@@ -622,4 +627,54 @@ fn options_not_available_yet_warn_on_stderr_and_the_run_goes_on() {
     }
     assert!(run.stdout.contains("\"agent_settled\""));
     assert_eq!(server.requests().len(), 2);
+}
+
+/// The last user text of a chat-completions request.
+fn last_user_text(body: &Value) -> String {
+    let messages = body["messages"].as_array().unwrap();
+    let user = messages.iter().rev().find(|m| m["role"] == "user").unwrap();
+    match &user["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect(),
+        other => other.to_string(),
+    }
+}
+
+#[test]
+fn print_and_json_modes_expand_templates_and_skill_commands() {
+    let replies = vec![ScriptedReply::text("ok"); 3];
+    let server = MockServer::start_blocking(WireFormat::OpenAiCompletions, replies).unwrap();
+    let sandbox = sandbox(&server);
+    let templates = sandbox.home.join("templates");
+    std::fs::create_dir_all(&templates).unwrap();
+    std::fs::write(templates.join("greet.md"), "Say hello to $1 and ${@:2}.").unwrap();
+    let skill = sandbox.agent.join("skills").join("tone").join("SKILL.md");
+    std::fs::create_dir_all(skill.parent().unwrap()).unwrap();
+    std::fs::write(&skill, "---\ndescription: Tone.\n---\nBe kind.\n").unwrap();
+    let flag = templates.to_string_lossy().into_owned();
+
+    let run = knightcode(
+        &sandbox,
+        &["-np", "--prompt-template", &flag, "-p", "/greet Ann Bo Cy"],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = knightcode(&sandbox, &["--mode", "json", "/skill:tone now"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // --no-skills drops discovered skills: the text goes through as typed.
+    let run = knightcode(&sandbox, &["-ns", "-p", "/skill:tone now"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let requests = server.requests();
+    assert_eq!(
+        last_user_text(&requests[0].body),
+        "Say hello to Ann and Bo Cy."
+    );
+    assert_eq!(
+        last_user_text(&requests[1].body),
+        format!(
+            "<skill name=\"tone\" location=\"{}\">\nReferences are relative to {}.\n\nBe kind.\n</skill>\n\nnow",
+            skill.display(),
+            skill.parent().unwrap().display()
+        )
+    );
+    assert_eq!(last_user_text(&requests[2].body), "/skill:tone now");
 }

@@ -50,15 +50,12 @@ fn a_prompt_streams_text_and_a_tool_call_then_exits_cleanly() {
 fn command_line_options_this_build_lacks_are_warned_about_in_the_transcript() {
     let sandbox = Sandbox::new(Vec::new());
     let mut tui = sandbox.spawn(
-        &["--skill", "review.md", "--tui-mode", "fullscreen"],
+        &["--use-theme", "solarized", "--tui-mode", "fullscreen"],
         200,
         30,
     );
     let screen = tui.wait_for_text("--tui-mode fullscreen is not available yet");
-    assert!(
-        screen.contains("--skill is not available yet in this build of knightcode"),
-        "{screen}"
-    );
+    assert!(screen.contains("--use-theme"), "{screen}");
     tui.send("\x04");
     assert_eq!(tui.wait_exit(), 0);
 }

@@ -151,7 +151,7 @@
         parameters: JSON.parse(JSON.stringify(def.parameters)), promptSnippet: def.promptSnippet, promptGuidelines: def.promptGuidelines || [],
         executionMode: def.executionMode || "parallel", extensionPath: ext.path,
       })),
-      commands: [...commands.values()].map((c) => ({ name: c.name, description: c.options.description })),
+      commands: [...commands.values()].map((c) => ({ name: c.name, description: c.options.description, extensionPath: c.ext.path })),
       flags: [...flags.entries()].map(([name, f]) => ({ name, type: f.options.type, description: f.options.description })),
       events: [...events],
     };

@@ -48,10 +48,14 @@ pub struct ToolSpec {
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
 pub struct CommandSpec {
     pub name: String,
     #[serde(default)]
     pub description: Option<String>,
+    /// The file of the extension that registered it.
+    #[serde(default)]
+    pub extension_path: String,
 }
 
 /// What the extensions registered so far.

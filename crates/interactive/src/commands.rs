@@ -102,6 +102,11 @@ pub const BUILTIN_COMMANDS: &[CommandInfo] = &[
         description: "Save a project trust decision for future runs",
     },
     CommandInfo {
+        name: "reload",
+        hint: "",
+        description: "Reload keybindings, skills, prompt templates and context files",
+    },
+    CommandInfo {
         name: "bug",
         hint: "[description]",
         description: "Prepare a bug report (a zip to review and send)",
@@ -146,6 +151,8 @@ pub enum SlashCommand {
     Trust,
     /// `/undo`: back to before one of the branch's user messages.
     Undo,
+    /// `/reload`: keybindings, skills, prompt templates, context files.
+    Reload,
     Hotkeys,
     Quit,
     /// Known to the reference but not built here yet; the name says which.
@@ -210,7 +217,7 @@ pub fn parse(line: &str) -> Option<SlashCommand> {
         "scoped-models" => SlashCommand::ScopedModels,
         "login" => SlashCommand::NotAvailable("login"),
         "logout" => SlashCommand::NotAvailable("logout"),
-        "reload" => SlashCommand::NotAvailable("reload"),
+        "reload" => SlashCommand::Reload,
         "changelog" => SlashCommand::NotAvailable("changelog"),
         "bug" => SlashCommand::Bug(arg(rest)),
         _ => SlashCommand::Unknown(name.to_owned()),
@@ -253,7 +260,6 @@ pub fn not_available_message(name: &str) -> String {
         "login" | "logout" => {
             "interactive login is not built yet; set the provider's API key variable or edit auth.json"
         }
-        "reload" => "reloading resources is not built yet; restart knightcode",
         _ => "this command is not built yet",
     };
     format!("/{name}: {why}.")

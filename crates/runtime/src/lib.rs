@@ -16,6 +16,7 @@ pub mod hook_chain;
 pub mod hooks;
 pub mod model_select;
 pub mod paths;
+pub mod resources;
 pub mod services;
 pub mod sessions;
 pub mod settings;

@@ -32,6 +32,8 @@ pub struct PromptInputs<'a> {
     pub tools: &'a [ToolPromptInfo],
     pub prompt_files: &'a PromptFiles,
     pub context_files: &'a [ContextFile],
+    /// Listed in the `skills` section when a tool that reads files is active.
+    pub skills: &'a [knightcode_resources::Skill],
     pub cwd: &'a Path,
     /// Today's date (`YYYY-MM-DD`), so the model knows it.
     pub date: &'a str,
@@ -131,6 +133,12 @@ pub fn build_sections(inputs: &PromptInputs<'_>) -> Vec<(String, String)> {
                 &format!("Instructions for this project:\n\n{}", blocks.join("\n\n")),
             ),
         ));
+    }
+    let names: Vec<&str> = inputs.tools.iter().map(|t| t.name.as_str()).collect();
+    if let Some(body) = knightcode_resources::SkillReadTool::for_tools(&names)
+        .and_then(|tool| knightcode_resources::skills::format_for_prompt(inputs.skills, tool))
+    {
+        sections.push(("skills".to_owned(), tagged("skills", &body)));
     }
     let cwd = inputs.cwd.to_string_lossy().replace('\\', "/");
     sections.push((

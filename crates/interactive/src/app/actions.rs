@@ -56,6 +56,8 @@ pub enum Pending {
     WebTools,
     /// `/tools` without arguments: the state, to open the picker with.
     WebToolsPicker,
+    /// `/reload`: completion takes up the new commands; a notice says what was loaded.
+    Reloaded,
     /// Nothing beyond reporting a failure.
     Quiet,
     /// `/export`, `/share` and `/bug` wrote a file (see `sharing`).
@@ -308,6 +310,7 @@ impl Ui {
                 };
                 self.send(Command::Snapshot, Pending::reload(then));
             }
+            (Pending::Reloaded, Reply::Reloaded(resources)) => self.reloaded(&resources),
             (Pending::Named(name), _) => {
                 self.update_footer();
                 self.status(&format!("Session named \"{name}\"."));
@@ -530,6 +533,7 @@ fn slash_command(ui: &mut Ui, command: SlashCommand) {
         SlashCommand::ScopedModels => ui.open_scope_picker(),
         SlashCommand::Thinking(None) => ui.open_thinking_picker(),
         SlashCommand::Trust => ui.open_trust_picker(),
+        SlashCommand::Reload => ui.reload(),
         SlashCommand::Quit => perform_one(ui, Action::Quit),
         SlashCommand::New => {
             ui.send(

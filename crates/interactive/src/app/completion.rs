@@ -3,7 +3,12 @@
 
 use std::path::Path;
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::Mutex;
 use std::sync::OnceLock;
+use std::sync::PoisonError;
+
+use knightcode_runtime::resources::CompletionCommand;
 
 use knightcode_tui::editor::CompletionItem;
 use knightcode_tui::editor::CompletionProvider;
@@ -17,17 +22,37 @@ const MAX_FILES: usize = 50_000;
 /// Rows offered at once.
 const MAX_ITEMS: usize = 50;
 
+/// Prompt templates and skill commands, shared between the app (which fills it at start and
+/// on `/reload`) and the completer.
+#[derive(Debug, Clone, Default)]
+pub struct ResourceCommands(Arc<Mutex<Vec<CompletionCommand>>>);
+
+impl ResourceCommands {
+    pub fn set(&self, commands: Vec<CompletionCommand>) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = commands;
+    }
+
+    fn get(&self) -> Vec<CompletionCommand> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}
+
 pub struct Completer {
     cwd: PathBuf,
     /// Project files relative to `cwd`, listed on the first `@` (a cache, filled once).
     files: OnceLock<Vec<String>>,
+    resources: ResourceCommands,
 }
 
 impl Completer {
-    pub fn new(cwd: PathBuf) -> Self {
+    pub fn new(cwd: PathBuf, resources: ResourceCommands) -> Self {
         Self {
             cwd,
             files: OnceLock::new(),
+            resources,
         }
     }
 
@@ -35,26 +60,43 @@ impl Completer {
         self.files.get_or_init(|| list_files(&self.cwd))
     }
 
+    /// Built-ins, then prompt templates and skills; an argument hint goes before the
+    /// description.
     fn commands(&self, typed: &str) -> Option<Completions> {
-        let names: Vec<&str> = BUILTIN_COMMANDS.iter().map(|c| c.name).collect();
+        let mut all: Vec<(String, String, String)> = BUILTIN_COMMANDS
+            .iter()
+            .map(|c| {
+                (
+                    c.name.to_owned(),
+                    c.hint.to_owned(),
+                    c.description.to_owned(),
+                )
+            })
+            .collect();
+        all.extend(
+            self.resources
+                .get()
+                .into_iter()
+                .map(|c| (c.name, c.hint.unwrap_or_default(), c.description)),
+        );
         let indices = if typed.is_empty() {
-            (0..names.len()).collect()
+            (0..all.len()).collect()
         } else {
-            fuzzy_filter_indices(names.iter().copied(), typed)
+            fuzzy_filter_indices(all.iter().map(|(name, _, _)| name.as_str()), typed)
         };
         let items: Vec<CompletionItem> = indices
             .into_iter()
             .map(|i| {
-                let info = &BUILTIN_COMMANDS[i];
-                let description = if info.hint.is_empty() {
-                    info.description.to_owned()
-                } else {
-                    format!("{} — {}", info.hint, info.description)
+                let (name, hint, description) = &all[i];
+                let description = match (hint.is_empty(), description.is_empty()) {
+                    (true, _) => description.clone(),
+                    (false, true) => hint.clone(),
+                    (false, false) => format!("{hint} — {description}"),
                 };
                 CompletionItem {
-                    value: format!("/{}", info.name),
-                    label: format!("/{}", info.name),
-                    description: Some(description),
+                    value: format!("/{name}"),
+                    label: format!("/{name}"),
+                    description: (!description.is_empty()).then_some(description),
                 }
             })
             .collect();
@@ -232,7 +274,7 @@ mod tests {
         std::fs::write(dir.path().join(".gitignore"), "target\n").unwrap_or_else(|e| panic!("{e}"));
         std::fs::create_dir_all(dir.path().join("target")).unwrap_or_else(|e| panic!("{e}"));
         std::fs::write(dir.path().join("target/junk.rs"), "").unwrap_or_else(|e| panic!("{e}"));
-        let completer = Completer::new(dir.path().to_path_buf());
+        let completer = Completer::new(dir.path().to_path_buf(), ResourceCommands::default());
 
         let commands = completer
             .complete("/mod", false)

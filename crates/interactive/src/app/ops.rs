@@ -466,6 +466,49 @@ impl Ui {
     }
 }
 
+impl Ui {
+    /// `/reload`: keybindings now; skills, prompt templates and context files in the
+    /// session (after a running prompt), answered with what it loaded.
+    pub fn reload(&mut self) {
+        let path = self.agent_dir.join("keybindings.json");
+        match knightcode_tui::keybindings::Keybindings::load(&path) {
+            Ok((bindings, warnings)) => {
+                self.bindings = bindings;
+                for warning in warnings {
+                    self.warn(&warning);
+                }
+            }
+            Err(error) => self.warn(&format!("{error}; keeping the keybindings in use")),
+        }
+        self.send(Command::Reload, Pending::Reloaded);
+    }
+
+    /// The session re-read its resources: completion offers the new commands, problems
+    /// are listed, and a notice says what is loaded.
+    pub fn reloaded(&mut self, resources: &knightcode_runtime::resources::Resources) {
+        self.resource_commands
+            .set(knightcode_runtime::resources::completion_commands(
+                resources,
+                self.skill_commands,
+            ));
+        let report = knightcode_runtime::resources::report(resources);
+        if !report.is_empty() {
+            self.warn(&report.join("\n"));
+        }
+        let count =
+            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        self.info(&format!(
+            "Reloaded keybindings, skills, prompt templates and context files: {}, {}.",
+            count(resources.skills.len(), "skill", "skills"),
+            count(
+                resources.templates.len(),
+                "prompt template",
+                "prompt templates"
+            ),
+        ));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

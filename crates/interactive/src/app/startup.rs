@@ -41,6 +41,23 @@ pub fn header(theme: &Theme, session: &AgentSession) -> Vec<String> {
                 .paint(&format!("Loaded context: {}", names.join(", "))),
         );
     }
+    let resources = session.resources();
+    let templates: Vec<String> = resources
+        .templates
+        .iter()
+        .map(|t| format!("/{}", t.name))
+        .collect();
+    if !templates.is_empty() {
+        lines.push(
+            theme
+                .dim
+                .paint(&format!("Prompt templates: {}", templates.join(", "))),
+        );
+    }
+    let skills: Vec<&str> = resources.skills.iter().map(|s| s.name.as_str()).collect();
+    if !skills.is_empty() {
+        lines.push(theme.dim.paint(&format!("Skills: {}", skills.join(", "))));
+    }
     let scope = session.scoped_models();
     if !scope.is_empty() {
         let names: Vec<String> = scope

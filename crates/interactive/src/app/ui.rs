@@ -72,6 +72,8 @@ pub struct Ui {
     renderer: Renderer,
     pub screen: Screen,
     pub bindings: Keybindings,
+    /// Prompt templates and skill commands for `/` completion (refreshed by `/reload`).
+    pub resource_commands: super::completion::ResourceCommands,
     pub events: Option<SessionEvents>,
     pub handle: Option<SessionHandle>,
     pub view: Option<SessionView>,
@@ -105,6 +107,8 @@ pub struct Ui {
     next_spinner: Option<Instant>,
     escape_deadline: Option<Instant>,
     pub running: bool,
+    /// `enableSkillCommands`: skills are offered as `/skill:name` in completion.
+    pub skill_commands: bool,
     /// A compaction's or a left branch's summary is being written (esc cancels it).
     pub compacting: bool,
     /// `branchSummary.skipPrompt`, as of the last snapshot.
@@ -180,8 +184,10 @@ impl Ui {
             thinking_hidden: false,
         };
         let mut editor = Editor::new(&theme);
+        let resource_commands = super::completion::ResourceCommands::default();
         editor.set_completion_provider(Box::new(super::completion::Completer::new(
             setup.cwd.clone(),
+            resource_commands.clone(),
         )));
         let footer = FooterData {
             cwd: footer::tilde(&cwd_string, home_string(home.as_ref()).as_deref()),
@@ -199,6 +205,7 @@ impl Ui {
             renderer,
             screen,
             bindings,
+            resource_commands,
             events: None,
             handle: None,
             view: None,
@@ -222,6 +229,7 @@ impl Ui {
             next_spinner: None,
             escape_deadline: None,
             running: false,
+            skill_commands: true,
             compacting: false,
             skip_branch_summary_prompt: false,
             quitting: false,
@@ -261,6 +269,12 @@ impl Ui {
         self.library = Some(session.library());
         self.session_trusted = session.trust().trusted;
         self.screen.header = super::startup::header(&self.screen.theme, session);
+        self.skill_commands = session.settings().enable_skill_commands();
+        self.resource_commands
+            .set(knightcode_runtime::resources::completion_commands(
+                session.resources(),
+                self.skill_commands,
+            ));
         self.apply_snapshot(session.snapshot());
         self.reload_transcript();
     }

@@ -38,8 +38,40 @@ impl UserCard {
             return lines.to_vec();
         }
         let inner = inner_width(width);
+        // A `/skill:name` prompt: the skill's block folds to one line (ctrl+o shows it),
+        // then what the user typed, as the reference shows it.
+        let (mut lines, text) = match skill_block(&self.text) {
+            Some(block) => {
+                let theme = &look.theme;
+                let label = theme.accent.bold().paint("[skill]");
+                let body = if look.tools_expanded {
+                    let mut body = vec![label];
+                    body.extend(markdown(
+                        &format!("**{}**\n\n{}", block.name, block.content),
+                        inner,
+                        theme,
+                    ));
+                    body
+                } else {
+                    wrap_text_with_ansi(
+                        &format!(
+                            "{label} {}{}",
+                            theme.text.paint(block.name),
+                            theme.dim.paint(" (ctrl+o to expand)")
+                        ),
+                        inner,
+                    )
+                };
+                let lines = boxed(&body, width, theme.tool_success_bg);
+                match block.user_message {
+                    Some(message) => (lines, message),
+                    None => return self.cache.put(width, lines),
+                }
+            }
+            None => (Vec::new(), self.text.as_str()),
+        };
         // Like the reference, prompts render as markdown (code spans, lists, emphasis).
-        let mut body = markdown(&self.text, inner, &look.theme);
+        let mut body = markdown(text, inner, &look.theme);
         if self.images > 0 {
             let label = if self.images == 1 {
                 "[1 image]".to_owned()
@@ -48,9 +80,50 @@ impl UserCard {
             };
             body.push(look.theme.muted.paint(&label));
         }
-        let lines = boxed(&body, width, look.theme.user_message_bg);
+        lines.extend(boxed(&body, width, look.theme.user_message_bg));
         self.cache.put(width, lines)
     }
+}
+
+/// A `/skill:name` prompt's parts.
+struct SkillBlock<'a> {
+    name: &'a str,
+    content: &'a str,
+    user_message: Option<&'a str>,
+}
+
+/// `<skill name="N" location="L">\n…\n</skill>` and, after a blank line, what the user
+/// typed: the text `/skill:name args` expands to (`knightcode_resources::skills`).
+fn skill_block(text: &str) -> Option<SkillBlock<'_>> {
+    let rest = text.strip_prefix("<skill name=\"")?;
+    let (name, rest) = rest.split_once('"')?;
+    let rest = rest.strip_prefix(" location=\"")?;
+    let (location, rest) = rest.split_once("\">\n")?;
+    if name.is_empty() || location.is_empty() || name.contains('"') || location.contains('"') {
+        return None;
+    }
+    // The first `\n</skill>` after which only the user's message (or nothing) follows.
+    for (at, _) in rest.match_indices("\n</skill>") {
+        let after = &rest[at + "\n</skill>".len()..];
+        if after.is_empty() {
+            return Some(SkillBlock {
+                name,
+                content: &rest[..at],
+                user_message: None,
+            });
+        }
+        if let Some(message) = after.strip_prefix("\n\n")
+            && !message.is_empty()
+        {
+            let message = message.trim();
+            return Some(SkillBlock {
+                name,
+                content: &rest[..at],
+                user_message: (!message.is_empty()).then_some(message),
+            });
+        }
+    }
+    None
 }
 
 /// One column of indent (blank lines stay empty).
@@ -336,6 +409,34 @@ fn wrap_value(value: &str, width: usize) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::wrap_value;
+
+    #[test]
+    fn skill_prompts_fold_the_skill_and_keep_the_message() {
+        let look = |expanded| super::Look {
+            theme: knightcode_tui::Theme::plain(),
+            cwd: String::new(),
+            home: None,
+            tools_expanded: expanded,
+            thinking_hidden: false,
+        };
+        let text = "<skill name=\"lint\" location=\"/s/lint/SKILL.md\">\nReferences are relative to /s/lint.\n\nRun the linter.\n</skill>\n\nfix src/";
+        let mut card = super::UserCard::new(text.to_owned(), 0);
+        let folded = card.render(40, &look(false)).join("\n");
+        assert!(folded.contains("[skill]"), "{folded}");
+        assert!(folded.contains(" lint (ctrl+o to expand)"), "{folded}");
+        assert!(folded.contains("fix src/"), "{folded}");
+        assert!(!folded.contains("Run the linter."), "{folded}");
+        card.invalidate();
+        let open = card.render(40, &look(true)).join("\n");
+        assert!(open.contains("Run the linter."), "{open}");
+        let alone = text.split("\n\nfix").next().unwrap();
+        assert_eq!(
+            super::skill_block(alone).map(|b| (b.name, b.user_message)),
+            Some(("lint", None))
+        );
+        assert!(super::skill_block("<skill name=\"x\">\nno location\n</skill>").is_none());
+        assert!(super::skill_block("plain text").is_none());
+    }
 
     #[test]
     fn paths_wrap_at_slashes() {

@@ -43,8 +43,10 @@ fn exported(result: crate::Result<std::path::PathBuf>) -> Reply {
 }
 
 /// Queues a steering or follow-up message (also a prompt with a queueing mode).
+/// Skill commands and templates expand first, as for a prompt.
 fn queue(ctx: &Ctx, text: &str, images: &[ContentBlock], steer: bool) -> Reply {
-    let user = user_message(text, images.to_vec());
+    let expansion = ctx.view.resources().expand(text);
+    let user = user_message(&expansion.text, images.to_vec());
     if steer {
         ctx.handle.steer(user);
     } else {
@@ -100,6 +102,7 @@ fn shared(ctx: &Ctx, command: &Command, streaming: bool) -> Option<Reply> {
             Err(error) => Reply::Failed(error.to_string()),
         },
         Command::GetLastAssistantText => Reply::LastAssistantText(view.last_assistant_text()),
+        Command::GetCommands => Reply::Commands(view.commands()),
         Command::Ping => Reply::Done,
         Command::Report(_) => Reply::Done,
         _ => return None,
@@ -436,6 +439,7 @@ async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) 
             Reply::Done
         }
         Command::ConfigureWebTools(change) => Reply::WebTools(session.configure_web_tools(change)),
+        Command::Reload => Reply::Reloaded(std::sync::Arc::clone(session.reload_resources())),
         _ => return None,
     };
     ctx.refresh(session).await;

@@ -162,6 +162,11 @@ pub enum Command {
     GetLastAssistantText,
     /// Everything a screen shows about the session: [`Reply::Snapshot`].
     Snapshot,
+    /// `get_commands`: prompt templates and skills ([`Reply::Commands`]).
+    GetCommands,
+    /// `/reload`: skills, prompt templates and context files read again (after a running
+    /// prompt); answered with [`Reply::Reloaded`].
+    Reload,
     /// Puts a diagnostic into the event stream, in order (MCP servers, extensions).
     Report(Diagnostic),
     /// Does nothing; its [`Reply::Done`] comes back in order with the events (a front end
@@ -219,6 +224,9 @@ pub enum Reply {
     WebTools(crate::web_tools::WebToolsStatus),
     /// The file an export wrote.
     Exported(PathBuf),
+    Commands(Vec<knightcode_protocol::rpc::SlashCommand>),
+    /// What `/reload` loaded: the resources, and the report of their problems.
+    Reloaded(std::sync::Arc<knightcode_resources::Resources>),
 }
 
 /// The session as a screen shows it, taken at one moment.

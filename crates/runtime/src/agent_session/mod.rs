@@ -125,6 +125,8 @@ pub struct SessionSetup {
     pub stream_read_pacing: std::time::Duration,
     /// Extensions to load (`-e`, `--no-extensions`, discovered directories).
     pub extensions: crate::extensions::ExtensionSources,
+    /// `--skill`, `--no-skills`, `--prompt-template`, `--no-prompt-templates`.
+    pub resources: crate::resources::ResourceFlags,
 }
 
 impl SessionSetup {
@@ -147,6 +149,7 @@ impl SessionSetup {
             models: None,
             stream_read_pacing: std::time::Duration::ZERO,
             extensions: crate::extensions::ExtensionSources::default(),
+            resources: crate::resources::ResourceFlags::default(),
         }
     }
 }
@@ -168,6 +171,10 @@ pub struct AgentSession {
     trust: TrustDecision,
     prompt_files: PromptFiles,
     context_files: Vec<ContextFile>,
+    /// Skills and prompt templates (shared with the actor, which expands queued messages).
+    resources: Arc<knightcode_resources::Resources>,
+    /// Where `get_commands` finds extension commands.
+    command_sources: Arc<crate::resources::CommandSources>,
     cwd: PathBuf,
     /// Things worth telling the user on stderr (skipped project resources, bad files, …).
     notices: Vec<String>,
@@ -526,6 +533,15 @@ impl AgentSession {
         } else {
             discover_context_files(&setup.agent_dir, &setup.cwd)
         };
+        let resources = Arc::new(crate::resources::load(
+            &setup.resources,
+            &settings,
+            &setup.cwd,
+            &setup.agent_dir,
+            setup.home.as_deref(),
+            trust.trusted,
+        ));
+        notices.extend(resources.diagnostics().map(ToString::to_string));
 
         let mut headers = serde_json::Map::new();
         headers.extend(resolved.headers.clone());
@@ -592,6 +608,12 @@ impl AgentSession {
                 trust,
                 prompt_files,
                 context_files,
+                resources,
+                command_sources: Arc::new(crate::resources::CommandSources {
+                    host: extension_host.clone(),
+                    agent_dir: setup.agent_dir.clone(),
+                    cwd: setup.cwd.clone(),
+                }),
                 cwd: setup.cwd,
                 notices,
                 ops,
@@ -650,6 +672,44 @@ impl AgentSession {
         &self.context_files
     }
 
+    /// The skills and prompt templates loaded (with their diagnostics).
+    pub fn resources(&self) -> &Arc<knightcode_resources::Resources> {
+        &self.resources
+    }
+
+    /// A prompt's text as it becomes a user message: `/skill:name` and `/template`
+    /// expanded. A skill file that cannot be read leaves the text as typed, with a warning.
+    pub(crate) fn expand_prompt(&mut self, text: &str) -> String {
+        let expansion = self.resources.expand(text);
+        if let Some(error) = expansion.error {
+            self.ops.warnings.push(error);
+        }
+        expansion.text
+    }
+
+    /// `/reload`: skills, prompt templates and context files read again (with the settings
+    /// files' `skills` and `prompts` lists as they are now). The next request carries the
+    /// changed prompt.
+    pub fn reload_resources(&mut self) -> &Arc<knightcode_resources::Resources> {
+        // The `skills` and `prompts` lists as the files have them now; the session's own
+        // settings (with this process's changes) stay as they are.
+        let lists = Settings::load(&self.ops.agent_dir, &self.cwd, self.trust.trusted);
+        self.context_files = if self.ops.no_context_files {
+            Vec::new()
+        } else {
+            discover_context_files(&self.ops.agent_dir, &self.cwd)
+        };
+        self.resources = Arc::new(crate::resources::load(
+            &self.ops.resource_flags,
+            &lists,
+            &self.cwd,
+            &self.ops.agent_dir,
+            self.ops.home.as_deref(),
+            self.trust.trusted,
+        ));
+        &self.resources
+    }
+
     pub fn trust(&self) -> &TrustDecision {
         &self.trust
     }
@@ -706,6 +766,7 @@ impl AgentSession {
             tools: &infos,
             prompt_files: &self.prompt_files,
             context_files: &self.context_files,
+            skills: &self.resources.skills,
             cwd: &self.cwd,
             date: &date,
             docs_dir: None,

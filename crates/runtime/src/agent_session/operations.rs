@@ -59,7 +59,7 @@ const NOT_SAVED_YET: &str = "This session has not been saved yet. Wait for the f
 /// process), the model registry and credentials, and where global settings live.
 pub(super) struct OpsState {
     store: SessionStore,
-    home: Option<PathBuf>,
+    pub(super) home: Option<PathBuf>,
     registry: ModelRegistry,
     auth_storage: AuthStorage,
     /// `--api-key`, by provider.
@@ -71,13 +71,17 @@ pub(super) struct OpsState {
     cli_thinking: Option<ThinkingLevel>,
     /// Problems since the last [`AgentSession::take_warnings`] (a settings file that could
     /// not be written).
-    warnings: Vec<String>,
+    pub(super) warnings: Vec<String>,
     /// Writes the global settings file off the async thread.
     settings_writer: settings_file::SettingsWriter,
     /// The `--models` / `enabledModels` scope: what model cycling goes through.
     pub(super) scope: Vec<ScopedModel>,
     /// Where API keys come from.
     env: Arc<dyn knightcode_ai::EnvSource>,
+    /// What `/reload` reads again: the agent folder, the resource flags, `-nc`.
+    pub(super) agent_dir: PathBuf,
+    pub(super) resource_flags: crate::resources::ResourceFlags,
+    pub(super) no_context_files: bool,
 }
 
 impl OpsState {
@@ -102,6 +106,9 @@ impl OpsState {
             settings_writer: settings_file::SettingsWriter::new(&setup.agent_dir),
             scope: Vec::new(),
             env,
+            agent_dir: setup.agent_dir.clone(),
+            resource_flags: setup.resources.clone(),
+            no_context_files: setup.no_context_files,
         }
     }
 
@@ -160,6 +167,10 @@ impl AgentSession {
             self.compaction.compacting.clone(),
             Arc::clone(&self.file_history),
         )
+        .with_resources(
+            Arc::clone(&self.resources),
+            Arc::clone(&self.command_sources),
+        )
     }
 
     /// Checks and records a prompt: the input hook sees it first (and may handle or rewrite
@@ -182,6 +193,7 @@ impl AgentSession {
             InputAction::Transform { text, images } => (text, images),
             InputAction::Continue => (input.text, input.images),
         };
+        let text = self.expand_prompt(&text);
         let (text, images) = if self.settings.values().images_auto_resize {
             let limits = super::image_policy(self.settings.values(), &self.model).limits;
             fit_prompt_images(text, images, limits).await

@@ -284,6 +284,28 @@ impl Settings {
         self.has_project_settings
     }
 
+    /// A string list of one layer (`skills`, `prompts`, ...): resource entries resolve
+    /// against their own file's folder, so the layers are not merged. Non-strings are
+    /// left out.
+    pub fn layer_strings(&self, key: &str, project: bool) -> Vec<String> {
+        let layer = if project { &self.project } else { &self.global };
+        match layer.get(key) {
+            Some(Value::Array(items)) => items
+                .iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// `enableSkillCommands` (default true): whether `/skill:name` commands are offered
+    /// in autocomplete (a typed one expands either way, as in the reference).
+    pub fn enable_skill_commands(&self) -> bool {
+        self.get("enableSkillCommands")
+            .and_then(Value::as_bool)
+            .unwrap_or(true)
+    }
+
     /// The merged raw value by dotted path (`retry.maxRetries`), for keys the typed view
     /// does not cover (extensions, keys of later features). `null` reads as unset.
     pub fn get(&self, dotted: &str) -> Option<&Value> {

@@ -172,9 +172,7 @@ fn translate(command: RpcCommand) -> Result<Command, RpcResponse> {
         Cmd::GetTree => Command::GetTree,
         Cmd::GetLastAssistantText => Command::GetLastAssistantText,
         Cmd::SetSessionName { name } => Command::SetSessionName(name),
-        Cmd::GetCommands => {
-            return Err(data(id.clone(), name, &CommandsResult::default()));
-        }
+        Cmd::GetCommands => Command::GetCommands,
     })
 }
 
@@ -194,11 +192,13 @@ impl PendingReply {
         let Self { id, command, .. } = self;
         let data = |value: &dyn erased::Data| value.response(id.clone(), &command);
         match reply {
-            // Navigation, snapshots and `/tools` are the terminal's; no RPC command asks for
-            // them.
-            Reply::Done | Reply::Navigated { .. } | Reply::Snapshot(_) | Reply::WebTools(_) => {
-                RpcResponse::ok(id, &command)
-            }
+            // Navigation, snapshots, `/tools` and `/reload` are the terminal's; no RPC command
+            // asks for them.
+            Reply::Done
+            | Reply::Navigated { .. }
+            | Reply::Snapshot(_)
+            | Reply::WebTools(_)
+            | Reply::Reloaded(_) => RpcResponse::ok(id, &command),
             Reply::Failed(message) => RpcResponse::error(id, &command, message),
             Reply::Prompt(disposition) => data(&PromptResult {
                 disposition: Some(disposition),
@@ -267,6 +267,10 @@ impl PendingReply {
             Reply::Exported(path) => data(&ExportHtmlResult {
                 path: path.to_string_lossy().into_owned(),
                 ..ExportHtmlResult::default()
+            }),
+            Reply::Commands(commands) => data(&CommandsResult {
+                commands,
+                ..CommandsResult::default()
             }),
         }
     }

@@ -52,6 +52,8 @@ pub struct SessionView {
     auto_compaction: bool,
     compacting: CompactingFlag,
     file_history: Arc<FileHistory>,
+    resources: Arc<knightcode_resources::Resources>,
+    command_sources: Arc<crate::resources::CommandSources>,
 }
 
 impl std::fmt::Debug for SessionView {
@@ -84,7 +86,20 @@ impl SessionView {
             auto_compaction,
             compacting,
             file_history,
+            resources: Arc::default(),
+            command_sources: Arc::default(),
         }
+    }
+
+    /// The skills, prompt templates and extension commands the view answers for.
+    pub(super) fn with_resources(
+        mut self,
+        resources: Arc<knightcode_resources::Resources>,
+        command_sources: Arc<crate::resources::CommandSources>,
+    ) -> Self {
+        self.resources = resources;
+        self.command_sources = command_sources;
+        self
     }
 
     /// What a move in the tree to `target` would restore (`None`: before the first entry).
@@ -104,6 +119,18 @@ impl SessionView {
         {
             self.file_history.mark_shell(&checkpoint);
         }
+    }
+
+    /// `get_commands`: extension commands, prompt templates, then skills.
+    pub fn commands(&self) -> Vec<knightcode_protocol::rpc::SlashCommand> {
+        let mut out = self.command_sources.extension_commands();
+        out.extend(crate::resources::commands(&self.resources));
+        out
+    }
+
+    /// The skills and prompt templates, as of the view's creation.
+    pub fn resources(&self) -> &Arc<knightcode_resources::Resources> {
+        &self.resources
     }
 
     pub fn model(&self) -> &Model {
