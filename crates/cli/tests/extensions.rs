@@ -270,3 +270,45 @@ fn lifecycle_events_reach_extensions_in_order_and_shutdown_comes_last() {
          session_shutdown quit\n"
     );
 }
+
+const REVIEW_COMMAND: &str = r#"
+import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+
+export default function (pi: ExtensionAPI) {
+  pi.registerCommand("review", {
+    description: "Ask for a review",
+    handler: async (args) => {
+      pi.sendUserMessage(`Review ${args || "everything"} carefully.`);
+    },
+  });
+}
+"#;
+
+#[test]
+fn a_command_can_start_a_turn_with_send_user_message() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![ScriptedReply::text("Looks good.")],
+    )
+    .unwrap();
+    let sandbox = sandbox(&server);
+    std::fs::write(sandbox.project.join("review.ts"), REVIEW_COMMAND).unwrap();
+    let run = knightcode(&sandbox, &["-p", "-e", "review.ts", "/review src/lib.rs"]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.stdout, "Looks good.\n");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    let user = requests[0].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rfind(|m| m["role"] == "user")
+        .unwrap()
+        .clone();
+    assert!(
+        user["content"]
+            .to_string()
+            .contains("Review src/lib.rs carefully."),
+        "{user}"
+    );
+}

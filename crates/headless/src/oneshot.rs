@@ -156,8 +156,19 @@ async fn run_prompts(
                 SessionEvent::Reply { reply, .. } => match reply {
                     Reply::Prompt(PromptDisposition::Started) => running = true,
                     Reply::Failed(message) => return Err(message.clone()),
-                    // Handled by a hook: nothing runs.
-                    _ => break,
+                    // Handled by a hook: nothing runs, unless the handler started a turn of
+                    // its own (an extension command's `sendUserMessage`), which was queued
+                    // before this reply; then that run is this prompt's.
+                    _ => {
+                        let started = matches!(
+                            handle.request(Command::GetState).await,
+                            Reply::State(state) if state.is_streaming
+                        );
+                        if !started {
+                            break;
+                        }
+                        running = true;
+                    }
                 },
                 SessionEvent::Agent(AgentEvent::MessageEnd {
                     message: AgentMessage::Assistant(message),

@@ -200,7 +200,9 @@ impl SessionHooks for ExtensionHooks {
         _cancel: &'a CancellationToken,
     ) -> HookFuture<'a, InputAction> {
         Box::pin(async move {
-            if let Some((name, args)) = command_of(&input.text)
+            // An extension's own `sendUserMessage` never runs commands (no loops).
+            if input.source != crate::hooks::InputSource::Extension
+                && let Some((name, args)) = command_of(&input.text)
                 && self.host.has_command(name)
             {
                 self.host.run_command(name, args).await;
@@ -285,10 +287,40 @@ pub(crate) struct Port {
     pub session: Arc<Mutex<SessionManager>>,
     pub model: (String, String),
     pub thinking: String,
+    pub prompts: Arc<crate::actor::ExtensionPrompts>,
+}
+
+/// `sendUserMessage`'s content (a string, or text and image blocks) as prompt text and
+/// images.
+fn user_content(content: &Value) -> Result<(String, Vec<ContentBlock>), String> {
+    match content {
+        Value::String(text) => Ok((text.clone(), Vec::new())),
+        Value::Array(_) => {
+            let blocks: Vec<ContentBlock> = serde_json::from_value(content.clone())
+                .map_err(|e| format!("sendUserMessage: content blocks are invalid ({e})"))?;
+            let text = blocks
+                .iter()
+                .filter_map(ContentBlock::as_text)
+                .collect::<Vec<_>>()
+                .join("\n");
+            let images = blocks
+                .into_iter()
+                .filter(|block| matches!(block, ContentBlock::Image(_)))
+                .collect();
+            Ok((text, images))
+        }
+        _ => Err("sendUserMessage: content must be a string or content blocks".to_owned()),
+    }
 }
 
 impl SessionPort for Port {
     fn call(&self, op: &str, args: Value) -> Result<Value, String> {
+        if op == "sendUserMessage" {
+            let (text, images) = user_content(args.get("content").unwrap_or(&Value::Null))?;
+            let steer = args.pointer("/options/deliverAs").and_then(Value::as_str) == Some("steer");
+            self.prompts.send(text, images, steer)?;
+            return Ok(Value::Null);
+        }
         let mut session = lock(&self.session);
         let text = |key: &str| args.get(key).and_then(Value::as_str).map(str::to_owned);
         match op {

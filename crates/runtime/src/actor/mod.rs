@@ -302,6 +302,50 @@ struct Envelope {
     responder: Responder,
 }
 
+/// How extensions start turns (`pi.sendUserMessage`): prompts into the session's own inbox,
+/// bound when the session is spawned. It holds the inbox weakly, so it never keeps a
+/// session alive whose front ends have all gone.
+#[derive(Debug, Default)]
+pub(crate) struct ExtensionPrompts(std::sync::OnceLock<mpsc::WeakUnboundedSender<Envelope>>);
+
+impl ExtensionPrompts {
+    fn bind(&self, inbox: &mpsc::UnboundedSender<Envelope>) {
+        // A session is spawned once; a second bind has nothing to add.
+        let _ = self.0.set(inbox.downgrade());
+    }
+
+    /// Runs `text` as a prompt now, or queues it (steering or a follow-up) while a run
+    /// goes on. `Err` with the reason when the session is not running.
+    pub(crate) fn send(
+        &self,
+        text: String,
+        images: Vec<ContentBlock>,
+        steer: bool,
+    ) -> Result<(), String> {
+        let inbox = self
+            .0
+            .get()
+            .and_then(mpsc::WeakUnboundedSender::upgrade)
+            .ok_or_else(|| "sendUserMessage: the session is not running".to_owned())?;
+        let queueing = if steer {
+            Queueing::Steer
+        } else {
+            Queueing::FollowUp
+        };
+        inbox
+            .send(Envelope {
+                command: Command::Prompt {
+                    text,
+                    images,
+                    queueing: Some(queueing),
+                    source: crate::hooks::InputSource::Extension,
+                },
+                responder: Responder::Nobody,
+            })
+            .map_err(|_| "sendUserMessage: the session has ended".to_owned())
+    }
+}
+
 /// A front end's way to the session; cheap to clone. The session ends when every handle is
 /// gone and the work it was given has finished.
 #[derive(Clone)]
@@ -359,6 +403,7 @@ impl AgentSession {
     /// [`AgentSession::start`] returned.
     pub fn spawn(self, events: knightcode_agent::EventReceiver) -> (SessionHandle, SessionEvents) {
         let (commands, inbox) = mpsc::unbounded_channel();
+        self.extension_prompts().bind(&commands);
         let (out, stream) = mpsc::channel(EVENT_CAPACITY);
         let handle = SessionHandle {
             commands,

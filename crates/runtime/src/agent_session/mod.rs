@@ -200,6 +200,8 @@ pub struct AgentSession {
     dialogs: Arc<dyn Dialogs>,
     /// The loaded extensions, for the lifecycle events the actor hands them.
     extension_host: Option<Arc<knightcode_ext::ExtensionHost>>,
+    /// Where `pi.sendUserMessage` sends its prompts (bound when the actor starts).
+    extension_prompts: Arc<crate::actor::ExtensionPrompts>,
 }
 
 impl std::fmt::Debug for AgentSession {
@@ -464,6 +466,7 @@ impl AgentSession {
         );
         let mut extension_tools = Vec::new();
         let mut extension_host = None;
+        let extension_prompts = Arc::new(crate::actor::ExtensionPrompts::default());
         if !extension_paths.is_empty() {
             let mode = match setup.extensions.mode.as_str() {
                 "" => "print".to_owned(),
@@ -487,6 +490,7 @@ impl AgentSession {
                     session: Arc::clone(&session),
                     model: (model.provider.clone(), model.id.clone()),
                     thinking: thinking.as_str().to_owned(),
+                    prompts: Arc::clone(&extension_prompts),
                 }),
                 events.clone(),
             );
@@ -626,6 +630,7 @@ impl AgentSession {
                 file_history,
                 dialogs: Arc::new(NoDialogs),
                 extension_host,
+                extension_prompts,
             },
             receiver,
         ))
@@ -642,6 +647,10 @@ impl AgentSession {
     }
 
     /// The session's file history (backups for `/undo`).
+    pub(crate) fn extension_prompts(&self) -> &Arc<crate::actor::ExtensionPrompts> {
+        &self.extension_prompts
+    }
+
     /// The session's extensions, when any are loaded.
     pub fn extension_host(&self) -> Option<Arc<knightcode_ext::ExtensionHost>> {
         self.extension_host.clone()

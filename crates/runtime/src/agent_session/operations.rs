@@ -193,7 +193,13 @@ impl AgentSession {
             InputAction::Transform { text, images } => (text, images),
             InputAction::Continue => (input.text, input.images),
         };
-        let text = self.expand_prompt(&text);
+        // An extension's `sendUserMessage` is sent as written (the reference expands it only
+        // when asked to).
+        let text = if input.source == crate::hooks::InputSource::Extension {
+            text
+        } else {
+            self.expand_prompt(&text)
+        };
         let (text, images) = if self.settings.values().images_auto_resize {
             let limits = super::image_policy(self.settings.values(), &self.model).limits;
             fit_prompt_images(text, images, limits).await
