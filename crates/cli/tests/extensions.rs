@@ -312,3 +312,40 @@ fn a_command_can_start_a_turn_with_send_user_message() {
         "{user}"
     );
 }
+
+const READ_ONLY: &str = r#"
+import { writeFileSync } from "node:fs";
+import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+
+export default function (pi: ExtensionAPI) {
+  pi.registerCommand("readonly", {
+    handler: async () => {
+      const before = pi.getActiveTools().join(",");
+      pi.setActiveTools(["read", "grep", "no-such-tool"]);
+      writeFileSync("tools.log", `${before}\n${pi.getActiveTools().join(",")}\n`);
+    },
+  });
+}
+"#;
+
+#[test]
+fn set_active_tools_changes_what_the_next_request_offers() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![ScriptedReply::text("ok")],
+    )
+    .unwrap();
+    let sandbox = sandbox(&server);
+    std::fs::write(sandbox.project.join("ro.ts"), READ_ONLY).unwrap();
+    let run = knightcode(&sandbox, &["-p", "-e", "ro.ts", "/readonly", "hello"]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let log = std::fs::read_to_string(sandbox.project.join("tools.log")).unwrap();
+    assert_eq!(log, "read,bash,edit,write\nread,grep\n");
+    let offered: Vec<String> = server.requests()[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(offered, ["read", "grep"], "unknown names are left out");
+}

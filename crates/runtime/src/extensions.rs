@@ -287,7 +287,7 @@ pub(crate) struct Port {
     pub session: Arc<Mutex<SessionManager>>,
     pub model: (String, String),
     pub thinking: String,
-    pub prompts: Arc<crate::actor::ExtensionPrompts>,
+    pub actions: Arc<crate::actor::ExtensionActions>,
 }
 
 /// `sendUserMessage`'s content (a string, or text and image blocks) as prompt text and
@@ -318,8 +318,21 @@ impl SessionPort for Port {
         if op == "sendUserMessage" {
             let (text, images) = user_content(args.get("content").unwrap_or(&Value::Null))?;
             let steer = args.pointer("/options/deliverAs").and_then(Value::as_str) == Some("steer");
-            self.prompts.send(text, images, steer)?;
+            self.actions.send_user_message(text, images, steer)?;
             return Ok(Value::Null);
+        }
+        match op {
+            "getActiveTools" => return Ok(json!(self.actions.active_tools())),
+            "setActiveTools" => {
+                let names: Vec<String> = args
+                    .get("names")
+                    .cloned()
+                    .and_then(|v| serde_json::from_value(v).ok())
+                    .ok_or_else(|| "setActiveTools: expected an array of tool names".to_owned())?;
+                self.actions.set_active_tools(&names)?;
+                return Ok(Value::Null);
+            }
+            _ => {}
         }
         let mut session = lock(&self.session);
         let text = |key: &str| args.get(key).and_then(Value::as_str).map(str::to_owned);

@@ -439,6 +439,10 @@ async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) 
             Reply::Done
         }
         Command::ConfigureWebTools(change) => Reply::WebTools(session.configure_web_tools(change)),
+        Command::SetActiveTools(names) => {
+            session.set_active_tools(names);
+            Reply::Done
+        }
         Command::Reload => Reply::Reloaded(std::sync::Arc::clone(session.reload_resources())),
         _ => return None,
     };

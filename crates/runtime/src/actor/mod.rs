@@ -100,6 +100,9 @@ pub enum Command {
     /// empty change just report; answered with [`Reply::WebTools`]. Waits for a running
     /// prompt (the tool list of a request does not change mid-run).
     ConfigureWebTools(crate::web_tools::WebToolsChange),
+    /// Offer exactly these tools (unknown names are left out); an extension's
+    /// `setActiveTools`. Waits for a running prompt.
+    SetActiveTools(Vec<String>),
     NewSession {
         parent_session: Option<String>,
     },
@@ -302,47 +305,93 @@ struct Envelope {
     responder: Responder,
 }
 
-/// How extensions start turns (`pi.sendUserMessage`): prompts into the session's own inbox,
-/// bound when the session is spawned. It holds the inbox weakly, so it never keeps a
-/// session alive whose front ends have all gone.
+/// How extensions act on the session from their thread (`pi.sendUserMessage`,
+/// `pi.setActiveTools`): commands into the session's own inbox, bound when the session is
+/// spawned, and the active tool list as last set. It holds the inbox weakly, so it never
+/// keeps a session alive whose front ends have all gone.
 #[derive(Debug, Default)]
-pub(crate) struct ExtensionPrompts(std::sync::OnceLock<mpsc::WeakUnboundedSender<Envelope>>);
+pub(crate) struct ExtensionActions {
+    inbox: std::sync::OnceLock<mpsc::WeakUnboundedSender<Envelope>>,
+    active_tools: std::sync::Mutex<Vec<String>>,
+    /// Every tool the session has, so `setActiveTools` can leave unknown names out at once.
+    registered: std::sync::OnceLock<Vec<String>>,
+}
 
-impl ExtensionPrompts {
+impl ExtensionActions {
     fn bind(&self, inbox: &mpsc::UnboundedSender<Envelope>) {
         // A session is spawned once; a second bind has nothing to add.
-        let _ = self.0.set(inbox.downgrade());
+        let _ = self.inbox.set(inbox.downgrade());
+    }
+
+    fn command(&self, command: Command, what: &str) -> Result<(), String> {
+        let inbox = self
+            .inbox
+            .get()
+            .and_then(mpsc::WeakUnboundedSender::upgrade)
+            .ok_or_else(|| format!("{what}: the session is not running"))?;
+        inbox
+            .send(Envelope {
+                command,
+                responder: Responder::Nobody,
+            })
+            .map_err(|_| format!("{what}: the session has ended"))
+    }
+
+    /// The tools the model is offered, as the session last reported them.
+    pub(crate) fn active_tools(&self) -> Vec<String> {
+        self.active_tools
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Called by the session whenever its active tool list changes.
+    pub(crate) fn note_active_tools(&self, names: &[String]) {
+        *self
+            .active_tools
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = names.to_vec();
+    }
+
+    pub(crate) fn note_registered_tools(&self, names: Vec<String>) {
+        let _ = self.registered.set(names);
+    }
+
+    /// Offers exactly these tools (the registered ones among them) from the next request
+    /// on (after a running prompt); `active_tools` says so at once.
+    pub(crate) fn set_active_tools(&self, names: &[String]) -> Result<(), String> {
+        let known: Vec<String> = match self.registered.get() {
+            Some(registered) => names
+                .iter()
+                .filter(|name| registered.contains(name))
+                .cloned()
+                .collect(),
+            None => names.to_vec(),
+        };
+        self.note_active_tools(&known);
+        self.command(Command::SetActiveTools(known), "setActiveTools")
     }
 
     /// Runs `text` as a prompt now, or queues it (steering or a follow-up) while a run
     /// goes on. `Err` with the reason when the session is not running.
-    pub(crate) fn send(
+    pub(crate) fn send_user_message(
         &self,
         text: String,
         images: Vec<ContentBlock>,
         steer: bool,
     ) -> Result<(), String> {
-        let inbox = self
-            .0
-            .get()
-            .and_then(mpsc::WeakUnboundedSender::upgrade)
-            .ok_or_else(|| "sendUserMessage: the session is not running".to_owned())?;
         let queueing = if steer {
             Queueing::Steer
         } else {
             Queueing::FollowUp
         };
-        inbox
-            .send(Envelope {
-                command: Command::Prompt {
-                    text,
-                    images,
-                    queueing: Some(queueing),
-                    source: crate::hooks::InputSource::Extension,
-                },
-                responder: Responder::Nobody,
-            })
-            .map_err(|_| "sendUserMessage: the session has ended".to_owned())
+        let command = Command::Prompt {
+            text,
+            images,
+            queueing: Some(queueing),
+            source: crate::hooks::InputSource::Extension,
+        };
+        self.command(command, "sendUserMessage")
     }
 }
 
@@ -403,7 +452,7 @@ impl AgentSession {
     /// [`AgentSession::start`] returned.
     pub fn spawn(self, events: knightcode_agent::EventReceiver) -> (SessionHandle, SessionEvents) {
         let (commands, inbox) = mpsc::unbounded_channel();
-        self.extension_prompts().bind(&commands);
+        self.extension_actions().bind(&commands);
         let (out, stream) = mpsc::channel(EVENT_CAPACITY);
         let handle = SessionHandle {
             commands,

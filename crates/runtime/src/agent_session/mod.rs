@@ -200,8 +200,8 @@ pub struct AgentSession {
     dialogs: Arc<dyn Dialogs>,
     /// The loaded extensions, for the lifecycle events the actor hands them.
     extension_host: Option<Arc<knightcode_ext::ExtensionHost>>,
-    /// Where `pi.sendUserMessage` sends its prompts (bound when the actor starts).
-    extension_prompts: Arc<crate::actor::ExtensionPrompts>,
+    /// How extensions act on the session (`sendUserMessage`, `setActiveTools`).
+    extension_actions: Arc<crate::actor::ExtensionActions>,
 }
 
 impl std::fmt::Debug for AgentSession {
@@ -466,7 +466,7 @@ impl AgentSession {
         );
         let mut extension_tools = Vec::new();
         let mut extension_host = None;
-        let extension_prompts = Arc::new(crate::actor::ExtensionPrompts::default());
+        let extension_actions = Arc::new(crate::actor::ExtensionActions::default());
         if !extension_paths.is_empty() {
             let mode = match setup.extensions.mode.as_str() {
                 "" => "print".to_owned(),
@@ -490,7 +490,7 @@ impl AgentSession {
                     session: Arc::clone(&session),
                     model: (model.provider.clone(), model.id.clone()),
                     thinking: thinking.as_str().to_owned(),
-                    prompts: Arc::clone(&extension_prompts),
+                    actions: Arc::clone(&extension_actions),
                 }),
                 events.clone(),
             );
@@ -559,8 +559,14 @@ impl AgentSession {
                 ..StreamOptions::default()
             },
             system_prompt: None,
-            tools,
-            active_tools: Some(active_tools),
+            tools: {
+                extension_actions.note_registered_tools(tools.names().map(str::to_owned).collect());
+                tools
+            },
+            active_tools: {
+                extension_actions.note_active_tools(&active_tools);
+                Some(active_tools)
+            },
             cwd: setup.cwd.clone(),
             retry: settings.values().retry,
         };
@@ -630,7 +636,7 @@ impl AgentSession {
                 file_history,
                 dialogs: Arc::new(NoDialogs),
                 extension_host,
-                extension_prompts,
+                extension_actions,
             },
             receiver,
         ))
@@ -647,8 +653,8 @@ impl AgentSession {
     }
 
     /// The session's file history (backups for `/undo`).
-    pub(crate) fn extension_prompts(&self) -> &Arc<crate::actor::ExtensionPrompts> {
-        &self.extension_prompts
+    pub(crate) fn extension_actions(&self) -> &Arc<crate::actor::ExtensionActions> {
+        &self.extension_actions
     }
 
     /// The session's extensions, when any are loaded.

@@ -518,8 +518,23 @@ impl AgentSession {
     ) -> crate::web_tools::WebToolsStatus {
         let mut active = self.agent.config().active_tools.clone().unwrap_or_default();
         let status = self.web_tools.apply(change, &mut active);
+        self.extension_actions.note_active_tools(&active);
         self.agent.config_mut().active_tools = Some(active);
         status
+    }
+
+    /// Offers exactly `names` (those that name a registered tool, in the order given) from
+    /// the next request on: an extension's `setActiveTools`.
+    pub fn set_active_tools(&mut self, names: &[String]) {
+        let registry = self.agent.config().tools.clone();
+        let mut active: Vec<String> = Vec::new();
+        for name in names {
+            if registry.get(name).is_some() && !active.contains(name) {
+                active.push(name.clone());
+            }
+        }
+        self.extension_actions.note_active_tools(&active);
+        self.agent.config_mut().active_tools = Some(active);
     }
 
     /// `retry.enabled`, saved to the global settings; applies from the next run.
