@@ -247,7 +247,9 @@ fn pi_theme_files_load_unchanged() {
     );
     for file in ["dark.json", "light.json"] {
         // The reference's install is not in every checkout; our copies are its files.
-        let vendored = Path::new(env!("CARGO_MANIFEST_DIR")).join("themes").join(file);
+        let vendored = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("themes")
+            .join(file);
         let text = std::fs::read_to_string(reference.join(file))
             .or_else(|_| std::fs::read_to_string(vendored))
             .unwrap();
