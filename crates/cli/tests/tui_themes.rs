@@ -91,3 +91,24 @@ fn an_unknown_theme_warns_and_keeps_dark() {
     tui.send("\x04");
     assert_eq!(tui.wait_exit(), 0);
 }
+
+#[test]
+fn the_html_export_uses_the_themes_export_colours() {
+    let sandbox = Sandbox::new(vec![knightcode_testkit::ScriptedReply::text(
+        "Light answer.",
+    )]);
+    let mut tui = sandbox.spawn(&["--use-theme", "light"], 160, 40);
+    tui.wait_for_text("mock-model");
+    tui.submit("Question");
+    tui.wait_for_text("Light answer.");
+    tui.submit("/export page.html");
+    tui.wait_for_text("Session exported to:");
+    let page = std::fs::read_to_string(sandbox.project.join("page.html")).unwrap();
+    // light.json's `export` section and its accent (`teal`, a variable).
+    assert!(page.contains("--page-bg: #f8f8f8;"), "no page colour");
+    assert!(page.contains("--card-bg: #ffffff;"), "no card colour");
+    assert!(page.contains("--info-bg: #fffae6;"), "no info colour");
+    assert!(page.contains("--accent: #5a8080;"), "no accent");
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}
