@@ -55,14 +55,12 @@ fn value_text(value: &FlagValue) -> &str {
 /// the interactive mode, as in the reference, where the other modes ignore them.
 pub fn warnings(args: &Args, mode: AppMode) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    if mode == AppMode::Interactive {
-        if args.tui_mode == Some(TuiMode::Fullscreen) {
-            out.push(not_available(
-                "--tui-mode fullscreen",
-                "the interface always keeps the terminal's scrollback",
-                "using regular",
-            ));
-        }
+    if mode == AppMode::Interactive && args.tui_mode == Some(TuiMode::Fullscreen) {
+        out.push(not_available(
+            "--tui-mode fullscreen",
+            "the interface always keeps the terminal's scrollback",
+            "using regular",
+        ));
     }
     for (name, value) in &args.extension_flags {
         out.push(unknown_flag(name, value));
