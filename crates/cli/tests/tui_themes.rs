@@ -112,3 +112,25 @@ fn the_html_export_uses_the_themes_export_colours() {
     tui.send("\x04");
     assert_eq!(tui.wait_exit(), 0);
 }
+
+#[test]
+fn reload_reads_an_edited_theme_file_again() {
+    let sandbox = Sandbox::new(vec![]);
+    std::fs::create_dir_all(sandbox.agent.join("themes")).unwrap();
+    let file = sandbox.agent.join("themes/ocean.json");
+    std::fs::write(&file, ocean()).unwrap();
+    let mut tui = sandbox.spawn(&["--use-theme", "ocean"], 100, 30);
+    tui.wait_for_text("mock-model");
+    assert_eq!(border(&tui), Some(OCEAN), "{}", tui.screen());
+    std::fs::write(&file, ocean().replace("#123456", "#654321")).unwrap();
+    tui.submit("/reload");
+    tui.wait_for_text("Reloaded keybindings");
+    assert_eq!(
+        border(&tui),
+        Some(vt100::Color::Rgb(0x65, 0x43, 0x21)),
+        "{}",
+        tui.screen()
+    );
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}

@@ -2,8 +2,7 @@
 //! styles of `knightcode_tui::Theme`, chosen once the session knows whether the project is
 //! trusted (project themes load only then).
 
-use knightcode_runtime::AgentSession;
-use knightcode_runtime::resources::ThemeFlags;
+use knightcode_runtime::Settings;
 use knightcode_runtime::resources::themes::Appearance;
 use knightcode_runtime::resources::themes::ThemeColor;
 use knightcode_runtime::resources::themes::ThemeFile;
@@ -110,15 +109,16 @@ impl Ui {
     /// Loads the themes and switches to the one the flags or the `theme` setting name;
     /// returns the problems to show (once the transcript is loaded). `NO_COLOR` keeps the
     /// plain theme.
-    pub fn load_theme(&mut self, session: &AgentSession, flags: &ThemeFlags) -> Vec<String> {
+    pub fn load_theme(&mut self, settings: &Settings, trusted: bool) -> Vec<String> {
+        let flags = self.theme_flags.clone();
         let appearance = Appearance::from_colorfgbg(std::env::var("COLORFGBG").ok().as_deref());
         let (_, file, warnings) = knightcode_runtime::resources::load_themes(
-            flags,
-            session.settings(),
+            &flags,
+            settings,
             &self.cwd,
             &self.agent_dir,
             self.home.as_deref(),
-            session.trust().trusted,
+            trusted,
             appearance,
         );
         if self.screen.theme == Theme::plain() {

@@ -142,7 +142,7 @@ pub struct Ui {
     /// The theme file's export `pageBg`, `cardBg` and `infoBg` (HTML export).
     pub export_backgrounds: [Option<String>; 3],
     /// `--theme`, `--no-themes`, `--use-theme`.
-    theme_flags: knightcode_runtime::resources::ThemeFlags,
+    pub(super) theme_flags: knightcode_runtime::resources::ThemeFlags,
 }
 
 fn home_string(home: Option<&PathBuf>) -> Option<String> {
@@ -274,8 +274,7 @@ impl Ui {
     pub fn attach(&mut self, session: &AgentSession) {
         self.library = Some(session.library());
         self.session_trusted = session.trust().trusted;
-        let flags = self.theme_flags.clone();
-        let theme_warnings = self.load_theme(session, &flags);
+        let theme_warnings = self.load_theme(session.settings(), self.session_trusted);
         self.screen.header = super::startup::header(&self.screen.theme, session);
         self.skill_commands = session.settings().enable_skill_commands();
         self.resource_commands
