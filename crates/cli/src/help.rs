@@ -204,17 +204,17 @@ const SECTIONS: &[(&str, &[Opt])] = &[
             opt(
                 "--theme",
                 "<path>",
-                "Load a theme file or folder; repeatable (not available yet: the interactive mode warns and uses its built-in theme)",
+                "Load a theme file or folder; repeatable (kept with --no-themes)",
             ),
             opt(
                 "--use-theme",
                 "<name[/name]>",
-                "Theme to start the interface with (a light/dark pair follows the terminal); only the built-in dark exists yet, others warn",
+                "Theme to start the interface with, for this run (a light/dark pair follows the terminal)",
             ),
             opt(
                 "--no-themes",
                 "",
-                "Skip theme discovery (none are discovered yet)",
+                "Skip discovered and configured themes (--theme ones still load)",
             ),
             opt(
                 "-nc, --no-context-files",
@@ -461,8 +461,7 @@ pub fn text() -> String {
     out.push_str(
         "This build runs the interactive, print (-p), JSON (--mode json) and RPC (--mode rpc)\n\
          modes and --export. Not available yet: the install, remove, update, list, config,\n\
-         auth and mcp commands (they say so and exit with status 1); theme files (their\n\
-         options are ignored with a warning). Extensions load\n\
+         auth and mcp commands (they say so and exit with status 1). Extensions load\n\
          in every mode, without a terminal UI of their own yet (docs/extensions.md).\n",
     );
     out

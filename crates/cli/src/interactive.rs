@@ -26,6 +26,11 @@ pub fn run(args: &Args, warnings: Vec<String>) -> anyhow::Result<ExitCode> {
         sessions_dir: location.dir,
         sessions_filter_by_cwd: location.filter_by_cwd,
         warnings,
+        theme: knightcode_runtime::resources::ThemeFlags {
+            paths: args.themes.clone(),
+            no_themes: args.no_themes,
+            use_theme: args.use_theme.clone(),
+        },
     };
     let code = knightcode_interactive::run(setup, options)?;
     Ok(ExitCode::from(code))

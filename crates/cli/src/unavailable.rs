@@ -4,8 +4,9 @@
 //! The reference ignores unknown `--flags` that no extension declares (cli.md §3), so these
 //! are warnings, never errors. Options that are honestly satisfied already are not warned
 //! about: `--offline` (this build makes no automatic network requests), `--no-mcp` (there is
-//! no MCP support to turn off), `--verbose` (the start-up header is always complete), and the
-//! `--no-themes` switch (no theme file is ever discovered).
+//! no MCP support to turn off) and `--verbose` (the start-up header is always complete).
+//! Themes load (`--theme`, `--use-theme`, `--no-themes`); their problems are the interactive
+//! mode's warnings.
 
 use crate::args::AppMode;
 use crate::args::Args;
@@ -50,41 +51,22 @@ fn value_text(value: &FlagValue) -> &str {
     }
 }
 
-/// The warnings for `args` in `mode`. Interface options (themes, `--tui-mode`) only count in
+/// The warnings for `args` in `mode`. Interface options (`--tui-mode`) only count in
 /// the interactive mode, as in the reference, where the other modes ignore them.
 pub fn warnings(args: &Args, mode: AppMode) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    if mode == AppMode::Interactive {
-        if !args.themes.is_empty() {
-            out.push(not_available(
-                "--theme",
-                "theme files are not loaded",
-                "using the built-in theme",
-            ));
-        }
-        if let Some(theme) = args.use_theme.as_deref().filter(|t| *t != BUILTIN_THEME) {
-            out.push(not_available(
-                &format!("--use-theme {theme}"),
-                "there is no theme besides the built-in dark one",
-                "using dark",
-            ));
-        }
-        if args.tui_mode == Some(TuiMode::Fullscreen) {
-            out.push(not_available(
-                "--tui-mode fullscreen",
-                "the interface always keeps the terminal's scrollback",
-                "using regular",
-            ));
-        }
+    if mode == AppMode::Interactive && args.tui_mode == Some(TuiMode::Fullscreen) {
+        out.push(not_available(
+            "--tui-mode fullscreen",
+            "the interface always keeps the terminal's scrollback",
+            "using regular",
+        ));
     }
     for (name, value) in &args.extension_flags {
         out.push(unknown_flag(name, value));
     }
     out
 }
-
-/// The name of the one theme the interface has.
-const BUILTIN_THEME: &str = "dark";
 
 #[cfg(test)]
 mod tests {
@@ -136,7 +118,9 @@ mod tests {
             "--tui-mode",
             "regular",
             "--use-theme",
-            "dark",
+            "light/dark",
+            "--theme",
+            "t.json",
         ];
         for mode in [
             AppMode::Interactive,
@@ -150,19 +134,10 @@ mod tests {
 
     #[test]
     fn interface_options_warn_in_the_interactive_mode_only() {
-        let argv = [
-            "--theme",
-            "t.json",
-            "--use-theme",
-            "light/dark",
-            "--tui-mode",
-            "fullscreen",
-        ];
+        let argv = ["--tui-mode", "fullscreen"];
         assert_eq!(
             messages(&argv, AppMode::Interactive),
             [
-                "Warning: --theme is not available yet in this build of knightcode (theme files are not loaded); using the built-in theme.",
-                "Warning: --use-theme light/dark is not available yet in this build of knightcode (there is no theme besides the built-in dark one); using dark.",
                 "Warning: --tui-mode fullscreen is not available yet in this build of knightcode (the interface always keeps the terminal's scrollback); using regular.",
             ]
         );

@@ -1,6 +1,6 @@
-//! Skills and prompt templates: where they are found, how their files are read, the system
-//! prompt's skills section and the expansion of `/skill:name` and `/template` prompts
-//! (`spec/resources.md` §0-2). Plain files in, plain data out: no settings, sessions or
+//! Skills, prompt templates and themes: where they are found, how their files are read, the
+//! system prompt's skills section and the expansion of `/skill:name` and `/template` prompts
+//! (`spec/resources.md` §0-2, §5). Plain files in, plain data out: no settings, sessions or
 //! terminal here; the runtime hands in the paths and the trust decision.
 
 pub mod frontmatter;
@@ -9,6 +9,7 @@ pub mod loader;
 mod paths;
 pub mod skills;
 pub mod templates;
+pub mod themes;
 
 use std::path::PathBuf;
 
@@ -38,7 +39,7 @@ pub enum DiagnosticKind {
     Error,
     /// Two resources of one kind share a name: the first loaded won.
     Collision {
-        /// `skill` or `prompt`.
+        /// `skill`, `prompt` or `theme`.
         resource_type: &'static str,
         name: String,
         winner_path: PathBuf,

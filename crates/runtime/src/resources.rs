@@ -1,5 +1,5 @@
-//! Skills and prompt templates for a session (`knightcode-resources` does the reading):
-//! which paths to load from settings, flags and trust, and the commands they add.
+//! Skills, prompt templates and themes for a session (`knightcode-resources` does the
+//! reading): which paths to load from settings, flags and trust, and the commands they add.
 
 use std::path::Path;
 
@@ -11,6 +11,7 @@ use knightcode_resources::ResourceConfig;
 use knightcode_resources::ResourceDiagnostic;
 pub use knightcode_resources::Resources;
 use knightcode_resources::loader::SettingsLists;
+pub use knightcode_resources::themes;
 
 use crate::settings::Settings;
 
@@ -54,6 +55,51 @@ pub fn load(
         cli_prompts: flags.prompt_templates.clone(),
         no_prompt_templates: flags.no_prompt_templates,
     })
+}
+
+/// The theme flags of an interactive run (`--theme`, `--no-themes`, `--use-theme`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ThemeFlags {
+    pub paths: Vec<String>,
+    pub no_themes: bool,
+    pub use_theme: Option<String>,
+}
+
+/// The themes of a session in `cwd` and the one to start with: `--use-theme`, else the
+/// `theme` setting, else `system`. The warnings are the loading problems and an unknown
+/// name's fallback to dark.
+pub fn load_themes(
+    flags: &ThemeFlags,
+    settings: &Settings,
+    cwd: &Path,
+    agent_dir: &Path,
+    home: Option<&Path>,
+    trusted: bool,
+    appearance: themes::Appearance,
+) -> (themes::Themes, themes::ThemeFile, Vec<String>) {
+    let loaded = themes::Themes::load(&themes::ThemeConfig {
+        cwd: cwd.to_path_buf(),
+        agent_dir: agent_dir.to_path_buf(),
+        home: home.map(Path::to_path_buf),
+        trusted,
+        user_settings: settings.layer_strings("themes", false),
+        project_settings: if trusted {
+            settings.layer_strings("themes", true)
+        } else {
+            Vec::new()
+        },
+        cli: flags.paths.clone(),
+        no_themes: flags.no_themes,
+    });
+    let setting = settings
+        .get("theme")
+        .and_then(serde_json::Value::as_str)
+        .map(str::to_owned);
+    let requested = flags.use_theme.clone().or(setting);
+    let (theme, fallback) = loaded.select(requested.as_deref(), appearance);
+    let mut warnings: Vec<String> = loaded.diagnostics.iter().map(ToString::to_string).collect();
+    warnings.extend(fallback);
+    (loaded, theme, warnings)
 }
 
 /// Where extension commands come from, for their `sourceInfo`.

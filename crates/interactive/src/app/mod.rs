@@ -15,6 +15,7 @@ pub mod overlay;
 pub mod screen;
 mod sharing;
 mod startup;
+mod theme;
 mod ui;
 mod undo;
 mod web_tools;
@@ -61,6 +62,8 @@ pub struct InteractiveOptions {
     /// Warnings about the command line (options this build cannot act on), shown with the
     /// session's notices.
     pub warnings: Vec<String>,
+    /// `--theme`, `--no-themes`, `--use-theme`.
+    pub theme: knightcode_runtime::resources::ThemeFlags,
 }
 
 /// Runs the interactive mode until the user quits; returns the exit code.

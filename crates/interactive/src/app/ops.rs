@@ -467,7 +467,7 @@ impl Ui {
 }
 
 impl Ui {
-    /// `/reload`: keybindings now; skills, prompt templates and context files in the
+    /// `/reload`: keybindings and themes now; skills, prompt templates and context files in the
     /// session (after a running prompt), answered with what it loaded.
     pub fn reload(&mut self) {
         let path = self.agent_dir.join("keybindings.json");
@@ -479,6 +479,12 @@ impl Ui {
                 }
             }
             Err(error) => self.warn(&format!("{error}; keeping the keybindings in use")),
+        }
+        // Themes are the interface's: read again here, with the settings as they are now.
+        let settings =
+            knightcode_runtime::Settings::load(&self.agent_dir, &self.cwd, self.session_trusted);
+        for warning in self.load_theme(&settings, self.session_trusted) {
+            self.warn(&warning);
         }
         self.send(Command::Reload, Pending::Reloaded);
     }

@@ -54,7 +54,7 @@ pub enum JobDone {
 }
 
 /// A theme colour as CSS; the 256-colour palette as xterm draws it.
-fn css(color: Color) -> String {
+pub(super) fn css(color: Color) -> String {
     const BASIC: [(u8, u8, u8); 16] = [
         (0, 0, 0),
         (205, 0, 0),
@@ -143,7 +143,13 @@ fn scratch_dir(purpose: &str) -> std::io::Result<PathBuf> {
 
 impl Ui {
     fn colors(&self) -> ExportColors {
-        export_colors(&self.screen.theme)
+        let [page_bg, card_bg, info_bg] = self.export_backgrounds.clone();
+        ExportColors {
+            page_bg,
+            card_bg,
+            info_bg,
+            ..export_colors(&self.screen.theme)
+        }
     }
 
     /// `/export [path]`: HTML, or the current branch as JSONL for a `.jsonl` path.

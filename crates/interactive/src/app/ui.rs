@@ -139,6 +139,10 @@ pub struct Ui {
     frames_drawn: u64,
     /// The window title last set.
     title: String,
+    /// The theme file's export `pageBg`, `cardBg` and `infoBg` (HTML export).
+    pub export_backgrounds: [Option<String>; 3],
+    /// `--theme`, `--no-themes`, `--use-theme`.
+    pub(super) theme_flags: knightcode_runtime::resources::ThemeFlags,
 }
 
 fn home_string(home: Option<&PathBuf>) -> Option<String> {
@@ -248,6 +252,8 @@ impl Ui {
             resume_hint: None,
             queued_input: std::collections::VecDeque::new(),
             frames_drawn: 0,
+            export_backgrounds: [None, None, None],
+            theme_flags: options.theme.clone(),
             title: String::new(),
         };
         if let Some(key) = ui.bindings.keys_for("app.interrupt").first() {
@@ -268,6 +274,7 @@ impl Ui {
     pub fn attach(&mut self, session: &AgentSession) {
         self.library = Some(session.library());
         self.session_trusted = session.trust().trusted;
+        let theme_warnings = self.load_theme(session.settings(), self.session_trusted);
         self.screen.header = super::startup::header(&self.screen.theme, session);
         self.skill_commands = session.settings().enable_skill_commands();
         self.resource_commands
@@ -277,6 +284,9 @@ impl Ui {
             ));
         self.apply_snapshot(session.snapshot());
         self.reload_transcript();
+        for warning in theme_warnings {
+            self.warn(&warning);
+        }
     }
 
     /// The session now runs in its task: commands go through `handle`, news comes on
