@@ -223,7 +223,8 @@ impl Manager<'_> {
         }
         let identity = self.layout.identity_of_typed(source);
         let layout = &self.layout;
-        let removed = settings.retain_packages(|stored| layout.identity_in(stored, scope) != identity);
+        let removed =
+            settings.retain_packages(|stored| layout.identity_in(stored, scope) != identity);
         if removed {
             settings.write()?;
         }
@@ -254,14 +255,13 @@ impl Manager<'_> {
                         } else {
                             format!("{}@latest", npm.name)
                         };
-                        self.install_npm(
-                            &NpmSource { spec, ..npm },
-                            entry.scope,
-                        )?;
+                        self.install_npm(&NpmSource { spec, ..npm }, entry.scope)?;
                     }
                 }
                 Source::Git(git) => {
-                    let target = self.layout.install_path(&Source::Git(git.clone()), entry.scope);
+                    let target = self
+                        .layout
+                        .install_path(&Source::Git(git.clone()), entry.scope);
                     if !target.exists() {
                         (self.progress)(&format!("Updating {}...", entry.source));
                         self.install_git(&git, entry.scope)?;
@@ -346,7 +346,9 @@ impl Manager<'_> {
     /// output goes to stderr so that stdout stays ours.
     fn run(&mut self, program: &str, args: &[&str], cwd: Option<&Path>) -> Result<()> {
         let mut command = Command::new(program);
-        command.args(args).envs(self.env.iter().map(|(k, v)| (k, v)));
+        command
+            .args(args)
+            .envs(self.env.iter().map(|(k, v)| (k, v)));
         command.env("GIT_TERMINAL_PROMPT", "0");
         if let Some(cwd) = cwd {
             command.current_dir(cwd);
@@ -473,5 +475,9 @@ fn relative(path: &Path, base: &Path) -> String {
         out.push(part);
     }
     let text = out.to_string_lossy().into_owned();
-    if text.is_empty() { ".".to_owned() } else { text }
+    if text.is_empty() {
+        ".".to_owned()
+    } else {
+        text
+    }
 }

@@ -90,7 +90,11 @@ fn split_ref(url: &str) -> (String, Option<String>) {
             .and_then(|(host, path)| split_path(&format!("git@{host}"), path, ":"))
     } else if let Some((scheme, rest)) = url.split_once("://") {
         let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
-        split_path(&format!("{scheme}://{authority}"), path.trim_start_matches('/'), "/")
+        split_path(
+            &format!("{scheme}://{authority}"),
+            path.trim_start_matches('/'),
+            "/",
+        )
     } else {
         url.split_once('/')
             .and_then(|(host, path)| split_path(host, path, "/"))

@@ -32,7 +32,10 @@ fn npm_specs_with_scopes_and_versions() {
 fn git_shorthands_and_urls_with_refs() {
     let g = git("git:github.com/user/repo@v1");
     assert_eq!(g.repo, "https://github.com/user/repo");
-    assert_eq!((g.host.as_str(), g.path.as_str()), ("github.com", "user/repo"));
+    assert_eq!(
+        (g.host.as_str(), g.path.as_str()),
+        ("github.com", "user/repo")
+    );
     assert_eq!(g.git_ref.as_deref(), Some("v1"));
 
     let g = git("git:git@github.com:user/repo.git@main");
@@ -42,11 +45,17 @@ fn git_shorthands_and_urls_with_refs() {
 
     let g = git("https://gitlab.com/group/sub/repo.git@abc123");
     assert_eq!(g.repo, "https://gitlab.com/group/sub/repo.git");
-    assert_eq!((g.host.as_str(), g.path.as_str()), ("gitlab.com", "group/sub/repo"));
+    assert_eq!(
+        (g.host.as_str(), g.path.as_str()),
+        ("gitlab.com", "group/sub/repo")
+    );
     assert_eq!(g.git_ref.as_deref(), Some("abc123"));
 
     let g = git("ssh://git@example.com:2222/user/repo");
-    assert_eq!((g.host.as_str(), g.path.as_str()), ("example.com", "user/repo"));
+    assert_eq!(
+        (g.host.as_str(), g.path.as_str()),
+        ("example.com", "user/repo")
+    );
     assert_eq!(g.git_ref, None);
 
     let g = git("git://example.org/user/repo");
@@ -58,7 +67,14 @@ fn git_shorthands_and_urls_with_refs() {
 
 #[test]
 fn local_paths_and_unprefixed_shorthands() {
-    for source in ["./pkg", "../x", "/abs/pkg", "~/pkg", "github.com/user/repo", "pkg"] {
+    for source in [
+        "./pkg",
+        "../x",
+        "/abs/pkg",
+        "~/pkg",
+        "github.com/user/repo",
+        "pkg",
+    ] {
         assert_eq!(parse(source), Source::Local(source.into()), "{source}");
     }
     // A `git:` source without a repository path is not git.
