@@ -341,3 +341,29 @@ fn update_self_says_how_a_cargo_build_is_updated() {
         "Error: No matching package found for npm:nothing\n"
     );
 }
+
+#[test]
+fn a_projects_package_loads_only_in_a_trusted_project() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![ScriptedReply::text("ok"); 2],
+    )
+    .unwrap();
+    let sb = sandbox(&server);
+    write_skill_package(&sb.project.join("vendor/pkg"), "project-pkg");
+    let run = knightcode(&sb, &["install", "./vendor/pkg", "-l"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+
+    let run = knightcode(&sb, &["--no-approve", "-p", "hi"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = knightcode(&sb, &["--approve", "-p", "hi"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let requests = server.requests();
+    assert!(!requests[0].body.to_string().contains("project-pkg"));
+    assert!(
+        requests[1]
+            .body
+            .to_string()
+            .contains("<name>project-pkg</name>")
+    );
+}
