@@ -367,3 +367,69 @@ fn a_projects_package_loads_only_in_a_trusted_project() {
             .contains("<name>project-pkg</name>")
     );
 }
+
+/// Real npm, offline: a tarball made with `npm pack`, installed through the `npm:` form with
+/// a `file:` spec, then removed with `npm uninstall`.
+#[test]
+fn real_npm_installs_a_packed_tarball_and_removes_it() {
+    let server = server();
+    let sb = sandbox(&server);
+    let src = sb.home.join("tgz-src");
+    write_skill_package(&src, "tgz-skill");
+    std::fs::write(
+        src.join("package.json"),
+        r#"{"name":"tgz-pkg","version":"1.0.0"}"#,
+    )
+    .unwrap();
+    let npm_env = |cmd: &mut Command| {
+        cmd.env("npm_config_offline", "true")
+            .env("npm_config_audit", "false")
+            .env("npm_config_fund", "false")
+            .env("npm_config_update_notifier", "false")
+            .env("npm_config_cache", sb.home.join("npm-cache"));
+    };
+    let mut pack = Command::new("npm");
+    pack.args(["pack", "--silent"]).current_dir(&src);
+    npm_env(&mut pack);
+    let packed = pack
+        .output()
+        .expect("npm is needed for this test: install Node.js 20 with npm");
+    assert!(
+        packed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&packed.stderr)
+    );
+    let tarball = src.join("tgz-pkg-1.0.0.tgz");
+    assert!(tarball.is_file());
+
+    let source = format!("npm:tgz-pkg@file:{}", tarball.display());
+    let mut cmd = command(&sb, &["install", &source]);
+    npm_env(&mut cmd);
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let installed = sb.agent.join("npm/node_modules/tgz-pkg");
+    assert!(installed.join("skills/tgz-skill/SKILL.md").is_file());
+    let run = knightcode(&sb, &["list"]);
+    assert_eq!(
+        run.stdout,
+        format!("User packages:\n  {source}\n    {}\n", installed.display())
+    );
+
+    let mut cmd = command(&sb, &["remove", "npm:tgz-pkg"]);
+    npm_env(&mut cmd);
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!installed.exists());
+    assert_eq!(
+        settings(&sb.agent.join("settings.json"))["packages"],
+        serde_json::json!([])
+    );
+}
