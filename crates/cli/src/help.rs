@@ -460,8 +460,9 @@ pub fn text() -> String {
     }
     out.push_str(
         "This build runs the interactive, print (-p), JSON (--mode json) and RPC (--mode rpc)\n\
-         modes and --export. Not available yet: the install, remove, update, list, config,\n\
-         auth and mcp commands (they say so and exit with status 1). Extensions load\n\
+         modes, --export and the install, remove, update and list commands (docs/packages.md).\n\
+         Not available yet: the config, auth and mcp commands (they say so and exit with\n\
+         status 1). Extensions load\n\
          in every mode, without a terminal UI of their own yet (docs/extensions.md).\n",
     );
     out

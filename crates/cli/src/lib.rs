@@ -7,5 +7,6 @@ pub mod initial;
 pub mod interactive;
 pub mod list_models;
 pub mod oneshot;
+pub mod packages;
 pub mod setup;
 pub mod unavailable;

@@ -29,7 +29,10 @@ fn main() -> ExitCode {
 
 fn run(argv: &[String]) -> ExitCode {
     if let Some(name) = args::subcommand(argv) {
-        return not_available(&format!("`knightcode {name}`"));
+        return match package_command(argv) {
+            Some(code) => code,
+            None => not_available(&format!("`knightcode {name}`")),
+        };
     }
 
     let Parsed { args, diagnostics } = args::parse(argv);
@@ -139,6 +142,41 @@ fn export(input: &str, output: Option<&str>) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The package commands (`install`, `remove`, `update`, `list`, `config`); `None` for the
+/// other subcommands.
+fn package_command(argv: &[String]) -> Option<ExitCode> {
+    if !matches!(
+        argv.first().map(String::as_str),
+        Some("install" | "remove" | "uninstall" | "update" | "list" | "config")
+    ) {
+        return None;
+    }
+    let layout = match (list_models::agent_dir(), std::env::current_dir()) {
+        (Ok(agent_dir), Ok(cwd)) => knightcode_packages::Layout {
+            agent_dir,
+            cwd,
+            home: std::env::home_dir(),
+        },
+        (Err(e), _) => {
+            stderr_line(&format!("Error: {e:#}"));
+            return Some(ExitCode::FAILURE);
+        }
+        (_, Err(e)) => {
+            stderr_line(&format!("Error: cannot read the current folder: {e}"));
+            return Some(ExitCode::FAILURE);
+        }
+    };
+    let npm_command = knightcode_cli::packages::npm_command(&layout.agent_dir);
+    let code = knightcode_cli::packages::run(
+        argv,
+        &layout,
+        npm_command,
+        &mut std::io::stdout(),
+        &mut std::io::stderr(),
+    )?;
+    Some(ExitCode::from(code))
 }
 
 fn not_available(what: &str) -> ExitCode {

@@ -35,9 +35,32 @@ pub fn load(
     home: Option<&Path>,
     trusted: bool,
 ) -> Resources {
-    let lists = |project: bool| SettingsLists {
-        skills: settings.layer_strings("skills", project),
-        prompts: settings.layer_strings("prompts", project),
+    let packages = knightcode_packages::installed_resources(
+        &knightcode_packages::Layout {
+            agent_dir: agent_dir.to_path_buf(),
+            cwd: cwd.to_path_buf(),
+            home: home.map(Path::to_path_buf),
+        },
+        trusted,
+    );
+    // Installed packages' folders follow the scope's own settings entries, as absolute
+    // paths (the loader takes them like any settings entry).
+    let lists = |project: bool| {
+        let mut lists = SettingsLists {
+            skills: settings.layer_strings("skills", project),
+            prompts: settings.layer_strings("prompts", project),
+        };
+        let scope = if project {
+            knightcode_packages::Scope::Project
+        } else {
+            knightcode_packages::Scope::User
+        };
+        let text = |p: &std::path::PathBuf| p.to_string_lossy().into_owned();
+        for (_, found) in packages.iter().filter(|(s, _)| *s == scope) {
+            lists.skills.extend(found.skills.iter().map(text));
+            lists.prompts.extend(found.prompts.iter().map(text));
+        }
+        lists
     };
     Resources::load(&ResourceConfig {
         cwd: cwd.to_path_buf(),

@@ -1,0 +1,483 @@
+//! Packages: bundles of extensions, skills, prompt templates and themes installed from npm,
+//! git or a folder (`knightcode install|remove|update|list`). This crate parses sources,
+//! knows the install folders, runs npm and git as subprocesses, edits the `packages` list of
+//! the right settings file, and says which resource paths an installed package provides.
+//! Loading those resources is the job of the resource loaders.
+
+mod manifest;
+mod settings_file;
+pub mod source;
+
+use std::path::Path;
+use std::path::PathBuf;
+use std::process::Command;
+
+pub use manifest::PackageResources;
+pub use manifest::package_resources;
+pub use settings_file::SettingsFile;
+pub use source::GitSource;
+pub use source::NpmSource;
+pub use source::Source;
+
+/// What went wrong, worded for the person who typed the command.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("Path does not exist: {0}")]
+    MissingPath(PathBuf),
+    #[error("{command} failed with code {code}")]
+    CommandFailed { command: String, code: String },
+    #[error("could not run {command}: {source} (is it installed and on PATH?)")]
+    Spawn {
+        command: String,
+        source: std::io::Error,
+    },
+    #[error("Invalid npmCommand: first array entry must be a non-empty command")]
+    InvalidNpmCommand,
+    #[error("could not {action} {path}: {source}")]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path} is not valid JSON ({message}); fix or remove it, then try again")]
+    InvalidSettings { path: PathBuf, message: String },
+    #[error("No matching package found for {0}")]
+    NoMatch(String),
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> Error {
+    let path = path.to_path_buf();
+    move |source| Error::Io {
+        action,
+        path,
+        source,
+    }
+}
+
+/// Whose package: the user's (`~/.knightcode/agent`) or the project's (`.knightcode/`, `-l`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    User,
+    Project,
+}
+
+impl Scope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::User => "user",
+            Scope::Project => "project",
+        }
+    }
+}
+
+/// Where things live for one working folder.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    pub agent_dir: PathBuf,
+    pub cwd: PathBuf,
+    pub home: Option<PathBuf>,
+}
+
+impl Layout {
+    /// The folder of the scope's settings file: what stored local paths are relative to.
+    pub fn base_dir(&self, scope: Scope) -> PathBuf {
+        match scope {
+            Scope::User => self.agent_dir.clone(),
+            Scope::Project => self.cwd.join(".knightcode"),
+        }
+    }
+
+    pub fn settings_path(&self, scope: Scope) -> PathBuf {
+        self.base_dir(scope).join("settings.json")
+    }
+
+    /// `<base>/npm`: the `--prefix` of npm installs.
+    pub fn npm_root(&self, scope: Scope) -> PathBuf {
+        self.base_dir(scope).join("npm")
+    }
+
+    pub fn git_root(&self, scope: Scope) -> PathBuf {
+        self.base_dir(scope).join("git")
+    }
+
+    /// Where the package of `source` is (or would be) installed; a local source is its
+    /// own folder, resolved against the scope's settings folder.
+    pub fn install_path(&self, source: &Source, scope: Scope) -> PathBuf {
+        match source {
+            Source::Npm(npm) => self.npm_root(scope).join("node_modules").join(&npm.name),
+            Source::Git(git) => self.git_root(scope).join(&git.host).join(&git.path),
+            Source::Local(path) => {
+                source::resolve(path, &self.base_dir(scope), self.home.as_deref())
+            }
+        }
+    }
+
+    /// A source as typed on the command line: local paths resolve against the working
+    /// folder.
+    fn typed_path(&self, path: &str) -> PathBuf {
+        source::resolve(path, &self.cwd, self.home.as_deref())
+    }
+
+    fn identity_of_typed(&self, typed: &str) -> String {
+        source::identity(typed, &self.cwd, self.home.as_deref())
+    }
+
+    fn identity_in(&self, stored: &str, scope: Scope) -> String {
+        source::identity(stored, &self.base_dir(scope), self.home.as_deref())
+    }
+}
+
+/// One package entry of a settings file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Configured {
+    pub source: String,
+    pub scope: Scope,
+    /// The object form (`{"source": …, "skills": […]}`): shown as `(filtered)`.
+    pub filtered: bool,
+    pub installed_path: Option<PathBuf>,
+}
+
+/// Installs, removes and updates packages. `npm_command` is the `npmCommand` setting (an
+/// argv prefix such as `["mise","exec","node@20","--","npm"]`); empty means `npm`.
+/// `progress` receives the reference's start lines (`Installing npm:x...`).
+pub struct Manager<'a> {
+    pub layout: Layout,
+    pub npm_command: Vec<String>,
+    pub progress: &'a mut dyn FnMut(&str),
+    /// Extra environment for the subprocesses (tests point git at local repositories).
+    pub env: Vec<(String, String)>,
+}
+
+impl Manager<'_> {
+    /// Installs `source` and adds it to the scope's settings; the settings file is only
+    /// written after the install succeeded.
+    pub fn install_and_persist(&mut self, source: &str, scope: Scope) -> Result<()> {
+        let settings_path = self.layout.settings_path(scope);
+        // Read first: an unreadable settings file stops us before anything is installed.
+        let mut settings = SettingsFile::read(&settings_path)?;
+        self.install(source, scope)?;
+        let identity = self.layout.identity_of_typed(source);
+        let exists = settings
+            .packages()
+            .iter()
+            .any(|(stored, _)| self.layout.identity_in(stored, scope) == identity);
+        if !exists {
+            let stored = self.stored_form(source, scope);
+            settings.push_package(&stored);
+            settings.write()?;
+        }
+        Ok(())
+    }
+
+    /// The form a source is stored in: local paths relative to the settings folder.
+    fn stored_form(&self, source: &str, scope: Scope) -> String {
+        match source::parse(source) {
+            Source::Local(path) => {
+                let resolved = self.layout.typed_path(&path);
+                relative(&resolved, &self.layout.base_dir(scope))
+            }
+            _ => source.to_owned(),
+        }
+    }
+
+    pub fn install(&mut self, source: &str, scope: Scope) -> Result<()> {
+        (self.progress)(&format!("Installing {source}..."));
+        match source::parse(source) {
+            Source::Npm(npm) => self.install_npm(&npm, scope),
+            Source::Git(git) => self.install_git(&git, scope),
+            Source::Local(path) => {
+                let resolved = self.layout.typed_path(&path);
+                if resolved.exists() {
+                    Ok(())
+                } else {
+                    Err(Error::MissingPath(resolved))
+                }
+            }
+        }
+    }
+
+    /// Removes the installed files of `source` and its settings entry. `Ok(false)` when
+    /// no settings entry matched.
+    pub fn remove_and_persist(&mut self, source: &str, scope: Scope) -> Result<bool> {
+        let settings_path = self.layout.settings_path(scope);
+        let mut settings = SettingsFile::read(&settings_path)?;
+        (self.progress)(&format!("Removing {source}..."));
+        match source::parse(source) {
+            Source::Npm(npm) => {
+                let root = self.layout.npm_root(scope);
+                if root.exists() {
+                    let prefix = root.to_string_lossy().into_owned();
+                    self.npm(&["uninstall", &npm.name, "--prefix", &prefix], None)?;
+                }
+            }
+            Source::Git(git) => {
+                let target = self.layout.install_path(&Source::Git(git), scope);
+                if target.exists() {
+                    std::fs::remove_dir_all(&target).map_err(io("remove", &target))?;
+                    prune_empty_parents(&target, &self.layout.git_root(scope));
+                }
+            }
+            Source::Local(_) => {}
+        }
+        let identity = self.layout.identity_of_typed(source);
+        let layout = &self.layout;
+        let removed =
+            settings.retain_packages(|stored| layout.identity_in(stored, scope) != identity);
+        if removed {
+            settings.write()?;
+        }
+        Ok(removed)
+    }
+
+    /// Updates the configured packages (all, or those matching `only`): unpinned npm
+    /// packages are installed again at their latest version, unpinned git clones pull;
+    /// pinned ones and local folders stay as they are.
+    pub fn update(&mut self, only: Option<&str>) -> Result<()> {
+        let configured = list(&self.layout)?;
+        let identity = only.map(|s| self.layout.identity_of_typed(s));
+        let mut matched = false;
+        for entry in configured {
+            if let Some(identity) = &identity
+                && self.layout.identity_in(&entry.source, entry.scope) != *identity
+            {
+                continue;
+            }
+            matched = true;
+            match source::parse(&entry.source) {
+                Source::Npm(npm) => {
+                    let installed = entry.installed_path.is_some();
+                    if !npm.pinned || !installed {
+                        (self.progress)(&format!("Updating {}...", entry.source));
+                        let spec = if npm.pinned {
+                            npm.spec.clone()
+                        } else {
+                            format!("{}@latest", npm.name)
+                        };
+                        self.install_npm(&NpmSource { spec, ..npm }, entry.scope)?;
+                    }
+                }
+                Source::Git(git) => {
+                    let target = self
+                        .layout
+                        .install_path(&Source::Git(git.clone()), entry.scope);
+                    if !target.exists() {
+                        (self.progress)(&format!("Updating {}...", entry.source));
+                        self.install_git(&git, entry.scope)?;
+                    } else if git.git_ref.is_none() {
+                        (self.progress)(&format!("Updating {}...", entry.source));
+                        self.run("git", &["pull", "--ff-only"], Some(&target))?;
+                        if target.join("package.json").exists() {
+                            let args = self.git_dependency_install_args();
+                            self.npm(&args, Some(&target))?;
+                        }
+                    }
+                }
+                Source::Local(_) => {}
+            }
+        }
+        match only {
+            Some(source) if !matched => Err(Error::NoMatch(source.to_owned())),
+            _ => Ok(()),
+        }
+    }
+
+    fn install_npm(&mut self, npm: &NpmSource, scope: Scope) -> Result<()> {
+        let root = self.layout.npm_root(scope);
+        ensure_npm_project(&root)?;
+        let prefix = root.to_string_lossy().into_owned();
+        self.npm(&["install", &npm.spec, "--prefix", &prefix], None)
+    }
+
+    fn install_git(&mut self, git: &GitSource, scope: Scope) -> Result<()> {
+        let target = self.layout.install_path(&Source::Git(git.clone()), scope);
+        if target.exists() {
+            return Ok(());
+        }
+        ensure_gitignore(&self.layout.git_root(scope))?;
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).map_err(io("create", parent))?;
+        }
+        let target_text = target.to_string_lossy().into_owned();
+        let result = self
+            .run("git", &["clone", &git.repo, &target_text], None)
+            .and_then(|()| match &git.git_ref {
+                Some(git_ref) => self.run("git", &["checkout", git_ref], Some(&target)),
+                None => Ok(()),
+            })
+            .and_then(|()| {
+                if target.join("package.json").exists() {
+                    let args = self.git_dependency_install_args();
+                    self.npm(&args, Some(&target))
+                } else {
+                    Ok(())
+                }
+            });
+        if result.is_err() && target.exists() {
+            // A half-made clone would be taken for an installed package next time.
+            let _ = std::fs::remove_dir_all(&target);
+            prune_empty_parents(&target, &self.layout.git_root(scope));
+        }
+        result
+    }
+
+    /// As the reference: `--omit=dev` unless a custom `npmCommand` is set.
+    fn git_dependency_install_args(&self) -> Vec<&'static str> {
+        if self.npm_command.is_empty() {
+            vec!["install", "--omit=dev"]
+        } else {
+            vec!["install"]
+        }
+    }
+
+    fn npm(&mut self, args: &[&str], cwd: Option<&Path>) -> Result<()> {
+        let (program, prefix) = match self.npm_command.split_first() {
+            None => ("npm".to_owned(), Vec::new()),
+            Some((program, _)) if program.is_empty() => return Err(Error::InvalidNpmCommand),
+            Some((program, rest)) => (program.clone(), rest.to_vec()),
+        };
+        let mut all: Vec<&str> = prefix.iter().map(String::as_str).collect();
+        all.extend_from_slice(args);
+        self.run(&program, &all, cwd)
+    }
+
+    /// Runs a subprocess with our terminal (npm and git print their own progress); its
+    /// output goes to stderr so that stdout stays ours.
+    fn run(&mut self, program: &str, args: &[&str], cwd: Option<&Path>) -> Result<()> {
+        let mut command = Command::new(program);
+        command
+            .args(args)
+            .envs(self.env.iter().map(|(k, v)| (k, v)));
+        command.env("GIT_TERMINAL_PROMPT", "0");
+        if let Some(cwd) = cwd {
+            command.current_dir(cwd);
+        }
+        command.stdout(std::io::stderr());
+        let shown = format!("{program} {}", args.join(" "));
+        let status = command.status().map_err(|source| Error::Spawn {
+            command: program.to_owned(),
+            source,
+        })?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(Error::CommandFailed {
+                command: shown,
+                code: status
+                    .code()
+                    .map_or_else(|| "a signal".to_owned(), |c| c.to_string()),
+            })
+        }
+    }
+}
+
+/// The packages of both settings files, user first, each with where it is installed (when
+/// it is). Missing settings files list nothing.
+pub fn list(layout: &Layout) -> Result<Vec<Configured>> {
+    let mut out = Vec::new();
+    for scope in [Scope::User, Scope::Project] {
+        let settings = SettingsFile::read(&layout.settings_path(scope))?;
+        for (source, filtered) in settings.packages() {
+            let path = layout.install_path(&source::parse(&source), scope);
+            out.push(Configured {
+                installed_path: path.exists().then_some(path),
+                source,
+                scope,
+                filtered,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The resources of every installed package configured for the session: the project's
+/// only when `trusted`. A project entry hides a user entry of the same package.
+pub fn installed_resources(layout: &Layout, trusted: bool) -> Vec<(Scope, PackageResources)> {
+    let Ok(configured) = list(layout) else {
+        return Vec::new();
+    };
+    let project: Vec<String> = configured
+        .iter()
+        .filter(|c| c.scope == Scope::Project)
+        .map(|c| layout.identity_in(&c.source, c.scope))
+        .collect();
+    configured
+        .into_iter()
+        .filter(|c| trusted || c.scope == Scope::User)
+        .filter(|c| {
+            c.scope == Scope::Project
+                || !trusted
+                || !project.contains(&layout.identity_in(&c.source, c.scope))
+        })
+        .filter_map(|c| {
+            let path = c.installed_path?;
+            let resources = if path.is_file() {
+                PackageResources {
+                    extensions: vec![path],
+                    ..PackageResources::default()
+                }
+            } else {
+                package_resources(&path)
+            };
+            Some((c.scope, resources))
+        })
+        .collect()
+}
+
+fn ensure_npm_project(root: &Path) -> Result<()> {
+    ensure_gitignore(root)?;
+    let package_json = root.join("package.json");
+    if !package_json.exists() {
+        std::fs::write(
+            &package_json,
+            "{\n  \"name\": \"knightcode-extensions\",\n  \"private\": true\n}",
+        )
+        .map_err(io("write", &package_json))?;
+    }
+    Ok(())
+}
+
+/// Install folders keep out of the user's git repository.
+fn ensure_gitignore(dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(io("create", dir))?;
+    let ignore = dir.join(".gitignore");
+    if !ignore.exists() {
+        std::fs::write(&ignore, "*\n!.gitignore\n").map_err(io("write", &ignore))?;
+    }
+    Ok(())
+}
+
+fn prune_empty_parents(target: &Path, root: &Path) {
+    let mut current = target.parent();
+    while let Some(dir) = current {
+        if !dir.starts_with(root) || dir == root || std::fs::remove_dir(dir).is_err() {
+            break;
+        }
+        current = dir.parent();
+    }
+}
+
+/// `path` relative to `base` (`.` when equal), like Node's `path.relative`.
+fn relative(path: &Path, base: &Path) -> String {
+    let path_parts: Vec<_> = path.components().collect();
+    let base_parts: Vec<_> = base.components().collect();
+    let common = path_parts
+        .iter()
+        .zip(&base_parts)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let mut out = PathBuf::new();
+    for _ in common..base_parts.len() {
+        out.push("..");
+    }
+    for part in &path_parts[common..] {
+        out.push(part);
+    }
+    let text = out.to_string_lossy().into_owned();
+    if text.is_empty() {
+        ".".to_owned()
+    } else {
+        text
+    }
+}
