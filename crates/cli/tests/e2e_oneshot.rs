@@ -14,6 +14,7 @@ use knightcode_testkit::WireFormat;
 use oneshot_common::Sandbox;
 use oneshot_common::command;
 use oneshot_common::knightcode;
+use oneshot_common::offered_tools;
 use serde_json::Value;
 use test_files::session_files;
 
@@ -511,19 +512,6 @@ fn sigterm_kills_running_commands_and_exits_143() {
     for line in &remaining {
         serde_json::from_str::<Value>(line).unwrap();
     }
-}
-
-/// The names of the tools a recorded request offers the model.
-fn offered_tools(body: &Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 #[test]

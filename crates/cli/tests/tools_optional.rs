@@ -11,20 +11,9 @@ use knightcode_testkit::MockServer;
 use knightcode_testkit::ScriptedReply;
 use knightcode_testkit::WireFormat;
 use oneshot_common::command;
+use oneshot_common::offered_tools;
 use oneshot_common::sandbox;
 use serde_json::Value;
-
-fn offered_tools(body: &Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
-                .collect()
-        })
-        .unwrap_or_default()
-}
 
 /// The text of the tool result the model was sent in `body`.
 fn tool_result(body: &Value) -> String {

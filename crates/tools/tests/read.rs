@@ -178,6 +178,17 @@ async fn binary_files_are_decoded_lossily_like_the_reference() {
     assert_eq!(text(&out), "ab\u{0}\u{FFFD}\u{FFFD}cd");
 }
 
+/// The read tool asking `policy` about images.
+fn read_with(
+    policy: knightcode_tools::ImagePolicy,
+) -> std::sync::Arc<dyn knightcode_agent::tool::Tool> {
+    let config = knightcode_tools::ToolsConfig {
+        images: Some(std::sync::Arc::new(move || policy.clone())),
+        ..knightcode_tools::ToolsConfig::default()
+    };
+    common::tool_with("read", config)
+}
+
 /// A PNG of `width` x `height` with varied pixels (so it does not compress to nothing).
 fn png(width: u32, height: u32) -> Vec<u8> {
     let pixels = image::RgbImage::from_fn(width, height, |x, y| {
@@ -336,12 +347,8 @@ async fn the_models_limits_and_vision_come_from_the_policy() {
         },
         model_accepts_images: Some(false),
     };
-    let config = knightcode_tools::ToolsConfig {
-        images: Some(std::sync::Arc::new(move || policy.clone())),
-        ..knightcode_tools::ToolsConfig::default()
-    };
     let out = call(
-        common::tool_with("read", config).as_ref(),
+        read_with(policy).as_ref(),
         dir.path(),
         json!({"path": "photo.png"}),
     )
@@ -367,12 +374,8 @@ async fn auto_resize_off_sends_the_file_as_it_is() {
         auto_resize: false,
         ..knightcode_tools::ImagePolicy::default()
     };
-    let config = knightcode_tools::ToolsConfig {
-        images: Some(std::sync::Arc::new(move || policy.clone())),
-        ..knightcode_tools::ToolsConfig::default()
-    };
     let out = call(
-        common::tool_with("read", config).as_ref(),
+        read_with(policy).as_ref(),
         dir.path(),
         json!({"path": "raw.png"}),
     )

@@ -64,3 +64,16 @@ pub fn knightcode(sandbox: &Sandbox, args: &[&str]) -> Run {
         stderr: String::from_utf8(output.stderr).unwrap(),
     }
 }
+
+/// The names of the tools a recorded request offers the model.
+pub fn offered_tools(body: &serde_json::Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
