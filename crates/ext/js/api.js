@@ -14,8 +14,8 @@
   const running = new Map();
   let settings = { cwd: g.process.cwd(), mode: "print", flags: {} };
   const NOT_BOUND = "Extension runtime not initialized. Action methods cannot be called during extension loading.";
-  let uncaught = [];
-  internal.reportUncaught = (e) => { uncaught.push({ extensionPath: "<unknown>", event: "uncaught", error: message(e), stack: stackOf(e) }); };
+  // Errors no call returns (a throwing timer or event-bus callback) are reported at once.
+  internal.reportUncaught = (e) => { kc.reportUncaught(JSON.stringify({ extensionPath: "<unknown>", event: "uncaught", error: message(e), stack: stackOf(e) })); };
 
   const message = (e) => (e && typeof e === "object" && "message" in e ? String(e.message) : String(e));
   const stackOf = (e) => (e && typeof e === "object" && e.stack ? String(e.stack) : undefined);
@@ -241,7 +241,6 @@
       } else {
         await run(name, event, null, errors);
       }
-      errors.push(...uncaught.splice(0));
       return { result, errors };
     },
     async executeTool({ name, toolCallId, params }) {
@@ -276,7 +275,7 @@
       };
       try {
         await entry.options.handler(args, context({ members }));
-        return { found: true, errors: uncaught.splice(0) };
+        return { found: true, errors: [] };
       } catch (e) {
         return { found: true, errors: [{ extensionPath: entry.ext.path, event: "command", error: message(e), stack: stackOf(e) }] };
       }

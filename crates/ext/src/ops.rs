@@ -31,6 +31,9 @@ pub trait SessionPort: Send + Sync {
 pub struct Ops {
     session: Mutex<Option<Arc<dyn SessionPort>>>,
     updates: Mutex<HashMap<String, UpdateSink>>,
+    /// Where errors no handler call returns go (unhandled rejections, throwing timer
+    /// callbacks): `HandlerError` JSON, reported as `extension_error` events.
+    uncaught: Mutex<Option<tokio::sync::mpsc::UnboundedSender<Vec<Value>>>>,
 }
 
 impl std::fmt::Debug for Ops {
@@ -42,6 +45,30 @@ impl std::fmt::Debug for Ops {
 impl Ops {
     pub fn bind(&self, port: Arc<dyn SessionPort>) {
         *self.session.lock().unwrap_or_else(PoisonError::into_inner) = Some(port);
+    }
+
+    /// Routes uncaught errors to `sink` from now on.
+    pub fn report_uncaught_to(&self, sink: tokio::sync::mpsc::UnboundedSender<Vec<Value>>) {
+        *self.uncaught.lock().unwrap_or_else(PoisonError::into_inner) = Some(sink);
+    }
+
+    /// Reports errors no call returned; before the host is bound (while extensions
+    /// load) they go to stderr.
+    pub(crate) fn report_uncaught(&self, errors: Vec<Value>) {
+        match &*self.uncaught.lock().unwrap_or_else(PoisonError::into_inner) {
+            Some(sink) => {
+                let _ = sink.send(errors);
+            }
+            None => {
+                for error in errors {
+                    let _ = writeln!(
+                        std::io::stderr().lock(),
+                        "Extension error: {}",
+                        error.get("error").and_then(Value::as_str).unwrap_or("")
+                    );
+                }
+            }
+        }
     }
 
     pub fn watch_updates(&self, call_id: &str, sink: UpdateSink) {
@@ -551,6 +578,15 @@ pub fn install<'js>(ctx: &Ctx<'js>, ops: Arc<Ops>) -> rquickjs::Result<()> {
         Function::new(ctx.clone(), move |op: String, args: String| {
             let args: Value = serde_json::from_str(&args).unwrap_or(Value::Null);
             session_ops.session_call(&op, args).to_string()
+        })?,
+    )?;
+    let uncaught_ops = Arc::clone(&ops);
+    kc.set(
+        "reportUncaught",
+        Function::new(ctx.clone(), move |error: String| {
+            if let Ok(error) = serde_json::from_str::<Value>(&error) {
+                uncaught_ops.report_uncaught(vec![error]);
+            }
         })?,
     )?;
     let update_ops = ops;

@@ -29,6 +29,7 @@ async fn load(dir: &Path, files: &[(&str, &str)]) -> Result<Arc<ExtensionHost>, 
         cwd: dir.to_path_buf(),
         mode: "print".to_owned(),
         flags: serde_json::Map::new(),
+        memory_limit: None,
     })
     .await
 }
