@@ -102,7 +102,6 @@ pub(crate) async fn load_host(
 /// The second pass: the extensions trust allowed beyond the first pass's.
 pub(crate) async fn load_more(
     host: &ExtensionHost,
-    _setup: &crate::agent_session::SessionSetup,
     paths: Vec<PathBuf>,
 ) -> Result<(), RuntimeError> {
     host.load_more(&paths).await.map_err(load_error)
@@ -345,12 +344,19 @@ impl SessionHooks for ExtensionHooks {
         cancel: &'a CancellationToken,
     ) -> HookFuture<'a, AgentStartChanges> {
         Box::pin(async move {
-            let payload = json!({
-                "prompt": start.prompt,
-                "images": start.images,
-                "systemPrompt": start.system_prompt,
-                "messageType": "user",
-            });
+            let payload = match start.custom {
+                Some(message) => json!({
+                    "message": message,
+                    "systemPrompt": start.system_prompt,
+                    "messageType": "custom",
+                }),
+                None => json!({
+                    "prompt": start.prompt,
+                    "images": start.images,
+                    "systemPrompt": start.system_prompt,
+                    "messageType": "user",
+                }),
+            };
             let Some(result) = self
                 .host
                 .dispatch_until("before_agent_start", payload, cancel)
@@ -430,6 +436,21 @@ impl SessionPort for Port {
             return Ok(Value::Null);
         }
         match op {
+            "sendMessage" => {
+                let message = args.get("message").cloned().unwrap_or(Value::Null);
+                let message = custom_message(&message).ok_or_else(|| {
+                    "sendMessage: expected {customType, content: string or content blocks, display}"
+                        .to_owned()
+                })?;
+                let deliver_as = args.pointer("/options/deliverAs").and_then(Value::as_str);
+                let trigger = args
+                    .pointer("/options/triggerTurn")
+                    .and_then(Value::as_bool)
+                    == Some(true);
+                self.actions
+                    .send_custom_message(message, deliver_as, trigger)?;
+                return Ok(Value::Null);
+            }
             "getActiveTools" => return Ok(json!(self.actions.active_tools())),
             "setActiveTools" => {
                 let names: Vec<String> = args
@@ -474,30 +495,6 @@ impl SessionPort for Port {
                 let data = args.get("data").cloned().filter(|d| !d.is_null());
                 session
                     .append_custom_entry(&custom_type, data)
-                    .map_err(|e| e.to_string())?;
-                Ok(Value::Null)
-            }
-            "sendMessage" => {
-                let message = args.get("message").cloned().unwrap_or(Value::Null);
-                let custom_type = message
-                    .get("customType")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned();
-                let content = message
-                    .get("content")
-                    .cloned()
-                    .and_then(|c| serde_json::from_value(c).ok())
-                    .ok_or_else(|| {
-                        "sendMessage: content must be a string or content blocks".to_owned()
-                    })?;
-                let display = message
-                    .get("display")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(true);
-                let details = message.get("details").cloned().filter(|d| !d.is_null());
-                session
-                    .append_custom_message(&custom_type, content, display, details)
                     .map_err(|e| e.to_string())?;
                 Ok(Value::Null)
             }

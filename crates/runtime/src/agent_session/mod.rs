@@ -481,7 +481,7 @@ impl AgentSession {
                     .into_iter()
                     .filter(|p| !loaded_paths.contains(p))
                     .collect();
-                crate::extensions::load_more(&host, &setup, rest).await?;
+                crate::extensions::load_more(&host, rest).await?;
                 Some(host)
             }
             None if !extension_paths.is_empty() => {
@@ -839,7 +839,21 @@ impl knightcode_agent::MessageStore for SessionRecorder {
         &mut self,
         message: &AgentMessage,
     ) -> std::result::Result<(), knightcode_agent::PersistError> {
-        lock(&self.session).append_message(message.clone())?;
+        let mut session = lock(&self.session);
+        // Extension messages are `custom_message` entries, as the reference writes them.
+        match message {
+            AgentMessage::Custom(custom) => {
+                session.append_custom_message(
+                    &custom.custom_type,
+                    custom.content.clone(),
+                    custom.display,
+                    custom.details.clone(),
+                )?;
+            }
+            other => {
+                session.append_message(other.clone())?;
+            }
+        }
         Ok(())
     }
 
