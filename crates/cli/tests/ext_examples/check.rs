@@ -1,7 +1,7 @@
 //! The checks of a probe, each a JSON object judged against what the run left behind:
 //!
 //! - `{"exit": n}` (without one, exit 0 is expected)
-//! - `{"stdout": text}`, `{"stdout_lacks": text}`, `{"stderr": text}`
+//! - `{"stdout": text}`, `{"stdout_lacks": text}`, `{"stderr": text}`, `{"stderr_lacks": text}`
 //! - `{"file": path}` exists, with `"contains"`/`"lacks"`; `{"no_file": path}`
 //! - `{"requests": n}`: model requests made
 //! - `{"request": i, "contains"|"lacks": text}` (negative `i` counts from the end)
@@ -11,7 +11,8 @@
 //! - `{"entry": type}`: a session entry, with `"contains"`; `{"no_entry": type}`
 //! - `{"shell": command}`: its output in the project afterwards, with `"contains"`/`"lacks"`
 //!
-//! "contains" means some string inside the value (or its JSON text) contains the text.
+//! "contains" means some string inside the value (or its JSON text) contains the text;
+//! `"last": true` judges only the last matching value.
 
 use std::path::Path;
 
@@ -60,12 +61,16 @@ fn text_of(check: &Value, key: &str) -> Option<String> {
 }
 
 /// Matching values must exist; with `contains`, one must contain it; with `lacks`, none may.
+/// With `"last": true` only the last matching value is judged.
 fn judge(
     what: &str,
-    items: Vec<&Value>,
+    mut items: Vec<&Value>,
     check: &Value,
     shown: impl Fn() -> String,
 ) -> Result<(), String> {
+    if check["last"] == true && items.len() > 1 {
+        items.drain(..items.len() - 1);
+    }
     if let Some(text) = text_of(check, "lacks") {
         return match items.iter().find(|v| contains(v, &text)) {
             Some(v) => Err(format!(
@@ -127,11 +132,12 @@ fn types(list: &[Value]) -> String {
 
 /// The check kinds, in the order they are looked for (`request` is also the index of
 /// `offered`).
-const KINDS: [&str; 17] = [
+const KINDS: [&str; 18] = [
     "exit",
     "stdout",
     "stdout_lacks",
     "stderr",
+    "stderr_lacks",
     "file",
     "no_file",
     "requests",
@@ -182,6 +188,8 @@ pub fn check(o: &Observed, check: &Value) -> Result<(), String> {
         "stdout" => Err(format!("stdout lacks {arg_str:?}: {}", clip(&o.stdout))),
         "stdout_lacks" if !o.stdout.contains(arg_str) => Ok(()),
         "stdout_lacks" => Err(format!("stdout contains {arg_str:?}")),
+        "stderr_lacks" if !o.stderr.contains(arg_str) => Ok(()),
+        "stderr_lacks" => Err(format!("stderr contains {arg_str:?}: {}", clip(&o.stderr))),
         "stderr" if o.stderr.contains(arg_str) => Ok(()),
         "stderr" => Err(format!("stderr lacks {arg_str:?}: {}", clip(&o.stderr))),
         "file" => {
