@@ -51,6 +51,9 @@ fn run(command: &mut Command, what: &str) {
 /// The corpus of this version, prepared once per cache: a finished entry is renamed into
 /// place whole, so a concurrent or interrupted run never sees half of one.
 pub fn corpus() -> Corpus {
+    // npm is required even when the cache is warm, so a machine without it fails here
+    // rather than passing on a cache someone else filled.
+    run(Command::new("npm").arg("--version"), "npm --version");
     let root = cache_root();
     let entry = root.join(format!("pi-coding-agent-{VERSION}"));
     if !entry.join("done").exists() {

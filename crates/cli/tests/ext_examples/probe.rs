@@ -44,6 +44,8 @@ pub enum Agent {
 
 /// What one run left behind.
 pub struct Observed {
+    /// The sandbox lives as long as this, so the checks can read it.
+    _sandbox: tempfile::TempDir,
     pub code: Option<i32>,
     pub stdout: String,
     pub stderr: String,
@@ -59,7 +61,7 @@ pub struct Observed {
 }
 
 struct Dirs {
-    _root: tempfile::TempDir,
+    root: tempfile::TempDir,
     home: PathBuf,
     agent: PathBuf,
     project: PathBuf,
@@ -141,7 +143,7 @@ fn sandbox(server: &MockServer, probe: &Value, ext: &Path) -> Dirs {
         home: root.path().join("home"),
         agent: root.path().join("agent"),
         project: root.path().join("project"),
-        _root: root,
+        root,
     };
     for dir in [&dirs.home, &dirs.agent, &dirs.project] {
         std::fs::create_dir_all(dir).unwrap();
@@ -261,14 +263,13 @@ pub fn run(agent: &Agent, ext: &Path, probe: &Value) -> Observed {
         .collect();
     let requests = server.requests().into_iter().map(|r| r.body).collect();
     let Dirs {
-        _root,
+        root,
         home,
         agent: agent_dir,
         project,
     } = dirs;
-    // The sandbox outlives the run so the checks can read it; it goes with `Observed`.
-    let _ = _root.keep();
     Observed {
+        _sandbox: root,
         code,
         stdout,
         stderr,
@@ -279,14 +280,6 @@ pub fn run(agent: &Agent, ext: &Path, probe: &Value) -> Observed {
         agent: agent_dir,
         home,
         broken,
-    }
-}
-
-impl Drop for Observed {
-    fn drop(&mut self) {
-        if let Some(root) = self.project.parent() {
-            let _ = std::fs::remove_dir_all(root);
-        }
     }
 }
 
