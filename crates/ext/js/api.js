@@ -43,7 +43,8 @@
     getSessionName: () => session("getSessionName"),
     getCwd: () => settings.cwd,
     getHeader: () => session("getHeader"),
-    getLabel: () => undefined,
+    // The last `label` entry for the id wins; one without a label clears it (as pi's labelsById).
+    getLabel: (id) => { let label; for (const e of session("getEntries")) if (e.type === "label" && e.targetId === id) label = e.label || undefined; return label; },
   };
 
   function context(extra) {
