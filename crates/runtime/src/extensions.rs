@@ -157,6 +157,30 @@ pub(crate) async fn first_pass(
     Ok((decision, Some((host, paths))))
 }
 
+/// Warnings for the CLI flags no loaded extension declares (the reference ignores them
+/// silently; a typo deserves a word). A value the flag swallowed is named: it may have been
+/// meant as the message.
+pub(crate) fn undeclared_flags(
+    flags: &serde_json::Map<String, Value>,
+    host: Option<&ExtensionHost>,
+) -> Vec<String> {
+    let declared: Vec<String> = host
+        .map(|h| h.registry().flags.into_iter().map(|f| f.name).collect())
+        .unwrap_or_default();
+    flags
+        .iter()
+        .filter(|(name, _)| !declared.contains(name))
+        .map(|(name, value)| match value.as_str() {
+            Some(value) => format!(
+                "unknown flag --{name} (no loaded extension declares it); ignoring it and its value \"{value}\"."
+            ),
+            None => {
+                format!("unknown flag --{name} (no loaded extension declares it); ignoring it.")
+            }
+        })
+        .collect()
+}
+
 /// The agent events extensions hear as they happen (notifications: nothing they return
 /// changes the run). `turn_end` is not among them: it goes through the loop's hook.
 const LIFECYCLE_EVENTS: [&str; 10] = [

@@ -325,6 +325,8 @@ pub(crate) struct ExtensionActions {
     registered: std::sync::OnceLock<Vec<String>>,
     /// `sendMessage(…, {deliverAs: "nextTurn"})`: context for the next prompt.
     next_turn: std::sync::Mutex<Vec<AgentMessage>>,
+    /// `setActiveTools` before the session runs (from `session_start`), for its start.
+    early_active_tools: std::sync::Mutex<Option<Vec<String>>>,
 }
 
 impl ExtensionActions {
@@ -379,7 +381,23 @@ impl ExtensionActions {
             None => names.to_vec(),
         };
         self.note_active_tools(&known);
+        if self.inbox.get().is_none() {
+            // The session is still starting (`session_start`): it takes the list up
+            // when it builds its tools.
+            *self
+                .early_active_tools
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(known);
+            return Ok(());
+        }
         self.command(Command::SetActiveTools(known), "setActiveTools")
+    }
+
+    pub(crate) fn take_early_active_tools(&self) -> Option<Vec<String>> {
+        self.early_active_tools
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
     }
 
     /// `pi.sendMessage`: see [`Command::SendCustomMessage`]; `nextTurn` messages wait

@@ -511,6 +511,10 @@ impl AgentSession {
                 second: hooks,
             });
         }
+        notices.extend(crate::extensions::undeclared_flags(
+            &setup.extensions.flags,
+            extension_host.as_deref(),
+        ));
         let session_env = Arc::new(Mutex::new(SessionEnv {
             session_id: Some(session_id.clone()),
             session_file,
@@ -530,6 +534,19 @@ impl AgentSession {
         );
         let (tools, active_tools) =
             add_extension_tools(&setup, tools, active_tools, extension_tools);
+        // `setActiveTools` from `session_start`, before the session runs: applied here.
+        let active_tools = match extension_actions.take_early_active_tools() {
+            Some(names) => {
+                let mut chosen: Vec<String> = Vec::new();
+                for name in names {
+                    if tools.get(&name).is_some() && !chosen.contains(&name) {
+                        chosen.push(name);
+                    }
+                }
+                chosen
+            }
+            None => active_tools,
+        };
 
         let prompt_files = resolve_prompt_files(
             &setup.agent_dir,
