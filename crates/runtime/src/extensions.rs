@@ -38,19 +38,35 @@ pub struct ExtensionSources {
     pub mode: String,
 }
 
-/// The entry files for `sources`; the project's only when it is trusted.
+/// The entry files for `sources`, with the extensions of installed packages; the
+/// project's folder and packages only when it is trusted.
 pub fn discover(
     sources: &ExtensionSources,
     cwd: &std::path::Path,
     agent_dir: &std::path::Path,
+    home: Option<&std::path::Path>,
     project_trusted: bool,
 ) -> Vec<PathBuf> {
+    let packages = if sources.no_extensions {
+        Vec::new()
+    } else {
+        let layout = knightcode_packages::Layout {
+            agent_dir: agent_dir.to_path_buf(),
+            cwd: cwd.to_path_buf(),
+            home: home.map(std::path::Path::to_path_buf),
+        };
+        knightcode_packages::installed_resources(&layout, project_trusted)
+            .into_iter()
+            .flat_map(|(_, found)| found.extensions)
+            .collect()
+    };
     knightcode_ext::discover::discover(&knightcode_ext::discover::Sources {
         cli: sources.cli.clone(),
         no_extensions: sources.no_extensions,
         cwd: cwd.to_path_buf(),
         agent_dir: agent_dir.to_path_buf(),
         project_trusted,
+        packages,
     })
 }
 

@@ -462,6 +462,7 @@ impl AgentSession {
             &setup.extensions,
             &setup.cwd,
             &setup.agent_dir,
+            setup.home.as_deref(),
             trust.trusted,
         );
         let mut extension_tools = Vec::new();
