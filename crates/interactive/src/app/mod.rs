@@ -13,6 +13,7 @@ mod input;
 mod ops;
 pub mod overlay;
 pub mod screen;
+mod settings;
 mod sharing;
 mod startup;
 mod theme;

@@ -112,7 +112,7 @@ impl Ui {
     pub fn load_theme(&mut self, settings: &Settings, trusted: bool) -> Vec<String> {
         let flags = self.theme_flags.clone();
         let appearance = Appearance::from_colorfgbg(std::env::var("COLORFGBG").ok().as_deref());
-        let (_, file, warnings) = knightcode_runtime::resources::load_themes(
+        let (loaded, file, warnings) = knightcode_runtime::resources::load_themes(
             &flags,
             settings,
             &self.cwd,
@@ -121,11 +121,20 @@ impl Ui {
             trusted,
             appearance,
         );
+        self.themes = loaded;
+        self.theme_name.clone_from(&file.name);
         if self.screen.theme == Theme::plain() {
             return warnings;
         }
-        self.export_backgrounds = export_backgrounds(&file);
-        let theme = tui_theme(&file);
+        self.apply_theme_file(&file);
+        warnings
+    }
+
+    /// Draws with `file` from the next frame on.
+    fn apply_theme_file(&mut self, file: &ThemeFile) {
+        self.theme_name.clone_from(&file.name);
+        self.export_backgrounds = export_backgrounds(file);
+        let theme = tui_theme(file);
         self.screen.border = theme.thinking_borders[0];
         self.screen.editor.set_theme(&theme);
         self.screen
@@ -134,7 +143,23 @@ impl Ui {
         self.screen.transcript.look.theme = theme.clone();
         self.screen.transcript.invalidate();
         self.screen.theme = theme;
-        warnings
+        self.request_full_redraw();
+    }
+
+    /// The names of the themes loaded, sorted (the settings menu lists them).
+    pub fn theme_names(&self) -> Vec<String> {
+        self.themes.names().into_iter().map(str::to_owned).collect()
+    }
+
+    /// `/settings`: draws with the theme called `name` (a loaded one; others are left
+    /// alone). `NO_COLOR` keeps the plain theme.
+    pub fn preview_theme(&mut self, name: &str) {
+        if self.screen.theme == Theme::plain() {
+            return;
+        }
+        if let Some(file) = self.themes.get(name).cloned() {
+            self.apply_theme_file(&file);
+        }
     }
 }
 

@@ -143,6 +143,18 @@ pub struct Ui {
     pub export_backgrounds: [Option<String>; 3],
     /// `--theme`, `--no-themes`, `--use-theme`.
     pub(super) theme_flags: knightcode_runtime::resources::ThemeFlags,
+    /// The themes found, and the name of the one drawn with.
+    pub(super) themes: knightcode_runtime::resources::themes::Themes,
+    pub theme_name: String,
+    /// Settings this process changed (`/settings`, ctrl+t), on top of the file's until
+    /// the session has written them.
+    pub settings_changes: serde_json::Map<String, serde_json::Value>,
+    /// The interface's settings (`doubleEscapeAction`, `editorPaddingX`, ...).
+    pub display: super::settings::DisplaySettings,
+    /// The session's resources as last loaded (completion is rebuilt from them).
+    pub resources: Option<std::sync::Arc<knightcode_runtime::resources::Resources>>,
+    /// `--verbose`: the full header even with `quietStartup`.
+    pub verbose: bool,
 }
 
 fn home_string(home: Option<&PathBuf>) -> Option<String> {
@@ -255,6 +267,12 @@ impl Ui {
             export_backgrounds: [None, None, None],
             theme_flags: options.theme.clone(),
             title: String::new(),
+            themes: knightcode_runtime::resources::themes::Themes::default(),
+            theme_name: "dark".to_owned(),
+            settings_changes: serde_json::Map::new(),
+            display: super::settings::DisplaySettings::default(),
+            resources: None,
+            verbose: options.verbose,
         };
         if let Some(key) = ui.bindings.keys_for("app.interrupt").first() {
             let key = key.to_string();
@@ -275,13 +293,11 @@ impl Ui {
         self.library = Some(session.library());
         self.session_trusted = session.trust().trusted;
         let theme_warnings = self.load_theme(session.settings(), self.session_trusted);
-        self.screen.header = super::startup::header(&self.screen.theme, session);
+        self.apply_display_settings(session.settings());
+        self.screen.header = super::startup::header(&self.screen.theme, session, self.verbose);
         self.skill_commands = session.settings().enable_skill_commands();
-        self.resource_commands
-            .set(knightcode_runtime::resources::completion_commands(
-                session.resources(),
-                self.skill_commands,
-            ));
+        self.resources = Some(std::sync::Arc::clone(session.resources()));
+        self.refresh_resource_commands();
         self.apply_snapshot(session.snapshot());
         self.reload_transcript();
         for warning in theme_warnings {
@@ -416,6 +432,23 @@ impl Ui {
     pub fn mark_urgent(&mut self) {
         self.dirty = true;
         self.urgent = true;
+    }
+
+    /// Completion's prompt templates and skill commands from the resources last loaded.
+    pub fn refresh_resource_commands(&mut self) {
+        if let Some(resources) = &self.resources {
+            self.resource_commands
+                .set(knightcode_runtime::resources::completion_commands(
+                    resources,
+                    self.skill_commands,
+                ));
+        }
+    }
+
+    /// `showHardwareCursor`: the terminal's cursor stays visible at the editor's cursor.
+    pub fn set_hardware_cursor(&mut self, show: bool) {
+        self.renderer.set_show_hardware_cursor(show);
+        self.request_full_redraw();
     }
 
     pub fn request_full_redraw(&mut self) {

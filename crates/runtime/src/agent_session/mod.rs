@@ -283,6 +283,7 @@ impl AgentSession {
         notices.extend(trust.skipped_notice(&setup.cwd));
         let settings = Settings::load(&setup.agent_dir, &setup.cwd, trust.trusted);
         notices.extend(settings.diagnostics().iter().map(ToString::to_string));
+        notices.extend(crate::settings::unsupported::notices(&settings));
 
         let mut session = open_session(&store, &setup)?;
         notices.extend(
@@ -557,6 +558,8 @@ impl AgentSession {
                 thinking,
                 session_id: Some(session_id),
                 headers,
+                thinking_budgets: settings.values().thinking_budgets,
+                retry: settings.values().provider_retry,
                 ..StreamOptions::default()
             },
             system_prompt: None,

@@ -417,7 +417,7 @@ impl AgentSession {
                 ))
             })?;
         // The level to carry over is read from the model being left.
-        let level = self.level_for_model_switch();
+        let level = self.level_for_model_switch(&model);
         lock(&self.session).append_model_change(&model.provider, &model.id)?;
         self.persist_settings(&[
             ("defaultProvider", Value::String(model.provider.clone())),
@@ -437,9 +437,17 @@ impl AgentSession {
         })
     }
 
-    /// The reference's rule: keep the current level, unless the model being left cannot
-    /// think, in which case the saved default applies.
-    fn level_for_model_switch(&self) -> ThinkingLevel {
+    /// The target's `modelThinkingLevels` entry when it has one; else the reference's rule:
+    /// keep the current level, unless the model being left cannot think, in which case the
+    /// saved default applies.
+    fn level_for_model_switch(&self, target: &Model) -> ThinkingLevel {
+        if let Some(level) = self
+            .settings
+            .values()
+            .model_thinking_level(&target.provider, &target.id)
+        {
+            return level;
+        }
         if self.model.reasoning {
             return self.thinking;
         }
@@ -541,6 +549,17 @@ impl AgentSession {
     pub fn set_auto_retry(&mut self, enabled: bool) {
         self.persist_settings(&[("retry.enabled", Value::Bool(enabled))]);
         self.agent.config_mut().retry.enabled = enabled;
+    }
+
+    /// `/settings`: saves values (dotted keys) to the global file and the loaded settings.
+    /// Settings read when used (`images.autoResize`, `enableSkillCommands`) apply from now
+    /// on; the interface applies its own.
+    pub fn save_settings(&mut self, values: &[(String, Value)]) {
+        let values: Vec<(&str, Value)> = values
+            .iter()
+            .map(|(key, value)| (key.as_str(), value.clone()))
+            .collect();
+        self.persist_settings(&values);
     }
 
     /// Applies settings to the loaded settings and queues them for the global file (written

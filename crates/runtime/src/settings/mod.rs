@@ -8,6 +8,7 @@ use serde_json::Map;
 use serde_json::Value;
 
 mod compaction;
+pub mod unsupported;
 mod values;
 
 pub use self::compaction::CompactionOverride;

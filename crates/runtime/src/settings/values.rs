@@ -81,6 +81,10 @@ pub struct SettingsValues {
     /// `shellPath` as written; see [`SettingsValues::shell_path`].
     pub shell_path: Option<String>,
     pub shell_command_prefix: Option<String>,
+    /// `thinkingBudgets`: tokens per level for budget-based providers.
+    pub thinking_budgets: knightcode_ai::ThinkingBudgets,
+    /// `httpIdleTimeoutMs` and `retry.provider.*`: the provider-level retry and timeout.
+    pub provider_retry: knightcode_ai::ProviderRetry,
 }
 
 impl Default for SettingsValues {
@@ -107,6 +111,8 @@ impl Default for SettingsValues {
             retry: RetryPolicy::default(),
             shell_path: None,
             shell_command_prefix: None,
+            thinking_budgets: knightcode_ai::ThinkingBudgets::default(),
+            provider_retry: knightcode_ai::ProviderRetry::default(),
         }
     }
 }
@@ -229,6 +235,13 @@ pub(super) fn parse(layers: &Layers<'_>) -> (SettingsValues, Vec<SettingsDiagnos
         },
         shell_path: reader.string("shellPath"),
         shell_command_prefix: reader.string("shellCommandPrefix"),
+        thinking_budgets: knightcode_ai::ThinkingBudgets {
+            minimal: reader.optional_count("thinkingBudgets.minimal"),
+            low: reader.optional_count("thinkingBudgets.low"),
+            medium: reader.optional_count("thinkingBudgets.medium"),
+            high: reader.optional_count("thinkingBudgets.high"),
+        },
+        provider_retry: reader.provider_retry(),
     };
     (values, reader.diagnostics)
 }
@@ -370,6 +383,47 @@ impl<'a> Reader<'a> {
         let instead = format!("using {default}");
         self.read(key, "a non-negative whole number", &instead, Value::as_u64)
             .unwrap_or(default)
+    }
+
+    /// A whole number ≥ 0 that has no default of its own (unset: `None`).
+    fn optional_count(&mut self, key: &str) -> Option<u64> {
+        self.read(
+            key,
+            "a non-negative whole number",
+            "using the built-in value",
+            Value::as_u64,
+        )
+    }
+
+    /// A timeout in milliseconds: a number ≥ 0 or `"disabled"` (0 = none).
+    fn timeout(&mut self, key: &str, default: u64) -> u64 {
+        let instead = format!("using {default}");
+        self.read(key, "a number ≥ 0 or \"disabled\"", &instead, |v| match v {
+            Value::String(s) if s == "disabled" => Some(0),
+            Value::Number(n) => n.as_f64().filter(|n| *n >= 0.0).map(|n| n as u64),
+            _ => None,
+        })
+        .unwrap_or(default)
+    }
+
+    /// `httpIdleTimeoutMs` (default 300000) is the provider timeout unless
+    /// `retry.provider.timeoutMs` says otherwise; `retry.provider.maxRetries` (0) and
+    /// `maxRetryDelayMs` (60000, 0 = no limit).
+    fn provider_retry(&mut self) -> knightcode_ai::ProviderRetry {
+        let defaults = knightcode_ai::ProviderRetry::default();
+        let idle = self.timeout("httpIdleTimeoutMs", defaults.timeout_ms);
+        knightcode_ai::ProviderRetry {
+            timeout_ms: self.timeout("retry.provider.timeoutMs", idle),
+            max_retries: self
+                .number("retry.provider.maxRetries", defaults.max_retries.into())
+                .max(0.0) as u32,
+            max_retry_delay_ms: self
+                .number(
+                    "retry.provider.maxRetryDelayMs",
+                    defaults.max_retry_delay_ms as f64,
+                )
+                .max(0.0) as u64,
+        }
     }
 
     fn number(&mut self, key: &str, default: f64) -> f64 {
@@ -656,6 +710,44 @@ mod tests {
         );
         let (values, _) = parse_layers(json!({"defaultProjectTrust": "always"}), json!({}));
         assert_eq!(values.default_project_trust, DefaultProjectTrust::Always);
+    }
+
+    #[test]
+    fn budgets_and_the_provider_retry_come_from_their_settings() {
+        let (values, diagnostics) = parse_layers(
+            json!({
+                "thinkingBudgets": {"low": 100, "high": 9000},
+                "httpIdleTimeoutMs": "disabled",
+                "retry": {"provider": {"maxRetries": 2, "maxRetryDelayMs": 0}}
+            }),
+            json!({}),
+        );
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+        assert_eq!(values.thinking_budgets.low, Some(100));
+        assert_eq!(values.thinking_budgets.medium, None);
+        assert_eq!(values.thinking_budgets.for_level(ThinkingLevel::High), 9000);
+        assert_eq!(
+            values.provider_retry,
+            knightcode_ai::ProviderRetry {
+                max_retries: 2,
+                max_retry_delay_ms: 0,
+                timeout_ms: 0
+            }
+        );
+        let (values, diagnostics) = parse_layers(
+            json!({"httpIdleTimeoutMs": 5000, "retry": {"provider": {"timeoutMs": -1}}}),
+            json!({}),
+        );
+        assert_eq!(
+            values.provider_retry.timeout_ms, 5000,
+            "an invalid override keeps the idle timeout"
+        );
+        assert_eq!(diagnostics.len(), 1);
+        assert!(
+            diagnostics[0]
+                .to_string()
+                .contains("retry.provider.timeoutMs")
+        );
     }
 
     #[test]
