@@ -117,6 +117,10 @@ impl Ui {
                 self.on_job_done(done);
                 Vec::new()
             }
+            Wake::ThemeFile => {
+                self.reload_theme_file();
+                Vec::new()
+            }
             Wake::Resize => {
                 self.on_resize();
                 Vec::new()

@@ -17,6 +17,7 @@ mod settings;
 mod sharing;
 mod startup;
 mod theme;
+mod theme_watch;
 mod ui;
 mod undo;
 mod web_tools;

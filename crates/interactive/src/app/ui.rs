@@ -58,6 +58,8 @@ pub enum Wake {
     Clipboard(super::clipboard_image::ClipboardRead),
     /// Work done off the loop (`/share`, `/bug`) has something to say.
     Job(super::sharing::JobDone),
+    /// The active theme's file changed.
+    ThemeFile,
     Resize,
     Timer,
     /// SIGTERM (143) or SIGHUP (129).
@@ -155,6 +157,10 @@ pub struct Ui {
     pub resources: Option<std::sync::Arc<knightcode_runtime::resources::Resources>>,
     /// `--verbose`: the full header even with `quietStartup`.
     pub verbose: bool,
+    pub(super) theme_watch: super::theme_watch::ThemeWatch,
+    /// The terminal shows 24-bit colour (else themes use the 256-colour palette).
+    pub(super) truecolor: bool,
+    theme_rx: mpsc::UnboundedReceiver<()>,
 }
 
 fn home_string(home: Option<&PathBuf>) -> Option<String> {
@@ -213,6 +219,7 @@ impl Ui {
         let screen = Screen::new(theme, Transcript::new(look), editor, footer, height);
         let (clipboard_tx, clipboard_rx) = mpsc::unbounded_channel();
         let (jobs_tx, jobs_rx) = mpsc::unbounded_channel();
+        let (theme_tx, theme_rx) = mpsc::unbounded_channel();
         let mut ui = Self {
             term,
             reader: Some(reader),
@@ -273,6 +280,9 @@ impl Ui {
             display: super::settings::DisplaySettings::default(),
             resources: None,
             verbose: options.verbose,
+            theme_watch: super::theme_watch::ThemeWatch::start(theme_tx),
+            truecolor: true,
+            theme_rx,
         };
         if let Some(key) = ui.bindings.keys_for("app.interrupt").first() {
             let key = key.to_string();
@@ -567,6 +577,7 @@ impl Ui {
             },
             Some(read) = self.clipboard_rx.recv() => Wake::Clipboard(read),
             Some(done) = self.jobs_rx.recv() => Wake::Job(done),
+            Some(()) = self.theme_rx.recv() => Wake::ThemeFile,
             () = sleep => Wake::Timer,
         }
     }

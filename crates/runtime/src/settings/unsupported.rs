@@ -71,11 +71,6 @@ const UNSUPPORTED: &[(&str, &[&str], &str)] = &[
         "links are printed as text",
     ),
     (
-        "terminal.trueColor",
-        &["auto"],
-        "colours follow the theme as written",
-    ),
-    (
         "images.blockImages",
         &["false"],
         "images are sent to the provider",
