@@ -538,3 +538,28 @@ fn settings_filters_and_manifest_globs_narrow_package_extensions_and_trust_gates
     assert!(trusted.contains(&"alpha".to_owned()), "{trusted:?}");
     assert!(!trusted.contains(&"beta".to_owned()), "{trusted:?}");
 }
+
+#[test]
+fn the_extensions_setting_loads_a_script_relative_to_the_agent_folder() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![ScriptedReply::text("ok")],
+    )
+    .unwrap();
+    let sb = sandbox(&server);
+    std::fs::create_dir_all(sb.agent.join("mine")).unwrap();
+    std::fs::write(
+        sb.agent.join("mine/tool.ts"),
+        tool_extension("from_settings"),
+    )
+    .unwrap();
+    std::fs::write(
+        sb.agent.join("settings.json"),
+        r#"{"extensions": ["mine/tool.ts", "!ignored"]}"#,
+    )
+    .unwrap();
+    let run = knightcode(&sb, &["-p", "hi"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let tools = offered_tools(&server.requests()[0]);
+    assert!(tools.contains(&"from_settings".to_owned()), "{tools:?}");
+}

@@ -15,9 +15,10 @@ pub struct Sources {
     pub cwd: PathBuf,
     pub agent_dir: PathBuf,
     pub project_trusted: bool,
-    /// Extension paths of installed packages (already narrowed by their settings entries;
-    /// the project's only when it is trusted): scripts, extension folders, or folders of
-    /// extensions such as a package's `extensions/`.
+    /// The `extensions` settings entries and the extension paths of installed packages
+    /// (resolved, narrowed by their settings entries; the project's only when it is
+    /// trusted): scripts, extension folders, or folders of extensions such as a package's
+    /// `extensions/`. A path that does not exist is kept, so loading it reports the error.
     pub packages: Vec<PathBuf>,
 }
 

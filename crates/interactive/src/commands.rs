@@ -12,6 +12,11 @@ pub struct CommandInfo {
 /// Every built-in, in the order completion lists them (`spec/commands-ui.md` §1.1).
 pub const BUILTIN_COMMANDS: &[CommandInfo] = &[
     CommandInfo {
+        name: "settings",
+        hint: "",
+        description: "Open the settings menu",
+    },
+    CommandInfo {
         name: "model",
         hint: "[provider/model]",
         description: "Select the model (opens the selector without an argument)",

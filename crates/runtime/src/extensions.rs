@@ -38,28 +38,45 @@ pub struct ExtensionSources {
     pub mode: String,
 }
 
-/// The entry files for `sources`, with the extensions of installed packages; the
-/// project's folder and packages only when it is trusted.
+/// The entry files for `sources`, with the `extensions` settings entries and the
+/// extensions of installed packages; the project's folder, entries and packages only when it
+/// is trusted (`settings` were loaded that way).
 pub fn discover(
     sources: &ExtensionSources,
+    settings: &crate::Settings,
     cwd: &std::path::Path,
     agent_dir: &std::path::Path,
     home: Option<&std::path::Path>,
     project_trusted: bool,
 ) -> Vec<PathBuf> {
-    let packages = if sources.no_extensions {
-        Vec::new()
-    } else {
+    let mut packages = Vec::new();
+    if !sources.no_extensions {
+        // Entries resolve against their file's folder; `+path` is a plain path here, and
+        // the exclusion forms (`!glob`, `-path`) only narrow what others found.
+        let project_base = cwd.join(".knightcode");
+        for (project, base) in [(false, agent_dir), (true, project_base.as_path())] {
+            if project && !project_trusted {
+                continue;
+            }
+            for entry in settings.layer_strings("extensions", project) {
+                if entry.starts_with(['!', '-']) {
+                    continue;
+                }
+                let entry = entry.trim_start_matches('+');
+                packages.push(knightcode_packages::source::resolve(entry, base, home));
+            }
+        }
         let layout = knightcode_packages::Layout {
             agent_dir: agent_dir.to_path_buf(),
             cwd: cwd.to_path_buf(),
             home: home.map(std::path::Path::to_path_buf),
         };
-        knightcode_packages::installed_resources(&layout, project_trusted)
-            .into_iter()
-            .flat_map(|(_, found)| found.extensions)
-            .collect()
-    };
+        packages.extend(
+            knightcode_packages::installed_resources(&layout, project_trusted)
+                .into_iter()
+                .flat_map(|(_, found)| found.extensions),
+        );
+    }
     knightcode_ext::discover::discover(&knightcode_ext::discover::Sources {
         cli: sources.cli.clone(),
         no_extensions: sources.no_extensions,

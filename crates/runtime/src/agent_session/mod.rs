@@ -461,6 +461,7 @@ impl AgentSession {
         // Extensions load only when one is configured: otherwise the JS runtime never starts.
         let extension_paths = crate::extensions::discover(
             &setup.extensions,
+            &settings,
             &setup.cwd,
             &setup.agent_dir,
             setup.home.as_deref(),
