@@ -230,7 +230,7 @@ impl SessionHooks for ExtensionHooks {
     fn transform_input<'a>(
         &'a self,
         input: &'a PromptInput,
-        _cancel: &'a CancellationToken,
+        cancel: &'a CancellationToken,
     ) -> HookFuture<'a, InputAction> {
         Box::pin(async move {
             // An extension's own `sendUserMessage` never runs commands (no loops).
@@ -246,7 +246,7 @@ impl SessionHooks for ExtensionHooks {
                 "images": input.images,
                 "source": input.source.as_str(),
             });
-            let Some(result) = self.host.dispatch("input", payload).await else {
+            let Some(result) = self.host.dispatch_until("input", payload, cancel).await else {
                 return InputAction::Continue;
             };
             match result.get("action").and_then(Value::as_str) {
@@ -271,7 +271,7 @@ impl SessionHooks for ExtensionHooks {
     fn before_agent_start<'a>(
         &'a self,
         start: AgentStart<'a>,
-        _cancel: &'a CancellationToken,
+        cancel: &'a CancellationToken,
     ) -> HookFuture<'a, AgentStartChanges> {
         Box::pin(async move {
             let payload = json!({
@@ -280,7 +280,11 @@ impl SessionHooks for ExtensionHooks {
                 "systemPrompt": start.system_prompt,
                 "messageType": "user",
             });
-            let Some(result) = self.host.dispatch("before_agent_start", payload).await else {
+            let Some(result) = self
+                .host
+                .dispatch_until("before_agent_start", payload, cancel)
+                .await
+            else {
                 return AgentStartChanges::default();
             };
             let messages = result

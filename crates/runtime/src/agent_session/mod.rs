@@ -480,6 +480,7 @@ impl AgentSession {
                 cwd: setup.cwd.clone(),
                 mode,
                 flags: setup.extensions.flags.clone(),
+                memory_limit: extension_memory_limit(),
             })
             .await
             .map_err(|e| {
@@ -963,4 +964,14 @@ fn add_extension_tools(
         }
     }
     (registry, active)
+}
+
+/// `KNIGHTCODE_EXTENSION_MEMORY_MB`: the extensions' JS heap limit (default 2 GiB).
+fn extension_memory_limit() -> Option<usize> {
+    std::env::var("KNIGHTCODE_EXTENSION_MEMORY_MB")
+        .ok()?
+        .trim()
+        .parse::<usize>()
+        .ok()
+        .map(|mb| mb << 20)
 }
