@@ -14,6 +14,7 @@ use knightcode_testkit::WireFormat;
 use oneshot_common::Sandbox;
 use oneshot_common::command;
 use oneshot_common::knightcode;
+use oneshot_common::offered_tools;
 use oneshot_common::sandbox;
 
 fn server() -> MockServer {
@@ -456,18 +457,6 @@ export default function (pi: ExtensionAPI) {{
     )
 }
 
-fn offered_tools(request: &knightcode_testkit::RecordedRequest) -> Vec<String> {
-    request.body["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .filter_map(|t| t["function"]["name"].as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 #[test]
 fn a_package_extension_registers_a_tool_the_model_is_offered_and_calls() {
     let server = MockServer::start_blocking(
@@ -491,7 +480,7 @@ fn a_package_extension_registers_a_tool_the_model_is_offered_and_calls() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
-    assert!(offered_tools(&requests[0]).contains(&"pkg_hello".to_owned()));
+    assert!(offered_tools(&requests[0].body).contains(&"pkg_hello".to_owned()));
     assert!(
         requests[1].body.to_string().contains("pkg_hello ran"),
         "{}",
@@ -532,9 +521,9 @@ fn settings_filters_and_manifest_globs_narrow_package_extensions_and_trust_gates
     let run = knightcode(&sb, &["--approve", "-p", "hi"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let requests = server.requests();
-    let untrusted = offered_tools(&requests[0]);
+    let untrusted = offered_tools(&requests[0].body);
     assert!(!untrusted.contains(&"alpha".to_owned()), "{untrusted:?}");
-    let trusted = offered_tools(&requests[1]);
+    let trusted = offered_tools(&requests[1].body);
     assert!(trusted.contains(&"alpha".to_owned()), "{trusted:?}");
     assert!(!trusted.contains(&"beta".to_owned()), "{trusted:?}");
 }
@@ -560,6 +549,6 @@ fn the_extensions_setting_loads_a_script_relative_to_the_agent_folder() {
     .unwrap();
     let run = knightcode(&sb, &["-p", "hi"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let tools = offered_tools(&server.requests()[0]);
+    let tools = offered_tools(&server.requests()[0].body);
     assert!(tools.contains(&"from_settings".to_owned()), "{tools:?}");
 }
