@@ -91,3 +91,47 @@ async fn a_setting_this_build_cannot_act_on_is_named_once_at_start() {
         "{notices:?}"
     );
 }
+
+async fn prompt_with_image(run: &mut Running) {
+    let tag = run.send(Command::Prompt {
+        text: "what is this?".to_owned(),
+        images: vec![knightcode_protocol::ContentBlock::image(
+            "QUJDREVGRw==",
+            "image/png",
+        )],
+        queueing: None,
+        source: knightcode_runtime::hooks::InputSource::Rpc,
+    });
+    run.reply(tag).await;
+    run.until_settled().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn block_images_keeps_images_from_the_provider_until_turned_off() {
+    let test = TestSession::new(
+        WireFormat::AnthropicMessages,
+        vec![ScriptedReply::text("blocked"), ScriptedReply::text("seen")],
+    )
+    .await
+    .with_settings(r#"{"images": {"autoResize": false, "blockImages": true}}"#);
+    let models = serde_json::json!({"providers": {"mock": {
+        "baseUrl": test.server.base_url(), "api": "anthropic-messages", "apiKey": "test-key",
+        "models": [{"id": "mock-model", "name": "Mock", "input": ["text", "image"],
+                    "contextWindow": 100000, "maxTokens": 1000}]}}});
+    std::fs::write(test.agent_dir.join("models.json"), models.to_string()).unwrap();
+    let mut run = Running::spawn(test).await;
+    prompt_with_image(&mut run).await;
+    let first = run.test.server.requests()[0].body.to_string();
+    assert!(!first.contains("QUJDREVGRw=="), "{first}");
+    assert!(first.contains("Image reading is disabled."), "{first}");
+
+    // `/settings` turns it off: the next request carries the images (both prompts').
+    let tag = run.send(Command::SaveSettings(vec![(
+        "images.blockImages".to_owned(),
+        serde_json::Value::Bool(false),
+    )]));
+    run.reply(tag).await;
+    prompt_with_image(&mut run).await;
+    let second = run.test.server.requests()[1].body.to_string();
+    assert_eq!(second.matches("QUJDREVGRw==").count(), 2, "{second}");
+}

@@ -202,6 +202,13 @@ impl Ui {
                 kind: toggle(),
             },
             SettingItem {
+                id: "block-images",
+                label: "Block images",
+                description: "Prevent images from being sent to LLM providers".to_owned(),
+                value: on_off(values.images_block_images),
+                kind: toggle(),
+            },
+            SettingItem {
                 id: "skill-commands",
                 label: "Skill commands",
                 description: "Register skills as /skill:name commands".to_owned(),
@@ -357,6 +364,9 @@ impl Ui {
                 if let Some(level) = knightcode_ai::ThinkingLevel::parse(value) {
                     self.send(Command::SetThinkingLevel(level), Pending::Thinking);
                 }
+            }
+            "block-images" => {
+                self.save_settings(vec![("images.blockImages".into(), on.into())]);
             }
             "auto-resize-images" => {
                 self.save_settings(vec![("images.autoResize".into(), on.into())])

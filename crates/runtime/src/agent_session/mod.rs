@@ -425,6 +425,10 @@ impl AgentSession {
             Arc::clone(&env),
         );
         ops.scope = scope;
+        ops.block_images.store(
+            settings.values().images_block_images,
+            std::sync::atomic::Ordering::Relaxed,
+        );
 
         // Record the model and level a resumed session did not have (or had differently).
         let model_changed = restored_model
@@ -509,6 +513,13 @@ impl AgentSession {
                 second: hooks,
             });
         }
+        // Last, so no image an extension adds gets through either.
+        hooks = Arc::new(crate::hook_chain::ChainedHooks {
+            first: hooks,
+            second: Arc::new(crate::block_images::BlockImages {
+                blocked: Arc::clone(&ops.block_images),
+            }),
+        });
         let session_env = Arc::new(Mutex::new(SessionEnv {
             session_id: Some(session_id.clone()),
             session_file,

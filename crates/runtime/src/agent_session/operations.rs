@@ -82,6 +82,8 @@ pub(super) struct OpsState {
     pub(super) agent_dir: PathBuf,
     pub(super) resource_flags: crate::resources::ResourceFlags,
     pub(super) no_context_files: bool,
+    /// `images.blockImages`, shared with the hook that strips images from requests.
+    pub(super) block_images: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl OpsState {
@@ -109,6 +111,7 @@ impl OpsState {
             agent_dir: setup.agent_dir.clone(),
             resource_flags: setup.resources.clone(),
             no_context_files: setup.no_context_files,
+            block_images: Arc::default(),
         }
     }
 
@@ -572,6 +575,10 @@ impl AgentSession {
             settings_file::insert_dotted(&mut overrides, key, value.clone());
         }
         self.settings = self.settings.clone().with_overrides(&overrides);
+        self.ops.block_images.store(
+            self.settings.values().images_block_images,
+            std::sync::atomic::Ordering::Relaxed,
+        );
         if self.settings.global_file_unusable() {
             return;
         }

@@ -71,11 +71,6 @@ const UNSUPPORTED: &[(&str, &[&str], &str)] = &[
         "links are printed as text",
     ),
     (
-        "images.blockImages",
-        &["false"],
-        "images are sent to the provider",
-    ),
-    (
         "markdown.codeBlockIndent",
         &["  "],
         "code blocks are indented by two spaces",

@@ -76,6 +76,8 @@ pub struct SettingsValues {
     pub branch_summary_skip_prompt: bool,
     /// `images.autoResize`: fit images to the model's limits before sending them.
     pub images_auto_resize: bool,
+    /// `images.blockImages`: no image reaches the provider.
+    pub images_block_images: bool,
     /// `retry.*`: the agent-level retry of failed turns.
     pub retry: RetryPolicy,
     /// `shellPath` as written; see [`SettingsValues::shell_path`].
@@ -108,6 +110,7 @@ impl Default for SettingsValues {
             branch_summary_reserve_tokens: 16384,
             branch_summary_skip_prompt: false,
             images_auto_resize: true,
+            images_block_images: false,
             retry: RetryPolicy::default(),
             shell_path: None,
             shell_command_prefix: None,
@@ -217,6 +220,7 @@ pub(super) fn parse(layers: &Layers<'_>) -> (SettingsValues, Vec<SettingsDiagnos
             defaults.branch_summary_skip_prompt,
         ),
         images_auto_resize: reader.boolean("images.autoResize", defaults.images_auto_resize),
+        images_block_images: reader.boolean("images.blockImages", defaults.images_block_images),
         // Negative counts and delays clamp to zero, as before the typed view.
         retry: RetryPolicy {
             enabled: reader.boolean("retry.enabled", defaults.retry.enabled),
