@@ -111,3 +111,31 @@ fn a_cycled_value_is_saved_and_the_display_settings_apply_at_the_next_start() {
     tui.send("\x04");
     assert_eq!(tui.wait_exit(), 0);
 }
+
+#[test]
+fn a_change_the_project_file_overrides_says_so() {
+    let sandbox = Sandbox::new(vec![]);
+    std::fs::create_dir_all(sandbox.project.join(".knightcode")).unwrap();
+    std::fs::write(
+        sandbox.project.join(".knightcode/settings.json"),
+        r#"{"doubleEscapeAction": "none"}"#,
+    )
+    .unwrap();
+    let mut tui = sandbox.spawn(&["--approve"], 120, 30);
+    tui.wait_for_text("mock-model");
+    tui.submit("/settings");
+    tui.wait_for_text("Type to search");
+    tui.send("double");
+    tui.wait_for("the project's value shown", |s| {
+        s.lines()
+            .any(|l| l.contains("→ Double-escape action") && l.contains("none"))
+    });
+    tui.send("\r");
+    tui.wait_for_text("wins when knightcode starts here");
+    tui.send("\x1b");
+    tui.wait_for("the menu closed", |s| !s.contains("Type to search"));
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+    let saved = read_settings(&sandbox);
+    assert_eq!(saved["doubleEscapeAction"], "tree", "{saved}");
+}

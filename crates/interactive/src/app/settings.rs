@@ -345,6 +345,8 @@ impl Ui {
             "autocompact" => {
                 insert_dotted(&mut self.settings_changes, "compaction.enabled", on.into());
                 self.send(Command::SetAutoCompaction(on), Pending::Quiet);
+                // The footer's "(auto)" follows.
+                self.request_snapshot();
             }
             "steering-mode" | "follow-up-mode" => {
                 let mode = if value == "all" {
@@ -410,7 +412,23 @@ impl Ui {
             }
             _ => {}
         }
+        if let Some(key) = setting_key(id) {
+            self.note_project_override(key);
+        }
         self.request_full_redraw();
+    }
+
+    /// Changes go to the global file; a project file that sets the same key wins at the
+    /// next start, so say so.
+    fn note_project_override(&mut self, key: &str) {
+        let project = Settings::load(&self.agent_dir, &self.cwd, self.session_trusted);
+        if project.project_value(key).is_some() {
+            self.info(&format!(
+                "Saved {key} to {}; {} sets it too, and wins when knightcode starts here.",
+                self.agent_dir.join("settings.json").display(),
+                knightcode_runtime::settings::project_settings_path(&self.cwd).display()
+            ));
+        }
     }
 
     /// Ctrl+T and `/settings`: shows or hides thinking blocks, and remembers it
@@ -421,6 +439,28 @@ impl Ui {
         self.request_full_redraw();
         self.save_settings(vec![("hideThinkingBlock".into(), hidden.into())]);
     }
+}
+
+/// The settings key an item writes.
+fn setting_key(id: &str) -> Option<&'static str> {
+    Some(match id {
+        "autocompact" => "compaction.enabled",
+        "auto-resize-images" => "images.autoResize",
+        "block-images" => "images.blockImages",
+        "skill-commands" => "enableSkillCommands",
+        "show-hardware-cursor" => "showHardwareCursor",
+        "editor-padding" => "editorPaddingX",
+        "autocomplete-max-visible" => "autocompleteMaxVisible",
+        "steering-mode" => "steeringMode",
+        "follow-up-mode" => "followUpMode",
+        "hide-thinking" => "hideThinkingBlock",
+        "quiet-startup" => "quietStartup",
+        "double-escape-action" => "doubleEscapeAction",
+        "tree-filter-mode" => "treeFilterMode",
+        "thinking" => "defaultThinkingLevel",
+        "theme" => "theme",
+        _ => return None,
+    })
 }
 
 /// Sets `dotted` (`images.autoResize`) in `map`, creating nested objects on the way.

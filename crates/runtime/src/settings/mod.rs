@@ -307,6 +307,12 @@ impl Settings {
             .unwrap_or(true)
     }
 
+    /// The project file's own value by dotted path (`None` when it does not set it, or the
+    /// project is not trusted).
+    pub fn project_value(&self, dotted: &str) -> Option<&Value> {
+        values::lookup(&self.project, dotted)
+    }
+
     /// The merged raw value by dotted path (`retry.maxRetries`), for keys the typed view
     /// does not cover (extensions, keys of later features). `null` reads as unset.
     pub fn get(&self, dotted: &str) -> Option<&Value> {
