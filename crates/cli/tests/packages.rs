@@ -552,3 +552,27 @@ fn the_extensions_setting_loads_a_script_relative_to_the_agent_folder() {
     let tools = offered_tools(&server.requests()[0].body);
     assert!(tools.contains(&"from_settings".to_owned()), "{tools:?}");
 }
+
+#[test]
+fn the_extensions_setting_excludes_a_discovered_extension() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![ScriptedReply::text("ok")],
+    )
+    .unwrap();
+    let sb = sandbox(&server);
+    let dir = sb.agent.join("extensions");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("keep.ts"), tool_extension("kept")).unwrap();
+    std::fs::write(dir.join("drop.ts"), tool_extension("dropped")).unwrap();
+    std::fs::write(
+        sb.agent.join("settings.json"),
+        r#"{"extensions": ["!drop.ts"]}"#,
+    )
+    .unwrap();
+    let run = knightcode(&sb, &["-p", "hi"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let tools = offered_tools(&server.requests()[0].body);
+    assert!(tools.contains(&"kept".to_owned()), "{tools:?}");
+    assert!(!tools.contains(&"dropped".to_owned()), "{tools:?}");
+}

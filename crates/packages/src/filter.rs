@@ -108,6 +108,28 @@ pub(crate) fn apply_patterns(all: Vec<PathBuf>, patterns: &[String], base: &Path
         .collect()
 }
 
+/// Whether a resource found elsewhere (a discovered folder, a package) stays enabled under
+/// a settings list's override entries: `!pattern` disables what it matches, `+path` enables
+/// an exact path again, `-path` disables one at the end. Plain entries are ignored here
+/// (they add paths rather than select).
+pub fn enabled_by_overrides(path: &Path, patterns: &[String], base: &Path) -> bool {
+    let of = |prefix: char| -> Vec<&str> {
+        patterns
+            .iter()
+            .filter_map(|p| p.strip_prefix(prefix))
+            .collect()
+    };
+    let (excludes, force_in, force_out) = (of('!'), of('+'), of('-'));
+    let mut enabled = excludes.is_empty() || !matches_any(path, &excludes, base);
+    if !force_in.is_empty() && matches_exact(path, &force_in, base) {
+        enabled = true;
+    }
+    if !force_out.is_empty() && matches_exact(path, &force_out, base) {
+        enabled = false;
+    }
+    enabled
+}
+
 fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
     let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
         .into_iter()

@@ -5,6 +5,7 @@
 //! Loading those resources is the job of the resource loaders.
 
 mod filter;
+pub use filter::enabled_by_overrides;
 mod manifest;
 mod settings_file;
 pub mod source;

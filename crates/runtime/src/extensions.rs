@@ -50,10 +50,10 @@ pub fn discover(
     project_trusted: bool,
 ) -> Vec<PathBuf> {
     let mut packages = Vec::new();
+    let project_base = cwd.join(".knightcode");
     if !sources.no_extensions {
         // Entries resolve against their file's folder; `+path` is a plain path here, and
-        // the exclusion forms (`!glob`, `-path`) only narrow what others found.
-        let project_base = cwd.join(".knightcode");
+        // the exclusion forms (`!glob`, `-path`) only narrow what others found (below).
         for (project, base) in [(false, agent_dir), (true, project_base.as_path())] {
             if project && !project_trusted {
                 continue;
@@ -77,14 +77,39 @@ pub fn discover(
                 .flat_map(|(_, found)| found.extensions),
         );
     }
-    knightcode_ext::discover::discover(&knightcode_ext::discover::Sources {
+    let found = knightcode_ext::discover::discover(&knightcode_ext::discover::Sources {
         cli: sources.cli.clone(),
         no_extensions: sources.no_extensions,
         cwd: cwd.to_path_buf(),
         agent_dir: agent_dir.to_path_buf(),
         project_trusted,
         packages,
-    })
+    });
+    // `-e` always loads; the settings lists' `!glob`/`+path`/`-path` entries choose among
+    // the rest (the user's against `<agentDir>`, then the project's against `.knightcode/`).
+    let cli: Vec<PathBuf> =
+        knightcode_ext::discover::discover(&knightcode_ext::discover::Sources {
+            cli: sources.cli.clone(),
+            no_extensions: true,
+            cwd: cwd.to_path_buf(),
+            ..knightcode_ext::discover::Sources::default()
+        });
+    let mut layers = vec![(
+        settings.layer_strings("extensions", false),
+        agent_dir.to_path_buf(),
+    )];
+    if project_trusted {
+        layers.push((settings.layer_strings("extensions", true), project_base));
+    }
+    found
+        .into_iter()
+        .filter(|path| {
+            cli.contains(path)
+                || layers.iter().all(|(patterns, base)| {
+                    knightcode_packages::enabled_by_overrides(path, patterns, base)
+                })
+        })
+        .collect()
 }
 
 /// The agent events extensions hear as they happen (notifications: nothing they return
