@@ -139,3 +139,21 @@ fn a_change_the_project_file_overrides_says_so() {
     let saved = read_settings(&sandbox);
     assert_eq!(saved["doubleEscapeAction"], "tree", "{saved}");
 }
+
+#[test]
+fn terminal_progress_marks_the_tab_busy_while_the_agent_works() {
+    let sandbox = Sandbox::new(vec![knightcode_testkit::ScriptedReply::text("all done")]);
+    std::fs::write(
+        sandbox.agent.join("settings.json"),
+        r#"{"terminal": {"showTerminalProgress": true}}"#,
+    )
+    .unwrap();
+    let mut tui = sandbox.spawn(&[], 100, 30);
+    tui.wait_for_text("mock-model");
+    tui.submit("hello");
+    tui.wait_for_output("\x1b]9;4;3\x07");
+    tui.wait_for_text("all done");
+    tui.wait_for_output("\x1b]9;4;0;\x07");
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}

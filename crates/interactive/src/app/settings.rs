@@ -51,6 +51,8 @@ pub struct DisplaySettings {
     pub editor_padding: usize,
     pub autocomplete_max_visible: usize,
     pub hardware_cursor: bool,
+    /// `terminal.showTerminalProgress`: OSC 9;4 while working.
+    pub terminal_progress: bool,
 }
 
 impl Default for DisplaySettings {
@@ -61,6 +63,7 @@ impl Default for DisplaySettings {
             editor_padding: 0,
             autocomplete_max_visible: 5,
             hardware_cursor: false,
+            terminal_progress: false,
         }
     }
 }
@@ -119,6 +122,7 @@ impl DisplaySettings {
                 .get("showHardwareCursor")
                 .and_then(Value::as_bool)
                 .unwrap_or(hardware_env),
+            terminal_progress: boolean(settings, "terminal.showTerminalProgress", false),
         }
     }
 }
@@ -236,6 +240,14 @@ impl Ui {
                 description: "Max visible items in autocomplete dropdown (3-20)".to_owned(),
                 value: self.display.autocomplete_max_visible.to_string(),
                 kind: cycle(&["3", "5", "7", "10", "15", "20"]),
+            },
+            SettingItem {
+                id: "terminal-progress",
+                label: "Terminal progress",
+                description: "Show OSC 9;4 progress indicators in the terminal tab bar"
+                    .to_owned(),
+                value: on_off(self.display.terminal_progress),
+                kind: toggle(),
             },
             SettingItem {
                 id: "steering-mode",
@@ -396,6 +408,13 @@ impl Ui {
                 self.screen.editor.set_autocomplete_max_visible(n as usize);
                 self.save_settings(vec![("autocompleteMaxVisible".into(), n.into())]);
             }
+            "terminal-progress" => {
+                self.display.terminal_progress = on;
+                if !on {
+                    self.clear_progress();
+                }
+                self.save_settings(vec![("terminal.showTerminalProgress".into(), on.into())]);
+            }
             "hide-thinking" => self.set_thinking_hidden(on),
             "quiet-startup" => self.save_settings(vec![("quietStartup".into(), on.into())]),
             "double-escape-action" => {
@@ -454,6 +473,7 @@ fn setting_key(id: &str) -> Option<&'static str> {
         "steering-mode" => "steeringMode",
         "follow-up-mode" => "followUpMode",
         "hide-thinking" => "hideThinkingBlock",
+        "terminal-progress" => "terminal.showTerminalProgress",
         "quiet-startup" => "quietStartup",
         "double-escape-action" => "doubleEscapeAction",
         "tree-filter-mode" => "treeFilterMode",

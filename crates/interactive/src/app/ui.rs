@@ -44,6 +44,10 @@ use crate::transcript::Look;
 use crate::transcript::NoticeKind;
 use crate::transcript::Transcript;
 
+/// OSC 9;4 indeterminate progress, and its end (the reference's sequences).
+const PROGRESS_ACTIVE: &[u8] = b"\x1b]9;4;3\x07";
+const PROGRESS_CLEAR: &[u8] = b"\x1b]9;4;0;\x07";
+
 /// What woke the loop.
 pub enum Wake {
     Input(Vec<u8>),
@@ -160,6 +164,9 @@ pub struct Ui {
     pub(super) theme_watch: super::theme_watch::ThemeWatch,
     /// The terminal shows 24-bit colour (else themes use the 256-colour palette).
     pub(super) truecolor: bool,
+    /// When the OSC 9;4 progress was last sent (`terminal.showTerminalProgress`), while
+    /// the working indicator shows.
+    progress_sent: Option<Instant>,
     theme_rx: mpsc::UnboundedReceiver<()>,
 }
 
@@ -282,6 +289,7 @@ impl Ui {
             verbose: options.verbose,
             theme_watch: super::theme_watch::ThemeWatch::start(theme_tx),
             truecolor: true,
+            progress_sent: None,
             theme_rx,
         };
         if let Some(key) = ui.bindings.keys_for("app.interrupt").first() {
@@ -515,13 +523,37 @@ impl Ui {
                 if self.next_spinner.is_none() {
                     self.next_spinner = Some(Instant::now() + SPINNER_INTERVAL);
                 }
+                self.keep_progress();
             }
             None => {
                 self.screen.status = Status::Idle;
                 self.next_spinner = None;
+                self.clear_progress();
             }
         }
         self.mark_dirty();
+    }
+
+    /// `terminal.showTerminalProgress`: the tab's busy indicator (OSC 9;4;3), sent again
+    /// every second as the reference does (terminals drop it after a while).
+    fn keep_progress(&mut self) {
+        const KEEPALIVE: std::time::Duration = std::time::Duration::from_secs(1);
+        if !self.display.terminal_progress
+            || self
+                .progress_sent
+                .is_some_and(|at| at.elapsed() < KEEPALIVE)
+        {
+            return;
+        }
+        self.progress_sent = Some(Instant::now());
+        self.write_raw(PROGRESS_ACTIVE);
+    }
+
+    /// Ends the busy indicator, if one was sent.
+    pub(super) fn clear_progress(&mut self) {
+        if self.progress_sent.take().is_some() {
+            self.write_raw(PROGRESS_CLEAR);
+        }
     }
 
     /// The earliest timer: a pending escape, a frame slot, the spinner.
@@ -600,6 +632,7 @@ impl Ui {
         {
             self.screen.advance_spinner();
             self.screen.transcript.tick();
+            self.keep_progress();
             self.next_spinner = Some(now + SPINNER_INTERVAL);
             self.mark_dirty();
         }
@@ -683,6 +716,7 @@ impl Ui {
     /// come back to this conversation.
     pub fn leave(&mut self) {
         self.screen.hint = None;
+        self.clear_progress();
         // Nothing was shown (the session could not start): leave the screen as it was, so
         // the error printed next stands alone.
         if self.frames_drawn == 0 {

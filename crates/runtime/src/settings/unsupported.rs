@@ -61,11 +61,6 @@ const UNSUPPORTED: &[(&str, &[&str], &str)] = &[
         "rows left by shrinking content are not cleared",
     ),
     (
-        "terminal.showTerminalProgress",
-        &["false"],
-        "no OSC 9;4 progress is sent",
-    ),
-    (
         "terminal.hyperlinks",
         &["auto"],
         "links are printed as text",
