@@ -57,8 +57,8 @@ const UNSUPPORTED: &[(&str, &[&str], &str)] = &[
     ),
     (
         "terminal.clearOnShrink",
-        &["false"],
-        "rows left by shrinking content are not cleared",
+        &["true"],
+        "rows left over by shorter content are always cleared",
     ),
     (
         "terminal.hyperlinks",
