@@ -62,7 +62,7 @@ const UNSUPPORTED: &[(&str, &[&str], &str)] = &[
     ),
     (
         "terminal.hyperlinks",
-        &["auto"],
+        &["auto", "false"],
         "links are printed as text",
     ),
     (
