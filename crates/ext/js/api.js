@@ -218,6 +218,12 @@
         await run(name, event, (r) => { if (r && r.block) { result = { block: true, reason: r.reason || "Blocked by extension" }; return true; } return false; }, errors);
         const after = JSON.stringify(event.input);
         if (!result && after !== before) result = { input: event.input };
+      } else if (name === "project_trust") {
+        // The first "yes" or "no" decides; "undecided" (or nothing) falls through.
+        await run(name, event, (r) => {
+          if (r && (r.trusted === "yes" || r.trusted === "no")) { result = { trusted: r.trusted, remember: r.remember === true }; return true; }
+          return false;
+        }, errors);
       } else if (name === "tool_result") {
         const patch = {};
         await run(name, event, (r) => {

@@ -102,7 +102,9 @@ pub struct ExtensionHost {
     pub(crate) ops: Arc<Ops>,
     registry: Mutex<Registry>,
     events: Mutex<Option<EventSender>>,
-    diagnostics: Vec<String>,
+    diagnostics: Mutex<Vec<String>>,
+    /// How it was started, for the files a second pass adds.
+    config: HostConfig,
 }
 
 impl std::fmt::Debug for ExtensionHost {
@@ -118,36 +120,44 @@ impl ExtensionHost {
     pub async fn load(config: HostConfig) -> Result<Arc<Self>, ExtError> {
         let ops = Arc::new(Ops::default());
         let engine = Engine::start(Arc::clone(&ops), config.memory_limit)?;
-        let payload = json!({
-            "paths": config.paths.iter().map(|p| p.to_string_lossy()).collect::<Vec<_>>(),
-            "cwd": config.cwd.to_string_lossy(),
-            "mode": config.mode,
-            "flags": config.flags,
-        });
-        let loaded = engine
-            .call("load", &payload)
-            .await
-            .map_err(ExtError::Stopped)?;
-        let loaded: Loaded =
-            serde_json::from_value(loaded).map_err(|e| ExtError::Stopped(e.to_string()))?;
-        if let Some(failure) = loaded.errors.into_iter().next() {
-            return Err(ExtError::Load {
-                path: failure.path,
-                message: failure.message,
-            });
-        }
+        let loaded = run_factories(&engine, &config, &config.paths).await?;
         Ok(Arc::new(Self {
             engine,
             ops,
             registry: Mutex::new(loaded.registry),
             events: Mutex::new(None),
-            diagnostics: loaded.diagnostics,
+            diagnostics: Mutex::new(loaded.diagnostics),
+            config,
         }))
     }
 
+    /// Loads more extensions into the same runtime (the project's, after the first pass
+    /// decided the project's trust); as with [`ExtensionHost::load`], the first failure
+    /// fails it.
+    pub async fn load_more(&self, paths: &[PathBuf]) -> Result<(), ExtError> {
+        if paths.is_empty() {
+            return Ok(());
+        }
+        let loaded = run_factories(&self.engine, &self.config, paths).await?;
+        *self.registry.lock().unwrap_or_else(PoisonError::into_inner) = loaded.registry;
+        let mut diagnostics = self
+            .diagnostics
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        for notice in loaded.diagnostics {
+            if !diagnostics.contains(&notice) {
+                diagnostics.push(notice);
+            }
+        }
+        Ok(())
+    }
+
     /// Conflicts and other notices from loading (`Tool "x" conflicts with …`).
-    pub fn diagnostics(&self) -> &[String] {
-        &self.diagnostics
+    pub fn diagnostics(&self) -> Vec<String> {
+        self.diagnostics
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// Connects the host to its session: the actions extensions call, and where
@@ -335,4 +345,32 @@ async fn report_to(events: Option<&EventSender>, errors: Vec<HandlerError>) {
             }
         }
     }
+}
+
+/// Runs the factories of `paths` (JS `load`); the first failure is the error.
+async fn run_factories(
+    engine: &Engine,
+    config: &HostConfig,
+    paths: &[PathBuf],
+) -> Result<Loaded, ExtError> {
+    let payload = json!({
+        "paths": paths.iter().map(|p| p.to_string_lossy()).collect::<Vec<_>>(),
+        "cwd": config.cwd.to_string_lossy(),
+        "mode": config.mode,
+        "flags": config.flags,
+    });
+    let loaded = engine
+        .call("load", &payload)
+        .await
+        .map_err(ExtError::Stopped)?;
+    let mut loaded: Loaded =
+        serde_json::from_value(loaded).map_err(|e| ExtError::Stopped(e.to_string()))?;
+    if !loaded.errors.is_empty() {
+        let failure = loaded.errors.swap_remove(0);
+        return Err(ExtError::Load {
+            path: failure.path,
+            message: failure.message,
+        });
+    }
+    Ok(loaded)
 }

@@ -107,6 +107,14 @@ pub enum Command {
     /// Offer exactly these tools (unknown names are left out); an extension's
     /// `setActiveTools`. Waits for a running prompt.
     SetActiveTools(Vec<String>),
+    /// An extension's `pi.sendMessage`: while a run goes on it is steering, or a follow-up
+    /// with `follow_up`; when idle it starts a run with `trigger_turn`, else it only joins
+    /// the conversation.
+    SendCustomMessage {
+        message: Box<AgentMessage>,
+        trigger_turn: bool,
+        follow_up: bool,
+    },
     NewSession {
         parent_session: Option<String>,
     },
@@ -319,6 +327,8 @@ pub(crate) struct ExtensionActions {
     active_tools: std::sync::Mutex<Vec<String>>,
     /// Every tool the session has, so `setActiveTools` can leave unknown names out at once.
     registered: std::sync::OnceLock<Vec<String>>,
+    /// `sendMessage(…, {deliverAs: "nextTurn"})`: context for the next prompt.
+    next_turn: std::sync::Mutex<Vec<AgentMessage>>,
 }
 
 impl ExtensionActions {
@@ -374,6 +384,39 @@ impl ExtensionActions {
         };
         self.note_active_tools(&known);
         self.command(Command::SetActiveTools(known), "setActiveTools")
+    }
+
+    /// `pi.sendMessage`: see [`Command::SendCustomMessage`]; `nextTurn` messages wait
+    /// here for the next prompt.
+    pub(crate) fn send_custom_message(
+        &self,
+        message: AgentMessage,
+        deliver_as: Option<&str>,
+        trigger_turn: bool,
+    ) -> Result<(), String> {
+        if deliver_as == Some("nextTurn") {
+            self.next_turn
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(message);
+            return Ok(());
+        }
+        let command = Command::SendCustomMessage {
+            message: Box::new(message),
+            trigger_turn,
+            follow_up: deliver_as == Some("followUp"),
+        };
+        self.command(command, "sendMessage")
+    }
+
+    /// The `nextTurn` messages, taken by the prompt that starts next.
+    pub(crate) fn take_next_turn(&self) -> Vec<AgentMessage> {
+        std::mem::take(
+            &mut *self
+                .next_turn
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
     }
 
     /// Runs `text` as a prompt now, or queues it (steering or a follow-up) while a run
