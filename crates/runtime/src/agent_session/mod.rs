@@ -291,6 +291,7 @@ impl AgentSession {
         notices.extend(trust.skipped_notice(&setup.cwd));
         let settings = Settings::load(&setup.agent_dir, &setup.cwd, trust.trusted);
         notices.extend(settings.diagnostics().iter().map(ToString::to_string));
+        notices.extend(crate::settings::unsupported::notices(&settings));
 
         let mut session = open_session(&store, &setup)?;
         notices.extend(
@@ -432,6 +433,10 @@ impl AgentSession {
             Arc::clone(&env),
         );
         ops.scope = scope;
+        ops.block_images.store(
+            settings.values().images_block_images,
+            std::sync::atomic::Ordering::Relaxed,
+        );
 
         // Record the model and level a resumed session did not have (or had differently).
         let model_changed = restored_model
@@ -468,8 +473,10 @@ impl AgentSession {
         // Extensions load only when one is configured: otherwise the JS runtime never starts.
         let extension_paths = crate::extensions::discover(
             &setup.extensions,
+            &settings,
             &setup.cwd,
             &setup.agent_dir,
+            setup.home.as_deref(),
             trust.trusted,
         );
         let mut extension_tools = Vec::new();
@@ -515,6 +522,13 @@ impl AgentSession {
             &setup.extensions.flags,
             extension_host.as_deref(),
         ));
+        // Last, so no image an extension adds gets through either.
+        hooks = Arc::new(crate::hook_chain::ChainedHooks {
+            first: hooks,
+            second: Arc::new(crate::block_images::BlockImages {
+                blocked: Arc::clone(&ops.block_images),
+            }),
+        });
         let session_env = Arc::new(Mutex::new(SessionEnv {
             session_id: Some(session_id.clone()),
             session_file,
@@ -579,6 +593,8 @@ impl AgentSession {
                 thinking,
                 session_id: Some(session_id),
                 headers,
+                thinking_budgets: settings.values().thinking_budgets,
+                retry: settings.values().provider_retry,
                 ..StreamOptions::default()
             },
             system_prompt: None,
