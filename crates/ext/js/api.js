@@ -55,7 +55,7 @@
       get model() { try { return session("getModel"); } catch { return undefined; } },
       get thinkingLevel() { try { return session("getThinkingLevel"); } catch { return undefined; } },
       get signal() { return extra && extra.signal; },
-      modelRegistry: { find: internal.missing("ctx.modelRegistry.find"), complete: internal.missing("ctx.modelRegistry.complete"), streamSimple: internal.missing("ctx.modelRegistry.streamSimple") },
+      modelRegistry: internal.modelRegistry,
       scopedModels: [],
       isIdle: () => session("isIdle"),
       isProjectTrusted: () => session("isProjectTrusted"),
@@ -133,8 +133,8 @@
         const o = options || {};
         return internal.execAsync(command, args || [], { cwd: o.cwd || settings.cwd, timeout: o.timeout, env: o.env }).then((r) => ({ stdout: r.stdout, stderr: r.stderr, code: r.status === null ? 1 : r.status, killed: !!r.killed }));
       },
-      registerProvider() { throw internal.unsupported("pi.registerProvider"); },
-      unregisterProvider() { throw internal.unsupported("pi.unregisterProvider"); },
+      registerProvider(name, config) { internal.registerProvider(ext, name, config); },
+      unregisterProvider(name) { internal.unregisterProvider(ext, name); },
       registerMcpServer() { throw internal.unsupported("pi.registerMcpServer"); },
       registerVirtualModel() { throw internal.unsupported("pi.registerVirtualModel"); },
       refreshTools() {},
@@ -154,6 +154,8 @@
       commands: [...commands.values()].map((c) => ({ name: c.name, description: c.options.description, extensionPath: c.ext.path })),
       flags: [...flags.entries()].map(([name, f]) => ({ name, type: f.options.type, description: f.options.description })),
       events: [...events],
+      providers: internal.providerSpecs(),
+      apis: internal.customApis(),
     };
   }
 
@@ -190,8 +192,10 @@
           if (typeof factory !== "function") throw new Error(`Extension does not export a valid factory function: ${path}`);
           await factory(api);
           ext.state = "active";
+          internal.commitProviders(ext);
         } catch (e) {
           ext.state = "failed";
+          ext.providers = [];
           for (const [k, v] of [...tools]) if (v.ext === ext) tools.delete(k);
           for (const [k, v] of [...commands]) if (v.ext === ext) commands.delete(k);
           for (const [k, v] of [...flags]) if (v.ext === ext) flags.delete(k);
@@ -234,6 +238,9 @@
           if (typeof r.systemPrompt === "string") { result.systemPrompt = r.systemPrompt; event.systemPrompt = r.systemPrompt; }
           return false;
         }, errors);
+      } else if (name === "before_provider_request") {
+        // Any non-undefined return replaces the payload; later handlers see the new one.
+        await run(name, event, (r) => { if (r !== undefined) { event.payload = r; result = { payload: r }; } return false; }, errors);
       } else if (name === "context") {
         const before = JSON.stringify(event.messages);
         await run(name, event, (r) => { if (r && Array.isArray(r.messages)) event.messages = r.messages; return false; }, errors);
@@ -282,6 +289,8 @@
       }
     },
   };
+
+  Object.assign(calls, internal.extraCalls || {});
 
   g.__kc_call = async function (method, payload) {
     try {

@@ -30,6 +30,8 @@ const BOOTSTRAP: &[(&str, &str)] = &[
     ("kc:node.js", include_str!("../js/node.js")),
     ("kc:typebox.js", include_str!("../js/typebox.js")),
     ("kc:packages.js", include_str!("../js/packages.js")),
+    ("kc:providers.js", include_str!("../js/providers.js")),
+    ("kc:fetch.js", include_str!("../js/fetch.js")),
     ("kc:api.js", include_str!("../js/api.js")),
 ];
 
@@ -43,6 +45,18 @@ const THREAD_STACK: usize = 16 << 20;
 #[derive(Clone)]
 pub struct Engine {
     jobs: mpsc::UnboundedSender<Job>,
+}
+
+/// An [`Engine`] that does not keep the JS thread alive (held by the ops themselves).
+#[derive(Clone)]
+pub struct WeakEngine {
+    jobs: mpsc::WeakUnboundedSender<Job>,
+}
+
+impl WeakEngine {
+    pub fn upgrade(&self) -> Option<Engine> {
+        self.jobs.upgrade().map(|jobs| Engine { jobs })
+    }
 }
 
 impl std::fmt::Debug for Engine {
@@ -141,6 +155,12 @@ impl Engine {
             Err(_) => Err(ExtError::Stopped(
                 "the JS thread exited at start".to_owned(),
             )),
+        }
+    }
+
+    pub fn downgrade(&self) -> WeakEngine {
+        WeakEngine {
+            jobs: self.jobs.downgrade(),
         }
     }
 

@@ -125,6 +125,23 @@ fn message_json(message: &AgentMessage) -> Value {
 }
 
 impl AgentHooks for ExtensionHost {
+    fn inspects_provider_payload(&self) -> bool {
+        self.handles("before_provider_request")
+    }
+
+    fn provider_payload<'a>(
+        &'a self,
+        payload: &'a Value,
+        _cancel: &'a CancellationToken,
+    ) -> HookFuture<'a, Option<Value>> {
+        Box::pin(async move {
+            let result = self
+                .dispatch("before_provider_request", json!({ "payload": payload }))
+                .await?;
+            result.get("payload").cloned()
+        })
+    }
+
     fn transform_context<'a>(
         &'a self,
         messages: Vec<Arc<AgentMessage>>,

@@ -11,9 +11,12 @@
 pub mod discover;
 mod engine;
 mod error;
+mod fetch;
 mod hooks;
 mod host;
 mod ops;
+mod providers;
+mod providers_ops;
 pub mod resolve;
 pub mod transpile;
 
@@ -26,3 +29,7 @@ pub use host::HostConfig;
 pub use host::Registry;
 pub use host::ToolSpec;
 pub use ops::SessionPort;
+pub use providers::JsApiProvider;
+pub use providers::ModelPort;
+pub use providers::PortFuture;
+pub use providers::RequestAuth;

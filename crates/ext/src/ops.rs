@@ -31,6 +31,7 @@ pub trait SessionPort: Send + Sync {
 pub struct Ops {
     session: Mutex<Option<Arc<dyn SessionPort>>>,
     updates: Mutex<HashMap<String, UpdateSink>>,
+    pub(crate) providers: Arc<crate::providers::ProviderOps>,
 }
 
 impl std::fmt::Debug for Ops {
@@ -553,7 +554,7 @@ pub fn install<'js>(ctx: &Ctx<'js>, ops: Arc<Ops>) -> rquickjs::Result<()> {
             session_ops.session_call(&op, args).to_string()
         })?,
     )?;
-    let update_ops = ops;
+    let update_ops = Arc::clone(&ops);
     kc.set(
         "toolUpdate",
         Function::new(ctx.clone(), move |args: String| {
@@ -561,6 +562,7 @@ pub fn install<'js>(ctx: &Ctx<'js>, ops: Arc<Ops>) -> rquickjs::Result<()> {
             update_ops.tool_update(&args).to_string()
         })?,
     )?;
+    crate::providers_ops::install(ctx, &kc, &ops.providers)?;
     ctx.globals().set("__kc", kc)?;
     Ok(())
 }

@@ -152,6 +152,18 @@ pub struct ExtensionHooks {
 }
 
 impl AgentHooks for ExtensionHooks {
+    fn inspects_provider_payload(&self) -> bool {
+        self.host.inspects_provider_payload()
+    }
+
+    fn provider_payload<'a>(
+        &'a self,
+        payload: &'a Value,
+        cancel: &'a CancellationToken,
+    ) -> HookFuture<'a, Option<Value>> {
+        self.host.provider_payload(payload, cancel)
+    }
+
     fn transform_context<'a>(
         &'a self,
         messages: Vec<Arc<AgentMessage>>,

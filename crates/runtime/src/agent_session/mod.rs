@@ -292,10 +292,16 @@ impl AgentSession {
                 .map(|w| format!("session file: {w}")),
         );
 
-        let registry = ModelRegistry::load(&setup.agent_dir);
+        let mut registry = ModelRegistry::load(&setup.agent_dir);
         if let Some(error) = registry.error() {
             notices.push(error.to_owned());
         }
+        // Extensions load before the model is chosen, so the models of the providers they
+        // register can be picked with `--provider`/`--model`. Only when one is configured:
+        // otherwise the JS runtime never starts.
+        let extension_host =
+            crate::extension_models::load_host(&setup, trust.trusted, &mut registry, &mut notices)
+                .await?;
         let auth_storage = AuthStorage::load(&setup.agent_dir).unwrap_or_else(|error| {
             notices.push(error.to_string());
             AuthStorage::empty(&setup.agent_dir)
@@ -414,6 +420,7 @@ impl AgentSession {
             setup.model.is_some().then(|| model.clone()),
             setup.thinking.or(suffix_thinking),
         );
+        let model_port_registry = extension_host.as_ref().map(|_| registry.clone());
         let mut ops = operations::OpsState::new(
             &setup,
             &store,
@@ -457,34 +464,10 @@ impl AgentSession {
         let session = Arc::new(Mutex::new(session));
         let (events, receiver) =
             knightcode_agent::event_channel(knightcode_agent::DEFAULT_EVENT_CAPACITY);
-        // Extensions load only when one is configured: otherwise the JS runtime never starts.
-        let extension_paths = crate::extensions::discover(
-            &setup.extensions,
-            &setup.cwd,
-            &setup.agent_dir,
-            trust.trusted,
-        );
         let mut extension_tools = Vec::new();
-        let mut extension_host = None;
         let extension_actions = Arc::new(crate::actor::ExtensionActions::default());
-        if !extension_paths.is_empty() {
-            let mode = match setup.extensions.mode.as_str() {
-                "" => "print".to_owned(),
-                other => other.to_owned(),
-            };
-            let host = knightcode_ext::ExtensionHost::load(knightcode_ext::HostConfig {
-                paths: extension_paths,
-                cwd: setup.cwd.clone(),
-                mode,
-                flags: setup.extensions.flags.clone(),
-            })
-            .await
-            .map_err(|e| {
-                RuntimeError::Setup(format!(
-                    "{e}\nStart without extensions using \"knightcode -ne\""
-                ))
-            })?;
-            notices.extend(host.diagnostics().iter().cloned());
+        if let Some(host) = &extension_host {
+            let host = Arc::clone(host);
             host.bind(
                 Arc::new(crate::extensions::Port {
                     session: Arc::clone(&session),
@@ -498,7 +481,6 @@ impl AgentSession {
                 .await;
             host.refresh().await;
             extension_tools = host.tools();
-            extension_host = Some(Arc::clone(&host));
             // Extensions first; the embedding program's hooks keep working beside them.
             hooks = Arc::new(crate::hook_chain::ChainedHooks {
                 first: Arc::new(crate::extensions::ExtensionHooks { host }),
@@ -577,6 +559,17 @@ impl AgentSession {
                     .map_err(|e| RuntimeError::Setup(e.to_string()))?
                     .with_read_pacing(setup.stream_read_pacing),
             ),
+        };
+        let provider = match &extension_host {
+            Some(host) => crate::extension_models::bind(
+                host,
+                provider,
+                model_port_registry,
+                &setup.agent_dir,
+                Arc::clone(&env),
+                ops.runtime_keys().clone(),
+            ),
+            None => provider,
         };
         let compaction = compacting::CompactionState {
             target: crate::compaction::hooks::SharedTarget::default(),

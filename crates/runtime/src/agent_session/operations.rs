@@ -124,6 +124,11 @@ impl OpsState {
     fn available_models(&self) -> Vec<Model> {
         self.registry.available(&self.auth())
     }
+
+    /// `--api-key`, by provider (what extensions' model calls resolve keys with too).
+    pub(super) fn runtime_keys(&self) -> &HashMap<String, String> {
+        &self.runtime_keys
+    }
 }
 
 /// What [`AgentSession::begin_prompt`] made of a prompt.

@@ -1,0 +1,305 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! Providers registered by extensions, in the real binary against the mock servers: a
+//! config-only provider (listed by `--list-models`, its key and headers sent), a provider
+//! written in JS (`streamSimple`) that can also delegate to one of ours, the
+//! `before_provider_request` payload replacement, and pi's GitLab Duo example.
+
+mod oneshot_common;
+
+use std::io::Read as _;
+use std::io::Write as _;
+
+use knightcode_testkit::MockServer;
+use knightcode_testkit::ScriptedReply;
+use knightcode_testkit::WireFormat;
+use oneshot_common::knightcode;
+use oneshot_common::sandbox;
+
+fn proxy_extension(base_url: &str) -> String {
+    format!(
+        r#"
+export default function (pi) {{
+  pi.registerProvider("myproxy", {{
+    baseUrl: "{base_url}", apiKey: "proxy-key", api: "openai-completions", headers: {{ "x-proxy": "yes" }},
+    models: [{{ id: "proxied", name: "Proxied", reasoning: false, input: ["text"],
+               cost: {{ input: 1, output: 2, cacheRead: 0, cacheWrite: 0 }}, contextWindow: 100000, maxTokens: 1000 }}],
+  }});
+  pi.on("before_provider_request", (event) => ({{ ...event.payload, extra_field: 42 }}));
+}}
+"#
+    )
+}
+
+#[test]
+fn a_registered_provider_is_listed_and_answers_with_its_key_headers_and_the_replaced_payload() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![ScriptedReply::text("PROXIED-ANSWER")],
+    )
+    .unwrap();
+    let sandbox = sandbox(&server);
+    std::fs::write(
+        sandbox.project.join("proxy.ts"),
+        proxy_extension(&server.base_url()),
+    )
+    .unwrap();
+    let list = knightcode(&sandbox, &["-e", "proxy.ts", "--list-models"]);
+    assert_eq!(list.code, 0, "stderr: {}", list.stderr);
+    assert!(
+        list.stdout
+            .lines()
+            .any(|l| l.starts_with("myproxy") && l.contains("proxied")),
+        "{}",
+        list.stdout
+    );
+
+    let run = knightcode(
+        &sandbox,
+        &[
+            "-e",
+            "proxy.ts",
+            "-p",
+            "--provider",
+            "myproxy",
+            "--model",
+            "proxied",
+            "hi",
+        ],
+    );
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert!(run.stdout.contains("PROXIED-ANSWER"), "{}", run.stdout);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(
+        requests[0].header("authorization"),
+        Some("Bearer proxy-key")
+    );
+    assert_eq!(requests[0].header("x-proxy"), Some("yes"));
+    assert_eq!(requests[0].body["model"], "proxied");
+    assert_eq!(requests[0].body["extra_field"], 42);
+}
+
+const ECHO: &str = r#"
+import { createAssistantMessageEventStream, streamSimpleOpenAICompletions } from "@mariozechner/pi-ai";
+
+export default function (pi) {
+  pi.registerProvider("echo", {
+    baseUrl: "http://127.0.0.1:9", apiKey: "echo-key", api: "echo-api",
+    models: [{ id: "echo-1", name: "Echo", reasoning: false, input: ["text"],
+               cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 100000, maxTokens: 1000 }],
+    streamSimple(model, context, options) {
+      const stream = createAssistantMessageEventStream();
+      (async () => {
+        const last = context.messages[context.messages.length - 1];
+        const text = typeof last.content === "string" ? last.content : last.content.map((c) => c.text).join("");
+        if (text.includes("delegate")) {
+          const inner = streamSimpleOpenAICompletions({ ...model, baseUrl: process.env.MOCK_URL }, context, { ...options, apiKey: "inner-key" });
+          for await (const event of inner) stream.push(event);
+          stream.end();
+          return;
+        }
+        const output = { role: "assistant", content: [], api: model.api, provider: model.provider, model: model.id,
+          usage: { input: 1, output: 2, cacheRead: 0, cacheWrite: 0, totalTokens: 3, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+          stopReason: "stop", timestamp: Date.now() };
+        stream.push({ type: "start", partial: output });
+        output.content.push({ type: "text", text: "" });
+        stream.push({ type: "text_start", contentIndex: 0, partial: output });
+        const reply = `echo(${options.apiKey}, ${context.systemPrompt ? "prompt" : "no prompt"}): ${text}`;
+        output.content[0].text = reply;
+        stream.push({ type: "text_delta", contentIndex: 0, delta: reply, partial: output });
+        stream.push({ type: "text_end", contentIndex: 0, content: reply, partial: output });
+        stream.push({ type: "done", reason: "stop", message: output });
+        stream.end();
+      })();
+      return stream;
+    },
+  });
+}
+"#;
+
+#[test]
+fn a_provider_written_in_js_answers_and_can_delegate_to_a_built_in_api() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![ScriptedReply::text("INNER-ANSWER")],
+    )
+    .unwrap();
+    let sandbox = sandbox(&server);
+    std::fs::write(sandbox.project.join("echo.ts"), ECHO).unwrap();
+    let args = |prompt: &'static str| {
+        [
+            "-e",
+            "echo.ts",
+            "-p",
+            "--provider",
+            "echo",
+            "--model",
+            "echo-1",
+            prompt,
+        ]
+    };
+    let run = knightcode(&sandbox, &args("say hello"));
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.stdout.trim(), "echo(echo-key, prompt): say hello");
+    assert!(server.requests().is_empty());
+
+    let output = oneshot_common::command(&sandbox, &args("please delegate"))
+        .env("MOCK_URL", server.base_url())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{output:?}");
+    assert!(stdout.contains("INNER-ANSWER"), "{stdout}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(
+        requests[0].header("authorization"),
+        Some("Bearer inner-key")
+    );
+    let messages = requests[0].body["messages"].as_array().unwrap();
+    assert!(
+        messages
+            .iter()
+            .any(|m| m["role"] == "user" && m["content"].to_string().contains("please delegate")),
+        "{messages:?}"
+    );
+}
+
+/// pi's example extensions, from the reference package installed by `scripts/pi`.
+fn examples_dir() -> Option<std::path::PathBuf> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scripts/pi/node_modules/@mariozechner/pi-coding-agent/examples/extensions");
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        let _ = writeln!(
+            std::io::stderr(),
+            "skipped: {} is missing (run scripts/pi's npm ci)",
+            dir.display()
+        );
+        None
+    }
+}
+
+/// A one-request HTTP server answering `body` as JSON; returns its root URL and the
+/// request it received.
+fn one_reply_server(body: &'static str) -> (String, std::thread::JoinHandle<String>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let handle = std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        let mut request = Vec::new();
+        let mut buffer = [0u8; 4096];
+        // Headers, then the body by Content-Length.
+        loop {
+            let n = stream.read(&mut buffer).unwrap();
+            request.extend_from_slice(&buffer[..n]);
+            let text = String::from_utf8_lossy(&request).to_string();
+            if let Some(end) = text.find("\r\n\r\n") {
+                let length = text
+                    .lines()
+                    .find_map(|l| {
+                        l.to_ascii_lowercase()
+                            .strip_prefix("content-length:")
+                            .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+                    })
+                    .unwrap_or(0);
+                if request.len() >= end + 4 + length {
+                    break;
+                }
+            }
+            if n == 0 {
+                break;
+            }
+        }
+        let response = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        stream.write_all(response.as_bytes()).unwrap();
+        String::from_utf8_lossy(&request).to_string()
+    });
+    (url, handle)
+}
+
+#[test]
+fn the_gitlab_duo_example_answers_through_its_direct_access_token() {
+    let Some(examples) = examples_dir() else {
+        return;
+    };
+    let server = MockServer::start_blocking(
+        WireFormat::AnthropicMessages,
+        vec![ScriptedReply::text("DUO-ANSWER")],
+    )
+    .unwrap();
+    let (gitlab, token_request) =
+        one_reply_server(r#"{"token":"direct-token","headers":{"x-gitlab-instance":"test"}}"#);
+    let sandbox = sandbox(&server);
+    let source =
+        std::fs::read_to_string(examples.join("custom-provider-gitlab-duo/index.ts")).unwrap();
+    // The example's endpoints, pointed at the mock servers.
+    let rewritten = source
+        .replace(
+            r#"const GITLAB_COM_URL = "https://gitlab.com";"#,
+            &format!(r#"const GITLAB_COM_URL = "{gitlab}";"#),
+        )
+        .replace(
+            "const ANTHROPIC_PROXY_URL = `${AI_GATEWAY_URL}/ai/v1/proxy/anthropic/`;",
+            &format!(r#"const ANTHROPIC_PROXY_URL = "{}";"#, server.base_url()),
+        );
+    assert_ne!(rewritten, source);
+    let dir = sandbox.project.join("gitlab-duo");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("index.ts"), rewritten).unwrap();
+    std::fs::copy(
+        examples.join("custom-provider-gitlab-duo/package.json"),
+        dir.join("package.json"),
+    )
+    .unwrap();
+
+    let list = oneshot_common::command(&sandbox, &["-e", "gitlab-duo", "--list-models", "duo"])
+        .env("GITLAB_TOKEN", "glpat-test")
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&list.stdout);
+    assert!(listed.contains("claude-sonnet-4-5-20250929"), "{listed}");
+
+    let output = oneshot_common::command(
+        &sandbox,
+        &[
+            "-e",
+            "gitlab-duo",
+            "-p",
+            "--provider",
+            "gitlab-duo",
+            "--model",
+            "claude-sonnet-4-5-20250929",
+            "hi",
+        ],
+    )
+    .env("GITLAB_TOKEN", "glpat-test")
+    .output()
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{output:?}");
+    assert!(stdout.contains("DUO-ANSWER"), "{stdout}");
+    let token_request = token_request.join().unwrap();
+    assert!(
+        token_request.starts_with("POST /api/v4/ai/third_party_agents/direct_access"),
+        "{token_request}"
+    );
+    assert!(
+        token_request
+            .to_ascii_lowercase()
+            .contains("authorization: bearer glpat-test"),
+        "{token_request}"
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(
+        requests[0].header("authorization"),
+        Some("Bearer direct-token")
+    );
+    assert_eq!(requests[0].header("x-gitlab-instance"), Some("test"));
+    assert_eq!(requests[0].body["model"], "claude-sonnet-4-5-20250929");
+}
