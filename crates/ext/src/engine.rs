@@ -32,6 +32,7 @@ const BOOTSTRAP: &[(&str, &str)] = &[
     ("kc:packages.js", include_str!("../js/packages.js")),
     ("kc:providers.js", include_str!("../js/providers.js")),
     ("kc:fetch.js", include_str!("../js/fetch.js")),
+    ("kc:tools.js", include_str!("../js/tools.js")),
     ("kc:api.js", include_str!("../js/api.js")),
 ];
 

@@ -18,6 +18,7 @@ mod ops;
 mod providers;
 mod providers_ops;
 pub mod resolve;
+mod tools;
 pub mod transpile;
 
 pub use error::ExtError;

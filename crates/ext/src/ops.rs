@@ -32,6 +32,7 @@ pub struct Ops {
     session: Mutex<Option<Arc<dyn SessionPort>>>,
     updates: Mutex<HashMap<String, UpdateSink>>,
     pub(crate) providers: Arc<crate::providers::ProviderOps>,
+    pub(crate) tools: Arc<crate::tools::ToolOps>,
 }
 
 impl std::fmt::Debug for Ops {
@@ -50,6 +51,15 @@ impl Ops {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(call_id.to_owned(), sink);
+    }
+
+    /// Where partial results of the tool call `call_id` go (its `onUpdate`).
+    pub(crate) fn update_sink(&self, call_id: &str) -> Option<UpdateSink> {
+        self.updates
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(call_id)
+            .cloned()
     }
 
     pub fn unwatch_updates(&self, call_id: &str) {
@@ -563,6 +573,7 @@ pub fn install<'js>(ctx: &Ctx<'js>, ops: Arc<Ops>) -> rquickjs::Result<()> {
         })?,
     )?;
     crate::providers_ops::install(ctx, &kc, &ops.providers)?;
+    crate::providers_ops::install_tools(ctx, &kc, &ops)?;
     ctx.globals().set("__kc", kc)?;
     Ok(())
 }

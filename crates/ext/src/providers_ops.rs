@@ -141,3 +141,58 @@ pub(crate) fn install<'js>(
     )?;
     Ok(())
 }
+
+/// The ops of `js/tools.js`: built-in tools run for the tool factories.
+pub(crate) fn install_tools<'js>(
+    ctx: &Ctx<'js>,
+    kc: &Object<'js>,
+    ops: &Arc<crate::ops::Ops>,
+) -> rquickjs::Result<()> {
+    let o = Arc::clone(ops);
+    kc.set(
+        "builtinTool",
+        Function::new(
+            ctx.clone(),
+            move |ctx: Ctx<'js>, args: String| -> rquickjs::Result<Promise<'js>> {
+                let (promise, resolve, _reject) = ctx.promise()?;
+                let run = crate::tools::BuiltinRun::from_json(&parse(&args));
+                let main = o.providers.main.lock().ok().and_then(|m| m.clone());
+                let engine = o.providers.engine.lock().ok().and_then(|e| e.clone());
+                let updates = o.update_sink(&run.tool_call_id);
+                let tools = Arc::clone(&o.tools);
+                ctx.spawn(async move {
+                    let result = match (main, engine) {
+                        // On the session's runtime, where the tools' processes and timers live.
+                        (Some(main), Some(engine)) => main
+                            .spawn(crate::tools::run_builtin(run, engine, tools, updates))
+                            .await
+                            .unwrap_or_else(|_| json!({ "error": { "message": "the tool stopped" } })),
+                        _ => json!({ "error": { "message": "built-in tools are not available before the session starts" } }),
+                    };
+                    let _ = resolve.call::<_, ()>((result.to_string(),));
+                });
+                Ok(promise)
+            },
+        )?,
+    )?;
+    kc.set(
+        "builtinToolDefinition",
+        Function::new(ctx.clone(), |name: String| {
+            crate::tools::definition(&name).to_string()
+        })?,
+    )?;
+    let o = Arc::clone(ops);
+    kc.set(
+        "builtinToolAbort",
+        Function::new(ctx.clone(), move |run: f64| o.tools.abort(run as u64))?,
+    )?;
+    let o = Arc::clone(ops);
+    kc.set(
+        "toolOpData",
+        Function::new(ctx.clone(), move |sink: f64, data: String| {
+            o.tools
+                .data(sink as u64, &crate::tools::decode_base64(&data));
+        })?,
+    )?;
+    Ok(())
+}
