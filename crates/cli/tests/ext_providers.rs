@@ -165,10 +165,15 @@ fn a_provider_written_in_js_answers_and_can_delegate_to_a_built_in_api() {
     );
 }
 
-/// pi's example extensions, from the reference package installed by `scripts/pi`.
+/// pi's example extensions, from the reference package installed by `scripts/pi` (or the
+/// folder `KNIGHTCODE_PI_EXAMPLES` names, for a worktree without its own install).
 fn examples_dir() -> Option<std::path::PathBuf> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../scripts/pi/node_modules/@mariozechner/pi-coding-agent/examples/extensions");
+    let dir = match std::env::var_os("KNIGHTCODE_PI_EXAMPLES") {
+        Some(dir) => std::path::PathBuf::from(dir),
+        None => std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
+            "../../scripts/pi/node_modules/@mariozechner/pi-coding-agent/examples/extensions",
+        ),
+    };
     if dir.is_dir() {
         Some(dir)
     } else {
@@ -302,4 +307,125 @@ fn the_gitlab_duo_example_answers_through_its_direct_access_token() {
     );
     assert_eq!(requests[0].header("x-gitlab-instance"), Some("test"));
     assert_eq!(requests[0].body["model"], "claude-sonnet-4-5-20250929");
+}
+
+fn models_extension(base_url: &str) -> String {
+    format!(
+        r#"
+import {{ writeFileSync }} from "node:fs";
+import {{ complete }} from "@mariozechner/pi-ai";
+
+export default function (pi) {{
+  pi.registerProvider("second", {{
+    baseUrl: "{base_url}", apiKey: "second-key", api: "openai-completions",
+    models: [{{ id: "second-model", name: "Second", reasoning: true, input: ["text"],
+               cost: {{ input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }}, contextWindow: 100000, maxTokens: 1000 }}],
+  }});
+  pi.on("model_select", (event) => {{
+    writeFileSync("select.json", JSON.stringify({{ model: event.model.id, previous: event.previousModel.id, source: event.source }}));
+  }});
+  pi.on("before_agent_start", (_event, ctx) => {{
+    writeFileSync("turn.json", JSON.stringify({{ model: ctx.model.id, level: pi.getThinkingLevel() }}));
+  }});
+  pi.registerCommand("ask", {{
+    handler: async (_args, ctx) => {{
+      const auth = await ctx.modelRegistry.getApiKeyAndHeaders(ctx.model);
+      const response = await complete(ctx.model,
+        {{ messages: [{{ role: "user", content: [{{ type: "text", text: "side question" }}], timestamp: Date.now() }}] }},
+        {{ apiKey: auth.apiKey, headers: auth.headers }});
+      writeFileSync("ask.json", JSON.stringify({{
+        text: response.content.filter((c) => c.type === "text").map((c) => c.text).join(""),
+        model: ctx.model.id,
+        available: ctx.modelRegistry.getAvailable().map((m) => `${{m.provider}}/${{m.id}}`),
+        tools: pi.getAllTools().map((t) => `${{t.name}}:${{t.sourceInfo.source}}`),
+      }}));
+    }},
+  }});
+  pi.registerCommand("switch", {{
+    handler: async (_args, ctx) => {{
+      const ok = await pi.setModel(ctx.modelRegistry.find("second", "second-model"));
+      pi.setThinkingLevel("high");
+      const missing = await pi.setModel({{ provider: "nobody", id: "nothing" }});
+      writeFileSync("switch.json", JSON.stringify({{ ok, missing }}));
+    }},
+  }});
+}}
+"#
+    )
+}
+
+fn read_json(path: std::path::PathBuf) -> serde_json::Value {
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn extensions_call_models_from_commands_and_switch_the_session_model() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![
+            ScriptedReply::text("SIDE-ANSWER"),
+            ScriptedReply::text("HI-ANSWER"),
+        ],
+    )
+    .unwrap();
+    let sandbox = sandbox(&server);
+    std::fs::write(
+        sandbox.project.join("models.ts"),
+        models_extension(&server.base_url()),
+    )
+    .unwrap();
+    let run = knightcode(
+        &sandbox,
+        &[
+            "-e",
+            "models.ts",
+            "-p",
+            "--provider",
+            "mock",
+            "--model",
+            "mock-model",
+            "/ask",
+            "/switch",
+            "hi",
+        ],
+    );
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert!(run.stdout.contains("HI-ANSWER"), "{}", run.stdout);
+
+    let ask = read_json(sandbox.project.join("ask.json"));
+    assert_eq!(ask["text"], "SIDE-ANSWER");
+    assert_eq!(ask["model"], "mock-model");
+    let available = ask["available"].to_string();
+    assert!(available.contains("second/second-model"), "{available}");
+    assert!(available.contains("mock/mock-model"), "{available}");
+    let tools = ask["tools"].to_string();
+    assert!(tools.contains("read:builtin"), "{tools}");
+    assert!(tools.contains("bash:builtin"), "{tools}");
+
+    let switched = read_json(sandbox.project.join("switch.json"));
+    assert_eq!(switched, serde_json::json!({"ok": true, "missing": false}));
+    let select = read_json(sandbox.project.join("select.json"));
+    assert_eq!(
+        select,
+        serde_json::json!({"model": "second-model", "previous": "mock-model", "source": "set"})
+    );
+    let turn = read_json(sandbox.project.join("turn.json"));
+    assert_eq!(
+        turn,
+        serde_json::json!({"model": "second-model", "level": "high"})
+    );
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0].body["model"], "mock-model");
+    assert_eq!(requests[0].header("authorization"), Some("Bearer test-key"));
+    assert_eq!(requests[1].body["model"], "second-model");
+    assert_eq!(
+        requests[1].header("authorization"),
+        Some("Bearer second-key")
+    );
+    // Session-only: the saved defaults are not touched.
+    let settings = std::fs::read_to_string(sandbox.agent.join("settings.json")).unwrap_or_default();
+    assert!(!settings.contains("second-model"), "{settings}");
 }

@@ -123,11 +123,18 @@
       setLabel: action("setLabel", (entryId, label) => { session("setLabel", { entryId, label }); }),
       getActiveTools: action("getActiveTools", () => session("getActiveTools")),
       setActiveTools: action("setActiveTools", (names) => { session("setActiveTools", { names }); }),
-      getAllTools: action("getAllTools", () => [...tools.values()].map(({ def }) => ({ name: def.name, description: def.description, parameters: def.parameters, promptGuidelines: def.promptGuidelines, exposure: def.exposure || "direct", namespace: def.namespace, annotations: def.annotations }))),
+      getAllTools: action("getAllTools", () => internal.allTools([...tools.values()])),
       getCommands: action("getCommands", () => [...commands.values()].map((c) => ({ name: c.name, description: c.options.description, source: "extension", sourceInfo: { path: c.ext.path } }))),
       getThinkingLevel: action("getThinkingLevel", () => session("getThinkingLevel")),
       setThinkingLevel: action("setThinkingLevel", (level) => { session("setThinkingLevel", { level }); }),
-      setModel: async () => { throw internal.unsupported("pi.setModel"); },
+      // False when the model's provider has no credentials; the switch happens once a
+      // running prompt has finished (session-only, the default is unchanged… see docs).
+      setModel: async (model) => {
+        if (ext.state === "loading") throw new Error(NOT_BOUND);
+        if (!model || !internal.modelRegistry.hasConfiguredAuth(model)) return false;
+        session("setModel", { provider: model.provider, id: model.id });
+        return true;
+      },
       getSettings: () => ({}),
       exec(command, args, options) {
         const o = options || {};

@@ -95,6 +95,24 @@
     }
   };
 
+  // `pi.getAllTools()`: the session's built-in tools (those no extension replaced), then
+  // the extensions' own, with pi's source info.
+  const BUILTIN = ["read", "bash", "powershell", "edit", "write", "grep", "find", "ls", "webfetch", "websearch"];
+  const synthetic = (path, source, baseDir) => ({ path, source, scope: "temporary", origin: "top-level", baseDir });
+  internal.allTools = function (registered) {
+    const names = new Set(registered.map((t) => t.def.name));
+    const builtins = BUILTIN.filter((n) => !names.has(n)).map((n) => {
+      const d = definitionOf(n);
+      return { name: d.name, description: d.description, parameters: d.parameters, promptGuidelines: d.promptGuidelines && d.promptGuidelines.length ? d.promptGuidelines : undefined, exposure: "direct", sourceInfo: synthetic(`<builtin:${n}>`, "builtin") };
+    });
+    const own = registered.map(({ ext, def }) => ({
+      name: def.name, description: def.description, parameters: def.parameters, promptGuidelines: def.promptGuidelines,
+      exposure: def.exposure || "direct", namespace: def.namespace, annotations: def.annotations,
+      sourceInfo: synthetic(ext.path, "local", internal.dirname(ext.path)),
+    }));
+    return builtins.concat(own);
+  };
+
   const factories = {};
   for (const [tool, name] of [["Read", "read"], ["Bash", "bash"], ["Edit", "edit"], ["Write", "write"], ["Grep", "grep"], ["Find", "find"], ["Ls", "ls"]]) {
     factories[`create${tool}Tool`] = (cwd, options) => make(name, cwd, options);

@@ -63,7 +63,13 @@ pub(crate) async fn load_host(
 pub fn register_providers(host: &ExtensionHost, registry: &mut ModelRegistry) -> Vec<String> {
     let mut problems = Vec::new();
     for spec in host.registry().providers {
-        let config = ProviderConfig { raw: spec.config };
+        let mut raw = spec.config;
+        if let Some(key) = raw.get("apiKey").and_then(serde_json::Value::as_str)
+            && let Some(legacy) = legacy_env_key(key)
+        {
+            raw.insert("apiKey".to_owned(), serde_json::Value::String(legacy));
+        }
+        let config = ProviderConfig { raw };
         if let Err(message) = registry.register_provider(&spec.name, config) {
             problems.push(format!(
                 "Extension error ({}, register_provider): {message}",
@@ -72,6 +78,18 @@ pub fn register_providers(host: &ExtensionHost, registry: &mut ModelRegistry) ->
         }
     }
     problems
+}
+
+/// pi 0.73 read an `apiKey` naming a set environment variable (`"GITLAB_TOKEN"`) as that
+/// variable; its example extensions rely on it. Such a bare upper-case name whose variable
+/// is set becomes `${NAME}`; anything else keeps KnightCode's syntax (literal, `$NAME`, `!cmd`).
+fn legacy_env_key(key: &str) -> Option<String> {
+    let bare = !key.is_empty()
+        && key.starts_with(|c: char| c.is_ascii_uppercase())
+        && key
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+    (bare && std::env::var_os(key).is_some_and(|v| !v.is_empty())).then(|| format!("${{{key}}}"))
 }
 
 /// The models extensions register, for `--list-models`: loads the `-e` and user-level

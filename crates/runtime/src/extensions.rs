@@ -77,6 +77,9 @@ pub(crate) struct LifecycleEvents {
     delivered: tokio::task::JoinHandle<()>,
     /// Turns of the current run so far (`turn_start`'s `turnIndex`).
     turns: std::sync::atomic::AtomicU64,
+    /// The model (JSON) and thinking level last seen, for `model_select` and
+    /// `thinking_level_select`.
+    selected: Mutex<Option<(Value, String)>>,
 }
 
 impl LifecycleEvents {
@@ -93,6 +96,38 @@ impl LifecycleEvents {
             queue,
             delivered,
             turns: std::sync::atomic::AtomicU64::new(0),
+            selected: Mutex::new(None),
+        }
+    }
+
+    /// After a change to the session: tells extensions about a new model or thinking level
+    /// (`model_select` with `source: "set"`, `thinking_level_select`) and keeps what
+    /// `ctx.model` reads current. The first call only records the start-up selection.
+    pub(crate) fn note_selection(&self, session: &crate::AgentSession) {
+        let model = serde_json::to_value(session.model()).unwrap_or(Value::Null);
+        let level = session.thinking_level().as_str().to_owned();
+        let actions = session.extension_actions();
+        // Before the first call, what the session started with (noted at start-up).
+        let started = actions.selection();
+        actions.note_selection(model.clone(), &level);
+        let previous = crate::agent_session::lock_selection(&self.selected)
+            .replace((model.clone(), level.clone()))
+            .or(started);
+        let Some((previous_model, previous_level)) = previous else {
+            return;
+        };
+        let same_model = previous_model.get("provider") == model.get("provider")
+            && previous_model.get("id") == model.get("id");
+        if !same_model && self.host.handles("model_select") {
+            let payload =
+                json!({ "model": model, "previousModel": previous_model, "source": "set" });
+            let _ = self.queue.send(("model_select".to_owned(), payload));
+        }
+        if previous_level != level && self.host.handles("thinking_level_select") {
+            let payload = json!({ "level": level, "previousLevel": previous_level });
+            let _ = self
+                .queue
+                .send(("thinking_level_select".to_owned(), payload));
         }
     }
 
@@ -334,6 +369,18 @@ impl SessionPort for Port {
             return Ok(Value::Null);
         }
         match op {
+            "setModel" => {
+                let text = |key: &str| args.get(key).and_then(Value::as_str).unwrap_or("");
+                self.actions.set_model(text("provider"), text("id"))?;
+                return Ok(Value::Null);
+            }
+            "setThinkingLevel" => {
+                let name = args.get("level").and_then(Value::as_str).unwrap_or("");
+                let level = knightcode_ai::ThinkingLevel::parse(name)
+                    .ok_or_else(|| format!("setThinkingLevel: unknown level \"{name}\""))?;
+                self.actions.set_thinking_level(level)?;
+                return Ok(Value::Null);
+            }
             "getActiveTools" => return Ok(json!(self.actions.active_tools())),
             "setActiveTools" => {
                 let names: Vec<String> = args
@@ -405,8 +452,14 @@ impl SessionPort for Port {
                     .map_err(|e| e.to_string())?;
                 Ok(Value::Null)
             }
-            "getModel" => Ok(json!({ "provider": self.model.0, "id": self.model.1 })),
-            "getThinkingLevel" => Ok(json!(self.thinking)),
+            "getModel" => Ok(match self.actions.selection() {
+                Some((model, _)) => model,
+                None => json!({ "provider": self.model.0, "id": self.model.1 }),
+            }),
+            "getThinkingLevel" => Ok(match self.actions.selection() {
+                Some((_, level)) => json!(level),
+                None => json!(self.thinking),
+            }),
             "isIdle" => Ok(Value::Bool(true)),
             other => Err(format!(
                 "{other} is not supported by KnightCode's extension host yet"

@@ -407,6 +407,24 @@ async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) 
             }
             return None;
         }
+        Command::SetModelForSession { provider, model_id } => {
+            match session.set_model_for_session(provider, model_id).await {
+                Ok(switch) => {
+                    thinking_event(ctx, switch.thinking_changed, switch.thinking).await;
+                    Reply::ModelSet(switch)
+                }
+                Err(error) => Reply::Failed(error.to_string()),
+            }
+        }
+        Command::SetThinkingLevelForSession(level) => {
+            match session.set_thinking_level_for_session(*level) {
+                Ok(change) => {
+                    thinking_event(ctx, change.changed, change.level).await;
+                    Reply::Done
+                }
+                Err(error) => Reply::Failed(error.to_string()),
+            }
+        }
         Command::SetThinkingLevel(level) => match session.set_thinking_level(*level) {
             Ok(change) => {
                 thinking_event(ctx, change.changed, change.level).await;

@@ -154,6 +154,11 @@ impl SessionSetup {
     }
 }
 
+/// Locks the extensions' record of the selected model (nothing panics while holding it).
+pub(crate) fn lock_selection<T>(selection: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    selection.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 pub(crate) fn lock(session: &Mutex<SessionManager>) -> std::sync::MutexGuard<'_, SessionManager> {
     // Appends either complete or roll back inside the session store, so a panic elsewhere
     // cannot leave the manager half-updated.
@@ -468,6 +473,10 @@ impl AgentSession {
         let extension_actions = Arc::new(crate::actor::ExtensionActions::default());
         if let Some(host) = &extension_host {
             let host = Arc::clone(host);
+            extension_actions.note_selection(
+                serde_json::to_value(&model).unwrap_or_default(),
+                thinking.as_str(),
+            );
             host.bind(
                 Arc::new(crate::extensions::Port {
                     session: Arc::clone(&session),
