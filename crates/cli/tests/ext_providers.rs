@@ -429,3 +429,59 @@ fn extensions_call_models_from_commands_and_switch_the_session_model() {
     let settings = std::fs::read_to_string(sandbox.agent.join("settings.json")).unwrap_or_default();
     assert!(!settings.contains("second-model"), "{settings}");
 }
+
+#[test]
+fn the_custom_anthropic_example_streams_through_the_anthropic_sdk() {
+    let Some(examples) = examples_dir() else {
+        return;
+    };
+    // The package folder holding the example's `@anthropic-ai/sdk` dependency.
+    let node_modules = examples.join("../../../..");
+    if !node_modules.join("@anthropic-ai/sdk").is_dir() {
+        return;
+    }
+    let server = MockServer::start_blocking(
+        WireFormat::AnthropicMessages,
+        vec![ScriptedReply::text("CUSTOM-ANTHROPIC-ANSWER")],
+    )
+    .unwrap();
+    let sandbox = sandbox(&server);
+    let source =
+        std::fs::read_to_string(examples.join("custom-provider-anthropic/index.ts")).unwrap();
+    let rewritten = source.replace(
+        r#"baseUrl: "https://api.anthropic.com","#,
+        &format!(r#"baseUrl: "{}","#, server.base_url()),
+    );
+    assert_ne!(rewritten, source);
+    let dir = sandbox.project.join("custom-anthropic");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("index.ts"), rewritten).unwrap();
+    std::os::unix::fs::symlink(
+        node_modules.canonicalize().unwrap(),
+        dir.join("node_modules"),
+    )
+    .unwrap();
+    let output = oneshot_common::command(
+        &sandbox,
+        &[
+            "-e",
+            "custom-anthropic",
+            "-p",
+            "--provider",
+            "custom-anthropic",
+            "--model",
+            "claude-sonnet-4-5",
+            "hi",
+        ],
+    )
+    .env("CUSTOM_ANTHROPIC_API_KEY", "sk-ant-test")
+    .output()
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{output:?}");
+    assert!(stdout.contains("CUSTOM-ANTHROPIC-ANSWER"), "{stdout}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].header("x-api-key"), Some("sk-ant-test"));
+    assert_eq!(requests[0].body["model"], "claude-sonnet-4-5");
+}

@@ -84,6 +84,7 @@ pub(crate) struct ProviderOps {
     /// The runtime the session runs on (Rust streams started from JS run there).
     pub(crate) main: Mutex<Option<tokio::runtime::Handle>>,
     pub(crate) engine: Mutex<Option<WeakEngine>>,
+    pub(crate) bodies: Arc<crate::fetch::Bodies>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -124,20 +124,49 @@ pub(crate) fn install<'js>(
                 let (promise, resolve, _reject) = ctx.promise()?;
                 let main = p.main.lock().ok().and_then(|m| m.clone());
                 let args = parse(&args);
+                let bodies = Arc::clone(&p.bodies);
                 ctx.spawn(async move {
                     let result = match main {
                         // On the session's runtime: its I/O driver serves the connection.
                         Some(main) => main
-                            .spawn(crate::fetch::fetch(args))
+                            .spawn(crate::fetch::fetch(args, bodies))
                             .await
                             .unwrap_or_else(|_| json!({ "error": { "code": "ERR_KC_FETCH", "message": "fetch was cancelled" } })),
-                        None => crate::fetch::fetch(args).await,
+                        None => crate::fetch::fetch(args, bodies).await,
                     };
                     let _ = resolve.call::<_, ()>((result.to_string(),));
                 });
                 Ok(promise)
             },
         )?,
+    )?;
+    let p = Arc::clone(ops);
+    kc.set(
+        "fetchRead",
+        Function::new(
+            ctx.clone(),
+            move |ctx: Ctx<'js>, id: f64| -> rquickjs::Result<Promise<'js>> {
+                let (promise, resolve, _reject) = ctx.promise()?;
+                let main = p.main.lock().ok().and_then(|m| m.clone());
+                let bodies = Arc::clone(&p.bodies);
+                ctx.spawn(async move {
+                    let result = match main {
+                        Some(main) => main
+                            .spawn(async move { bodies.read(id as u64).await })
+                            .await
+                            .unwrap_or_else(|_| json!({ "ok": null })),
+                        None => bodies.read(id as u64).await,
+                    };
+                    let _ = resolve.call::<_, ()>((result.to_string(),));
+                });
+                Ok(promise)
+            },
+        )?,
+    )?;
+    let p = Arc::clone(ops);
+    kc.set(
+        "fetchClose",
+        Function::new(ctx.clone(), move |id: f64| p.bodies.close(id as u64))?,
     )?;
     Ok(())
 }
