@@ -78,6 +78,8 @@ pub use options::Context;
 pub use options::MIN_ANSWER_TOKENS;
 pub use options::PayloadFuture;
 pub use options::PayloadHook;
+pub use options::ResponseFuture;
+pub use options::ResponseHook;
 pub use options::StreamOptions;
 pub use options::StreamRequest;
 pub use options::ThinkingBudgets;

@@ -25,6 +25,9 @@ export default function (pi) {{
                cost: {{ input: 1, output: 2, cacheRead: 0, cacheWrite: 0 }}, contextWindow: 100000, maxTokens: 1000 }}],
   }});
   pi.on("before_provider_request", (event) => ({{ ...event.payload, extra_field: 42 }}));
+  pi.on("after_provider_response", (event) => {{
+    require("node:fs").writeFileSync("response.json", JSON.stringify({{ status: event.status, type: event.headers["content-type"] }}));
+  }});
 }}
 "#
     )
@@ -77,6 +80,15 @@ fn a_registered_provider_is_listed_and_answers_with_its_key_headers_and_the_repl
     assert_eq!(requests[0].header("x-proxy"), Some("yes"));
     assert_eq!(requests[0].body["model"], "proxied");
     assert_eq!(requests[0].body["extra_field"], 42);
+    let response = read_json(sandbox.project.join("response.json"));
+    assert_eq!(response["status"], 200);
+    assert!(
+        response["type"]
+            .as_str()
+            .unwrap()
+            .contains("text/event-stream"),
+        "{response}"
+    );
 }
 
 const ECHO: &str = r#"
@@ -262,6 +274,18 @@ fn the_gitlab_duo_example_answers_through_its_direct_access_token() {
     )
     .unwrap();
 
+    // Another extension sees the requests the example's own stream function makes.
+    std::fs::write(
+        sandbox.project.join("watch.ts"),
+        r#"
+import { writeFileSync } from "node:fs";
+export default function (pi) {
+  pi.on("before_provider_request", (event) => ({ ...event.payload, metadata: { user_id: "watched" } }));
+  pi.on("after_provider_response", (event) => { writeFileSync("response.json", JSON.stringify({ status: event.status })); });
+}
+"#,
+    )
+    .unwrap();
     let list = oneshot_common::command(&sandbox, &["-e", "gitlab-duo", "--list-models", "duo"])
         .env("GITLAB_TOKEN", "glpat-test")
         .output()
@@ -274,6 +298,8 @@ fn the_gitlab_duo_example_answers_through_its_direct_access_token() {
         &[
             "-e",
             "gitlab-duo",
+            "-e",
+            "watch.ts",
             "-p",
             "--provider",
             "gitlab-duo",
@@ -307,6 +333,9 @@ fn the_gitlab_duo_example_answers_through_its_direct_access_token() {
     );
     assert_eq!(requests[0].header("x-gitlab-instance"), Some("test"));
     assert_eq!(requests[0].body["model"], "claude-sonnet-4-5-20250929");
+    assert_eq!(requests[0].body["metadata"]["user_id"], "watched");
+    let response = read_json(sandbox.project.join("response.json"));
+    assert_eq!(response["status"], 200);
 }
 
 fn models_extension(base_url: &str) -> String {

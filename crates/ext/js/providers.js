@@ -148,7 +148,15 @@
     for (const [k, v] of Object.entries(options || {})) if (v !== null && v !== undefined) out[k] = v;
     return out;
   }
-  calls.streamSimple = async function ({ api, streamId, model, context, options, hasPayloadHook }) {
+  // Response headers as a plain object (a `Headers` instance or a plain object given).
+  function headerObject(headers) {
+    const out = {};
+    if (!headers) return out;
+    if (typeof headers.forEach === "function" && !Array.isArray(headers)) headers.forEach((v, k) => { out[String(k).toLowerCase()] = String(v); });
+    else for (const [k, v] of Object.entries(headers)) out[String(k).toLowerCase()] = String(v);
+    return out;
+  }
+  calls.streamSimple = async function ({ api, streamId, model, context, options, hasPayloadHook, hasResponseHook }) {
     const entry = apis.get(api);
     if (!entry) throw new Error(`No API provider registered for api: ${api}`);
     const controller = new AbortController();
@@ -156,7 +164,10 @@
     const opts = clean(options);
     opts.signal = controller.signal;
     opts.onPayload = async (payload) => (hasPayloadHook ? op(await kc.jsStreamPayload(streamId, JSON.stringify(payload))) : undefined);
-    opts.onResponse = async () => {};
+    opts.onResponse = async (response) => {
+      if (!hasResponseHook || !response) return;
+      op(await kc.jsStreamResponse(streamId, response.status || 0, JSON.stringify(headerObject(response.headers))));
+    };
     try {
       const stream = entry.streamSimple(model, clean(context), opts);
       for await (const event of stream) {
@@ -204,7 +215,7 @@
     });
     let id;
     try {
-      id = op(kc.modelStream(JSON.stringify({ model, context: ctxJson, options: jsonOptions, builtin: !!builtin, onPayload: typeof o.onPayload === "function" })));
+      id = op(kc.modelStream(JSON.stringify({ model, context: ctxJson, options: jsonOptions, builtin: !!builtin, onPayload: typeof o.onPayload === "function", onResponse: typeof o.onResponse === "function" })));
     } catch (e) {
       const error = failure(model, e.message);
       out.push({ type: "error", reason: "error", error });
@@ -240,6 +251,12 @@
     if (!s || typeof s.options.onPayload !== "function") return null;
     const replaced = await s.options.onPayload(payload, s.model);
     return replaced === undefined ? null : replaced;
+  };
+
+  calls.streamResponse = async function ({ streamId, status, headers }) {
+    const s = rustStreams.get(streamId);
+    if (s && typeof s.options.onResponse === "function") await s.options.onResponse({ status, headers }, s.model);
+    return null;
   };
 
   function streamSimple(model, context, options) {

@@ -66,6 +66,7 @@ pub trait ModelPort: Send + Sync {
 struct JsStream {
     events: mpsc::UnboundedSender<Value>,
     payload_hook: Option<PayloadHook>,
+    response_hook: Option<knightcode_ai::ResponseHook>,
 }
 
 /// A Rust stream JS reads (`modelNext`).
@@ -121,6 +122,13 @@ impl ProviderOps {
         lock(&self.js_streams)
             .get(&id)
             .and_then(|s| s.payload_hook.clone())
+    }
+
+    /// The response hook of a JS provider's request (`options.onResponse` in JS).
+    pub(crate) fn js_response_hook(&self, id: u64) -> Option<knightcode_ai::ResponseHook> {
+        lock(&self.js_streams)
+            .get(&id)
+            .and_then(|s| s.response_hook.clone())
     }
 
     /// `kc.models()`: every model with `available`, for `getModels` and `ctx.modelRegistry`.
@@ -192,9 +200,14 @@ impl ProviderOps {
             .then(|| lock(&self.engine).clone())
             .flatten()
             .map(|engine| js_payload_callback(engine, id));
+        let response_hook = (args.get("onResponse").and_then(Value::as_bool) == Some(true))
+            .then(|| lock(&self.engine).clone())
+            .flatten()
+            .map(|engine| js_response_callback(engine, id));
         main.spawn(async move {
             let mut options = options_from_js(&js_options, &model);
             options.payload_hook = payload_hook;
+            options.response_hook = response_hook;
             if options.api_key.is_none() {
                 match port.resolve_auth(model.clone()).await {
                     Ok(Some(auth)) => {
@@ -275,6 +288,19 @@ fn js_payload_callback(engine: WeakEngine, id: u64) -> PayloadHook {
             {
                 Ok(Value::Null) | Err(_) => payload,
                 Ok(replaced) => replaced,
+            }
+        })
+    }))
+}
+
+/// A response hook that tells JS (`options.onResponse` of the stream `id`).
+fn js_response_callback(engine: WeakEngine, id: u64) -> knightcode_ai::ResponseHook {
+    knightcode_ai::ResponseHook(Arc::new(move |status, headers| {
+        let engine = engine.clone();
+        Box::pin(async move {
+            if let Some(engine) = engine.upgrade() {
+                let payload = json!({ "streamId": id, "status": status, "headers": headers });
+                let _ = engine.call("streamResponse", &payload).await;
             }
         })
     }))
@@ -531,6 +557,7 @@ fn request_to_js(api: &str, id: u64, request: &StreamRequest) -> Value {
         },
         "options": js_options,
         "hasPayloadHook": options.payload_hook.is_some(),
+        "hasResponseHook": options.response_hook.is_some(),
     })
 }
 
@@ -552,6 +579,7 @@ impl Provider for JsApiProvider {
             JsStream {
                 events,
                 payload_hook: request.options.payload_hook.clone(),
+                response_hook: request.options.response_hook.clone(),
             },
         );
         let payload = request_to_js(&self.api, id, request);

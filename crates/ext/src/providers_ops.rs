@@ -142,6 +142,33 @@ pub(crate) fn install<'js>(
     )?;
     let p = Arc::clone(ops);
     kc.set(
+        "jsStreamResponse",
+        Function::new(
+            ctx.clone(),
+            move |ctx: Ctx<'js>,
+                  id: f64,
+                  status: f64,
+                  headers: String|
+                  -> rquickjs::Result<Promise<'js>> {
+                let (promise, resolve, _reject) = ctx.promise()?;
+                let hook = p.js_response_hook(id as u64);
+                let main = p.main.lock().ok().and_then(|m| m.clone());
+                let headers = parse(&headers).as_object().cloned().unwrap_or_default();
+                ctx.spawn(async move {
+                    if let (Some(hook), Some(main)) = (hook, main) {
+                        // As for payloads: extensions' handlers may need this thread.
+                        let _ = main
+                            .spawn(async move { (hook.0)(status as u16, headers).await })
+                            .await;
+                    }
+                    let _ = resolve.call::<_, ()>(("{\"ok\":null}".to_owned(),));
+                });
+                Ok(promise)
+            },
+        )?,
+    )?;
+    let p = Arc::clone(ops);
+    kc.set(
         "fetchRead",
         Function::new(
             ctx.clone(),

@@ -547,6 +547,9 @@ impl AgentSession {
                 thinking,
                 session_id: Some(session_id),
                 headers,
+                response_hook: extension_host
+                    .as_ref()
+                    .and_then(knightcode_ext::ExtensionHost::response_hook),
                 ..StreamOptions::default()
             },
             system_prompt: None,
