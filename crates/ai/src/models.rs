@@ -885,6 +885,64 @@ mod tests {
     }
 
     #[test]
+    fn registered_providers_replace_models_and_unregistering_restores_them() {
+        let mut registry = ModelRegistry::new(builtin_models(), None);
+        let sonnet = registry
+            .find("anthropic", "claude-sonnet-4-5")
+            .unwrap()
+            .clone();
+        let config = |value: Value| ProviderConfig {
+            raw: value.as_object().unwrap().clone(),
+        };
+        // baseUrl only: the built-in models move.
+        registry
+            .register_provider(
+                "anthropic",
+                config(serde_json::json!({"baseUrl": "http://proxy"})),
+            )
+            .unwrap();
+        assert_eq!(
+            registry
+                .find("anthropic", "claude-sonnet-4-5")
+                .unwrap()
+                .base_url,
+            "http://proxy"
+        );
+        // With models: they replace the provider's.
+        registry
+            .register_provider(
+                "custom",
+                config(serde_json::json!({"baseUrl": "http://c", "apiKey": "k", "api": "custom-api",
+                    "streamSimple": true, "models": [{"id": "m1", "contextWindow": 1000, "maxTokens": 10}]})),
+            )
+            .unwrap();
+        let m1 = registry.find("custom", "m1").unwrap();
+        assert_eq!(
+            (m1.api.as_str(), m1.base_url.as_str()),
+            ("custom-api", "http://c")
+        );
+        assert_eq!(
+            registry.provider_config("custom").unwrap().api_key(),
+            Some("k")
+        );
+        let error = registry
+            .register_provider("bad", config(serde_json::json!({"models": [{"id": "x"}]})))
+            .unwrap_err();
+        assert_eq!(
+            error,
+            "Provider bad: \"baseUrl\" is required when defining models."
+        );
+        registry.unregister_provider("anthropic");
+        assert_eq!(
+            registry.find("anthropic", "claude-sonnet-4-5"),
+            Some(&sonnet)
+        );
+        assert!(registry.find("custom", "m1").is_some());
+        registry.unregister_provider("custom");
+        assert!(registry.find("custom", "m1").is_none());
+    }
+
+    #[test]
     fn broken_file_keeps_builtins() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("models.json"), "{ nope").unwrap();

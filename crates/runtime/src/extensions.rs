@@ -80,6 +80,8 @@ pub(crate) struct LifecycleEvents {
     /// The model (JSON) and thinking level last seen, for `model_select` and
     /// `thinking_level_select`.
     selected: Mutex<Option<(Value, String)>>,
+    /// `model_select`'s `source` for the next change.
+    source: Mutex<&'static str>,
 }
 
 impl LifecycleEvents {
@@ -97,7 +99,12 @@ impl LifecycleEvents {
             delivered,
             turns: std::sync::atomic::AtomicU64::new(0),
             selected: Mutex::new(None),
+            source: Mutex::new("set"),
         }
+    }
+
+    pub(crate) fn selection_source(&self, source: &'static str) {
+        *crate::agent_session::lock_selection(&self.source) = source;
     }
 
     /// After a change to the session: tells extensions about a new model or thinking level
@@ -119,8 +126,12 @@ impl LifecycleEvents {
         let same_model = previous_model.get("provider") == model.get("provider")
             && previous_model.get("id") == model.get("id");
         if !same_model && self.host.handles("model_select") {
+            let source = std::mem::replace(
+                &mut *crate::agent_session::lock_selection(&self.source),
+                "set",
+            );
             let payload =
-                json!({ "model": model, "previousModel": previous_model, "source": "set" });
+                json!({ "model": model, "previousModel": previous_model, "source": source });
             let _ = self.queue.send(("model_select".to_owned(), payload));
         }
         if previous_level != level && self.host.handles("thinking_level_select") {

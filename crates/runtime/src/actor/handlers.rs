@@ -325,6 +325,15 @@ pub(super) async fn idle(session: &mut AgentSession, ctx: &mut Ctx, envelope: En
 /// Commands that change the session (model, thinking, settings, the session itself).
 /// `None` when `command` is not one of them.
 async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) -> Option<Reply> {
+    ctx.selection_source(match command {
+        Command::CycleModel { .. } => "cycle",
+        Command::NewSession { .. }
+        | Command::SwitchSession(_)
+        | Command::ForkSessionFile(_)
+        | Command::Fork(_)
+        | Command::Clone => "restore",
+        _ => "set",
+    });
     let reply = match command {
         Command::NewSession { parent_session } => {
             match session.new_session(parent_session.clone()).await {

@@ -116,6 +116,14 @@ impl Ctx {
         }
     }
 
+    /// What the next model change is, for extensions' `model_select` (`set`, `cycle`,
+    /// `restore`).
+    pub(super) fn selection_source(&self, source: &'static str) {
+        if let Some(extensions) = &self.extensions {
+            extensions.selection_source(source);
+        }
+    }
+
     /// After the session was replaced: its entries are not news.
     pub(super) fn forget_entries(&mut self) {
         let (_, count) = self.view.entries_outside_message_flow(usize::MAX);
