@@ -14,11 +14,12 @@
   const running = new Map();
   let settings = { cwd: g.process.cwd(), mode: "print", flags: {} };
   const NOT_BOUND = "Extension runtime not initialized. Action methods cannot be called during extension loading.";
-  let uncaught = [];
-  internal.reportUncaught = (e) => { uncaught.push({ extensionPath: "<unknown>", event: "uncaught", error: message(e), stack: stackOf(e) }); };
+  // Errors no call returns (a throwing timer or event-bus callback) are reported at once.
+  internal.reportUncaught = (e) => { kc.reportUncaught(JSON.stringify({ extensionPath: "<unknown>", event: "uncaught", error: message(e), stack: stackOf(e) })); };
 
   const message = (e) => (e && typeof e === "object" && "message" in e ? String(e.message) : String(e));
-  const stackOf = (e) => (e && typeof e === "object" && e.stack ? String(e.stack) : undefined);
+  // Stacks point at the TypeScript lines, not the stripped code QuickJS ran.
+  const stackOf = (e) => (e && typeof e === "object" && e.stack ? kc.mapStack(String(e.stack)) : undefined);
   const session = (name, args) => op(kc.session(name, JSON.stringify(args === undefined ? null : args)));
 
   const noUi = {
@@ -42,7 +43,8 @@
     getSessionName: () => session("getSessionName"),
     getCwd: () => settings.cwd,
     getHeader: () => session("getHeader"),
-    getLabel: () => undefined,
+    // The last `label` entry for the id wins; one without a label clears it (as pi's labelsById).
+    getLabel: (id) => { let label; for (const e of session("getEntries")) if (e.type === "label" && e.targetId === id) label = e.label || undefined; return label; },
   };
 
   function context(extra) {
@@ -206,7 +208,14 @@
           for (const [k, v] of [...tools]) if (v.ext === ext) tools.delete(k);
           for (const [k, v] of [...commands]) if (v.ext === ext) commands.delete(k);
           for (const [k, v] of [...flags]) if (v.ext === ext) flags.delete(k);
-          errors.push({ path, message: message(e), stack: stackOf(e) });
+          // The user's file and line where the factory failed (our own frames are
+          // `kc:`); syntax errors name theirs already.
+          const stack = stackOf(e);
+          const frame = stack && e.code !== "ERR_KC_SYNTAX"
+            ? stack.split("\n").map((l) => l.trim()).find((l) => l.startsWith("at ") && !l.includes("kc:"))
+            : undefined;
+          const where = frame && /([^\s(]+:\d+:\d+)\)?$/.exec(frame);
+          errors.push({ path, message: where ? `${message(e)}\n    at ${where[1]}` : message(e), stack });
         }
       }
       return { errors, diagnostics: extensions.flatMap((e) => e.diagnostics), registry: snapshot() };
@@ -221,6 +230,12 @@
         await run(name, event, (r) => { if (r && r.block) { result = { block: true, reason: r.reason || "Blocked by extension" }; return true; } return false; }, errors);
         const after = JSON.stringify(event.input);
         if (!result && after !== before) result = { input: event.input };
+      } else if (name === "project_trust") {
+        // The first "yes" or "no" decides; "undecided" (or nothing) falls through.
+        await run(name, event, (r) => {
+          if (r && (r.trusted === "yes" || r.trusted === "no")) { result = { trusted: r.trusted, remember: r.remember === true }; return true; }
+          return false;
+        }, errors);
       } else if (name === "tool_result") {
         const patch = {};
         await run(name, event, (r) => {
@@ -255,7 +270,6 @@
       } else {
         await run(name, event, null, errors);
       }
-      errors.push(...uncaught.splice(0));
       return { result, errors };
     },
     async executeTool({ name, toolCallId, params }) {
@@ -290,7 +304,7 @@
       };
       try {
         await entry.options.handler(args, context({ members }));
-        return { found: true, errors: uncaught.splice(0) };
+        return { found: true, errors: [] };
       } catch (e) {
         return { found: true, errors: [{ extensionPath: entry.ext.path, event: "command", error: message(e), stack: stackOf(e) }] };
       }

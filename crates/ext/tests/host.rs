@@ -29,6 +29,7 @@ async fn load(dir: &Path, files: &[(&str, &str)]) -> Result<Arc<ExtensionHost>, 
         cwd: dir.to_path_buf(),
         mode: "print".to_owned(),
         flags: serde_json::Map::new(),
+        memory_limit: None,
     })
     .await
 }
@@ -183,14 +184,19 @@ async fn load_failures_name_the_extension_and_the_cause() {
         dir.path(),
         &[(
             "bad.ts",
-            "export default function (pi) { throw new Error(\"nope\"); }\n",
+            "type Api = { on: unknown };\n\nexport default function (pi: Api) {\n  throw new Error(\"nope\");\n}\n",
         )],
     )
     .await
     .unwrap_err();
     let text = err.to_string();
     assert!(text.starts_with("Failed to load extension \""), "{text}");
-    assert!(text.ends_with("bad.ts\": nope"), "{text}");
+    // The location is the TypeScript line (4), not the stripped code's.
+    let bad = dir.path().join("bad.ts");
+    assert!(
+        text.contains(&format!("bad.ts\": nope\n    at {}:4:", bad.display())),
+        "{text}"
+    );
     let err = load(
         dir.path(),
         &[(
@@ -277,4 +283,55 @@ export default function (pi) {
         Some(r#"[true,false,"written","hi",3,"async","string",true,true,"sh"]"#)
     );
     let _ = std::fs::remove_file(cwd.join("out.txt"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn host_packages_keys_frontmatter_and_a_buffered_spawn() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = load(
+        dir.path(),
+        &[(
+            "pkg.ts",
+            r#"
+import { spawn } from "node:child_process";
+import { parseFrontmatter } from "@mariozechner/pi-coding-agent";
+import { Key } from "@mariozechner/pi-tui";
+
+export default function (pi) {
+  pi.registerTool({
+    name: "probe", label: "probe", description: "d", parameters: { type: "object", properties: {} },
+    async execute() {
+      const { frontmatter, body } = parseFrontmatter("---\nname: scout\ntools: read, grep\nlist: [a, 'b']\nn: 3\nitems:\n  - x\n  - y\n---\n\nBody text\n");
+      const spawned = await new Promise((resolve) => {
+        const child = spawn("sh", ["-c", "echo out; echo err >&2; exit 4"], { stdio: ["ignore", "pipe", "pipe"] });
+        let out = "", err = "";
+        child.stdout.on("data", (d) => { out += d.toString(); });
+        child.stderr.on("data", (d) => { err += d.toString(); });
+        child.on("close", (code) => resolve([out.trim(), err.trim(), code]));
+      });
+      const out = [Key.ctrlAlt("p"), Key.ctrlShift("u"), Key.escape, Key.slash, frontmatter, body, spawned];
+      return { content: [{ type: "text", text: JSON.stringify(out) }], details: undefined };
+    },
+  });
+}
+"#,
+        )],
+    )
+    .await
+    .unwrap();
+    let tool = host.tools().remove(0);
+    let out = tool
+        .execute(
+            json!({}),
+            ToolContext::new("c", dir.path(), CancellationToken::new()),
+        )
+        .await
+        .unwrap();
+    let value: serde_json::Value = serde_json::from_str(out.content[0].as_text().unwrap()).unwrap();
+    assert_eq!(
+        value,
+        json!(["ctrl+alt+p", "ctrl+shift+u", "escape", "/",
+            {"name": "scout", "tools": "read, grep", "list": ["a", "b"], "n": 3, "items": ["x", "y"]},
+            "Body text", ["out", "err", 4]])
+    );
 }

@@ -20,44 +20,6 @@ use knightcode_ext::ModelPort;
 use knightcode_ext::PortFuture;
 use knightcode_ext::RequestAuth;
 
-use crate::agent_session::SessionSetup;
-use crate::error::Result;
-use crate::error::RuntimeError;
-
-/// Loads the session's extensions (none configured: `None`, and the JS runtime never
-/// starts) and adds the providers they registered to `registry`.
-pub(crate) async fn load_host(
-    setup: &SessionSetup,
-    trusted: bool,
-    registry: &mut ModelRegistry,
-    notices: &mut Vec<String>,
-) -> Result<Option<Arc<ExtensionHost>>> {
-    let paths =
-        crate::extensions::discover(&setup.extensions, &setup.cwd, &setup.agent_dir, trusted);
-    if paths.is_empty() {
-        return Ok(None);
-    }
-    let mode = match setup.extensions.mode.as_str() {
-        "" => "print".to_owned(),
-        other => other.to_owned(),
-    };
-    let host = ExtensionHost::load(knightcode_ext::HostConfig {
-        paths,
-        cwd: setup.cwd.clone(),
-        mode,
-        flags: setup.extensions.flags.clone(),
-    })
-    .await
-    .map_err(|e| {
-        RuntimeError::Setup(format!(
-            "{e}\nStart without extensions using \"knightcode -ne\""
-        ))
-    })?;
-    notices.extend(host.diagnostics().iter().cloned());
-    notices.extend(register_providers(&host, registry));
-    Ok(Some(host))
-}
-
 /// Applies the providers `host`'s extensions registered to `registry`; returns what went
 /// wrong (the reference reports these as `register_provider` extension errors).
 pub fn register_providers(host: &ExtensionHost, registry: &mut ModelRegistry) -> Vec<String> {
@@ -110,10 +72,11 @@ pub async fn add_extension_models(
         cwd: cwd.to_path_buf(),
         mode: "print".to_owned(),
         flags: sources.flags.clone(),
+        ..Default::default()
     })
     .await
     .map_err(|e| format!("{e}\nStart without extensions using \"knightcode -ne\""))?;
-    let mut notices: Vec<String> = host.diagnostics().to_vec();
+    let mut notices: Vec<String> = host.diagnostics();
     notices.extend(register_providers(&host, registry));
     Ok(notices)
 }

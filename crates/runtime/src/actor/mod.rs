@@ -110,6 +110,14 @@ pub enum Command {
     /// Offer exactly these tools (unknown names are left out); an extension's
     /// `setActiveTools`. Waits for a running prompt.
     SetActiveTools(Vec<String>),
+    /// An extension's `pi.sendMessage`: while a run goes on it is steering, or a follow-up
+    /// with `follow_up`; when idle it starts a run with `trigger_turn`, else it only joins
+    /// the conversation.
+    SendCustomMessage {
+        message: Box<AgentMessage>,
+        trigger_turn: bool,
+        follow_up: bool,
+    },
     NewSession {
         parent_session: Option<String>,
     },
@@ -324,8 +332,13 @@ pub(crate) struct ExtensionActions {
     registered: std::sync::OnceLock<Vec<String>>,
     /// The model (as JSON) and thinking level, as the session last reported them.
     selection: std::sync::Mutex<Option<(serde_json::Value, String)>>,
-    /// Commands sent before the session was spawned (from `session_start` at start-up).
+    /// Model and level changes made before the session was spawned (from `session_start`
+    /// at start-up), sent when it is.
     pending: std::sync::Mutex<Vec<Command>>,
+    /// `sendMessage(…, {deliverAs: "nextTurn"})`: context for the next prompt.
+    next_turn: std::sync::Mutex<Vec<AgentMessage>>,
+    /// `setActiveTools` before the session runs (from `session_start`), for its start.
+    early_active_tools: std::sync::Mutex<Option<Vec<String>>>,
 }
 
 impl ExtensionActions {
@@ -368,26 +381,30 @@ impl ExtensionActions {
             provider: provider.to_owned(),
             model_id: model_id.to_owned(),
         };
-        self.command(command, "setModel")
+        self.command_or_pending(command, "setModel")
     }
 
     /// `pi.setThinkingLevel` (clamped to the model by the session).
     pub(crate) fn set_thinking_level(&self, level: ThinkingLevel) -> Result<(), String> {
-        self.command(
+        self.command_or_pending(
             Command::SetThinkingLevelForSession(level),
             "setThinkingLevel",
         )
     }
 
-    fn command(&self, command: Command, what: &str) -> Result<(), String> {
+    /// As [`Self::command`]; before the session is spawned the command waits for it.
+    fn command_or_pending(&self, command: Command, what: &str) -> Result<(), String> {
         if self.inbox.get().is_none() {
-            // Not spawned yet: the command runs as soon as it is.
             self.pending
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .push(command);
             return Ok(());
         }
+        self.command(command, what)
+    }
+
+    fn command(&self, command: Command, what: &str) -> Result<(), String> {
         let inbox = self
             .inbox
             .get()
@@ -433,7 +450,56 @@ impl ExtensionActions {
             None => names.to_vec(),
         };
         self.note_active_tools(&known);
+        if self.inbox.get().is_none() {
+            // The session is still starting (`session_start`): it takes the list up
+            // when it builds its tools.
+            *self
+                .early_active_tools
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(known);
+            return Ok(());
+        }
         self.command(Command::SetActiveTools(known), "setActiveTools")
+    }
+
+    pub(crate) fn take_early_active_tools(&self) -> Option<Vec<String>> {
+        self.early_active_tools
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+    }
+
+    /// `pi.sendMessage`: see [`Command::SendCustomMessage`]; `nextTurn` messages wait
+    /// here for the next prompt.
+    pub(crate) fn send_custom_message(
+        &self,
+        message: AgentMessage,
+        deliver_as: Option<&str>,
+        trigger_turn: bool,
+    ) -> Result<(), String> {
+        if deliver_as == Some("nextTurn") {
+            self.next_turn
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(message);
+            return Ok(());
+        }
+        let command = Command::SendCustomMessage {
+            message: Box::new(message),
+            trigger_turn,
+            follow_up: deliver_as == Some("followUp"),
+        };
+        self.command(command, "sendMessage")
+    }
+
+    /// The `nextTurn` messages, taken by the prompt that starts next.
+    pub(crate) fn take_next_turn(&self) -> Vec<AgentMessage> {
+        std::mem::take(
+            &mut *self
+                .next_turn
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
     }
 
     /// Runs `text` as a prompt now, or queues it (steering or a follow-up) while a run
@@ -465,6 +531,9 @@ impl ExtensionActions {
 pub struct SessionHandle {
     commands: mpsc::UnboundedSender<Envelope>,
     agent: AgentHandle,
+    /// The session's extensions: an abort stops their running JS at once, from here,
+    /// because a handler stuck in a loop can hold up the session task itself.
+    extensions: Option<std::sync::Arc<knightcode_ext::ExtensionHost>>,
 }
 
 impl std::fmt::Debug for SessionHandle {
@@ -479,6 +548,9 @@ pub type SessionEvents = mpsc::Receiver<SessionEvent>;
 impl SessionHandle {
     /// Sends a command; its reply goes where `responder` says.
     pub fn send(&self, command: Command, responder: Responder) {
+        if matches!(command, Command::Abort) {
+            self.interrupt_extensions();
+        }
         // A send fails only when the session task is gone; the responder then learns it
         // from its closed channel.
         let _ = self.commands.send(Envelope { command, responder });
@@ -501,6 +573,13 @@ impl SessionHandle {
     /// Aborts the run in progress at once, without waiting for the session task (signals).
     pub fn abort_now(&self) {
         self.agent.abort();
+        self.interrupt_extensions();
+    }
+
+    fn interrupt_extensions(&self) {
+        if let Some(host) = &self.extensions {
+            host.interrupt();
+        }
     }
 
     /// Whether a run is in progress.
@@ -521,6 +600,7 @@ impl AgentSession {
         let handle = SessionHandle {
             commands,
             agent: self.handle(),
+            extensions: self.extension_host(),
         };
         tokio::spawn(task::run(self, events, inbox, out));
         (handle, stream)

@@ -63,7 +63,6 @@ use crate::system_prompt::system_message_for;
 use crate::tool_selection::select_tools;
 use crate::trust::TrustDecision;
 use crate::trust::TrustStore;
-use crate::trust::resolve_non_interactive;
 use crate::web_tools::WebTools;
 
 /// Which session to work in.
@@ -272,19 +271,28 @@ impl AgentSession {
         } = services;
         let mut notices = Vec::new();
         let global_only = Settings::load(&setup.agent_dir, &setup.cwd, false);
-        let trust_store = TrustStore::load(&setup.agent_dir).unwrap_or_else(|error| {
+        let mut trust_store = TrustStore::load(&setup.agent_dir).unwrap_or_else(|error| {
             notices.push(format!(
                 "{error}; treating every folder as having no saved decision"
             ));
             TrustStore::default()
         });
-        let trust = resolve_non_interactive(
+        let resolution = crate::trust::resolve(
             &setup.cwd,
             setup.home.as_deref(),
             setup.approve,
             &trust_store,
             global_only.values().default_project_trust,
         );
+        // Undecided: the user's own and `-e` extensions load first and may decide
+        // (`project_trust`); the project's load after, into the same runtime.
+        let (trust, first_pass) = match resolution {
+            crate::trust::TrustResolution::Decided(decision) => (decision, None),
+            crate::trust::TrustResolution::Ask { protected } => {
+                crate::extensions::first_pass(&setup, protected, &mut trust_store, &mut notices)
+                    .await?
+            }
+        };
         notices.extend(trust.skipped_notice(&setup.cwd));
         let settings = Settings::load(&setup.agent_dir, &setup.cwd, trust.trusted);
         notices.extend(settings.diagnostics().iter().map(ToString::to_string));
@@ -304,9 +312,33 @@ impl AgentSession {
         // Extensions load before the model is chosen, so the models of the providers they
         // register can be picked with `--provider`/`--model`. Only when one is configured:
         // otherwise the JS runtime never starts.
-        let extension_host =
-            crate::extension_models::load_host(&setup, trust.trusted, &mut registry, &mut notices)
-                .await?;
+        let extension_paths = crate::extensions::discover(
+            &setup.extensions,
+            &setup.cwd,
+            &setup.agent_dir,
+            trust.trusted,
+        );
+        let extension_host = match first_pass {
+            Some((host, loaded_paths)) => {
+                let rest: Vec<_> = extension_paths
+                    .into_iter()
+                    .filter(|p| !loaded_paths.contains(p))
+                    .collect();
+                crate::extensions::load_more(&host, rest).await?;
+                Some(host)
+            }
+            None if !extension_paths.is_empty() => {
+                Some(crate::extensions::load_host(&setup, extension_paths).await?)
+            }
+            None => None,
+        };
+        if let Some(host) = &extension_host {
+            notices.extend(host.diagnostics());
+            notices.extend(crate::extension_models::register_providers(
+                host,
+                &mut registry,
+            ));
+        }
         let auth_storage = AuthStorage::load(&setup.agent_dir).unwrap_or_else(|error| {
             notices.push(error.to_string());
             AuthStorage::empty(&setup.agent_dir)
@@ -496,6 +528,10 @@ impl AgentSession {
                 second: hooks,
             });
         }
+        notices.extend(crate::extensions::undeclared_flags(
+            &setup.extensions.flags,
+            extension_host.as_deref(),
+        ));
         let session_env = Arc::new(Mutex::new(SessionEnv {
             session_id: Some(session_id.clone()),
             session_file,
@@ -515,6 +551,19 @@ impl AgentSession {
         );
         let (tools, active_tools) =
             add_extension_tools(&setup, tools, active_tools, extension_tools);
+        // `setActiveTools` from `session_start`, before the session runs: applied here.
+        let active_tools = match extension_actions.take_early_active_tools() {
+            Some(names) => {
+                let mut chosen: Vec<String> = Vec::new();
+                for name in names {
+                    if tools.get(&name).is_some() && !chosen.contains(&name) {
+                        chosen.push(name);
+                    }
+                }
+                chosen
+            }
+            None => active_tools,
+        };
 
         let prompt_files = resolve_prompt_files(
             &setup.agent_dir,
@@ -838,7 +887,21 @@ impl knightcode_agent::MessageStore for SessionRecorder {
         &mut self,
         message: &AgentMessage,
     ) -> std::result::Result<(), knightcode_agent::PersistError> {
-        lock(&self.session).append_message(message.clone())?;
+        let mut session = lock(&self.session);
+        // Extension messages are `custom_message` entries, as the reference writes them.
+        match message {
+            AgentMessage::Custom(custom) => {
+                session.append_custom_message(
+                    &custom.custom_type,
+                    custom.content.clone(),
+                    custom.display,
+                    custom.details.clone(),
+                )?;
+            }
+            other => {
+                session.append_message(other.clone())?;
+            }
+        }
         Ok(())
     }
 
