@@ -52,16 +52,22 @@ pub fn run(
         warnings.push(format!("Warning: errors loading models.json:\n{error}"));
     }
     let cwd = std::env::current_dir()?;
-    if !knightcode_runtime::extensions::discover(extensions, &cwd, &agent_dir, false).is_empty() {
+    let paths = knightcode_runtime::extension_models::list_models_paths(
+        extensions,
+        &cwd,
+        &agent_dir,
+        std::env::home_dir().as_deref(),
+    );
+    if !paths.is_empty() {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
             .build()?;
         let notices = runtime
             .block_on(knightcode_runtime::extension_models::add_extension_models(
+                paths,
                 extensions,
                 &cwd,
-                &agent_dir,
                 &mut registry,
             ))
             .map_err(|message| anyhow::anyhow!(message))?;

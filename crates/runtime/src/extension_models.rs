@@ -54,16 +54,27 @@ fn legacy_env_key(key: &str) -> Option<String> {
     (bare && std::env::var_os(key).is_some_and(|v| !v.is_empty())).then(|| format!("${{{key}}}"))
 }
 
-/// The models extensions register, for `--list-models`: loads the `-e` and user-level
-/// extensions (a project's own are left out: listing models never trusts a project)
-/// into `registry`. A load failure is returned as text.
-pub async fn add_extension_models(
+/// The extensions `--list-models` loads: `-e`, the user-level folder and the user's
+/// `extensions` settings (a project's own are left out: listing models never trusts a
+/// project).
+pub fn list_models_paths(
     sources: &crate::ExtensionSources,
     cwd: &Path,
     agent_dir: &Path,
+    home: Option<&Path>,
+) -> Vec<std::path::PathBuf> {
+    let settings = crate::Settings::load(agent_dir, cwd, false);
+    crate::extensions::discover(sources, &settings, cwd, agent_dir, home, false)
+}
+
+/// The models the extensions at `paths` register, added to `registry` (for
+/// `--list-models`). A load failure is returned as text.
+pub async fn add_extension_models(
+    paths: Vec<std::path::PathBuf>,
+    sources: &crate::ExtensionSources,
+    cwd: &Path,
     registry: &mut ModelRegistry,
 ) -> std::result::Result<Vec<String>, String> {
-    let paths = crate::extensions::discover(sources, cwd, agent_dir, false);
     if paths.is_empty() {
         return Ok(Vec::new());
     }

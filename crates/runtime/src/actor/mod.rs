@@ -103,6 +103,10 @@ pub enum Command {
     SetFollowUpMode(QueueMode),
     SetAutoCompaction(bool),
     SetAutoRetry(bool),
+    /// Saves settings (dotted key, value) to the global file and the loaded settings, as
+    /// `/settings` changes them; the session takes up those it acts on. Waits for a running
+    /// prompt.
+    SaveSettings(Vec<(String, serde_json::Value)>),
     /// `/tools`: switch a web tool, pick the search provider (and Brave key), or with an
     /// empty change just report; answered with [`Reply::WebTools`]. Waits for a running
     /// prompt (the tool list of a request does not change mid-run).

@@ -296,6 +296,7 @@ impl AgentSession {
         notices.extend(trust.skipped_notice(&setup.cwd));
         let settings = Settings::load(&setup.agent_dir, &setup.cwd, trust.trusted);
         notices.extend(settings.diagnostics().iter().map(ToString::to_string));
+        notices.extend(crate::settings::unsupported::notices(&settings));
 
         let mut session = open_session(&store, &setup)?;
         notices.extend(
@@ -314,8 +315,10 @@ impl AgentSession {
         // otherwise the JS runtime never starts.
         let extension_paths = crate::extensions::discover(
             &setup.extensions,
+            &settings,
             &setup.cwd,
             &setup.agent_dir,
+            setup.home.as_deref(),
             trust.trusted,
         );
         let extension_host = match first_pass {
@@ -468,6 +471,10 @@ impl AgentSession {
             Arc::clone(&env),
         );
         ops.scope = scope;
+        ops.block_images.store(
+            settings.values().images_block_images,
+            std::sync::atomic::Ordering::Relaxed,
+        );
 
         // Record the model and level a resumed session did not have (or had differently).
         let model_changed = restored_model
@@ -532,6 +539,13 @@ impl AgentSession {
             &setup.extensions.flags,
             extension_host.as_deref(),
         ));
+        // Last, so no image an extension adds gets through either.
+        hooks = Arc::new(crate::hook_chain::ChainedHooks {
+            first: hooks,
+            second: Arc::new(crate::block_images::BlockImages {
+                blocked: Arc::clone(&ops.block_images),
+            }),
+        });
         let session_env = Arc::new(Mutex::new(SessionEnv {
             session_id: Some(session_id.clone()),
             session_file,
@@ -599,6 +613,8 @@ impl AgentSession {
                 response_hook: extension_host
                     .as_ref()
                     .and_then(knightcode_ext::ExtensionHost::response_hook),
+                thinking_budgets: settings.values().thinking_budgets,
+                retry: settings.values().provider_retry,
                 ..StreamOptions::default()
             },
             system_prompt: None,
