@@ -177,22 +177,34 @@ fn a_provider_written_in_js_answers_and_can_delegate_to_a_built_in_api() {
     );
 }
 
-/// pi's example extensions, from the reference package installed by `scripts/pi` (or the
-/// folder `KNIGHTCODE_PI_EXAMPLES` names, for a worktree without its own install).
+/// pi's example extensions: the folder `KNIGHTCODE_PI_EXAMPLES` names, else the reference
+/// package installed by `scripts/pi`, else the corpus `ext_examples` packs into its cache.
 fn examples_dir() -> Option<std::path::PathBuf> {
-    let dir = match std::env::var_os("KNIGHTCODE_PI_EXAMPLES") {
-        Some(dir) => std::path::PathBuf::from(dir),
-        None => std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
-            "../../scripts/pi/node_modules/@mariozechner/pi-coding-agent/examples/extensions",
-        ),
-    };
-    if dir.is_dir() {
+    let installed = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scripts/pi/node_modules/@mariozechner/pi-coding-agent/examples/extensions");
+    let cache = std::env::var_os("KC_EXAMPLES_CACHE")
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("XDG_CACHE_HOME")
+                .map(std::path::PathBuf::from)
+                .or_else(|| {
+                    std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cache"))
+                })
+                .map(|base| base.join("knightcode-rs").join("npm"))
+        })
+        .map(|root| root.join("pi-coding-agent-0.73.1/package/examples/extensions"));
+    let found = std::env::var_os("KNIGHTCODE_PI_EXAMPLES")
+        .map(std::path::PathBuf::from)
+        .into_iter()
+        .chain([installed])
+        .chain(cache)
+        .find(|dir| dir.is_dir());
+    if let Some(dir) = found {
         Some(dir)
     } else {
         let _ = writeln!(
             std::io::stderr(),
-            "skipped: {} is missing (run scripts/pi's npm ci)",
-            dir.display()
+            "skipped: pi's examples are not here (run scripts/pi's npm ci or the ext_examples test)"
         );
         None
     }
@@ -464,11 +476,20 @@ fn the_custom_anthropic_example_streams_through_the_anthropic_sdk() {
     let Some(examples) = examples_dir() else {
         return;
     };
-    // The package folder holding the example's `@anthropic-ai/sdk` dependency.
-    let node_modules = examples.join("../../../..");
-    if !node_modules.join("@anthropic-ai/sdk").is_dir() {
+    // The example's `@anthropic-ai/sdk` dependency: installed beside it (the corpus of
+    // `ext_examples` does), else in the `node_modules` holding the reference package.
+    let Some(node_modules) = [
+        examples.join("custom-provider-anthropic/node_modules"),
+        examples.join("../../../.."),
+    ]
+    .into_iter()
+    .find(|dir| dir.join("@anthropic-ai/sdk").is_dir()) else {
+        let _ = writeln!(
+            std::io::stderr(),
+            "skipped: @anthropic-ai/sdk is not installed"
+        );
         return;
-    }
+    };
     let server = MockServer::start_blocking(
         WireFormat::AnthropicMessages,
         vec![ScriptedReply::text("CUSTOM-ANTHROPIC-ANSWER")],

@@ -75,6 +75,25 @@
     async arrayBuffer() { return (await this.bytes()).buffer; }
     clone() { return new Response(this._body, this); }
   }
+  // In-memory bytes (SDKs check for `Blob`/`File` and read small ones).
+  class Blob {
+    constructor(parts, options) {
+      const chunks = (parts || []).map((p) => (typeof p === "string" ? new TextEncoder().encode(p) : p instanceof Blob ? p.bytes_ : new Uint8Array(p.buffer ? p.buffer.slice(p.byteOffset || 0, (p.byteOffset || 0) + p.byteLength) : p)));
+      const length = chunks.reduce((n, c) => n + c.length, 0);
+      this.bytes_ = new Uint8Array(length);
+      let at = 0;
+      for (const c of chunks) { this.bytes_.set(c, at); at += c.length; }
+      this.size = length;
+      this.type = (options && options.type) || "";
+    }
+    async text() { return new TextDecoder().decode(this.bytes_); }
+    async arrayBuffer() { return this.bytes_.slice().buffer; }
+    async bytes() { return this.bytes_.slice(); }
+    slice(start, end, type) { const b = new Blob([this.bytes_.slice(start, end)], { type }); return b; }
+  }
+  class File extends Blob {
+    constructor(parts, name, options) { super(parts, options); this.name = String(name); this.lastModified = (options && options.lastModified) || Date.now(); }
+  }
   // Only for `instanceof` checks and simple fields; multipart uploads are not supported.
   class FormData {
     constructor() { this.entries_ = []; }
@@ -139,5 +158,7 @@
   g.Headers = g.Headers || Headers;
   g.Response = g.Response || Response;
   g.FormData = g.FormData || FormData;
+  g.Blob = g.Blob || Blob;
+  g.File = g.File || File;
   g.ReadableStream = g.ReadableStream || ReadableStream;
 })(globalThis);
