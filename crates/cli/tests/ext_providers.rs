@@ -535,3 +535,35 @@ fn the_custom_anthropic_example_streams_through_the_anthropic_sdk() {
     assert_eq!(requests[0].header("x-api-key"), Some("sk-ant-test"));
     assert_eq!(requests[0].body["model"], "claude-sonnet-4-5");
 }
+
+#[test]
+fn a_bad_provider_registration_is_reported_and_the_extension_stays_loaded() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![ScriptedReply::text("OK")],
+    )
+    .unwrap();
+    let sandbox = sandbox(&server);
+    std::fs::write(
+        sandbox.project.join("bad.ts"),
+        r#"
+export default function (pi) {
+  pi.registerProvider("broken", { apiKey: "k", api: "openai-completions", models: [{ id: "m" }] });
+  pi.on("before_agent_start", () => { require("node:fs").writeFileSync("loaded.txt", "yes"); });
+}
+"#,
+    )
+    .unwrap();
+    let run = knightcode(&sandbox, &["-e", "bad.ts", "-p", "hi"]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert!(run.stdout.contains("OK"), "{}", run.stdout);
+    assert!(
+        run.stderr.contains("register_provider")
+            && run
+                .stderr
+                .contains(r#"Provider broken: "baseUrl" is required when defining models."#),
+        "{}",
+        run.stderr
+    );
+    assert!(sandbox.project.join("loaded.txt").exists());
+}

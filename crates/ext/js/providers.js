@@ -107,7 +107,7 @@
   }
   internal.registerProvider = function (ext, name, config) {
     if (typeof name === "object" && name && typeof name.id === "string") return internal.registerProvider(ext, name.id, name);
-    validate(name, config);
+    // Queued as the reference does; a bad config is reported when the queue is applied.
     if (ext.state === "loading") { (ext.providers = ext.providers || []).push({ ext, name, config }); return; }
     // The session's models were chosen at start-up; providers registered from a handler
     // or command would only reach the next session.
@@ -117,7 +117,19 @@
     if (ext.state === "loading") { ext.providers = (ext.providers || []).filter((p) => p.name !== name); return; }
     throw internal.unsupported(`pi.unregisterProvider after the extension loaded ("${name}")`);
   };
-  internal.commitProviders = (ext) => { for (const entry of ext.providers || []) apply(entry); ext.providers = []; };
+  // Applies what an extension queued while loading; a registration that fails is reported
+  // (`register_provider`) and the extension stays loaded, as in the reference.
+  internal.commitProviders = (ext) => {
+    for (const entry of ext.providers || []) {
+      try {
+        validate(entry.name, entry.config);
+        apply(entry);
+      } catch (e) {
+        ext.diagnostics.push(`Extension error (${ext.path}, register_provider): ${e && e.message ? e.message : String(e)}`);
+      }
+    }
+    ext.providers = [];
+  };
   internal.providerSpecs = () => registered.map((r) => ({ name: r.name, config: jsonConfig(r.config), extensionPath: r.ext.path }));
   internal.customApis = () => [...apis.keys()];
 
