@@ -281,7 +281,7 @@
       try {
         const r = await entry.def.execute(toolCallId, params, controller.signal, onUpdate, context({ signal: controller.signal }));
         const out = r && typeof r === "object" ? r : { content: [{ type: "text", text: String(r) }] };
-        return { content: Array.isArray(out.content) ? out.content : [], details: out.details, isError: !!out.isError };
+        return { content: Array.isArray(out.content) ? out.content : [], details: out.details, isError: !!out.isError, terminate: out.terminate === true };
       } catch (e) {
         return { error: message(e) };
       } finally {
