@@ -160,6 +160,7 @@ impl Client {
             pipeline: Pipeline::new((wire.decoder)(&request.model), out),
             read_pacing: self.read_pacing,
             payload_hook: request.options.payload_hook.clone(),
+            response_hook: request.options.response_hook.clone(),
         };
         let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
         match tokio::runtime::Handle::try_current() {

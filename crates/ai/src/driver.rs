@@ -133,6 +133,7 @@ pub(crate) struct StreamTask<D> {
     /// See [`crate::Client::with_read_pacing`].
     pub(crate) read_pacing: Duration,
     pub(crate) payload_hook: Option<crate::options::PayloadHook>,
+    pub(crate) response_hook: Option<crate::options::ResponseHook>,
 }
 
 /// A read at least this large means data is flowing faster than tokens are generated (a
@@ -210,6 +211,25 @@ impl<D: Decoder> StreamTask<D> {
             Err(SendError::Aborted) => return Outcome::Aborted,
             Err(SendError::Failed(message)) => return Outcome::Failed(message),
         };
+        if let Some(hook) = self.response_hook.take() {
+            let headers: serde_json::Map<String, serde_json::Value> = response
+                .headers()
+                .iter()
+                .map(|(name, value)| {
+                    (
+                        name.as_str().to_owned(),
+                        serde_json::Value::String(
+                            String::from_utf8_lossy(value.as_bytes()).into_owned(),
+                        ),
+                    )
+                })
+                .collect();
+            tokio::select! {
+                biased;
+                _ = cancel.cancelled() => return Outcome::Aborted,
+                () = (hook.0)(response.status().as_u16(), headers) => {}
+            }
+        }
         self.pipeline.out.start();
         if !flush(&mut self.pipeline.out, tx).await {
             return Outcome::ConsumerGone;

@@ -306,6 +306,10 @@ pub struct ModelRegistry {
     /// Per-model raw headers from models.json (resolved per request).
     model_headers: HashMap<(String, String), Map<String, Value>>,
     error: Option<String>,
+    /// Providers extensions registered, in order, and the registry as it was before the
+    /// first of them (what `unregister_provider` goes back to before re-applying the rest).
+    registered: Vec<(String, ProviderConfig)>,
+    before_registered: Option<Box<ModelRegistry>>,
 }
 
 impl ModelRegistry {
@@ -398,6 +402,97 @@ impl ModelRegistry {
         Ok(())
     }
 
+    /// An extension's `registerProvider(name, config)` (the reference's rules): with
+    /// `models` the provider's models are replaced by those; with only `baseUrl` the
+    /// existing models move there. `apiKey`, `headers` and `authHeader` are used for its
+    /// requests as a models.json entry's are. Registering a name again merges the configs.
+    pub fn register_provider(&mut self, id: &str, config: ProviderConfig) -> Result<(), String> {
+        validate_registration(id, &config)?;
+        if self.before_registered.is_none() {
+            self.before_registered = Some(Box::new(self.clone()));
+        }
+        match self.registered.iter_mut().find(|(name, _)| name == id) {
+            Some((_, existing)) => {
+                for (key, value) in config.raw {
+                    if !value.is_null() {
+                        existing.raw.insert(key, value);
+                    }
+                }
+            }
+            None => self.registered.push((id.to_owned(), config)),
+        }
+        self.reapply_registered()
+    }
+
+    /// Removes an extension's provider and restores what it overrode (built-in models,
+    /// models.json). Nothing happens for a name that was never registered.
+    pub fn unregister_provider(&mut self, id: &str) {
+        if !self.registered.iter().any(|(name, _)| name == id) {
+            return;
+        }
+        self.registered.retain(|(name, _)| name != id);
+        // The remaining registrations were accepted before; re-applying them cannot fail.
+        let _ = self.reapply_registered();
+    }
+
+    /// The names of the providers extensions registered.
+    pub fn registered_providers(&self) -> impl Iterator<Item = &str> {
+        self.registered.iter().map(|(name, _)| name.as_str())
+    }
+
+    fn reapply_registered(&mut self) -> Result<(), String> {
+        let Some(base) = self.before_registered.clone() else {
+            return Ok(());
+        };
+        let registered = std::mem::take(&mut self.registered);
+        let mut next = (*base).clone();
+        let mut result = Ok(());
+        for (id, config) in &registered {
+            if let Err(message) = next.apply_registration(id, config) {
+                result = Err(message);
+            }
+        }
+        next.registered = registered;
+        next.before_registered = Some(base);
+        *self = next;
+        result
+    }
+
+    fn apply_registration(&mut self, id: &str, config: &ProviderConfig) -> Result<(), String> {
+        let mut request = self.providers.get(id).cloned().unwrap_or_default();
+        for key in ["apiKey", "headers", "authHeader", "baseUrl", "api"] {
+            if let Some(value) = config.raw.get(key).filter(|v| !v.is_null()) {
+                request.raw.insert(key.to_owned(), value.clone());
+            }
+        }
+        if !config.models().is_empty() {
+            let mut models = Vec::new();
+            for definition in config.models() {
+                let Some(def) = definition.as_object() else {
+                    continue;
+                };
+                models.push(model_from_json(id, def, config, &[])?);
+                let key = (id.to_owned(), def_str(def, "id").to_owned());
+                match def.get("headers").and_then(Value::as_object) {
+                    Some(headers) => {
+                        self.model_headers.insert(key, headers.clone());
+                    }
+                    None => {
+                        self.model_headers.remove(&key);
+                    }
+                }
+            }
+            self.models.retain(|m| m.provider != id);
+            self.models.extend(models);
+        } else if let Some(url) = config.str("baseUrl") {
+            for model in self.models.iter_mut().filter(|m| m.provider == id) {
+                model.base_url = url.to_owned();
+            }
+        }
+        self.providers.insert(id.to_owned(), request);
+        Ok(())
+    }
+
     /// Every model (built-in and configured).
     pub fn models(&self) -> &[Model] {
         &self.models
@@ -478,6 +573,39 @@ impl ModelRegistry {
             source,
         }))
     }
+}
+
+/// The reference's checks of a registration (its messages).
+fn validate_registration(id: &str, config: &ProviderConfig) -> Result<(), String> {
+    if config.raw.get("streamSimple").and_then(Value::as_bool) == Some(true)
+        && config.str("api").is_none()
+    {
+        return Err(format!(
+            "Provider {id}: \"api\" is required when registering streamSimple."
+        ));
+    }
+    if config.models().is_empty() {
+        return Ok(());
+    }
+    if config.str("baseUrl").is_none() {
+        return Err(format!(
+            "Provider {id}: \"baseUrl\" is required when defining models."
+        ));
+    }
+    if config.api_key().is_none() && config.raw.get("oauth").is_none_or(Value::is_null) {
+        return Err(format!(
+            "Provider {id}: \"apiKey\" or \"oauth\" is required when defining models."
+        ));
+    }
+    for def in config.models() {
+        if def.get("api").and_then(Value::as_str).is_none() && config.str("api").is_none() {
+            return Err(format!(
+                "Provider {id}, model {}: no \"api\" specified.",
+                def.get("id").and_then(Value::as_str).unwrap_or("")
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn def_str<'a>(def: &'a Map<String, Value>, key: &str) -> &'a str {
@@ -754,6 +882,64 @@ mod tests {
             Value::Object(resolved.headers),
             serde_json::json!({"x-team": "core", "x-model": "m", "Authorization": "Bearer dummy"})
         );
+    }
+
+    #[test]
+    fn registered_providers_replace_models_and_unregistering_restores_them() {
+        let mut registry = ModelRegistry::new(builtin_models(), None);
+        let sonnet = registry
+            .find("anthropic", "claude-sonnet-4-5")
+            .unwrap()
+            .clone();
+        let config = |value: Value| ProviderConfig {
+            raw: value.as_object().unwrap().clone(),
+        };
+        // baseUrl only: the built-in models move.
+        registry
+            .register_provider(
+                "anthropic",
+                config(serde_json::json!({"baseUrl": "http://proxy"})),
+            )
+            .unwrap();
+        assert_eq!(
+            registry
+                .find("anthropic", "claude-sonnet-4-5")
+                .unwrap()
+                .base_url,
+            "http://proxy"
+        );
+        // With models: they replace the provider's.
+        registry
+            .register_provider(
+                "custom",
+                config(serde_json::json!({"baseUrl": "http://c", "apiKey": "k", "api": "custom-api",
+                    "streamSimple": true, "models": [{"id": "m1", "contextWindow": 1000, "maxTokens": 10}]})),
+            )
+            .unwrap();
+        let m1 = registry.find("custom", "m1").unwrap();
+        assert_eq!(
+            (m1.api.as_str(), m1.base_url.as_str()),
+            ("custom-api", "http://c")
+        );
+        assert_eq!(
+            registry.provider_config("custom").unwrap().api_key(),
+            Some("k")
+        );
+        let error = registry
+            .register_provider("bad", config(serde_json::json!({"models": [{"id": "x"}]})))
+            .unwrap_err();
+        assert_eq!(
+            error,
+            "Provider bad: \"baseUrl\" is required when defining models."
+        );
+        registry.unregister_provider("anthropic");
+        assert_eq!(
+            registry.find("anthropic", "claude-sonnet-4-5"),
+            Some(&sonnet)
+        );
+        assert!(registry.find("custom", "m1").is_some());
+        registry.unregister_provider("custom");
+        assert!(registry.find("custom", "m1").is_none());
     }
 
     #[test]

@@ -99,6 +99,30 @@ pub struct StreamOptions {
     pub retry: ProviderRetry,
     /// Sees (and may replace) the JSON body before it is sent.
     pub payload_hook: Option<PayloadHook>,
+    /// Sees the status and headers of a response before its body is read.
+    pub response_hook: Option<ResponseHook>,
+}
+
+/// The boxed future a [`ResponseHook`] returns.
+pub type ResponseFuture = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+
+/// Told the status and headers (lower-case names) of each successful response before its
+/// body is read: the extensions' `after_provider_response`. Compared by identity.
+#[derive(Clone)]
+pub struct ResponseHook(
+    pub std::sync::Arc<dyn Fn(u16, Map<String, Value>) -> ResponseFuture + Send + Sync>,
+);
+
+impl std::fmt::Debug for ResponseHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ResponseHook")
+    }
+}
+
+impl PartialEq for ResponseHook {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 /// The boxed future a [`PayloadHook`] returns.

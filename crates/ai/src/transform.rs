@@ -73,6 +73,55 @@ pub(crate) fn convert_to_llm<M: Borrow<AgentMessage>>(messages: &[M]) -> Vec<Llm
     out
 }
 
+/// The conversation as a JavaScript provider receives it (`context.messages` of pi's
+/// `streamSimple`): user, assistant and tool-result messages in their JSON form, other
+/// session roles reduced as for every request (`convertToLlm`).
+pub fn llm_messages_json<M: Borrow<AgentMessage>>(messages: &[M]) -> Vec<serde_json::Value> {
+    let timestamp = |message: &AgentMessage| {
+        serde_json::to_value(message)
+            .ok()
+            .and_then(|v| v.get("timestamp").cloned())
+            .unwrap_or(serde_json::Value::from(0))
+    };
+    let mut out = Vec::with_capacity(messages.len());
+    let converted = convert_to_llm(messages);
+    // `convert_to_llm` drops messages but keeps order; timestamps come from the originals
+    // that produced each user message, matched in order.
+    let mut originals = messages.iter().map(Borrow::borrow).filter(|m| {
+        !matches!(m, AgentMessage::System(_) | AgentMessage::Unknown(_))
+            && !matches!(m, AgentMessage::BashExecution(b) if b.exclude_from_context == Some(true))
+            && !matches!(m, AgentMessage::BranchSummary(b) if b.summary.is_empty())
+    });
+    for message in converted {
+        let original = originals.next();
+        let value = match message {
+            LlmMessage::User(content) => {
+                let content = match content {
+                    UserContent::Text(text) => serde_json::Value::String(text.into_owned()),
+                    UserContent::Blocks(blocks) => {
+                        serde_json::to_value(blocks.as_ref()).unwrap_or_default()
+                    }
+                };
+                serde_json::json!({
+                    "role": "user",
+                    "content": content,
+                    "timestamp": original.map_or(serde_json::Value::from(0), timestamp),
+                })
+            }
+            LlmMessage::Assistant(m) => {
+                serde_json::to_value(AgentMessage::Assistant(Box::new(m.into_owned())))
+                    .unwrap_or_default()
+            }
+            LlmMessage::ToolResult(m) => {
+                serde_json::to_value(AgentMessage::ToolResult(Box::new(m.into_owned())))
+                    .unwrap_or_default()
+            }
+        };
+        out.push(value);
+    }
+    out
+}
+
 /// Text the agent writes on the user's behalf (shell runs, summaries) goes out as one text
 /// block, as the reference sends it, not as a bare string.
 fn user_text(text: String) -> LlmMessage<'static> {

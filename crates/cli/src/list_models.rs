@@ -38,12 +38,40 @@ fn docs_dir() -> anyhow::Result<PathBuf> {
 
 /// Loads models.json and auth.json from the agent directory and renders the list. Broken
 /// configuration files are warnings, not failures: the built-in catalogue still lists.
-pub fn run(search: Option<&str>) -> anyhow::Result<Listing> {
+///
+/// The models of providers the `-e` and user-level extensions register are listed too (the
+/// extensions are loaded for it, as the reference does).
+pub fn run(
+    search: Option<&str>,
+    extensions: &knightcode_runtime::ExtensionSources,
+) -> anyhow::Result<Listing> {
     let agent_dir = agent_dir()?;
     let mut warnings = Vec::new();
-    let registry = ModelRegistry::load(&agent_dir);
+    let mut registry = ModelRegistry::load(&agent_dir);
     if let Some(error) = registry.error() {
         warnings.push(format!("Warning: errors loading models.json:\n{error}"));
+    }
+    let cwd = std::env::current_dir()?;
+    let paths = knightcode_runtime::extension_models::list_models_paths(
+        extensions,
+        &cwd,
+        &agent_dir,
+        std::env::home_dir().as_deref(),
+    );
+    if !paths.is_empty() {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()?;
+        let notices = runtime
+            .block_on(knightcode_runtime::extension_models::add_extension_models(
+                paths,
+                extensions,
+                &cwd,
+                &mut registry,
+            ))
+            .map_err(|message| anyhow::anyhow!(message))?;
+        warnings.extend(notices);
     }
     let storage = AuthStorage::load(&agent_dir).unwrap_or_else(|error| {
         warnings.push(format!("Warning: ignoring stored credentials: {error}"));

@@ -65,7 +65,13 @@ fn run(argv: &[String]) -> ExitCode {
         return stdout(&help::text());
     }
     if let Some(list) = &args.list_models {
-        return match list_models::run(list.search()) {
+        let extensions = knightcode_runtime::ExtensionSources {
+            cli: args.extensions.clone(),
+            no_extensions: args.no_extensions,
+            mode: "print".to_owned(),
+            ..Default::default()
+        };
+        return match list_models::run(list.search(), &extensions) {
             Ok(listing) => {
                 for warning in &listing.warnings {
                     stderr_line(warning);

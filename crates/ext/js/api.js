@@ -57,7 +57,7 @@
       get model() { try { return session("getModel"); } catch { return undefined; } },
       get thinkingLevel() { try { return session("getThinkingLevel"); } catch { return undefined; } },
       get signal() { return extra && extra.signal; },
-      modelRegistry: { find: internal.missing("ctx.modelRegistry.find"), complete: internal.missing("ctx.modelRegistry.complete"), streamSimple: internal.missing("ctx.modelRegistry.streamSimple") },
+      modelRegistry: internal.modelRegistry,
       scopedModels: [],
       isIdle: () => session("isIdle"),
       isProjectTrusted: () => session("isProjectTrusted"),
@@ -125,18 +125,25 @@
       setLabel: action("setLabel", (entryId, label) => { session("setLabel", { entryId, label }); }),
       getActiveTools: action("getActiveTools", () => session("getActiveTools")),
       setActiveTools: action("setActiveTools", (names) => { session("setActiveTools", { names }); }),
-      getAllTools: action("getAllTools", () => [...tools.values()].map(({ def }) => ({ name: def.name, description: def.description, parameters: def.parameters, promptGuidelines: def.promptGuidelines, exposure: def.exposure || "direct", namespace: def.namespace, annotations: def.annotations }))),
+      getAllTools: action("getAllTools", () => internal.allTools([...tools.values()])),
       getCommands: action("getCommands", () => [...commands.values()].map((c) => ({ name: c.name, description: c.options.description, source: "extension", sourceInfo: { path: c.ext.path } }))),
       getThinkingLevel: action("getThinkingLevel", () => session("getThinkingLevel")),
       setThinkingLevel: action("setThinkingLevel", (level) => { session("setThinkingLevel", { level }); }),
-      setModel: async () => { throw internal.unsupported("pi.setModel"); },
+      // False when the model's provider has no credentials; the switch happens once a
+      // running prompt has finished (session-only, the default is unchanged… see docs).
+      setModel: async (model) => {
+        if (ext.state === "loading") throw new Error(NOT_BOUND);
+        if (!model || !internal.modelRegistry.hasConfiguredAuth(model)) return false;
+        session("setModel", { provider: model.provider, id: model.id });
+        return true;
+      },
       getSettings: () => ({}),
       exec(command, args, options) {
         const o = options || {};
         return internal.execAsync(command, args || [], { cwd: o.cwd || settings.cwd, timeout: o.timeout, env: o.env }).then((r) => ({ stdout: r.stdout, stderr: r.stderr, code: r.status === null ? 1 : r.status, killed: !!r.killed }));
       },
-      registerProvider() { throw internal.unsupported("pi.registerProvider"); },
-      unregisterProvider() { throw internal.unsupported("pi.unregisterProvider"); },
+      registerProvider(name, config) { internal.registerProvider(ext, name, config); },
+      unregisterProvider(name) { internal.unregisterProvider(ext, name); },
       registerMcpServer() { throw internal.unsupported("pi.registerMcpServer"); },
       registerVirtualModel() { throw internal.unsupported("pi.registerVirtualModel"); },
       refreshTools() {},
@@ -156,6 +163,8 @@
       commands: [...commands.values()].map((c) => ({ name: c.name, description: c.options.description, extensionPath: c.ext.path })),
       flags: [...flags.entries()].map(([name, f]) => ({ name, type: f.options.type, description: f.options.description })),
       events: [...events],
+      providers: internal.providerSpecs(),
+      apis: internal.customApis(),
     };
   }
 
@@ -192,8 +201,10 @@
           if (typeof factory !== "function") throw new Error(`Extension does not export a valid factory function: ${path}`);
           await factory(api);
           ext.state = "active";
+          internal.commitProviders(ext);
         } catch (e) {
           ext.state = "failed";
+          ext.providers = [];
           for (const [k, v] of [...tools]) if (v.ext === ext) tools.delete(k);
           for (const [k, v] of [...commands]) if (v.ext === ext) commands.delete(k);
           for (const [k, v] of [...flags]) if (v.ext === ext) flags.delete(k);
@@ -249,6 +260,9 @@
           if (typeof r.systemPrompt === "string") { result.systemPrompt = r.systemPrompt; event.systemPrompt = r.systemPrompt; }
           return false;
         }, errors);
+      } else if (name === "before_provider_request") {
+        // Any non-undefined return replaces the payload; later handlers see the new one.
+        await run(name, event, (r) => { if (r !== undefined) { event.payload = r; result = { payload: r }; } return false; }, errors);
       } else if (name === "context") {
         const before = JSON.stringify(event.messages);
         await run(name, event, (r) => { if (r && Array.isArray(r.messages)) event.messages = r.messages; return false; }, errors);
@@ -296,6 +310,8 @@
       }
     },
   };
+
+  Object.assign(calls, internal.extraCalls || {});
 
   g.__kc_call = async function (method, payload) {
     try {

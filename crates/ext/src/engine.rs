@@ -34,6 +34,9 @@ const BOOTSTRAP: &[(&str, &str)] = &[
     ("kc:node.js", include_str!("../js/node.js")),
     ("kc:typebox.js", include_str!("../js/typebox.js")),
     ("kc:packages.js", include_str!("../js/packages.js")),
+    ("kc:providers.js", include_str!("../js/providers.js")),
+    ("kc:fetch.js", include_str!("../js/fetch.js")),
+    ("kc:tools.js", include_str!("../js/tools.js")),
     ("kc:api.js", include_str!("../js/api.js")),
 ];
 
@@ -123,6 +126,24 @@ fn rejection_json(reason: &rquickjs::Value<'_>) -> Value {
         "error": format!("Unhandled promise rejection: {error}"),
         "stack": stack,
     })
+}
+
+/// An [`Engine`] that does not keep the JS thread alive (held by the ops themselves).
+#[derive(Clone)]
+pub struct WeakEngine {
+    jobs: mpsc::WeakUnboundedSender<Job>,
+    watch: Arc<Watch>,
+    inflight: Arc<Inflight>,
+}
+
+impl WeakEngine {
+    pub fn upgrade(&self) -> Option<Engine> {
+        self.jobs.upgrade().map(|jobs| Engine {
+            jobs,
+            watch: Arc::clone(&self.watch),
+            inflight: Arc::clone(&self.inflight),
+        })
+    }
 }
 
 impl std::fmt::Debug for Engine {
@@ -298,6 +319,14 @@ impl Engine {
             Err(_) => Err(ExtError::Stopped(
                 "the JS thread exited at start".to_owned(),
             )),
+        }
+    }
+
+    pub fn downgrade(&self) -> WeakEngine {
+        WeakEngine {
+            jobs: self.jobs.downgrade(),
+            watch: Arc::clone(&self.watch),
+            inflight: Arc::clone(&self.inflight),
         }
     }
 

@@ -128,7 +128,46 @@ fn message_json(message: &AgentMessage) -> Value {
     serde_json::to_value(message).unwrap_or(Value::Null)
 }
 
+impl ExtensionHost {
+    /// `after_provider_response` for the session's requests; `None` when no handler listens.
+    pub fn response_hook(self: &Arc<Self>) -> Option<knightcode_ai::ResponseHook> {
+        if !self.handles("after_provider_response") {
+            return None;
+        }
+        let host = Arc::clone(self);
+        Some(knightcode_ai::ResponseHook(Arc::new(
+            move |status, headers| {
+                let host = Arc::clone(&host);
+                Box::pin(async move {
+                    host.dispatch(
+                        "after_provider_response",
+                        json!({ "status": status, "headers": headers }),
+                    )
+                    .await;
+                })
+            },
+        )))
+    }
+}
+
 impl AgentHooks for ExtensionHost {
+    fn inspects_provider_payload(&self) -> bool {
+        self.handles("before_provider_request")
+    }
+
+    fn provider_payload<'a>(
+        &'a self,
+        payload: &'a Value,
+        _cancel: &'a CancellationToken,
+    ) -> HookFuture<'a, Option<Value>> {
+        Box::pin(async move {
+            let result = self
+                .dispatch("before_provider_request", json!({ "payload": payload }))
+                .await?;
+            result.get("payload").cloned()
+        })
+    }
+
     fn transform_context<'a>(
         &'a self,
         messages: Vec<Arc<AgentMessage>>,

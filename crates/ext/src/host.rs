@@ -62,6 +62,17 @@ pub struct CommandSpec {
     pub extension_path: String,
 }
 
+/// A provider an extension registered (`pi.registerProvider(name, config)`): the config's
+/// JSON parts (`streamSimple: true` and `oauth: {name}` mark the functions JS keeps).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderSpec {
+    pub name: String,
+    pub config: serde_json::Map<String, Value>,
+    #[serde(default)]
+    pub extension_path: String,
+}
+
 /// A CLI flag an extension declared (`registerFlag`).
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
 pub struct FlagSpec {
@@ -73,6 +84,11 @@ pub struct FlagSpec {
 pub struct Registry {
     pub tools: Vec<ToolSpec>,
     pub commands: Vec<CommandSpec>,
+    #[serde(default)]
+    pub providers: Vec<ProviderSpec>,
+    /// APIs implemented in JS (`streamSimple` of a provider, `registerApiProvider`).
+    #[serde(default)]
+    pub apis: Vec<String>,
     #[serde(default)]
     pub flags: Vec<FlagSpec>,
     /// Events at least one handler listens to.
@@ -127,7 +143,15 @@ impl ExtensionHost {
     /// reference does).
     pub async fn load(config: HostConfig) -> Result<Arc<Self>, ExtError> {
         let ops = Arc::new(Ops::default());
+        *ops.providers
+            .main
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = tokio::runtime::Handle::try_current().ok();
         let engine = Engine::start(Arc::clone(&ops), config.memory_limit)?;
+        *ops.providers
+            .engine
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(engine.downgrade());
         let loaded = run_factories(&engine, &config, &config.paths).await?;
         Ok(Arc::new(Self {
             engine,
@@ -189,6 +213,32 @@ impl ExtensionHost {
             self.ops.report_uncaught_to(sink);
         }
         *self.events.lock().unwrap_or_else(PoisonError::into_inner) = Some(events);
+    }
+
+    /// Where `ctx.modelRegistry`, `getModels` and JS calls of our providers get models,
+    /// credentials and the provider from.
+    pub fn bind_models(&self, port: Arc<dyn crate::ModelPort>) {
+        *self
+            .ops
+            .providers
+            .port
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(port);
+    }
+
+    /// A provider for each API an extension implements in JS (`streamSimple`), for the
+    /// session's [`knightcode_ai::ApiRouter`].
+    pub fn custom_apis(&self) -> Vec<Arc<crate::JsApiProvider>> {
+        let apis = self.registry().apis;
+        apis.into_iter()
+            .map(|api| {
+                Arc::new(crate::JsApiProvider::new(
+                    api,
+                    self.engine.clone(),
+                    Arc::clone(&self.ops.providers),
+                ))
+            })
+            .collect()
     }
 
     /// Stops the extension JS running now (a user abort reached a handler stuck in a

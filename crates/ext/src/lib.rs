@@ -11,10 +11,14 @@
 pub mod discover;
 mod engine;
 mod error;
+mod fetch;
 mod hooks;
 mod host;
 mod ops;
+mod providers;
+mod providers_ops;
 pub mod resolve;
+mod tools;
 pub mod transpile;
 
 pub use error::ExtError;
@@ -27,3 +31,7 @@ pub use host::HostConfig;
 pub use host::Registry;
 pub use host::ToolSpec;
 pub use ops::SessionPort;
+pub use providers::JsApiProvider;
+pub use providers::ModelPort;
+pub use providers::PortFuture;
+pub use providers::RequestAuth;

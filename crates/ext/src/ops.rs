@@ -31,6 +31,8 @@ pub trait SessionPort: Send + Sync {
 pub struct Ops {
     session: Mutex<Option<Arc<dyn SessionPort>>>,
     updates: Mutex<HashMap<String, UpdateSink>>,
+    pub(crate) providers: Arc<crate::providers::ProviderOps>,
+    pub(crate) tools: Arc<crate::tools::ToolOps>,
     /// Where errors no handler call returns go (unhandled rejections, throwing timer
     /// callbacks): `HandlerError` JSON, reported as `extension_error` events.
     uncaught: Mutex<Option<tokio::sync::mpsc::UnboundedSender<Vec<Value>>>>,
@@ -78,6 +80,15 @@ impl Ops {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(call_id.to_owned(), sink);
+    }
+
+    /// Where partial results of the tool call `call_id` go (its `onUpdate`).
+    pub(crate) fn update_sink(&self, call_id: &str) -> Option<UpdateSink> {
+        self.updates
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(call_id)
+            .cloned()
     }
 
     pub fn unwatch_updates(&self, call_id: &str) {
@@ -653,7 +664,7 @@ pub fn install<'js>(ctx: &Ctx<'js>, ops: Arc<Ops>) -> rquickjs::Result<()> {
             }
         })?,
     )?;
-    let update_ops = ops;
+    let update_ops = Arc::clone(&ops);
     kc.set(
         "toolUpdate",
         Function::new(ctx.clone(), move |args: String| {
@@ -661,6 +672,8 @@ pub fn install<'js>(ctx: &Ctx<'js>, ops: Arc<Ops>) -> rquickjs::Result<()> {
             update_ops.tool_update(&args).to_string()
         })?,
     )?;
+    crate::providers_ops::install(ctx, &kc, &ops.providers)?;
+    crate::providers_ops::install_tools(ctx, &kc, &ops)?;
     ctx.globals().set("__kc", kc)?;
     Ok(())
 }

@@ -271,6 +271,11 @@ pub(crate) struct LifecycleEvents {
     delivered: tokio::task::JoinHandle<()>,
     /// Turns of the current run so far (`turn_start`'s `turnIndex`).
     turns: std::sync::atomic::AtomicU64,
+    /// The model (JSON) and thinking level last seen, for `model_select` and
+    /// `thinking_level_select`.
+    selected: Mutex<Option<(Value, String)>>,
+    /// `model_select`'s `source` for the next change.
+    source: Mutex<&'static str>,
 }
 
 impl LifecycleEvents {
@@ -287,6 +292,47 @@ impl LifecycleEvents {
             queue,
             delivered,
             turns: std::sync::atomic::AtomicU64::new(0),
+            selected: Mutex::new(None),
+            source: Mutex::new("set"),
+        }
+    }
+
+    pub(crate) fn selection_source(&self, source: &'static str) {
+        *crate::agent_session::lock_selection(&self.source) = source;
+    }
+
+    /// After a change to the session: tells extensions about a new model or thinking level
+    /// (`model_select` with `source: "set"`, `thinking_level_select`) and keeps what
+    /// `ctx.model` reads current. The first call only records the start-up selection.
+    pub(crate) fn note_selection(&self, session: &crate::AgentSession) {
+        let model = serde_json::to_value(session.model()).unwrap_or(Value::Null);
+        let level = session.thinking_level().as_str().to_owned();
+        let actions = session.extension_actions();
+        // Before the first call, what the session started with (noted at start-up).
+        let started = actions.selection();
+        actions.note_selection(model.clone(), &level);
+        let previous = crate::agent_session::lock_selection(&self.selected)
+            .replace((model.clone(), level.clone()))
+            .or(started);
+        let Some((previous_model, previous_level)) = previous else {
+            return;
+        };
+        let same_model = previous_model.get("provider") == model.get("provider")
+            && previous_model.get("id") == model.get("id");
+        if !same_model && self.host.handles("model_select") {
+            let source = std::mem::replace(
+                &mut *crate::agent_session::lock_selection(&self.source),
+                "set",
+            );
+            let payload =
+                json!({ "model": model, "previousModel": previous_model, "source": source });
+            let _ = self.queue.send(("model_select".to_owned(), payload));
+        }
+        if previous_level != level && self.host.handles("thinking_level_select") {
+            let payload = json!({ "level": level, "previousLevel": previous_level });
+            let _ = self
+                .queue
+                .send(("thinking_level_select".to_owned(), payload));
         }
     }
 
@@ -346,6 +392,18 @@ pub struct ExtensionHooks {
 }
 
 impl AgentHooks for ExtensionHooks {
+    fn inspects_provider_payload(&self) -> bool {
+        self.host.inspects_provider_payload()
+    }
+
+    fn provider_payload<'a>(
+        &'a self,
+        payload: &'a Value,
+        cancel: &'a CancellationToken,
+    ) -> HookFuture<'a, Option<Value>> {
+        self.host.provider_payload(payload, cancel)
+    }
+
     fn transform_context<'a>(
         &'a self,
         messages: Vec<Arc<AgentMessage>>,
@@ -527,6 +585,18 @@ impl SessionPort for Port {
             return Ok(Value::Null);
         }
         match op {
+            "setModel" => {
+                let text = |key: &str| args.get(key).and_then(Value::as_str).unwrap_or("");
+                self.actions.set_model(text("provider"), text("id"))?;
+                return Ok(Value::Null);
+            }
+            "setThinkingLevel" => {
+                let name = args.get("level").and_then(Value::as_str).unwrap_or("");
+                let level = knightcode_ai::ThinkingLevel::parse(name)
+                    .ok_or_else(|| format!("setThinkingLevel: unknown level \"{name}\""))?;
+                self.actions.set_thinking_level(level)?;
+                return Ok(Value::Null);
+            }
             "sendMessage" => {
                 let message = args.get("message").cloned().unwrap_or(Value::Null);
                 let message = custom_message(&message).ok_or_else(|| {
@@ -589,8 +659,14 @@ impl SessionPort for Port {
                     .map_err(|e| e.to_string())?;
                 Ok(Value::Null)
             }
-            "getModel" => Ok(json!({ "provider": self.model.0, "id": self.model.1 })),
-            "getThinkingLevel" => Ok(json!(self.thinking)),
+            "getModel" => Ok(match self.actions.selection() {
+                Some((model, _)) => model,
+                None => json!({ "provider": self.model.0, "id": self.model.1 }),
+            }),
+            "getThinkingLevel" => Ok(match self.actions.selection() {
+                Some((_, level)) => json!(level),
+                None => json!(self.thinking),
+            }),
             "isIdle" => Ok(Value::Bool(true)),
             other => Err(format!(
                 "{other} is not supported by KnightCode's extension host yet"

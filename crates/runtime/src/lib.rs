@@ -11,6 +11,7 @@ pub mod diagnostics;
 pub mod dialogs;
 mod error;
 pub mod export;
+pub mod extension_models;
 pub mod extensions;
 pub mod file_history;
 pub mod hook_chain;

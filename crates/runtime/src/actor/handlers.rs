@@ -347,6 +347,15 @@ pub(super) async fn idle(session: &mut AgentSession, ctx: &mut Ctx, envelope: En
 /// Commands that change the session (model, thinking, settings, the session itself).
 /// `None` when `command` is not one of them.
 async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) -> Option<Reply> {
+    ctx.selection_source(match command {
+        Command::CycleModel { .. } => "cycle",
+        Command::NewSession { .. }
+        | Command::SwitchSession(_)
+        | Command::ForkSessionFile(_)
+        | Command::Fork(_)
+        | Command::Clone => "restore",
+        _ => "set",
+    });
     let reply = match command {
         Command::NewSession { parent_session } => {
             match session.new_session(parent_session.clone()).await {
@@ -428,6 +437,24 @@ async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) 
                 ctx.models = Some(session.available_models().iter().map(model_info).collect());
             }
             return None;
+        }
+        Command::SetModelForSession { provider, model_id } => {
+            match session.set_model_for_session(provider, model_id).await {
+                Ok(switch) => {
+                    thinking_event(ctx, switch.thinking_changed, switch.thinking).await;
+                    Reply::ModelSet(switch)
+                }
+                Err(error) => Reply::Failed(error.to_string()),
+            }
+        }
+        Command::SetThinkingLevelForSession(level) => {
+            match session.set_thinking_level_for_session(*level) {
+                Ok(change) => {
+                    thinking_event(ctx, change.changed, change.level).await;
+                    Reply::Done
+                }
+                Err(error) => Reply::Failed(error.to_string()),
+            }
         }
         Command::SetThinkingLevel(level) => match session.set_thinking_level(*level) {
             Ok(change) => {

@@ -91,6 +91,13 @@ pub enum Command {
         forward: bool,
     },
     SetThinkingLevel(ThinkingLevel),
+    /// An extension's `pi.setModel`: as `SetModel`, leaving the saved defaults alone.
+    SetModelForSession {
+        provider: String,
+        model_id: String,
+    },
+    /// An extension's `pi.setThinkingLevel`: as `SetThinkingLevel`, not saved.
+    SetThinkingLevelForSession(ThinkingLevel),
     CycleThinkingLevel,
     SetSteeringMode(QueueMode),
     SetFollowUpMode(QueueMode),
@@ -327,6 +334,11 @@ pub(crate) struct ExtensionActions {
     active_tools: std::sync::Mutex<Vec<String>>,
     /// Every tool the session has, so `setActiveTools` can leave unknown names out at once.
     registered: std::sync::OnceLock<Vec<String>>,
+    /// The model (as JSON) and thinking level, as the session last reported them.
+    selection: std::sync::Mutex<Option<(serde_json::Value, String)>>,
+    /// Model and level changes made before the session was spawned (from `session_start`
+    /// at start-up), sent when it is.
+    pending: std::sync::Mutex<Vec<Command>>,
     /// `sendMessage(…, {deliverAs: "nextTurn"})`: context for the next prompt.
     next_turn: std::sync::Mutex<Vec<AgentMessage>>,
     /// `setActiveTools` before the session runs (from `session_start`), for its start.
@@ -337,6 +349,63 @@ impl ExtensionActions {
     fn bind(&self, inbox: &mpsc::UnboundedSender<Envelope>) {
         // A session is spawned once; a second bind has nothing to add.
         let _ = self.inbox.set(inbox.downgrade());
+        let pending = std::mem::take(
+            &mut *self
+                .pending
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        for command in pending {
+            let _ = inbox.send(Envelope {
+                command,
+                responder: Responder::Nobody,
+            });
+        }
+    }
+
+    /// The model and thinking level extensions see (`ctx.model`, `getThinkingLevel`).
+    pub(crate) fn selection(&self) -> Option<(serde_json::Value, String)> {
+        self.selection
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    pub(crate) fn note_selection(&self, model: serde_json::Value, thinking: &str) {
+        *self
+            .selection
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) =
+            Some((model, thinking.to_owned()));
+    }
+
+    /// `pi.setModel`: switches once a running prompt has finished.
+    pub(crate) fn set_model(&self, provider: &str, model_id: &str) -> Result<(), String> {
+        let command = Command::SetModelForSession {
+            provider: provider.to_owned(),
+            model_id: model_id.to_owned(),
+        };
+        self.command_or_pending(command, "setModel")
+    }
+
+    /// `pi.setThinkingLevel` (clamped to the model by the session).
+    pub(crate) fn set_thinking_level(&self, level: ThinkingLevel) -> Result<(), String> {
+        self.command_or_pending(
+            Command::SetThinkingLevelForSession(level),
+            "setThinkingLevel",
+        )
+    }
+
+    /// As [`Self::command`]; before the session is spawned the command waits for it.
+    fn command_or_pending(&self, command: Command, what: &str) -> Result<(), String> {
+        if self.inbox.get().is_none() {
+            self.pending
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(command);
+            return Ok(());
+        }
+        self.command(command, what)
     }
 
     fn command(&self, command: Command, what: &str) -> Result<(), String> {

@@ -102,6 +102,9 @@ impl Ctx {
     /// Takes up changes made to the session (model, thinking level, settings, a new session).
     pub(super) async fn refresh(&mut self, session: &mut AgentSession) {
         self.view = session.view();
+        if let Some(extensions) = &self.extensions {
+            extensions.note_selection(session);
+        }
         self.bash_template = session.user_bash("", false);
         // A reply to a settings change means the file has it, as when writes were inline.
         session.settings_saved().await;
@@ -110,6 +113,14 @@ impl Ctx {
                 "settings", warning,
             )))
             .await;
+        }
+    }
+
+    /// What the next model change is, for extensions' `model_select` (`set`, `cycle`,
+    /// `restore`).
+    pub(super) fn selection_source(&self, source: &'static str) {
+        if let Some(extensions) = &self.extensions {
+            extensions.selection_source(source);
         }
     }
 

@@ -153,6 +153,11 @@ impl SessionSetup {
     }
 }
 
+/// Locks the extensions' record of the selected model (nothing panics while holding it).
+pub(crate) fn lock_selection<T>(selection: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    selection.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 pub(crate) fn lock(session: &Mutex<SessionManager>) -> std::sync::MutexGuard<'_, SessionManager> {
     // Appends either complete or roll back inside the session store, so a panic elsewhere
     // cannot leave the manager half-updated.
@@ -301,9 +306,41 @@ impl AgentSession {
                 .map(|w| format!("session file: {w}")),
         );
 
-        let registry = ModelRegistry::load(&setup.agent_dir);
+        let mut registry = ModelRegistry::load(&setup.agent_dir);
         if let Some(error) = registry.error() {
             notices.push(error.to_owned());
+        }
+        // Extensions load before the model is chosen, so the models of the providers they
+        // register can be picked with `--provider`/`--model`. Only when one is configured:
+        // otherwise the JS runtime never starts.
+        let extension_paths = crate::extensions::discover(
+            &setup.extensions,
+            &settings,
+            &setup.cwd,
+            &setup.agent_dir,
+            setup.home.as_deref(),
+            trust.trusted,
+        );
+        let extension_host = match first_pass {
+            Some((host, loaded_paths)) => {
+                let rest: Vec<_> = extension_paths
+                    .into_iter()
+                    .filter(|p| !loaded_paths.contains(p))
+                    .collect();
+                crate::extensions::load_more(&host, rest).await?;
+                Some(host)
+            }
+            None if !extension_paths.is_empty() => {
+                Some(crate::extensions::load_host(&setup, extension_paths).await?)
+            }
+            None => None,
+        };
+        if let Some(host) = &extension_host {
+            notices.extend(host.diagnostics());
+            notices.extend(crate::extension_models::register_providers(
+                host,
+                &mut registry,
+            ));
         }
         let auth_storage = AuthStorage::load(&setup.agent_dir).unwrap_or_else(|error| {
             notices.push(error.to_string());
@@ -423,6 +460,7 @@ impl AgentSession {
             setup.model.is_some().then(|| model.clone()),
             setup.thinking.or(suffix_thinking),
         );
+        let model_port_registry = extension_host.as_ref().map(|_| registry.clone());
         let mut ops = operations::OpsState::new(
             &setup,
             &store,
@@ -470,34 +508,14 @@ impl AgentSession {
         let session = Arc::new(Mutex::new(session));
         let (events, receiver) =
             knightcode_agent::event_channel(knightcode_agent::DEFAULT_EVENT_CAPACITY);
-        // Extensions load only when one is configured: otherwise the JS runtime never starts.
-        let extension_paths = crate::extensions::discover(
-            &setup.extensions,
-            &settings,
-            &setup.cwd,
-            &setup.agent_dir,
-            setup.home.as_deref(),
-            trust.trusted,
-        );
         let mut extension_tools = Vec::new();
-        let mut extension_host = None;
         let extension_actions = Arc::new(crate::actor::ExtensionActions::default());
-        let loaded = match first_pass {
-            Some((host, loaded_paths)) => {
-                let rest: Vec<_> = extension_paths
-                    .into_iter()
-                    .filter(|p| !loaded_paths.contains(p))
-                    .collect();
-                crate::extensions::load_more(&host, rest).await?;
-                Some(host)
-            }
-            None if !extension_paths.is_empty() => {
-                Some(crate::extensions::load_host(&setup, extension_paths).await?)
-            }
-            None => None,
-        };
-        if let Some(host) = loaded {
-            notices.extend(host.diagnostics());
+        if let Some(host) = &extension_host {
+            let host = Arc::clone(host);
+            extension_actions.note_selection(
+                serde_json::to_value(&model).unwrap_or_default(),
+                thinking.as_str(),
+            );
             host.bind(
                 Arc::new(crate::extensions::Port {
                     session: Arc::clone(&session),
@@ -511,7 +529,6 @@ impl AgentSession {
                 .await;
             host.refresh().await;
             extension_tools = host.tools();
-            extension_host = Some(Arc::clone(&host));
             // Extensions first; the embedding program's hooks keep working beside them.
             hooks = Arc::new(crate::hook_chain::ChainedHooks {
                 first: Arc::new(crate::extensions::ExtensionHooks { host }),
@@ -593,6 +610,9 @@ impl AgentSession {
                 thinking,
                 session_id: Some(session_id),
                 headers,
+                response_hook: extension_host
+                    .as_ref()
+                    .and_then(knightcode_ext::ExtensionHost::response_hook),
                 thinking_budgets: settings.values().thinking_budgets,
                 retry: settings.values().provider_retry,
                 ..StreamOptions::default()
@@ -616,6 +636,17 @@ impl AgentSession {
                     .map_err(|e| RuntimeError::Setup(e.to_string()))?
                     .with_read_pacing(setup.stream_read_pacing),
             ),
+        };
+        let provider = match &extension_host {
+            Some(host) => crate::extension_models::bind(
+                host,
+                provider,
+                model_port_registry,
+                &setup.agent_dir,
+                Arc::clone(&env),
+                ops.runtime_keys().clone(),
+            ),
+            None => provider,
         };
         let compaction = compacting::CompactionState {
             target: crate::compaction::hooks::SharedTarget::default(),

@@ -82,6 +82,8 @@ pub(super) struct OpsState {
     pub(super) agent_dir: PathBuf,
     pub(super) resource_flags: crate::resources::ResourceFlags,
     pub(super) no_context_files: bool,
+    /// Set while an extension changes the model or level: nothing goes to settings.json.
+    session_only: bool,
     /// `images.blockImages`, shared with the hook that strips images from requests.
     pub(super) block_images: Arc<std::sync::atomic::AtomicBool>,
 }
@@ -111,6 +113,7 @@ impl OpsState {
             agent_dir: setup.agent_dir.clone(),
             resource_flags: setup.resources.clone(),
             no_context_files: setup.no_context_files,
+            session_only: false,
             block_images: Arc::default(),
         }
     }
@@ -126,6 +129,11 @@ impl OpsState {
 
     fn available_models(&self) -> Vec<Model> {
         self.registry.available(&self.auth())
+    }
+
+    /// `--api-key`, by provider (what extensions' model calls resolve keys with too).
+    pub(super) fn runtime_keys(&self) -> &HashMap<String, String> {
+        &self.runtime_keys
     }
 }
 
@@ -373,6 +381,29 @@ impl AgentSession {
                 RuntimeError::Rejected(format!("Model not found: {provider}/{model_id}"))
             })?;
         self.switch_model(model, false).await
+    }
+
+    /// An extension's `pi.setModel`: as [`Self::set_model`], the saved defaults unchanged.
+    pub async fn set_model_for_session(
+        &mut self,
+        provider: &str,
+        model_id: &str,
+    ) -> Result<ModelSwitch> {
+        self.ops.session_only = true;
+        let result = self.set_model(provider, model_id).await;
+        self.ops.session_only = false;
+        result
+    }
+
+    /// An extension's `pi.setThinkingLevel`: clamped and recorded, not saved as default.
+    pub fn set_thinking_level_for_session(
+        &mut self,
+        level: ThinkingLevel,
+    ) -> Result<ThinkingChange> {
+        self.ops.session_only = true;
+        let result = self.set_thinking_level(level);
+        self.ops.session_only = false;
+        result
     }
 
     /// The next model after the current one; `None` with fewer than two.
@@ -629,6 +660,9 @@ impl AgentSession {
     /// be read is never written (its content would be lost); the change then holds for this
     /// process only.
     fn persist_settings(&mut self, values: &[(&str, Value)]) {
+        if self.ops.session_only {
+            return;
+        }
         let mut overrides = serde_json::Map::new();
         for (key, value) in values {
             settings_file::insert_dotted(&mut overrides, key, value.clone());

@@ -519,6 +519,7 @@ impl SummaryModel {
         options.max_tokens = Some(max_tokens);
         options.cache_retention = Some(CacheRetention::None);
         options.payload_hook = None;
+        options.response_hook = None;
         // Branch summaries are short and asked without reasoning, as in the reference.
         if !self.model.reasoning || kind == SummaryKind::Branch {
             options.thinking = ThinkingLevel::Off;

@@ -1,0 +1,164 @@
+// `fetch`, `Headers`, `Response` (bodies read chunk by chunk: `response.body` is
+// async-iterable and has `getReader()`), a `FormData` for `instanceof` checks and a small
+// `ReadableStream`, over the `fetch` ops (`src/fetch.rs`). Enough for OAuth token exchanges,
+// JSON APIs and SDKs reading server-sent events (the Anthropic SDK).
+(function (g) {
+  "use strict";
+  const internal = g.__kcInternal;
+  const kc = internal.kc;
+  const op = internal.op;
+  if (typeof g.fetch === "function") return;
+
+  class Headers {
+    constructor(init) {
+      this.map = new Map();
+      if (!init) return;
+      const entries = init instanceof Headers ? [...init.entries()] : Array.isArray(init) ? init : Object.entries(init);
+      for (const [k, v] of entries) this.append(k, v);
+    }
+    append(k, v) { const key = String(k).toLowerCase(); const old = this.map.get(key); this.map.set(key, old === undefined ? String(v) : `${old}, ${v}`); }
+    set(k, v) { this.map.set(String(k).toLowerCase(), String(v)); }
+    get(k) { const v = this.map.get(String(k).toLowerCase()); return v === undefined ? null : v; }
+    has(k) { return this.map.has(String(k).toLowerCase()); }
+    delete(k) { this.map.delete(String(k).toLowerCase()); }
+    forEach(fn, self) { for (const [k, v] of this.map) fn.call(self, v, k, this); }
+    entries() { return this.map.entries(); }
+    keys() { return this.map.keys(); }
+    values() { return this.map.values(); }
+    [Symbol.iterator]() { return this.map.entries(); }
+  }
+  const fromBase64 = (b64) => { const s = g.atob(b64); const out = new Uint8Array(s.length); for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i); return out; };
+  // A response body read from Rust chunk by chunk: async-iterable and with `getReader()`.
+  class BodyStream {
+    constructor(id) { this.id = id; this.done = false; this.locked = false; }
+    async next() {
+      if (this.done) return { done: true, value: undefined };
+      const b64 = op(await kc.fetchRead(this.id));
+      if (b64 === null) { this.done = true; return { done: true, value: undefined }; }
+      return { done: false, value: fromBase64(b64) };
+    }
+    async cancel() { this.done = true; kc.fetchClose(this.id); }
+    getReader() {
+      this.locked = true;
+      return { read: () => this.next(), cancel: () => this.cancel(), releaseLock: () => { this.locked = false; }, closed: Promise.resolve() };
+    }
+    [Symbol.asyncIterator]() { return { next: () => this.next(), return: async () => { await this.cancel(); return { done: true, value: undefined }; }, [Symbol.asyncIterator]() { return this; } }; }
+  }
+  class Response {
+    constructor(body, init) {
+      const o = init || {};
+      this._stream = body instanceof BodyStream ? body : null;
+      this._body = this._stream ? null : body === undefined || body === null ? "" : String(body);
+      this.status = o.status === undefined ? 200 : o.status;
+      this.statusText = o.statusText || "";
+      this.headers = o.headers instanceof Headers ? o.headers : new Headers(o.headers);
+      this.url = o.url || "";
+      this.ok = this.status >= 200 && this.status < 300;
+      this.bodyUsed = false;
+      this.body = this._stream;
+      this.type = "basic";
+      this.redirected = false;
+    }
+    async bytes() {
+      this.bodyUsed = true;
+      if (!this._stream) return new TextEncoder().encode(this._body);
+      const parts = [];
+      let length = 0;
+      for (;;) { const r = await this._stream.next(); if (r.done) break; parts.push(r.value); length += r.value.length; }
+      const out = new Uint8Array(length);
+      let at = 0;
+      for (const p of parts) { out.set(p, at); at += p.length; }
+      return out;
+    }
+    async text() { if (!this._stream) { this.bodyUsed = true; return this._body; } return new TextDecoder().decode(await this.bytes()); }
+    async json() { return JSON.parse(await this.text()); }
+    async arrayBuffer() { return (await this.bytes()).buffer; }
+    clone() { return new Response(this._body, this); }
+  }
+  // In-memory bytes (SDKs check for `Blob`/`File` and read small ones).
+  class Blob {
+    constructor(parts, options) {
+      const chunks = (parts || []).map((p) => (typeof p === "string" ? new TextEncoder().encode(p) : p instanceof Blob ? p.bytes_ : new Uint8Array(p.buffer ? p.buffer.slice(p.byteOffset || 0, (p.byteOffset || 0) + p.byteLength) : p)));
+      const length = chunks.reduce((n, c) => n + c.length, 0);
+      this.bytes_ = new Uint8Array(length);
+      let at = 0;
+      for (const c of chunks) { this.bytes_.set(c, at); at += c.length; }
+      this.size = length;
+      this.type = (options && options.type) || "";
+    }
+    async text() { return new TextDecoder().decode(this.bytes_); }
+    async arrayBuffer() { return this.bytes_.slice().buffer; }
+    async bytes() { return this.bytes_.slice(); }
+    slice(start, end, type) { const b = new Blob([this.bytes_.slice(start, end)], { type }); return b; }
+  }
+  class File extends Blob {
+    constructor(parts, name, options) { super(parts, options); this.name = String(name); this.lastModified = (options && options.lastModified) || Date.now(); }
+  }
+  // Only for `instanceof` checks and simple fields; multipart uploads are not supported.
+  class FormData {
+    constructor() { this.entries_ = []; }
+    append(k, v) { this.entries_.push([String(k), v]); }
+    set(k, v) { this.delete(k); this.append(k, v); }
+    get(k) { const e = this.entries_.find((x) => x[0] === k); return e ? e[1] : null; }
+    getAll(k) { return this.entries_.filter((x) => x[0] === k).map((x) => x[1]); }
+    has(k) { return this.entries_.some((x) => x[0] === k); }
+    delete(k) { this.entries_ = this.entries_.filter((x) => x[0] !== k); }
+    entries() { return this.entries_[Symbol.iterator](); }
+    [Symbol.iterator]() { return this.entries(); }
+  }
+  // A small ReadableStream for code that builds one from a source (`start`/`pull`).
+  class ReadableStream {
+    constructor(source) {
+      this.source = source || {};
+      this.queue = [];
+      this.closed = false;
+      this.locked = false;
+      const controller = { enqueue: (v) => this.queue.push(v), close: () => { this.closed = true; }, error: (e) => { this.failure = e; } };
+      this.controller = controller;
+      this.started = Promise.resolve(this.source.start && this.source.start(controller));
+    }
+    async next() {
+      await this.started;
+      while (this.queue.length === 0 && !this.closed && !this.failure) {
+        if (!this.source.pull) { this.closed = true; break; }
+        await this.source.pull(this.controller);
+      }
+      if (this.failure) throw this.failure;
+      if (this.queue.length > 0) return { done: false, value: this.queue.shift() };
+      return { done: true, value: undefined };
+    }
+    async cancel(reason) { this.closed = true; if (this.source.cancel) await this.source.cancel(reason); }
+    getReader() {
+      this.locked = true;
+      return { read: () => this.next(), cancel: (r) => this.cancel(r), releaseLock: () => { this.locked = false; }, closed: Promise.resolve() };
+    }
+    [Symbol.asyncIterator]() { return { next: () => this.next(), return: async () => { await this.cancel(); return { done: true, value: undefined }; }, [Symbol.asyncIterator]() { return this; } }; }
+  }
+  function bodyText(body) {
+    if (body === undefined || body === null) return undefined;
+    if (typeof body === "string") return body;
+    if (body instanceof URLSearchParams) return body.toString();
+    if (body instanceof Uint8Array || body instanceof ArrayBuffer) return new TextDecoder().decode(body);
+    throw internal.unsupported("fetch with this body type");
+  }
+  async function fetch(input, init) {
+    const o = init || {};
+    const url = typeof input === "string" ? input : input && (input.href || input.url || String(input));
+    if (o.signal && o.signal.aborted) throw internal.abortError ? internal.abortError() : new Error("This operation was aborted");
+    const headers = {};
+    new Headers(o.headers).forEach((v, k) => { headers[k] = v; });
+    const body = bodyText(o.body);
+    if (body !== undefined && o.body instanceof URLSearchParams && !headers["content-type"]) headers["content-type"] = "application/x-www-form-urlencoded;charset=UTF-8";
+    const r = op(await kc.fetch(JSON.stringify({ url, method: o.method || "GET", headers, body })));
+    const stream = new BodyStream(r.bodyId);
+    if (o.signal) o.signal.addEventListener("abort", () => { stream.cancel(); });
+    return new Response(stream, { status: r.status, statusText: r.statusText, headers: r.headers, url: r.url });
+  }
+  g.fetch = fetch;
+  g.Headers = g.Headers || Headers;
+  g.Response = g.Response || Response;
+  g.FormData = g.FormData || FormData;
+  g.Blob = g.Blob || Blob;
+  g.File = g.File || File;
+  g.ReadableStream = g.ReadableStream || ReadableStream;
+})(globalThis);
