@@ -4,6 +4,9 @@
 //! written in JS (`streamSimple`) that can also delegate to one of ours, the
 //! `before_provider_request` payload replacement, and pi's GitLab Duo example.
 
+#[path = "ext_examples/corpus.rs"]
+#[allow(dead_code)]
+mod corpus;
 mod oneshot_common;
 
 use std::io::Read as _;
@@ -177,37 +180,10 @@ fn a_provider_written_in_js_answers_and_can_delegate_to_a_built_in_api() {
     );
 }
 
-/// pi's example extensions: the folder `KNIGHTCODE_PI_EXAMPLES` names, else the reference
-/// package installed by `scripts/pi`, else the corpus `ext_examples` packs into its cache.
+/// pi's example extensions, from the corpus `ext_examples` uses (`npm pack` into a cache
+/// outside the clone, `npm install` in the examples with dependencies): never skipped.
 fn examples_dir() -> Option<std::path::PathBuf> {
-    let installed = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../scripts/pi/node_modules/@mariozechner/pi-coding-agent/examples/extensions");
-    let cache = std::env::var_os("KC_EXAMPLES_CACHE")
-        .map(std::path::PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("XDG_CACHE_HOME")
-                .map(std::path::PathBuf::from)
-                .or_else(|| {
-                    std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cache"))
-                })
-                .map(|base| base.join("knightcode-rs").join("npm"))
-        })
-        .map(|root| root.join("pi-coding-agent-0.73.1/package/examples/extensions"));
-    let found = std::env::var_os("KNIGHTCODE_PI_EXAMPLES")
-        .map(std::path::PathBuf::from)
-        .into_iter()
-        .chain([installed])
-        .chain(cache)
-        .find(|dir| dir.is_dir());
-    if let Some(dir) = found {
-        Some(dir)
-    } else {
-        let _ = writeln!(
-            std::io::stderr(),
-            "skipped: pi's examples are not here (run scripts/pi's npm ci or the ext_examples test)"
-        );
-        None
-    }
+    Some(corpus::corpus().original)
 }
 
 /// A one-request HTTP server answering `body` as JSON; returns its root URL and the
@@ -484,11 +460,7 @@ fn the_custom_anthropic_example_streams_through_the_anthropic_sdk() {
     ]
     .into_iter()
     .find(|dir| dir.join("@anthropic-ai/sdk").is_dir()) else {
-        let _ = writeln!(
-            std::io::stderr(),
-            "skipped: @anthropic-ai/sdk is not installed"
-        );
-        return;
+        panic!("@anthropic-ai/sdk is missing beside the example: the corpus installs it");
     };
     let server = MockServer::start_blocking(
         WireFormat::AnthropicMessages,
