@@ -25,4 +25,5 @@ pub use host::HandlerError;
 pub use host::HostConfig;
 pub use host::Registry;
 pub use host::ToolSpec;
+pub use ops::PortFuture;
 pub use ops::SessionPort;

@@ -149,6 +149,8 @@ impl LifecycleEvents {
 /// A session's hooks when extensions are loaded.
 pub struct ExtensionHooks {
     pub host: Arc<ExtensionHost>,
+    /// The session file, for the entries `session_compact` hands over.
+    pub entries: Option<Arc<Mutex<SessionManager>>>,
 }
 
 impl AgentHooks for ExtensionHooks {
@@ -187,13 +189,122 @@ impl AgentHooks for ExtensionHooks {
 }
 
 /// `/name args` → (`name`, `args`).
-fn command_of(text: &str) -> Option<(&str, &str)> {
+pub(crate) fn command_of(text: &str) -> Option<(&str, &str)> {
     let rest = text.strip_prefix('/')?;
     let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
     (!name.is_empty()).then_some((name, args.trim_start()))
 }
 
 impl SessionHooks for ExtensionHooks {
+    fn inspects_compaction_messages(&self) -> bool {
+        self.inspects()
+    }
+
+    fn before_compact<'a>(
+        &'a self,
+        starting: crate::hooks::CompactionStarting<'a>,
+        _cancel: &'a CancellationToken,
+    ) -> HookFuture<'a, crate::hooks::CompactionDecision> {
+        Box::pin(async move { before_compact(&self.host, &starting).await })
+    }
+
+    fn compacted<'a>(&'a self, ended: crate::hooks::CompactionEnded<'a>) -> HookFuture<'a, ()> {
+        Box::pin(async move {
+            if self.host.handles("session_compact") {
+                let payload = json!({
+                    "compactionEntry": self.entry(ended.entry_id),
+                    "fromExtension": ended.from_hook,
+                    "reason": compaction_reason(ended.reason),
+                    "willRetry": ended.will_retry,
+                });
+                self.host.dispatch("session_compact", payload).await;
+            }
+        })
+    }
+
+    fn compaction_failed<'a>(
+        &'a self,
+        ended: crate::hooks::CompactionEnded<'a>,
+    ) -> HookFuture<'a, ()> {
+        Box::pin(async move {
+            if self.host.handles("session_compact_failed") {
+                let payload = json!({
+                    "reason": compaction_reason(ended.reason),
+                    "errorMessage": ended.error_message,
+                    "aborted": ended.aborted,
+                    "willRetry": ended.will_retry,
+                    "fromExtension": ended.from_hook,
+                });
+                self.host.dispatch("session_compact_failed", payload).await;
+            }
+        })
+    }
+
+    fn before_tree<'a>(
+        &'a self,
+        navigation: crate::hooks::TreeNavigation<'a>,
+        _cancel: &'a CancellationToken,
+    ) -> HookFuture<'a, crate::hooks::TreeDecision> {
+        use crate::hooks::TreeDecision;
+        Box::pin(async move {
+            let payload = json!({ "preparation": {
+                "targetId": navigation.target_id,
+                "oldLeafId": navigation.old_leaf_id,
+                "commonAncestorId": navigation.common_ancestor_id,
+                "entriesToSummarize": navigation.entries_to_summarize.iter().map(message_json).collect::<Vec<_>>(),
+                "userWantsSummary": navigation.user_wants_summary,
+                "customInstructions": navigation.custom_instructions,
+                "replaceInstructions": navigation.replace_instructions,
+                "label": navigation.label,
+            }});
+            let Some(result) = self.host.dispatch("session_before_tree", payload).await else {
+                return TreeDecision::Proceed;
+            };
+            if result.get("cancel").and_then(Value::as_bool) == Some(true) {
+                return TreeDecision::Cancel;
+            }
+            if let Some(summary) = result.pointer("/summary/summary").and_then(Value::as_str) {
+                return TreeDecision::Supply {
+                    summary: summary.to_owned(),
+                    details: result
+                        .pointer("/summary/details")
+                        .cloned()
+                        .filter(|d| !d.is_null()),
+                };
+            }
+            let text = |key: &str| result.get(key).and_then(Value::as_str).map(str::to_owned);
+            if ["customInstructions", "replaceInstructions", "label"]
+                .iter()
+                .any(|key| result.get(*key).is_some())
+            {
+                return TreeDecision::Override {
+                    custom_instructions: text("customInstructions"),
+                    replace_instructions: result
+                        .get("replaceInstructions")
+                        .and_then(Value::as_bool),
+                    label: text("label"),
+                };
+            }
+            TreeDecision::Proceed
+        })
+    }
+
+    fn tree_changed<'a>(&'a self, changed: crate::hooks::TreeChanged<'a>) -> HookFuture<'a, ()> {
+        Box::pin(async move {
+            if self.host.handles("session_tree") {
+                let mut payload = json!({
+                    "newLeafId": changed.new_leaf_id,
+                    "oldLeafId": changed.old_leaf_id,
+                });
+                if let Some(id) = changed.summary_entry_id {
+                    payload["summaryEntry"] = self.entry(Some(id));
+                    payload["fromExtension"] = Value::Bool(changed.from_hook);
+                }
+                self.host.dispatch("session_tree", payload).await;
+            }
+        })
+    }
+
     fn transform_input<'a>(
         &'a self,
         input: &'a PromptInput,
@@ -266,7 +377,97 @@ impl SessionHooks for ExtensionHooks {
     }
 }
 
+impl ExtensionHooks {
+    fn inspects(&self) -> bool {
+        self.host.handles("session_before_compact")
+    }
+}
+
+fn compaction_reason(reason: knightcode_protocol::CompactionReason) -> Value {
+    serde_json::to_value(reason).unwrap_or(Value::Null)
+}
+
+/// `session_before_compact`: `{cancel}` or `{compaction: {summary, firstKeptEntryId,
+/// tokensBefore, details?}}` from the handlers.
+async fn before_compact(
+    host: &ExtensionHost,
+    starting: &crate::hooks::CompactionStarting<'_>,
+) -> crate::hooks::CompactionDecision {
+    use crate::hooks::CompactionDecision;
+    let preparation = starting.preparation;
+    let messages = |list: &[AgentMessage]| {
+        list.iter()
+            .map(|m| serde_json::to_value(m).unwrap_or(Value::Null))
+            .collect::<Vec<_>>()
+    };
+    let payload = json!({
+        "preparation": {
+            "firstKeptEntryId": preparation.first_kept_entry_id,
+            "messagesToSummarize": messages(&preparation.messages_to_summarize),
+            "turnPrefixMessages": messages(&preparation.turn_prefix),
+            "isSplitTurn": preparation.is_split_turn,
+            "tokensBefore": preparation.tokens_before,
+            "previousSummary": preparation.previous_summary,
+            "fileOps": {
+                "read": preparation.files.read,
+                "written": preparation.files.written,
+                "edited": preparation.files.edited,
+            },
+        },
+        "customInstructions": starting.custom_instructions,
+        "reason": compaction_reason(starting.reason),
+        "willRetry": starting.will_retry,
+    });
+    let Some(result) = host.dispatch("session_before_compact", payload).await else {
+        return CompactionDecision::Proceed;
+    };
+    if result.get("cancel").and_then(Value::as_bool) == Some(true) {
+        return CompactionDecision::Cancel;
+    }
+    let Some(compaction) = result.get("compaction") else {
+        return CompactionDecision::Proceed;
+    };
+    let Some(summary) = compaction.get("summary").and_then(Value::as_str) else {
+        return CompactionDecision::Proceed;
+    };
+    CompactionDecision::Supply(crate::hooks::SuppliedCompaction {
+        summary: summary.to_owned(),
+        first_kept_entry_id: compaction
+            .get("firstKeptEntryId")
+            .and_then(Value::as_str)
+            .unwrap_or(&preparation.first_kept_entry_id)
+            .to_owned(),
+        tokens_before: compaction
+            .get("tokensBefore")
+            .and_then(Value::as_u64)
+            .unwrap_or(preparation.tokens_before),
+        usage: None,
+        details: compaction.get("details").cloned().filter(|d| !d.is_null()),
+    })
+}
+
+impl ExtensionHooks {
+    /// The compaction entry a compaction wrote, as `session_compact` carries it.
+    fn entry(&self, id: Option<&str>) -> Value {
+        let Some(id) = id else {
+            return Value::Null;
+        };
+        self.entries
+            .as_ref()
+            .and_then(|session| {
+                lock(session)
+                    .entry(id)
+                    .and_then(|e| serde_json::to_value(e).ok())
+            })
+            .unwrap_or(Value::Null)
+    }
+}
+
 /// `{customType, content, display, details}` as a `custom` message.
+fn message_json(message: &AgentMessage) -> Value {
+    serde_json::to_value(message).unwrap_or(Value::Null)
+}
+
 fn custom_message(value: &Value) -> Option<AgentMessage> {
     let mut message = value.clone();
     let object = message.as_object_mut()?;
@@ -313,8 +514,154 @@ fn user_content(content: &Value) -> Result<(String, Vec<ContentBlock>), String> 
     }
 }
 
+/// `{"cancelled": …}` for a session replacement's reply.
+fn replaced(reply: crate::actor::Reply) -> Result<Value, String> {
+    use crate::actor::Reply;
+    match reply {
+        Reply::SessionReplaced { cancelled } => Ok(json!({ "cancelled": cancelled })),
+        Reply::Forked { .. } | Reply::Navigated { .. } | Reply::Done => {
+            Ok(json!({ "cancelled": false }))
+        }
+        Reply::Failed(message) if message == crate::actor::NAVIGATION_CANCELLED => {
+            Ok(json!({ "cancelled": true }))
+        }
+        Reply::Failed(message) => Err(message),
+        _ => Ok(json!({ "cancelled": false })),
+    }
+}
+
+/// An extension's `ctx.ui` request: the front end's answer as JS takes it (`select`,
+/// `input`, `editor` → text or `null`, `confirm` → boolean, the rest `null`).
+async fn ui_request(
+    dialogs: Arc<dyn crate::dialogs::Dialogs>,
+    args: Value,
+    cancel: CancellationToken,
+) -> Result<Value, String> {
+    use knightcode_protocol::rpc::UiReply;
+    use knightcode_protocol::rpc::UiRequestKind;
+    let request: UiRequestKind =
+        serde_json::from_value(args).map_err(|e| format!("ctx.ui: invalid request ({e})"))?;
+    let timeout = match &request {
+        UiRequestKind::Select { timeout, .. }
+        | UiRequestKind::Confirm { timeout, .. }
+        | UiRequestKind::Input { timeout, .. } => timeout.map(std::time::Duration::from_millis),
+        _ => None,
+    };
+    let confirm = matches!(request, UiRequestKind::Confirm { .. });
+    let reply = dialogs.extension_ui(request, timeout, &cancel).await;
+    Ok(match reply {
+        Some(UiReply::Confirmed(yes)) if confirm => Value::Bool(yes),
+        Some(UiReply::Value(text)) if !confirm => Value::String(text),
+        _ if confirm => Value::Bool(false),
+        _ => Value::Null,
+    })
+}
+
 impl SessionPort for Port {
+    fn call_async(
+        &self,
+        op: &str,
+        args: Value,
+        cancel: CancellationToken,
+    ) -> knightcode_ext::PortFuture {
+        use crate::actor::Command;
+        use crate::actor::Reply;
+        let text = |key: &str| args.get(key).and_then(Value::as_str).map(str::to_owned);
+        let command = match op {
+            "ui" => return Box::pin(ui_request(self.actions.dialogs(), args, cancel)),
+            "waitForIdle" => Command::WaitForIdle,
+            "newSession" => Command::NewSession {
+                parent_session: text("parentSession"),
+            },
+            "fork" => Command::ExtensionFork {
+                entry_id: text("entryId").unwrap_or_default(),
+                at: text("position").as_deref() == Some("at"),
+            },
+            "switchSession" => {
+                Command::SwitchSession(PathBuf::from(text("path").unwrap_or_default()))
+            }
+            "navigateTree" => Command::NavigateTree {
+                entry_id: text("targetId"),
+                summary: (args.get("summarize").and_then(Value::as_bool) == Some(true)).then(
+                    || crate::actor::SummaryRequest {
+                        custom_instructions: text("customInstructions"),
+                        replace_instructions: args
+                            .get("replaceInstructions")
+                            .and_then(Value::as_bool)
+                            .unwrap_or(false),
+                    },
+                ),
+                label: text("label"),
+                restore_files: false,
+            },
+            "reload" => Command::Reload,
+            "compact" => Command::Compact {
+                custom_instructions: text("customInstructions"),
+            },
+            other => {
+                let message =
+                    format!("{other} is not supported by KnightCode's extension host yet");
+                return Box::pin(std::future::ready(Err(message)));
+            }
+        };
+        let what = format!("ctx.{op}");
+        let reply = self.actions.request(command, &what);
+        let op = op.to_owned();
+        Box::pin(async move {
+            let reply = reply.await?;
+            match op.as_str() {
+                "compact" => match reply {
+                    Reply::Compacted(result) => {
+                        serde_json::to_value(result).map_err(|e| e.to_string())
+                    }
+                    Reply::Failed(message) => Err(message),
+                    _ => Ok(Value::Null),
+                },
+                "waitForIdle" | "reload" => match reply {
+                    Reply::Failed(message) => Err(message),
+                    _ => Ok(Value::Null),
+                },
+                _ => replaced(reply),
+            }
+        })
+    }
+
     fn call(&self, op: &str, args: Value) -> Result<Value, String> {
+        match op {
+            "hasUI" => return Ok(Value::Bool(self.actions.dialogs().has_ui())),
+            "isIdle" => {
+                return Ok(Value::Bool(
+                    self.actions.view().is_none_or(|view| !view.is_running()),
+                ));
+            }
+            "hasPendingMessages" => {
+                return Ok(Value::Bool(
+                    self.actions.view().is_some_and(|view| view.has_queued()),
+                ));
+            }
+            "abort" => {
+                if let Some(view) = self.actions.view() {
+                    view.abort();
+                }
+                return Ok(Value::Null);
+            }
+            "getContextUsage" => {
+                let usage = self.actions.view().and_then(|view| view.context_usage());
+                return serde_json::to_value(usage).map_err(|e| e.to_string());
+            }
+            "getModel" => {
+                if let Some(view) = self.actions.view() {
+                    let model = view.model();
+                    return Ok(json!({ "provider": model.provider, "id": model.id }));
+                }
+            }
+            "getThinkingLevel" => {
+                if let Some(view) = self.actions.view() {
+                    return Ok(json!(view.thinking_level().as_str()));
+                }
+            }
+            _ => {}
+        }
         if op == "sendUserMessage" {
             let (text, images) = user_content(args.get("content").unwrap_or(&Value::Null))?;
             let steer = args.pointer("/options/deliverAs").and_then(Value::as_str) == Some("steer");
@@ -395,7 +742,6 @@ impl SessionPort for Port {
             }
             "getModel" => Ok(json!({ "provider": self.model.0, "id": self.model.1 })),
             "getThinkingLevel" => Ok(json!(self.thinking)),
-            "isIdle" => Ok(Value::Bool(true)),
             other => Err(format!(
                 "{other} is not supported by KnightCode's extension host yet"
             )),

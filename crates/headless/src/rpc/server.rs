@@ -214,7 +214,10 @@ impl<W: AsyncWrite + Unpin> Output<W> {
         if self.failed.is_some() {
             return false;
         }
-        line.push('\n');
+        // Bridge lines come with their LF already (`LineWriter`), session records without.
+        if !line.ends_with('\n') {
+            line.push('\n');
+        }
         if let Err(error) = self.sink.write(&line, more).await {
             self.failed = Some(error);
             return false;

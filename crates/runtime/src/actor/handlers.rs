@@ -105,6 +105,12 @@ fn shared(ctx: &Ctx, command: &Command, streaming: bool) -> Option<Reply> {
         Command::GetCommands => Reply::Commands(view.commands()),
         Command::Ping => Reply::Done,
         Command::Report(_) => Reply::Done,
+        // A turn the command started (`sendUserMessage`) is this prompt's run.
+        Command::ExtensionCommandDone => Reply::Prompt(if streaming {
+            PromptDisposition::Started
+        } else {
+            PromptDisposition::Handled
+        }),
         _ => return None,
     };
     Some(reply)
@@ -213,6 +219,7 @@ pub(super) async fn busy(ctx: &mut Ctx, envelope: Envelope) {
         | Command::SwitchSession(_)
         | Command::ForkSessionFile(_)
         | Command::Fork(_)
+        | Command::ExtensionFork { .. }
         | Command::Clone
         | Command::NavigateTree { .. }
         | Command::Compact { .. } => {
@@ -245,7 +252,25 @@ pub(super) async fn idle(session: &mut AgentSession, ctx: &mut Ctx, envelope: En
     let Envelope { command, responder } = envelope;
     let mut flow = Flow::Continue;
     report(ctx, &command).await;
+    // An extension command runs beside the task, which keeps serving: the command's
+    // `ctx.newSession()`, `ctx.waitForIdle()`, … are commands to it. Its prompt is answered
+    // when it has finished.
+    if let Command::Prompt { text, source, .. } = &command
+        && *source != crate::hooks::InputSource::Extension
+        && let Some(host) = session.extension_host()
+        && let Some((name, args)) = crate::extensions::command_of(text)
+        && host.has_command(name)
+    {
+        let (name, args) = (name.to_owned(), args.to_owned());
+        let actions = std::sync::Arc::clone(&ctx.actions);
+        tokio::spawn(async move {
+            host.run_command(&name, &args).await;
+            actions.command_done(responder);
+        });
+        return flow;
+    }
     let reply = match command {
+        Command::WaitForIdle => Reply::Done,
         Command::SetSessionName(name) => set_session_name(ctx, &name).await,
         Command::Prompt { text, .. } if crate::agent_session::is_undo_command(&text) => {
             return Flow::Undo { responder };
@@ -325,7 +350,29 @@ pub(super) async fn idle(session: &mut AgentSession, ctx: &mut Ctx, envelope: En
 /// Commands that change the session (model, thinking, settings, the session itself).
 /// `None` when `command` is not one of them.
 async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) -> Option<Reply> {
+    if let Some(cancelled) = before_replacement(session, command).await {
+        return Some(cancelled);
+    }
     let reply = match command {
+        Command::ExtensionFork {
+            entry_id,
+            at: false,
+        } => match session.fork(entry_id).await {
+            Ok((text, change)) => {
+                thinking_event(ctx, change.changed, change.level).await;
+                Reply::Forked { text }
+            }
+            Err(error) => Reply::Failed(error.to_string()),
+        },
+        Command::ExtensionFork { entry_id, at: true } => {
+            match session.clone_session_at(Some(entry_id)).await {
+                Ok(change) => {
+                    thinking_event(ctx, change.changed, change.level).await;
+                    Reply::SessionReplaced { cancelled: false }
+                }
+                Err(error) => Reply::Failed(error.to_string()),
+            }
+        }
         Command::NewSession { parent_session } => {
             match session.new_session(parent_session.clone()).await {
                 Ok(change) => {
@@ -443,7 +490,11 @@ async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) 
             session.set_active_tools(names);
             Reply::Done
         }
-        Command::Reload => Reply::Reloaded(std::sync::Arc::clone(session.reload_resources())),
+        Command::Reload => {
+            let resources = std::sync::Arc::clone(session.reload_resources());
+            session.reload_extensions().await;
+            Reply::Reloaded(resources)
+        }
         _ => return None,
     };
     ctx.refresh(session).await;
@@ -453,6 +504,7 @@ async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) 
             | Command::SwitchSession(_)
             | Command::ForkSessionFile(_)
             | Command::Fork(_)
+            | Command::ExtensionFork { .. }
             | Command::Clone
     ) {
         ctx.forget_entries();
@@ -468,4 +520,41 @@ async fn thinking_event(ctx: &mut Ctx, changed: bool, level: ThinkingLevel) {
         })
         .await;
     }
+}
+
+/// `session_before_switch` / `session_before_fork` for a replacing command: the reply when an
+/// extension cancelled it, `None` to go on.
+async fn before_replacement(session: &mut AgentSession, command: &Command) -> Option<Reply> {
+    let host = session.extension_host()?;
+    let (event, payload) = match command {
+        Command::NewSession { .. } => (
+            "session_before_switch",
+            serde_json::json!({ "reason": "new" }),
+        ),
+        Command::SwitchSession(path) => (
+            "session_before_switch",
+            serde_json::json!({ "reason": "resume", "targetSessionFile": path.to_string_lossy() }),
+        ),
+        Command::Fork(entry_id) => (
+            "session_before_fork",
+            serde_json::json!({ "entryId": entry_id, "position": "before" }),
+        ),
+        Command::ExtensionFork { entry_id, at } => (
+            "session_before_fork",
+            serde_json::json!({ "entryId": entry_id, "position": if *at { "at" } else { "before" } }),
+        ),
+        Command::Clone => {
+            let leaf = session
+                .view()
+                .with_session(|s| s.leaf_id().map(str::to_owned));
+            (
+                "session_before_fork",
+                serde_json::json!({ "entryId": leaf, "position": "at" }),
+            )
+        }
+        _ => return None,
+    };
+    let result = host.dispatch(event, payload).await?;
+    (result.get("cancel").and_then(serde_json::Value::as_bool) == Some(true))
+        .then_some(Reply::SessionReplaced { cancelled: true })
 }

@@ -124,6 +124,12 @@ pub enum Command {
         label: Option<String>,
         restore_files: bool,
     },
+    /// `ctx.fork(entryId, {position})`: `before` a user message as [`Command::Fork`],
+    /// `at` an entry as a clone of the branch ending there.
+    ExtensionFork {
+        entry_id: String,
+        at: bool,
+    },
     /// Replaces the model scope (`/scoped-models`); `save` also writes `enabledModels`.
     SetScopedModels {
         models: Vec<(String, String)>,
@@ -175,6 +181,10 @@ pub enum Command {
     /// Does nothing; its [`Reply::Done`] comes back in order with the events (a front end
     /// that answers a line itself uses it to place that answer).
     Ping,
+    /// Answered once the session is idle (`ctx.waitForIdle`): at once, or after the run.
+    WaitForIdle,
+    /// An extension command run from a prompt has finished; answers that prompt `handled`.
+    ExtensionCommandDone,
     /// The front end's input ended: abort the run and shell commands, answer what is
     /// pending, then end (as when every handle is gone).
     EndOfInput,
@@ -309,18 +319,112 @@ struct Envelope {
 /// `pi.setActiveTools`): commands into the session's own inbox, bound when the session is
 /// spawned, and the active tool list as last set. It holds the inbox weakly, so it never
 /// keeps a session alive whose front ends have all gone.
-#[derive(Debug, Default)]
 pub(crate) struct ExtensionActions {
     inbox: std::sync::OnceLock<mpsc::WeakUnboundedSender<Envelope>>,
     active_tools: std::sync::Mutex<Vec<String>>,
     /// Every tool the session has, so `setActiveTools` can leave unknown names out at once.
     registered: std::sync::OnceLock<Vec<String>>,
+    /// Who answers `ctx.ui` (the front end sets it after the extensions loaded).
+    dialogs: std::sync::Mutex<std::sync::Arc<dyn crate::dialogs::Dialogs>>,
+    /// The session as the actor last saw it (`ctx.isIdle`, `ctx.getContextUsage`, …), so
+    /// those synchronous reads never wait for the actor, which may be waiting for them.
+    view: std::sync::Mutex<Option<SessionView>>,
+}
+
+impl Default for ExtensionActions {
+    fn default() -> Self {
+        Self {
+            inbox: std::sync::OnceLock::new(),
+            active_tools: std::sync::Mutex::default(),
+            registered: std::sync::OnceLock::new(),
+            dialogs: std::sync::Mutex::new(std::sync::Arc::new(crate::dialogs::NoDialogs)),
+            view: std::sync::Mutex::new(None),
+        }
+    }
+}
+
+impl std::fmt::Debug for ExtensionActions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExtensionActions").finish_non_exhaustive()
+    }
 }
 
 impl ExtensionActions {
     fn bind(&self, inbox: &mpsc::UnboundedSender<Envelope>) {
         // A session is spawned once; a second bind has nothing to add.
         let _ = self.inbox.set(inbox.downgrade());
+    }
+
+    pub(crate) fn set_dialogs(&self, dialogs: std::sync::Arc<dyn crate::dialogs::Dialogs>) {
+        *self
+            .dialogs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = dialogs;
+    }
+
+    pub(crate) fn dialogs(&self) -> std::sync::Arc<dyn crate::dialogs::Dialogs> {
+        std::sync::Arc::clone(
+            &self
+                .dialogs
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+
+    pub(crate) fn note_view(&self, view: &SessionView) {
+        *self
+            .view
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(view.clone());
+    }
+
+    pub(crate) fn view(&self) -> Option<SessionView> {
+        self.view
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Sends `command` and waits for its reply (`ctx.newSession`, `ctx.waitForIdle`, …).
+    pub(crate) fn request(
+        &self,
+        command: Command,
+        what: &str,
+    ) -> impl std::future::Future<Output = Result<Reply, String>> + Send + 'static {
+        let (tx, rx) = oneshot::channel();
+        let sent = self
+            .inbox
+            .get()
+            .and_then(mpsc::WeakUnboundedSender::upgrade)
+            .ok_or_else(|| format!("{what}: the session is not running"))
+            .and_then(|inbox| {
+                inbox
+                    .send(Envelope {
+                        command,
+                        responder: Responder::Oneshot(tx),
+                    })
+                    .map_err(|_| format!("{what}: the session has ended"))
+            });
+        let what = what.to_owned();
+        async move {
+            sent?;
+            rx.await
+                .map_err(|_| format!("{what}: the session has ended"))
+        }
+    }
+
+    /// An extension command finished: its prompt is answered in order with the events.
+    pub(crate) fn command_done(&self, responder: Responder) {
+        if let Some(inbox) = self
+            .inbox
+            .get()
+            .and_then(mpsc::WeakUnboundedSender::upgrade)
+        {
+            let _ = inbox.send(Envelope {
+                command: Command::ExtensionCommandDone,
+                responder,
+            });
+        }
     }
 
     fn command(&self, command: Command, what: &str) -> Result<(), String> {

@@ -501,7 +501,10 @@ impl AgentSession {
             extension_host = Some(Arc::clone(&host));
             // Extensions first; the embedding program's hooks keep working beside them.
             hooks = Arc::new(crate::hook_chain::ChainedHooks {
-                first: Arc::new(crate::extensions::ExtensionHooks { host }),
+                first: Arc::new(crate::extensions::ExtensionHooks {
+                    host,
+                    entries: Some(Arc::clone(&session)),
+                }),
                 second: hooks,
             });
         }
@@ -649,6 +652,7 @@ impl AgentSession {
 
     /// Who the built-in `/undo` asks (RPC mode's extension-UI bridge); no one by default.
     pub fn set_dialogs(&mut self, dialogs: Arc<dyn Dialogs>) {
+        self.extension_actions.set_dialogs(Arc::clone(&dialogs));
         self.dialogs = dialogs;
     }
 
