@@ -303,6 +303,7 @@ export default function (pi) {
   pi.on("session_before_switch", (e) => { log(`session_before_switch ${e.reason} target=${name(e.targetSessionFile)}`); if (cancelNext) { cancelNext = false; return { cancel: true }; } });
   pi.on("session_before_fork", (e) => { log(`session_before_fork ${e.position} ${typeof e.entryId}`); });
   pi.on("session_tree", (e) => log(`session_tree moved=${e.newLeafId !== e.oldLeafId}`));
+  pi.on("session_before_tree", (e) => { const p = e.preparation; log(`session_before_tree summary=${p.userWantsSummary} ${typeof p.targetId} ${typeof p.oldLeafId}`); if (cancelNext) { cancelNext = false; return { cancel: true }; } });
   const firstUser = (ctx) => ctx.sessionManager.getEntries().find((e) => e.type === "message" && e.message.role === "user");
   const stale = (ctx) => { try { ctx.cwd; return "usable"; } catch (e) { return e.message.startsWith("This extension ctx is stale after session replacement or reload.") ? "stale" : e.message; } };
   pi.registerCommand("new", { handler: async (args, ctx) => {
@@ -319,7 +320,8 @@ export default function (pi) {
     const result = await ctx.switchSession(args, { withSession: async (next) => log(`switched to ${name(next.sessionManager.getSessionFile())}`) });
     log(`switchSession ${JSON.stringify(result)}`);
   }});
-  pi.registerCommand("tree", { handler: async (_args, ctx) => {
+  pi.registerCommand("tree", { handler: async (args, ctx) => {
+    cancelNext = args === "cancel";
     const result = await ctx.navigateTree(firstUser(ctx).id);
     log(`navigateTree ${JSON.stringify(result)} leaf=${ctx.sessionManager.getLeafId() === firstUser(ctx).parentId ? "parent" : "other"} old ctx ${stale(ctx)}`);
   }});
@@ -427,11 +429,21 @@ async fn command_session_control_emits_the_session_events_and_leaves_the_old_ctx
             ]
         );
 
+        let done = raw.prompt("5c", "/tree cancel").await;
+        assert_eq!(done["success"], true, "{done}");
+        assert_eq!(
+            log(&project),
+            [
+                "session_before_tree summary=false string string",
+                r#"navigateTree {"cancelled":true} leaf=other old ctx usable"#
+            ]
+        );
         let done = raw.prompt("5", "/tree").await;
         assert_eq!(done["success"], true, "{done}");
         assert_eq!(
             log(&project),
             [
+                "session_before_tree summary=false string string",
                 "session_tree moved=true",
                 r#"navigateTree {"cancelled":false} leaf=parent old ctx usable"#
             ]
@@ -466,6 +478,84 @@ async fn command_session_control_emits_the_session_events_and_leaves_the_old_ctx
         );
         assert_eq!(raw.finish().await, Some(0));
         assert_eq!(log(&project), ["session_shutdown quit target=-"]);
+    })
+    .await;
+}
+
+/// Sends a prompt and reads until it is answered and `count` notices came: a compaction
+/// runs after the command has returned, so the two come in either order.
+async fn prompt_with_notices(raw: &mut Raw, id: &str, text: &str, count: usize) -> Vec<String> {
+    raw.send(json!({ "id": id, "type": "prompt", "message": text }))
+        .await;
+    let mut notices = Vec::new();
+    let mut answered = false;
+    while !answered || notices.len() < count {
+        let line = raw.line().await;
+        if line["type"] == "extension_ui_request" {
+            notices.push(line["message"].as_str().unwrap().to_owned());
+        } else if line["type"] == "response" && line["id"] == id {
+            assert_eq!(line["success"], true, "{line}");
+            answered = true;
+        }
+    }
+    notices
+}
+
+const COMPACTION: &str = r#"
+let cancel = false;
+export default function (pi) {
+  pi.on("session_before_compact", (e) => {
+    if (cancel) return { cancel: true };
+    const p = e.preparation;
+    return { compaction: { summary: `custom of ${p.messagesToSummarize.length} (${e.reason}, ${e.customInstructions})`, firstKeptEntryId: p.firstKeptEntryId, tokensBefore: p.tokensBefore } };
+  });
+  pi.on("session_compact", (e, ctx) => ctx.ui.notify(`session_compact fromExtension=${e.fromExtension} ${e.compactionEntry.type}: ${e.compactionEntry.summary}`));
+  pi.registerCommand("squash", { handler: async (args, ctx) => {
+    cancel = args === "cancel";
+    ctx.compact({
+      customInstructions: "focus",
+      onComplete: (result) => ctx.ui.notify(`done: ${result.summary}`),
+      onError: (error) => ctx.ui.notify(`failed: ${error.message}`),
+    });
+  }});
+}
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctx_compact_runs_the_compaction_hooks_and_reports_back() {
+    watchdog(async {
+        let server = server(vec![
+            ScriptedReply::text("first answer"),
+            ScriptedReply::text("second answer"),
+        ])
+        .await;
+        let sandbox = Sandbox::new(&server);
+        std::fs::write(
+            sandbox.agent.join("settings.json"),
+            r#"{"compaction": {"keepRecentTokens": 5}}"#,
+        )
+        .unwrap();
+        let mut raw = Raw::spawn(&sandbox, COMPACTION);
+        for (id, text) in [("1", "first question"), ("2", "second question")] {
+            raw.prompt(id, text).await;
+            raw.until(|l| l["type"] == "agent_settled").await;
+        }
+        // The compaction runs after the command has returned: its notices and the prompt's
+        // response come in either order.
+        let notices = prompt_with_notices(&mut raw, "3", "/squash", 2).await;
+        assert_eq!(
+            notices,
+            [
+                "session_compact fromExtension=true compaction: custom of 2 (manual, focus)",
+                "done: custom of 2 (manual, focus)"
+            ]
+        );
+        // Only the two answers were asked of the model: the summary came from the hook.
+        assert_eq!(server.requests().len(), 2);
+
+        let failed = prompt_with_notices(&mut raw, "4", "/squash cancel", 1).await;
+        assert!(failed[0].starts_with("failed: "), "{failed:?}");
+        assert_eq!(raw.finish().await, Some(0));
     })
     .await;
 }

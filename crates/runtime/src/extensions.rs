@@ -96,6 +96,10 @@ impl LifecycleEvents {
         }
     }
 
+    pub(crate) fn host(&self) -> &Arc<ExtensionHost> {
+        &self.host
+    }
+
     /// Queues `event` for the extensions when one of them listens to it.
     pub(crate) fn notify(&self, event: &knightcode_protocol::AgentEvent) {
         use std::sync::atomic::Ordering;

@@ -142,6 +142,10 @@ async fn set_session_name(ctx: &mut Ctx, name: &str) -> Reply {
 pub(super) async fn busy(ctx: &mut Ctx, envelope: Envelope) {
     let Envelope { command, responder } = envelope;
     report(ctx, &command).await;
+    // Extension commands run at once, during a run too (as in the reference).
+    let Some((command, responder)) = run_extension_command(ctx, command, responder) else {
+        return;
+    };
     if let Command::SetSessionName(name) = &command {
         let reply = set_session_name(ctx, name).await;
         ctx.reply(responder, reply).await;
@@ -237,6 +241,34 @@ pub(super) async fn busy(ctx: &mut Ctx, envelope: Envelope) {
     ctx.reply(responder, reply).await;
 }
 
+/// Starts a prompt that names an extension command beside the task, which keeps serving:
+/// the command's `ctx.newSession()`, `ctx.waitForIdle()`, … are commands to it. The prompt
+/// is answered when the command has finished. Anything else comes back to be handled.
+fn run_extension_command(
+    ctx: &Ctx,
+    command: Command,
+    responder: Responder,
+) -> Option<(Command, Responder)> {
+    if let Command::Prompt { text, source, .. } = &command
+        && *source != crate::hooks::InputSource::Extension
+        && let Some(host) = ctx
+            .extensions
+            .as_ref()
+            .map(|e| std::sync::Arc::clone(e.host()))
+        && let Some((name, args)) = crate::extensions::command_of(text)
+        && host.has_command(name)
+    {
+        let (name, args) = (name.to_owned(), args.to_owned());
+        let actions = std::sync::Arc::clone(&ctx.actions);
+        tokio::spawn(async move {
+            host.run_command(&name, &args).await;
+            actions.command_done(responder);
+        });
+        return None;
+    }
+    Some((command, responder))
+}
+
 /// A settings change answered at once whose lasting effect (the settings file) is made when
 /// the run has ended.
 fn defer_silently(ctx: &mut Ctx, command: Command) {
@@ -252,23 +284,9 @@ pub(super) async fn idle(session: &mut AgentSession, ctx: &mut Ctx, envelope: En
     let Envelope { command, responder } = envelope;
     let mut flow = Flow::Continue;
     report(ctx, &command).await;
-    // An extension command runs beside the task, which keeps serving: the command's
-    // `ctx.newSession()`, `ctx.waitForIdle()`, … are commands to it. Its prompt is answered
-    // when it has finished.
-    if let Command::Prompt { text, source, .. } = &command
-        && *source != crate::hooks::InputSource::Extension
-        && let Some(host) = session.extension_host()
-        && let Some((name, args)) = crate::extensions::command_of(text)
-        && host.has_command(name)
-    {
-        let (name, args) = (name.to_owned(), args.to_owned());
-        let actions = std::sync::Arc::clone(&ctx.actions);
-        tokio::spawn(async move {
-            host.run_command(&name, &args).await;
-            actions.command_done(responder);
-        });
+    let Some((command, responder)) = run_extension_command(ctx, command, responder) else {
         return flow;
-    }
+    };
     let reply = match command {
         Command::WaitForIdle => Reply::Done,
         Command::SetSessionName(name) => set_session_name(ctx, &name).await,

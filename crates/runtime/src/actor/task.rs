@@ -95,7 +95,7 @@ pub(super) struct Ctx {
     /// Nobody reads the events any more.
     closed: bool,
     /// Hands lifecycle events to the session's extensions (none without extensions).
-    extensions: Option<crate::extensions::LifecycleEvents>,
+    pub(super) extensions: Option<crate::extensions::LifecycleEvents>,
     /// What extensions read of the session without waiting for this task.
     pub(super) actions: std::sync::Arc<super::ExtensionActions>,
 }
