@@ -738,6 +738,8 @@ impl AgentSession {
                 payload["previousSessionFile"] = Value::String(previous);
             }
             host.dispatch("session_start", payload).await;
+            // Commands and tools registered in `session_start` count too.
+            host.refresh().await;
         }
     }
 
@@ -753,6 +755,7 @@ impl AgentSession {
             host.restart(true).await;
             host.dispatch("session_start", serde_json::json!({ "reason": "reload" }))
                 .await;
+            host.refresh().await;
         }
     }
 
