@@ -14,11 +14,12 @@
   const running = new Map();
   let settings = { cwd: g.process.cwd(), mode: "print", flags: {} };
   const NOT_BOUND = "Extension runtime not initialized. Action methods cannot be called during extension loading.";
-  let uncaught = [];
-  internal.reportUncaught = (e) => { uncaught.push({ extensionPath: "<unknown>", event: "uncaught", error: message(e), stack: stackOf(e) }); };
+  // Errors no call returns (a throwing timer or event-bus callback) are reported at once.
+  internal.reportUncaught = (e) => { kc.reportUncaught(JSON.stringify({ extensionPath: "<unknown>", event: "uncaught", error: message(e), stack: stackOf(e) })); };
 
   const message = (e) => (e && typeof e === "object" && "message" in e ? String(e.message) : String(e));
-  const stackOf = (e) => (e && typeof e === "object" && e.stack ? String(e.stack) : undefined);
+  // Stacks point at the TypeScript lines, not the stripped code QuickJS ran.
+  const stackOf = (e) => (e && typeof e === "object" && e.stack ? kc.mapStack(String(e.stack)) : undefined);
   const session = (name, args) => op(kc.session(name, JSON.stringify(args === undefined ? null : args)));
 
   const noUi = {
@@ -284,7 +285,8 @@
 
   const calls = {
     async load({ paths, cwd, mode, flags: given }) {
-      settings = { paths, cwd, mode, flags: given || {} };
+      // A second load (the project's, after trust) adds to the paths a restart loads again.
+      settings = { paths: (settings.paths || []).concat(paths), cwd, mode, flags: given || {} };
       const errors = [];
       for (const path of paths) {
         const ext = { path, state: "loading", handlers: new Map(), diagnostics: [], unsubscribe: [] };
@@ -302,7 +304,14 @@
           for (const [k, v] of [...tools]) if (v.ext === ext) tools.delete(k);
           for (const [k, v] of [...commands]) if (v.ext === ext) commands.delete(k);
           for (const [k, v] of [...flags]) if (v.ext === ext) flags.delete(k);
-          errors.push({ path, message: message(e), stack: stackOf(e) });
+          // The user's file and line where the factory failed (our own frames are
+          // `kc:`); syntax errors name theirs already.
+          const stack = stackOf(e);
+          const frame = stack && e.code !== "ERR_KC_SYNTAX"
+            ? stack.split("\n").map((l) => l.trim()).find((l) => l.startsWith("at ") && !l.includes("kc:"))
+            : undefined;
+          const where = frame && /([^\s(]+:\d+:\d+)\)?$/.exec(frame);
+          errors.push({ path, message: where ? `${message(e)}\n    at ${where[1]}` : message(e), stack });
         }
       }
       return { errors, diagnostics: extensions.flatMap((e) => e.diagnostics), registry: snapshot() };
@@ -321,7 +330,9 @@
       commands.clear();
       flags.clear();
       if (reload) internal.records.clear();
-      return calls.load({ paths: settings.paths, cwd: settings.cwd, mode: settings.mode, flags: settings.flags });
+      const paths = settings.paths || [];
+      settings.paths = [];
+      return calls.load({ paths, cwd: settings.cwd, mode: settings.mode, flags: settings.flags });
     },
     async dispatch({ event: name, payload }) {
       const errors = [];
@@ -332,6 +343,12 @@
         await run(name, event, (r) => { if (r && r.block) { result = { block: true, reason: r.reason || "Blocked by extension" }; return true; } return false; }, errors);
         const after = JSON.stringify(event.input);
         if (!result && after !== before) result = { input: event.input };
+      } else if (name === "project_trust") {
+        // The first "yes" or "no" decides; "undecided" (or nothing) falls through.
+        await run(name, event, (r) => {
+          if (r && (r.trusted === "yes" || r.trusted === "no")) { result = { trusted: r.trusted, remember: r.remember === true }; return true; }
+          return false;
+        }, errors);
       } else if (name === "tool_result") {
         const patch = {};
         await run(name, event, (r) => {
@@ -370,7 +387,6 @@
       } else {
         await run(name, event, null, errors);
       }
-      errors.push(...uncaught.splice(0));
       return { result, errors };
     },
     async executeTool({ name, toolCallId, params }) {
@@ -401,7 +417,7 @@
         await entry.options.handler(args, commandContext());
         // What the command showed goes out before it is reported done.
         await uiTail;
-        return { found: true, errors: uncaught.splice(0) };
+        return { found: true, errors: [] };
       } catch (e) {
         return { found: true, errors: [{ extensionPath: entry.ext.path, event: "command", error: message(e), stack: stackOf(e) }] };
       }

@@ -6,7 +6,11 @@
 //! resolves to a JSON text (`{"ok":…}` or `{"error":…}`); JS reaches Rust through the ops
 //! on the hidden `__kc` object (`ops.rs`).
 
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering;
 
 use rquickjs::AsyncContext;
 use rquickjs::AsyncRuntime;
@@ -33,16 +37,92 @@ const BOOTSTRAP: &[(&str, &str)] = &[
     ("kc:api.js", include_str!("../js/api.js")),
 ];
 
-/// Heap limit of the shared runtime.
+/// Heap limit of the shared runtime unless the host configures another.
 const MEMORY_LIMIT: usize = 2 << 30;
 /// JS stack limit: below the thread's 16 MiB, so deep recursion throws `RangeError`.
 const MAX_STACK: usize = 8 << 20;
 const THREAD_STACK: usize = 16 << 20;
 
+/// What the handles and the JS thread share: whether JS is executing, and a request to
+/// stop it. The interrupt handler QuickJS polls while it executes reads the request, so a
+/// runaway synchronous loop ends with an uncatchable error at our call site.
+#[derive(Debug, Default)]
+struct Watch {
+    running: AtomicBool,
+    interrupt: AtomicBool,
+    /// The interrupt hit: JS was unwound.
+    fired: AtomicBool,
+}
+
+type Reply = oneshot::Sender<Result<Value, String>>;
+
+/// Calls waiting for JS, by id. An interrupt that hits a promise job unwinds code whose
+/// call would otherwise never settle, so every waiting call is failed then.
+#[derive(Default)]
+struct Inflight {
+    next: std::sync::atomic::AtomicU64,
+    waiting: std::sync::Mutex<std::collections::HashMap<u64, Reply>>,
+}
+
+impl Inflight {
+    fn add(&self, reply: Reply) -> u64 {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        self.lock().insert(id, reply);
+        id
+    }
+
+    fn settle(&self, id: u64, result: Result<Value, String>) {
+        if let Some(reply) = self.lock().remove(&id) {
+            let _ = reply.send(result);
+        }
+    }
+
+    fn fail_all(&self, message: &str) {
+        for (_, reply) in self.lock().drain() {
+            let _ = reply.send(Err(message.to_owned()));
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<u64, Reply>> {
+        self.waiting
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+const INTERRUPTED: &str = "the extension code was interrupted by an abort";
+
 /// A handle on the JS thread. Dropping every handle ends the thread.
 #[derive(Clone)]
 pub struct Engine {
     jobs: mpsc::UnboundedSender<Job>,
+    watch: Arc<Watch>,
+    inflight: Arc<Inflight>,
+}
+
+/// Promise rejections nobody handled yet: QuickJS reports a rejection without a handler at
+/// once and again when a handler is attached later, so they are reported only when the
+/// JS thread has run out of work (as Node does after its microtask queue).
+type Unhandled = Rc<RefCell<Vec<(rquickjs::Persistent<rquickjs::Value<'static>>, Value)>>>;
+
+/// The message and stack of a thrown or rejected value, as a `HandlerError`'s JSON.
+fn rejection_json(reason: &rquickjs::Value<'_>) -> Value {
+    let (error, stack) = match reason.as_exception() {
+        Some(exception) => (
+            exception.message().unwrap_or_default(),
+            exception.stack().filter(|s| !s.is_empty()),
+        ),
+        None => match reason.as_string().and_then(|s| s.to_string().ok()) {
+            Some(text) => (text, None),
+            None => (format!("{reason:?}"), None),
+        },
+    };
+    serde_json::json!({
+        "extensionPath": "<unknown>",
+        "event": "unhandledRejection",
+        "error": format!("Unhandled promise rejection: {error}"),
+        "stack": stack,
+    })
 }
 
 impl std::fmt::Debug for Engine {
@@ -72,8 +152,12 @@ pub(crate) fn describe<'js>(ctx: &Ctx<'js>, error: rquickjs::Error) -> String {
 
 impl Engine {
     /// Starts the thread and evaluates the bootstrap scripts.
-    pub fn start(ops: Arc<Ops>) -> Result<Self, ExtError> {
+    pub fn start(ops: Arc<Ops>, memory_limit: Option<usize>) -> Result<Self, ExtError> {
         let (jobs, mut inbox) = mpsc::unbounded_channel::<Job>();
+        let watch = Arc::new(Watch::default());
+        let watching = Arc::clone(&watch);
+        let inflight = Arc::new(Inflight::default());
+        let failing = Arc::clone(&inflight);
         let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), String>>();
         std::thread::Builder::new()
             .name("knightcode-js".to_owned())
@@ -90,11 +174,40 @@ impl Engine {
                     }
                 };
                 let local = tokio::task::LocalSet::new();
+                let unhandled: Unhandled = Rc::default();
+                let reporting = Arc::clone(&ops);
                 local.block_on(&runtime, async move {
                     let setup = async {
                         let rt = AsyncRuntime::new().map_err(|e| e.to_string())?;
-                        rt.set_memory_limit(MEMORY_LIMIT).await;
+                        rt.set_memory_limit(memory_limit.unwrap_or(MEMORY_LIMIT))
+                            .await;
                         rt.set_max_stack_size(MAX_STACK).await;
+                        let interrupting = Arc::clone(&watching);
+                        rt.set_interrupt_handler(Some(Box::new(move || {
+                            let hit = interrupting.interrupt.swap(false, Ordering::Relaxed);
+                            if hit {
+                                interrupting.fired.store(true, Ordering::Relaxed);
+                            }
+                            hit
+                        })))
+                        .await;
+                        let tracked = Rc::clone(&unhandled);
+                        rt.set_host_promise_rejection_tracker(Some(Box::new(
+                            move |ctx, promise, reason, handled| {
+                                let mut list = tracked.borrow_mut();
+                                if handled {
+                                    list.retain(|(p, _)| {
+                                        p.clone().restore(&ctx).ok().as_ref() != Some(&promise)
+                                    });
+                                } else {
+                                    list.push((
+                                        rquickjs::Persistent::save(&ctx, promise),
+                                        rejection_json(&reason),
+                                    ));
+                                }
+                            },
+                        )))
+                        .await;
                         let context = AsyncContext::full(&rt).await.map_err(|e| e.to_string())?;
                         context
                             .with(|ctx| bootstrap(&ctx, ops))
@@ -114,7 +227,33 @@ impl Engine {
                     loop {
                         // Run every ready job and poll the engine's futures; they register
                         // this task's waker, so their progress wakes the `select!` below.
-                        while let Ok(true) = rt.execute_pending_job().await {}
+                        watching.running.store(true, Ordering::Relaxed);
+                        loop {
+                            match rt.execute_pending_job().await {
+                                Ok(true) => {}
+                                Ok(false) => break,
+                                // An interrupted or failed job: its exception is pending on
+                                // the context; clear it so the next job starts clean.
+                                Err(failed) => {
+                                    // The job's context is ours (there is one); the
+                                    // exception's handle does not own a reference to it
+                                    // (QuickJS hands out the bare pointer), so dropping it
+                                    // would free the context once too often.
+                                    std::mem::forget(failed);
+                                    context.with(|ctx| drop(ctx.catch())).await;
+                                }
+                            }
+                        }
+                        watching.running.store(false, Ordering::Relaxed);
+                        watching.interrupt.store(false, Ordering::Relaxed);
+                        if watching.fired.swap(false, Ordering::Relaxed) {
+                            failing.fail_all(INTERRUPTED);
+                        }
+                        let rejected: Vec<Value> =
+                            unhandled.borrow_mut().drain(..).map(|(_, e)| e).collect();
+                        if !rejected.is_empty() {
+                            reporting.report_uncaught(rejected);
+                        }
                         let mut polled = false;
                         let woken = std::future::poll_fn(|_| {
                             if polled {
@@ -126,7 +265,21 @@ impl Engine {
                         });
                         tokio::select! {
                             job = inbox.recv() => match job {
-                                Some(job) => context.with(job).await,
+                                Some(job) => {
+                                    watching.running.store(true, Ordering::Relaxed);
+                                    // A panic in our glue fails this call (its reply
+                                    // channel drops), never the thread or the process.
+                                    context
+                                        .with(|ctx| {
+                                            let _ = std::panic::catch_unwind(
+                                                std::panic::AssertUnwindSafe(|| job(ctx)),
+                                            );
+                                        })
+                                        .await;
+                                    // An interrupt of a job's synchronous part fails just
+                                    // that call, with the exception.
+                                    watching.fired.store(false, Ordering::Relaxed);
+                                }
                                 None => break,
                             },
                             () = woken => {}
@@ -136,7 +289,11 @@ impl Engine {
             })
             .map_err(|e| ExtError::Stopped(format!("could not start the JS thread: {e}")))?;
         match ready_rx.recv() {
-            Ok(Ok(())) => Ok(Self { jobs }),
+            Ok(Ok(())) => Ok(Self {
+                jobs,
+                watch,
+                inflight,
+            }),
             Ok(Err(error)) => Err(ExtError::Stopped(error)),
             Err(_) => Err(ExtError::Stopped(
                 "the JS thread exited at start".to_owned(),
@@ -144,9 +301,50 @@ impl Engine {
         }
     }
 
+    /// Stops the JS that is executing now, if any (a user abort): it ends with an
+    /// uncatchable error at our call site. Nothing happens while the thread is idle, so an
+    /// abort never hits the next, unrelated call.
+    pub fn interrupt(&self) {
+        if self.watch.running.load(Ordering::Relaxed) {
+            self.watch.interrupt.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// [`Engine::call`] that gives up when `cancel` fires: the running JS is interrupted
+    /// (a handler stuck in a synchronous loop ends) and the caller goes on at once.
+    pub async fn call_until(
+        &self,
+        method: &str,
+        payload: &Value,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<Value, String> {
+        tokio::select! {
+            result = self.call(method, payload) => result,
+            () = cancel.cancelled() => {
+                self.interrupt();
+                Err(INTERRUPTED.to_owned())
+            }
+        }
+    }
+
+    /// Queues `__kc_call(method, payload)` without waiting for its answer.
+    pub fn post(&self, method: &str, payload: &Value) {
+        let method = method.to_owned();
+        let payload = payload.to_string();
+        let job: Job = Box::new(move |ctx| {
+            if let Ok(call) = ctx.globals().get::<_, Function>("__kc_call") {
+                let _ = call.call::<_, Promise>((method, payload));
+            }
+        });
+        let _ = self.jobs.send(job);
+    }
+
     /// Calls `__kc_call(method, payload)` on the JS thread and returns what it resolved to.
     pub async fn call(&self, method: &str, payload: &Value) -> Result<Value, String> {
         let (tx, rx) = oneshot::channel::<Result<Value, String>>();
+        let id = self.inflight.add(tx);
+        let inflight = Arc::clone(&self.inflight);
+        let watch = Arc::clone(&self.watch);
         let method = method.to_owned();
         let payload = payload.to_string();
         let job: Job = Box::new(move |ctx| {
@@ -163,17 +361,25 @@ impl Engine {
                             Ok(text) => decode(&text),
                             Err(error) => Err(error.to_string()),
                         };
-                        let _ = tx.send(reply);
+                        inflight.settle(id, reply);
                     });
                 }
                 Err(error) => {
-                    let _ = tx.send(Err(describe(&ctx, error)));
+                    let described = describe(&ctx, error);
+                    // QuickJS's own "interrupted" says nothing to a user.
+                    let reply = if watch.fired.load(Ordering::Relaxed) {
+                        INTERRUPTED.to_owned()
+                    } else {
+                        described
+                    };
+                    inflight.settle(id, Err(reply));
                 }
             }
         });
-        self.jobs
-            .send(job)
-            .map_err(|_| "the extension host stopped".to_owned())?;
+        if self.jobs.send(job).is_err() {
+            self.inflight
+                .settle(id, Err("the extension host stopped".to_owned()));
+        }
         rx.await
             .map_err(|_| "the extension host stopped".to_owned())?
     }

@@ -94,7 +94,10 @@ impl Tool for JsTool {
             let result = tokio::select! {
                 result = call => result,
                 () = context.cancel.cancelled() => {
-                    let _ = self.engine.call("abort", &json!({ "toolCallId": id })).await;
+                    // A body stuck in a synchronous loop holds the JS thread: interrupt it
+                    // first, then let an asynchronous one see its signal abort.
+                    self.engine.interrupt();
+                    self.engine.post("abort", &json!({ "toolCallId": id }));
                     self.ops.unwatch_updates(&id);
                     return Err(ToolError::Aborted("Operation aborted".to_owned()));
                 }
@@ -128,7 +131,7 @@ impl AgentHooks for ExtensionHost {
     fn transform_context<'a>(
         &'a self,
         messages: Vec<Arc<AgentMessage>>,
-        _cancel: &'a CancellationToken,
+        cancel: &'a CancellationToken,
     ) -> HookFuture<'a, Vec<Arc<AgentMessage>>> {
         Box::pin(async move {
             if !self.handles("context") {
@@ -141,7 +144,7 @@ impl AgentHooks for ExtensionHost {
                 .partition(|m| matches!(**m, AgentMessage::System(_)));
             let payload =
                 json!({ "messages": rest.iter().map(|m| message_json(m)).collect::<Vec<_>>() });
-            let Some(result) = self.dispatch("context", payload).await else {
+            let Some(result) = self.dispatch_until("context", payload, cancel).await else {
                 return messages;
             };
             let Some(list) = result.get("messages").and_then(Value::as_array) else {
@@ -161,7 +164,7 @@ impl AgentHooks for ExtensionHost {
     fn before_tool_call<'a>(
         &'a self,
         call: PendingToolCall<'a>,
-        _cancel: &'a CancellationToken,
+        cancel: &'a CancellationToken,
     ) -> HookFuture<'a, ToolCallVerdict> {
         Box::pin(async move {
             let payload = json!({
@@ -169,7 +172,7 @@ impl AgentHooks for ExtensionHost {
                 "toolName": call.tool_name,
                 "input": call.arguments,
             });
-            let Some(result) = self.dispatch("tool_call", payload).await else {
+            let Some(result) = self.dispatch_until("tool_call", payload, cancel).await else {
                 return ToolCallVerdict::Proceed;
             };
             if result.get("block").and_then(Value::as_bool) == Some(true) {
@@ -190,7 +193,7 @@ impl AgentHooks for ExtensionHost {
         &'a self,
         result: &'a ToolResultMessage,
         arguments: &'a Value,
-        _cancel: &'a CancellationToken,
+        cancel: &'a CancellationToken,
     ) -> HookFuture<'a, ToolResultPatch> {
         Box::pin(async move {
             let payload = json!({
@@ -201,7 +204,7 @@ impl AgentHooks for ExtensionHost {
                 "details": result.details,
                 "isError": result.is_error,
             });
-            let Some(patch) = self.dispatch("tool_result", payload).await else {
+            let Some(patch) = self.dispatch_until("tool_result", payload, cancel).await else {
                 return ToolResultPatch::default();
             };
             ToolResultPatch {
@@ -218,7 +221,7 @@ impl AgentHooks for ExtensionHost {
     fn turn_end<'a>(
         &'a self,
         turn: TurnSummary<'a>,
-        _cancel: &'a CancellationToken,
+        cancel: &'a CancellationToken,
     ) -> HookFuture<'a, BoundaryAction> {
         Box::pin(async move {
             if self.handles("turn_end") {
@@ -227,7 +230,7 @@ impl AgentHooks for ExtensionHost {
                     "message": serde_json::to_value(turn.message).unwrap_or(Value::Null),
                     "toolResults": turn.tool_results.iter().map(message_json).collect::<Vec<_>>(),
                 });
-                self.dispatch("turn_end", payload).await;
+                self.dispatch_until("turn_end", payload, cancel).await;
             }
             BoundaryAction::default()
         })

@@ -12,6 +12,7 @@ use knightcode_protocol::AgentEvent;
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::json;
+use tokio_util::sync::CancellationToken;
 
 use crate::engine::Engine;
 use crate::error::ExtError;
@@ -28,6 +29,9 @@ pub struct HostConfig {
     pub mode: String,
     /// Values of CLI flags no built-in option claimed (`--name` / `--name value`).
     pub flags: serde_json::Map<String, Value>,
+    /// The JS heap limit in bytes (`None`: 2 GiB). Past it the allocating call throws
+    /// `InternalError: out of memory`, reported like any other exception.
+    pub memory_limit: Option<usize>,
 }
 
 /// A tool an extension registered, as the session declares it.
@@ -98,7 +102,9 @@ pub struct ExtensionHost {
     pub(crate) ops: Arc<Ops>,
     registry: Mutex<Registry>,
     events: Mutex<Option<EventSender>>,
-    diagnostics: Vec<String>,
+    diagnostics: Mutex<Vec<String>>,
+    /// How it was started, for the files a second pass adds.
+    config: HostConfig,
 }
 
 impl std::fmt::Debug for ExtensionHost {
@@ -113,44 +119,74 @@ impl ExtensionHost {
     /// reference does).
     pub async fn load(config: HostConfig) -> Result<Arc<Self>, ExtError> {
         let ops = Arc::new(Ops::default());
-        let engine = Engine::start(Arc::clone(&ops))?;
-        let payload = json!({
-            "paths": config.paths.iter().map(|p| p.to_string_lossy()).collect::<Vec<_>>(),
-            "cwd": config.cwd.to_string_lossy(),
-            "mode": config.mode,
-            "flags": config.flags,
-        });
-        let loaded = engine
-            .call("load", &payload)
-            .await
-            .map_err(ExtError::Stopped)?;
-        let loaded: Loaded =
-            serde_json::from_value(loaded).map_err(|e| ExtError::Stopped(e.to_string()))?;
-        if let Some(failure) = loaded.errors.into_iter().next() {
-            return Err(ExtError::Load {
-                path: failure.path,
-                message: failure.message,
-            });
-        }
+        let engine = Engine::start(Arc::clone(&ops), config.memory_limit)?;
+        let loaded = run_factories(&engine, &config, &config.paths).await?;
         Ok(Arc::new(Self {
             engine,
             ops,
             registry: Mutex::new(loaded.registry),
             events: Mutex::new(None),
-            diagnostics: loaded.diagnostics,
+            diagnostics: Mutex::new(loaded.diagnostics),
+            config,
         }))
     }
 
+    /// Loads more extensions into the same runtime (the project's, after the first pass
+    /// decided the project's trust); as with [`ExtensionHost::load`], the first failure
+    /// fails it.
+    pub async fn load_more(&self, paths: &[PathBuf]) -> Result<(), ExtError> {
+        if paths.is_empty() {
+            return Ok(());
+        }
+        let loaded = run_factories(&self.engine, &self.config, paths).await?;
+        *self.registry.lock().unwrap_or_else(PoisonError::into_inner) = loaded.registry;
+        let mut diagnostics = self
+            .diagnostics
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        for notice in loaded.diagnostics {
+            if !diagnostics.contains(&notice) {
+                diagnostics.push(notice);
+            }
+        }
+        Ok(())
+    }
+
     /// Conflicts and other notices from loading (`Tool "x" conflicts with …`).
-    pub fn diagnostics(&self) -> &[String] {
-        &self.diagnostics
+    pub fn diagnostics(&self) -> Vec<String> {
+        self.diagnostics
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// Connects the host to its session: the actions extensions call, and where
     /// `extension_error` events go.
     pub fn bind(&self, port: Arc<dyn SessionPort>, events: EventSender) {
         self.ops.bind(port);
+        // Errors outside any call (unhandled rejections, throwing timers) arrive on a
+        // channel and leave as `extension_error` events in the order they happened.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let (sink, mut arriving) = tokio::sync::mpsc::unbounded_channel::<Vec<Value>>();
+            let reporting = events.clone();
+            runtime.spawn(async move {
+                while let Some(errors) = arriving.recv().await {
+                    let errors: Vec<HandlerError> = errors
+                        .into_iter()
+                        .filter_map(|e| serde_json::from_value(e).ok())
+                        .collect();
+                    report_to(Some(&reporting), errors).await;
+                }
+            });
+            self.ops.report_uncaught_to(sink);
+        }
         *self.events.lock().unwrap_or_else(PoisonError::into_inner) = Some(events);
+    }
+
+    /// Stops the extension JS running now (a user abort reached a handler stuck in a
+    /// synchronous loop).
+    pub fn interrupt(&self) {
+        self.engine.interrupt();
     }
 
     pub fn registry(&self) -> Registry {
@@ -231,41 +267,35 @@ impl ExtensionHost {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
-        for error in errors {
-            match &events {
-                Some(events) => {
-                    events
-                        .emit(AgentEvent::ExtensionError {
-                            extension_path: error.extension_path,
-                            event: error.event,
-                            error: error.error,
-                        })
-                        .await;
-                }
-                None => {
-                    let _ = std::io::Write::write_all(
-                        &mut std::io::stderr().lock(),
-                        format!(
-                            "Extension error ({}, {}): {}\n",
-                            error.extension_path, error.event, error.error
-                        )
-                        .as_bytes(),
-                    );
-                }
-            }
-        }
+        report_to(events.as_ref(), errors).await;
     }
 
     /// Runs `event`'s handlers with `payload`; returns the composed result (see
     /// `js/api.js`), `None` when no handler listens or none changed anything. Handler
     /// failures are reported as `extension_error` events; the caller goes on.
     pub async fn dispatch(&self, event: &str, payload: Value) -> Option<Value> {
+        self.dispatch_until(event, payload, &CancellationToken::new())
+            .await
+    }
+
+    /// [`ExtensionHost::dispatch`] that an abort (`cancel`) ends, interrupting a handler
+    /// stuck in a loop; the interrupted handler is reported as failed.
+    pub async fn dispatch_until(
+        &self,
+        event: &str,
+        payload: Value,
+        cancel: &CancellationToken,
+    ) -> Option<Value> {
         if !self.handles(event) {
             return None;
         }
         let reply = self
             .engine
-            .call("dispatch", &json!({ "event": event, "payload": payload }))
+            .call_until(
+                "dispatch",
+                &json!({ "event": event, "payload": payload }),
+                cancel,
+            )
             .await;
         match reply {
             Ok(mut value) => {
@@ -324,4 +354,60 @@ impl ExtensionHost {
             }
         }
     }
+}
+
+/// Emits `errors` as `extension_error` events, or writes them to stderr before the host
+/// is bound to a session.
+async fn report_to(events: Option<&EventSender>, errors: Vec<HandlerError>) {
+    for error in errors {
+        match events {
+            Some(events) => {
+                events
+                    .emit(AgentEvent::ExtensionError {
+                        extension_path: error.extension_path,
+                        event: error.event,
+                        error: error.error,
+                    })
+                    .await;
+            }
+            None => {
+                let _ = std::io::Write::write_all(
+                    &mut std::io::stderr().lock(),
+                    format!(
+                        "Extension error ({}, {}): {}\n",
+                        error.extension_path, error.event, error.error
+                    )
+                    .as_bytes(),
+                );
+            }
+        }
+    }
+}
+
+/// Runs the factories of `paths` (JS `load`); the first failure is the error.
+async fn run_factories(
+    engine: &Engine,
+    config: &HostConfig,
+    paths: &[PathBuf],
+) -> Result<Loaded, ExtError> {
+    let payload = json!({
+        "paths": paths.iter().map(|p| p.to_string_lossy()).collect::<Vec<_>>(),
+        "cwd": config.cwd.to_string_lossy(),
+        "mode": config.mode,
+        "flags": config.flags,
+    });
+    let loaded = engine
+        .call("load", &payload)
+        .await
+        .map_err(ExtError::Stopped)?;
+    let mut loaded: Loaded =
+        serde_json::from_value(loaded).map_err(|e| ExtError::Stopped(e.to_string()))?;
+    if !loaded.errors.is_empty() {
+        let failure = loaded.errors.swap_remove(0);
+        return Err(ExtError::Load {
+            path: failure.path,
+            message: failure.message,
+        });
+    }
+    Ok(loaded)
 }

@@ -47,6 +47,11 @@ pub struct Ops {
     updates: Mutex<HashMap<String, UpdateSink>>,
     /// The cancel tokens of async session ops still running, by the id JS gave them.
     cancels: Mutex<HashMap<u64, CancellationToken>>,
+    /// Where errors no handler call returns go (unhandled rejections, throwing timer
+    /// callbacks): `HandlerError` JSON, reported as `extension_error` events.
+    uncaught: Mutex<Option<tokio::sync::mpsc::UnboundedSender<Vec<Value>>>>,
+    /// Each stripped file's way back from generated to source positions.
+    positions: Mutex<HashMap<String, Arc<crate::transpile::PositionMap>>>,
 }
 
 impl std::fmt::Debug for Ops {
@@ -58,6 +63,30 @@ impl std::fmt::Debug for Ops {
 impl Ops {
     pub fn bind(&self, port: Arc<dyn SessionPort>) {
         *self.session.lock().unwrap_or_else(PoisonError::into_inner) = Some(port);
+    }
+
+    /// Routes uncaught errors to `sink` from now on.
+    pub fn report_uncaught_to(&self, sink: tokio::sync::mpsc::UnboundedSender<Vec<Value>>) {
+        *self.uncaught.lock().unwrap_or_else(PoisonError::into_inner) = Some(sink);
+    }
+
+    /// Reports errors no call returned; before the host is bound (while extensions
+    /// load) they go to stderr.
+    pub(crate) fn report_uncaught(&self, errors: Vec<Value>) {
+        match &*self.uncaught.lock().unwrap_or_else(PoisonError::into_inner) {
+            Some(sink) => {
+                let _ = sink.send(errors);
+            }
+            None => {
+                for error in errors {
+                    let _ = writeln!(
+                        std::io::stderr().lock(),
+                        "Extension error: {}",
+                        error.get("error").and_then(Value::as_str).unwrap_or("")
+                    );
+                }
+            }
+        }
     }
 
     pub fn watch_updates(&self, call_id: &str, sink: UpdateSink) {
@@ -486,22 +515,74 @@ fn os_info() -> Value {
     })
 }
 
-fn strip_file(path: &str) -> Value {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) => return io_error(&e, "open", path),
+impl Ops {
+    fn strip_file(&self, path: &str) -> Value {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) => return io_error(&e, "open", path),
+        };
+        if path.ends_with(".json") {
+            return json!({ "ok": { "json": text } });
+        }
+        match crate::transpile::strip(Path::new(path), &text) {
+            Ok(stripped) => {
+                self.positions
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(path.to_owned(), Arc::new(stripped.positions));
+                json!({ "ok": {
+                    "code": stripped.code,
+                    "module": stripped.module,
+                    "tla": stripped.top_level_await,
+                }})
+            }
+            Err(e) => error("ERR_KC_SYNTAX", &e.to_string()),
+        }
+    }
+
+    /// A stack with every frame in a stripped file pointing at its source line and column
+    /// (`at f (/x/ext.ts:12:5)`, `at /x/ext.ts:3:1`); other frames are kept.
+    pub(crate) fn map_stack(&self, stack: &str) -> String {
+        let positions = self
+            .positions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let mut out = String::with_capacity(stack.len());
+        for (i, line) in stack.split('\n').enumerate() {
+            if i > 0 {
+                out.push('\n');
+            }
+            match map_frame(line, &positions) {
+                Some(mapped) => out.push_str(&mapped),
+                None => out.push_str(line),
+            }
+        }
+        out
+    }
+}
+
+fn map_frame(
+    line: &str,
+    positions: &HashMap<String, Arc<crate::transpile::PositionMap>>,
+) -> Option<String> {
+    let trimmed = line.trim_end();
+    let (body, close) = match trimmed.strip_suffix(')') {
+        Some(body) => (body, ")"),
+        None => (trimmed, ""),
     };
-    if path.ends_with(".json") {
-        return json!({ "ok": { "json": text } });
-    }
-    match crate::transpile::strip(Path::new(path), &text) {
-        Ok(stripped) => json!({ "ok": {
-            "code": stripped.code,
-            "module": stripped.module,
-            "tla": stripped.top_level_await,
-        }}),
-        Err(e) => error("ERR_KC_SYNTAX", &e.to_string()),
-    }
+    let (rest, column) = body.rsplit_once(':')?;
+    let (location, row) = rest.rsplit_once(':')?;
+    let (column, row) = (column.parse::<u32>().ok()?, row.parse::<u32>().ok()?);
+    let start = match location.rfind('(') {
+        Some(i) => i + 1,
+        None => location.find("at ")? + 3,
+    };
+    let path = &location[start..];
+    let (row, column) = positions.get(path)?.source_of(row, column)?;
+    Some(format!(
+        "{}{path}:{row}:{column}{close}",
+        &location[..start]
+    ))
 }
 
 fn resolve_op(specifier: &str, from_dir: &str, importer: &str) -> Value {
@@ -515,9 +596,19 @@ fn resolve_op(specifier: &str, from_dir: &str, importer: &str) -> Value {
 /// Puts the ops on the global `__kc` object (the bootstrap hides it from extension code).
 pub fn install<'js>(ctx: &Ctx<'js>, ops: Arc<Ops>) -> rquickjs::Result<()> {
     let kc = Object::new(ctx.clone())?;
+    let strip_ops = Arc::clone(&ops);
     kc.set(
         "strip",
-        Function::new(ctx.clone(), |path: String| strip_file(&path).to_string())?,
+        Function::new(ctx.clone(), move |path: String| {
+            strip_ops.strip_file(&path).to_string()
+        })?,
+    )?;
+    let stack_ops = Arc::clone(&ops);
+    kc.set(
+        "mapStack",
+        Function::new(ctx.clone(), move |stack: String| {
+            stack_ops.map_stack(&stack)
+        })?,
     )?;
     kc.set(
         "resolve",
@@ -657,6 +748,15 @@ pub fn install<'js>(ctx: &Ctx<'js>, ops: Arc<Ops>) -> rquickjs::Result<()> {
         "cancelAsync",
         Function::new(ctx.clone(), move |id: f64| {
             cancel_ops.cancel_async(id as u64)
+        })?,
+    )?;
+    let uncaught_ops = Arc::clone(&ops);
+    kc.set(
+        "reportUncaught",
+        Function::new(ctx.clone(), move |error: String| {
+            if let Ok(error) = serde_json::from_str::<Value>(&error) {
+                uncaught_ops.report_uncaught(vec![error]);
+            }
         })?,
     )?;
     let update_ops = ops;

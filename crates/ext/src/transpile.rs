@@ -11,6 +11,7 @@ use std::path::Path;
 
 use oxc::allocator::Allocator;
 use oxc::codegen::Codegen;
+use oxc::codegen::CodegenOptions;
 use oxc::parser::Parser;
 use oxc::semantic::SemanticBuilder;
 use oxc::span::SourceType;
@@ -30,6 +31,33 @@ pub struct Stripped {
     /// The module awaits at top level (its imports are awaited; otherwise the runner
     /// evaluates it synchronously, so `require()` of it works).
     pub top_level_await: bool,
+    /// Where each piece of `code` came from in the source, for stacks and messages.
+    pub positions: PositionMap,
+}
+
+/// Generated positions back to source positions, from the code generator's source map:
+/// `(generated line, generated column, source line, source column)`, 0-based, sorted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PositionMap {
+    tokens: Vec<(u32, u32, u32, u32)>,
+}
+
+impl PositionMap {
+    /// The source `line:column` (1-based, as in stacks) of a generated one: the nearest
+    /// mapped position at or before it on the same line, else the line's first one.
+    pub fn source_of(&self, line: u32, column: u32) -> Option<(u32, u32)> {
+        let (line, column) = (line.checked_sub(1)?, column.saturating_sub(1));
+        let start = self.tokens.partition_point(|t| t.0 < line);
+        let end = self.tokens.partition_point(|t| t.0 <= line);
+        let on_line = &self.tokens[start..end];
+        let before = on_line.partition_point(|t| t.1 <= column);
+        let token = if before > 0 {
+            on_line[before - 1]
+        } else {
+            *on_line.first()?
+        };
+        Some((token.2 + 1, token.3 + 1))
+    }
 }
 
 /// `line:column` (1-based) of a byte offset.
@@ -97,7 +125,30 @@ fn strip_inner(path: &Path, source: &str) -> Result<Stripped, ExtError> {
             .into_scoping();
         ModuleRunnerTransform::new().transform(&allocator, &mut program, scoping);
     }
-    let mut code = Codegen::new().build(&program).code;
+    let generated = Codegen::new()
+        .with_options(CodegenOptions {
+            source_map_path: Some(path.to_path_buf()),
+            ..CodegenOptions::default()
+        })
+        .build(&program);
+    let mut tokens: Vec<(u32, u32, u32, u32)> = generated
+        .map
+        .as_ref()
+        .map(|map| {
+            map.get_tokens()
+                .map(|t| {
+                    (
+                        t.get_dst_line(),
+                        t.get_dst_col(),
+                        t.get_src_line(),
+                        t.get_src_col(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    tokens.sort_unstable();
+    let mut code = generated.code;
     if module && !top_level_await {
         // The runner serves imports synchronously; only a module that awaits at top level
         // keeps its awaits (the identifier is the transform's own, never user code's).
@@ -107,6 +158,7 @@ fn strip_inner(path: &Path, source: &str) -> Result<Stripped, ExtError> {
         code,
         module,
         top_level_await,
+        positions: PositionMap { tokens },
     })
 }
 
@@ -170,6 +222,24 @@ mod tests {
         .unwrap();
         assert!(tla.top_level_await);
         assert!(tla.code.contains("await __vite_ssr_import__"));
+    }
+
+    #[test]
+    fn generated_positions_map_back_to_the_typescript_lines() {
+        let src = "interface A {\n  a: number;\n}\n\ntype B = string;\n\nexport function f(x: A): B {\n  return String(x.a);\n}\n";
+        let out = strip(Path::new("/x/a.ts"), src).unwrap();
+        let (line, _) = out
+            .code
+            .lines()
+            .enumerate()
+            .find(|(_, l)| l.contains("return String"))
+            .unwrap();
+        let column = out.code.lines().nth(line).unwrap().find("return").unwrap();
+        let mapped = out
+            .positions
+            .source_of(line as u32 + 1, column as u32 + 1)
+            .unwrap();
+        assert_eq!(mapped, (8, 3), "{}", out.code);
     }
 
     #[test]

@@ -29,6 +29,7 @@ async fn load(dir: &Path, files: &[(&str, &str)]) -> Result<Arc<ExtensionHost>, 
         cwd: dir.to_path_buf(),
         mode: "print".to_owned(),
         flags: serde_json::Map::new(),
+        memory_limit: None,
     })
     .await
 }
@@ -183,14 +184,19 @@ async fn load_failures_name_the_extension_and_the_cause() {
         dir.path(),
         &[(
             "bad.ts",
-            "export default function (pi) { throw new Error(\"nope\"); }\n",
+            "type Api = { on: unknown };\n\nexport default function (pi: Api) {\n  throw new Error(\"nope\");\n}\n",
         )],
     )
     .await
     .unwrap_err();
     let text = err.to_string();
     assert!(text.starts_with("Failed to load extension \""), "{text}");
-    assert!(text.ends_with("bad.ts\": nope"), "{text}");
+    // The location is the TypeScript line (4), not the stripped code's.
+    let bad = dir.path().join("bad.ts");
+    assert!(
+        text.contains(&format!("bad.ts\": nope\n    at {}:4:", bad.display())),
+        "{text}"
+    );
     let err = load(
         dir.path(),
         &[(

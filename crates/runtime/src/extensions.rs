@@ -10,6 +10,7 @@ use std::sync::Mutex;
 use knightcode_agent::AgentHooks;
 use knightcode_agent::HookFuture;
 use knightcode_ext::ExtensionHost;
+use knightcode_ext::HostConfig;
 use knightcode_ext::SessionPort;
 use knightcode_protocol::AgentMessage;
 use knightcode_protocol::ContentBlock;
@@ -18,12 +19,17 @@ use serde_json::Value;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use crate::RuntimeError;
 use crate::agent_session::lock;
 use crate::hooks::AgentStart;
 use crate::hooks::AgentStartChanges;
 use crate::hooks::InputAction;
 use crate::hooks::PromptInput;
 use crate::hooks::SessionHooks;
+use crate::trust::TrustDecision;
+use crate::trust::TrustResolution;
+use crate::trust::TrustSource;
+use crate::trust::TrustStore;
 
 /// Which extensions a session loads (spec §2).
 #[derive(Debug, Clone, Default)]
@@ -52,6 +58,104 @@ pub fn discover(
         agent_dir: agent_dir.to_path_buf(),
         project_trusted,
     })
+}
+
+/// `KNIGHTCODE_EXTENSION_MEMORY_MB`: the extensions' JS heap limit (default 2 GiB).
+fn memory_limit() -> Option<usize> {
+    std::env::var("KNIGHTCODE_EXTENSION_MEMORY_MB")
+        .ok()?
+        .trim()
+        .parse::<usize>()
+        .ok()
+        .map(|mb| mb << 20)
+}
+
+fn host_config(setup: &crate::agent_session::SessionSetup, paths: Vec<PathBuf>) -> HostConfig {
+    HostConfig {
+        paths,
+        cwd: setup.cwd.clone(),
+        mode: match setup.extensions.mode.as_str() {
+            "" => "print".to_owned(),
+            other => other.to_owned(),
+        },
+        flags: setup.extensions.flags.clone(),
+        memory_limit: memory_limit(),
+    }
+}
+
+fn load_error(error: knightcode_ext::ExtError) -> RuntimeError {
+    RuntimeError::Setup(format!(
+        "{error}\nStart without extensions using \"knightcode -ne\""
+    ))
+}
+
+/// Starts the JS runtime with `paths`' extensions (a failure ends start-up, with the hint).
+pub(crate) async fn load_host(
+    setup: &crate::agent_session::SessionSetup,
+    paths: Vec<PathBuf>,
+) -> Result<Arc<ExtensionHost>, RuntimeError> {
+    ExtensionHost::load(host_config(setup, paths))
+        .await
+        .map_err(load_error)
+}
+
+/// The second pass: the extensions trust allowed beyond the first pass's.
+pub(crate) async fn load_more(
+    host: &ExtensionHost,
+    _setup: &crate::agent_session::SessionSetup,
+    paths: Vec<PathBuf>,
+) -> Result<(), RuntimeError> {
+    host.load_more(&paths).await.map_err(load_error)
+}
+
+/// The first pass of the two around project trust (`spec/trust-security.md` §2): the
+/// project's trust is undecided, so the user's own and `-e` extensions load with the project
+/// untrusted and hear `project_trust`; the first `yes`/`no` decides (and with `remember`
+/// is saved to trust.json), otherwise the project stays untrusted as it would without them.
+/// Returns the decision and the host with what it loaded, for the second pass.
+pub(crate) async fn first_pass(
+    setup: &crate::agent_session::SessionSetup,
+    protected: Vec<PathBuf>,
+    store: &mut TrustStore,
+    notices: &mut Vec<String>,
+) -> Result<(TrustDecision, Option<(Arc<ExtensionHost>, Vec<PathBuf>)>), RuntimeError> {
+    let undecided = TrustResolution::Ask {
+        protected: protected.clone(),
+    }
+    .without_prompt();
+    let paths = discover(&setup.extensions, &setup.cwd, &setup.agent_dir, false);
+    if paths.is_empty() {
+        return Ok((undecided, None));
+    }
+    let host = load_host(setup, paths.clone()).await?;
+    let verdict = host
+        .dispatch("project_trust", json!({ "cwd": setup.cwd }))
+        .await;
+    let trusted = match verdict
+        .as_ref()
+        .and_then(|v| v.get("trusted"))
+        .and_then(Value::as_str)
+    {
+        Some("yes") => true,
+        Some("no") => false,
+        _ => return Ok((undecided, Some((host, paths)))),
+    };
+    let remember = verdict
+        .as_ref()
+        .and_then(|v| v.get("remember"))
+        .and_then(Value::as_bool)
+        == Some(true);
+    if remember && let Err(error) = store.set(&setup.cwd, Some(trusted)) {
+        notices.push(format!(
+            "Could not save the extension's trust decision: {error}"
+        ));
+    }
+    let decision = TrustDecision {
+        trusted,
+        source: TrustSource::Extension,
+        protected,
+    };
+    Ok((decision, Some((host, paths))))
 }
 
 /// The agent events extensions hear as they happen (notifications: nothing they return
@@ -312,7 +416,7 @@ impl SessionHooks for ExtensionHooks {
     fn transform_input<'a>(
         &'a self,
         input: &'a PromptInput,
-        _cancel: &'a CancellationToken,
+        cancel: &'a CancellationToken,
     ) -> HookFuture<'a, InputAction> {
         Box::pin(async move {
             // An extension's own `sendUserMessage` never runs commands (no loops).
@@ -328,7 +432,7 @@ impl SessionHooks for ExtensionHooks {
                 "images": input.images,
                 "source": input.source.as_str(),
             });
-            let Some(result) = self.host.dispatch("input", payload).await else {
+            let Some(result) = self.host.dispatch_until("input", payload, cancel).await else {
                 return InputAction::Continue;
             };
             match result.get("action").and_then(Value::as_str) {
@@ -353,7 +457,7 @@ impl SessionHooks for ExtensionHooks {
     fn before_agent_start<'a>(
         &'a self,
         start: AgentStart<'a>,
-        _cancel: &'a CancellationToken,
+        cancel: &'a CancellationToken,
     ) -> HookFuture<'a, AgentStartChanges> {
         Box::pin(async move {
             let payload = json!({
@@ -362,7 +466,11 @@ impl SessionHooks for ExtensionHooks {
                 "systemPrompt": start.system_prompt,
                 "messageType": "user",
             });
-            let Some(result) = self.host.dispatch("before_agent_start", payload).await else {
+            let Some(result) = self
+                .host
+                .dispatch_until("before_agent_start", payload, cancel)
+                .await
+            else {
                 return AgentStartChanges::default();
             };
             let messages = result

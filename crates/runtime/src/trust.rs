@@ -53,6 +53,8 @@ pub enum TrustSource {
     CommandLine,
     Saved(PathBuf),
     DefaultSetting(DefaultProjectTrust),
+    /// A user or `-e` extension answered `project_trust`.
+    Extension,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -258,6 +260,7 @@ impl TrustDecision {
                 format!("defaultProjectTrust is \"{}\"", value.as_str())
             }
             TrustSource::NothingToProtect => String::new(),
+            TrustSource::Extension => "an extension decided so (project_trust)".to_owned(),
         };
         Some(format!(
             "Project not trusted ({why}); skipped {}. Run with --approve to load them once, or trust the folder with /trust.",

@@ -233,6 +233,9 @@ async fn a_move_without_a_summary_is_announced_too() {
     // As in the reference, `session_before_tree` comes for a move without a summary too.
     assert_eq!(
         hooks.log(),
-        ["before_tree wants=false entries=2", "tree_changed summary=false"]
+        [
+            "before_tree wants=false entries=2",
+            "tree_changed summary=false"
+        ]
     );
 }

@@ -5,6 +5,7 @@
 
 #[path = "../test_files/mod.rs"]
 mod test_files;
+#[allow(unused_imports)]
 pub use test_files::read_jsonl;
 
 use std::path::PathBuf;

@@ -505,6 +505,9 @@ impl ExtensionActions {
 pub struct SessionHandle {
     commands: mpsc::UnboundedSender<Envelope>,
     agent: AgentHandle,
+    /// The session's extensions: an abort stops their running JS at once, from here,
+    /// because a handler stuck in a loop can hold up the session task itself.
+    extensions: Option<std::sync::Arc<knightcode_ext::ExtensionHost>>,
 }
 
 impl std::fmt::Debug for SessionHandle {
@@ -519,6 +522,9 @@ pub type SessionEvents = mpsc::Receiver<SessionEvent>;
 impl SessionHandle {
     /// Sends a command; its reply goes where `responder` says.
     pub fn send(&self, command: Command, responder: Responder) {
+        if matches!(command, Command::Abort) {
+            self.interrupt_extensions();
+        }
         // A send fails only when the session task is gone; the responder then learns it
         // from its closed channel.
         let _ = self.commands.send(Envelope { command, responder });
@@ -541,6 +547,13 @@ impl SessionHandle {
     /// Aborts the run in progress at once, without waiting for the session task (signals).
     pub fn abort_now(&self) {
         self.agent.abort();
+        self.interrupt_extensions();
+    }
+
+    fn interrupt_extensions(&self) {
+        if let Some(host) = &self.extensions {
+            host.interrupt();
+        }
     }
 
     /// Whether a run is in progress.
@@ -561,6 +574,7 @@ impl AgentSession {
         let handle = SessionHandle {
             commands,
             agent: self.handle(),
+            extensions: self.extension_host(),
         };
         tokio::spawn(task::run(self, events, inbox, out));
         (handle, stream)

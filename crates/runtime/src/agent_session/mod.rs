@@ -63,7 +63,6 @@ use crate::system_prompt::system_message_for;
 use crate::tool_selection::select_tools;
 use crate::trust::TrustDecision;
 use crate::trust::TrustStore;
-use crate::trust::resolve_non_interactive;
 use crate::web_tools::WebTools;
 
 /// Which session to work in.
@@ -267,19 +266,28 @@ impl AgentSession {
         } = services;
         let mut notices = Vec::new();
         let global_only = Settings::load(&setup.agent_dir, &setup.cwd, false);
-        let trust_store = TrustStore::load(&setup.agent_dir).unwrap_or_else(|error| {
+        let mut trust_store = TrustStore::load(&setup.agent_dir).unwrap_or_else(|error| {
             notices.push(format!(
                 "{error}; treating every folder as having no saved decision"
             ));
             TrustStore::default()
         });
-        let trust = resolve_non_interactive(
+        let resolution = crate::trust::resolve(
             &setup.cwd,
             setup.home.as_deref(),
             setup.approve,
             &trust_store,
             global_only.values().default_project_trust,
         );
+        // Undecided: the user's own and `-e` extensions load first and may decide
+        // (`project_trust`); the project's load after, into the same runtime.
+        let (trust, first_pass) = match resolution {
+            crate::trust::TrustResolution::Decided(decision) => (decision, None),
+            crate::trust::TrustResolution::Ask { protected } => {
+                crate::extensions::first_pass(&setup, protected, &mut trust_store, &mut notices)
+                    .await?
+            }
+        };
         notices.extend(trust.skipped_notice(&setup.cwd));
         let settings = Settings::load(&setup.agent_dir, &setup.cwd, trust.trusted);
         notices.extend(settings.diagnostics().iter().map(ToString::to_string));
@@ -467,24 +475,22 @@ impl AgentSession {
         let mut extension_tools = Vec::new();
         let mut extension_host = None;
         let extension_actions = Arc::new(crate::actor::ExtensionActions::default());
-        if !extension_paths.is_empty() {
-            let mode = match setup.extensions.mode.as_str() {
-                "" => "print".to_owned(),
-                other => other.to_owned(),
-            };
-            let host = knightcode_ext::ExtensionHost::load(knightcode_ext::HostConfig {
-                paths: extension_paths,
-                cwd: setup.cwd.clone(),
-                mode,
-                flags: setup.extensions.flags.clone(),
-            })
-            .await
-            .map_err(|e| {
-                RuntimeError::Setup(format!(
-                    "{e}\nStart without extensions using \"knightcode -ne\""
-                ))
-            })?;
-            notices.extend(host.diagnostics().iter().cloned());
+        let loaded = match first_pass {
+            Some((host, loaded_paths)) => {
+                let rest: Vec<_> = extension_paths
+                    .into_iter()
+                    .filter(|p| !loaded_paths.contains(p))
+                    .collect();
+                crate::extensions::load_more(&host, &setup, rest).await?;
+                Some(host)
+            }
+            None if !extension_paths.is_empty() => {
+                Some(crate::extensions::load_host(&setup, extension_paths).await?)
+            }
+            None => None,
+        };
+        if let Some(host) = loaded {
+            notices.extend(host.diagnostics());
             host.bind(
                 Arc::new(crate::extensions::Port {
                     session: Arc::clone(&session),
