@@ -559,3 +559,47 @@ async fn ctx_compact_runs_the_compaction_hooks_and_reports_back() {
     })
     .await;
 }
+
+const SEEDED: &str = r#"
+export default function (pi) {
+  pi.registerCommand("seeded", { handler: async (_args, ctx) => {
+    await ctx.newSession({
+      setup: async (sm) => {
+        sm.appendMessage({ role: "user", content: [{ type: "text", text: "seeded question" }], timestamp: Date.now() });
+        sm.appendCustomEntry("seed-marker", { n: 1 });
+      },
+      withSession: async (next) => {
+        const kinds = next.sessionManager.getBranch().map((e) => e.type === "message" ? e.message.role : e.type);
+        next.ui.notify(`${kinds.join(",")} trusted=${next.isProjectTrusted()}`);
+      },
+    });
+  }});
+}
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn new_session_setup_writes_the_start_of_the_next_conversation() {
+    watchdog(async {
+        let server = server(vec![ScriptedReply::text("an answer")]).await;
+        let sandbox = Sandbox::new(&server);
+        let mut raw = Raw::spawn(&sandbox, SEEDED);
+        raw.send(json!({ "id": "1", "type": "prompt", "message": "/seeded" }))
+            .await;
+        let notice = raw.ui().await;
+        // A project without resources of its own needs no trust decision: it is trusted.
+        assert_eq!(
+            notice["message"],
+            "model_change,thinking_level_change,user,custom trusted=true"
+        );
+        raw.response("1").await;
+        raw.prompt("2", "the next question").await;
+        raw.until(|l| l["type"] == "agent_settled").await;
+        let requests = server.requests();
+        assert_eq!(
+            rpc_common::user_texts(&requests[0].body),
+            ["seeded question", "the next question"]
+        );
+        assert_eq!(raw.finish().await, Some(0));
+    })
+    .await;
+}

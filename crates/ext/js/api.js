@@ -151,7 +151,18 @@
         const o = options || {};
         const result = await sessionAsync("newSession", { parentSession: o.parentSession });
         if (result.cancelled) return { cancelled: true };
-        if (typeof o.setup === "function") await o.setup(sessionManager);
+        if (typeof o.setup === "function") {
+          // The new session, writable: what setup appends is the conversation's start.
+          const writable = Object.assign({}, sessionManager, {
+            appendMessage: (m) => session("appendMessage", { message: m }),
+            appendCustomEntry: (customType, data) => { session("appendEntry", { customType, data }); },
+            appendCustomMessageEntry: (customType, content, display, details) => {
+              session("sendMessage", { message: { customType, content, display, details } });
+            },
+          });
+          await o.setup(writable);
+          await sessionAsync("reloadContext");
+        }
         return replaced(result, o);
       },
       async fork(entryId, options) {

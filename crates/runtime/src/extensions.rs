@@ -601,6 +601,8 @@ pub(crate) struct Port {
     pub model: (String, String),
     pub thinking: String,
     pub actions: Arc<crate::actor::ExtensionActions>,
+    /// `ctx.isProjectTrusted()`: the session's decision about the project's resources.
+    pub project_trusted: bool,
 }
 
 /// `sendUserMessage`'s content (a string, or text and image blocks) as prompt text and
@@ -707,6 +709,7 @@ impl SessionPort for Port {
                 restore_files: false,
             },
             "reload" => Command::Reload,
+            "reloadContext" => Command::ReloadContext,
             "compact" => Command::Compact {
                 custom_instructions: text("customInstructions"),
             },
@@ -729,7 +732,7 @@ impl SessionPort for Port {
                     Reply::Failed(message) => Err(message),
                     _ => Ok(Value::Null),
                 },
-                "waitForIdle" | "reload" => match reply {
+                "waitForIdle" | "reload" | "reloadContext" => match reply {
                     Reply::Failed(message) => Err(message),
                     _ => Ok(Value::Null),
                 },
@@ -741,6 +744,7 @@ impl SessionPort for Port {
     fn call(&self, op: &str, args: Value) -> Result<Value, String> {
         match op {
             "hasUI" => return Ok(Value::Bool(self.actions.dialogs().has_ui())),
+            "isProjectTrusted" => return Ok(Value::Bool(self.project_trusted)),
             "isIdle" => {
                 return Ok(Value::Bool(
                     self.actions.view().is_none_or(|view| !view.is_running()),
@@ -819,6 +823,17 @@ impl SessionPort for Port {
                     .set_label(&target, label.as_deref())
                     .map_err(|e| e.to_string())?;
                 Ok(Value::Null)
+            }
+            // `newSession`'s `setup`: a message written straight into the new session (the
+            // agent takes the session's context up afterwards, `reloadContext`).
+            "appendMessage" => {
+                let message: AgentMessage = args
+                    .get("message")
+                    .cloned()
+                    .and_then(|m| serde_json::from_value(m).ok())
+                    .ok_or_else(|| "appendMessage: not a message".to_owned())?;
+                let id = session.append_message(message).map_err(|e| e.to_string())?;
+                Ok(json!(id))
             }
             "appendEntry" => {
                 let custom_type = text("customType").unwrap_or_default();

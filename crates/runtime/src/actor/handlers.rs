@@ -508,6 +508,10 @@ async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) 
             session.set_active_tools(names);
             Reply::Done
         }
+        Command::ReloadContext => {
+            session.reload_context();
+            Reply::Done
+        }
         Command::Reload => {
             let resources = std::sync::Arc::clone(session.reload_resources());
             session.reload_extensions().await;

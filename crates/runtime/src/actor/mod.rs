@@ -183,6 +183,9 @@ pub enum Command {
     Ping,
     /// Answered once the session is idle (`ctx.waitForIdle`): at once, or after the run.
     WaitForIdle,
+    /// The agent takes up the session file's context again (after `newSession`'s `setup`
+    /// wrote into it). Waits for a running prompt.
+    ReloadContext,
     /// An extension command run from a prompt has finished; answers that prompt `handled`.
     ExtensionCommandDone,
     /// The front end's input ended: abort the run and shell commands, answer what is

@@ -497,6 +497,7 @@ impl AgentSession {
                     model: (model.provider.clone(), model.id.clone()),
                     thinking: thinking.as_str().to_owned(),
                     actions: Arc::clone(&extension_actions),
+                    project_trusted: trust.trusted,
                 }),
                 events.clone(),
             );
