@@ -603,3 +603,56 @@ async fn new_session_setup_writes_the_start_of_the_next_conversation() {
     })
     .await;
 }
+
+/// The reference's confirm-destructive pattern: a dialog inside `session_before_switch`,
+/// answered while the session waits for the handler.
+const CONFIRM_NEW: &str = r#"
+export default function (pi) {
+  pi.on("session_before_switch", async (event, ctx) => {
+    if (!ctx.hasUI || event.reason !== "new") return;
+    const confirmed = await ctx.ui.confirm("Clear session?", "This will delete all messages in the current session.");
+    if (!confirmed) {
+      ctx.ui.notify("Clear cancelled", "info");
+      return { cancel: true };
+    }
+  });
+}
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dialog_in_session_before_switch_decides_whether_new_session_goes_ahead() {
+    watchdog(async {
+        let server = server(vec![]).await;
+        let sandbox = Sandbox::new(&server);
+        let mut raw = Raw::spawn(&sandbox, CONFIRM_NEW);
+        for (id, confirmed, cancelled) in [("1", false, true), ("2", true, false)] {
+            raw.send(json!({ "id": id, "type": "new_session" })).await;
+            let question = raw.ui().await;
+            assert_eq!(question["method"], "confirm");
+            assert_eq!(question["title"], "Clear session?");
+            raw.reply(&question["id"], json!({ "confirmed": confirmed }))
+                .await;
+            let seen = raw
+                .until(|l| l["type"] == "response" && l["id"] == id)
+                .await;
+            let response = seen.last().unwrap();
+            assert_eq!(
+                response["data"],
+                json!({ "cancelled": cancelled }),
+                "{response}"
+            );
+            let notices: Vec<&Value> = seen
+                .iter()
+                .filter(|l| l["type"] == "extension_ui_request")
+                .map(|l| &l["message"])
+                .collect();
+            if cancelled {
+                assert_eq!(notices, [&json!("Clear cancelled")]);
+            } else {
+                assert!(notices.is_empty(), "{notices:?}");
+            }
+        }
+        assert_eq!(raw.finish().await, Some(0));
+    })
+    .await;
+}

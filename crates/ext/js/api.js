@@ -398,6 +398,8 @@
       } else {
         await run(name, event, null, errors);
       }
+      // What the handlers showed goes out before the session acts on their result.
+      await uiTail;
       return { result, errors };
     },
     async executeTool({ name, toolCallId, params }) {
@@ -408,6 +410,7 @@
       const onUpdate = (partial) => { kc.toolUpdate(JSON.stringify({ toolCallId, partial })); };
       try {
         const r = await entry.def.execute(toolCallId, params, controller.signal, onUpdate, context({ signal: controller.signal }));
+        await uiTail;
         const out = r && typeof r === "object" ? r : { content: [{ type: "text", text: String(r) }] };
         return { content: Array.isArray(out.content) ? out.content : [], details: out.details, isError: !!out.isError };
       } catch (e) {
