@@ -656,3 +656,30 @@ async fn a_dialog_in_session_before_switch_decides_whether_new_session_goes_ahea
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctx_shutdown_ends_the_rpc_process_in_order_while_stdin_stays_open() {
+    watchdog(async {
+        let server = server(vec![]).await;
+        let sandbox = Sandbox::new(&server);
+        let source = r#"
+import { appendFileSync } from "node:fs";
+export default function (pi) {
+  pi.on("session_shutdown", (e) => appendFileSync("shutdown.log", `${e.reason}\n`));
+  pi.registerCommand("bye", { handler: async (_args, ctx) => { ctx.ui.notify("bye"); ctx.shutdown(); } });
+}
+"#;
+        let mut raw = Raw::spawn(&sandbox, source);
+        raw.send(json!({ "id": "1", "type": "prompt", "message": "/bye" }))
+            .await;
+        assert_eq!(raw.ui().await["message"], "bye");
+        // The output ends and the process exits 0 with its stdin still open.
+        while raw.lines.next_line().await.unwrap().is_some() {}
+        assert_eq!(raw.child.wait().await.unwrap().code(), Some(0));
+        assert_eq!(
+            std::fs::read_to_string(sandbox.project.join("shutdown.log")).unwrap(),
+            "quit\n"
+        );
+    })
+    .await;
+}

@@ -105,6 +105,10 @@ where
     let bridge = UiBridge::new(out);
     // The session's own questions (`/undo`) go over the extension-UI subprotocol too.
     session.set_dialogs(Arc::new(bridge.clone()));
+    // An extension's `ctx.shutdown()` ends the session as the end of input does.
+    let extension_shutdown = session.shutdown_requested();
+    tokio::pin!(extension_shutdown);
+    let mut shutting_down = false;
     let (handle, mut stream) = session.spawn(events);
     let pending = Arc::new(Mutex::new(Pending::default()));
     let input_ended = Arc::new(AtomicBool::new(false));
@@ -164,6 +168,13 @@ where
                 }
             }
             Some(line) = bridge_lines.recv() => Some(Ok(line)),
+            () = &mut extension_shutdown, if !shutting_down => {
+                shutting_down = true;
+                bridge.close();
+                input_ended.store(true, Ordering::SeqCst);
+                handle.send(Command::EndOfInput, Responder::Nobody);
+                None
+            }
         };
         match line {
             Some(Ok(line)) => {

@@ -332,6 +332,8 @@ pub(crate) struct ExtensionActions {
     /// The session as the actor last saw it (`ctx.isIdle`, `ctx.getContextUsage`, …), so
     /// those synchronous reads never wait for the actor, which may be waiting for them.
     view: std::sync::Mutex<Option<SessionView>>,
+    /// `ctx.shutdown()`: the front end ends the process in order (RPC mode).
+    shutdown: std::sync::Arc<tokio::sync::Notify>,
 }
 
 impl Default for ExtensionActions {
@@ -342,6 +344,7 @@ impl Default for ExtensionActions {
             registered: std::sync::OnceLock::new(),
             dialogs: std::sync::Mutex::new(std::sync::Arc::new(crate::dialogs::NoDialogs)),
             view: std::sync::Mutex::new(None),
+            shutdown: std::sync::Arc::default(),
         }
     }
 }
@@ -356,6 +359,15 @@ impl ExtensionActions {
     fn bind(&self, inbox: &mpsc::UnboundedSender<Envelope>) {
         // A session is spawned once; a second bind has nothing to add.
         let _ = self.inbox.set(inbox.downgrade());
+    }
+
+    /// `ctx.shutdown()`: a permit is kept until the front end asks.
+    pub(crate) fn request_shutdown(&self) {
+        self.shutdown.notify_one();
+    }
+
+    pub(crate) fn shutdown_signal(&self) -> std::sync::Arc<tokio::sync::Notify> {
+        std::sync::Arc::clone(&self.shutdown)
     }
 
     pub(crate) fn set_dialogs(&self, dialogs: std::sync::Arc<dyn crate::dialogs::Dialogs>) {

@@ -668,6 +668,12 @@ impl AgentSession {
         &self.extension_actions
     }
 
+    /// Resolves when an extension called `ctx.shutdown()` (RPC mode then ends as on EOF).
+    pub fn shutdown_requested(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let shutdown = self.extension_actions.shutdown_signal();
+        async move { shutdown.notified().await }
+    }
+
     /// The session's extensions, when any are loaded.
     pub fn extension_host(&self) -> Option<Arc<knightcode_ext::ExtensionHost>> {
         self.extension_host.clone()

@@ -165,6 +165,10 @@ impl SessionPort for Port {
         match op {
             "hasUI" => return Ok(Value::Bool(self.actions.dialogs().has_ui())),
             "isProjectTrusted" => return Ok(Value::Bool(self.project_trusted)),
+            "shutdown" => {
+                self.actions.request_shutdown();
+                return Ok(Value::Null);
+            }
             "isIdle" => {
                 return Ok(Value::Bool(
                     self.actions.view().is_none_or(|view| !view.is_running()),
