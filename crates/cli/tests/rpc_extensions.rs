@@ -683,3 +683,43 @@ export default function (pi) {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_sees_the_run_and_ctx_abort_stops_it() {
+    watchdog(async {
+        let server = server(vec![
+            ScriptedReply::tool_call("call_1", "stopper", "{}"),
+            ScriptedReply::text("never asked for"),
+        ])
+        .await;
+        let sandbox = Sandbox::new(&server);
+        let source = r#"
+export default function (pi) {
+  pi.registerTool({
+    name: "stopper", label: "Stopper", description: "Stops the run", parameters: { type: "object", properties: {} },
+    async execute(_id, _params, _signal, _onUpdate, ctx) {
+      ctx.ui.notify(`idle=${ctx.isIdle()} pending=${ctx.hasPendingMessages()}`);
+      ctx.abort();
+      return { content: [{ type: "text", text: "stopped" }] };
+    },
+  });
+}
+"#;
+        let mut raw = Raw::spawn(&sandbox, source);
+        raw.prompt("1", "stop yourself").await;
+        let mut notice = None;
+        let seen = raw
+            .until(|l| l["type"] == "agent_settled")
+            .await;
+        for line in &seen {
+            if line["type"] == "extension_ui_request" {
+                notice = Some(line["message"].clone());
+            }
+        }
+        assert_eq!(notice, Some(json!("idle=false pending=false")));
+        assert_eq!(seen.last().unwrap()["aborted"], true, "{seen:#?}");
+        assert_eq!(server.requests().len(), 1);
+        assert_eq!(raw.finish().await, Some(0));
+    })
+    .await;
+}
