@@ -673,6 +673,8 @@ export default function (pi) {
         raw.send(json!({ "id": "1", "type": "prompt", "message": "/bye" }))
             .await;
         assert_eq!(raw.ui().await["message"], "bye");
+        // The command's prompt is answered first, as the reference answers before it exits.
+        assert_eq!(raw.response("1").await["success"], true);
         // The output ends and the process exits 0 with its stdin still open.
         while raw.lines.next_line().await.unwrap().is_some() {}
         assert_eq!(raw.child.wait().await.unwrap().code(), Some(0));

@@ -43,7 +43,8 @@
     getSessionName: () => session("getSessionName"),
     getCwd: () => settings.cwd,
     getHeader: () => session("getHeader"),
-    getLabel: () => undefined,
+    // The last `label` entry for the id wins; one without a label clears it (as pi's labelsById).
+    getLabel: (id) => { let label; for (const e of session("getEntries")) if (e.type === "label" && e.targetId === id) label = e.label || undefined; return label; },
   };
 
   // Async session ops: a promise per call; an aborted `signal` cancels the Rust side.
@@ -157,7 +158,7 @@
             appendMessage: (m) => session("appendMessage", { message: m }),
             appendCustomEntry: (customType, data) => { session("appendEntry", { customType, data }); },
             appendCustomMessageEntry: (customType, content, display, details) => {
-              session("sendMessage", { message: { customType, content, display, details } });
+              session("appendCustomMessageEntry", { message: { customType, content, display, details } });
             },
           });
           await o.setup(writable);

@@ -537,7 +537,24 @@
       p.then((r) => { if (callback) callback(r.status === 0 ? null : execError(file, r), r.stdout, r.stderr); }, (e) => callback && callback(e, "", ""));
       return new EventEmitter();
     },
-    spawn: internal.missing("child_process.spawn"),
+    // Buffered: the child runs to its end, then its output arrives as one `data` chunk per
+    // stream, then `exit` and `close`. Enough for callers that collect output; there is no
+    // stdin and no kill yet (no streaming op).
+    spawn(file, args, options) {
+      if (!Array.isArray(args)) { options = args; args = []; }
+      const stream = () => Object.assign(new EventEmitter(), { setEncoding() { return this; }, pipe: (dest) => dest });
+      const child = Object.assign(new EventEmitter(), { stdout: stream(), stderr: stream(), stdin: null, pid: undefined, exitCode: null, signalCode: null, killed: false });
+      child.kill = () => false;
+      kc.exec(JSON.stringify(req(file, args, options, !!(options && options.shell)))).then(op).then((r) => {
+        if (r.stdout) child.stdout.emit("data", Buffer.from(r.stdout));
+        if (r.stderr) child.stderr.emit("data", Buffer.from(r.stderr));
+        child.stdout.emit("end"); child.stderr.emit("end");
+        child.exitCode = r.status; child.signalCode = r.signal || null;
+        child.emit("exit", r.status, r.signal || null);
+        child.emit("close", r.status, r.signal || null);
+      }, (e) => child.emit("error", e));
+      return child;
+    },
     fork: internal.missing("child_process.fork"),
   };
   child_process.exec[promisify.custom] = (command, options) => kc.exec(JSON.stringify(req(command, [], options, true))).then(op).then((r) => { if (r.status !== 0) throw execError(command, r); return { stdout: r.stdout, stderr: r.stderr }; });

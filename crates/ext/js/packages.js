@@ -49,6 +49,38 @@
     };
   }
   internal.createEventBus = createEventBus;
+  // Frontmatter as pi reads it (`---\n<yaml>\n---`), for the flat YAML that agent and prompt
+  // files use: `key: scalar`, inline `[a, b]` lists and `- item` lists.
+  function yamlScalar(text) {
+    const t = text.replace(/\s+#.*$/, "").trim();
+    if (/^".*"$/.test(t)) { try { return JSON.parse(t); } catch { return t.slice(1, -1); } }
+    if (/^'.*'$/.test(t)) return t.slice(1, -1).replace(/''/g, "'");
+    if (t === "true" || t === "false") return t === "true";
+    if (t === "null" || t === "~") return null;
+    if (/^-?\d+(\.\d+)?$/.test(t)) return Number(t);
+    if (/^\[.*\]$/.test(t)) return t.slice(1, -1).split(",").map((x) => x.trim()).filter(Boolean).map(yamlScalar);
+    return t;
+  }
+  function parseYaml(text) {
+    const out = {};
+    let key = null;
+    for (const line of text.split("\n")) {
+      if (!line.trim() || line.trim().startsWith("#")) continue;
+      const item = line.match(/^\s*-\s+(.*)$/);
+      if (item && key !== null) { if (!Array.isArray(out[key])) out[key] = []; out[key].push(yamlScalar(item[1])); continue; }
+      const pair = line.match(/^([^\s:#][^:]*?)\s*:(?:\s+(.*))?$/);
+      if (!pair) continue;
+      key = pair[1];
+      out[key] = pair[2] === undefined || pair[2].trim() === "" ? null : yamlScalar(pair[2]);
+    }
+    return out;
+  }
+  function parseFrontmatter(content) {
+    const text = String(content).replace(/\r\n/g, "\n").replace(/\r/g, "\n");
+    const end = text.startsWith("---") ? text.indexOf("\n---", 3) : -1;
+    if (end === -1) return { frontmatter: {}, body: text };
+    return { frontmatter: parseYaml(text.slice(4, end)) || {}, body: text.slice(end + 4).trim() };
+  }
   const isResult = (name) => (event) => event && event.toolName === name;
   const env = g.process.env;
   const cli = Object.assign(missing("@knightcodeai/cli", [
@@ -56,7 +88,7 @@
     "createReadToolDefinition", "createBashToolDefinition", "createEditToolDefinition", "createWriteToolDefinition",
     "createGrepToolDefinition", "createFindToolDefinition", "createLsToolDefinition",
     "getMarkdownTheme", "getSettingsListTheme", "DynamicBorder", "BorderedLoader", "CustomEditor", "Theme",
-    "serializeConversation", "convertToLlm", "parseFrontmatter", "createAgentSession", "SessionManager", "SettingsManager",
+    "serializeConversation", "convertToLlm", "createAgentSession", "SessionManager", "SettingsManager",
     "DefaultResourceLoader", "ModelRuntime",
   ]), {
     VERSION: "0.73.1",
@@ -75,6 +107,8 @@
     truncateHead: (content, options) => truncate(content, options, false),
     truncateTail: (content, options) => truncate(content, options, true),
     truncateLine: (line, max = 500) => (line.length > max ? { text: line.slice(0, max) + "... [truncated]", wasTruncated: true } : { text: line, wasTruncated: false }),
+    parseFrontmatter,
+    stripFrontmatter: (content) => parseFrontmatter(content).body,
     keyHint: (key, description) => `${key} ${description || ""}`.trim(),
   });
   internal.defineHost("cli", () => cli);
@@ -109,12 +143,27 @@
     invalidate() { for (const c of this.children) if (c.invalidate) c.invalidate(); }
   }
   class Spacer { constructor(n = 1) { this.n = n; } render() { return Array(this.n).fill(""); } invalidate() {} }
+  // `Key.escape` is "escape", `Key.slash` "/", `Key.ctrlAlt("p")` "ctrl+alt+p" (as pi-tui's Key).
+  const KEY_SYMBOLS = { backtick: "`", hyphen: "-", equals: "=", leftbracket: "[", rightbracket: "]", backslash: "\\",
+    semicolon: ";", quote: "'", comma: ",", period: ".", slash: "/", exclamation: "!", at: "@", hash: "#", dollar: "$",
+    percent: "%", caret: "^", ampersand: "&", asterisk: "*", leftparen: "(", rightparen: ")", underscore: "_", plus: "+",
+    pipe: "|", tilde: "~", leftbrace: "{", rightbrace: "}", colon: ":", lessthan: "<", greaterthan: ">", question: "?" };
+  const Key = new Proxy({}, {
+    get: (_, k) => {
+      if (typeof k !== "string") return undefined;
+      if (/^(ctrl|shift|alt|super)(Ctrl|Shift|Alt|Super)*$/.test(k)) {
+        const prefix = k.replace(/([A-Z])/g, "+$1").toLowerCase();
+        return (key) => `${prefix}+${key}`;
+      }
+      return Object.prototype.hasOwnProperty.call(KEY_SYMBOLS, k) ? KEY_SYMBOLS[k] : k;
+    },
+  });
   const tui = Object.assign(missing("@knightcode/tui", ["SelectList", "SettingsList", "Loader", "CancellableLoader", "Input", "Editor", "Markdown", "Image", "TUI", "wrapTextWithAnsi", "fuzzyFilter", "fuzzyMatch", "parseKey"]), {
     Text, Container, Spacer, Box: Container, TruncatedText: Text,
     visibleWidth,
     truncateToWidth: (s, w, ellipsis = "...") => (visibleWidth(s) <= w ? s : String(s).slice(0, Math.max(0, w - ellipsis.length)) + ellipsis),
     matchesKey: () => false,
-    Key: new Proxy({}, { get: (_, k) => (typeof k === "string" ? k : undefined) }),
+    Key,
     CURSOR_MARKER: "\x1b_pi:c\x07",
   });
   internal.defineHost("tui", () => tui);

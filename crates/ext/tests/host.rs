@@ -284,3 +284,54 @@ export default function (pi) {
     );
     let _ = std::fs::remove_file(cwd.join("out.txt"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn host_packages_keys_frontmatter_and_a_buffered_spawn() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = load(
+        dir.path(),
+        &[(
+            "pkg.ts",
+            r#"
+import { spawn } from "node:child_process";
+import { parseFrontmatter } from "@mariozechner/pi-coding-agent";
+import { Key } from "@mariozechner/pi-tui";
+
+export default function (pi) {
+  pi.registerTool({
+    name: "probe", label: "probe", description: "d", parameters: { type: "object", properties: {} },
+    async execute() {
+      const { frontmatter, body } = parseFrontmatter("---\nname: scout\ntools: read, grep\nlist: [a, 'b']\nn: 3\nitems:\n  - x\n  - y\n---\n\nBody text\n");
+      const spawned = await new Promise((resolve) => {
+        const child = spawn("sh", ["-c", "echo out; echo err >&2; exit 4"], { stdio: ["ignore", "pipe", "pipe"] });
+        let out = "", err = "";
+        child.stdout.on("data", (d) => { out += d.toString(); });
+        child.stderr.on("data", (d) => { err += d.toString(); });
+        child.on("close", (code) => resolve([out.trim(), err.trim(), code]));
+      });
+      const out = [Key.ctrlAlt("p"), Key.ctrlShift("u"), Key.escape, Key.slash, frontmatter, body, spawned];
+      return { content: [{ type: "text", text: JSON.stringify(out) }], details: undefined };
+    },
+  });
+}
+"#,
+        )],
+    )
+    .await
+    .unwrap();
+    let tool = host.tools().remove(0);
+    let out = tool
+        .execute(
+            json!({}),
+            ToolContext::new("c", dir.path(), CancellationToken::new()),
+        )
+        .await
+        .unwrap();
+    let value: serde_json::Value = serde_json::from_str(out.content[0].as_text().unwrap()).unwrap();
+    assert_eq!(
+        value,
+        json!(["ctrl+alt+p", "ctrl+shift+u", "escape", "/",
+            {"name": "scout", "tools": "read, grep", "list": ["a", "b"], "n": 3, "items": ["x", "y"]},
+            "Body text", ["out", "err", 4]])
+    );
+}

@@ -105,7 +105,6 @@ pub(crate) async fn load_host(
 /// The second pass: the extensions trust allowed beyond the first pass's.
 pub(crate) async fn load_more(
     host: &ExtensionHost,
-    _setup: &crate::agent_session::SessionSetup,
     paths: Vec<PathBuf>,
 ) -> Result<(), RuntimeError> {
     host.load_more(&paths).await.map_err(load_error)
@@ -463,12 +462,19 @@ impl SessionHooks for ExtensionHooks {
         cancel: &'a CancellationToken,
     ) -> HookFuture<'a, AgentStartChanges> {
         Box::pin(async move {
-            let payload = json!({
-                "prompt": start.prompt,
-                "images": start.images,
-                "systemPrompt": start.system_prompt,
-                "messageType": "user",
-            });
+            let payload = match start.custom {
+                Some(message) => json!({
+                    "message": message,
+                    "systemPrompt": start.system_prompt,
+                    "messageType": "custom",
+                }),
+                None => json!({
+                    "prompt": start.prompt,
+                    "images": start.images,
+                    "systemPrompt": start.system_prompt,
+                    "messageType": "user",
+                }),
+            };
             let Some(result) = self
                 .host
                 .dispatch_until("before_agent_start", payload, cancel)
@@ -583,7 +589,7 @@ fn message_json(message: &AgentMessage) -> Value {
 }
 
 /// `{customType, content, display, details}` as a `custom` message.
-fn custom_message(value: &Value) -> Option<AgentMessage> {
+pub(crate) fn custom_message(value: &Value) -> Option<AgentMessage> {
     let mut message = value.clone();
     let object = message.as_object_mut()?;
     object.insert("role".to_owned(), json!("custom"));

@@ -58,6 +58,9 @@ pub enum InputAction {
 pub struct AgentStart<'a> {
     pub prompt: &'a str,
     pub images: &'a [ContentBlock],
+    /// The custom message that starts the run (`sendMessage` with `triggerTurn`) instead
+    /// of a prompt (`messageType: "custom"`).
+    pub custom: Option<&'a AgentMessage>,
     /// The rendered system prompt the run would use.
     pub system_prompt: &'a str,
 }

@@ -179,6 +179,16 @@ pub(super) async fn busy(ctx: &mut Ctx, envelope: Envelope) {
             ctx.deferred.push(Deferred::AbortDone(responder));
             return;
         }
+        Command::SendCustomMessage {
+            message, follow_up, ..
+        } => {
+            if *follow_up {
+                ctx.handle.follow_up((**message).clone());
+            } else {
+                ctx.handle.steer((**message).clone());
+            }
+            Reply::Done
+        }
         Command::SetSteeringMode(mode) => {
             ctx.handle.set_steering_mode(*mode);
             defer_silently(ctx, command.clone());
@@ -314,6 +324,18 @@ pub(super) async fn idle(session: &mut AgentSession, ctx: &mut Ctx, envelope: En
             Err(error) => Reply::Failed(error.to_string()),
         },
         Command::Abort => Reply::Done,
+        Command::SendCustomMessage {
+            message,
+            trigger_turn,
+            ..
+        } => match session.send_custom_message(*message, trigger_turn).await {
+            Ok(PromptStart::Run(messages)) => {
+                flow = Flow::Run(messages);
+                Reply::Prompt(PromptDisposition::Started)
+            }
+            Ok(PromptStart::Handled) => Reply::Done,
+            Err(error) => Reply::Failed(error.to_string()),
+        },
         Command::Compact {
             custom_instructions,
         } => {

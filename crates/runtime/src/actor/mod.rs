@@ -103,6 +103,14 @@ pub enum Command {
     /// Offer exactly these tools (unknown names are left out); an extension's
     /// `setActiveTools`. Waits for a running prompt.
     SetActiveTools(Vec<String>),
+    /// An extension's `pi.sendMessage`: while a run goes on it is steering, or a follow-up
+    /// with `follow_up`; when idle it starts a run with `trigger_turn`, else it only joins
+    /// the conversation.
+    SendCustomMessage {
+        message: Box<AgentMessage>,
+        trigger_turn: bool,
+        follow_up: bool,
+    },
     NewSession {
         parent_session: Option<String>,
     },
@@ -334,6 +342,13 @@ pub(crate) struct ExtensionActions {
     view: std::sync::Mutex<Option<SessionView>>,
     /// `ctx.shutdown()`: the front end ends the process in order (RPC mode).
     shutdown: std::sync::Arc<tokio::sync::Notify>,
+    /// Early UI (RPC mode): `session_start` at startup runs before the front end set its
+    /// dialogs. `hasUI` is already true then, and the fire-and-forget requests made wait here
+    /// until the dialogs are set; later requests wait for them to be written (`ui_gate`).
+    early_ui: std::sync::Mutex<EarlyUi>,
+    ui_gate: std::sync::Arc<tokio::sync::Mutex<()>>,
+    /// `sendMessage(…, {deliverAs: "nextTurn"})`: context for the next prompt.
+    next_turn: std::sync::Mutex<Vec<AgentMessage>>,
 }
 
 impl Default for ExtensionActions {
@@ -345,8 +360,19 @@ impl Default for ExtensionActions {
             dialogs: std::sync::Mutex::new(std::sync::Arc::new(crate::dialogs::NoDialogs)),
             view: std::sync::Mutex::new(None),
             shutdown: std::sync::Arc::default(),
+            early_ui: std::sync::Mutex::default(),
+            ui_gate: std::sync::Arc::default(),
+            next_turn: std::sync::Mutex::default(),
         }
     }
+}
+
+/// See [`ExtensionActions::expect_ui`].
+#[derive(Default)]
+struct EarlyUi {
+    expected: bool,
+    set: bool,
+    queued: Vec<knightcode_protocol::rpc::UiRequestKind>,
 }
 
 impl std::fmt::Debug for ExtensionActions {
@@ -370,11 +396,89 @@ impl ExtensionActions {
         std::sync::Arc::clone(&self.shutdown)
     }
 
+    /// A front end with a UI will set its dialogs once the session has started (RPC mode).
+    pub(crate) fn expect_ui(&self) {
+        self.early_ui
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .expected = true;
+    }
+
     pub(crate) fn set_dialogs(&self, dialogs: std::sync::Arc<dyn crate::dialogs::Dialogs>) {
         *self
             .dialogs
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = dialogs;
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = std::sync::Arc::clone(&dialogs);
+        let queued = {
+            let mut early = self
+                .early_ui
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            early.set = true;
+            std::mem::take(&mut early.queued)
+        };
+        if queued.is_empty() {
+            return;
+        }
+        // Taken now, before anything else can ask: the queued requests go out first.
+        let (Ok(gate), Ok(runtime)) = (
+            std::sync::Arc::clone(&self.ui_gate).try_lock_owned(),
+            tokio::runtime::Handle::try_current(),
+        ) else {
+            return;
+        };
+        runtime.spawn(async move {
+            let never = tokio_util::sync::CancellationToken::new();
+            for request in queued {
+                dialogs.extension_ui(request, None, &never).await;
+            }
+            drop(gate);
+        });
+    }
+
+    /// Whether `ctx.hasUI` (also before an expected front end set its dialogs).
+    pub(crate) fn has_ui(&self) -> bool {
+        let early = self
+            .early_ui
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        (early.expected && !early.set) || self.dialogs().has_ui()
+    }
+
+    /// A `ctx.ui` request: to the dialogs, or queued while an expected front end has not set
+    /// them yet (a dialog then gets its default: nobody could answer before the session
+    /// started).
+    pub(crate) fn extension_ui(
+        &self,
+        request: knightcode_protocol::rpc::UiRequestKind,
+        timeout: Option<std::time::Duration>,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> impl std::future::Future<Output = Option<knightcode_protocol::rpc::UiReply>> + Send + 'static
+    {
+        let waiting = {
+            let mut early = self
+                .early_ui
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if early.expected && !early.set {
+                if !request.expects_response() {
+                    early.queued.push(request.clone());
+                }
+                true
+            } else {
+                false
+            }
+        };
+        let dialogs = self.dialogs();
+        let gate = std::sync::Arc::clone(&self.ui_gate);
+        async move {
+            if waiting {
+                return None;
+            }
+            // After what was queued before the dialogs were set.
+            drop(gate.lock().await);
+            dialogs.extension_ui(request, timeout, &cancel).await
+        }
     }
 
     pub(crate) fn dialogs(&self) -> std::sync::Arc<dyn crate::dialogs::Dialogs> {
@@ -489,6 +593,39 @@ impl ExtensionActions {
         };
         self.note_active_tools(&known);
         self.command(Command::SetActiveTools(known), "setActiveTools")
+    }
+
+    /// `pi.sendMessage`: see [`Command::SendCustomMessage`]; `nextTurn` messages wait
+    /// here for the next prompt.
+    pub(crate) fn send_custom_message(
+        &self,
+        message: AgentMessage,
+        deliver_as: Option<&str>,
+        trigger_turn: bool,
+    ) -> Result<(), String> {
+        if deliver_as == Some("nextTurn") {
+            self.next_turn
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(message);
+            return Ok(());
+        }
+        let command = Command::SendCustomMessage {
+            message: Box::new(message),
+            trigger_turn,
+            follow_up: deliver_as == Some("followUp"),
+        };
+        self.command(command, "sendMessage")
+    }
+
+    /// The `nextTurn` messages, taken by the prompt that starts next.
+    pub(crate) fn take_next_turn(&self) -> Vec<AgentMessage> {
+        std::mem::take(
+            &mut *self
+                .next_turn
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
     }
 
     /// Runs `text` as a prompt now, or queues it (steering or a follow-up) while a run

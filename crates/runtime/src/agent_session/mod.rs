@@ -475,13 +475,17 @@ impl AgentSession {
         let mut extension_tools = Vec::new();
         let mut extension_host = None;
         let extension_actions = Arc::new(crate::actor::ExtensionActions::default());
+        if setup.extensions.mode == "rpc" {
+            // RPC mode sets its dialogs right after the start: `session_start` already has a UI.
+            extension_actions.expect_ui();
+        }
         let loaded = match first_pass {
             Some((host, loaded_paths)) => {
                 let rest: Vec<_> = extension_paths
                     .into_iter()
                     .filter(|p| !loaded_paths.contains(p))
                     .collect();
-                crate::extensions::load_more(&host, &setup, rest).await?;
+                crate::extensions::load_more(&host, rest).await?;
                 Some(host)
             }
             None if !extension_paths.is_empty() => {
@@ -850,7 +854,21 @@ impl knightcode_agent::MessageStore for SessionRecorder {
         &mut self,
         message: &AgentMessage,
     ) -> std::result::Result<(), knightcode_agent::PersistError> {
-        lock(&self.session).append_message(message.clone())?;
+        let mut session = lock(&self.session);
+        // Extension messages are `custom_message` entries, as the reference writes them.
+        match message {
+            AgentMessage::Custom(custom) => {
+                session.append_custom_message(
+                    &custom.custom_type,
+                    custom.content.clone(),
+                    custom.display,
+                    custom.details.clone(),
+                )?;
+            }
+            other => {
+                session.append_message(other.clone())?;
+            }
+        }
         Ok(())
     }
 

@@ -218,6 +218,7 @@ impl AgentSession {
                 AgentStart {
                     prompt: &text,
                     images: &images,
+                    custom: None,
                     system_prompt: &system_prompt,
                 },
                 &cancel,
@@ -227,6 +228,64 @@ impl AgentSession {
             self.agent.config_mut().system_prompt = Some(forced);
         }
         let mut messages = vec![user_message(&text, images)];
+        messages.extend(self.extension_actions.take_next_turn());
+        messages.extend(changes.messages);
+        Ok(PromptStart::Run(messages))
+    }
+
+    /// An extension's `sendMessage` while idle: with `trigger_turn` a run starts from the
+    /// message (`before_agent_start` sees `messageType: "custom"`); otherwise it joins the
+    /// conversation (the session file, and `message_start`/`message_end` for front ends).
+    pub async fn send_custom_message(
+        &mut self,
+        message: AgentMessage,
+        trigger_turn: bool,
+    ) -> Result<PromptStart> {
+        if !trigger_turn {
+            if let AgentMessage::Custom(custom) = &message {
+                lock(&self.session).append_custom_message(
+                    &custom.custom_type,
+                    custom.content.clone(),
+                    custom.display,
+                    custom.details.clone(),
+                )?;
+            }
+            let events = self.compaction.events.clone();
+            events
+                .emit(knightcode_protocol::AgentEvent::MessageStart {
+                    message: message.clone(),
+                })
+                .await;
+            events
+                .emit(knightcode_protocol::AgentEvent::MessageEnd { message })
+                .await;
+            return Ok(PromptStart::Handled);
+        }
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let hooks = Arc::clone(&self.hooks);
+        self.prepare_request()?;
+        let system_prompt = self
+            .agent
+            .config()
+            .system_prompt
+            .clone()
+            .unwrap_or_default();
+        let changes = hooks
+            .before_agent_start(
+                AgentStart {
+                    prompt: "",
+                    images: &[],
+                    custom: Some(&message),
+                    system_prompt: &system_prompt,
+                },
+                &cancel,
+            )
+            .await;
+        if let Some(forced) = changes.system_prompt {
+            self.agent.config_mut().system_prompt = Some(forced);
+        }
+        let mut messages = vec![message];
+        messages.extend(self.extension_actions.take_next_turn());
         messages.extend(changes.messages);
         Ok(PromptStart::Run(messages))
     }

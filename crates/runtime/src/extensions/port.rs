@@ -67,7 +67,7 @@ fn replaced(reply: crate::actor::Reply) -> Result<Value, String> {
 /// An extension's `ctx.ui` request: the front end's answer as JS takes it (`select`,
 /// `input`, `editor` → text or `null`, `confirm` → boolean, the rest `null`).
 async fn ui_request(
-    dialogs: Arc<dyn crate::dialogs::Dialogs>,
+    actions: Arc<crate::actor::ExtensionActions>,
     args: Value,
     cancel: CancellationToken,
 ) -> Result<Value, String> {
@@ -82,7 +82,7 @@ async fn ui_request(
         _ => None,
     };
     let confirm = matches!(request, UiRequestKind::Confirm { .. });
-    let reply = dialogs.extension_ui(request, timeout, &cancel).await;
+    let reply = actions.extension_ui(request, timeout, cancel).await;
     Ok(match reply {
         Some(UiReply::Confirmed(yes)) if confirm => Value::Bool(yes),
         Some(UiReply::Value(text)) if !confirm => Value::String(text),
@@ -102,7 +102,7 @@ impl SessionPort for Port {
         use crate::actor::Reply;
         let text = |key: &str| args.get(key).and_then(Value::as_str).map(str::to_owned);
         let command = match op {
-            "ui" => return Box::pin(ui_request(self.actions.dialogs(), args, cancel)),
+            "ui" => return Box::pin(ui_request(Arc::clone(&self.actions), args, cancel)),
             "waitForIdle" => Command::WaitForIdle,
             "newSession" => Command::NewSession {
                 parent_session: text("parentSession"),
@@ -163,7 +163,7 @@ impl SessionPort for Port {
 
     fn call(&self, op: &str, args: Value) -> Result<Value, String> {
         match op {
-            "hasUI" => return Ok(Value::Bool(self.actions.dialogs().has_ui())),
+            "hasUI" => return Ok(Value::Bool(self.actions.has_ui())),
             "isProjectTrusted" => return Ok(Value::Bool(self.project_trusted)),
             "shutdown" => {
                 self.actions.request_shutdown();
@@ -209,6 +209,21 @@ impl SessionPort for Port {
             return Ok(Value::Null);
         }
         match op {
+            "sendMessage" => {
+                let message = args.get("message").cloned().unwrap_or(Value::Null);
+                let message = super::custom_message(&message).ok_or_else(|| {
+                    "sendMessage: expected {customType, content: string or content blocks, display}"
+                        .to_owned()
+                })?;
+                let deliver_as = args.pointer("/options/deliverAs").and_then(Value::as_str);
+                let trigger = args
+                    .pointer("/options/triggerTurn")
+                    .and_then(Value::as_bool)
+                    == Some(true);
+                self.actions
+                    .send_custom_message(message, deliver_as, trigger)?;
+                return Ok(Value::Null);
+            }
             "getActiveTools" => return Ok(json!(self.actions.active_tools())),
             "setActiveTools" => {
                 let names: Vec<String> = args
@@ -267,7 +282,8 @@ impl SessionPort for Port {
                     .map_err(|e| e.to_string())?;
                 Ok(Value::Null)
             }
-            "sendMessage" => {
+            // `newSession`'s `setup`: a custom message written straight into the new session.
+            "appendCustomMessageEntry" => {
                 let message = args.get("message").cloned().unwrap_or(Value::Null);
                 let custom_type = message
                     .get("customType")
@@ -279,17 +295,18 @@ impl SessionPort for Port {
                     .cloned()
                     .and_then(|c| serde_json::from_value(c).ok())
                     .ok_or_else(|| {
-                        "sendMessage: content must be a string or content blocks".to_owned()
+                        "appendCustomMessageEntry: content must be a string or content blocks"
+                            .to_owned()
                     })?;
                 let display = message
                     .get("display")
                     .and_then(Value::as_bool)
                     .unwrap_or(true);
                 let details = message.get("details").cloned().filter(|d| !d.is_null());
-                session
+                let id = session
                     .append_custom_message(&custom_type, content, display, details)
                     .map_err(|e| e.to_string())?;
-                Ok(Value::Null)
+                Ok(json!(id))
             }
             "getModel" => Ok(json!({ "provider": self.model.0, "id": self.model.1 })),
             "getThinkingLevel" => Ok(json!(self.thinking)),
