@@ -346,6 +346,8 @@ pub(crate) struct ExtensionActions {
     /// dialogs. `hasUI` is already true then, and the fire-and-forget requests made wait here
     /// until the dialogs are set; later requests wait for them to be written (`ui_gate`).
     early_ui: std::sync::Mutex<EarlyUi>,
+    /// The system prompt of the current (or last) run (`ctx.getSystemPrompt()`).
+    system_prompt: std::sync::Mutex<String>,
     ui_gate: std::sync::Arc<tokio::sync::Mutex<()>>,
     /// `sendMessage(…, {deliverAs: "nextTurn"})`: context for the next prompt.
     next_turn: std::sync::Mutex<Vec<AgentMessage>>,
@@ -361,6 +363,7 @@ impl Default for ExtensionActions {
             view: std::sync::Mutex::new(None),
             shutdown: std::sync::Arc::default(),
             early_ui: std::sync::Mutex::default(),
+            system_prompt: std::sync::Mutex::default(),
             ui_gate: std::sync::Arc::default(),
             next_turn: std::sync::Mutex::default(),
         }
@@ -394,6 +397,22 @@ impl ExtensionActions {
 
     pub(crate) fn shutdown_signal(&self) -> std::sync::Arc<tokio::sync::Notify> {
         std::sync::Arc::clone(&self.shutdown)
+    }
+
+    pub(crate) fn note_system_prompt(&self, prompt: &str) {
+        prompt.clone_into(
+            &mut self
+                .system_prompt
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+    }
+
+    pub(crate) fn system_prompt(&self) -> String {
+        self.system_prompt
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// A front end with a UI will set its dialogs once the session has started (RPC mode).

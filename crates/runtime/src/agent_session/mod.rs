@@ -822,6 +822,7 @@ impl AgentSession {
             .collect();
         drop(context);
         drop(session);
+        self.extension_actions.note_system_prompt(&prompt);
         self.agent.config_mut().system_prompt = Some(prompt);
         self.agent.replace_messages(messages);
         Ok(())

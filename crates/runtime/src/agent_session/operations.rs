@@ -225,6 +225,7 @@ impl AgentSession {
             )
             .await;
         if let Some(forced) = changes.system_prompt {
+            self.extension_actions.note_system_prompt(&forced);
             self.agent.config_mut().system_prompt = Some(forced);
         }
         let mut messages = vec![user_message(&text, images)];
@@ -282,6 +283,7 @@ impl AgentSession {
             )
             .await;
         if let Some(forced) = changes.system_prompt {
+            self.extension_actions.note_system_prompt(&forced);
             self.agent.config_mut().system_prompt = Some(forced);
         }
         let mut messages = vec![message];

@@ -165,6 +165,7 @@ impl SessionPort for Port {
         match op {
             "hasUI" => return Ok(Value::Bool(self.actions.has_ui())),
             "isProjectTrusted" => return Ok(Value::Bool(self.project_trusted)),
+            "getSystemPrompt" => return Ok(Value::String(self.actions.system_prompt())),
             "shutdown" => {
                 self.actions.request_shutdown();
                 return Ok(Value::Null);
