@@ -338,8 +338,8 @@ impl Agent {
                 }
 
                 let calls: Vec<ToolCall> = response.tool_calls().cloned().collect();
-                let results = if calls.is_empty() {
-                    Vec::new()
+                let (results, terminate) = if calls.is_empty() {
+                    (Vec::new(), false)
                 } else {
                     let truncated = stop == Some(StopReason::Length);
                     self.execute_tools(run, &calls, truncated, new).await?
@@ -367,7 +367,8 @@ impl Agent {
                 if end || run.cancel.is_cancelled() {
                     return Ok(last);
                 }
-                another_request = !calls.is_empty() || continue_run;
+                // Every tool of the batch said the run is done: no automatic follow-up.
+                another_request = (!calls.is_empty() && !terminate) || continue_run;
                 pending = self.shared.change_queues(false, Queues::take_steering);
             }
             let follow_up = self.shared.change_queues(false, Queues::take_follow_up);
@@ -428,7 +429,7 @@ impl Agent {
         calls: &[ToolCall],
         truncated: bool,
         new: &mut Vec<AgentMessage>,
-    ) -> Result<Vec<AgentMessage>, AgentError> {
+    ) -> Result<(Vec<AgentMessage>, bool), AgentError> {
         let mut results = Vec::with_capacity(calls.len());
         let mut batch = ToolBatch {
             registry: &self.config.tools,
@@ -440,6 +441,7 @@ impl Agent {
             cancel: &run.cancel,
             schemas: &mut run.schemas,
             truncated,
+            terminate: None,
         };
         let groups = batch.groups(calls);
         let mut finished = Vec::with_capacity(groups.len());
@@ -474,7 +476,7 @@ impl Agent {
                 results.push(message);
             }
         }
-        Ok(results)
+        Ok((results, batch.terminate == Some(true)))
     }
 
     /// Stores a finished message and adds it to the conversation and the run's messages.

@@ -54,6 +54,9 @@ pub struct ToolOutput {
     pub details: Option<Value>,
     /// A result the tool itself reports as failed, with content explaining why.
     pub is_error: bool,
+    /// The run may end after this call: when every result of a batch says so, the loop
+    /// skips its automatic follow-up request (an extension tool's `terminate: true`).
+    pub terminate: bool,
 }
 
 impl ToolOutput {

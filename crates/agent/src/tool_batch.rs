@@ -61,6 +61,8 @@ pub(crate) struct ToolBatch<'a> {
     pub schemas: &'a mut SchemaCache,
     /// The response hit the output token limit: its arguments may be cut off, so no call runs.
     pub truncated: bool,
+    /// Whether every result so far asked to end the run (`None` before the first).
+    pub terminate: Option<bool>,
 }
 
 /// One call's outcome before it becomes a message.
@@ -68,6 +70,8 @@ struct Finished {
     content: Vec<ContentBlock>,
     details: Option<Value>,
     is_error: bool,
+    /// The tool asked to end the run after this batch (see [`ToolOutput::terminate`]).
+    terminate: bool,
     /// How long `execute` took; `None` when the tool did not run.
     duration: Option<Duration>,
 }
@@ -80,6 +84,7 @@ impl Finished {
             // byte-compatible sessions.
             details: Some(Value::Object(serde_json::Map::new())),
             is_error: true,
+            terminate: false,
             duration: None,
         }
     }
@@ -90,6 +95,7 @@ impl Finished {
                 content: output.content,
                 details: output.details,
                 is_error: output.is_error,
+                terminate: output.terminate,
                 duration: None,
             },
             Err(ToolError::Failed(text) | ToolError::Aborted(text)) => Self::error(text),
@@ -312,6 +318,7 @@ impl ToolBatch<'_> {
             .zip(finished)
             .map(|(call, outcome)| {
                 let outcome = outcome.unwrap_or_else(|| Finished::error(OPERATION_ABORTED));
+                self.terminate = Some(self.terminate.unwrap_or(true) && outcome.terminate);
                 outcome.message(call, self.clock.now_ms())
             })
             .collect()

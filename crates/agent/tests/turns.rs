@@ -496,3 +496,34 @@ async fn continue_run_answers_the_conversation_as_it_stands() {
         Err(AgentError::CannotContinue(_))
     ));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_whose_every_result_terminates_ends_the_run_without_a_follow_up() {
+    let done = tool("done", ExecutionMode::Parallel, |_args, _ctx| async {
+        Ok(ToolOutput {
+            terminate: true,
+            ..ToolOutput::text("final answer")
+        })
+    });
+    // Two batches: `done` with `echo` (one result does not terminate: the run goes on),
+    // then `done` alone (it ends the run; the third reply is never asked for).
+    let provider = ScriptedProvider::new(vec![
+        reply()
+            .tool_call("c1", "done", json!({"text": "a"}))
+            .tool_call("c2", "echo", json!({"text": "b"}))
+            .done(),
+        reply().tool_call("c3", "done", json!({"text": "c"})).done(),
+        text_reply("never asked"),
+    ]);
+    let Setup {
+        agent, mut events, ..
+    } = setup(provider.clone(), vec![done, echo()]);
+    let (_agent, result, _seen) = run(agent, &mut events, "go").await;
+    let outcome = result.unwrap();
+    assert_eq!(provider.requests().len(), 2);
+    let last = outcome.messages.last().unwrap();
+    assert!(
+        matches!(last, AgentMessage::ToolResult(r) if r.tool_call_id == "c3"),
+        "{last:?}"
+    );
+}

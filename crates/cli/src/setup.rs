@@ -155,6 +155,8 @@ pub fn session_setup_with_location(
         flags: args
             .extension_flags
             .iter()
+            // Our own options written wrongly (`--model=x`) got their own warning.
+            .filter(|(name, _)| crate::help::long_option_takes_value(name).is_none())
             .map(|(name, value)| {
                 let value = match value {
                     crate::args::FlagValue::Present => serde_json::Value::Bool(true),

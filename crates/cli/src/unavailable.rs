@@ -23,7 +23,7 @@ fn not_available(flag: &str, why: &str, outcome: &str) -> Diagnostic {
 }
 
 /// The one warning for an unknown `--name` (stored as an extension flag).
-fn unknown_flag(name: &str, value: &FlagValue) -> Diagnostic {
+fn unknown_flag(name: &str, value: &FlagValue) -> Option<Diagnostic> {
     let message = match (help::long_option_takes_value(name), value) {
         (Some(true), FlagValue::Value(value)) => format!(
             "--{name}={value} is not read as --{name}: write --{name} {value} (with a space); ignoring it."
@@ -33,15 +33,10 @@ fn unknown_flag(name: &str, value: &FlagValue) -> Diagnostic {
             "--{name} takes no value (write --{name} alone); ignoring --{name}={}.",
             value_text(value)
         ),
-        (None, FlagValue::Present) => {
-            format!("unknown flag --{name} (no loaded extension declares it); ignoring it.")
-        }
-        // The value may have been meant as the message: say what was swallowed.
-        (None, FlagValue::Value(value)) => format!(
-            "unknown flag --{name} (no loaded extension declares it); ignoring it and its value \"{value}\"."
-        ),
+        // Not ours: an extension may declare it; the session warns once they have loaded.
+        (None, _) => return None,
     };
-    Diagnostic::warning(message)
+    Some(Diagnostic::warning(message))
 }
 
 fn value_text(value: &FlagValue) -> &str {
@@ -63,7 +58,7 @@ pub fn warnings(args: &Args, mode: AppMode) -> Vec<Diagnostic> {
         ));
     }
     for (name, value) in &args.extension_flags {
-        out.push(unknown_flag(name, value));
+        out.extend(unknown_flag(name, value));
     }
     out
 }
@@ -147,15 +142,8 @@ mod tests {
     }
 
     #[test]
-    fn unknown_flags_warn_and_name_a_swallowed_value() {
-        assert_eq!(
-            messages(&["--fast", "--plan=deep", "--depth", "3"], AppMode::Json),
-            [
-                "Warning: unknown flag --fast (no loaded extension declares it); ignoring it.",
-                "Warning: unknown flag --plan (no loaded extension declares it); ignoring it and its value \"deep\".",
-                "Warning: unknown flag --depth (no loaded extension declares it); ignoring it and its value \"3\".",
-            ]
-        );
+    fn unknown_flags_are_left_to_the_session_which_knows_the_extensions_flags() {
+        assert!(messages(&["--fast", "--plan=deep", "--depth", "3"], AppMode::Json).is_empty());
     }
 
     #[test]

@@ -14,6 +14,7 @@ use knightcode_testkit::WireFormat;
 use oneshot_common::Sandbox;
 use oneshot_common::command;
 use oneshot_common::knightcode;
+use oneshot_common::offered_tools;
 use oneshot_common::sandbox;
 
 fn server() -> MockServer {
@@ -432,4 +433,146 @@ fn real_npm_installs_a_packed_tarball_and_removes_it() {
         settings(&sb.agent.join("settings.json"))["packages"],
         serde_json::json!([])
     );
+}
+
+/// A tool extension named `name`: it greets.
+fn tool_extension(name: &str) -> String {
+    format!(
+        r#"
+import {{ Type }} from "@mariozechner/pi-ai";
+import type {{ ExtensionAPI }} from "@mariozechner/pi-coding-agent";
+
+export default function (pi: ExtensionAPI) {{
+  pi.registerTool({{
+    name: "{name}",
+    label: "{name}",
+    description: "The {name} tool",
+    parameters: Type.Object({{}}),
+    async execute() {{
+      return {{ content: [{{ type: "text", text: "{name} ran" }}], details: {{}} }};
+    }},
+  }});
+}}
+"#
+    )
+}
+
+#[test]
+fn a_package_extension_registers_a_tool_the_model_is_offered_and_calls() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![
+            ScriptedReply::tool_call("call_1", "pkg_hello", "{}"),
+            ScriptedReply::text("done"),
+        ],
+    )
+    .unwrap();
+    let sb = sandbox(&server);
+    // The convention folder: no `knightcode`/`pi` key in package.json.
+    let pkg = sb.project.join("pkg");
+    std::fs::create_dir_all(pkg.join("extensions")).unwrap();
+    std::fs::write(pkg.join("package.json"), r#"{"name":"pkg"}"#).unwrap();
+    std::fs::write(pkg.join("extensions/hello.ts"), tool_extension("pkg_hello")).unwrap();
+    let run = knightcode(&sb, &["install", "./pkg"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+
+    let run = knightcode(&sb, &["-p", "greet"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(offered_tools(&requests[0].body).contains(&"pkg_hello".to_owned()));
+    assert!(
+        requests[1].body.to_string().contains("pkg_hello ran"),
+        "{}",
+        requests[1].body
+    );
+}
+
+#[test]
+fn settings_filters_and_manifest_globs_narrow_package_extensions_and_trust_gates_projects() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![ScriptedReply::text("ok"); 3],
+    )
+    .unwrap();
+    let sb = sandbox(&server);
+    // The legacy `pi` key with a glob and an exclusion.
+    let pkg = sb.project.join("vendor/multi");
+    std::fs::create_dir_all(pkg.join("src")).unwrap();
+    std::fs::write(
+        pkg.join("package.json"),
+        r#"{"name":"multi","pi":{"extensions":["./src/*.ts","!src/broken.ts"]}}"#,
+    )
+    .unwrap();
+    for name in ["alpha", "beta"] {
+        std::fs::write(pkg.join(format!("src/{name}.ts")), tool_extension(name)).unwrap();
+    }
+    std::fs::write(pkg.join("src/broken.ts"), "this is not typescript {{{").unwrap();
+    // A project entry in the object form: every extension but beta.
+    std::fs::create_dir_all(sb.project.join(".knightcode")).unwrap();
+    std::fs::write(
+        sb.project.join(".knightcode/settings.json"),
+        r#"{"packages": [{"source": "../vendor/multi", "extensions": ["!beta.ts"]}]}"#,
+    )
+    .unwrap();
+
+    let run = knightcode(&sb, &["--no-approve", "-p", "hi"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = knightcode(&sb, &["--approve", "-p", "hi"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let requests = server.requests();
+    let untrusted = offered_tools(&requests[0].body);
+    assert!(!untrusted.contains(&"alpha".to_owned()), "{untrusted:?}");
+    let trusted = offered_tools(&requests[1].body);
+    assert!(trusted.contains(&"alpha".to_owned()), "{trusted:?}");
+    assert!(!trusted.contains(&"beta".to_owned()), "{trusted:?}");
+}
+
+#[test]
+fn the_extensions_setting_loads_a_script_relative_to_the_agent_folder() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![ScriptedReply::text("ok")],
+    )
+    .unwrap();
+    let sb = sandbox(&server);
+    std::fs::create_dir_all(sb.agent.join("mine")).unwrap();
+    std::fs::write(
+        sb.agent.join("mine/tool.ts"),
+        tool_extension("from_settings"),
+    )
+    .unwrap();
+    std::fs::write(
+        sb.agent.join("settings.json"),
+        r#"{"extensions": ["mine/tool.ts", "!ignored"]}"#,
+    )
+    .unwrap();
+    let run = knightcode(&sb, &["-p", "hi"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let tools = offered_tools(&server.requests()[0].body);
+    assert!(tools.contains(&"from_settings".to_owned()), "{tools:?}");
+}
+
+#[test]
+fn the_extensions_setting_excludes_a_discovered_extension() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![ScriptedReply::text("ok")],
+    )
+    .unwrap();
+    let sb = sandbox(&server);
+    let dir = sb.agent.join("extensions");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("keep.ts"), tool_extension("kept")).unwrap();
+    std::fs::write(dir.join("drop.ts"), tool_extension("dropped")).unwrap();
+    std::fs::write(
+        sb.agent.join("settings.json"),
+        r#"{"extensions": ["!drop.ts"]}"#,
+    )
+    .unwrap();
+    let run = knightcode(&sb, &["-p", "hi"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let tools = offered_tools(&server.requests()[0].body);
+    assert!(tools.contains(&"kept".to_owned()), "{tools:?}");
+    assert!(!tools.contains(&"dropped".to_owned()), "{tools:?}");
 }

@@ -134,3 +134,44 @@ fn reload_reads_an_edited_theme_file_again() {
     tui.send("\x04");
     assert_eq!(tui.wait_exit(), 0);
 }
+
+#[test]
+fn editing_the_active_theme_file_redraws_in_its_new_colours() {
+    let sandbox = Sandbox::new(vec![]);
+    std::fs::create_dir_all(sandbox.agent.join("themes")).unwrap();
+    let file = sandbox.agent.join("themes/ocean.json");
+    std::fs::write(&file, ocean()).unwrap();
+    std::fs::write(sandbox.agent.join("settings.json"), r#"{"theme": "ocean"}"#).unwrap();
+    let mut tui = sandbox.spawn(&[], 100, 30);
+    tui.wait_for_text("mock-model");
+    assert_eq!(border(&tui), Some(OCEAN), "{}", tui.screen());
+    // Longer, so the change shows even within the file system's timestamp granularity.
+    std::fs::write(&file, ocean().replace("#123456", "#654321") + "\n").unwrap();
+    tui.wait_for_color(&"─".repeat(100), vt100::Color::Rgb(0x65, 0x43, 0x21));
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}
+
+#[test]
+fn without_truecolor_theme_colours_use_the_256_colour_palette() {
+    let sandbox = Sandbox::new(vec![]);
+    std::fs::create_dir_all(sandbox.agent.join("themes")).unwrap();
+    std::fs::write(sandbox.agent.join("themes/ocean.json"), ocean()).unwrap();
+    std::fs::write(sandbox.agent.join("settings.json"), r#"{"theme": "ocean"}"#).unwrap();
+    let mut tui = sandbox.spawn_with_env(
+        &[],
+        &[("COLORTERM", ""), ("TERM", "screen-256color")],
+        100,
+        30,
+    );
+    tui.wait_for_text("mock-model");
+    // #123456's nearest palette entry.
+    assert_eq!(
+        border(&tui),
+        Some(vt100::Color::Idx(23)),
+        "{}",
+        tui.screen()
+    );
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}

@@ -413,7 +413,7 @@
         const r = await entry.def.execute(toolCallId, params, controller.signal, onUpdate, context({ signal: controller.signal }));
         await uiTail;
         const out = r && typeof r === "object" ? r : { content: [{ type: "text", text: String(r) }] };
-        return { content: Array.isArray(out.content) ? out.content : [], details: out.details, isError: !!out.isError };
+        return { content: Array.isArray(out.content) ? out.content : [], details: out.details, isError: !!out.isError, terminate: out.terminate === true };
       } catch (e) {
         return { error: message(e) };
       } finally {

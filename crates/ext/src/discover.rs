@@ -15,6 +15,11 @@ pub struct Sources {
     pub cwd: PathBuf,
     pub agent_dir: PathBuf,
     pub project_trusted: bool,
+    /// The `extensions` settings entries and the extension paths of installed packages
+    /// (resolved, narrowed by their settings entries; the project's only when it is
+    /// trusted): scripts, extension folders, or folders of extensions such as a package's
+    /// `extensions/`. A path that does not exist is kept, so loading it reports the error.
+    pub packages: Vec<PathBuf>,
 }
 
 fn is_script(path: &Path) -> bool {
@@ -92,6 +97,13 @@ pub fn discover(sources: &Sources) -> Vec<PathBuf> {
         if sources.project_trusted {
             found.extend(scan(&sources.cwd.join(".knightcode").join("extensions")));
         }
+        for path in &sources.packages {
+            match package_entries(path) {
+                Some(entries) if path.is_dir() => found.extend(entries),
+                _ if path.is_dir() => found.extend(scan(path)),
+                _ => found.push(path.clone()),
+            }
+        }
     }
     let mut seen = std::collections::HashSet::new();
     found
@@ -129,6 +141,7 @@ mod tests {
             cwd: root.join("proj"),
             agent_dir: agent,
             project_trusted: false,
+            packages: Vec::new(),
         };
         assert_eq!(
             discover(&sources),
@@ -140,6 +153,23 @@ mod tests {
         );
         sources.project_trusted = true;
         assert_eq!(discover(&sources).last(), Some(&project.join("p.js")));
+        // A package's extensions folder is scanned, a package folder loads its entry.
+        std::fs::create_dir_all(root.join("pkg/extensions")).unwrap();
+        std::fs::write(root.join("pkg/extensions/t.ts"), "").unwrap();
+        sources.packages = vec![root.join("pkg/extensions"), user.join("pkg")];
+        let found = discover(&sources);
+        assert!(
+            found.contains(&root.join("pkg/extensions/t.ts")),
+            "{found:?}"
+        );
+        assert_eq!(
+            found
+                .iter()
+                .filter(|p| **p == user.join("pkg/index.ts"))
+                .count(),
+            1,
+            "de-duplicated"
+        );
         sources.no_extensions = true;
         assert_eq!(discover(&sources), vec![root.join("proj/cli.ts")]);
     }

@@ -40,6 +40,7 @@ pub(crate) fn tool_output(value: &Value) -> ToolOutput {
         content,
         details: value.get("details").cloned().filter(|d| !d.is_null()),
         is_error: value.get("isError").and_then(Value::as_bool) == Some(true),
+        terminate: value.get("terminate").and_then(Value::as_bool) == Some(true),
     }
 }
 

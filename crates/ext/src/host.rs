@@ -62,11 +62,19 @@ pub struct CommandSpec {
     pub extension_path: String,
 }
 
+/// A CLI flag an extension declared (`registerFlag`).
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+pub struct FlagSpec {
+    pub name: String,
+}
+
 /// What the extensions registered so far.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct Registry {
     pub tools: Vec<ToolSpec>,
     pub commands: Vec<CommandSpec>,
+    #[serde(default)]
+    pub flags: Vec<FlagSpec>,
     /// Events at least one handler listens to.
     pub events: Vec<String>,
 }

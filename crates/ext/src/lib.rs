@@ -21,6 +21,7 @@ pub use error::ExtError;
 pub use hooks::JsTool;
 pub use host::CommandSpec;
 pub use host::ExtensionHost;
+pub use host::FlagSpec;
 pub use host::HandlerError;
 pub use host::HostConfig;
 pub use host::Registry;

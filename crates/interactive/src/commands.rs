@@ -12,6 +12,11 @@ pub struct CommandInfo {
 /// Every built-in, in the order completion lists them (`spec/commands-ui.md` §1.1).
 pub const BUILTIN_COMMANDS: &[CommandInfo] = &[
     CommandInfo {
+        name: "settings",
+        hint: "",
+        description: "Open the settings menu",
+    },
+    CommandInfo {
         name: "model",
         hint: "[provider/model]",
         description: "Select the model (opens the selector without an argument)",
@@ -129,6 +134,8 @@ pub enum SlashCommand {
     Model(Option<String>),
     ScopedModels,
     Thinking(Option<String>),
+    /// The settings menu.
+    Settings,
     New,
     Resume,
     Tree,
@@ -213,7 +220,7 @@ pub fn parse(line: &str) -> Option<SlashCommand> {
         "share" => SlashCommand::Share,
         "undo" => SlashCommand::Undo,
         "import" => SlashCommand::Import(path_or_word(rest)),
-        "settings" => SlashCommand::NotAvailable("settings"),
+        "settings" => SlashCommand::Settings,
         "scoped-models" => SlashCommand::ScopedModels,
         "login" => SlashCommand::NotAvailable("login"),
         "logout" => SlashCommand::NotAvailable("logout"),
@@ -256,7 +263,6 @@ fn parse_tools(rest: &str) -> Result<knightcode_runtime::web_tools::WebToolsChan
 /// What the user is told for a command whose core is not built yet.
 pub fn not_available_message(name: &str) -> String {
     let why = match name {
-        "settings" => "the settings menu is not built yet; edit ~/.knightcode/agent/settings.json",
         "login" | "logout" => {
             "interactive login is not built yet; set the provider's API key variable or edit auth.json"
         }

@@ -4,6 +4,8 @@
 //! the right settings file, and says which resource paths an installed package provides.
 //! Loading those resources is the job of the resource loaders.
 
+mod filter;
+pub use filter::enabled_by_overrides;
 mod manifest;
 mod settings_file;
 pub mod source;
@@ -13,6 +15,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 pub use manifest::PackageResources;
+pub use manifest::filtered_resources;
 pub use manifest::package_resources;
 pub use settings_file::SettingsFile;
 pub use source::GitSource;
@@ -136,6 +139,9 @@ pub struct Configured {
     pub scope: Scope,
     /// The object form (`{"source": …, "skills": […]}`): shown as `(filtered)`.
     pub filtered: bool,
+    /// That object, whose `extensions`/`skills`/`prompts`/`themes` lists narrow what the
+    /// package provides.
+    pub filter: Option<serde_json::Map<String, serde_json::Value>>,
     pub installed_path: Option<PathBuf>,
 }
 
@@ -378,13 +384,14 @@ pub fn list(layout: &Layout) -> Result<Vec<Configured>> {
     let mut out = Vec::new();
     for scope in [Scope::User, Scope::Project] {
         let settings = SettingsFile::read(&layout.settings_path(scope))?;
-        for (source, filtered) in settings.packages() {
+        for (source, filter) in settings.package_entries() {
             let path = layout.install_path(&source::parse(&source), scope);
             out.push(Configured {
                 installed_path: path.exists().then_some(path),
                 source,
                 scope,
-                filtered,
+                filtered: filter.is_some(),
+                filter,
             });
         }
     }
@@ -418,7 +425,10 @@ pub fn installed_resources(layout: &Layout, trusted: bool) -> Vec<(Scope, Packag
                     ..PackageResources::default()
                 }
             } else {
-                package_resources(&path)
+                match &c.filter {
+                    Some(filter) => filtered_resources(&path, filter),
+                    None => package_resources(&path),
+                }
             };
             Some((c.scope, resources))
         })

@@ -27,8 +27,8 @@ impl PackageResources {
 const KINDS: [&str; 4] = ["extensions", "skills", "prompts", "themes"];
 
 /// The resources of the package at `root`. Manifest entries are paths relative to the
-/// root; entries with glob characters or a leading `!` are not supported yet and skipped.
-/// A missing, unreadable or manifest-less `package.json` falls back to the folders.
+/// root, globs (matched against the package's files) and `!` exclusions. A missing,
+/// unreadable or manifest-less `package.json` falls back to the folders.
 pub fn package_resources(root: &Path) -> PackageResources {
     let manifest = std::fs::read_to_string(root.join("package.json"))
         .ok()
@@ -41,13 +41,44 @@ pub fn package_resources(root: &Path) -> PackageResources {
     let mut out = PackageResources::default();
     for kind in KINDS {
         let paths = match &manifest {
-            Some(manifest) => manifest_entries(root, manifest.get(kind)),
+            Some(manifest) => manifest_entries(root, kind, manifest.get(kind)),
             None => {
                 let dir = root.join(kind);
                 if dir.is_dir() { vec![dir] } else { Vec::new() }
             }
         };
         *slot(&mut out, kind) = paths;
+    }
+    out
+}
+
+/// [`package_resources`] narrowed by a settings entry's object form: for each kind the
+/// entry names, `[]` keeps none and patterns select among the package's files of that kind
+/// (see `filter`); a kind it leaves out keeps all.
+pub fn filtered_resources(
+    root: &Path,
+    filter: &serde_json::Map<String, Value>,
+) -> PackageResources {
+    let mut out = package_resources(root);
+    for kind in KINDS {
+        let Some(Value::Array(patterns)) = filter.get(kind) else {
+            continue;
+        };
+        let patterns: Vec<String> = patterns
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect();
+        let paths = slot(&mut out, kind);
+        if patterns.is_empty() {
+            paths.clear();
+            continue;
+        }
+        let files: Vec<PathBuf> = paths
+            .iter()
+            .flat_map(|p| crate::filter::files_of(kind, p))
+            .collect();
+        *paths = crate::filter::apply_patterns(files, &patterns, root);
     }
     out
 }
@@ -61,17 +92,55 @@ fn slot<'a>(out: &'a mut PackageResources, kind: &str) -> &'a mut Vec<PathBuf> {
     }
 }
 
-fn manifest_entries(root: &Path, entries: Option<&Value>) -> Vec<PathBuf> {
+fn is_glob(entry: &str) -> bool {
+    entry.contains(['*', '?', '[', '{'])
+}
+
+/// The paths a manifest list names: plain entries as they are, glob entries matched against
+/// the package's files, then `!` entries taken out (both in the order of the files).
+fn manifest_entries(root: &Path, kind: &str, entries: Option<&Value>) -> Vec<PathBuf> {
     let Some(Value::Array(entries)) = entries else {
         return Vec::new();
     };
-    entries
+    let entries: Vec<&str> = entries.iter().filter_map(Value::as_str).collect();
+    let plain: Vec<PathBuf> = entries
         .iter()
-        .filter_map(Value::as_str)
-        .filter(|e| !e.starts_with('!') && !e.contains(['*', '?', '[', '{']))
+        .filter(|e| !e.starts_with('!') && !is_glob(e))
         .map(|e| root.join(e.trim_start_matches("./")))
         .filter(|p| p.exists())
-        .collect()
+        .collect();
+    let globs: Vec<String> = entries
+        .iter()
+        .filter(|e| !e.starts_with('!') && is_glob(e))
+        .map(|e| e.trim_start_matches("./").to_owned())
+        .collect();
+    let excludes: Vec<String> = entries
+        .iter()
+        .filter(|e| e.starts_with('!'))
+        .map(|e| (*e).to_owned())
+        .collect();
+    if globs.is_empty() && excludes.is_empty() {
+        return plain;
+    }
+    let mut found = Vec::new();
+    if !excludes.is_empty() {
+        // Exclusions act on files: folders named plainly stand for what they hold.
+        found.extend(plain.iter().flat_map(|p| crate::filter::files_of(kind, p)));
+    } else {
+        found.extend(plain);
+    }
+    if !globs.is_empty() {
+        let files = crate::filter::all_files(root)
+            .into_iter()
+            .filter(|f| crate::filter::is_kind_file(kind, f))
+            .collect();
+        for file in crate::filter::apply_patterns(files, &globs, root) {
+            if !found.contains(&file) {
+                found.push(file);
+            }
+        }
+    }
+    crate::filter::apply_patterns(found, &excludes, root)
 }
 
 #[cfg(test)]
@@ -103,7 +172,11 @@ mod tests {
         .unwrap();
         let found = package_resources(dir.path());
         assert_eq!(found.skills, vec![dir.path().join("my-skills")]);
-        assert_eq!(found.themes, vec![dir.path().join("t.json")]);
+        assert_eq!(
+            found.themes,
+            vec![dir.path().join("t.json")],
+            "*.json matches t.json once"
+        );
 
         std::fs::write(
             dir.path().join("package.json"),

@@ -67,6 +67,24 @@ impl SettingsFile {
             .collect()
     }
 
+    /// Each entry's source and, for the object form, the object (its filters).
+    pub fn package_entries(&self) -> Vec<(String, Option<Map<String, Value>>)> {
+        let Some(Value::Array(items)) = self.root.get("packages") else {
+            return Vec::new();
+        };
+        items
+            .iter()
+            .filter_map(|item| match item {
+                Value::String(s) => Some((s.clone(), None)),
+                Value::Object(o) => o
+                    .get("source")
+                    .and_then(Value::as_str)
+                    .map(|s| (s.to_owned(), Some(o.clone()))),
+                _ => None,
+            })
+            .collect()
+    }
+
     pub fn push_package(&mut self, source: &str) {
         let entry = self
             .root

@@ -47,20 +47,78 @@ pub struct ExtensionSources {
     pub mode: String,
 }
 
-/// The entry files for `sources`; the project's only when it is trusted.
+/// The entry files for `sources`, with the `extensions` settings entries and the
+/// extensions of installed packages; the project's folder, entries and packages only when it
+/// is trusted (`settings` were loaded that way).
 pub fn discover(
     sources: &ExtensionSources,
+    settings: &crate::Settings,
     cwd: &std::path::Path,
     agent_dir: &std::path::Path,
+    home: Option<&std::path::Path>,
     project_trusted: bool,
 ) -> Vec<PathBuf> {
-    knightcode_ext::discover::discover(&knightcode_ext::discover::Sources {
+    let mut packages = Vec::new();
+    let project_base = cwd.join(".knightcode");
+    if !sources.no_extensions {
+        // Entries resolve against their file's folder; `+path` is a plain path here, and
+        // the exclusion forms (`!glob`, `-path`) only narrow what others found (below).
+        for (project, base) in [(false, agent_dir), (true, project_base.as_path())] {
+            if project && !project_trusted {
+                continue;
+            }
+            for entry in settings.layer_strings("extensions", project) {
+                if entry.starts_with(['!', '-']) {
+                    continue;
+                }
+                let entry = entry.trim_start_matches('+');
+                packages.push(knightcode_packages::source::resolve(entry, base, home));
+            }
+        }
+        let layout = knightcode_packages::Layout {
+            agent_dir: agent_dir.to_path_buf(),
+            cwd: cwd.to_path_buf(),
+            home: home.map(std::path::Path::to_path_buf),
+        };
+        packages.extend(
+            knightcode_packages::installed_resources(&layout, project_trusted)
+                .into_iter()
+                .flat_map(|(_, found)| found.extensions),
+        );
+    }
+    let found = knightcode_ext::discover::discover(&knightcode_ext::discover::Sources {
         cli: sources.cli.clone(),
         no_extensions: sources.no_extensions,
         cwd: cwd.to_path_buf(),
         agent_dir: agent_dir.to_path_buf(),
         project_trusted,
-    })
+        packages,
+    });
+    // `-e` always loads; the settings lists' `!glob`/`+path`/`-path` entries choose among
+    // the rest (the user's against `<agentDir>`, then the project's against `.knightcode/`).
+    let cli: Vec<PathBuf> =
+        knightcode_ext::discover::discover(&knightcode_ext::discover::Sources {
+            cli: sources.cli.clone(),
+            no_extensions: true,
+            cwd: cwd.to_path_buf(),
+            ..knightcode_ext::discover::Sources::default()
+        });
+    let mut layers = vec![(
+        settings.layer_strings("extensions", false),
+        agent_dir.to_path_buf(),
+    )];
+    if project_trusted {
+        layers.push((settings.layer_strings("extensions", true), project_base));
+    }
+    found
+        .into_iter()
+        .filter(|path| {
+            cli.contains(path)
+                || layers.iter().all(|(patterns, base)| {
+                    knightcode_packages::enabled_by_overrides(path, patterns, base)
+                })
+        })
+        .collect()
 }
 
 /// `KNIGHTCODE_EXTENSION_MEMORY_MB`: the extensions' JS heap limit (default 2 GiB).
@@ -125,7 +183,16 @@ pub(crate) async fn first_pass(
         protected: protected.clone(),
     }
     .without_prompt();
-    let paths = discover(&setup.extensions, &setup.cwd, &setup.agent_dir, false);
+    // The user's settings only: the project is not trusted yet.
+    let settings = crate::Settings::load(&setup.agent_dir, &setup.cwd, false);
+    let paths = discover(
+        &setup.extensions,
+        &settings,
+        &setup.cwd,
+        &setup.agent_dir,
+        setup.home.as_deref(),
+        false,
+    );
     if paths.is_empty() {
         return Ok((undecided, None));
     }
@@ -158,6 +225,30 @@ pub(crate) async fn first_pass(
         protected,
     };
     Ok((decision, Some((host, paths))))
+}
+
+/// Warnings for the CLI flags no loaded extension declares (the reference ignores them
+/// silently; a typo deserves a word). A value the flag swallowed is named: it may have been
+/// meant as the message.
+pub(crate) fn undeclared_flags(
+    flags: &serde_json::Map<String, Value>,
+    host: Option<&ExtensionHost>,
+) -> Vec<String> {
+    let declared: Vec<String> = host
+        .map(|h| h.registry().flags.into_iter().map(|f| f.name).collect())
+        .unwrap_or_default();
+    flags
+        .iter()
+        .filter(|(name, _)| !declared.contains(name))
+        .map(|(name, value)| match value.as_str() {
+            Some(value) => format!(
+                "unknown flag --{name} (no loaded extension declares it); ignoring it and its value \"{value}\"."
+            ),
+            None => {
+                format!("unknown flag --{name} (no loaded extension declares it); ignoring it.")
+            }
+        })
+        .collect()
 }
 
 /// The agent events extensions hear as they happen (notifications: nothing they return

@@ -3,6 +3,7 @@
 
 pub mod actor;
 pub mod agent_session;
+pub mod block_images;
 pub mod bug_report;
 pub mod compaction;
 pub mod context_files;

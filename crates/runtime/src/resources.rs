@@ -100,17 +100,39 @@ pub fn load_themes(
     trusted: bool,
     appearance: themes::Appearance,
 ) -> (themes::Themes, themes::ThemeFile, Vec<String>) {
+    // Installed packages' themes follow the scope's own settings entries (as in `load`).
+    let packages = knightcode_packages::installed_resources(
+        &knightcode_packages::Layout {
+            agent_dir: agent_dir.to_path_buf(),
+            cwd: cwd.to_path_buf(),
+            home: home.map(Path::to_path_buf),
+        },
+        trusted,
+    );
+    let entries = |project: bool| {
+        let scope = if project {
+            knightcode_packages::Scope::Project
+        } else {
+            knightcode_packages::Scope::User
+        };
+        let mut list = settings.layer_strings("themes", project);
+        for (_, found) in packages.iter().filter(|(s, _)| *s == scope) {
+            list.extend(
+                found
+                    .themes
+                    .iter()
+                    .map(|p| p.to_string_lossy().into_owned()),
+            );
+        }
+        list
+    };
     let loaded = themes::Themes::load(&themes::ThemeConfig {
         cwd: cwd.to_path_buf(),
         agent_dir: agent_dir.to_path_buf(),
         home: home.map(Path::to_path_buf),
         trusted,
-        user_settings: settings.layer_strings("themes", false),
-        project_settings: if trusted {
-            settings.layer_strings("themes", true)
-        } else {
-            Vec::new()
-        },
+        user_settings: entries(false),
+        project_settings: if trusted { entries(true) } else { Vec::new() },
         cli: flags.paths.clone(),
         no_themes: flags.no_themes,
     });

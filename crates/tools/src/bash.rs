@@ -372,6 +372,7 @@ impl BashTool {
                 content: vec![ContentBlock::text(snapshot.content.clone())],
                 details: Some(snapshot_details(&snapshot)),
                 is_error: false,
+                terminate: false,
             });
         };
         let result = loop {
@@ -418,6 +419,7 @@ impl BashTool {
                         content: vec![ContentBlock::text(text)],
                         details,
                         is_error: false,
+                        terminate: false,
                     }),
                 }
             }

@@ -160,6 +160,7 @@ async fn read_image(data: Vec<u8>, mime: &str, policy: ImagePolicy) -> ToolOutpu
         content,
         details: None,
         is_error: false,
+        terminate: false,
     }
 }
 

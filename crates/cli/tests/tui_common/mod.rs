@@ -303,26 +303,31 @@ impl Tui {
     pub fn color_of(&self, needle: &str) -> Option<vt100::Color> {
         let (lock, _) = &*self.state;
         let screen = lock.lock().unwrap();
-        let screen = screen.parser.screen();
-        let (rows, cols) = screen.size();
-        for row in 0..rows {
-            let mut text = String::new();
-            let mut starts = Vec::new();
-            for col in 0..cols {
-                let cell = screen.cell(row, col)?;
-                starts.push((text.len(), col));
-                text.push_str(if cell.has_contents() {
-                    cell.contents()
-                } else {
-                    " "
-                });
+        color_on(screen.parser.screen(), needle)
+    }
+
+    /// Waits until the first character of `needle` is drawn in `color` (a redraw that
+    /// nothing on screen announces, such as a theme file edited).
+    pub fn wait_for_color(&self, needle: &str, color: vt100::Color) {
+        let (lock, changed) = &*self.state;
+        let deadline = Instant::now() + WATCHDOG;
+        let mut screen = lock.lock().unwrap();
+        loop {
+            if color_on(screen.parser.screen(), needle) == Some(color) {
+                return;
             }
-            if let Some(at) = text.find(needle) {
-                let col = starts.iter().find(|(byte, _)| *byte == at)?.1;
-                return screen.cell(row, col).map(vt100::Cell::fgcolor);
+            let contents = screen.parser.screen().contents();
+            if screen.exited {
+                panic!(
+                    "the program exited before {needle:?} turned {color:?}; screen:\n{contents}"
+                );
             }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                panic!("timed out waiting for {needle:?} to turn {color:?}; screen:\n{contents}");
+            }
+            screen = changed.wait_timeout(screen, left).unwrap().0;
         }
-        None
     }
 
     pub fn wait_for_text(&self, text: &str) -> String {
@@ -369,4 +374,27 @@ impl Drop for Tui {
     fn drop(&mut self) {
         let _ = self.child.kill();
     }
+}
+
+/// The foreground colour of the first character of `needle` on `screen`, if shown.
+fn color_on(screen: &vt100::Screen, needle: &str) -> Option<vt100::Color> {
+    let (rows, cols) = screen.size();
+    for row in 0..rows {
+        let mut text = String::new();
+        let mut starts = Vec::new();
+        for col in 0..cols {
+            let cell = screen.cell(row, col)?;
+            starts.push((text.len(), col));
+            text.push_str(if cell.has_contents() {
+                cell.contents()
+            } else {
+                " "
+            });
+        }
+        if let Some(at) = text.find(needle) {
+            let col = starts.iter().find(|(byte, _)| *byte == at)?.1;
+            return screen.cell(row, col).map(vt100::Cell::fgcolor);
+        }
+    }
+    None
 }

@@ -117,6 +117,10 @@ impl Ui {
                 self.on_job_done(done);
                 Vec::new()
             }
+            Wake::ThemeFile => {
+                self.reload_theme_file();
+                Vec::new()
+            }
             Wake::Resize => {
                 self.on_resize();
                 Vec::new()
@@ -407,6 +411,7 @@ fn perform_one(ui: &mut Ui, action: Action) {
         }
         Action::Picked(result) => picked(ui, result),
         Action::OpenTree => ui.open_tree(),
+        Action::OpenFork => ui.open_fork_picker(),
         Action::ExternalEditor => ui.external_editor(),
         Action::Suspend => ui.suspend(),
         Action::Quit => {
@@ -532,6 +537,7 @@ fn slash_command(ui: &mut Ui, command: SlashCommand) {
         SlashCommand::Model(None) => ui.open_model_picker(),
         SlashCommand::ScopedModels => ui.open_scope_picker(),
         SlashCommand::Thinking(None) => ui.open_thinking_picker(),
+        SlashCommand::Settings => ui.open_settings_menu(),
         SlashCommand::Trust => ui.open_trust_picker(),
         SlashCommand::Reload => ui.reload(),
         SlashCommand::Quit => perform_one(ui, Action::Quit),

@@ -31,6 +31,8 @@ pub enum Action {
     /// A picker finished.
     Picked(OverlayResult),
     OpenTree,
+    /// The fork picker (`doubleEscapeAction: fork`).
+    OpenFork,
     ExternalEditor,
     Suspend,
     Quit,
@@ -116,10 +118,8 @@ impl Ui {
             return vec![Action::CycleThinking];
         }
         if b.matches("app.thinking.toggle", key) {
-            let look = &mut self.screen.transcript.look;
-            look.thinking_hidden = !look.thinking_hidden;
-            self.screen.transcript.invalidate();
-            self.request_full_redraw();
+            let hidden = !self.screen.transcript.look.thinking_hidden;
+            self.set_thinking_hidden(hidden);
             return Vec::new();
         }
         if b.matches("app.tools.expand", key) {
@@ -191,13 +191,20 @@ impl Ui {
         if !self.screen.editor.text().is_empty() {
             return Vec::new();
         }
-        // The second press opens the tree whenever it comes, as long as no other key came
-        // between: the hint on screen says what it will do.
+        // The second press acts whenever it comes, as long as no other key came between:
+        // the hint on screen says what it will do (`doubleEscapeAction`).
+        let (action, what) = match self.display.double_escape {
+            super::settings::DoubleEscape::None => return Vec::new(),
+            super::settings::DoubleEscape::Tree => (Action::OpenTree, "open the session tree"),
+            super::settings::DoubleEscape::Fork => {
+                (Action::OpenFork, "fork from an earlier message")
+            }
+        };
         if armed {
-            return vec![Action::OpenTree];
+            return vec![action];
         }
         self.escape_armed = true;
-        self.screen.hint = Some("Press escape again to open the session tree".to_owned());
+        self.screen.hint = Some(format!("Press escape again to {what}"));
         Vec::new()
     }
 

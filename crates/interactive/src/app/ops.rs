@@ -481,22 +481,22 @@ impl Ui {
             Err(error) => self.warn(&format!("{error}; keeping the keybindings in use")),
         }
         // Themes are the interface's: read again here, with the settings as they are now.
-        let settings =
-            knightcode_runtime::Settings::load(&self.agent_dir, &self.cwd, self.session_trusted);
+        let settings = self.current_settings();
         for warning in self.load_theme(&settings, self.session_trusted) {
             self.warn(&warning);
         }
+        self.apply_display_settings(&settings);
         self.send(Command::Reload, Pending::Reloaded);
     }
 
     /// The session re-read its resources: completion offers the new commands, problems
     /// are listed, and a notice says what is loaded.
-    pub fn reloaded(&mut self, resources: &knightcode_runtime::resources::Resources) {
-        self.resource_commands
-            .set(knightcode_runtime::resources::completion_commands(
-                resources,
-                self.skill_commands,
-            ));
+    pub fn reloaded(
+        &mut self,
+        resources: &std::sync::Arc<knightcode_runtime::resources::Resources>,
+    ) {
+        self.resources = Some(std::sync::Arc::clone(resources));
+        self.refresh_resource_commands();
         let report = knightcode_runtime::resources::report(resources);
         if !report.is_empty() {
             self.warn(&report.join("\n"));

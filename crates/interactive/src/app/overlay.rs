@@ -18,6 +18,8 @@ use crate::pickers::ScopePicker;
 use crate::pickers::SessionPicker;
 use crate::pickers::SessionPickerOptions;
 use crate::pickers::SessionRequest;
+use crate::pickers::SettingsMenu;
+use crate::pickers::SettingsRequest;
 use crate::pickers::ThinkingPicker;
 use crate::pickers::TreeRequest;
 use crate::pickers::TreeView;
@@ -31,6 +33,8 @@ pub enum Overlay {
     Models(ModelPicker),
     Scope(ScopePicker),
     Thinking(ThinkingPicker),
+    /// `/settings`: stays open while its changes apply.
+    Settings(SettingsMenu),
     Tree(TreeView),
     Fork(ForkPicker),
     Trust(TrustPrompt),
@@ -62,6 +66,7 @@ pub struct GoingBack {
 pub enum OverlayRequest {
     Session(SessionRequest),
     Tree(TreeRequest),
+    Settings(SettingsRequest),
 }
 
 /// A picker's result.
@@ -131,6 +136,7 @@ impl Overlay {
             Self::Models(p) => p.set_max_rows(rows),
             Self::Scope(p) => p.set_max_rows(rows),
             Self::Thinking(p) => p.set_max_rows(rows),
+            Self::Settings(p) => p.set_max_rows(rows),
             Self::Tree(p) => p.set_max_rows(rows),
             Self::Fork(p) | Self::Undo(p) => p.set_max_rows(rows),
             Self::Trust(_)
@@ -148,6 +154,7 @@ impl Overlay {
             Self::Models(p) => p.render(width),
             Self::Scope(p) => p.render(width),
             Self::Thinking(p) => p.render(width),
+            Self::Settings(p) => p.render(width),
             Self::Tree(p) => p.render(width),
             Self::Fork(p) | Self::Undo(p) => p.render(width),
             Self::Trust(p) => p.render(width),
@@ -166,6 +173,7 @@ impl Overlay {
             Self::Scope(p) => p.handle_paste(text),
             Self::Tree(p) => p.handle_paste(text),
             Self::BranchSummary(p) => p.handle_paste(text),
+            Self::Settings(p) => p.handle_paste(text),
             Self::Thinking(_)
             | Self::Fork(_)
             | Self::Undo(_)
@@ -201,6 +209,11 @@ impl Overlay {
                 p.handle_key(key, bindings),
                 |c| OverlayResult::Thinking(c.level),
                 |never| match never {},
+            ),
+            Self::Settings(p) => step(
+                p.handle_key(key, bindings),
+                |never| match never {},
+                |r| OverlayResult::Request(OverlayRequest::Settings(r)),
             ),
             Self::Tree(p) => step(
                 p.handle_key(key, bindings),
@@ -394,6 +407,7 @@ impl Ui {
             return;
         };
         let options = TreeViewOptions {
+            filter: self.display.tree_filter,
             now_ms: now_ms(),
             home: self.home.as_ref().map(|h| h.to_string_lossy().into_owned()),
             ..TreeViewOptions::default()
@@ -527,6 +541,7 @@ impl Ui {
                     }
                 }
             }
+            OverlayRequest::Settings(request) => self.settings_request(request),
             OverlayRequest::Tree(TreeRequest::Copy { text }) => {
                 let bytes = super::clipboard::osc52(&text);
                 self.write_raw(&bytes);

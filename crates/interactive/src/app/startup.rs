@@ -22,7 +22,15 @@ use crate::pickers::TrustChoice;
 use crate::pickers::TrustPrompt;
 
 /// The lines above the transcript: name, version, the main keys, what was loaded.
-pub fn header(theme: &Theme, session: &AgentSession) -> Vec<String> {
+/// `quietStartup: true` leaves it all out, `"header"` only the name and keys (`--verbose`
+/// shows everything either way).
+pub fn header(theme: &Theme, session: &AgentSession, verbose: bool) -> Vec<String> {
+    let quiet = session.settings().get("quietStartup");
+    let quiet_header = !verbose && matches!(quiet, Some(serde_json::Value::Bool(true)));
+    if quiet_header {
+        return Vec::new();
+    }
+    let keys_hidden = !verbose && quiet.and_then(serde_json::Value::as_str) == Some("header");
     let mut lines = vec![
         format!(
             "{} {}",
@@ -32,6 +40,9 @@ pub fn header(theme: &Theme, session: &AgentSession) -> Vec<String> {
         theme.dim.paint("esc interrupt · ctrl+c clear · ctrl+c twice / ctrl+d exit · / commands · ! shell · @ files"),
         theme.dim.paint("ctrl+l model · ctrl+p next model · shift+tab thinking · ctrl+o tool output · ctrl+t thinking blocks · ctrl+g editor"),
     ];
+    if keys_hidden {
+        lines.clear();
+    }
     let files = session.context_files();
     if !files.is_empty() {
         let names: Vec<String> = files.iter().map(|f| f.path.display().to_string()).collect();

@@ -21,14 +21,77 @@ fn color(value: ThemeColor) -> Option<Color> {
     }
 }
 
+/// Whether the terminal shows 24-bit colour: the `terminal.trueColor` setting when it is
+/// a boolean, else the reference's guess (`COLORTERM=truecolor|24bit` or Windows Terminal
+/// yes; `TERM` dumb, linux or screen, and Apple's Terminal, no; anything else yes).
+pub fn truecolor(settings: &Settings, env: &dyn Fn(&str) -> Option<String>) -> bool {
+    if let Some(forced) = settings
+        .get("terminal.trueColor")
+        .and_then(serde_json::Value::as_bool)
+    {
+        return forced;
+    }
+    let colorterm = env("COLORTERM").unwrap_or_default();
+    if colorterm == "truecolor" || colorterm == "24bit" || env("WT_SESSION").is_some() {
+        return true;
+    }
+    let term = env("TERM").unwrap_or_default();
+    if matches!(term.as_str(), "dumb" | "" | "linux")
+        || env("TERM_PROGRAM").as_deref() == Some("Apple_Terminal")
+        || term == "screen"
+        || term.starts_with("screen-")
+        || term.starts_with("screen.")
+    {
+        return false;
+    }
+    true
+}
+
+/// The nearest of the 256-colour palette, as the reference picks it: the 6×6×6 cube,
+/// or the grey ramp for a colour that is nearly grey and closer to it.
+pub fn rgb_to_256(r: u8, g: u8, b: u8) -> u8 {
+    const CUBE: [i32; 6] = [0, 95, 135, 175, 215, 255];
+    let nearest = |v: i32, values: &mut dyn Iterator<Item = i32>| -> (usize, i32) {
+        values
+            .enumerate()
+            .min_by_key(|(_, x)| (v - x).abs())
+            .unwrap_or((0, 0))
+    };
+    let distance = |(r1, g1, b1): (i32, i32, i32), (r2, g2, b2): (i32, i32, i32)| {
+        let (dr, dg, db) = (f64::from(r1 - r2), f64::from(g1 - g2), f64::from(b1 - b2));
+        dr * dr * 0.299 + dg * dg * 0.587 + db * db * 0.114
+    };
+    let (r, g, b) = (i32::from(r), i32::from(g), i32::from(b));
+    let (ri, rv) = nearest(r, &mut CUBE.into_iter());
+    let (gi, gv) = nearest(g, &mut CUBE.into_iter());
+    let (bi, bv) = nearest(b, &mut CUBE.into_iter());
+    let cube_index = 16 + 36 * ri + 6 * gi + bi;
+    let cube_distance = distance((r, g, b), (rv, gv, bv));
+    let grey = (0.299 * f64::from(r) + 0.587 * f64::from(g) + 0.114 * f64::from(b)).round() as i32;
+    let (gi, grey_value) = nearest(grey, &mut (0..24).map(|i| 8 + 10 * i));
+    let grey_distance = distance((r, g, b), (grey_value, grey_value, grey_value));
+    let spread = r.max(g).max(b) - r.min(g).min(b);
+    let index = if spread < 10 && grey_distance < cube_distance {
+        232 + gi
+    } else {
+        cube_index
+    };
+    u8::try_from(index).unwrap_or(u8::MAX)
+}
+
 /// The interface's styles from `file`'s roles. The attributes (bold headings, italic
 /// quotes, …) are the built-in dark theme's; the built-in dark theme itself keeps its
-/// hand-tuned styles.
-pub fn tui_theme(file: &ThemeFile) -> Theme {
+/// hand-tuned styles on a truecolor terminal. Without truecolor, `#rrggbb` colours become
+/// their nearest of the 256-colour palette.
+pub fn tui_theme(file: &ThemeFile, truecolor: bool) -> Theme {
     let base = Theme::dark();
-    if file.path.is_none() && file.name == "dark" {
+    if truecolor && file.path.is_none() && file.name == "dark" {
         return base;
     }
+    let color = |value: ThemeColor| match color(value) {
+        Some(Color::Rgb(r, g, b)) if !truecolor => Some(Color::Indexed(rgb_to_256(r, g, b))),
+        other => other,
+    };
     let fg = |role: &str| Style {
         fg: color(file.color(role)),
         ..Style::new()
@@ -112,7 +175,7 @@ impl Ui {
     pub fn load_theme(&mut self, settings: &Settings, trusted: bool) -> Vec<String> {
         let flags = self.theme_flags.clone();
         let appearance = Appearance::from_colorfgbg(std::env::var("COLORFGBG").ok().as_deref());
-        let (_, file, warnings) = knightcode_runtime::resources::load_themes(
+        let (loaded, file, warnings) = knightcode_runtime::resources::load_themes(
             &flags,
             settings,
             &self.cwd,
@@ -121,11 +184,22 @@ impl Ui {
             trusted,
             appearance,
         );
+        self.themes = loaded;
+        self.truecolor = truecolor(settings, &|name| std::env::var(name).ok());
+        self.theme_name.clone_from(&file.name);
         if self.screen.theme == Theme::plain() {
             return warnings;
         }
-        self.export_backgrounds = export_backgrounds(&file);
-        let theme = tui_theme(&file);
+        self.apply_theme_file(&file);
+        warnings
+    }
+
+    /// Draws with `file` from the next frame on, and watches its file.
+    fn apply_theme_file(&mut self, file: &ThemeFile) {
+        self.theme_watch.watch(file.path.as_deref());
+        self.theme_name.clone_from(&file.name);
+        self.export_backgrounds = export_backgrounds(file);
+        let theme = tui_theme(file, self.truecolor);
         self.screen.border = theme.thinking_borders[0];
         self.screen.editor.set_theme(&theme);
         self.screen
@@ -134,7 +208,52 @@ impl Ui {
         self.screen.transcript.look.theme = theme.clone();
         self.screen.transcript.invalidate();
         self.screen.theme = theme;
-        warnings
+        self.request_full_redraw();
+    }
+
+    /// The active theme's file changed: read it again and redraw. A file that does not
+    /// parse (an edit half done) keeps the colours in use and says why.
+    pub fn reload_theme_file(&mut self) {
+        let Some(path) = self.theme_watch.path() else {
+            return;
+        };
+        let parsed = std::fs::read_to_string(&path)
+            .map_err(|e| e.to_string())
+            .and_then(|text| knightcode_runtime::resources::themes::parse(&text, Some(&path)));
+        match parsed {
+            Ok(file) => {
+                if let Some(slot) = self
+                    .themes
+                    .themes
+                    .iter_mut()
+                    .find(|t| t.path.as_deref() == Some(&path))
+                {
+                    *slot = file.clone();
+                }
+                self.apply_theme_file(&file);
+                self.mark_urgent();
+            }
+            Err(error) => self.warn(&format!(
+                "Theme file {} could not be read again: {error}; keeping the current colours.",
+                path.display()
+            )),
+        }
+    }
+
+    /// The names of the themes loaded, sorted (the settings menu lists them).
+    pub fn theme_names(&self) -> Vec<String> {
+        self.themes.names().into_iter().map(str::to_owned).collect()
+    }
+
+    /// `/settings`: draws with the theme called `name` (a loaded one; others are left
+    /// alone). `NO_COLOR` keeps the plain theme.
+    pub fn preview_theme(&mut self, name: &str) {
+        if self.screen.theme == Theme::plain() {
+            return;
+        }
+        if let Some(file) = self.themes.get(name).cloned() {
+            self.apply_theme_file(&file);
+        }
     }
 }
 
@@ -146,8 +265,8 @@ mod tests {
     #[test]
     fn light_maps_its_roles_and_dark_stays_hand_tuned() {
         let themes = builtin();
-        assert_eq!(tui_theme(&themes[0]), Theme::dark());
-        let light = tui_theme(&themes[1]);
+        assert_eq!(tui_theme(&themes[0], true), Theme::dark());
+        let light = tui_theme(&themes[1], true);
         assert_eq!(light.accent.fg, Some(Color::Rgb(0x5a, 0x80, 0x80)));
         assert!(light.md_heading.bold);
         assert_eq!(
@@ -158,5 +277,37 @@ mod tests {
                 Some("#fffae6".to_owned())
             ]
         );
+    }
+
+    #[test]
+    fn without_truecolor_colours_take_the_nearest_palette_entry() {
+        assert_eq!(rgb_to_256(0x12, 0x34, 0x56), 23);
+        assert_eq!(
+            rgb_to_256(0xb0, 0xb0, 0xb0),
+            145,
+            "the cube's grey is nearer"
+        );
+        assert_eq!(
+            rgb_to_256(0x80, 0x80, 0x80),
+            244,
+            "the grey ramp's is nearer"
+        );
+        assert_eq!(rgb_to_256(255, 0, 0), 196);
+        let light = tui_theme(&builtin()[1], false);
+        assert!(matches!(light.accent.fg, Some(Color::Indexed(_))));
+        let env = |vars: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                vars.iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| (*v).to_owned())
+            }
+        };
+        let settings = Settings::default();
+        assert!(truecolor(
+            &settings,
+            &env(&[("COLORTERM", "truecolor"), ("TERM", "screen")])
+        ));
+        assert!(!truecolor(&settings, &env(&[("TERM", "screen-256color")])));
+        assert!(truecolor(&settings, &env(&[("TERM", "xterm-256color")])));
     }
 }

@@ -44,6 +44,10 @@ use crate::transcript::Look;
 use crate::transcript::NoticeKind;
 use crate::transcript::Transcript;
 
+/// OSC 9;4 indeterminate progress, and its end (the reference's sequences).
+const PROGRESS_ACTIVE: &[u8] = b"\x1b]9;4;3\x07";
+const PROGRESS_CLEAR: &[u8] = b"\x1b]9;4;0;\x07";
+
 /// What woke the loop.
 pub enum Wake {
     Input(Vec<u8>),
@@ -58,6 +62,8 @@ pub enum Wake {
     Clipboard(super::clipboard_image::ClipboardRead),
     /// Work done off the loop (`/share`, `/bug`) has something to say.
     Job(super::sharing::JobDone),
+    /// The active theme's file changed.
+    ThemeFile,
     Resize,
     Timer,
     /// SIGTERM (143) or SIGHUP (129).
@@ -143,6 +149,25 @@ pub struct Ui {
     pub export_backgrounds: [Option<String>; 3],
     /// `--theme`, `--no-themes`, `--use-theme`.
     pub(super) theme_flags: knightcode_runtime::resources::ThemeFlags,
+    /// The themes found, and the name of the one drawn with.
+    pub(super) themes: knightcode_runtime::resources::themes::Themes,
+    pub theme_name: String,
+    /// Settings this process changed (`/settings`, ctrl+t), on top of the file's until
+    /// the session has written them.
+    pub settings_changes: serde_json::Map<String, serde_json::Value>,
+    /// The interface's settings (`doubleEscapeAction`, `editorPaddingX`, ...).
+    pub display: super::settings::DisplaySettings,
+    /// The session's resources as last loaded (completion is rebuilt from them).
+    pub resources: Option<std::sync::Arc<knightcode_runtime::resources::Resources>>,
+    /// `--verbose`: the full header even with `quietStartup`.
+    pub verbose: bool,
+    pub(super) theme_watch: super::theme_watch::ThemeWatch,
+    /// The terminal shows 24-bit colour (else themes use the 256-colour palette).
+    pub(super) truecolor: bool,
+    /// When the OSC 9;4 progress was last sent (`terminal.showTerminalProgress`), while
+    /// the working indicator shows.
+    progress_sent: Option<Instant>,
+    theme_rx: mpsc::UnboundedReceiver<()>,
 }
 
 fn home_string(home: Option<&PathBuf>) -> Option<String> {
@@ -201,6 +226,7 @@ impl Ui {
         let screen = Screen::new(theme, Transcript::new(look), editor, footer, height);
         let (clipboard_tx, clipboard_rx) = mpsc::unbounded_channel();
         let (jobs_tx, jobs_rx) = mpsc::unbounded_channel();
+        let (theme_tx, theme_rx) = mpsc::unbounded_channel();
         let mut ui = Self {
             term,
             reader: Some(reader),
@@ -255,6 +281,16 @@ impl Ui {
             export_backgrounds: [None, None, None],
             theme_flags: options.theme.clone(),
             title: String::new(),
+            themes: knightcode_runtime::resources::themes::Themes::default(),
+            theme_name: "dark".to_owned(),
+            settings_changes: serde_json::Map::new(),
+            display: super::settings::DisplaySettings::default(),
+            resources: None,
+            verbose: options.verbose,
+            theme_watch: super::theme_watch::ThemeWatch::start(theme_tx),
+            truecolor: true,
+            progress_sent: None,
+            theme_rx,
         };
         if let Some(key) = ui.bindings.keys_for("app.interrupt").first() {
             let key = key.to_string();
@@ -275,13 +311,11 @@ impl Ui {
         self.library = Some(session.library());
         self.session_trusted = session.trust().trusted;
         let theme_warnings = self.load_theme(session.settings(), self.session_trusted);
-        self.screen.header = super::startup::header(&self.screen.theme, session);
+        self.apply_display_settings(session.settings());
+        self.screen.header = super::startup::header(&self.screen.theme, session, self.verbose);
         self.skill_commands = session.settings().enable_skill_commands();
-        self.resource_commands
-            .set(knightcode_runtime::resources::completion_commands(
-                session.resources(),
-                self.skill_commands,
-            ));
+        self.resources = Some(std::sync::Arc::clone(session.resources()));
+        self.refresh_resource_commands();
         self.apply_snapshot(session.snapshot());
         self.reload_transcript();
         for warning in theme_warnings {
@@ -418,6 +452,23 @@ impl Ui {
         self.urgent = true;
     }
 
+    /// Completion's prompt templates and skill commands from the resources last loaded.
+    pub fn refresh_resource_commands(&mut self) {
+        if let Some(resources) = &self.resources {
+            self.resource_commands
+                .set(knightcode_runtime::resources::completion_commands(
+                    resources,
+                    self.skill_commands,
+                ));
+        }
+    }
+
+    /// `showHardwareCursor`: the terminal's cursor stays visible at the editor's cursor.
+    pub fn set_hardware_cursor(&mut self, show: bool) {
+        self.renderer.set_show_hardware_cursor(show);
+        self.request_full_redraw();
+    }
+
     pub fn request_full_redraw(&mut self) {
         self.renderer.request_full_redraw();
         self.mark_urgent();
@@ -472,13 +523,37 @@ impl Ui {
                 if self.next_spinner.is_none() {
                     self.next_spinner = Some(Instant::now() + SPINNER_INTERVAL);
                 }
+                self.keep_progress();
             }
             None => {
                 self.screen.status = Status::Idle;
                 self.next_spinner = None;
+                self.clear_progress();
             }
         }
         self.mark_dirty();
+    }
+
+    /// `terminal.showTerminalProgress`: the tab's busy indicator (OSC 9;4;3), sent again
+    /// every second as the reference does (terminals drop it after a while).
+    fn keep_progress(&mut self) {
+        const KEEPALIVE: std::time::Duration = std::time::Duration::from_secs(1);
+        if !self.display.terminal_progress
+            || self
+                .progress_sent
+                .is_some_and(|at| at.elapsed() < KEEPALIVE)
+        {
+            return;
+        }
+        self.progress_sent = Some(Instant::now());
+        self.write_raw(PROGRESS_ACTIVE);
+    }
+
+    /// Ends the busy indicator, if one was sent.
+    pub(super) fn clear_progress(&mut self) {
+        if self.progress_sent.take().is_some() {
+            self.write_raw(PROGRESS_CLEAR);
+        }
     }
 
     /// The earliest timer: a pending escape, a frame slot, the spinner.
@@ -534,6 +609,7 @@ impl Ui {
             },
             Some(read) = self.clipboard_rx.recv() => Wake::Clipboard(read),
             Some(done) = self.jobs_rx.recv() => Wake::Job(done),
+            Some(()) = self.theme_rx.recv() => Wake::ThemeFile,
             () = sleep => Wake::Timer,
         }
     }
@@ -556,6 +632,7 @@ impl Ui {
         {
             self.screen.advance_spinner();
             self.screen.transcript.tick();
+            self.keep_progress();
             self.next_spinner = Some(now + SPINNER_INTERVAL);
             self.mark_dirty();
         }
@@ -639,6 +716,7 @@ impl Ui {
     /// come back to this conversation.
     pub fn leave(&mut self) {
         self.screen.hint = None;
+        self.clear_progress();
         // Nothing was shown (the session could not start): leave the screen as it was, so
         // the error printed next stands alone.
         if self.frames_drawn == 0 {

@@ -199,7 +199,7 @@ pub(super) async fn busy(ctx: &mut Ctx, envelope: Envelope) {
             defer_silently(ctx, command.clone());
             Reply::Done
         }
-        Command::SetAutoCompaction(_) | Command::SetAutoRetry(_) => {
+        Command::SetAutoCompaction(_) | Command::SetAutoRetry(_) | Command::SaveSettings(_) => {
             defer_silently(ctx, command.clone());
             Reply::Done
         }
@@ -523,6 +523,10 @@ async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) 
         }
         Command::SetAutoRetry(enabled) => {
             session.set_auto_retry(*enabled);
+            Reply::Done
+        }
+        Command::SaveSettings(values) => {
+            session.save_settings(values);
             Reply::Done
         }
         Command::ConfigureWebTools(change) => Reply::WebTools(session.configure_web_tools(change)),

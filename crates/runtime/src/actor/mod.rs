@@ -96,6 +96,10 @@ pub enum Command {
     SetFollowUpMode(QueueMode),
     SetAutoCompaction(bool),
     SetAutoRetry(bool),
+    /// Saves settings (dotted key, value) to the global file and the loaded settings, as
+    /// `/settings` changes them; the session takes up those it acts on. Waits for a running
+    /// prompt.
+    SaveSettings(Vec<(String, serde_json::Value)>),
     /// `/tools`: switch a web tool, pick the search provider (and Brave key), or with an
     /// empty change just report; answered with [`Reply::WebTools`]. Waits for a running
     /// prompt (the tool list of a request does not change mid-run).
@@ -351,6 +355,8 @@ pub(crate) struct ExtensionActions {
     ui_gate: std::sync::Arc<tokio::sync::Mutex<()>>,
     /// `sendMessage(…, {deliverAs: "nextTurn"})`: context for the next prompt.
     next_turn: std::sync::Mutex<Vec<AgentMessage>>,
+    /// `setActiveTools` before the session runs (from `session_start`), for its start.
+    early_active_tools: std::sync::Mutex<Option<Vec<String>>>,
 }
 
 impl Default for ExtensionActions {
@@ -366,6 +372,7 @@ impl Default for ExtensionActions {
             system_prompt: std::sync::Mutex::default(),
             ui_gate: std::sync::Arc::default(),
             next_turn: std::sync::Mutex::default(),
+            early_active_tools: std::sync::Mutex::default(),
         }
     }
 }
@@ -611,7 +618,23 @@ impl ExtensionActions {
             None => names.to_vec(),
         };
         self.note_active_tools(&known);
+        if self.inbox.get().is_none() {
+            // The session is still starting (`session_start`): it takes the list up
+            // when it builds its tools.
+            *self
+                .early_active_tools
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(known);
+            return Ok(());
+        }
         self.command(Command::SetActiveTools(known), "setActiveTools")
+    }
+
+    pub(crate) fn take_early_active_tools(&self) -> Option<Vec<String>> {
+        self.early_active_tools
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
     }
 
     /// `pi.sendMessage`: see [`Command::SendCustomMessage`]; `nextTurn` messages wait

@@ -291,6 +291,7 @@ impl AgentSession {
         notices.extend(trust.skipped_notice(&setup.cwd));
         let settings = Settings::load(&setup.agent_dir, &setup.cwd, trust.trusted);
         notices.extend(settings.diagnostics().iter().map(ToString::to_string));
+        notices.extend(crate::settings::unsupported::notices(&settings));
 
         let mut session = open_session(&store, &setup)?;
         notices.extend(
@@ -432,6 +433,10 @@ impl AgentSession {
             Arc::clone(&env),
         );
         ops.scope = scope;
+        ops.block_images.store(
+            settings.values().images_block_images,
+            std::sync::atomic::Ordering::Relaxed,
+        );
 
         // Record the model and level a resumed session did not have (or had differently).
         let model_changed = restored_model
@@ -468,8 +473,10 @@ impl AgentSession {
         // Extensions load only when one is configured: otherwise the JS runtime never starts.
         let extension_paths = crate::extensions::discover(
             &setup.extensions,
+            &settings,
             &setup.cwd,
             &setup.agent_dir,
+            setup.home.as_deref(),
             trust.trusted,
         );
         let mut extension_tools = Vec::new();
@@ -519,6 +526,17 @@ impl AgentSession {
                 second: hooks,
             });
         }
+        notices.extend(crate::extensions::undeclared_flags(
+            &setup.extensions.flags,
+            extension_host.as_deref(),
+        ));
+        // Last, so no image an extension adds gets through either.
+        hooks = Arc::new(crate::hook_chain::ChainedHooks {
+            first: hooks,
+            second: Arc::new(crate::block_images::BlockImages {
+                blocked: Arc::clone(&ops.block_images),
+            }),
+        });
         let session_env = Arc::new(Mutex::new(SessionEnv {
             session_id: Some(session_id.clone()),
             session_file,
@@ -538,6 +556,19 @@ impl AgentSession {
         );
         let (tools, active_tools) =
             add_extension_tools(&setup, tools, active_tools, extension_tools);
+        // `setActiveTools` from `session_start`, before the session runs: applied here.
+        let active_tools = match extension_actions.take_early_active_tools() {
+            Some(names) => {
+                let mut chosen: Vec<String> = Vec::new();
+                for name in names {
+                    if tools.get(&name).is_some() && !chosen.contains(&name) {
+                        chosen.push(name);
+                    }
+                }
+                chosen
+            }
+            None => active_tools,
+        };
 
         let prompt_files = resolve_prompt_files(
             &setup.agent_dir,
@@ -570,6 +601,8 @@ impl AgentSession {
                 thinking,
                 session_id: Some(session_id),
                 headers,
+                thinking_budgets: settings.values().thinking_budgets,
+                retry: settings.values().provider_retry,
                 ..StreamOptions::default()
             },
             system_prompt: None,

@@ -82,6 +82,8 @@ pub(super) struct OpsState {
     pub(super) agent_dir: PathBuf,
     pub(super) resource_flags: crate::resources::ResourceFlags,
     pub(super) no_context_files: bool,
+    /// `images.blockImages`, shared with the hook that strips images from requests.
+    pub(super) block_images: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl OpsState {
@@ -109,6 +111,7 @@ impl OpsState {
             agent_dir: setup.agent_dir.clone(),
             resource_flags: setup.resources.clone(),
             no_context_files: setup.no_context_files,
+            block_images: Arc::default(),
         }
     }
 
@@ -478,7 +481,7 @@ impl AgentSession {
                 ))
             })?;
         // The level to carry over is read from the model being left.
-        let level = self.level_for_model_switch();
+        let level = self.level_for_model_switch(&model);
         lock(&self.session).append_model_change(&model.provider, &model.id)?;
         self.persist_settings(&[
             ("defaultProvider", Value::String(model.provider.clone())),
@@ -498,9 +501,17 @@ impl AgentSession {
         })
     }
 
-    /// The reference's rule: keep the current level, unless the model being left cannot
-    /// think, in which case the saved default applies.
-    fn level_for_model_switch(&self) -> ThinkingLevel {
+    /// The target's `modelThinkingLevels` entry when it has one; else the reference's rule:
+    /// keep the current level, unless the model being left cannot think, in which case the
+    /// saved default applies.
+    fn level_for_model_switch(&self, target: &Model) -> ThinkingLevel {
+        if let Some(level) = self
+            .settings
+            .values()
+            .model_thinking_level(&target.provider, &target.id)
+        {
+            return level;
+        }
         if self.model.reasoning {
             return self.thinking;
         }
@@ -604,6 +615,17 @@ impl AgentSession {
         self.agent.config_mut().retry.enabled = enabled;
     }
 
+    /// `/settings`: saves values (dotted keys) to the global file and the loaded settings.
+    /// Settings read when used (`images.autoResize`, `enableSkillCommands`) apply from now
+    /// on; the interface applies its own.
+    pub fn save_settings(&mut self, values: &[(String, Value)]) {
+        let values: Vec<(&str, Value)> = values
+            .iter()
+            .map(|(key, value)| (key.as_str(), value.clone()))
+            .collect();
+        self.persist_settings(&values);
+    }
+
     /// Applies settings to the loaded settings and queues them for the global file (written
     /// in the background, see [`AgentSession::settings_saved`]). A global file that could not
     /// be read is never written (its content would be lost); the change then holds for this
@@ -614,6 +636,10 @@ impl AgentSession {
             settings_file::insert_dotted(&mut overrides, key, value.clone());
         }
         self.settings = self.settings.clone().with_overrides(&overrides);
+        self.ops.block_images.store(
+            self.settings.values().images_block_images,
+            std::sync::atomic::Ordering::Relaxed,
+        );
         if self.settings.global_file_unusable() {
             return;
         }

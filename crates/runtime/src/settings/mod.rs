@@ -8,6 +8,7 @@ use serde_json::Map;
 use serde_json::Value;
 
 mod compaction;
+pub mod unsupported;
 mod values;
 
 pub use self::compaction::CompactionOverride;
@@ -304,6 +305,12 @@ impl Settings {
         self.get("enableSkillCommands")
             .and_then(Value::as_bool)
             .unwrap_or(true)
+    }
+
+    /// The project file's own value by dotted path (`None` when it does not set it, or the
+    /// project is not trusted).
+    pub fn project_value(&self, dotted: &str) -> Option<&Value> {
+        values::lookup(&self.project, dotted)
     }
 
     /// The merged raw value by dotted path (`retry.maxRetries`), for keys the typed view

@@ -76,11 +76,17 @@ pub struct SettingsValues {
     pub branch_summary_skip_prompt: bool,
     /// `images.autoResize`: fit images to the model's limits before sending them.
     pub images_auto_resize: bool,
+    /// `images.blockImages`: no image reaches the provider.
+    pub images_block_images: bool,
     /// `retry.*`: the agent-level retry of failed turns.
     pub retry: RetryPolicy,
     /// `shellPath` as written; see [`SettingsValues::shell_path`].
     pub shell_path: Option<String>,
     pub shell_command_prefix: Option<String>,
+    /// `thinkingBudgets`: tokens per level for budget-based providers.
+    pub thinking_budgets: knightcode_ai::ThinkingBudgets,
+    /// `httpIdleTimeoutMs` and `retry.provider.*`: the provider-level retry and timeout.
+    pub provider_retry: knightcode_ai::ProviderRetry,
 }
 
 impl Default for SettingsValues {
@@ -104,9 +110,12 @@ impl Default for SettingsValues {
             branch_summary_reserve_tokens: 16384,
             branch_summary_skip_prompt: false,
             images_auto_resize: true,
+            images_block_images: false,
             retry: RetryPolicy::default(),
             shell_path: None,
             shell_command_prefix: None,
+            thinking_budgets: knightcode_ai::ThinkingBudgets::default(),
+            provider_retry: knightcode_ai::ProviderRetry::default(),
         }
     }
 }
@@ -211,6 +220,7 @@ pub(super) fn parse(layers: &Layers<'_>) -> (SettingsValues, Vec<SettingsDiagnos
             defaults.branch_summary_skip_prompt,
         ),
         images_auto_resize: reader.boolean("images.autoResize", defaults.images_auto_resize),
+        images_block_images: reader.boolean("images.blockImages", defaults.images_block_images),
         // Negative counts and delays clamp to zero, as before the typed view.
         retry: RetryPolicy {
             enabled: reader.boolean("retry.enabled", defaults.retry.enabled),
@@ -229,6 +239,13 @@ pub(super) fn parse(layers: &Layers<'_>) -> (SettingsValues, Vec<SettingsDiagnos
         },
         shell_path: reader.string("shellPath"),
         shell_command_prefix: reader.string("shellCommandPrefix"),
+        thinking_budgets: knightcode_ai::ThinkingBudgets {
+            minimal: reader.optional_count("thinkingBudgets.minimal"),
+            low: reader.optional_count("thinkingBudgets.low"),
+            medium: reader.optional_count("thinkingBudgets.medium"),
+            high: reader.optional_count("thinkingBudgets.high"),
+        },
+        provider_retry: reader.provider_retry(),
     };
     (values, reader.diagnostics)
 }
@@ -370,6 +387,47 @@ impl<'a> Reader<'a> {
         let instead = format!("using {default}");
         self.read(key, "a non-negative whole number", &instead, Value::as_u64)
             .unwrap_or(default)
+    }
+
+    /// A whole number ≥ 0 that has no default of its own (unset: `None`).
+    fn optional_count(&mut self, key: &str) -> Option<u64> {
+        self.read(
+            key,
+            "a non-negative whole number",
+            "using the built-in value",
+            Value::as_u64,
+        )
+    }
+
+    /// A timeout in milliseconds: a number ≥ 0 or `"disabled"` (0 = none).
+    fn timeout(&mut self, key: &str, default: u64) -> u64 {
+        let instead = format!("using {default}");
+        self.read(key, "a number ≥ 0 or \"disabled\"", &instead, |v| match v {
+            Value::String(s) if s == "disabled" => Some(0),
+            Value::Number(n) => n.as_f64().filter(|n| *n >= 0.0).map(|n| n as u64),
+            _ => None,
+        })
+        .unwrap_or(default)
+    }
+
+    /// `httpIdleTimeoutMs` (default 300000) is the provider timeout unless
+    /// `retry.provider.timeoutMs` says otherwise; `retry.provider.maxRetries` (0) and
+    /// `maxRetryDelayMs` (60000, 0 = no limit).
+    fn provider_retry(&mut self) -> knightcode_ai::ProviderRetry {
+        let defaults = knightcode_ai::ProviderRetry::default();
+        let idle = self.timeout("httpIdleTimeoutMs", defaults.timeout_ms);
+        knightcode_ai::ProviderRetry {
+            timeout_ms: self.timeout("retry.provider.timeoutMs", idle),
+            max_retries: self
+                .number("retry.provider.maxRetries", defaults.max_retries.into())
+                .max(0.0) as u32,
+            max_retry_delay_ms: self
+                .number(
+                    "retry.provider.maxRetryDelayMs",
+                    defaults.max_retry_delay_ms as f64,
+                )
+                .max(0.0) as u64,
+        }
     }
 
     fn number(&mut self, key: &str, default: f64) -> f64 {
@@ -656,6 +714,44 @@ mod tests {
         );
         let (values, _) = parse_layers(json!({"defaultProjectTrust": "always"}), json!({}));
         assert_eq!(values.default_project_trust, DefaultProjectTrust::Always);
+    }
+
+    #[test]
+    fn budgets_and_the_provider_retry_come_from_their_settings() {
+        let (values, diagnostics) = parse_layers(
+            json!({
+                "thinkingBudgets": {"low": 100, "high": 9000},
+                "httpIdleTimeoutMs": "disabled",
+                "retry": {"provider": {"maxRetries": 2, "maxRetryDelayMs": 0}}
+            }),
+            json!({}),
+        );
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+        assert_eq!(values.thinking_budgets.low, Some(100));
+        assert_eq!(values.thinking_budgets.medium, None);
+        assert_eq!(values.thinking_budgets.for_level(ThinkingLevel::High), 9000);
+        assert_eq!(
+            values.provider_retry,
+            knightcode_ai::ProviderRetry {
+                max_retries: 2,
+                max_retry_delay_ms: 0,
+                timeout_ms: 0
+            }
+        );
+        let (values, diagnostics) = parse_layers(
+            json!({"httpIdleTimeoutMs": 5000, "retry": {"provider": {"timeoutMs": -1}}}),
+            json!({}),
+        );
+        assert_eq!(
+            values.provider_retry.timeout_ms, 5000,
+            "an invalid override keeps the idle timeout"
+        );
+        assert_eq!(diagnostics.len(), 1);
+        assert!(
+            diagnostics[0]
+                .to_string()
+                .contains("retry.provider.timeoutMs")
+        );
     }
 
     #[test]

@@ -1,0 +1,75 @@
+//! The active theme file, watched: editing it redraws the screen in its new colours, as
+//! the reference's file watcher does. A thread looks at the file's modification time and
+//! size a few times a second (no watcher library needed for one file) and wakes the loop
+//! when they change; the loop reads the file again.
+
+use std::path::Path;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::PoisonError;
+use std::time::Duration;
+use std::time::SystemTime;
+
+use tokio::sync::mpsc;
+
+/// How often the file is looked at: an edit shows within this.
+const POLL: Duration = Duration::from_millis(250);
+
+/// What identifies one version of the file.
+type Stamp = Option<(SystemTime, u64)>;
+
+fn stamp(path: &Path) -> Stamp {
+    let meta = std::fs::metadata(path).ok()?;
+    Some((meta.modified().ok()?, meta.len()))
+}
+
+/// The file being watched and the version last seen.
+type Watched = Arc<Mutex<Option<(PathBuf, Stamp)>>>;
+
+pub struct ThemeWatch {
+    watched: Watched,
+}
+
+impl ThemeWatch {
+    /// Starts the watching thread; it sends on `changed` when the file changes and ends
+    /// once the receiver is gone.
+    pub fn start(changed: mpsc::UnboundedSender<()>) -> Self {
+        let watched: Watched = Arc::new(Mutex::new(None));
+        let shared = Arc::clone(&watched);
+        // Without a thread the edit just does not show: nothing else depends on it.
+        let _ = std::thread::Builder::new()
+            .name("theme-watch".to_owned())
+            .spawn(move || {
+                while !changed.is_closed() {
+                    std::thread::sleep(POLL);
+                    let mut guard = shared.lock().unwrap_or_else(PoisonError::into_inner);
+                    let Some((path, seen)) = guard.as_mut() else {
+                        continue;
+                    };
+                    let now = stamp(path);
+                    // A file being replaced can be missing for a moment: wait for it.
+                    if now.is_some() && now != *seen {
+                        *seen = now;
+                        if changed.send(()).is_err() {
+                            return;
+                        }
+                    }
+                }
+            });
+        Self { watched }
+    }
+
+    /// Watches `path` (the active theme's file; `None` for a built-in theme) from its
+    /// current version on.
+    pub fn watch(&self, path: Option<&Path>) {
+        let mut guard = self.watched.lock().unwrap_or_else(PoisonError::into_inner);
+        *guard = path.map(|p| (p.to_path_buf(), stamp(p)));
+    }
+
+    /// The file watched.
+    pub fn path(&self) -> Option<PathBuf> {
+        let guard = self.watched.lock().unwrap_or_else(PoisonError::into_inner);
+        guard.as_ref().map(|(path, _)| path.clone())
+    }
+}
