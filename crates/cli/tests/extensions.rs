@@ -347,3 +347,30 @@ fn set_active_tools_changes_what_the_next_request_offers() {
         "unknown names are left out"
     );
 }
+
+#[test]
+fn in_print_mode_dialogs_resolve_to_their_defaults_and_there_is_no_ui() {
+    let server = MockServer::start_blocking(WireFormat::OpenAiCompletions, vec![]).unwrap();
+    let sandbox = sandbox(&server);
+    let source = r#"
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+export default function (pi) {
+  pi.registerCommand("ask", { handler: async (_args, ctx) => {
+    ctx.ui.notify("nobody sees this");
+    ctx.ui.setStatus("k", "v");
+    const answers = [await ctx.ui.select("t", ["a"]), await ctx.ui.confirm("t", "m"),
+      await ctx.ui.input("t"), await ctx.ui.editor("t", "x"), await ctx.ui.custom(() => undefined)];
+    writeFileSync(join(ctx.cwd, "answers.txt"), `${answers.map(String).join(",")} ui=${ctx.hasUI} mode=${ctx.mode} theme=${JSON.stringify(ctx.ui.setTheme("x"))}`);
+  }});
+}
+"#;
+    std::fs::write(sandbox.project.join("ask.ts"), source).unwrap();
+    let run = knightcode(&sandbox, &["-p", "-e", "ask.ts", "/ask"]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.stdout, "");
+    assert_eq!(
+        std::fs::read_to_string(sandbox.project.join("answers.txt")).unwrap(),
+        r#"undefined,false,undefined,undefined,undefined ui=false mode=print theme={"success":false,"error":"UI not available"}"#
+    );
+}

@@ -47,11 +47,73 @@
     getLabel: (id) => { let label; for (const e of session("getEntries")) if (e.type === "label" && e.targetId === id) label = e.label || undefined; return label; },
   };
 
+  // Async session ops: a promise per call; an aborted `signal` cancels the Rust side.
+  let asyncIds = 0;
+  function sessionAsync(name, args, signal) {
+    const id = ++asyncIds;
+    const pending = kc.sessionAsync(id, name, JSON.stringify(args === undefined ? null : args)).then(op);
+    if (signal && typeof signal.addEventListener === "function") {
+      const onAbort = () => kc.cancelAsync(id);
+      if (signal.aborted) onAbort();
+      else {
+        signal.addEventListener("abort", onAbort, { once: true });
+        const off = () => signal.removeEventListener("abort", onAbort);
+        pending.then(off, off);
+      }
+    }
+    return pending;
+  }
+
+  // The front end's UI (RPC: the extension-UI subprotocol, spec rpc.md §6). Requests are
+  // written in call order: fire-and-forget ones chain on `uiTail`, dialogs start after them.
+  let uiTail = Promise.resolve();
+  const uiSend = (method, args) => {
+    uiTail = uiTail.then(() => sessionAsync("ui", Object.assign({ method }, args))).then(() => {}, () => {});
+  };
+  const dialog = (method, args, opts, fallback) => {
+    const signal = opts && opts.signal;
+    if (signal && signal.aborted) return Promise.resolve(fallback);
+    return uiTail
+      .then(() => sessionAsync("ui", Object.assign({ method }, args), signal))
+      .then((r) => (r === null || r === undefined ? fallback : r), () => fallback);
+  };
+  const timeoutOf = (opts) => (opts && typeof opts.timeout === "number" && opts.timeout > 0 ? opts.timeout : undefined);
+  const hostUi = Object.assign({}, noUi, {
+    select: (title, options, opts) => dialog("select", { title, options, timeout: timeoutOf(opts) }, opts, undefined),
+    confirm: (title, message, opts) => dialog("confirm", { title, message, timeout: timeoutOf(opts) }, opts, false),
+    input: (title, placeholder, opts) => dialog("input", { title, placeholder, timeout: timeoutOf(opts) }, opts, undefined),
+    // As in the reference, the editor dialog takes no timeout or signal.
+    editor: (title, prefill) => dialog("editor", { title, prefill }, undefined, undefined),
+    notify(message, type) { uiSend("notify", { message, notifyType: type }); },
+    setStatus(key, text) { uiSend("setStatus", { statusKey: key, statusText: text }); },
+    setWidget(key, content, options) {
+      // Component factories need a terminal: only string arrays (or a clear) are forwarded.
+      if (content === undefined || Array.isArray(content)) {
+        uiSend("setWidget", { widgetKey: key, widgetLines: content, widgetPlacement: options && options.placement });
+      }
+    },
+    setTitle(title) { uiSend("setTitle", { title }); },
+    pasteToEditor(text) { uiSend("set_editor_text", { text }); },
+    setEditorText(text) { uiSend("set_editor_text", { text }); },
+    setTheme: () => ({ success: false, error: "Theme switching not supported in RPC mode" }),
+  });
+  const hasUI = () => { try { return session("hasUI") === true; } catch { return false; } };
+
+  // Session replacement and reload bump the generation: every ctx made before is stale.
+  let generation = 0;
+  const STALE = "This extension ctx is stale after session replacement or reload. Do not use a captured pi or command ctx after ctx.newSession(), ctx.fork(), ctx.switchSession(), or ctx.reload(). For newSession, fork, and switchSession, move post-replacement work into withSession and use the ctx passed to withSession. For reload, do not use the old ctx after await ctx.reload().";
+  const guard = (target, gen) => new Proxy(target, {
+    get(t, key, receiver) {
+      if (gen !== generation && typeof key === "string" && key !== "then") throw new Error(STALE);
+      return Reflect.get(t, key, receiver);
+    },
+  });
+
   function context(extra) {
     const ctx = {
-      get ui() { return noUi; },
+      get ui() { return hasUI() ? hostUi : noUi; },
       get mode() { return settings.mode; },
-      get hasUI() { return false; },
+      get hasUI() { return hasUI(); },
       get cwd() { return settings.cwd; },
       get sessionManager() { return sessionManager; },
       get model() { try { return session("getModel"); } catch { return undefined; } },
@@ -61,19 +123,71 @@
       scopedModels: [],
       isIdle: () => session("isIdle"),
       isProjectTrusted: () => session("isProjectTrusted"),
-      abort: () => session("abort"),
-      hasPendingMessages: () => false,
+      abort: () => { session("abort"); },
+      hasPendingMessages: () => session("hasPendingMessages"),
       shutdown: () => session("shutdown"),
-      getContextUsage: () => undefined,
-      compact: internal.missing("ctx.compact"),
+      getContextUsage: () => session("getContextUsage") || undefined,
+      compact(options) {
+        const o = options || {};
+        sessionAsync("compact", { customInstructions: o.customInstructions }).then(
+          (result) => { if (typeof o.onComplete === "function") o.onComplete(result); },
+          (e) => { if (typeof o.onError === "function") o.onError(e instanceof Error ? e : new Error(String(e))); },
+        );
+      },
       getSystemPrompt: () => session("getSystemPrompt"),
     };
-    return Object.assign(ctx, extra && extra.members);
+    return guard(Object.assign(ctx, extra && extra.members), generation);
+  }
+
+  // A command handler's ctx: the session-control members on top of the event ctx.
+  function commandContext() {
+    const replaced = async (result, options) => {
+      if (!result || result.cancelled) return { cancelled: !!(result && result.cancelled) };
+      if (options && typeof options.withSession === "function") await options.withSession(commandContext());
+      return { cancelled: false };
+    };
+    const members = {
+      waitForIdle: () => sessionAsync("waitForIdle").then(() => {}),
+      async newSession(options) {
+        const o = options || {};
+        const result = await sessionAsync("newSession", { parentSession: o.parentSession });
+        if (result.cancelled) return { cancelled: true };
+        if (typeof o.setup === "function") {
+          // The new session, writable: what setup appends is the conversation's start.
+          const writable = Object.assign({}, sessionManager, {
+            appendMessage: (m) => session("appendMessage", { message: m }),
+            appendCustomEntry: (customType, data) => { session("appendEntry", { customType, data }); },
+            appendCustomMessageEntry: (customType, content, display, details) => {
+              session("appendCustomMessageEntry", { message: { customType, content, display, details } });
+            },
+          });
+          await o.setup(writable);
+          await sessionAsync("reloadContext");
+        }
+        return replaced(result, o);
+      },
+      async fork(entryId, options) {
+        const o = options || {};
+        return replaced(await sessionAsync("fork", { entryId, position: o.position || "before" }), o);
+      },
+      async switchSession(path, options) {
+        return replaced(await sessionAsync("switchSession", { path }), options);
+      },
+      async navigateTree(targetId, options) {
+        const o = options || {};
+        const result = await sessionAsync("navigateTree", { targetId, summarize: !!o.summarize, customInstructions: o.customInstructions, replaceInstructions: o.replaceInstructions, label: o.label });
+        return { cancelled: !!(result && result.cancelled) };
+      },
+      reload: () => sessionAsync("reload").then(() => {}),
+      getSystemPromptOptions: internal.missing("ctx.getSystemPromptOptions"),
+    };
+    return context({ members });
   }
 
   function createAPI(ext) {
     const action = (name, fn) => (...args) => {
       if (ext.state === "failed") throw new Error(`Extension "${ext.path}" failed to load and its API is no longer active.`);
+      if (ext.state === "stale") throw new Error(STALE);
       if (ext.state === "loading") throw new Error(NOT_BOUND);
       return fn(...args);
     };
@@ -147,7 +261,11 @@
       registerMcpServer() { throw internal.unsupported("pi.registerMcpServer"); },
       registerVirtualModel() { throw internal.unsupported("pi.registerVirtualModel"); },
       refreshTools() {},
-      events: { emit: (channel, data) => bus.emit(channel, data), on: (channel, fn) => bus.on(channel, fn) },
+      events: {
+        emit: (channel, data) => bus.emit(channel, data),
+        // The subscriptions of a runtime end with it (session replacement, reload).
+        on: (channel, fn) => { const off = bus.on(channel, fn); ext.unsubscribe.push(off); return off; },
+      },
     };
   }
 
@@ -188,10 +306,11 @@
 
   const calls = {
     async load({ paths, cwd, mode, flags: given }) {
-      settings = { cwd, mode, flags: given || {} };
+      // A second load (the project's, after trust) adds to the paths a restart loads again.
+      settings = { paths: (settings.paths || []).concat(paths), cwd, mode, flags: given || {} };
       const errors = [];
       for (const path of paths) {
-        const ext = { path, state: "loading", handlers: new Map(), diagnostics: [] };
+        const ext = { path, state: "loading", handlers: new Map(), diagnostics: [], unsubscribe: [] };
         const api = createAPI(ext);
         extensions.push(ext);
         try {
@@ -221,6 +340,23 @@
       return { errors, diagnostics: extensions.flatMap((e) => e.diagnostics), registry: snapshot() };
     },
     registry: async () => snapshot(),
+    // Session replacement and reload: the old runtime's API and contexts go stale, and the
+    // factories run again on fresh API objects (modules re-imported only on reload).
+    async restart({ reload }) {
+      generation++;
+      for (const ext of extensions) {
+        ext.state = "stale";
+        for (const off of ext.unsubscribe.splice(0)) { try { off(); } catch {} }
+      }
+      extensions.length = 0;
+      tools.clear();
+      commands.clear();
+      flags.clear();
+      if (reload) internal.records.clear();
+      const paths = settings.paths || [];
+      settings.paths = [];
+      return calls.load({ paths, cwd: settings.cwd, mode: settings.mode, flags: settings.flags });
+    },
     async dispatch({ event: name, payload }) {
       const errors = [];
       const event = Object.assign({ type: name }, payload);
@@ -267,9 +403,18 @@
         const before = JSON.stringify(event.messages);
         await run(name, event, (r) => { if (r && Array.isArray(r.messages)) event.messages = r.messages; return false; }, errors);
         if (JSON.stringify(event.messages) !== before) result = { messages: event.messages };
+      } else if (name.startsWith("session_before_")) {
+        // The last result stands; the first `cancel: true` stops and cancels.
+        await run(name, event, (r) => {
+          if (!r || typeof r !== "object") return false;
+          result = r;
+          return r.cancel === true;
+        }, errors);
       } else {
         await run(name, event, null, errors);
       }
+      // What the handlers showed goes out before the session acts on their result.
+      await uiTail;
       return { result, errors };
     },
     async executeTool({ name, toolCallId, params }) {
@@ -280,6 +425,7 @@
       const onUpdate = (partial) => { kc.toolUpdate(JSON.stringify({ toolCallId, partial })); };
       try {
         const r = await entry.def.execute(toolCallId, params, controller.signal, onUpdate, context({ signal: controller.signal }));
+        await uiTail;
         const out = r && typeof r === "object" ? r : { content: [{ type: "text", text: String(r) }] };
         return { content: Array.isArray(out.content) ? out.content : [], details: out.details, isError: !!out.isError, terminate: out.terminate === true };
       } catch (e) {
@@ -296,14 +442,10 @@
     async command({ name, args }) {
       const entry = commands.get(name);
       if (!entry) return { found: false };
-      const members = {
-        waitForIdle: async () => {},
-        newSession: internal.missing("ctx.newSession"), fork: internal.missing("ctx.fork"),
-        switchSession: internal.missing("ctx.switchSession"), navigateTree: internal.missing("ctx.navigateTree"),
-        reload: internal.missing("ctx.reload"), getSystemPromptOptions: internal.missing("ctx.getSystemPromptOptions"),
-      };
       try {
-        await entry.options.handler(args, context({ members }));
+        await entry.options.handler(args, commandContext());
+        // What the command showed goes out before it is reported done.
+        await uiTail;
         return { found: true, errors: [] };
       } catch (e) {
         return { found: true, errors: [{ extensionPath: entry.ext.path, event: "command", error: message(e), stack: stackOf(e) }] };

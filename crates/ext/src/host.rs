@@ -263,6 +263,43 @@ impl ExtensionHost {
         }
     }
 
+    /// Tears the extensions' runtime down and runs their factories again on fresh API
+    /// objects (session replacement, `reload` also imports the modules afresh): every API
+    /// object and `ctx` of before is stale from now on. Load failures are reported as
+    /// `extension_error` events; the extensions that loaded stay.
+    pub async fn restart(&self, reload: bool) {
+        let reply = self
+            .engine
+            .call("restart", &json!({ "reload": reload }))
+            .await
+            .and_then(|value| serde_json::from_value::<Loaded>(value).map_err(|e| e.to_string()));
+        match reply {
+            Ok(loaded) => {
+                *self.registry.lock().unwrap_or_else(PoisonError::into_inner) = loaded.registry;
+                let errors = loaded
+                    .errors
+                    .into_iter()
+                    .map(|failure| HandlerError {
+                        extension_path: failure.path,
+                        event: "load".to_owned(),
+                        error: failure.message,
+                        stack: None,
+                    })
+                    .collect();
+                self.report(errors).await;
+            }
+            Err(message) => {
+                self.report(vec![HandlerError {
+                    extension_path: "<host>".to_owned(),
+                    event: "load".to_owned(),
+                    error: message,
+                    stack: None,
+                }])
+                .await;
+            }
+        }
+    }
+
     /// Whether any handler listens to `event` (no cross-thread message otherwise).
     pub fn handles(&self, event: &str) -> bool {
         self.registry

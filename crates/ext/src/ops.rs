@@ -17,13 +17,27 @@ use rquickjs::Object;
 use rquickjs::Promise;
 use serde_json::Value;
 use serde_json::json;
+use tokio_util::sync::CancellationToken;
 
 use crate::resolve::Resolved;
+
+/// An answer the session gives later (a dialog, a session replacement).
+pub type PortFuture =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<Value, String>> + Send + 'static>>;
 
 /// What the session offers its extensions (entries, messages, state). The runtime
 /// implements it; `op` names a `pi`/`ctx` member (`appendEntry`, `getBranch`, …).
 pub trait SessionPort: Send + Sync {
     fn call(&self, op: &str, args: Value) -> Result<Value, String>;
+
+    /// An operation whose answer takes time (`ctx.ui.select`, `ctx.newSession`): the JS
+    /// side gets a promise and keeps running. `cancel` fires when the caller's
+    /// `AbortSignal` aborts.
+    fn call_async(&self, op: &str, args: Value, cancel: CancellationToken) -> PortFuture {
+        let _ = (args, cancel);
+        let message = format!("{op} is not supported by KnightCode's extension host yet");
+        Box::pin(std::future::ready(Err(message)))
+    }
 }
 
 /// Shared between the host and the JS thread.
@@ -33,6 +47,8 @@ pub struct Ops {
     updates: Mutex<HashMap<String, UpdateSink>>,
     pub(crate) providers: Arc<crate::providers::ProviderOps>,
     pub(crate) tools: Arc<crate::tools::ToolOps>,
+    /// The cancel tokens of async session ops still running, by the id JS gave them.
+    cancels: Mutex<HashMap<u64, CancellationToken>>,
     /// Where errors no handler call returns go (unhandled rejections, throwing timer
     /// callbacks): `HandlerError` JSON, reported as `extension_error` events.
     uncaught: Mutex<Option<tokio::sync::mpsc::UnboundedSender<Vec<Value>>>>,
@@ -114,6 +130,45 @@ impl Ops {
                 "Extension runtime not initialized. Action methods cannot be called during extension loading.",
             ),
         }
+    }
+
+    /// Starts an async session op; `None` when no session is bound (the error reply).
+    fn session_async(&self, id: u64, op: &str, args: Value) -> Result<PortFuture, Value> {
+        let port = self
+            .session
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let Some(port) = port else {
+            return Err(error(
+                "ERR_KC_NOT_BOUND",
+                "Extension runtime not initialized. Action methods cannot be called during extension loading.",
+            ));
+        };
+        let cancel = CancellationToken::new();
+        self.cancels
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id, cancel.clone());
+        Ok(port.call_async(op, args, cancel))
+    }
+
+    fn cancel_async(&self, id: u64) {
+        if let Some(cancel) = self
+            .cancels
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&id)
+        {
+            cancel.cancel();
+        }
+    }
+
+    fn forget_async(&self, id: u64) {
+        self.cancels
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&id);
     }
 
     fn tool_update(&self, args: &Value) -> Value {
@@ -653,6 +708,57 @@ pub fn install<'js>(ctx: &Ctx<'js>, ops: Arc<Ops>) -> rquickjs::Result<()> {
         Function::new(ctx.clone(), move |op: String, args: String| {
             let args: Value = serde_json::from_str(&args).unwrap_or(Value::Null);
             session_ops.session_call(&op, args).to_string()
+        })?,
+    )?;
+    let async_ops = Arc::clone(&ops);
+    kc.set(
+        "sessionAsync",
+        Function::new(
+            ctx.clone(),
+            move |ctx: Ctx<'js>,
+                  id: f64,
+                  op: String,
+                  args: String|
+                  -> rquickjs::Result<Promise<'js>> {
+                let args: Value = serde_json::from_str(&args).unwrap_or(Value::Null);
+                let (promise, resolve, _reject) = ctx.promise()?;
+                let id = id as u64;
+                let started = async_ops.session_async(id, &op, args);
+                let (tx, rx) = tokio::sync::oneshot::channel::<Value>();
+                match started {
+                    Ok(future) => {
+                        let done = Arc::clone(&async_ops);
+                        // Awaited as a task of the JS thread's tokio runtime: the session's
+                        // futures use its timers and channels, which the engine's own
+                        // executor would never wake (see `sleep`).
+                        tokio::task::spawn_local(async move {
+                            let reply = match future.await {
+                                Ok(value) => json!({ "ok": value }),
+                                Err(message) => error("ERR_KC_SESSION", &message),
+                            };
+                            done.forget_async(id);
+                            let _ = tx.send(reply);
+                        });
+                    }
+                    Err(reply) => {
+                        let _ = tx.send(reply);
+                    }
+                }
+                ctx.spawn(async move {
+                    let reply = rx
+                        .await
+                        .unwrap_or_else(|_| error("ERR_KC_SESSION", "the session has ended"));
+                    let _ = resolve.call::<_, ()>((reply.to_string(),));
+                });
+                Ok(promise)
+            },
+        )?,
+    )?;
+    let cancel_ops = Arc::clone(&ops);
+    kc.set(
+        "cancelAsync",
+        Function::new(ctx.clone(), move |id: f64| {
+            cancel_ops.cancel_async(id as u64)
         })?,
     )?;
     let uncaught_ops = Arc::clone(&ops);

@@ -40,7 +40,7 @@ use crate::engine::Engine;
 use crate::engine::WeakEngine;
 
 /// A future the model port returns.
-pub type PortFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+pub type AuthFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
 /// Credentials for one request: the API key and the configured headers.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -55,7 +55,7 @@ pub trait ModelPort: Send + Sync {
     /// Every model, with whether its provider has credentials.
     fn models(&self) -> Vec<(Model, bool)>;
     /// The key and headers a request to `model` would use; `None` without credentials.
-    fn resolve_auth(&self, model: Model) -> PortFuture<Result<Option<RequestAuth>, String>>;
+    fn resolve_auth(&self, model: Model) -> AuthFuture<Result<Option<RequestAuth>, String>>;
     /// What the session streams with (extension APIs included).
     fn provider(&self) -> Arc<dyn Provider>;
     /// The built-in client only (`streamSimpleAnthropic` and co. name their API).
@@ -145,7 +145,7 @@ impl ProviderOps {
     }
 
     /// `kc.modelAuth(modelJson)` → `{apiKey, headers}` or `null`.
-    pub(crate) fn auth(&self, model: Value) -> PortFuture<Value> {
+    pub(crate) fn auth(&self, model: Value) -> AuthFuture<Value> {
         let port = self.port();
         Box::pin(async move {
             let Some(port) = port else {

@@ -1,8 +1,12 @@
-//! Questions the session asks a user itself (the built-in `/undo` outside the terminal UI):
-//! RPC mode answers them over the extension-UI subprotocol (`spec/rpc.md` §6), print and
-//! JSON modes have nobody to ask ([`NoDialogs`]).
+//! Questions the session asks a user (the built-in `/undo` outside the terminal UI, and
+//! extensions' `ctx.ui`): RPC mode answers them over the extension-UI subprotocol
+//! (`spec/rpc.md` §6), print and JSON modes have nobody to ask ([`NoDialogs`]).
+
+use std::time::Duration;
 
 use knightcode_agent::HookFuture;
+use knightcode_protocol::rpc::UiReply;
+use knightcode_protocol::rpc::UiRequestKind;
 use tokio_util::sync::CancellationToken;
 
 /// How a notice is shown.
@@ -35,6 +39,24 @@ pub trait Dialogs: Send + Sync {
     fn set_editor_text<'a>(&'a self, text: &'a str) -> HookFuture<'a, ()> {
         let _ = text;
         Box::pin(std::future::ready(()))
+    }
+
+    /// Whether anybody answers (`ctx.hasUI`).
+    fn has_ui(&self) -> bool {
+        false
+    }
+
+    /// An extension's `ctx.ui` request as the subprotocol carries it. A dialog resolves
+    /// with the reply, or `None` after `timeout`, on `cancel` or without a UI; the
+    /// fire-and-forget kinds resolve once they are sent.
+    fn extension_ui<'a>(
+        &'a self,
+        request: UiRequestKind,
+        timeout: Option<Duration>,
+        cancel: &'a CancellationToken,
+    ) -> HookFuture<'a, Option<UiReply>> {
+        let _ = (request, timeout, cancel);
+        Box::pin(std::future::ready(None))
     }
 }
 

@@ -15,9 +15,9 @@ use knightcode_ai::Model;
 use knightcode_ai::ModelRegistry;
 use knightcode_ai::Provider;
 use knightcode_ai::models::ProviderConfig;
+use knightcode_ext::AuthFuture;
 use knightcode_ext::ExtensionHost;
 use knightcode_ext::ModelPort;
-use knightcode_ext::PortFuture;
 use knightcode_ext::RequestAuth;
 
 /// Applies the providers `host`'s extensions registered to `registry`; returns what went
@@ -172,7 +172,7 @@ impl ModelPort for SessionModels {
     fn resolve_auth(
         &self,
         model: Model,
-    ) -> PortFuture<std::result::Result<Option<RequestAuth>, String>> {
+    ) -> AuthFuture<std::result::Result<Option<RequestAuth>, String>> {
         let inner = Arc::clone(&self.inner);
         Box::pin(async move {
             let resolved = inner

@@ -11,13 +11,16 @@ use knightcode_agent::AgentHooks;
 use knightcode_agent::HookFuture;
 use knightcode_ext::ExtensionHost;
 use knightcode_ext::HostConfig;
-use knightcode_ext::SessionPort;
 use knightcode_protocol::AgentMessage;
 use knightcode_protocol::ContentBlock;
 use knightcode_session::SessionManager;
 use serde_json::Value;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
+
+mod port;
+
+pub(crate) use port::Port;
 
 use crate::RuntimeError;
 use crate::agent_session::lock;
@@ -336,6 +339,10 @@ impl LifecycleEvents {
         }
     }
 
+    pub(crate) fn host(&self) -> &Arc<ExtensionHost> {
+        &self.host
+    }
+
     /// Queues `event` for the extensions when one of them listens to it.
     pub(crate) fn notify(&self, event: &knightcode_protocol::AgentEvent) {
         use std::sync::atomic::Ordering;
@@ -389,6 +396,8 @@ impl LifecycleEvents {
 /// A session's hooks when extensions are loaded.
 pub struct ExtensionHooks {
     pub host: Arc<ExtensionHost>,
+    /// The session file, for the entries `session_compact` hands over.
+    pub entries: Option<Arc<Mutex<SessionManager>>>,
 }
 
 impl AgentHooks for ExtensionHooks {
@@ -439,13 +448,122 @@ impl AgentHooks for ExtensionHooks {
 }
 
 /// `/name args` → (`name`, `args`).
-fn command_of(text: &str) -> Option<(&str, &str)> {
+pub(crate) fn command_of(text: &str) -> Option<(&str, &str)> {
     let rest = text.strip_prefix('/')?;
     let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
     (!name.is_empty()).then_some((name, args.trim_start()))
 }
 
 impl SessionHooks for ExtensionHooks {
+    fn inspects_compaction_messages(&self) -> bool {
+        self.inspects()
+    }
+
+    fn before_compact<'a>(
+        &'a self,
+        starting: crate::hooks::CompactionStarting<'a>,
+        _cancel: &'a CancellationToken,
+    ) -> HookFuture<'a, crate::hooks::CompactionDecision> {
+        Box::pin(async move { before_compact(&self.host, &starting).await })
+    }
+
+    fn compacted<'a>(&'a self, ended: crate::hooks::CompactionEnded<'a>) -> HookFuture<'a, ()> {
+        Box::pin(async move {
+            if self.host.handles("session_compact") {
+                let payload = json!({
+                    "compactionEntry": self.entry(ended.entry_id),
+                    "fromExtension": ended.from_hook,
+                    "reason": compaction_reason(ended.reason),
+                    "willRetry": ended.will_retry,
+                });
+                self.host.dispatch("session_compact", payload).await;
+            }
+        })
+    }
+
+    fn compaction_failed<'a>(
+        &'a self,
+        ended: crate::hooks::CompactionEnded<'a>,
+    ) -> HookFuture<'a, ()> {
+        Box::pin(async move {
+            if self.host.handles("session_compact_failed") {
+                let payload = json!({
+                    "reason": compaction_reason(ended.reason),
+                    "errorMessage": ended.error_message,
+                    "aborted": ended.aborted,
+                    "willRetry": ended.will_retry,
+                    "fromExtension": ended.from_hook,
+                });
+                self.host.dispatch("session_compact_failed", payload).await;
+            }
+        })
+    }
+
+    fn before_tree<'a>(
+        &'a self,
+        navigation: crate::hooks::TreeNavigation<'a>,
+        _cancel: &'a CancellationToken,
+    ) -> HookFuture<'a, crate::hooks::TreeDecision> {
+        use crate::hooks::TreeDecision;
+        Box::pin(async move {
+            let payload = json!({ "preparation": {
+                "targetId": navigation.target_id,
+                "oldLeafId": navigation.old_leaf_id,
+                "commonAncestorId": navigation.common_ancestor_id,
+                "entriesToSummarize": navigation.entries_to_summarize.iter().map(message_json).collect::<Vec<_>>(),
+                "userWantsSummary": navigation.user_wants_summary,
+                "customInstructions": navigation.custom_instructions,
+                "replaceInstructions": navigation.replace_instructions,
+                "label": navigation.label,
+            }});
+            let Some(result) = self.host.dispatch("session_before_tree", payload).await else {
+                return TreeDecision::Proceed;
+            };
+            if result.get("cancel").and_then(Value::as_bool) == Some(true) {
+                return TreeDecision::Cancel;
+            }
+            if let Some(summary) = result.pointer("/summary/summary").and_then(Value::as_str) {
+                return TreeDecision::Supply {
+                    summary: summary.to_owned(),
+                    details: result
+                        .pointer("/summary/details")
+                        .cloned()
+                        .filter(|d| !d.is_null()),
+                };
+            }
+            let text = |key: &str| result.get(key).and_then(Value::as_str).map(str::to_owned);
+            if ["customInstructions", "replaceInstructions", "label"]
+                .iter()
+                .any(|key| result.get(*key).is_some())
+            {
+                return TreeDecision::Override {
+                    custom_instructions: text("customInstructions"),
+                    replace_instructions: result
+                        .get("replaceInstructions")
+                        .and_then(Value::as_bool),
+                    label: text("label"),
+                };
+            }
+            TreeDecision::Proceed
+        })
+    }
+
+    fn tree_changed<'a>(&'a self, changed: crate::hooks::TreeChanged<'a>) -> HookFuture<'a, ()> {
+        Box::pin(async move {
+            if self.host.handles("session_tree") {
+                let mut payload = json!({
+                    "newLeafId": changed.new_leaf_id,
+                    "oldLeafId": changed.old_leaf_id,
+                });
+                if let Some(id) = changed.summary_entry_id {
+                    payload["summaryEntry"] = self.entry(Some(id));
+                    payload["fromExtension"] = Value::Bool(changed.from_hook);
+                }
+                self.host.dispatch("session_tree", payload).await;
+            }
+        })
+    }
+
     fn transform_input<'a>(
         &'a self,
         input: &'a PromptInput,
@@ -529,8 +647,98 @@ impl SessionHooks for ExtensionHooks {
     }
 }
 
+impl ExtensionHooks {
+    fn inspects(&self) -> bool {
+        self.host.handles("session_before_compact")
+    }
+}
+
+fn compaction_reason(reason: knightcode_protocol::CompactionReason) -> Value {
+    serde_json::to_value(reason).unwrap_or(Value::Null)
+}
+
+/// `session_before_compact`: `{cancel}` or `{compaction: {summary, firstKeptEntryId,
+/// tokensBefore, details?}}` from the handlers.
+async fn before_compact(
+    host: &ExtensionHost,
+    starting: &crate::hooks::CompactionStarting<'_>,
+) -> crate::hooks::CompactionDecision {
+    use crate::hooks::CompactionDecision;
+    let preparation = starting.preparation;
+    let messages = |list: &[AgentMessage]| {
+        list.iter()
+            .map(|m| serde_json::to_value(m).unwrap_or(Value::Null))
+            .collect::<Vec<_>>()
+    };
+    let payload = json!({
+        "preparation": {
+            "firstKeptEntryId": preparation.first_kept_entry_id,
+            "messagesToSummarize": messages(&preparation.messages_to_summarize),
+            "turnPrefixMessages": messages(&preparation.turn_prefix),
+            "isSplitTurn": preparation.is_split_turn,
+            "tokensBefore": preparation.tokens_before,
+            "previousSummary": preparation.previous_summary,
+            "fileOps": {
+                "read": preparation.files.read,
+                "written": preparation.files.written,
+                "edited": preparation.files.edited,
+            },
+        },
+        "customInstructions": starting.custom_instructions,
+        "reason": compaction_reason(starting.reason),
+        "willRetry": starting.will_retry,
+    });
+    let Some(result) = host.dispatch("session_before_compact", payload).await else {
+        return CompactionDecision::Proceed;
+    };
+    if result.get("cancel").and_then(Value::as_bool) == Some(true) {
+        return CompactionDecision::Cancel;
+    }
+    let Some(compaction) = result.get("compaction") else {
+        return CompactionDecision::Proceed;
+    };
+    let Some(summary) = compaction.get("summary").and_then(Value::as_str) else {
+        return CompactionDecision::Proceed;
+    };
+    CompactionDecision::Supply(crate::hooks::SuppliedCompaction {
+        summary: summary.to_owned(),
+        first_kept_entry_id: compaction
+            .get("firstKeptEntryId")
+            .and_then(Value::as_str)
+            .unwrap_or(&preparation.first_kept_entry_id)
+            .to_owned(),
+        tokens_before: compaction
+            .get("tokensBefore")
+            .and_then(Value::as_u64)
+            .unwrap_or(preparation.tokens_before),
+        usage: None,
+        details: compaction.get("details").cloned().filter(|d| !d.is_null()),
+    })
+}
+
+impl ExtensionHooks {
+    /// The compaction entry a compaction wrote, as `session_compact` carries it.
+    fn entry(&self, id: Option<&str>) -> Value {
+        let Some(id) = id else {
+            return Value::Null;
+        };
+        self.entries
+            .as_ref()
+            .and_then(|session| {
+                lock(session)
+                    .entry(id)
+                    .and_then(|e| serde_json::to_value(e).ok())
+            })
+            .unwrap_or(Value::Null)
+    }
+}
+
+fn message_json(message: &AgentMessage) -> Value {
+    serde_json::to_value(message).unwrap_or(Value::Null)
+}
+
 /// `{customType, content, display, details}` as a `custom` message.
-fn custom_message(value: &Value) -> Option<AgentMessage> {
+pub(crate) fn custom_message(value: &Value) -> Option<AgentMessage> {
     let mut message = value.clone();
     let object = message.as_object_mut()?;
     object.insert("role".to_owned(), json!("custom"));
@@ -543,134 +751,4 @@ fn custom_message(value: &Value) -> Option<AgentMessage> {
         .entry("timestamp")
         .or_insert(json!(chrono::Utc::now().timestamp_millis()));
     serde_json::from_value(message).ok()
-}
-
-/// The session actions extensions call, over the session file.
-pub(crate) struct Port {
-    pub session: Arc<Mutex<SessionManager>>,
-    pub model: (String, String),
-    pub thinking: String,
-    pub actions: Arc<crate::actor::ExtensionActions>,
-}
-
-/// `sendUserMessage`'s content (a string, or text and image blocks) as prompt text and
-/// images.
-fn user_content(content: &Value) -> Result<(String, Vec<ContentBlock>), String> {
-    match content {
-        Value::String(text) => Ok((text.clone(), Vec::new())),
-        Value::Array(_) => {
-            let blocks: Vec<ContentBlock> = serde_json::from_value(content.clone())
-                .map_err(|e| format!("sendUserMessage: content blocks are invalid ({e})"))?;
-            let text = blocks
-                .iter()
-                .filter_map(ContentBlock::as_text)
-                .collect::<Vec<_>>()
-                .join("\n");
-            let images = blocks
-                .into_iter()
-                .filter(|block| matches!(block, ContentBlock::Image(_)))
-                .collect();
-            Ok((text, images))
-        }
-        _ => Err("sendUserMessage: content must be a string or content blocks".to_owned()),
-    }
-}
-
-impl SessionPort for Port {
-    fn call(&self, op: &str, args: Value) -> Result<Value, String> {
-        if op == "sendUserMessage" {
-            let (text, images) = user_content(args.get("content").unwrap_or(&Value::Null))?;
-            let steer = args.pointer("/options/deliverAs").and_then(Value::as_str) == Some("steer");
-            self.actions.send_user_message(text, images, steer)?;
-            return Ok(Value::Null);
-        }
-        match op {
-            "setModel" => {
-                let text = |key: &str| args.get(key).and_then(Value::as_str).unwrap_or("");
-                self.actions.set_model(text("provider"), text("id"))?;
-                return Ok(Value::Null);
-            }
-            "setThinkingLevel" => {
-                let name = args.get("level").and_then(Value::as_str).unwrap_or("");
-                let level = knightcode_ai::ThinkingLevel::parse(name)
-                    .ok_or_else(|| format!("setThinkingLevel: unknown level \"{name}\""))?;
-                self.actions.set_thinking_level(level)?;
-                return Ok(Value::Null);
-            }
-            "sendMessage" => {
-                let message = args.get("message").cloned().unwrap_or(Value::Null);
-                let message = custom_message(&message).ok_or_else(|| {
-                    "sendMessage: expected {customType, content: string or content blocks, display}"
-                        .to_owned()
-                })?;
-                let deliver_as = args.pointer("/options/deliverAs").and_then(Value::as_str);
-                let trigger = args
-                    .pointer("/options/triggerTurn")
-                    .and_then(Value::as_bool)
-                    == Some(true);
-                self.actions
-                    .send_custom_message(message, deliver_as, trigger)?;
-                return Ok(Value::Null);
-            }
-            "getActiveTools" => return Ok(json!(self.actions.active_tools())),
-            "setActiveTools" => {
-                let names: Vec<String> = args
-                    .get("names")
-                    .cloned()
-                    .and_then(|v| serde_json::from_value(v).ok())
-                    .ok_or_else(|| "setActiveTools: expected an array of tool names".to_owned())?;
-                self.actions.set_active_tools(&names)?;
-                return Ok(Value::Null);
-            }
-            _ => {}
-        }
-        let mut session = lock(&self.session);
-        let text = |key: &str| args.get(key).and_then(Value::as_str).map(str::to_owned);
-        match op {
-            "getEntries" => serde_json::to_value(session.entries()).map_err(|e| e.to_string()),
-            "getBranch" => {
-                let leaf = text("leafId");
-                let branch = session.branch(leaf.as_deref()).map_err(|e| e.to_string())?;
-                serde_json::to_value(branch).map_err(|e| e.to_string())
-            }
-            "getLeafId" => Ok(json!(session.leaf_id())),
-            "getSessionFile" => Ok(json!(session.session_file().map(|p| p.to_string_lossy()))),
-            "getSessionId" => Ok(json!(session.session_id())),
-            "getHeader" => serde_json::to_value(session.header()).map_err(|e| e.to_string()),
-            "getSessionName" => Ok(json!(session.session_name())),
-            "setSessionName" => {
-                let name = text("name").unwrap_or_default();
-                session.set_session_name(&name).map_err(|e| e.to_string())?;
-                Ok(Value::Null)
-            }
-            "setLabel" => {
-                let target = text("entryId").unwrap_or_default();
-                let label = text("label");
-                session
-                    .set_label(&target, label.as_deref())
-                    .map_err(|e| e.to_string())?;
-                Ok(Value::Null)
-            }
-            "appendEntry" => {
-                let custom_type = text("customType").unwrap_or_default();
-                let data = args.get("data").cloned().filter(|d| !d.is_null());
-                session
-                    .append_custom_entry(&custom_type, data)
-                    .map_err(|e| e.to_string())?;
-                Ok(Value::Null)
-            }
-            "getModel" => Ok(match self.actions.selection() {
-                Some((model, _)) => model,
-                None => json!({ "provider": self.model.0, "id": self.model.1 }),
-            }),
-            "getThinkingLevel" => Ok(match self.actions.selection() {
-                Some((_, level)) => json!(level),
-                None => json!(self.thinking),
-            }),
-            "isIdle" => Ok(Value::Bool(true)),
-            other => Err(format!(
-                "{other} is not supported by KnightCode's extension host yet"
-            )),
-        }
-    }
 }

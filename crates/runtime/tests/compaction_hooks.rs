@@ -230,5 +230,12 @@ async fn a_move_without_a_summary_is_announced_too() {
             restored: None,
         }
     );
-    assert_eq!(hooks.log(), ["tree_changed summary=false"]);
+    // As in the reference, `session_before_tree` comes for a move without a summary too.
+    assert_eq!(
+        hooks.log(),
+        [
+            "before_tree wants=false entries=2",
+            "tree_changed summary=false"
+        ]
+    );
 }

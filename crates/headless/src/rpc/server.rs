@@ -105,6 +105,13 @@ where
     let bridge = UiBridge::new(out);
     // The session's own questions (`/undo`) go over the extension-UI subprotocol too.
     session.set_dialogs(Arc::new(bridge.clone()));
+    // An extension's `ctx.shutdown()` ends the session as the end of input does, once the
+    // next response is out (as the reference checks after each command it handled).
+    let extension_shutdown = session.shutdown_requested();
+    tokio::pin!(extension_shutdown);
+    let mut shutdown_requested = false;
+    let mut shutting_down = false;
+    let mut responded = false;
     let (handle, mut stream) = session.spawn(events);
     let pending = Arc::new(Mutex::new(Pending::default()));
     let input_ended = Arc::new(AtomicBool::new(false));
@@ -130,6 +137,11 @@ where
                 shutdown::stop(handle.clone(), &mut stream, shutdown::EXIT_GRACE, drop).await;
                 break code;
             }
+            // Before the stream: the response of the command that asked is already there.
+            () = &mut extension_shutdown, if !shutdown_requested => {
+                shutdown_requested = true;
+                None
+            }
             item = stream.recv() => {
                 // What the session had the bridge write before this (a notice before the
                 // reply of the command that made it) goes out first.
@@ -150,6 +162,7 @@ where
                 match item {
                     SessionEvent::Agent(event) => Some(serde_json::to_string(&event).map_err(|e| e.to_string())),
                     SessionEvent::Reply { tag, reply } => {
+                        responded = true;
                         let response = lock(&pending).take(tag).map(|p| p.response(reply));
                         response.map(|r| serde_json::to_string(&r).map_err(|e| e.to_string()))
                     }
@@ -165,6 +178,15 @@ where
             }
             Some(line) = bridge_lines.recv() => Some(Ok(line)),
         };
+        // Told before the response goes out, so that nothing the client sends after reading
+        // it is taken up any more.
+        if shutdown_requested && responded && !shutting_down {
+            shutting_down = true;
+            bridge.close();
+            input_ended.store(true, Ordering::SeqCst);
+            handle.send(Command::EndOfInput, Responder::Nobody);
+        }
+        responded = false;
         match line {
             Some(Ok(line)) => {
                 let more = !stream.is_empty() || !bridge_lines.is_empty();
@@ -214,7 +236,10 @@ impl<W: AsyncWrite + Unpin> Output<W> {
         if self.failed.is_some() {
             return false;
         }
-        line.push('\n');
+        // Bridge lines come with their LF already (`LineWriter`), session records without.
+        if !line.ends_with('\n') {
+            line.push('\n');
+        }
         if let Err(error) = self.sink.write(&line, more).await {
             self.failed = Some(error);
             return false;

@@ -352,4 +352,23 @@ impl knightcode_runtime::dialogs::Dialogs for UiBridge {
             let _ = UiBridge::set_editor_text(self, text).await;
         })
     }
+
+    fn has_ui(&self) -> bool {
+        true
+    }
+
+    fn extension_ui<'a>(
+        &'a self,
+        request: UiRequestKind,
+        timeout: Option<Duration>,
+        cancel: &'a CancellationToken,
+    ) -> knightcode_agent::HookFuture<'a, Option<UiReply>> {
+        Box::pin(async move {
+            let dialog = DialogOptions {
+                timeout,
+                signal: Some(cancel.clone()),
+            };
+            self.request(request, &dialog).await
+        })
+    }
 }

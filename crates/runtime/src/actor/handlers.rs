@@ -105,6 +105,12 @@ fn shared(ctx: &Ctx, command: &Command, streaming: bool) -> Option<Reply> {
         Command::GetCommands => Reply::Commands(view.commands()),
         Command::Ping => Reply::Done,
         Command::Report(_) => Reply::Done,
+        // A turn the command started (`sendUserMessage`) is this prompt's run.
+        Command::ExtensionCommandDone => Reply::Prompt(if streaming {
+            PromptDisposition::Started
+        } else {
+            PromptDisposition::Handled
+        }),
         _ => return None,
     };
     Some(reply)
@@ -136,6 +142,10 @@ async fn set_session_name(ctx: &mut Ctx, name: &str) -> Reply {
 pub(super) async fn busy(ctx: &mut Ctx, envelope: Envelope) {
     let Envelope { command, responder } = envelope;
     report(ctx, &command).await;
+    // Extension commands run at once, during a run too (as in the reference).
+    let Some((command, responder)) = run_extension_command(ctx, command, responder) else {
+        return;
+    };
     if let Command::SetSessionName(name) = &command {
         let reply = set_session_name(ctx, name).await;
         ctx.reply(responder, reply).await;
@@ -223,6 +233,7 @@ pub(super) async fn busy(ctx: &mut Ctx, envelope: Envelope) {
         | Command::SwitchSession(_)
         | Command::ForkSessionFile(_)
         | Command::Fork(_)
+        | Command::ExtensionFork { .. }
         | Command::Clone
         | Command::NavigateTree { .. }
         | Command::Compact { .. } => {
@@ -240,6 +251,34 @@ pub(super) async fn busy(ctx: &mut Ctx, envelope: Envelope) {
     ctx.reply(responder, reply).await;
 }
 
+/// Starts a prompt that names an extension command beside the task, which keeps serving:
+/// the command's `ctx.newSession()`, `ctx.waitForIdle()`, … are commands to it. The prompt
+/// is answered when the command has finished. Anything else comes back to be handled.
+fn run_extension_command(
+    ctx: &Ctx,
+    command: Command,
+    responder: Responder,
+) -> Option<(Command, Responder)> {
+    if let Command::Prompt { text, source, .. } = &command
+        && *source != crate::hooks::InputSource::Extension
+        && let Some(host) = ctx
+            .extensions
+            .as_ref()
+            .map(|e| std::sync::Arc::clone(e.host()))
+        && let Some((name, args)) = crate::extensions::command_of(text)
+        && host.has_command(name)
+    {
+        let (name, args) = (name.to_owned(), args.to_owned());
+        let actions = std::sync::Arc::clone(&ctx.actions);
+        tokio::spawn(async move {
+            host.run_command(&name, &args).await;
+            actions.command_done(responder);
+        });
+        return None;
+    }
+    Some((command, responder))
+}
+
 /// A settings change answered at once whose lasting effect (the settings file) is made when
 /// the run has ended.
 fn defer_silently(ctx: &mut Ctx, command: Command) {
@@ -255,7 +294,11 @@ pub(super) async fn idle(session: &mut AgentSession, ctx: &mut Ctx, envelope: En
     let Envelope { command, responder } = envelope;
     let mut flow = Flow::Continue;
     report(ctx, &command).await;
+    let Some((command, responder)) = run_extension_command(ctx, command, responder) else {
+        return flow;
+    };
     let reply = match command {
+        Command::WaitForIdle => Reply::Done,
         Command::SetSessionName(name) => set_session_name(ctx, &name).await,
         Command::Prompt { text, .. } if crate::agent_session::is_undo_command(&text) => {
             return Flow::Undo { responder };
@@ -356,7 +399,29 @@ async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) 
         | Command::Clone => "restore",
         _ => "set",
     });
+    if let Some(cancelled) = before_replacement(session, command).await {
+        return Some(cancelled);
+    }
     let reply = match command {
+        Command::ExtensionFork {
+            entry_id,
+            at: false,
+        } => match session.fork(entry_id).await {
+            Ok((text, change)) => {
+                thinking_event(ctx, change.changed, change.level).await;
+                Reply::Forked { text }
+            }
+            Err(error) => Reply::Failed(error.to_string()),
+        },
+        Command::ExtensionFork { entry_id, at: true } => {
+            match session.clone_session_at(Some(entry_id)).await {
+                Ok(change) => {
+                    thinking_event(ctx, change.changed, change.level).await;
+                    Reply::SessionReplaced { cancelled: false }
+                }
+                Err(error) => Reply::Failed(error.to_string()),
+            }
+        }
         Command::NewSession { parent_session } => {
             match session.new_session(parent_session.clone()).await {
                 Ok(change) => {
@@ -496,7 +561,15 @@ async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) 
             session.set_active_tools(names);
             Reply::Done
         }
-        Command::Reload => Reply::Reloaded(std::sync::Arc::clone(session.reload_resources())),
+        Command::ReloadContext => {
+            session.reload_context();
+            Reply::Done
+        }
+        Command::Reload => {
+            let resources = std::sync::Arc::clone(session.reload_resources());
+            session.reload_extensions().await;
+            Reply::Reloaded(resources)
+        }
         _ => return None,
     };
     ctx.refresh(session).await;
@@ -506,6 +579,7 @@ async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) 
             | Command::SwitchSession(_)
             | Command::ForkSessionFile(_)
             | Command::Fork(_)
+            | Command::ExtensionFork { .. }
             | Command::Clone
     ) {
         ctx.forget_entries();
@@ -521,4 +595,41 @@ async fn thinking_event(ctx: &mut Ctx, changed: bool, level: ThinkingLevel) {
         })
         .await;
     }
+}
+
+/// `session_before_switch` / `session_before_fork` for a replacing command: the reply when an
+/// extension cancelled it, `None` to go on.
+async fn before_replacement(session: &mut AgentSession, command: &Command) -> Option<Reply> {
+    let host = session.extension_host()?;
+    let (event, payload) = match command {
+        Command::NewSession { .. } => (
+            "session_before_switch",
+            serde_json::json!({ "reason": "new" }),
+        ),
+        Command::SwitchSession(path) => (
+            "session_before_switch",
+            serde_json::json!({ "reason": "resume", "targetSessionFile": path.to_string_lossy() }),
+        ),
+        Command::Fork(entry_id) => (
+            "session_before_fork",
+            serde_json::json!({ "entryId": entry_id, "position": "before" }),
+        ),
+        Command::ExtensionFork { entry_id, at } => (
+            "session_before_fork",
+            serde_json::json!({ "entryId": entry_id, "position": if *at { "at" } else { "before" } }),
+        ),
+        Command::Clone => {
+            let leaf = session
+                .view()
+                .with_session(|s| s.leaf_id().map(str::to_owned));
+            (
+                "session_before_fork",
+                serde_json::json!({ "entryId": leaf, "position": "at" }),
+            )
+        }
+        _ => return None,
+    };
+    let result = host.dispatch(event, payload).await?;
+    (result.get("cancel").and_then(serde_json::Value::as_bool) == Some(true))
+        .then_some(Reply::SessionReplaced { cancelled: true })
 }

@@ -143,6 +143,12 @@ pub enum Command {
         label: Option<String>,
         restore_files: bool,
     },
+    /// `ctx.fork(entryId, {position})`: `before` a user message as [`Command::Fork`],
+    /// `at` an entry as a clone of the branch ending there.
+    ExtensionFork {
+        entry_id: String,
+        at: bool,
+    },
     /// Replaces the model scope (`/scoped-models`); `save` also writes `enabledModels`.
     SetScopedModels {
         models: Vec<(String, String)>,
@@ -194,6 +200,13 @@ pub enum Command {
     /// Does nothing; its [`Reply::Done`] comes back in order with the events (a front end
     /// that answers a line itself uses it to place that answer).
     Ping,
+    /// Answered once the session is idle (`ctx.waitForIdle`): at once, or after the run.
+    WaitForIdle,
+    /// The agent takes up the session file's context again (after `newSession`'s `setup`
+    /// wrote into it). Waits for a running prompt.
+    ReloadContext,
+    /// An extension command run from a prompt has finished; answers that prompt `handled`.
+    ExtensionCommandDone,
     /// The front end's input ended: abort the run and shell commands, answer what is
     /// pending, then end (as when every handle is gone).
     EndOfInput,
@@ -328,7 +341,6 @@ struct Envelope {
 /// `pi.setActiveTools`): commands into the session's own inbox, bound when the session is
 /// spawned, and the active tool list as last set. It holds the inbox weakly, so it never
 /// keeps a session alive whose front ends have all gone.
-#[derive(Debug, Default)]
 pub(crate) struct ExtensionActions {
     inbox: std::sync::OnceLock<mpsc::WeakUnboundedSender<Envelope>>,
     active_tools: std::sync::Mutex<Vec<String>>,
@@ -339,10 +351,58 @@ pub(crate) struct ExtensionActions {
     /// Model and level changes made before the session was spawned (from `session_start`
     /// at start-up), sent when it is.
     pending: std::sync::Mutex<Vec<Command>>,
+    /// Who answers `ctx.ui` (the front end sets it after the extensions loaded).
+    dialogs: std::sync::Mutex<std::sync::Arc<dyn crate::dialogs::Dialogs>>,
+    /// The session as the actor last saw it (`ctx.isIdle`, `ctx.getContextUsage`, …), so
+    /// those synchronous reads never wait for the actor, which may be waiting for them.
+    view: std::sync::Mutex<Option<SessionView>>,
+    /// `ctx.shutdown()`: the front end ends the process in order (RPC mode).
+    shutdown: std::sync::Arc<tokio::sync::Notify>,
+    /// Early UI (RPC mode): `session_start` at startup runs before the front end set its
+    /// dialogs. `hasUI` is already true then, and the fire-and-forget requests made wait here
+    /// until the dialogs are set; later requests wait for them to be written (`ui_gate`).
+    early_ui: std::sync::Mutex<EarlyUi>,
+    /// The system prompt of the current (or last) run (`ctx.getSystemPrompt()`).
+    system_prompt: std::sync::Mutex<String>,
+    ui_gate: std::sync::Arc<tokio::sync::Mutex<()>>,
     /// `sendMessage(…, {deliverAs: "nextTurn"})`: context for the next prompt.
     next_turn: std::sync::Mutex<Vec<AgentMessage>>,
     /// `setActiveTools` before the session runs (from `session_start`), for its start.
     early_active_tools: std::sync::Mutex<Option<Vec<String>>>,
+}
+
+impl Default for ExtensionActions {
+    fn default() -> Self {
+        Self {
+            inbox: std::sync::OnceLock::new(),
+            active_tools: std::sync::Mutex::default(),
+            registered: std::sync::OnceLock::new(),
+            dialogs: std::sync::Mutex::new(std::sync::Arc::new(crate::dialogs::NoDialogs)),
+            view: std::sync::Mutex::new(None),
+            shutdown: std::sync::Arc::default(),
+            early_ui: std::sync::Mutex::default(),
+            system_prompt: std::sync::Mutex::default(),
+            ui_gate: std::sync::Arc::default(),
+            next_turn: std::sync::Mutex::default(),
+            early_active_tools: std::sync::Mutex::default(),
+            selection: std::sync::Mutex::default(),
+            pending: std::sync::Mutex::default(),
+        }
+    }
+}
+
+/// See [`ExtensionActions::expect_ui`].
+#[derive(Default)]
+struct EarlyUi {
+    expected: bool,
+    set: bool,
+    queued: Vec<knightcode_protocol::rpc::UiRequestKind>,
+}
+
+impl std::fmt::Debug for ExtensionActions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExtensionActions").finish_non_exhaustive()
+    }
 }
 
 impl ExtensionActions {
@@ -406,6 +466,181 @@ impl ExtensionActions {
             return Ok(());
         }
         self.command(command, what)
+    }
+
+    /// `ctx.shutdown()`: a permit is kept until the front end asks.
+    pub(crate) fn request_shutdown(&self) {
+        self.shutdown.notify_one();
+    }
+
+    pub(crate) fn shutdown_signal(&self) -> std::sync::Arc<tokio::sync::Notify> {
+        std::sync::Arc::clone(&self.shutdown)
+    }
+
+    pub(crate) fn note_system_prompt(&self, prompt: &str) {
+        prompt.clone_into(
+            &mut self
+                .system_prompt
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+    }
+
+    pub(crate) fn system_prompt(&self) -> String {
+        self.system_prompt
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// A front end with a UI will set its dialogs once the session has started (RPC mode).
+    pub(crate) fn expect_ui(&self) {
+        self.early_ui
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .expected = true;
+    }
+
+    pub(crate) fn set_dialogs(&self, dialogs: std::sync::Arc<dyn crate::dialogs::Dialogs>) {
+        *self
+            .dialogs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = std::sync::Arc::clone(&dialogs);
+        let queued = {
+            let mut early = self
+                .early_ui
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            early.set = true;
+            std::mem::take(&mut early.queued)
+        };
+        if queued.is_empty() {
+            return;
+        }
+        // Taken now, before anything else can ask: the queued requests go out first.
+        let (Ok(gate), Ok(runtime)) = (
+            std::sync::Arc::clone(&self.ui_gate).try_lock_owned(),
+            tokio::runtime::Handle::try_current(),
+        ) else {
+            return;
+        };
+        runtime.spawn(async move {
+            let never = tokio_util::sync::CancellationToken::new();
+            for request in queued {
+                dialogs.extension_ui(request, None, &never).await;
+            }
+            drop(gate);
+        });
+    }
+
+    /// Whether `ctx.hasUI` (also before an expected front end set its dialogs).
+    pub(crate) fn has_ui(&self) -> bool {
+        let early = self
+            .early_ui
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        (early.expected && !early.set) || self.dialogs().has_ui()
+    }
+
+    /// A `ctx.ui` request: to the dialogs, or queued while an expected front end has not set
+    /// them yet (a dialog then gets its default: nobody could answer before the session
+    /// started).
+    pub(crate) fn extension_ui(
+        &self,
+        request: knightcode_protocol::rpc::UiRequestKind,
+        timeout: Option<std::time::Duration>,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> impl std::future::Future<Output = Option<knightcode_protocol::rpc::UiReply>> + Send + 'static
+    {
+        let waiting = {
+            let mut early = self
+                .early_ui
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if early.expected && !early.set {
+                if !request.expects_response() {
+                    early.queued.push(request.clone());
+                }
+                true
+            } else {
+                false
+            }
+        };
+        let dialogs = self.dialogs();
+        let gate = std::sync::Arc::clone(&self.ui_gate);
+        async move {
+            if waiting {
+                return None;
+            }
+            // After what was queued before the dialogs were set.
+            drop(gate.lock().await);
+            dialogs.extension_ui(request, timeout, &cancel).await
+        }
+    }
+
+    pub(crate) fn dialogs(&self) -> std::sync::Arc<dyn crate::dialogs::Dialogs> {
+        std::sync::Arc::clone(
+            &self
+                .dialogs
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+
+    pub(crate) fn note_view(&self, view: &SessionView) {
+        *self
+            .view
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(view.clone());
+    }
+
+    pub(crate) fn view(&self) -> Option<SessionView> {
+        self.view
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Sends `command` and waits for its reply (`ctx.newSession`, `ctx.waitForIdle`, …).
+    pub(crate) fn request(
+        &self,
+        command: Command,
+        what: &str,
+    ) -> impl std::future::Future<Output = Result<Reply, String>> + Send + 'static {
+        let (tx, rx) = oneshot::channel();
+        let sent = self
+            .inbox
+            .get()
+            .and_then(mpsc::WeakUnboundedSender::upgrade)
+            .ok_or_else(|| format!("{what}: the session is not running"))
+            .and_then(|inbox| {
+                inbox
+                    .send(Envelope {
+                        command,
+                        responder: Responder::Oneshot(tx),
+                    })
+                    .map_err(|_| format!("{what}: the session has ended"))
+            });
+        let what = what.to_owned();
+        async move {
+            sent?;
+            rx.await
+                .map_err(|_| format!("{what}: the session has ended"))
+        }
+    }
+
+    /// An extension command finished: its prompt is answered in order with the events.
+    pub(crate) fn command_done(&self, responder: Responder) {
+        if let Some(inbox) = self
+            .inbox
+            .get()
+            .and_then(mpsc::WeakUnboundedSender::upgrade)
+        {
+            let _ = inbox.send(Envelope {
+                command: Command::ExtensionCommandDone,
+                responder,
+            });
+        }
     }
 
     fn command(&self, command: Command, what: &str) -> Result<(), String> {

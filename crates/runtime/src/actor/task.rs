@@ -95,7 +95,9 @@ pub(super) struct Ctx {
     /// Nobody reads the events any more.
     closed: bool,
     /// Hands lifecycle events to the session's extensions (none without extensions).
-    extensions: Option<crate::extensions::LifecycleEvents>,
+    pub(super) extensions: Option<crate::extensions::LifecycleEvents>,
+    /// What extensions read of the session without waiting for this task.
+    pub(super) actions: std::sync::Arc<super::ExtensionActions>,
 }
 
 impl Ctx {
@@ -105,6 +107,7 @@ impl Ctx {
         if let Some(extensions) = &self.extensions {
             extensions.note_selection(session);
         }
+        self.actions.note_view(&self.view);
         self.bash_template = session.user_bash("", false);
         // A reply to a settings change means the file has it, as when writes were inline.
         session.settings_saved().await;
@@ -222,7 +225,9 @@ pub(super) async fn run(
         extensions: session
             .extension_host()
             .map(crate::extensions::LifecycleEvents::start),
+        actions: std::sync::Arc::clone(session.extension_actions()),
     };
+    ctx.actions.note_view(&ctx.view);
     loop {
         if ctx.ended && ctx.bash.is_empty() {
             ctx.drain_events().await;

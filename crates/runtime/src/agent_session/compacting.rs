@@ -260,9 +260,51 @@ impl AgentSession {
         restore_files: bool,
     ) -> crate::Result<Navigated> {
         let old_leaf = lock(&self.session).leaf_id().map(str::to_owned);
+        let mut label = label.map(str::to_owned);
+        if let Some(target) = entry_id
+            && old_leaf.as_deref() != Some(target)
+        {
+            // Hooks hear of every move, not only summarised ones (`session_before_tree`).
+            let preparation = {
+                let session = lock(&self.session);
+                let leaf = match knightcode_session::fork_point(&session, target) {
+                    Ok((parent, _)) => parent,
+                    Err(_) => Some(target.to_owned()),
+                };
+                prepare_branch(&session, leaf.as_deref(), u64::MAX).ok()
+            };
+            let navigation = TreeNavigation {
+                target_id: target,
+                old_leaf_id: old_leaf.as_deref(),
+                common_ancestor_id: preparation
+                    .as_ref()
+                    .and_then(|p| p.common_ancestor_id.as_deref()),
+                entries_to_summarize: preparation.as_ref().map_or(&[], |p| &p.messages),
+                user_wants_summary: false,
+                custom_instructions: None,
+                replace_instructions: false,
+                label: label.as_deref(),
+            };
+            let hooks = Arc::clone(&self.hooks);
+            match hooks
+                .before_tree(navigation, &CancellationToken::new())
+                .await
+            {
+                TreeDecision::Cancel => {
+                    return Err(crate::error::RuntimeError::Rejected(
+                        crate::actor::NAVIGATION_CANCELLED.to_owned(),
+                    ));
+                }
+                TreeDecision::Override {
+                    label: Some(new_label),
+                    ..
+                } => label = Some(new_label),
+                _ => {}
+            }
+        }
         let plan =
             self.restore_plan_for(entry_id, restore_files && old_leaf.as_deref() != entry_id);
-        let text = self.navigate_tree(entry_id, label)?;
+        let text = self.navigate_tree(entry_id, label.as_deref())?;
         let new_leaf = lock(&self.session).leaf_id().map(str::to_owned);
         if new_leaf != old_leaf {
             let hooks = Arc::clone(&self.hooks);

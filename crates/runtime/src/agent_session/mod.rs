@@ -510,6 +510,10 @@ impl AgentSession {
             knightcode_agent::event_channel(knightcode_agent::DEFAULT_EVENT_CAPACITY);
         let mut extension_tools = Vec::new();
         let extension_actions = Arc::new(crate::actor::ExtensionActions::default());
+        if setup.extensions.mode == "rpc" {
+            // RPC mode sets its dialogs right after the start: `session_start` already has a UI.
+            extension_actions.expect_ui();
+        }
         if let Some(host) = &extension_host {
             let host = Arc::clone(host);
             extension_actions.note_selection(
@@ -522,6 +526,7 @@ impl AgentSession {
                     model: (model.provider.clone(), model.id.clone()),
                     thinking: thinking.as_str().to_owned(),
                     actions: Arc::clone(&extension_actions),
+                    project_trusted: trust.trusted,
                 }),
                 events.clone(),
             );
@@ -531,7 +536,10 @@ impl AgentSession {
             extension_tools = host.tools();
             // Extensions first; the embedding program's hooks keep working beside them.
             hooks = Arc::new(crate::hook_chain::ChainedHooks {
-                first: Arc::new(crate::extensions::ExtensionHooks { host }),
+                first: Arc::new(crate::extensions::ExtensionHooks {
+                    host,
+                    entries: Some(Arc::clone(&session)),
+                }),
                 second: hooks,
             });
         }
@@ -719,12 +727,19 @@ impl AgentSession {
 
     /// Who the built-in `/undo` asks (RPC mode's extension-UI bridge); no one by default.
     pub fn set_dialogs(&mut self, dialogs: Arc<dyn Dialogs>) {
+        self.extension_actions.set_dialogs(Arc::clone(&dialogs));
         self.dialogs = dialogs;
     }
 
     /// The session's file history (backups for `/undo`).
     pub(crate) fn extension_actions(&self) -> &Arc<crate::actor::ExtensionActions> {
         &self.extension_actions
+    }
+
+    /// Resolves when an extension called `ctx.shutdown()` (RPC mode then ends as on EOF).
+    pub fn shutdown_requested(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let shutdown = self.extension_actions.shutdown_signal();
+        async move { shutdown.notified().await }
     }
 
     /// The session's extensions, when any are loaded.
@@ -871,6 +886,7 @@ impl AgentSession {
             .collect();
         drop(context);
         drop(session);
+        self.extension_actions.note_system_prompt(&prompt);
         self.agent.config_mut().system_prompt = Some(prompt);
         self.agent.replace_messages(messages);
         Ok(())

@@ -236,6 +236,7 @@ impl AgentSession {
             )
             .await;
         if let Some(forced) = changes.system_prompt {
+            self.extension_actions.note_system_prompt(&forced);
             self.agent.config_mut().system_prompt = Some(forced);
         }
         let mut messages = vec![user_message(&text, images)];
@@ -293,6 +294,7 @@ impl AgentSession {
             )
             .await;
         if let Some(forced) = changes.system_prompt {
+            self.extension_actions.note_system_prompt(&forced);
             self.agent.config_mut().system_prompt = Some(forced);
         }
         let mut messages = vec![message];
@@ -695,7 +697,7 @@ impl AgentSession {
                 )?,
             }
         };
-        self.replace_session(replacement);
+        self.replace_session(replacement, "new").await;
         self.adopt_session_settings().await
     }
 
@@ -704,7 +706,7 @@ impl AgentSession {
     /// there, as in the reference. Returns the thinking level change, if any.
     pub async fn switch_session(&mut self, path: &Path) -> Result<ThinkingChange> {
         let opened = self.ops.store.open(path, &self.cwd)?;
-        self.replace_session(opened);
+        self.replace_session(opened, "resume").await;
         self.adopt_session_settings().await
     }
 
@@ -728,7 +730,7 @@ impl AgentSession {
             )));
         };
         let forked = self.ops.store.fork_from(path, &dir, &self.cwd, None)?;
-        self.replace_session(forked);
+        self.replace_session(forked, "fork").await;
         self.adopt_session_settings().await
     }
 
@@ -751,7 +753,7 @@ impl AgentSession {
             (forked, text)
         };
         self.file_history.fork_to(forked.session_id());
-        self.replace_session(forked);
+        self.replace_session(forked, "fork").await;
         let change = self.adopt_session_settings().await?;
         Ok((text, change))
     }
@@ -797,26 +799,88 @@ impl AgentSession {
 
     /// Continues in a copy of the active branch; returns the thinking level change, if any.
     pub async fn clone_session(&mut self) -> Result<ThinkingChange> {
+        self.clone_session_at(None).await
+    }
+
+    /// Continues in a copy of the branch ending at `entry_id` (the active one with `None`;
+    /// an extension's `ctx.fork(id, {position: "at"})`).
+    pub async fn clone_session_at(&mut self, entry_id: Option<&str>) -> Result<ThinkingChange> {
         let cloned = {
             let current = lock(&self.session);
-            let Some(leaf) = current.leaf_id() else {
-                return Err(RuntimeError::Rejected(
-                    "Cannot clone session: no current entry selected".to_owned(),
-                ));
+            let leaf = match entry_id {
+                Some(id) => {
+                    if current.entry(id).is_none() {
+                        return Err(RuntimeError::Rejected(
+                            "Invalid entry ID for forking".to_owned(),
+                        ));
+                    }
+                    id.to_owned()
+                }
+                None => match current.leaf_id() {
+                    Some(leaf) => leaf.to_owned(),
+                    None => {
+                        return Err(RuntimeError::Rejected(
+                            "Cannot clone session: no current entry selected".to_owned(),
+                        ));
+                    }
+                },
             };
             self.ops
                 .store
-                .create_branched(&current, Some(leaf))
+                .create_branched(&current, Some(&leaf))
                 .map_err(not_saved_yet)?
         };
         self.file_history.fork_to(cloned.session_id());
-        self.replace_session(cloned);
+        self.replace_session(cloned, "fork").await;
         self.adopt_session_settings().await
     }
 
     /// Swaps the session behind the shared handle (the agent's recorder writes to whatever is
-    /// there) and releases the old one's ownership.
-    fn replace_session(&mut self, replacement: SessionManager) {
+    /// there) and releases the old one's ownership. Extensions hear `session_shutdown`
+    /// (`reason`, the new file) while the old session is still there, their runtime is
+    /// rebuilt (every old `ctx` goes stale), then `session_start` (`reason`, the old file).
+    async fn replace_session(&mut self, replacement: SessionManager, reason: &str) {
+        let host = self.extension_host.clone();
+        let previous = lock(&self.session)
+            .session_file()
+            .map(|p| p.to_string_lossy().into_owned());
+        if let Some(host) = &host {
+            let mut payload = serde_json::json!({ "reason": reason });
+            if let Some(target) = replacement.session_file() {
+                payload["targetSessionFile"] = Value::String(target.to_string_lossy().into_owned());
+            }
+            host.dispatch("session_shutdown", payload).await;
+        }
+        self.swap_session(replacement);
+        if let Some(host) = host {
+            host.restart(false).await;
+            let mut payload = serde_json::json!({ "reason": reason });
+            if let Some(previous) = previous {
+                payload["previousSessionFile"] = Value::String(previous);
+            }
+            host.dispatch("session_start", payload).await;
+            // Commands and tools registered in `session_start` count too.
+            host.refresh().await;
+        }
+    }
+
+    /// `/reload` for extensions: `session_shutdown` and `session_start` with reason
+    /// `reload` around a fresh import of every extension.
+    pub(crate) async fn reload_extensions(&mut self) {
+        if let Some(host) = self.extension_host.clone() {
+            host.dispatch(
+                "session_shutdown",
+                serde_json::json!({ "reason": "reload" }),
+            )
+            .await;
+            host.restart(true).await;
+            host.dispatch("session_start", serde_json::json!({ "reason": "reload" }))
+                .await;
+            host.refresh().await;
+        }
+    }
+
+    fn swap_session(&mut self, replacement: SessionManager) {
         let mut session = lock(&self.session);
         let mut old = std::mem::replace(&mut *session, replacement);
         old.close();

@@ -133,6 +133,22 @@ impl SessionView {
         &self.resources
     }
 
+    /// Whether a run is in progress (`ctx.isIdle`).
+    pub(crate) fn is_running(&self) -> bool {
+        self.handle.is_running()
+    }
+
+    /// Whether steering or follow-up messages wait (`ctx.hasPendingMessages`).
+    pub(crate) fn has_queued(&self) -> bool {
+        let (steering, follow_up) = self.handle.queued();
+        !steering.is_empty() || !follow_up.is_empty()
+    }
+
+    /// Aborts the run in progress, if any (`ctx.abort`).
+    pub(crate) fn abort(&self) {
+        self.handle.abort();
+    }
+
     pub fn model(&self) -> &Model {
         &self.model
     }
@@ -399,7 +415,7 @@ impl SessionView {
 
     /// Tokens in the current context: the last valid response's usage plus an estimate of
     /// what followed; unknown after a compaction until a response arrives.
-    fn context_usage(&self) -> Option<ContextUsage> {
+    pub(crate) fn context_usage(&self) -> Option<ContextUsage> {
         let window = self.model.context_window;
         if window == 0 {
             return None;

@@ -1,0 +1,339 @@
+//! The session actions extensions call (`SessionPort`): reads and writes of the session
+//! file, the session view the actor publishes, and commands to the actor for what takes time.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::Mutex;
+
+use knightcode_ext::SessionPort;
+use knightcode_protocol::AgentMessage;
+use knightcode_protocol::ContentBlock;
+use knightcode_session::SessionManager;
+use serde_json::Value;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::agent_session::lock;
+
+/// The session actions extensions call, over the session file.
+pub(crate) struct Port {
+    pub session: Arc<Mutex<SessionManager>>,
+    pub model: (String, String),
+    pub thinking: String,
+    pub actions: Arc<crate::actor::ExtensionActions>,
+    /// `ctx.isProjectTrusted()`: the session's decision about the project's resources.
+    pub project_trusted: bool,
+}
+
+/// `sendUserMessage`'s content (a string, or text and image blocks) as prompt text and
+/// images.
+fn user_content(content: &Value) -> Result<(String, Vec<ContentBlock>), String> {
+    match content {
+        Value::String(text) => Ok((text.clone(), Vec::new())),
+        Value::Array(_) => {
+            let blocks: Vec<ContentBlock> = serde_json::from_value(content.clone())
+                .map_err(|e| format!("sendUserMessage: content blocks are invalid ({e})"))?;
+            let text = blocks
+                .iter()
+                .filter_map(ContentBlock::as_text)
+                .collect::<Vec<_>>()
+                .join("\n");
+            let images = blocks
+                .into_iter()
+                .filter(|block| matches!(block, ContentBlock::Image(_)))
+                .collect();
+            Ok((text, images))
+        }
+        _ => Err("sendUserMessage: content must be a string or content blocks".to_owned()),
+    }
+}
+
+/// `{"cancelled": …}` for a session replacement's reply.
+fn replaced(reply: crate::actor::Reply) -> Result<Value, String> {
+    use crate::actor::Reply;
+    match reply {
+        Reply::SessionReplaced { cancelled } => Ok(json!({ "cancelled": cancelled })),
+        Reply::Forked { .. } | Reply::Navigated { .. } | Reply::Done => {
+            Ok(json!({ "cancelled": false }))
+        }
+        Reply::Failed(message) if message == crate::actor::NAVIGATION_CANCELLED => {
+            Ok(json!({ "cancelled": true }))
+        }
+        Reply::Failed(message) => Err(message),
+        _ => Ok(json!({ "cancelled": false })),
+    }
+}
+
+/// An extension's `ctx.ui` request: the front end's answer as JS takes it (`select`,
+/// `input`, `editor` → text or `null`, `confirm` → boolean, the rest `null`).
+async fn ui_request(
+    actions: Arc<crate::actor::ExtensionActions>,
+    args: Value,
+    cancel: CancellationToken,
+) -> Result<Value, String> {
+    use knightcode_protocol::rpc::UiReply;
+    use knightcode_protocol::rpc::UiRequestKind;
+    let request: UiRequestKind =
+        serde_json::from_value(args).map_err(|e| format!("ctx.ui: invalid request ({e})"))?;
+    let timeout = match &request {
+        UiRequestKind::Select { timeout, .. }
+        | UiRequestKind::Confirm { timeout, .. }
+        | UiRequestKind::Input { timeout, .. } => timeout.map(std::time::Duration::from_millis),
+        _ => None,
+    };
+    let confirm = matches!(request, UiRequestKind::Confirm { .. });
+    let reply = actions.extension_ui(request, timeout, cancel).await;
+    Ok(match reply {
+        Some(UiReply::Confirmed(yes)) if confirm => Value::Bool(yes),
+        Some(UiReply::Value(text)) if !confirm => Value::String(text),
+        _ if confirm => Value::Bool(false),
+        _ => Value::Null,
+    })
+}
+
+impl SessionPort for Port {
+    fn call_async(
+        &self,
+        op: &str,
+        args: Value,
+        cancel: CancellationToken,
+    ) -> knightcode_ext::PortFuture {
+        use crate::actor::Command;
+        use crate::actor::Reply;
+        let text = |key: &str| args.get(key).and_then(Value::as_str).map(str::to_owned);
+        let command = match op {
+            "ui" => return Box::pin(ui_request(Arc::clone(&self.actions), args, cancel)),
+            "waitForIdle" => Command::WaitForIdle,
+            "newSession" => Command::NewSession {
+                parent_session: text("parentSession"),
+            },
+            "fork" => Command::ExtensionFork {
+                entry_id: text("entryId").unwrap_or_default(),
+                at: text("position").as_deref() == Some("at"),
+            },
+            "switchSession" => {
+                Command::SwitchSession(PathBuf::from(text("path").unwrap_or_default()))
+            }
+            "navigateTree" => Command::NavigateTree {
+                entry_id: text("targetId"),
+                summary: (args.get("summarize").and_then(Value::as_bool) == Some(true)).then(
+                    || crate::actor::SummaryRequest {
+                        custom_instructions: text("customInstructions"),
+                        replace_instructions: args
+                            .get("replaceInstructions")
+                            .and_then(Value::as_bool)
+                            .unwrap_or(false),
+                    },
+                ),
+                label: text("label"),
+                restore_files: false,
+            },
+            "reload" => Command::Reload,
+            "reloadContext" => Command::ReloadContext,
+            "compact" => Command::Compact {
+                custom_instructions: text("customInstructions"),
+            },
+            other => {
+                let message =
+                    format!("{other} is not supported by KnightCode's extension host yet");
+                return Box::pin(std::future::ready(Err(message)));
+            }
+        };
+        let what = format!("ctx.{op}");
+        let reply = self.actions.request(command, &what);
+        let op = op.to_owned();
+        Box::pin(async move {
+            let reply = reply.await?;
+            match op.as_str() {
+                "compact" => match reply {
+                    Reply::Compacted(result) => {
+                        serde_json::to_value(result).map_err(|e| e.to_string())
+                    }
+                    Reply::Failed(message) => Err(message),
+                    _ => Ok(Value::Null),
+                },
+                "waitForIdle" | "reload" | "reloadContext" => match reply {
+                    Reply::Failed(message) => Err(message),
+                    _ => Ok(Value::Null),
+                },
+                _ => replaced(reply),
+            }
+        })
+    }
+
+    fn call(&self, op: &str, args: Value) -> Result<Value, String> {
+        match op {
+            "hasUI" => return Ok(Value::Bool(self.actions.has_ui())),
+            "isProjectTrusted" => return Ok(Value::Bool(self.project_trusted)),
+            "getSystemPrompt" => return Ok(Value::String(self.actions.system_prompt())),
+            "shutdown" => {
+                self.actions.request_shutdown();
+                return Ok(Value::Null);
+            }
+            "isIdle" => {
+                return Ok(Value::Bool(
+                    self.actions.view().is_none_or(|view| !view.is_running()),
+                ));
+            }
+            "hasPendingMessages" => {
+                return Ok(Value::Bool(
+                    self.actions.view().is_some_and(|view| view.has_queued()),
+                ));
+            }
+            "abort" => {
+                if let Some(view) = self.actions.view() {
+                    view.abort();
+                }
+                return Ok(Value::Null);
+            }
+            "getContextUsage" => {
+                let usage = self.actions.view().and_then(|view| view.context_usage());
+                return serde_json::to_value(usage).map_err(|e| e.to_string());
+            }
+            // The whole model as the session last reported it (`ctx.model`), else what
+            // the actor's view says.
+            "getModel" => {
+                if let Some((model, _)) = self.actions.selection() {
+                    return Ok(model);
+                }
+                if let Some(view) = self.actions.view() {
+                    let model = view.model();
+                    return Ok(json!({ "provider": model.provider, "id": model.id }));
+                }
+            }
+            "getThinkingLevel" => {
+                if let Some((_, level)) = self.actions.selection() {
+                    return Ok(json!(level));
+                }
+                if let Some(view) = self.actions.view() {
+                    return Ok(json!(view.thinking_level().as_str()));
+                }
+            }
+            _ => {}
+        }
+        if op == "sendUserMessage" {
+            let (text, images) = user_content(args.get("content").unwrap_or(&Value::Null))?;
+            let steer = args.pointer("/options/deliverAs").and_then(Value::as_str) == Some("steer");
+            self.actions.send_user_message(text, images, steer)?;
+            return Ok(Value::Null);
+        }
+        match op {
+            "sendMessage" => {
+                let message = args.get("message").cloned().unwrap_or(Value::Null);
+                let message = super::custom_message(&message).ok_or_else(|| {
+                    "sendMessage: expected {customType, content: string or content blocks, display}"
+                        .to_owned()
+                })?;
+                let deliver_as = args.pointer("/options/deliverAs").and_then(Value::as_str);
+                let trigger = args
+                    .pointer("/options/triggerTurn")
+                    .and_then(Value::as_bool)
+                    == Some(true);
+                self.actions
+                    .send_custom_message(message, deliver_as, trigger)?;
+                return Ok(Value::Null);
+            }
+            "setModel" => {
+                let text = |key: &str| args.get(key).and_then(Value::as_str).unwrap_or("");
+                self.actions.set_model(text("provider"), text("id"))?;
+                return Ok(Value::Null);
+            }
+            "setThinkingLevel" => {
+                let name = args.get("level").and_then(Value::as_str).unwrap_or("");
+                let level = knightcode_ai::ThinkingLevel::parse(name)
+                    .ok_or_else(|| format!("setThinkingLevel: unknown level \"{name}\""))?;
+                self.actions.set_thinking_level(level)?;
+                return Ok(Value::Null);
+            }
+            "getActiveTools" => return Ok(json!(self.actions.active_tools())),
+            "setActiveTools" => {
+                let names: Vec<String> = args
+                    .get("names")
+                    .cloned()
+                    .and_then(|v| serde_json::from_value(v).ok())
+                    .ok_or_else(|| "setActiveTools: expected an array of tool names".to_owned())?;
+                self.actions.set_active_tools(&names)?;
+                return Ok(Value::Null);
+            }
+            _ => {}
+        }
+        let mut session = lock(&self.session);
+        let text = |key: &str| args.get(key).and_then(Value::as_str).map(str::to_owned);
+        match op {
+            "getEntries" => serde_json::to_value(session.entries()).map_err(|e| e.to_string()),
+            "getBranch" => {
+                let leaf = text("leafId");
+                let branch = session.branch(leaf.as_deref()).map_err(|e| e.to_string())?;
+                serde_json::to_value(branch).map_err(|e| e.to_string())
+            }
+            "getLeafId" => Ok(json!(session.leaf_id())),
+            "getSessionFile" => Ok(json!(session.session_file().map(|p| p.to_string_lossy()))),
+            "getSessionId" => Ok(json!(session.session_id())),
+            "getHeader" => serde_json::to_value(session.header()).map_err(|e| e.to_string()),
+            "getSessionName" => Ok(json!(session.session_name())),
+            "setSessionName" => {
+                let name = text("name").unwrap_or_default();
+                session.set_session_name(&name).map_err(|e| e.to_string())?;
+                Ok(Value::Null)
+            }
+            "setLabel" => {
+                let target = text("entryId").unwrap_or_default();
+                let label = text("label");
+                session
+                    .set_label(&target, label.as_deref())
+                    .map_err(|e| e.to_string())?;
+                Ok(Value::Null)
+            }
+            // `newSession`'s `setup`: a message written straight into the new session (the
+            // agent takes the session's context up afterwards, `reloadContext`).
+            "appendMessage" => {
+                let message: AgentMessage = args
+                    .get("message")
+                    .cloned()
+                    .and_then(|m| serde_json::from_value(m).ok())
+                    .ok_or_else(|| "appendMessage: not a message".to_owned())?;
+                let id = session.append_message(message).map_err(|e| e.to_string())?;
+                Ok(json!(id))
+            }
+            "appendEntry" => {
+                let custom_type = text("customType").unwrap_or_default();
+                let data = args.get("data").cloned().filter(|d| !d.is_null());
+                session
+                    .append_custom_entry(&custom_type, data)
+                    .map_err(|e| e.to_string())?;
+                Ok(Value::Null)
+            }
+            // `newSession`'s `setup`: a custom message written straight into the new session.
+            "appendCustomMessageEntry" => {
+                let message = args.get("message").cloned().unwrap_or(Value::Null);
+                let custom_type = message
+                    .get("customType")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned();
+                let content = message
+                    .get("content")
+                    .cloned()
+                    .and_then(|c| serde_json::from_value(c).ok())
+                    .ok_or_else(|| {
+                        "appendCustomMessageEntry: content must be a string or content blocks"
+                            .to_owned()
+                    })?;
+                let display = message
+                    .get("display")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(true);
+                let details = message.get("details").cloned().filter(|d| !d.is_null());
+                let id = session
+                    .append_custom_message(&custom_type, content, display, details)
+                    .map_err(|e| e.to_string())?;
+                Ok(json!(id))
+            }
+            "getModel" => Ok(json!({ "provider": self.model.0, "id": self.model.1 })),
+            "getThinkingLevel" => Ok(json!(self.thinking)),
+            other => Err(format!(
+                "{other} is not supported by KnightCode's extension host yet"
+            )),
+        }
+    }
+}
