@@ -207,6 +207,8 @@
         const owner = tools.get(def.name);
         if (owner && owner.ext !== ext) { ext.diagnostics.push(`Tool "${def.name}" conflicts with ${owner.ext.path}`); return; }
         tools.set(def.name, { ext, def });
+        // After loading, the session takes the tool up at once (from its next request).
+        if (ext.state === "active") { try { session("refreshTools"); } catch (_) { /* not bound yet */ } }
       },
       registerCommand(name, options) {
         if (!options || typeof options.handler !== "function") throw new TypeError(`Command "${name}" needs a handler`);
@@ -260,7 +262,7 @@
       unregisterProvider(name) { internal.unregisterProvider(ext, name); },
       registerMcpServer() { throw internal.unsupported("pi.registerMcpServer"); },
       registerVirtualModel() { throw internal.unsupported("pi.registerVirtualModel"); },
-      refreshTools() {},
+      refreshTools() { try { session("refreshTools"); } catch (_) { /* not bound yet */ } },
       events: {
         emit: (channel, data) => bus.emit(channel, data),
         // The subscriptions of a runtime end with it (session replacement, reload).

@@ -561,6 +561,10 @@ async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) 
             session.set_active_tools(names);
             Reply::Done
         }
+        Command::RefreshExtensionTools => {
+            session.refresh_extension_tools().await;
+            Reply::Done
+        }
         Command::ReloadContext => {
             session.reload_context();
             Reply::Done

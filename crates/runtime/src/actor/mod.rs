@@ -114,6 +114,10 @@ pub enum Command {
     /// Offer exactly these tools (unknown names are left out); an extension's
     /// `setActiveTools`. Waits for a running prompt.
     SetActiveTools(Vec<String>),
+    /// An extension registered tools after `session_start` (`registerTool` from a command
+    /// or a tool, `refreshTools`): they join the registry and are offered from the next
+    /// request. Waits for a running prompt.
+    RefreshExtensionTools,
     /// An extension's `pi.sendMessage`: while a run goes on it is steering, or a follow-up
     /// with `follow_up`; when idle it starts a run with `trigger_turn`, else it only joins
     /// the conversation.
@@ -345,7 +349,7 @@ pub(crate) struct ExtensionActions {
     inbox: std::sync::OnceLock<mpsc::WeakUnboundedSender<Envelope>>,
     active_tools: std::sync::Mutex<Vec<String>>,
     /// Every tool the session has, so `setActiveTools` can leave unknown names out at once.
-    registered: std::sync::OnceLock<Vec<String>>,
+    registered: std::sync::Mutex<Option<Vec<String>>>,
     /// The model (as JSON) and thinking level, as the session last reported them.
     selection: std::sync::Mutex<Option<(serde_json::Value, String)>>,
     /// Model and level changes made before the session was spawned (from `session_start`
@@ -376,7 +380,7 @@ impl Default for ExtensionActions {
         Self {
             inbox: std::sync::OnceLock::new(),
             active_tools: std::sync::Mutex::default(),
-            registered: std::sync::OnceLock::new(),
+            registered: std::sync::Mutex::new(None),
             dialogs: std::sync::Mutex::new(std::sync::Arc::new(crate::dialogs::NoDialogs)),
             view: std::sync::Mutex::new(None),
             shutdown: std::sync::Arc::default(),
@@ -657,6 +661,11 @@ impl ExtensionActions {
             .map_err(|_| format!("{what}: the session has ended"))
     }
 
+    /// `registerTool` after `session_start`: the session takes up the new tools.
+    pub(crate) fn refresh_tools(&self) -> Result<(), String> {
+        self.command(Command::RefreshExtensionTools, "refreshTools")
+    }
+
     /// The tools the model is offered, as the session last reported them.
     pub(crate) fn active_tools(&self) -> Vec<String> {
         self.active_tools
@@ -674,13 +683,21 @@ impl ExtensionActions {
     }
 
     pub(crate) fn note_registered_tools(&self, names: Vec<String>) {
-        let _ = self.registered.set(names);
+        *self
+            .registered
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(names);
     }
 
     /// Offers exactly these tools (the registered ones among them) from the next request
     /// on (after a running prompt); `active_tools` says so at once.
     pub(crate) fn set_active_tools(&self, names: &[String]) -> Result<(), String> {
-        let known: Vec<String> = match self.registered.get() {
+        let registered = self
+            .registered
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        let known: Vec<String> = match registered {
             Some(registered) => names
                 .iter()
                 .filter(|name| registered.contains(name))

@@ -640,6 +640,36 @@ impl AgentSession {
         self.agent.config_mut().active_tools = Some(active);
     }
 
+    /// Tools extensions registered after `session_start` join the registry and are offered
+    /// from the next request, as the reference's `refreshTools` does; tools already there
+    /// (the built-ins, earlier registrations) stay as they are.
+    pub async fn refresh_extension_tools(&mut self) {
+        let Some(host) = self.extension_host.clone() else {
+            return;
+        };
+        host.refresh().await;
+        let mut registry = self.agent.config().tools.clone();
+        let mut active = self.agent.config().active_tools.clone().unwrap_or_default();
+        let mut added = false;
+        for tool in host.tools() {
+            let name = tool.definition().name.clone();
+            if registry.get(&name).is_none() {
+                registry.register(tool);
+                if !active.contains(&name) {
+                    active.push(name);
+                }
+                added = true;
+            }
+        }
+        if added {
+            self.extension_actions
+                .note_registered_tools(registry.names().map(str::to_owned).collect());
+            self.extension_actions.note_active_tools(&active);
+            self.agent.config_mut().tools = registry;
+            self.agent.config_mut().active_tools = Some(active);
+        }
+    }
+
     /// `retry.enabled`, saved to the global settings; applies from the next run.
     pub fn set_auto_retry(&mut self, enabled: bool) {
         self.persist_settings(&[("retry.enabled", Value::Bool(enabled))]);

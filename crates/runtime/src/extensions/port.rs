@@ -245,6 +245,10 @@ impl SessionPort for Port {
                 self.actions.set_thinking_level(level)?;
                 return Ok(Value::Null);
             }
+            "refreshTools" => {
+                self.actions.refresh_tools()?;
+                return Ok(Value::Null);
+            }
             "getActiveTools" => return Ok(json!(self.actions.active_tools())),
             "setActiveTools" => {
                 let names: Vec<String> = args
