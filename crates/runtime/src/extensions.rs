@@ -615,12 +615,14 @@ impl SessionHooks for ExtensionHooks {
                 Some(message) => json!({
                     "message": message,
                     "systemPrompt": start.system_prompt,
+                    "systemPromptOptions": start.system_prompt_options,
                     "messageType": "custom",
                 }),
                 None => json!({
                     "prompt": start.prompt,
                     "images": start.images,
                     "systemPrompt": start.system_prompt,
+                    "systemPromptOptions": start.system_prompt_options,
                     "messageType": "user",
                 }),
             };

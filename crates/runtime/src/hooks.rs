@@ -61,6 +61,8 @@ pub struct AgentStart<'a> {
     /// The custom message that starts the run (`sendMessage` with `triggerTurn`) instead
     /// of a prompt (`messageType: "custom"`).
     pub custom: Option<&'a AgentMessage>,
+    /// What the system prompt was built from (`systemPromptOptions`).
+    pub system_prompt_options: &'a serde_json::Value,
     /// The rendered system prompt the run would use.
     pub system_prompt: &'a str,
 }

@@ -210,3 +210,56 @@ pub fn system_message_for(
         ..SystemMessage::default()
     })
 }
+
+/// What the prompt is built from, as the reference's `BuildSystemPromptOptions`
+/// (`before_agent_start`'s `systemPromptOptions`): the selected tools with their snippets and
+/// guidelines, the custom and appended prompt text, the context files and the skills.
+pub(crate) fn prompt_options_json(
+    tools: &[ToolPromptInfo],
+    prompt_files: &crate::context_files::PromptFiles,
+    context_files: &[crate::context_files::ContextFile],
+    skills: &[knightcode_resources::skills::Skill],
+    cwd: &std::path::Path,
+) -> serde_json::Value {
+    let snippets: serde_json::Map<String, serde_json::Value> = tools
+        .iter()
+        .filter_map(|t| {
+            t.snippet
+                .as_ref()
+                .map(|s| (t.name.clone(), serde_json::Value::String(s.clone())))
+        })
+        .collect();
+    let guidelines: Vec<&String> = tools.iter().flat_map(|t| &t.guidelines).collect();
+    let mut options = serde_json::json!({
+        "selectedTools": tools.iter().map(|t| &t.name).collect::<Vec<_>>(),
+        "toolSnippets": snippets,
+        "promptGuidelines": guidelines,
+        "cwd": cwd,
+        "contextFiles": context_files
+            .iter()
+            .map(|f| serde_json::json!({ "path": f.path, "content": f.content }))
+            .collect::<Vec<_>>(),
+        "skills": skills
+            .iter()
+            .map(|s| serde_json::json!({
+                "name": s.name,
+                "description": s.description,
+                "filePath": s.file_path,
+                "baseDir": s.base_dir,
+                "disableModelInvocation": s.disable_model_invocation,
+            }))
+            .collect::<Vec<_>>(),
+    });
+    if let Some(object) = options.as_object_mut() {
+        if let Some(custom) = &prompt_files.custom_prompt {
+            object.insert("customPrompt".to_owned(), serde_json::json!(custom));
+        }
+        if !prompt_files.append.is_empty() {
+            object.insert(
+                "appendSystemPrompt".to_owned(),
+                serde_json::json!(prompt_files.append.join("\n\n")),
+            );
+        }
+    }
+    options
+}

@@ -844,21 +844,23 @@ impl AgentSession {
 
     /// Brings the persisted system prompt up to date and loads the branch's context into the
     /// agent: every finished message is already in the session file before this request.
+    /// `systemPromptOptions` for `before_agent_start`: what the prompt is built from.
+    fn system_prompt_options(&self) -> serde_json::Value {
+        let active: Vec<String> = self.agent.config().active_tools.clone().unwrap_or_default();
+        let infos = tool_prompt_infos(&self.agent.config().tools, &active);
+        crate::system_prompt::prompt_options_json(
+            &infos,
+            &self.prompt_files,
+            &self.context_files,
+            &self.resources.skills,
+            &self.cwd,
+        )
+    }
+
     fn prepare_request(&mut self) -> Result<()> {
         let tools = self.agent.config().tools.clone();
         let active: Vec<String> = self.agent.config().active_tools.clone().unwrap_or_default();
-        let infos: Vec<ToolPromptInfo> = active
-            .iter()
-            .filter_map(|name| tools.get(name))
-            .map(|tool| {
-                let def = tool.definition();
-                ToolPromptInfo {
-                    name: def.name.clone(),
-                    snippet: def.prompt_snippet.clone(),
-                    guidelines: def.prompt_guidelines.clone(),
-                }
-            })
-            .collect();
+        let infos = tool_prompt_infos(&tools, &active);
         // The same list, in the same order, as every request of the run offers.
         let declarations = tools.declarations(Some(&active));
         let date = chrono::Local::now().format("%Y-%m-%d").to_string();
@@ -1058,4 +1060,20 @@ fn add_extension_tools(
         }
     }
     (registry, active)
+}
+
+/// The prompt's view of the active tools, in their order.
+fn tool_prompt_infos(tools: &ToolRegistry, active: &[String]) -> Vec<ToolPromptInfo> {
+    active
+        .iter()
+        .filter_map(|name| tools.get(name))
+        .map(|tool| {
+            let def = tool.definition();
+            ToolPromptInfo {
+                name: def.name.clone(),
+                snippet: def.prompt_snippet.clone(),
+                guidelines: def.prompt_guidelines.clone(),
+            }
+        })
+        .collect()
 }

@@ -218,6 +218,7 @@ impl AgentSession {
             (text, images)
         };
         self.prepare_request()?;
+        let options = self.system_prompt_options();
         let system_prompt = self
             .agent
             .config()
@@ -230,6 +231,7 @@ impl AgentSession {
                     prompt: &text,
                     images: &images,
                     custom: None,
+                    system_prompt_options: &options,
                     system_prompt: &system_prompt,
                 },
                 &cancel,
@@ -276,6 +278,7 @@ impl AgentSession {
         let cancel = tokio_util::sync::CancellationToken::new();
         let hooks = Arc::clone(&self.hooks);
         self.prepare_request()?;
+        let options = self.system_prompt_options();
         let system_prompt = self
             .agent
             .config()
@@ -288,6 +291,7 @@ impl AgentSession {
                     prompt: "",
                     images: &[],
                     custom: Some(&message),
+                    system_prompt_options: &options,
                     system_prompt: &system_prompt,
                 },
                 &cancel,
