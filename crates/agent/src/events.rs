@@ -27,7 +27,20 @@ struct State {
     receiver_alive: bool,
 }
 
+/// Hears events before they are queued, awaited by the emitter: what it does happens in
+/// the order the agent emits, before the next event (the session's extensions, whose
+/// handlers must see `turn_start` before that turn's `tool_call`, as in the reference).
+pub trait EventObserver: Send + Sync {
+    /// Whether `observe` has anything to do with this event (cheap; no await otherwise).
+    fn wants(&self, event: &AgentEvent) -> bool;
+    fn observe<'a>(
+        &'a self,
+        event: &'a AgentEvent,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'a>>;
+}
+
 struct Inner {
+    observer: Mutex<Option<Arc<dyn EventObserver>>>,
     state: Mutex<State>,
     capacity: usize,
     /// Signalled when an event was pushed or the last sender left.
@@ -47,6 +60,7 @@ impl Inner {
 /// queue updates (see the module docs).
 pub fn event_channel(capacity: usize) -> (EventSender, EventReceiver) {
     let inner = Arc::new(Inner {
+        observer: Mutex::new(None),
         state: Mutex::new(State {
             events: VecDeque::new(),
             senders: 1,
@@ -110,6 +124,17 @@ impl EventSender {
     /// Sends an event, waiting while the channel is full. Events for a receiver that is gone
     /// are dropped: the run goes on (and keeps persisting) without a listener.
     pub async fn emit(&self, event: AgentEvent) {
+        let observer = self
+            .inner
+            .observer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if let Some(observer) = observer
+            && observer.wants(&event)
+        {
+            observer.observe(&event).await;
+        }
         loop {
             let space = self.inner.space.notified();
             tokio::pin!(space);
@@ -141,6 +166,16 @@ impl EventSender {
             state.events.push_back(event);
         }
         self.inner.ready.notify_one();
+    }
+
+    /// Every sender of this channel (clones included) lets `observer` hear its events
+    /// first (see [`EventObserver`]); `emit_now` events are not observed.
+    pub fn set_observer(&self, observer: Arc<dyn EventObserver>) {
+        *self
+            .inner
+            .observer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(observer);
     }
 
     /// Whether a receiver still listens.

@@ -36,6 +36,7 @@ pub use clock::SystemClock;
 pub use error::AgentError;
 pub use error::PersistError;
 pub use events::DEFAULT_EVENT_CAPACITY;
+pub use events::EventObserver;
 pub use events::EventReceiver;
 pub use events::EventSender;
 pub use events::TryRecvError;

@@ -251,29 +251,95 @@ pub(crate) fn undeclared_flags(
         .collect()
 }
 
-/// The agent events extensions hear as they happen (notifications: nothing they return
-/// changes the run). `turn_end` is not among them: it goes through the loop's hook.
-const LIFECYCLE_EVENTS: [&str; 10] = [
-    "agent_start",
-    "agent_end",
-    "agent_settled",
-    "turn_start",
-    "message_start",
-    "message_update",
-    "message_end",
-    "tool_execution_start",
-    "tool_execution_update",
-    "tool_execution_end",
-];
+/// The agent's lifecycle events, heard by the extensions as the loop emits them (an
+/// [`knightcode_agent::EventObserver`] of the session's event channel): awaited, so handlers
+/// see them in order with the loop's hooks (`turn_start` before that turn's `tool_call` and
+/// `turn_end`), as in the reference. Only events some handler listens to cross to the JS
+/// thread.
+pub(crate) struct ExtensionEvents {
+    host: Arc<ExtensionHost>,
+    /// Turns of the current run so far (`turn_start`'s `turnIndex`).
+    turns: std::sync::atomic::AtomicU64,
+}
 
-/// Delivers lifecycle events to the extensions in order, on a task of its own, so a slow
-/// handler never holds up the events front ends read.
+impl ExtensionEvents {
+    pub(crate) fn new(host: Arc<ExtensionHost>) -> Self {
+        Self {
+            host,
+            turns: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+}
+
+fn lifecycle_name(event: &knightcode_protocol::AgentEvent) -> Option<&'static str> {
+    use knightcode_protocol::AgentEvent as E;
+    Some(match event {
+        E::AgentStart => "agent_start",
+        E::AgentEnd { .. } => "agent_end",
+        E::AgentSettled { .. } => "agent_settled",
+        E::TurnStart => "turn_start",
+        E::MessageStart { .. } => "message_start",
+        E::MessageUpdate { .. } => "message_update",
+        E::MessageEnd { .. } => "message_end",
+        E::ToolExecutionStart { .. } => "tool_execution_start",
+        E::ToolExecutionUpdate { .. } => "tool_execution_update",
+        E::ToolExecutionEnd { .. } => "tool_execution_end",
+        _ => return None,
+    })
+}
+
+impl knightcode_agent::EventObserver for ExtensionEvents {
+    fn wants(&self, event: &knightcode_protocol::AgentEvent) -> bool {
+        use std::sync::atomic::Ordering;
+        match lifecycle_name(event) {
+            // Counted whether or not anyone listens, so `turnIndex` stays right.
+            Some("agent_start") => {
+                self.turns.store(0, Ordering::Relaxed);
+                self.host.handles("agent_start")
+            }
+            Some("turn_start") => true,
+            Some(name) => self.host.handles(name),
+            None => false,
+        }
+    }
+
+    fn observe<'a>(
+        &'a self,
+        event: &'a knightcode_protocol::AgentEvent,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'a>> {
+        Box::pin(async move {
+            use std::sync::atomic::Ordering;
+            let Some(name) = lifecycle_name(event) else {
+                return;
+            };
+            let Ok(mut payload) = serde_json::to_value(event) else {
+                return;
+            };
+            if name == "turn_start" {
+                let index = self.turns.fetch_add(1, Ordering::Relaxed);
+                if !self.host.handles(name) {
+                    return;
+                }
+                // Extensions get the turn's number and time, which the wire event leaves out.
+                if let Some(object) = payload.as_object_mut() {
+                    object.insert("turnIndex".to_owned(), json!(index));
+                    object.insert(
+                        "timestamp".to_owned(),
+                        json!(chrono::Utc::now().timestamp_millis()),
+                    );
+                }
+            }
+            self.host.dispatch(name, payload).await;
+        })
+    }
+}
+
+/// Delivers the session's own events to the extensions (`model_select`,
+/// `thinking_level_select`) in order, on a task of its own, and `session_shutdown` last.
 pub(crate) struct LifecycleEvents {
     host: Arc<ExtensionHost>,
     queue: tokio::sync::mpsc::UnboundedSender<(String, Value)>,
     delivered: tokio::task::JoinHandle<()>,
-    /// Turns of the current run so far (`turn_start`'s `turnIndex`).
-    turns: std::sync::atomic::AtomicU64,
     /// The model (JSON) and thinking level last seen, for `model_select` and
     /// `thinking_level_select`.
     selected: Mutex<Option<(Value, String)>>,
@@ -294,7 +360,6 @@ impl LifecycleEvents {
             host,
             queue,
             delivered,
-            turns: std::sync::atomic::AtomicU64::new(0),
             selected: Mutex::new(None),
             source: Mutex::new("set"),
         }
@@ -341,40 +406,6 @@ impl LifecycleEvents {
 
     pub(crate) fn host(&self) -> &Arc<ExtensionHost> {
         &self.host
-    }
-
-    /// Queues `event` for the extensions when one of them listens to it.
-    pub(crate) fn notify(&self, event: &knightcode_protocol::AgentEvent) {
-        use std::sync::atomic::Ordering;
-        let Ok(mut payload) = serde_json::to_value(event) else {
-            return;
-        };
-        let Some(name) = payload
-            .get("type")
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-        else {
-            return;
-        };
-        match name.as_str() {
-            "agent_start" => self.turns.store(0, Ordering::Relaxed),
-            // Extensions get the turn's number and time, which the wire event leaves out.
-            "turn_start" => {
-                let index = self.turns.fetch_add(1, Ordering::Relaxed);
-                if let Some(object) = payload.as_object_mut() {
-                    object.insert("turnIndex".to_owned(), json!(index));
-                    object.insert(
-                        "timestamp".to_owned(),
-                        json!(chrono::Utc::now().timestamp_millis()),
-                    );
-                }
-            }
-            _ => {}
-        }
-        if LIFECYCLE_EVENTS.contains(&name.as_str()) && self.host.handles(&name) {
-            // The task lives as long as this sender; a closed queue means shutdown.
-            let _ = self.queue.send((name, payload));
-        }
     }
 
     /// Delivers what is queued, then `session_shutdown` (awaited: handlers clean up).

@@ -168,9 +168,6 @@ impl Ctx {
             AgentEvent::TurnEnd { .. } | AgentEvent::AgentEnd { .. } => true,
             _ => false,
         };
-        if let Some(extensions) = &self.extensions {
-            extensions.notify(&event);
-        }
         self.emit_agent(event).await;
         if scan {
             self.report_new_entries().await;

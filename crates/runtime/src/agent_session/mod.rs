@@ -530,6 +530,9 @@ impl AgentSession {
                 }),
                 events.clone(),
             );
+            events.set_observer(Arc::new(crate::extensions::ExtensionEvents::new(
+                Arc::clone(&host),
+            )));
             host.dispatch("session_start", serde_json::json!({ "reason": "startup" }))
                 .await;
             host.refresh().await;
