@@ -3,6 +3,8 @@
 
 mod compacting;
 pub mod operations;
+mod recorder;
+mod request;
 mod undo;
 
 pub use self::undo::Navigated;
@@ -686,7 +688,7 @@ impl AgentSession {
                 settings.values().steering_mode,
                 settings.values().follow_up_mode,
             )
-            .with_store(Box::new(SessionRecorder { session: store }));
+            .with_store(Box::new(recorder::SessionRecorder { session: store }));
         let handle = agent.handle();
         Ok((
             Self {
@@ -844,58 +846,6 @@ impl AgentSession {
             PromptStart::Run(messages) => self.run_prompt(messages).await,
         }
     }
-
-    /// Brings the persisted system prompt up to date and loads the branch's context into the
-    /// agent: every finished message is already in the session file before this request.
-    /// `systemPromptOptions` for `before_agent_start`: what the prompt is built from.
-    fn system_prompt_options(&self) -> serde_json::Value {
-        let active: Vec<String> = self.agent.config().active_tools.clone().unwrap_or_default();
-        let infos = tool_prompt_infos(&self.agent.config().tools, &active);
-        crate::system_prompt::prompt_options_json(
-            &infos,
-            &self.prompt_files,
-            &self.context_files,
-            &self.resources.skills,
-            &self.cwd,
-        )
-    }
-
-    fn prepare_request(&mut self) -> Result<()> {
-        let tools = self.agent.config().tools.clone();
-        let active: Vec<String> = self.agent.config().active_tools.clone().unwrap_or_default();
-        let infos = tool_prompt_infos(&tools, &active);
-        // The same list, in the same order, as every request of the run offers.
-        let declarations = tools.declarations(Some(&active));
-        let date = chrono::Local::now().format("%Y-%m-%d").to_string();
-        let sections = build_sections(&PromptInputs {
-            tools: &infos,
-            prompt_files: &self.prompt_files,
-            context_files: &self.context_files,
-            skills: &self.resources.skills,
-            cwd: &self.cwd,
-            date: &date,
-            docs_dir: None,
-        });
-        let mut session = lock(&self.session);
-        let previous: SystemState = session.build_context().system;
-        if let Some(message) = system_message_for(&previous, &sections, &declarations, now_millis())
-        {
-            session.append_message(AgentMessage::System(Box::new(message)))?;
-        }
-        let context = session.build_context();
-        let prompt = context.system.prompt_text();
-        let messages: Vec<Arc<AgentMessage>> = context
-            .messages
-            .iter()
-            .map(|m| Arc::new((*m.message).clone()))
-            .collect();
-        drop(context);
-        drop(session);
-        self.extension_actions.note_system_prompt(&prompt);
-        self.agent.config_mut().system_prompt = Some(prompt);
-        self.agent.replace_messages(messages);
-        Ok(())
-    }
 }
 
 /// The thinking level the session's branch last recorded: `None` when it never recorded
@@ -910,54 +860,6 @@ pub(crate) fn restored_thinking_level(session: &SessionManager) -> Option<Option
             _ => None,
         })
     })
-}
-
-/// The agent loop's persistence hook: finished messages go to the session file; a failed
-/// attempt that is retried is left out of future context with a `context_edit`, so raw
-/// history keeps it but the model never sees it again.
-struct SessionRecorder {
-    session: Arc<Mutex<SessionManager>>,
-}
-
-impl knightcode_agent::MessageStore for SessionRecorder {
-    fn append(
-        &mut self,
-        message: &AgentMessage,
-    ) -> std::result::Result<(), knightcode_agent::PersistError> {
-        let mut session = lock(&self.session);
-        // Extension messages are `custom_message` entries, as the reference writes them.
-        match message {
-            AgentMessage::Custom(custom) => {
-                session.append_custom_message(
-                    &custom.custom_type,
-                    custom.content.clone(),
-                    custom.display,
-                    custom.details.clone(),
-                )?;
-            }
-            other => {
-                session.append_message(other.clone())?;
-            }
-        }
-        Ok(())
-    }
-
-    fn omit(
-        &mut self,
-        message: &AgentMessage,
-    ) -> std::result::Result<(), knightcode_agent::PersistError> {
-        let mut session = lock(&self.session);
-        let target = session
-            .branch(None)?
-            .iter()
-            .rev()
-            .find(|entry| entry.message() == Some(message))
-            .map(|entry| entry.id().to_owned());
-        if let Some(target) = target {
-            session.append_context_edit(&target, None)?;
-        }
-        Ok(())
-    }
 }
 
 fn now_millis() -> Millis {
@@ -1063,20 +965,4 @@ fn add_extension_tools(
         }
     }
     (registry, active)
-}
-
-/// The prompt's view of the active tools, in their order.
-fn tool_prompt_infos(tools: &ToolRegistry, active: &[String]) -> Vec<ToolPromptInfo> {
-    active
-        .iter()
-        .filter_map(|name| tools.get(name))
-        .map(|tool| {
-            let def = tool.definition();
-            ToolPromptInfo {
-                name: def.name.clone(),
-                snippet: def.prompt_snippet.clone(),
-                guidelines: def.prompt_guidelines.clone(),
-            }
-        })
-        .collect()
 }

@@ -6,6 +6,7 @@
 //! Texts of refusals follow the reference agent (`spec/rpc.md` §2): they reach clients
 //! verbatim as RPC error responses.
 
+mod extension_ops;
 mod settings_file;
 mod user_bash;
 mod view;
@@ -47,7 +48,6 @@ use super::now_millis;
 use crate::compaction::context_messages;
 use crate::error::Result;
 use crate::error::RuntimeError;
-use crate::hooks::AgentStart;
 use crate::hooks::InputAction;
 use crate::hooks::PromptInput;
 use crate::model_select::ScopedModel;
@@ -217,93 +217,10 @@ impl AgentSession {
         } else {
             (text, images)
         };
-        self.prepare_request()?;
-        let options = self.system_prompt_options();
-        let system_prompt = self
-            .agent
-            .config()
-            .system_prompt
-            .clone()
-            .unwrap_or_default();
-        let changes = hooks
-            .before_agent_start(
-                AgentStart {
-                    prompt: &text,
-                    images: &images,
-                    custom: None,
-                    system_prompt_options: &options,
-                    system_prompt: &system_prompt,
-                },
-                &cancel,
-            )
-            .await;
-        if let Some(forced) = changes.system_prompt {
-            self.extension_actions.note_system_prompt(&forced);
-            self.agent.config_mut().system_prompt = Some(forced);
-        }
+        let added = self.before_run(&text, &images, None, &cancel).await?;
         let mut messages = vec![user_message(&text, images)];
         messages.extend(self.extension_actions.take_next_turn());
-        messages.extend(changes.messages);
-        Ok(PromptStart::Run(messages))
-    }
-
-    /// An extension's `sendMessage` while idle: with `trigger_turn` a run starts from the
-    /// message (`before_agent_start` sees `messageType: "custom"`); otherwise it joins the
-    /// conversation (the session file, and `message_start`/`message_end` for front ends).
-    pub async fn send_custom_message(
-        &mut self,
-        message: AgentMessage,
-        trigger_turn: bool,
-    ) -> Result<PromptStart> {
-        if !trigger_turn {
-            if let AgentMessage::Custom(custom) = &message {
-                lock(&self.session).append_custom_message(
-                    &custom.custom_type,
-                    custom.content.clone(),
-                    custom.display,
-                    custom.details.clone(),
-                )?;
-            }
-            let events = self.compaction.events.clone();
-            events
-                .emit(knightcode_protocol::AgentEvent::MessageStart {
-                    message: message.clone(),
-                })
-                .await;
-            events
-                .emit(knightcode_protocol::AgentEvent::MessageEnd { message })
-                .await;
-            return Ok(PromptStart::Handled);
-        }
-        let cancel = tokio_util::sync::CancellationToken::new();
-        let hooks = Arc::clone(&self.hooks);
-        self.prepare_request()?;
-        let options = self.system_prompt_options();
-        let system_prompt = self
-            .agent
-            .config()
-            .system_prompt
-            .clone()
-            .unwrap_or_default();
-        let changes = hooks
-            .before_agent_start(
-                AgentStart {
-                    prompt: "",
-                    images: &[],
-                    custom: Some(&message),
-                    system_prompt_options: &options,
-                    system_prompt: &system_prompt,
-                },
-                &cancel,
-            )
-            .await;
-        if let Some(forced) = changes.system_prompt {
-            self.extension_actions.note_system_prompt(&forced);
-            self.agent.config_mut().system_prompt = Some(forced);
-        }
-        let mut messages = vec![message];
-        messages.extend(self.extension_actions.take_next_turn());
-        messages.extend(changes.messages);
+        messages.extend(added);
         Ok(PromptStart::Run(messages))
     }
 
@@ -642,36 +559,6 @@ impl AgentSession {
         }
         self.extension_actions.note_active_tools(&active);
         self.agent.config_mut().active_tools = Some(active);
-    }
-
-    /// Tools extensions registered after `session_start` join the registry and are offered
-    /// from the next request, as the reference's `refreshTools` does; tools already there
-    /// (the built-ins, earlier registrations) stay as they are.
-    pub async fn refresh_extension_tools(&mut self) {
-        let Some(host) = self.extension_host.clone() else {
-            return;
-        };
-        host.refresh().await;
-        let mut registry = self.agent.config().tools.clone();
-        let mut active = self.agent.config().active_tools.clone().unwrap_or_default();
-        let mut added = false;
-        for tool in host.tools() {
-            let name = tool.definition().name.clone();
-            if registry.get(&name).is_none() {
-                registry.register(tool);
-                if !active.contains(&name) {
-                    active.push(name);
-                }
-                added = true;
-            }
-        }
-        if added {
-            self.extension_actions
-                .note_registered_tools(registry.names().map(str::to_owned).collect());
-            self.extension_actions.note_active_tools(&active);
-            self.agent.config_mut().tools = registry;
-            self.agent.config_mut().active_tools = Some(active);
-        }
     }
 
     /// `retry.enabled`, saved to the global settings; applies from the next run.

@@ -1,0 +1,129 @@
+//! What a request is built from: the system prompt brought up to date in the session file,
+//! the branch's context loaded into the agent, and the prompt's inputs as extensions see
+//! them (`systemPromptOptions`).
+
+use std::sync::Arc;
+
+use knightcode_agent::ToolRegistry;
+use knightcode_protocol::AgentMessage;
+use knightcode_protocol::ContentBlock;
+use knightcode_session::SystemState;
+use tokio_util::sync::CancellationToken;
+
+use super::AgentSession;
+use super::lock;
+use super::now_millis;
+use crate::error::Result;
+use crate::hooks::AgentStart;
+use crate::system_prompt::PromptInputs;
+use crate::system_prompt::ToolPromptInfo;
+use crate::system_prompt::build_sections;
+use crate::system_prompt::system_message_for;
+
+impl AgentSession {
+    /// Readies a run's first request and asks `before_agent_start`: the system prompt as
+    /// the extensions leave it (a forced one replaces it for this run); returns the messages
+    /// they add after the run's own. `custom` is the message starting a `sendMessage` turn.
+    pub(super) async fn before_run(
+        &mut self,
+        prompt: &str,
+        images: &[ContentBlock],
+        custom: Option<&AgentMessage>,
+        cancel: &CancellationToken,
+    ) -> Result<Vec<AgentMessage>> {
+        self.prepare_request()?;
+        let options = self.system_prompt_options();
+        let system_prompt = self
+            .agent
+            .config()
+            .system_prompt
+            .clone()
+            .unwrap_or_default();
+        let hooks = Arc::clone(&self.hooks);
+        let changes = hooks
+            .before_agent_start(
+                AgentStart {
+                    prompt,
+                    images,
+                    custom,
+                    system_prompt_options: &options,
+                    system_prompt: &system_prompt,
+                },
+                cancel,
+            )
+            .await;
+        if let Some(forced) = changes.system_prompt {
+            self.extension_actions.note_system_prompt(&forced);
+            self.agent.config_mut().system_prompt = Some(forced);
+        }
+        Ok(changes.messages)
+    }
+
+    /// `systemPromptOptions` for `before_agent_start`: what the prompt is built from.
+    fn system_prompt_options(&self) -> serde_json::Value {
+        let active: Vec<String> = self.agent.config().active_tools.clone().unwrap_or_default();
+        let infos = tool_prompt_infos(&self.agent.config().tools, &active);
+        crate::system_prompt::prompt_options_json(
+            &infos,
+            &self.prompt_files,
+            &self.context_files,
+            &self.resources.skills,
+            &self.cwd,
+        )
+    }
+
+    /// Brings the persisted system prompt up to date and loads the branch's context into the
+    /// agent: every finished message is already in the session file before this request.
+    fn prepare_request(&mut self) -> Result<()> {
+        let tools = self.agent.config().tools.clone();
+        let active: Vec<String> = self.agent.config().active_tools.clone().unwrap_or_default();
+        let infos = tool_prompt_infos(&tools, &active);
+        // The same list, in the same order, as every request of the run offers.
+        let declarations = tools.declarations(Some(&active));
+        let date = chrono::Local::now().format("%Y-%m-%d").to_string();
+        let sections = build_sections(&PromptInputs {
+            tools: &infos,
+            prompt_files: &self.prompt_files,
+            context_files: &self.context_files,
+            skills: &self.resources.skills,
+            cwd: &self.cwd,
+            date: &date,
+            docs_dir: None,
+        });
+        let mut session = lock(&self.session);
+        let previous: SystemState = session.build_context().system;
+        if let Some(message) = system_message_for(&previous, &sections, &declarations, now_millis())
+        {
+            session.append_message(AgentMessage::System(Box::new(message)))?;
+        }
+        let context = session.build_context();
+        let prompt = context.system.prompt_text();
+        let messages: Vec<Arc<AgentMessage>> = context
+            .messages
+            .iter()
+            .map(|m| Arc::new((*m.message).clone()))
+            .collect();
+        drop(context);
+        drop(session);
+        self.extension_actions.note_system_prompt(&prompt);
+        self.agent.config_mut().system_prompt = Some(prompt);
+        self.agent.replace_messages(messages);
+        Ok(())
+    }
+}
+
+/// The prompt's view of the active tools, in their order.
+fn tool_prompt_infos(tools: &ToolRegistry, active: &[String]) -> Vec<ToolPromptInfo> {
+    active
+        .iter()
+        .filter_map(|name| tools.get(name))
+        .map(|tool| {
+            let def = tool.definition();
+            ToolPromptInfo {
+                name: def.name.clone(),
+                snippet: def.prompt_snippet.clone(),
+                guidelines: def.prompt_guidelines.clone(),
+            }
+        })
+        .collect()
+}
