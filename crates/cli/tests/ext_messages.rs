@@ -4,6 +4,7 @@
 //! prompt; all stored as `custom_message` entries and sent to the model as user content.
 
 mod oneshot_common;
+mod rpc_common;
 mod test_files;
 
 use knightcode_testkit::MockServer;
@@ -11,6 +12,7 @@ use knightcode_testkit::ScriptedReply;
 use knightcode_testkit::WireFormat;
 use oneshot_common::knightcode;
 use oneshot_common::sandbox;
+use rpc_common::user_texts;
 use serde_json::Value;
 
 const EXTENSION: &str = r#"
@@ -42,25 +44,6 @@ fn events(stdout: &str) -> Vec<Value> {
     stdout
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .collect()
-}
-
-/// Every text a request sent as user content, in order.
-fn user_texts(body: &Value) -> Vec<String> {
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "user")
-        .map(|m| match &m["content"] {
-            Value::String(text) => text.clone(),
-            Value::Array(parts) => parts
-                .iter()
-                .filter_map(|p| p["text"].as_str())
-                .collect::<Vec<_>>()
-                .join(""),
-            _ => String::new(),
-        })
         .collect()
 }
 
