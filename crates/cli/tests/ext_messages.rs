@@ -5,7 +5,6 @@
 
 mod oneshot_common;
 mod rpc_common;
-mod test_files;
 
 use knightcode_testkit::MockServer;
 use knightcode_testkit::ScriptedReply;
@@ -100,7 +99,7 @@ fn send_message_joins_the_conversation_starts_a_turn_or_waits_for_the_next_promp
     );
 
     // All are `custom_message` entries in the session file.
-    let file = test_files::session_files(&sb.agent).pop().unwrap();
+    let file = rpc_common::session_files(&sb.agent).pop().unwrap();
     let entries: Vec<Value> = std::fs::read_to_string(file)
         .unwrap()
         .lines()

@@ -7,6 +7,8 @@
 mod test_files;
 #[allow(unused_imports)]
 pub use test_files::read_jsonl;
+#[allow(unused_imports)]
+pub use test_files::session_files;
 
 use std::path::PathBuf;
 use std::process::Stdio;
