@@ -3,8 +3,7 @@
 //! the typed client or raw.
 #![allow(dead_code)]
 
-#[path = "../test_files/mod.rs"]
-mod test_files;
+use crate::test_files;
 #[allow(unused_imports)]
 pub use test_files::read_jsonl;
 #[allow(unused_imports)]

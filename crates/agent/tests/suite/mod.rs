@@ -1,0 +1,6 @@
+//! One module per former test binary; see CONTRIBUTING.md ("Tests") for where a new test goes.
+
+mod client;
+mod queues;
+mod retry;
+mod turns;

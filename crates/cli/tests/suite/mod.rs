@@ -1,0 +1,32 @@
+//! One module per former test binary; see CONTRIBUTING.md ("Tests") for where a new test goes.
+
+mod cli;
+mod e2e_oneshot;
+mod ext_examples;
+mod ext_faults;
+mod ext_messages;
+mod ext_providers;
+mod ext_startup;
+mod ext_tools;
+mod ext_trust;
+mod extensions;
+mod packages;
+mod rpc_bash;
+mod rpc_compact;
+mod rpc_extensions;
+mod rpc_io;
+mod rpc_prompt;
+mod rpc_resources;
+mod rpc_session;
+mod rpc_undo;
+mod tools_optional;
+mod tui;
+mod tui_compact;
+mod tui_export;
+mod tui_resources;
+mod tui_rough_edges;
+mod tui_settings;
+mod tui_themes;
+mod tui_tools;
+mod tui_undo;
+mod undo_print;

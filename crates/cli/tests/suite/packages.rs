@@ -1,0 +1,577 @@
+//! `knightcode install|remove|list|update` with the real binary and local stand-ins only: a
+//! package folder, a stand-in `npm` on PATH that records its arguments, and a bare git
+//! repository that `https://example.com/` is redirected to.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::oneshot_common;
+
+use knightcode_testkit::MockServer;
+use knightcode_testkit::ScriptedReply;
+use knightcode_testkit::WireFormat;
+use oneshot_common::Sandbox;
+use oneshot_common::command;
+use oneshot_common::knightcode;
+use oneshot_common::offered_tools;
+use oneshot_common::sandbox;
+
+fn server() -> MockServer {
+    MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![ScriptedReply::text("ok")],
+    )
+    .unwrap()
+}
+
+fn write_skill_package(root: &Path, skill: &str) {
+    let dir = root.join("skills").join(skill);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        format!("---\nname: {skill}\ndescription: The {skill} skill.\n---\nDo it.\n"),
+    )
+    .unwrap();
+}
+
+fn settings(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn local_folder_install_list_remove_in_user_and_project_settings() {
+    let server = server();
+    let sb = sandbox(&server);
+    write_skill_package(&sb.project.join("pkg"), "hello");
+
+    let run = knightcode(&sb, &["list"]);
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, "No packages installed.\n")
+    );
+
+    let run = knightcode(&sb, &["install", "./pkg"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "Installing ./pkg...\nInstalled ./pkg\n");
+    // Stored relative to the settings file's folder, as the reference does.
+    assert_eq!(
+        settings(&sb.agent.join("settings.json"))["packages"],
+        serde_json::json!(["../project/pkg"])
+    );
+    let run = knightcode(&sb, &["install", "./pkg", "-l"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        settings(&sb.project.join(".knightcode/settings.json"))["packages"],
+        serde_json::json!(["../pkg"])
+    );
+
+    let pkg = sb.project.join("pkg");
+    let run = knightcode(&sb, &["list"]);
+    assert_eq!(
+        run.stdout,
+        format!(
+            "User packages:\n  ../project/pkg\n    {0}\n\nProject packages:\n  ../pkg\n    {0}\n",
+            pkg.display()
+        )
+    );
+
+    let run = knightcode(&sb, &["remove", "./other"]);
+    assert_eq!(run.code, 1);
+    assert_eq!(run.stderr, "No matching package found for ./other\n");
+    let run = knightcode(&sb, &["uninstall", "./pkg", "--local"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "Removing ./pkg...\nRemoved ./pkg\n");
+    assert_eq!(
+        settings(&sb.project.join(".knightcode/settings.json"))["packages"],
+        serde_json::json!([])
+    );
+    assert_eq!(
+        settings(&sb.agent.join("settings.json"))["packages"],
+        serde_json::json!(["../project/pkg"])
+    );
+}
+
+#[test]
+fn a_failed_install_leaves_settings_untouched() {
+    let server = server();
+    let sb = sandbox(&server);
+    let path = sb.agent.join("settings.json");
+    std::fs::write(&path, "{\"theme\": \"dark\"}").unwrap();
+    let run = knightcode(&sb, &["install", "./missing"]);
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        run.stderr,
+        format!(
+            "Error: Path does not exist: {}\n",
+            sb.project.join("missing").display()
+        )
+    );
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "{\"theme\": \"dark\"}"
+    );
+
+    let run = knightcode(&sb, &["install"]);
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        run.stderr,
+        "Missing install source.\nUsage: knightcode install <source> [-l]\n"
+    );
+}
+
+/// A stand-in `npm` that appends its arguments to `npm-args` and fails on `fail@*` specs.
+fn fake_npm(sb: &Sandbox) -> std::path::PathBuf {
+    let bin = sb.home.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let script = bin.join("npm");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho \"$@\" >> {log}\ncase \"$2\" in fail*) exit 3;; esac\n\
+             if [ \"$1\" = install ]; then mkdir -p \"$4/node_modules/${{2%@*}}/skills/npm-skill\"; fi\n",
+            log = sb.home.join("npm-args").display()
+        ),
+    )
+    .unwrap();
+    let mut perms = std::fs::metadata(&script).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&script, perms).unwrap();
+    bin
+}
+
+fn with_path(sb: &Sandbox, bin: &Path, args: &[&str]) -> (i32, String, String) {
+    let mut cmd: Command = command(sb, args);
+    cmd.env(
+        "PATH",
+        format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()),
+    );
+    let out = cmd.output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn npm_sources_run_npm_with_the_install_prefix_and_honour_npm_command() {
+    let server = server();
+    let sb = sandbox(&server);
+    let bin = fake_npm(&sb);
+    let root = sb.agent.join("npm");
+
+    let (code, stdout, stderr) = with_path(&sb, &bin, &["install", "npm:pkg@1.2.3"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        stdout,
+        "Installing npm:pkg@1.2.3...\nInstalled npm:pkg@1.2.3\n"
+    );
+    assert!(root.join("package.json").is_file());
+    assert!(root.join(".gitignore").is_file());
+    let (_, list, _) = with_path(&sb, &bin, &["list"]);
+    assert_eq!(
+        list,
+        format!(
+            "User packages:\n  npm:pkg@1.2.3\n    {}\n",
+            root.join("node_modules/pkg").display()
+        )
+    );
+
+    // A failing npm: the error names the command, the settings keep what they had.
+    let (code, _, stderr) = with_path(&sb, &bin, &["install", "npm:fail@1"]);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.ends_with(&format!(
+            "Error: npm install fail@1 --prefix {} failed with code 3\n",
+            root.display()
+        )),
+        "{stderr}"
+    );
+    assert_eq!(
+        settings(&sb.agent.join("settings.json"))["packages"],
+        serde_json::json!(["npm:pkg@1.2.3"])
+    );
+
+    // `npmCommand` wraps npm: its argv comes first.
+    let mut s = settings(&sb.agent.join("settings.json"));
+    s["npmCommand"] = serde_json::json!(["sh", bin.join("npm").to_str().unwrap()]);
+    std::fs::write(sb.agent.join("settings.json"), s.to_string()).unwrap();
+    let (code, _, stderr) = with_path(&sb, &bin, &["remove", "npm:pkg"]);
+    assert_eq!(code, 0, "{stderr}");
+    let log = std::fs::read_to_string(sb.home.join("npm-args")).unwrap();
+    let prefix = root.display();
+    assert_eq!(
+        log,
+        format!(
+            "install pkg@1.2.3 --prefix {prefix}\ninstall fail@1 --prefix {prefix}\nuninstall pkg --prefix {prefix}\n"
+        )
+    );
+    assert_eq!(
+        settings(&sb.agent.join("settings.json"))["packages"],
+        serde_json::json!([])
+    );
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let status = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}");
+}
+
+#[test]
+fn git_sources_clone_check_out_the_ref_and_remove_cleanly() {
+    let server = server();
+    let sb = sandbox(&server);
+    let remotes = sb.home.join("remotes");
+    let bare = remotes.join("user/repo.git");
+    std::fs::create_dir_all(&bare).unwrap();
+    git(&bare, &["init", "-q", "--bare"]);
+    let work = sb.home.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    git(&work, &["init", "-q"]);
+    write_skill_package(&work, "first");
+    git(&work, &["add", "."]);
+    git(&work, &["commit", "-qm", "one"]);
+    git(&work, &["tag", "v1"]);
+    std::fs::write(work.join("later.txt"), "later").unwrap();
+    git(&work, &["add", "."]);
+    git(&work, &["commit", "-qm", "two"]);
+    git(
+        &work,
+        &[
+            "push",
+            "-q",
+            bare.to_str().unwrap(),
+            "HEAD:refs/heads/main",
+            "v1",
+        ],
+    );
+
+    // No network: https://example.com/ is this folder of bare repositories.
+    let redirect = |cmd: &mut Command| {
+        cmd.env("GIT_CONFIG_COUNT", "1")
+            .env(
+                "GIT_CONFIG_KEY_0",
+                format!("url.file://{}/.insteadOf", remotes.display()),
+            )
+            .env("GIT_CONFIG_VALUE_0", "https://example.com");
+    };
+    let mut cmd = command(&sb, &["install", "git:example.com/user/repo.git@v1"]);
+    redirect(&mut cmd);
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        stdout,
+        "Installing git:example.com/user/repo.git@v1...\nInstalled git:example.com/user/repo.git@v1\n"
+    );
+    let target = sb.agent.join("git/example.com/user/repo");
+    assert!(target.join("skills/first/SKILL.md").is_file());
+    assert!(!target.join("later.txt").exists(), "v1 is checked out");
+    assert!(sb.agent.join("git/.gitignore").is_file());
+
+    let mut cmd = command(&sb, &["remove", "git:git@example.com:user/repo"]);
+    redirect(&mut cmd);
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!sb.agent.join("git/example.com").exists());
+    assert_eq!(
+        settings(&sb.agent.join("settings.json"))["packages"],
+        serde_json::json!([])
+    );
+}
+
+#[test]
+fn an_installed_packages_skill_reaches_the_system_prompt() {
+    let server = server();
+    let sb = sandbox(&server);
+    write_skill_package(&sb.home.join("pkg"), "from-package");
+    let pkg = sb.home.join("pkg");
+    let run = knightcode(&sb, &["install", pkg.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+
+    let run = knightcode(&sb, &["-p", "hi"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let body = server.requests()[0].body.to_string();
+    assert!(body.contains("<name>from-package</name>"), "{body}");
+    assert!(
+        body.contains(
+            &pkg.join("skills/from-package/SKILL.md")
+                .display()
+                .to_string()
+        ),
+        "{body}"
+    );
+}
+
+#[test]
+fn update_self_says_how_a_cargo_build_is_updated() {
+    let server = server();
+    let sb = sandbox(&server);
+    let run = knightcode(&sb, &["update", "--self"]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.starts_with(
+            "error: knightcode cannot self-update this installation.\nThis build is installed with cargo."
+        ),
+        "{}",
+        run.stderr
+    );
+    let run = knightcode(&sb, &["update", "--extensions"]);
+    assert_eq!((run.code, run.stdout.as_str()), (0, "Updated packages\n"));
+    let run = knightcode(&sb, &["update", "npm:nothing"]);
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        run.stderr,
+        "Error: No matching package found for npm:nothing\n"
+    );
+}
+
+#[test]
+fn a_projects_package_loads_only_in_a_trusted_project() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![ScriptedReply::text("ok"); 2],
+    )
+    .unwrap();
+    let sb = sandbox(&server);
+    write_skill_package(&sb.project.join("vendor/pkg"), "project-pkg");
+    let run = knightcode(&sb, &["install", "./vendor/pkg", "-l"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+
+    let run = knightcode(&sb, &["--no-approve", "-p", "hi"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = knightcode(&sb, &["--approve", "-p", "hi"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let requests = server.requests();
+    assert!(!requests[0].body.to_string().contains("project-pkg"));
+    assert!(
+        requests[1]
+            .body
+            .to_string()
+            .contains("<name>project-pkg</name>")
+    );
+}
+
+/// Real npm, offline: a tarball made with `npm pack`, installed through the `npm:` form with
+/// a `file:` spec, then removed with `npm uninstall`.
+#[test]
+fn real_npm_installs_a_packed_tarball_and_removes_it() {
+    let server = server();
+    let sb = sandbox(&server);
+    let src = sb.home.join("tgz-src");
+    write_skill_package(&src, "tgz-skill");
+    std::fs::write(
+        src.join("package.json"),
+        r#"{"name":"tgz-pkg","version":"1.0.0"}"#,
+    )
+    .unwrap();
+    let npm_env = |cmd: &mut Command| {
+        cmd.env("npm_config_offline", "true")
+            .env("npm_config_audit", "false")
+            .env("npm_config_fund", "false")
+            .env("npm_config_update_notifier", "false")
+            .env("npm_config_cache", sb.home.join("npm-cache"));
+    };
+    let mut pack = Command::new("npm");
+    pack.args(["pack", "--silent"]).current_dir(&src);
+    npm_env(&mut pack);
+    let packed = pack
+        .output()
+        .expect("npm is needed for this test: install Node.js 20 with npm");
+    assert!(
+        packed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&packed.stderr)
+    );
+    let tarball = src.join("tgz-pkg-1.0.0.tgz");
+    assert!(tarball.is_file());
+
+    let source = format!("npm:tgz-pkg@file:{}", tarball.display());
+    let mut cmd = command(&sb, &["install", &source]);
+    npm_env(&mut cmd);
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let installed = sb.agent.join("npm/node_modules/tgz-pkg");
+    assert!(installed.join("skills/tgz-skill/SKILL.md").is_file());
+    let run = knightcode(&sb, &["list"]);
+    assert_eq!(
+        run.stdout,
+        format!("User packages:\n  {source}\n    {}\n", installed.display())
+    );
+
+    let mut cmd = command(&sb, &["remove", "npm:tgz-pkg"]);
+    npm_env(&mut cmd);
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!installed.exists());
+    assert_eq!(
+        settings(&sb.agent.join("settings.json"))["packages"],
+        serde_json::json!([])
+    );
+}
+
+/// A tool extension named `name`: it greets.
+fn tool_extension(name: &str) -> String {
+    format!(
+        r#"
+import {{ Type }} from "@mariozechner/pi-ai";
+import type {{ ExtensionAPI }} from "@mariozechner/pi-coding-agent";
+
+export default function (pi: ExtensionAPI) {{
+  pi.registerTool({{
+    name: "{name}",
+    label: "{name}",
+    description: "The {name} tool",
+    parameters: Type.Object({{}}),
+    async execute() {{
+      return {{ content: [{{ type: "text", text: "{name} ran" }}], details: {{}} }};
+    }},
+  }});
+}}
+"#
+    )
+}
+
+#[test]
+fn a_package_extension_registers_a_tool_the_model_is_offered_and_calls() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![
+            ScriptedReply::tool_call("call_1", "pkg_hello", "{}"),
+            ScriptedReply::text("done"),
+        ],
+    )
+    .unwrap();
+    let sb = sandbox(&server);
+    // The convention folder: no `knightcode`/`pi` key in package.json.
+    let pkg = sb.project.join("pkg");
+    std::fs::create_dir_all(pkg.join("extensions")).unwrap();
+    std::fs::write(pkg.join("package.json"), r#"{"name":"pkg"}"#).unwrap();
+    std::fs::write(pkg.join("extensions/hello.ts"), tool_extension("pkg_hello")).unwrap();
+    let run = knightcode(&sb, &["install", "./pkg"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+
+    let run = knightcode(&sb, &["-p", "greet"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(offered_tools(&requests[0].body).contains(&"pkg_hello".to_owned()));
+    assert!(
+        requests[1].body.to_string().contains("pkg_hello ran"),
+        "{}",
+        requests[1].body
+    );
+}
+
+#[test]
+fn settings_filters_and_manifest_globs_narrow_package_extensions_and_trust_gates_projects() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![ScriptedReply::text("ok"); 3],
+    )
+    .unwrap();
+    let sb = sandbox(&server);
+    // The legacy `pi` key with a glob and an exclusion.
+    let pkg = sb.project.join("vendor/multi");
+    std::fs::create_dir_all(pkg.join("src")).unwrap();
+    std::fs::write(
+        pkg.join("package.json"),
+        r#"{"name":"multi","pi":{"extensions":["./src/*.ts","!src/broken.ts"]}}"#,
+    )
+    .unwrap();
+    for name in ["alpha", "beta"] {
+        std::fs::write(pkg.join(format!("src/{name}.ts")), tool_extension(name)).unwrap();
+    }
+    std::fs::write(pkg.join("src/broken.ts"), "this is not typescript {{{").unwrap();
+    // A project entry in the object form: every extension but beta.
+    std::fs::create_dir_all(sb.project.join(".knightcode")).unwrap();
+    std::fs::write(
+        sb.project.join(".knightcode/settings.json"),
+        r#"{"packages": [{"source": "../vendor/multi", "extensions": ["!beta.ts"]}]}"#,
+    )
+    .unwrap();
+
+    let run = knightcode(&sb, &["--no-approve", "-p", "hi"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = knightcode(&sb, &["--approve", "-p", "hi"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let requests = server.requests();
+    let untrusted = offered_tools(&requests[0].body);
+    assert!(!untrusted.contains(&"alpha".to_owned()), "{untrusted:?}");
+    let trusted = offered_tools(&requests[1].body);
+    assert!(trusted.contains(&"alpha".to_owned()), "{trusted:?}");
+    assert!(!trusted.contains(&"beta".to_owned()), "{trusted:?}");
+}
+
+#[test]
+fn the_extensions_setting_loads_a_script_relative_to_the_agent_folder() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![ScriptedReply::text("ok")],
+    )
+    .unwrap();
+    let sb = sandbox(&server);
+    std::fs::create_dir_all(sb.agent.join("mine")).unwrap();
+    std::fs::write(
+        sb.agent.join("mine/tool.ts"),
+        tool_extension("from_settings"),
+    )
+    .unwrap();
+    std::fs::write(
+        sb.agent.join("settings.json"),
+        r#"{"extensions": ["mine/tool.ts", "!ignored"]}"#,
+    )
+    .unwrap();
+    let run = knightcode(&sb, &["-p", "hi"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let tools = offered_tools(&server.requests()[0].body);
+    assert!(tools.contains(&"from_settings".to_owned()), "{tools:?}");
+}
+
+#[test]
+fn the_extensions_setting_excludes_a_discovered_extension() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![ScriptedReply::text("ok")],
+    )
+    .unwrap();
+    let sb = sandbox(&server);
+    let dir = sb.agent.join("extensions");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("keep.ts"), tool_extension("kept")).unwrap();
+    std::fs::write(dir.join("drop.ts"), tool_extension("dropped")).unwrap();
+    std::fs::write(
+        sb.agent.join("settings.json"),
+        r#"{"extensions": ["!drop.ts"]}"#,
+    )
+    .unwrap();
+    let run = knightcode(&sb, &["-p", "hi"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let tools = offered_tools(&server.requests()[0].body);
+    assert!(tools.contains(&"kept".to_owned()), "{tools:?}");
+    assert!(!tools.contains(&"dropped".to_owned()), "{tools:?}");
+}

@@ -1,0 +1,176 @@
+//! Themes in a real pseudo-terminal: a theme file in pi's format picked by the `theme`
+//! setting or `--theme` + `--use-theme` colours the screen, and an unknown name falls back
+//! to dark with a warning listing the themes there are.
+
+use crate::tui_common;
+
+use tui_common::Sandbox;
+
+/// The built-in dark theme (pi's own file) renamed, with `thinkingOff` (the editor's border
+/// for a model without reasoning) set to `#123456`.
+fn ocean() -> String {
+    let dark =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../resources/themes/dark.json");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dark).unwrap()).unwrap();
+    json["name"] = "ocean".into();
+    json["vars"]["deep"] = "#123456".into();
+    json["colors"]["thinkingOff"] = "deep".into();
+    serde_json::to_string_pretty(&json).unwrap()
+}
+
+const OCEAN: vt100::Color = vt100::Color::Rgb(0x12, 0x34, 0x56);
+
+fn border(tui: &tui_common::Tui) -> Option<vt100::Color> {
+    tui.color_of(&"─".repeat(100))
+}
+
+#[test]
+fn the_theme_setting_picks_a_discovered_theme() {
+    let sandbox = Sandbox::new(vec![]);
+    std::fs::create_dir_all(sandbox.agent.join("themes")).unwrap();
+    std::fs::write(sandbox.agent.join("themes/ocean.json"), ocean()).unwrap();
+    std::fs::write(sandbox.agent.join("settings.json"), r#"{"theme": "ocean"}"#).unwrap();
+    let mut tui = sandbox.spawn(&[], 100, 30);
+    tui.wait_for_text("mock-model");
+    assert_eq!(border(&tui), Some(OCEAN), "{}", tui.screen());
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}
+
+#[test]
+fn use_theme_picks_a_theme_file_from_the_command_line() {
+    let sandbox = Sandbox::new(vec![]);
+    let file = sandbox.root.path().join("ocean.json");
+    std::fs::write(&file, ocean()).unwrap();
+    let mut tui = sandbox.spawn(
+        &[
+            "--no-themes",
+            "--theme",
+            file.to_str().unwrap(),
+            "--use-theme",
+            "ocean",
+        ],
+        100,
+        30,
+    );
+    tui.wait_for_text("mock-model");
+    assert_eq!(border(&tui), Some(OCEAN), "{}", tui.screen());
+    let screen = tui.screen();
+    assert!(!screen.contains("not available"), "{screen}");
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}
+
+#[test]
+fn an_unknown_theme_warns_and_keeps_dark() {
+    let sandbox = Sandbox::new(vec![]);
+    std::fs::create_dir_all(sandbox.agent.join("themes")).unwrap();
+    std::fs::write(sandbox.agent.join("themes/ocean.json"), ocean()).unwrap();
+    std::fs::write(
+        sandbox.agent.join("themes/broken.json"),
+        r#"{"name": "broken", "colors": {}}"#,
+    )
+    .unwrap();
+    let mut tui = sandbox.spawn(&["--use-theme", "nope"], 200, 40);
+    tui.wait_for_text("Available themes: dark, light, ocean");
+    let screen = tui.wait_for_text("Theme \"nope\" not found; using dark.");
+    // The broken file's error (the reference's words) scrolled up with its long list.
+    let history = tui.history().join("\n");
+    assert!(
+        history.contains("Missing required color tokens:") && history.contains("  - accent"),
+        "{history}"
+    );
+    // The built-in dark theme's border (thinkingOff).
+    assert_eq!(
+        tui.color_of(&"─".repeat(200)),
+        Some(vt100::Color::Idx(240)),
+        "{screen}"
+    );
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}
+
+#[test]
+fn the_html_export_uses_the_themes_export_colours() {
+    let sandbox = Sandbox::new(vec![knightcode_testkit::ScriptedReply::text(
+        "Light answer.",
+    )]);
+    let mut tui = sandbox.spawn(&["--use-theme", "light"], 160, 40);
+    tui.wait_for_text("mock-model");
+    tui.submit("Question");
+    tui.wait_for_text("Light answer.");
+    tui.submit("/export page.html");
+    tui.wait_for_text("Session exported to:");
+    let page = std::fs::read_to_string(sandbox.project.join("page.html")).unwrap();
+    // light.json's `export` section and its accent (`teal`, a variable).
+    assert!(page.contains("--page-bg: #f8f8f8;"), "no page colour");
+    assert!(page.contains("--card-bg: #ffffff;"), "no card colour");
+    assert!(page.contains("--info-bg: #fffae6;"), "no info colour");
+    assert!(page.contains("--accent: #5a8080;"), "no accent");
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}
+
+#[test]
+fn reload_reads_an_edited_theme_file_again() {
+    let sandbox = Sandbox::new(vec![]);
+    std::fs::create_dir_all(sandbox.agent.join("themes")).unwrap();
+    let file = sandbox.agent.join("themes/ocean.json");
+    std::fs::write(&file, ocean()).unwrap();
+    let mut tui = sandbox.spawn(&["--use-theme", "ocean"], 100, 30);
+    tui.wait_for_text("mock-model");
+    assert_eq!(border(&tui), Some(OCEAN), "{}", tui.screen());
+    std::fs::write(&file, ocean().replace("#123456", "#654321")).unwrap();
+    tui.submit("/reload");
+    tui.wait_for_text("Reloaded keybindings");
+    assert_eq!(
+        border(&tui),
+        Some(vt100::Color::Rgb(0x65, 0x43, 0x21)),
+        "{}",
+        tui.screen()
+    );
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}
+
+#[test]
+fn editing_the_active_theme_file_redraws_in_its_new_colours() {
+    let sandbox = Sandbox::new(vec![]);
+    std::fs::create_dir_all(sandbox.agent.join("themes")).unwrap();
+    let file = sandbox.agent.join("themes/ocean.json");
+    std::fs::write(&file, ocean()).unwrap();
+    std::fs::write(sandbox.agent.join("settings.json"), r#"{"theme": "ocean"}"#).unwrap();
+    let mut tui = sandbox.spawn(&[], 100, 30);
+    tui.wait_for_text("mock-model");
+    assert_eq!(border(&tui), Some(OCEAN), "{}", tui.screen());
+    // Longer, so the change shows even within the file system's timestamp granularity.
+    std::fs::write(&file, ocean().replace("#123456", "#654321") + "\n").unwrap();
+    tui.wait_for_color(&"─".repeat(100), vt100::Color::Rgb(0x65, 0x43, 0x21));
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}
+
+#[test]
+fn without_truecolor_theme_colours_use_the_256_colour_palette() {
+    let sandbox = Sandbox::new(vec![]);
+    std::fs::create_dir_all(sandbox.agent.join("themes")).unwrap();
+    std::fs::write(sandbox.agent.join("themes/ocean.json"), ocean()).unwrap();
+    std::fs::write(sandbox.agent.join("settings.json"), r#"{"theme": "ocean"}"#).unwrap();
+    let mut tui = sandbox.spawn_with_env(
+        &[],
+        &[("COLORTERM", ""), ("TERM", "screen-256color")],
+        100,
+        30,
+    );
+    tui.wait_for_text("mock-model");
+    // #123456's nearest palette entry.
+    assert_eq!(
+        border(&tui),
+        Some(vt100::Color::Idx(23)),
+        "{}",
+        tui.screen()
+    );
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}

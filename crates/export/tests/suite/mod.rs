@@ -1,0 +1,3 @@
+//! One module per former test binary; see CONTRIBUTING.md ("Tests") for where a new test goes.
+
+mod chromium;

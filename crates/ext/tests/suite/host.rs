@@ -1,0 +1,336 @@
+//! The host driven through its API with small inline extensions.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use knightcode_agent::AgentHooks as _;
+use knightcode_agent::PendingToolCall;
+use knightcode_agent::ToolCallVerdict;
+use knightcode_agent::ToolContext;
+use knightcode_ext::ExtError;
+use knightcode_ext::ExtensionHost;
+use knightcode_ext::HostConfig;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+async fn load(dir: &Path, files: &[(&str, &str)]) -> Result<Arc<ExtensionHost>, ExtError> {
+    let mut paths = Vec::new();
+    for (name, source) in files {
+        let path = dir.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, source).unwrap();
+        if !name.contains("node_modules") && !name.ends_with(".json") && !name.starts_with("lib/") {
+            paths.push(path);
+        }
+    }
+    ExtensionHost::load(HostConfig {
+        paths,
+        cwd: dir.to_path_buf(),
+        mode: "print".to_owned(),
+        flags: serde_json::Map::new(),
+        memory_limit: None,
+    })
+    .await
+}
+
+const HELLO: &str = r#"
+import { Type } from "@knightcode/ai";
+import { defineTool, type ExtensionAPI } from "@knightcodeai/cli";
+import { StringEnum } from "@mariozechner/pi-ai";
+import * as path from "node:path";
+import { helper } from "./lib/helper";
+import data from "./lib/data.json";
+import ms from "ms";
+
+enum Greeting { Hello = "Hello", Hi = "Hi" }
+
+const hello = defineTool({
+  name: "hello",
+  label: "Hello",
+  description: "Greets someone",
+  parameters: Type.Object({ name: Type.String({ description: "Who" }), mood: Type.Optional(StringEnum(["glad", "sad"] as const)) }),
+  async execute(_id: string, params: { name: string }, _signal, onUpdate, ctx) {
+    onUpdate?.({ content: [{ type: "text", text: "working" }], details: undefined });
+    return { content: [{ type: "text", text: `${Greeting.Hello}, ${params.name}! ${helper()} ${data.n} ${ms(60000)} ${path.basename(ctx.cwd) !== ""}` }], details: { greeted: params.name } };
+  },
+});
+
+export default function (pi: ExtensionAPI) {
+  pi.registerTool(hello);
+}
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_typescript_tool_with_local_imports_json_and_node_modules_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = load(
+        dir.path(),
+        &[
+            ("hello.ts", HELLO),
+            (
+                "lib/helper.ts",
+                "export const helper = (): string => \"from helper\";\n",
+            ),
+            ("lib/data.json", "{\"n\": 42}"),
+            ("node_modules/ms/package.json", "{\"main\": \"index.js\"}"),
+            (
+                "node_modules/ms/index.js",
+                "module.exports = function (v) { return v / 60000 + 'm'; };\n",
+            ),
+        ],
+    )
+    .await
+    .unwrap();
+    let registry = host.registry();
+    assert_eq!(registry.tools.len(), 1);
+    let spec = &registry.tools[0];
+    assert_eq!(spec.name, "hello");
+    assert_eq!(
+        spec.parameters,
+        json!({"type":"object","properties":{"name":{"type":"string","description":"Who"},"mood":{"type":"string","enum":["glad","sad"]}},"required":["name"]})
+    );
+    let tool = host.tools().remove(0);
+    let updates = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = Arc::clone(&updates);
+    let context = ToolContext::new("call-1", dir.path(), CancellationToken::new())
+        .with_updates(Arc::new(move |p| seen.lock().unwrap().push(p)));
+    let out = tool.execute(json!({"name": "Ada"}), context).await.unwrap();
+    assert_eq!(
+        out.content[0].as_text(),
+        Some("Hello, Ada! from helper 42 1m true")
+    );
+    assert_eq!(out.details, Some(json!({"greeted": "Ada"})));
+    assert_eq!(updates.lock().unwrap().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_call_handlers_block_mutate_and_a_throwing_one_blocks_as_a_fail_safe() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = load(
+        dir.path(),
+        &[(
+            "gate.ts",
+            r#"
+export default function (pi) {
+  pi.on("tool_call", async (event) => {
+    if (event.toolName === "bash" && /rm -rf/.test(event.input.command)) return { block: true, reason: "no rm" };
+    if (event.toolName === "bash") event.input.command = "echo safe";
+    if (event.toolName === "boom") throw new Error("handler exploded");
+  });
+}
+"#,
+        )],
+    )
+    .await
+    .unwrap();
+    let cancel = CancellationToken::new();
+    let blocked = host
+        .before_tool_call(
+            PendingToolCall {
+                tool_call_id: "1",
+                tool_name: "bash",
+                arguments: &json!({"command": "rm -rf /"}),
+            },
+            &cancel,
+        )
+        .await;
+    assert_eq!(blocked, ToolCallVerdict::Block("no rm".to_owned()));
+    let rewritten = host
+        .before_tool_call(
+            PendingToolCall {
+                tool_call_id: "2",
+                tool_name: "bash",
+                arguments: &json!({"command": "ls"}),
+            },
+            &cancel,
+        )
+        .await;
+    assert_eq!(
+        rewritten,
+        ToolCallVerdict::Rewrite(json!({"command": "echo safe"}))
+    );
+    let failed = host
+        .before_tool_call(
+            PendingToolCall {
+                tool_call_id: "3",
+                tool_name: "boom",
+                arguments: &json!({}),
+            },
+            &cancel,
+        )
+        .await;
+    assert_eq!(
+        failed,
+        ToolCallVerdict::Block("handler exploded".to_owned())
+    );
+    let untouched = host
+        .before_tool_call(
+            PendingToolCall {
+                tool_call_id: "4",
+                tool_name: "read",
+                arguments: &json!({"path": "a"}),
+            },
+            &cancel,
+        )
+        .await;
+    assert_eq!(untouched, ToolCallVerdict::Proceed);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn load_failures_name_the_extension_and_the_cause() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = load(
+        dir.path(),
+        &[(
+            "bad.ts",
+            "type Api = { on: unknown };\n\nexport default function (pi: Api) {\n  throw new Error(\"nope\");\n}\n",
+        )],
+    )
+    .await
+    .unwrap_err();
+    let text = err.to_string();
+    assert!(text.starts_with("Failed to load extension \""), "{text}");
+    // The location is the TypeScript line (4), not the stripped code's.
+    let bad = dir.path().join("bad.ts");
+    assert!(
+        text.contains(&format!("bad.ts\": nope\n    at {}:4:", bad.display())),
+        "{text}"
+    );
+    let err = load(
+        dir.path(),
+        &[(
+            "syntax.ts",
+            "export default function (pi) {\n  const = 1;\n}\n",
+        )],
+    )
+    .await
+    .unwrap_err();
+    assert!(err.to_string().contains("syntax.ts:2:"), "{err}");
+    let err = load(dir.path(), &[("none.ts", "export const x = 1;\n")])
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("Extension does not export a valid factory function"),
+        "{err}"
+    );
+    let err = load(
+        dir.path(),
+        &[(
+            "missing.ts",
+            "import x from \"not-there\";\nexport default function () { x; }\n",
+        )],
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("Cannot find module 'not-there' imported from"),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn node_shims_the_examples_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = load(
+        dir.path(),
+        &[(
+            "node.ts",
+            r#"
+import * as fs from "node:fs";
+import { execSync, spawnSync, exec } from "node:child_process";
+import { promisify } from "node:util";
+import { join } from "path";
+import { homedir } from "os";
+import { fileURLToPath } from "node:url";
+const req = require("node:fs");
+
+export default function (pi) {
+  pi.registerTool({
+    name: "probe", label: "probe", description: "d", parameters: { type: "object", properties: {} },
+    async execute() {
+      const file = join(process.cwd(), "out.txt");
+      fs.writeFileSync(file, "written");
+      const out = [
+        fs.existsSync(file), fs.existsSync(file + ".nope"), fs.readFileSync(file, "utf8"),
+        execSync("echo hi", { encoding: "utf8" }).trim(), spawnSync("sh", ["-c", "exit 3"]).status,
+        (await promisify(exec)("echo async")).stdout.trim(), typeof homedir(), req === fs,
+        fileURLToPath(import.meta.url).endsWith("node.ts"), (await pi.exec("sh", ["-c", "echo $0"])).stdout.trim(),
+      ];
+      await new Promise((r) => setTimeout(r, 1));
+      return { content: [{ type: "text", text: JSON.stringify(out) }], details: undefined };
+    },
+  });
+}
+"#,
+        )],
+    )
+    .await
+    .unwrap();
+    let tool = host.tools().remove(0);
+    let cwd = std::env::current_dir().unwrap();
+    let out = tool
+        .execute(
+            json!({}),
+            ToolContext::new("c", &cwd, CancellationToken::new()),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        out.content[0].as_text(),
+        Some(r#"[true,false,"written","hi",3,"async","string",true,true,"sh"]"#)
+    );
+    let _ = std::fs::remove_file(cwd.join("out.txt"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn host_packages_keys_frontmatter_and_a_buffered_spawn() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = load(
+        dir.path(),
+        &[(
+            "pkg.ts",
+            r#"
+import { spawn } from "node:child_process";
+import { parseFrontmatter } from "@mariozechner/pi-coding-agent";
+import { Key } from "@mariozechner/pi-tui";
+
+export default function (pi) {
+  pi.registerTool({
+    name: "probe", label: "probe", description: "d", parameters: { type: "object", properties: {} },
+    async execute() {
+      const { frontmatter, body } = parseFrontmatter("---\nname: scout\ntools: read, grep\nlist: [a, 'b']\nn: 3\nitems:\n  - x\n  - y\n---\n\nBody text\n");
+      const spawned = await new Promise((resolve) => {
+        const child = spawn("sh", ["-c", "echo out; echo err >&2; exit 4"], { stdio: ["ignore", "pipe", "pipe"] });
+        let out = "", err = "";
+        child.stdout.on("data", (d) => { out += d.toString(); });
+        child.stderr.on("data", (d) => { err += d.toString(); });
+        child.on("close", (code) => resolve([out.trim(), err.trim(), code]));
+      });
+      const out = [Key.ctrlAlt("p"), Key.ctrlShift("u"), Key.escape, Key.slash, frontmatter, body, spawned];
+      return { content: [{ type: "text", text: JSON.stringify(out) }], details: undefined };
+    },
+  });
+}
+"#,
+        )],
+    )
+    .await
+    .unwrap();
+    let tool = host.tools().remove(0);
+    let out = tool
+        .execute(
+            json!({}),
+            ToolContext::new("c", dir.path(), CancellationToken::new()),
+        )
+        .await
+        .unwrap();
+    let value: serde_json::Value = serde_json::from_str(out.content[0].as_text().unwrap()).unwrap();
+    assert_eq!(
+        value,
+        json!(["ctrl+alt+p", "ctrl+shift+u", "escape", "/",
+            {"name": "scout", "tools": "read, grep", "list": ["a", "b"], "n": 3, "items": ["x", "y"]},
+            "Body text", ["out", "err", 4]])
+    );
+}

@@ -1,0 +1,4 @@
+//! One module per former test binary; see CONTRIBUTING.md ("Tests") for where a new test goes.
+
+mod faults;
+mod host;

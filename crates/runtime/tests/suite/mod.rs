@@ -1,0 +1,23 @@
+//! One module per former test binary; see CONTRIBUTING.md ("Tests") for where a new test goes.
+
+mod actor;
+mod auto_compaction;
+mod bash_env;
+mod branch_summary;
+mod bug_report;
+mod compaction;
+mod compaction_hooks;
+mod faux;
+mod hooks;
+mod images;
+mod import;
+mod long_session;
+mod model_select;
+mod navigate;
+mod prompt;
+mod resources;
+mod sessions;
+mod settings;
+mod settings_effects;
+mod trust;
+mod undo;
