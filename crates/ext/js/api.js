@@ -64,17 +64,16 @@
     return pending;
   }
 
-  // The front end's UI (RPC: the extension-UI subprotocol, spec rpc.md §6). Requests are
-  // written in call order: fire-and-forget ones chain on `uiTail`, dialogs start after them.
-  let uiTail = Promise.resolve();
+  // The front end's UI (RPC: the extension-UI subprotocol, spec rpc.md §6). The host writes
+  // a request while the call is made, so requests keep call order and precede whatever the
+  // session emits afterwards (a notify before `ctx.abort()` comes before the run's end).
   const uiSend = (method, args) => {
-    uiTail = uiTail.then(() => sessionAsync("ui", Object.assign({ method }, args))).then(() => {}, () => {});
+    sessionAsync("ui", Object.assign({ method }, args)).then(() => {}, () => {});
   };
   const dialog = (method, args, opts, fallback) => {
     const signal = opts && opts.signal;
     if (signal && signal.aborted) return Promise.resolve(fallback);
-    return uiTail
-      .then(() => sessionAsync("ui", Object.assign({ method }, args), signal))
+    return sessionAsync("ui", Object.assign({ method }, args), signal)
       .then((r) => (r === null || r === undefined ? fallback : r), () => fallback);
   };
   const timeoutOf = (opts) => (opts && typeof opts.timeout === "number" && opts.timeout > 0 ? opts.timeout : undefined);
@@ -415,8 +414,6 @@
       } else {
         await run(name, event, null, errors);
       }
-      // What the handlers showed goes out before the session acts on their result.
-      await uiTail;
       return { result, errors };
     },
     async executeTool({ name, toolCallId, params }) {
@@ -427,7 +424,6 @@
       const onUpdate = (partial) => { kc.toolUpdate(JSON.stringify({ toolCallId, partial })); };
       try {
         const r = await entry.def.execute(toolCallId, params, controller.signal, onUpdate, context({ signal: controller.signal }));
-        await uiTail;
         const out = r && typeof r === "object" ? r : { content: [{ type: "text", text: String(r) }] };
         return { content: Array.isArray(out.content) ? out.content : [], details: out.details, isError: !!out.isError, terminate: out.terminate === true };
       } catch (e) {
@@ -446,8 +442,6 @@
       if (!entry) return { found: false };
       try {
         await entry.options.handler(args, commandContext());
-        // What the command showed goes out before it is reported done.
-        await uiTail;
         return { found: true, errors: [] };
       } catch (e) {
         return { found: true, errors: [{ extensionPath: entry.ext.path, event: "command", error: message(e), stack: stackOf(e) }] };

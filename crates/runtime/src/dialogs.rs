@@ -46,15 +46,19 @@ pub trait Dialogs: Send + Sync {
         false
     }
 
-    /// An extension's `ctx.ui` request as the subprotocol carries it. A dialog resolves
-    /// with the reply, or `None` after `timeout`, on `cancel` or without a UI; the
-    /// fire-and-forget kinds resolve once they are sent.
-    fn extension_ui<'a>(
-        &'a self,
+    /// Issues an extension's `ctx.ui` request as the subprotocol carries it, and returns the
+    /// wait for its answer. The request is issued before this returns, not when the future is
+    /// first polled: requests then reach the front end in the order extensions made them, and
+    /// before anything the session emits afterwards (the reference writes a request when it
+    /// is made, so a `notify` issued before `ctx.abort()` precedes the run's end). A dialog
+    /// resolves with the reply, or `None` after `timeout`, on `cancel` or without a UI; the
+    /// fire-and-forget kinds resolve once they are written.
+    fn extension_ui(
+        &self,
         request: UiRequestKind,
         timeout: Option<Duration>,
-        cancel: &'a CancellationToken,
-    ) -> HookFuture<'a, Option<UiReply>> {
+        cancel: CancellationToken,
+    ) -> HookFuture<'static, Option<UiReply>> {
         let _ = (request, timeout, cancel);
         Box::pin(std::future::ready(None))
     }

@@ -45,6 +45,14 @@ impl DialogOptions {
     }
 }
 
+/// How far [`UiBridge::write_now`] got.
+enum Write {
+    Queued,
+    /// The output queue was full: written by the wait instead.
+    Later(ExtensionUiRequest),
+    Closed,
+}
+
 type Pending = Arc<Mutex<HashMap<String, oneshot::Sender<UiReply>>>>;
 
 /// Issues extension UI requests over an RPC output and matches the replies. Cheap to clone.
@@ -57,14 +65,14 @@ pub struct UiBridge {
 }
 
 /// Forgets a pending dialog however its wait ends (answer, timeout, abort, dropped future).
-struct PendingGuard<'a> {
-    pending: &'a Pending,
+struct PendingGuard {
+    pending: Pending,
     id: String,
 }
 
-impl Drop for PendingGuard<'_> {
+impl Drop for PendingGuard {
     fn drop(&mut self) {
-        lock(self.pending).remove(&self.id);
+        lock(&self.pending).remove(&self.id);
     }
 }
 
@@ -87,65 +95,100 @@ impl UiBridge {
     /// dialog timed out, was aborted, or the output or the bridge closed. Fire-and-forget
     /// kinds return `None` as soon as they are queued. For `select`, `confirm` and `input`
     /// the written `timeout` is taken from `options`.
-    pub async fn request(
+    pub async fn request(&self, kind: UiRequestKind, options: &DialogOptions) -> Option<UiReply> {
+        self.issue(kind, options.clone()).await
+    }
+
+    /// Like [`UiBridge::request`], but the request is queued for writing before this returns
+    /// (the future only waits for the reply), so requests keep the order of the calls and
+    /// precede whatever is written after them. Only a full output queue (a client that does
+    /// not read) defers the write to the future.
+    pub fn issue(
         &self,
         mut kind: UiRequestKind,
-        options: &DialogOptions,
-    ) -> Option<UiReply> {
-        if !kind.expects_response() {
-            // Nobody waits for these; a closed output only means nobody would see them.
-            let _ = self.emit(kind).await;
-            return None;
+        options: DialogOptions,
+    ) -> impl std::future::Future<Output = Option<UiReply>> + Send + 'static {
+        let dialog = kind.expects_response();
+        let mut waiting = None;
+        if dialog {
+            let cancelled = options
+                .signal
+                .as_ref()
+                .is_some_and(CancellationToken::is_cancelled);
+            let millis = options
+                .timeout
+                .map(|timeout| u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX));
+            match &mut kind {
+                UiRequestKind::Select { timeout, .. }
+                | UiRequestKind::Confirm { timeout, .. }
+                | UiRequestKind::Input { timeout, .. } => *timeout = millis,
+                _ => {}
+            }
+            if !cancelled {
+                let id = uuid::Uuid::new_v4().to_string();
+                let (tx, rx) = oneshot::channel();
+                // Registered before the request is written, so a fast reply cannot be missed.
+                lock(&self.pending).insert(id.clone(), tx);
+                let guard = PendingGuard {
+                    pending: Arc::clone(&self.pending),
+                    id: id.clone(),
+                };
+                // Checked after registering: a `close` either is seen here or drops the sender.
+                if !self.closed.load(std::sync::atomic::Ordering::SeqCst) {
+                    waiting = Some((id, rx, guard));
+                }
+            }
         }
-        if options
-            .signal
-            .as_ref()
-            .is_some_and(CancellationToken::is_cancelled)
-        {
-            return None;
-        }
-        let millis = options
-            .timeout
-            .map(|timeout| u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX));
-        match &mut kind {
-            UiRequestKind::Select { timeout, .. }
-            | UiRequestKind::Confirm { timeout, .. }
-            | UiRequestKind::Input { timeout, .. } => *timeout = millis,
-            _ => {}
-        }
-
-        let id = uuid::Uuid::new_v4().to_string();
-        let (tx, rx) = oneshot::channel();
-        // Registered before the request is written, so a fast reply cannot be missed.
-        lock(&self.pending).insert(id.clone(), tx);
-        // Checked after registering: a `close` either is seen here or drops the sender.
-        if self.closed.load(std::sync::atomic::Ordering::SeqCst) {
-            lock(&self.pending).remove(&id);
-            return None;
-        }
-        let _guard = PendingGuard {
-            pending: &self.pending,
-            id: id.clone(),
-        };
-        let request = ExtensionUiRequest { id, kind };
-        self.out.send(&request).await.ok()?;
-
-        let timeout = async {
-            match options.timeout {
-                Some(timeout) => tokio::time::sleep(timeout).await,
-                None => std::future::pending().await,
+        // What is left to write when the output queue is full, and the reply to wait for.
+        let (unwritten, reply) = match waiting {
+            Some((id, rx, guard)) => {
+                let request = ExtensionUiRequest { id, kind };
+                (self.write_now(request), Some((rx, guard)))
+            }
+            None if dialog => (Write::Closed, None),
+            None => {
+                let request = ExtensionUiRequest {
+                    id: uuid::Uuid::new_v4().to_string(),
+                    kind,
+                };
+                (self.write_now(request), None)
             }
         };
-        let abort = async {
-            match &options.signal {
-                Some(signal) => signal.cancelled().await,
-                None => std::future::pending().await,
+        let out = self.out.clone();
+        async move {
+            match unwritten {
+                Write::Queued => {}
+                Write::Later(request) => out.send(&request).await.ok()?,
+                Write::Closed => return None,
             }
-        };
-        tokio::select! {
-            reply = rx => reply.ok(),
-            () = timeout => None,
-            () = abort => None,
+            let (rx, _guard) = reply?;
+            let timeout = async {
+                match options.timeout {
+                    Some(timeout) => tokio::time::sleep(timeout).await,
+                    None => std::future::pending().await,
+                }
+            };
+            let abort = async {
+                match &options.signal {
+                    Some(signal) => signal.cancelled().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                reply = rx => reply.ok(),
+                () = timeout => None,
+                () = abort => None,
+            }
+        }
+    }
+
+    /// Queues `request` without waiting; gives it back when the queue is full.
+    fn write_now(&self, request: ExtensionUiRequest) -> Write {
+        match self.out.try_send(&request) {
+            Ok(()) => Write::Queued,
+            Err(HeadlessError::OutputFull) => Write::Later(request),
+            // A closed output only means nobody would see it, or answer it.
+            Err(_) => Write::Closed,
         }
     }
 
@@ -357,18 +400,16 @@ impl knightcode_runtime::dialogs::Dialogs for UiBridge {
         true
     }
 
-    fn extension_ui<'a>(
-        &'a self,
+    fn extension_ui(
+        &self,
         request: UiRequestKind,
         timeout: Option<Duration>,
-        cancel: &'a CancellationToken,
-    ) -> knightcode_agent::HookFuture<'a, Option<UiReply>> {
-        Box::pin(async move {
-            let dialog = DialogOptions {
-                timeout,
-                signal: Some(cancel.clone()),
-            };
-            self.request(request, &dialog).await
-        })
+        cancel: CancellationToken,
+    ) -> knightcode_agent::HookFuture<'static, Option<UiReply>> {
+        let dialog = DialogOptions {
+            timeout,
+            signal: Some(cancel),
+        };
+        Box::pin(self.issue(request, dialog))
     }
 }

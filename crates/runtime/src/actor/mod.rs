@@ -364,11 +364,10 @@ pub(crate) struct ExtensionActions {
     shutdown: std::sync::Arc<tokio::sync::Notify>,
     /// Early UI (RPC mode): `session_start` at startup runs before the front end set its
     /// dialogs. `hasUI` is already true then, and the fire-and-forget requests made wait here
-    /// until the dialogs are set; later requests wait for them to be written (`ui_gate`).
+    /// until the dialogs are set, which issues them before any later request.
     early_ui: std::sync::Mutex<EarlyUi>,
     /// The system prompt of the current (or last) run (`ctx.getSystemPrompt()`).
     system_prompt: std::sync::Mutex<String>,
-    ui_gate: std::sync::Arc<tokio::sync::Mutex<()>>,
     /// `sendMessage(…, {deliverAs: "nextTurn"})`: context for the next prompt.
     next_turn: std::sync::Mutex<Vec<AgentMessage>>,
     /// `setActiveTools` before the session runs (from `session_start`), for its start.
@@ -386,7 +385,6 @@ impl Default for ExtensionActions {
             shutdown: std::sync::Arc::default(),
             early_ui: std::sync::Mutex::default(),
             system_prompt: std::sync::Mutex::default(),
-            ui_gate: std::sync::Arc::default(),
             next_turn: std::sync::Mutex::default(),
             early_active_tools: std::sync::Mutex::default(),
             selection: std::sync::Mutex::default(),
@@ -510,31 +508,21 @@ impl ExtensionActions {
             .dialogs
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = std::sync::Arc::clone(&dialogs);
-        let queued = {
-            let mut early = self
-                .early_ui
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            early.set = true;
-            std::mem::take(&mut early.queued)
-        };
-        if queued.is_empty() {
-            return;
-        }
-        // Taken now, before anything else can ask: the queued requests go out first.
-        let (Ok(gate), Ok(runtime)) = (
-            std::sync::Arc::clone(&self.ui_gate).try_lock_owned(),
-            tokio::runtime::Handle::try_current(),
-        ) else {
-            return;
-        };
-        runtime.spawn(async move {
-            let never = tokio_util::sync::CancellationToken::new();
-            for request in queued {
-                dialogs.extension_ui(request, None, &never).await;
+        // The queued requests are issued in order while the lock is held, so no later request
+        // (which must take the lock to see `set`) can be written before them. Fire-and-forget
+        // requests are written when issued; the wait only matters when the output is full.
+        let mut early = self
+            .early_ui
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        early.set = true;
+        let never = tokio_util::sync::CancellationToken::new();
+        for request in std::mem::take(&mut early.queued) {
+            let written = dialogs.extension_ui(request, None, never.clone());
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                runtime.spawn(written);
             }
-            drop(gate);
-        });
+        }
     }
 
     /// Whether `ctx.hasUI` (also before an expected front end set its dialogs).
@@ -554,32 +542,21 @@ impl ExtensionActions {
         request: knightcode_protocol::rpc::UiRequestKind,
         timeout: Option<std::time::Duration>,
         cancel: tokio_util::sync::CancellationToken,
-    ) -> impl std::future::Future<Output = Option<knightcode_protocol::rpc::UiReply>> + Send + 'static
-    {
-        let waiting = {
+    ) -> knightcode_agent::HookFuture<'static, Option<knightcode_protocol::rpc::UiReply>> {
+        {
             let mut early = self
                 .early_ui
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
             if early.expected && !early.set {
                 if !request.expects_response() {
-                    early.queued.push(request.clone());
+                    early.queued.push(request);
                 }
-                true
-            } else {
-                false
+                return Box::pin(std::future::ready(None));
             }
-        };
-        let dialogs = self.dialogs();
-        let gate = std::sync::Arc::clone(&self.ui_gate);
-        async move {
-            if waiting {
-                return None;
-            }
-            // After what was queued before the dialogs were set.
-            drop(gate.lock().await);
-            dialogs.extension_ui(request, timeout, &cancel).await
         }
+        // Issued now (see `Dialogs::extension_ui`): the caller's order is the client's order.
+        self.dialogs().extension_ui(request, timeout, cancel)
     }
 
     pub(crate) fn dialogs(&self) -> std::sync::Arc<dyn crate::dialogs::Dialogs> {

@@ -65,16 +65,25 @@ fn replaced(reply: crate::actor::Reply) -> Result<Value, String> {
 }
 
 /// An extension's `ctx.ui` request: the front end's answer as JS takes it (`select`,
-/// `input`, `editor` → text or `null`, `confirm` → boolean, the rest `null`).
-async fn ui_request(
-    actions: Arc<crate::actor::ExtensionActions>,
+/// `input`, `editor` → text or `null`, `confirm` → boolean, the rest `null`). The request is
+/// issued now, while the extension's call runs, so requests keep the order they were made
+/// in, ahead of the events the session emits afterwards; the future only waits for the
+/// answer.
+fn ui_request(
+    actions: &crate::actor::ExtensionActions,
     args: Value,
     cancel: CancellationToken,
-) -> Result<Value, String> {
+) -> knightcode_ext::PortFuture {
     use knightcode_protocol::rpc::UiReply;
     use knightcode_protocol::rpc::UiRequestKind;
-    let request: UiRequestKind =
-        serde_json::from_value(args).map_err(|e| format!("ctx.ui: invalid request ({e})"))?;
+    let request: UiRequestKind = match serde_json::from_value(args) {
+        Ok(request) => request,
+        Err(e) => {
+            return Box::pin(std::future::ready(Err(format!(
+                "ctx.ui: invalid request ({e})"
+            ))));
+        }
+    };
     let timeout = match &request {
         UiRequestKind::Select { timeout, .. }
         | UiRequestKind::Confirm { timeout, .. }
@@ -82,12 +91,14 @@ async fn ui_request(
         _ => None,
     };
     let confirm = matches!(request, UiRequestKind::Confirm { .. });
-    let reply = actions.extension_ui(request, timeout, cancel).await;
-    Ok(match reply {
-        Some(UiReply::Confirmed(yes)) if confirm => Value::Bool(yes),
-        Some(UiReply::Value(text)) if !confirm => Value::String(text),
-        _ if confirm => Value::Bool(false),
-        _ => Value::Null,
+    let reply = actions.extension_ui(request, timeout, cancel);
+    Box::pin(async move {
+        Ok(match reply.await {
+            Some(UiReply::Confirmed(yes)) if confirm => Value::Bool(yes),
+            Some(UiReply::Value(text)) if !confirm => Value::String(text),
+            _ if confirm => Value::Bool(false),
+            _ => Value::Null,
+        })
     })
 }
 
@@ -102,7 +113,7 @@ impl SessionPort for Port {
         use crate::actor::Reply;
         let text = |key: &str| args.get(key).and_then(Value::as_str).map(str::to_owned);
         let command = match op {
-            "ui" => return Box::pin(ui_request(Arc::clone(&self.actions), args, cancel)),
+            "ui" => return ui_request(&self.actions, args, cancel),
             "waitForIdle" => Command::WaitForIdle,
             "newSession" => Command::NewSession {
                 parent_session: text("parentSession"),
