@@ -1,0 +1,139 @@
+//! Child processes with a bounded wait. A test that runs a program (the agent binary, npm,
+//! node, git, Chromium) must not hang the whole suite when that program does:
+//! [`OutputWithin::output_within`] waits at most a given time, then kills the child and fails
+//! with what it was waiting for and the output so far.
+//!
+//! ```no_run
+//! use knightcode_testkit::process::{OutputWithin, PROCESS_LIMIT};
+//! let out = std::process::Command::new("git")
+//!     .arg("--version")
+//!     .output_within(PROCESS_LIMIT, "git --version")
+//!     .unwrap();
+//! assert!(out.status.success());
+//! ```
+
+use std::io::Read;
+use std::process::Command;
+use std::process::Output;
+use std::process::Stdio;
+use std::time::Duration;
+
+use wait_timeout::ChildExt;
+
+use crate::TestkitError;
+
+/// How long a test waits for one run of the agent binary (generous: debug builds on a
+/// loaded two-core machine).
+pub const PROCESS_LIMIT: Duration = Duration::from_secs(120);
+
+/// How long the output of a killed child may take to arrive.
+const PIPE_GRACE: Duration = Duration::from_secs(5);
+
+/// How long a test waits for a download from a package registry (`npm install`, `npm pack`
+/// of a published package) on a cold cache.
+pub const REGISTRY_LIMIT: Duration = Duration::from_secs(600);
+
+/// [`Command::output`] with a limit.
+pub trait OutputWithin {
+    /// Like [`Command::output`] (stdout and stderr captured, stdin closed), but a child still running after `limit` is killed and the error
+    /// names `what` the test was waiting for, with the tail of its output.
+    fn output_within(&mut self, limit: Duration, what: &str) -> Result<Output, TestkitError>;
+}
+
+impl OutputWithin for Command {
+    fn output_within(&mut self, limit: Duration, what: &str) -> Result<Output, TestkitError> {
+        output_within(self, limit, what)
+    }
+}
+
+fn output_within(
+    command: &mut Command,
+    limit: Duration,
+    what: &str,
+) -> Result<Output, TestkitError> {
+    // What it was, in words and as the command line (cut short: it lists the environment).
+    let mut line = format!("{command:?}");
+    if line.len() > 400 {
+        let end = (0..=400)
+            .rev()
+            .find(|&i| line.is_char_boundary(i))
+            .unwrap_or(0);
+        line.truncate(end);
+        line.push('…');
+    }
+    let what = format!("{what} ({line})");
+    let spawn_error = |source| TestkitError::Spawn {
+        what: what.clone(),
+        source,
+    };
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(spawn_error)?;
+    // Both pipes are drained as the child writes, so a chatty child never blocks on a full
+    // pipe while we wait for it to exit.
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            let _ = tx.send(bytes);
+        });
+        rx
+    };
+    let stdout = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let status = child.wait_timeout(limit).map_err(spawn_error)?;
+    let Some(status) = status else {
+        let _ = child.kill();
+        let _ = child.wait();
+        // The pipes close with the child, unless a descendant still holds them: what it wrote
+        // is then not waited for.
+        let tail = |rx: std::sync::mpsc::Receiver<Vec<u8>>| {
+            let Ok(bytes) = rx.recv_timeout(PIPE_GRACE) else {
+                return String::from("(its pipe is still held open by a descendant)");
+            };
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            let start = text.len().saturating_sub(2000);
+            let start = (start..text.len())
+                .find(|&i| text.is_char_boundary(i))
+                .unwrap_or(text.len());
+            text[start..].to_owned()
+        };
+        return Err(TestkitError::TimedOut {
+            what,
+            limit,
+            stdout: tail(stdout),
+            stderr: tail(stderr),
+        });
+    };
+    // A descendant that outlives the child and keeps its output open holds these; the wait
+    // is bounded like the child's.
+    let collect = |rx: std::sync::mpsc::Receiver<Vec<u8>>, name: &str| {
+        rx.recv_timeout(limit).map_err(|_| TestkitError::TimedOut {
+            what: format!("{what}: its {name} to close after it exited"),
+            limit,
+            stdout: String::new(),
+            stderr: String::new(),
+        })
+    };
+    Ok(Output {
+        status,
+        stdout: collect(stdout, "stdout")?,
+        stderr: collect(stderr, "stderr")?,
+    })
+}
