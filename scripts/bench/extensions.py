@@ -3,19 +3,24 @@
 
 * start-up: RPC process start until the response to a `get_state` sent right away, with no
   extension and with ten of the reference's example extensions (`-e` each), and the peak
-  RSS (VmHWM) at that moment; each run in a fresh sandbox;
+  RSS (VmHWM) at that moment; each run in a fresh sandbox. For knightcode the ten load
+  twice: cold (an empty load cache, as a fresh HOME has) and warm (a cache the first run
+  filled, `KNIGHTCODE_EXT_CACHE_DIR`);
 * whether the JS runtime starts without extensions (its thread, `knightcode-js`);
 * idle: wake-ups (context switches of every thread) and CPU time over a quiet pause with the
   ten extensions loaded.
 
     python3 scripts/bench/extensions.py [--runs 15] [--idle 10] [--agents ours,pi]
+        [--binary path/to/knightcode]   # another build, to compare in one sitting
 
 Needs a release build (`cargo build --release -p knightcode-cli`) and the reference agent in
 scripts/pi (`npm ci` there). Prints medians with min and max, and the machine.
 """
 import argparse
 import os
+import shutil
 import statistics
+import tempfile
 import sys
 import time
 
@@ -45,8 +50,10 @@ def spawn(box, extensions):
     return box.spawn()
 
 
-def startup(agent, extensions):
+def startup(agent, extensions, cache_dir=None):
     box = rpc.Box(agent)
+    if cache_dir:
+        box.env["KNIGHTCODE_EXT_CACHE_DIR"] = cache_dir
     try:
         start = time.monotonic()
         proc = spawn(box, extensions)
@@ -92,17 +99,26 @@ def main():
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--idle", type=float, default=10.0)
     parser.add_argument("--agents", default="ours,pi")
+    parser.add_argument("--binary", help="the knightcode binary (default: the release build)")
     opts = parser.parse_args()
+    if opts.binary:
+        rpc.KNIGHTCODE = os.path.abspath(opts.binary)
     agents = opts.agents.split(",")
     print(f"machine: {rpc.machine()}")
     missing = [n for n in TEN if not os.path.exists(os.path.join(EXAMPLES, n))]
     if missing:
         sys.exit(f"missing examples {missing}: run npm ci in scripts/pi")
-    samples = {(a, e): [] for a in agents for e in (False, True)}
+    samples = {(a, e): [] for a in agents for e in (False, True, "warm")}
+    warm_cache = tempfile.mkdtemp(prefix="kc-ext-cache-")
+    if "ours" in agents:
+        startup("ours", True, warm_cache)  # fills the cache the warm runs read
     for _ in range(opts.runs):
         for agent in agents:
             for extensions in (False, True):
                 samples[(agent, extensions)].append(startup(agent, extensions))
+            if agent == "ours":
+                samples[(agent, "warm")].append(startup(agent, True, warm_cache))
+    shutil.rmtree(warm_cache, ignore_errors=True)
     for agent in agents:
         base = samples[(agent, False)]
         loaded = samples[(agent, True)]
@@ -115,6 +131,11 @@ def main():
               f"peak RSS {statistics.median(s[1] for s in loaded):.1f} MiB")
         print(f"{agent}: added by the ten: {l_ms - b_ms:.1f} ms, "
               f"{statistics.median(s[1] for s in loaded) - statistics.median(s[1] for s in base):.1f} MiB")
+        warm = samples[(agent, "warm")]
+        if warm:
+            w_ms = statistics.median(s[0] for s in warm)
+            print(f"{agent}: start-up, ten examples, warm cache: {rpc.describe([s[0] for s in warm], 'ms')}, "
+                  f"peak RSS {statistics.median(s[1] for s in warm):.1f} MiB; added: {w_ms - b_ms:.1f} ms")
     for agent in agents:
         wakeups, cpu_ms = idle(agent, opts.idle)
         print(f"{agent}: idle {opts.idle:.0f} s with the ten: {wakeups} wake-ups, {cpu_ms:.1f} ms CPU")

@@ -43,6 +43,8 @@ pub struct AgentConfig {
     /// The tools the model is offered and may call, by name; `None` means all of `tools`.
     /// A call of any other tool gets a `Tool <name> not found` error result.
     pub active_tools: Option<Vec<String>>,
+    /// What active orchestrating tools change in the declarations (`prepareLoadout`).
+    pub loadout: crate::tool::Loadout,
     /// The working directory handed to tools.
     pub cwd: PathBuf,
     /// Agent-level auto-retry of failed turns (`retry.*` settings).
@@ -73,6 +75,7 @@ impl AgentConfig {
             system_prompt: None,
             tools: ToolRegistry::new(),
             active_tools: None,
+            loadout: crate::tool::Loadout::default(),
             cwd: PathBuf::from("."),
             retry: RetryPolicy::default(),
         }

@@ -31,6 +31,7 @@ pub(crate) async fn stream_assistant(
     request: &StreamRequest,
     events: &EventSender,
     clock: &dyn Clock,
+    hooks: &dyn crate::hooks::AgentHooks,
     cancel: &CancellationToken,
 ) -> AssistantMessage {
     let mut stream = provider.stream(request, cancel.child_token());
@@ -105,12 +106,18 @@ pub(crate) async fn stream_assistant(
             })
             .await;
     }
+    let finished = AgentMessage::Assistant(Box::new(message));
+    let finished = crate::hooks::finish_message(hooks, finished, cancel).await;
     events
         .emit(AgentEvent::MessageEnd {
-            message: AgentMessage::Assistant(Box::new(message.clone())),
+            message: finished.clone(),
         })
         .await;
-    message
+    match finished {
+        AgentMessage::Assistant(message) => *message,
+        // `finish_message` keeps the role.
+        _ => AssistantMessage::default(),
+    }
 }
 
 /// The message of a stream that stopped without a final event: the partial content so far,

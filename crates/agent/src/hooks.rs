@@ -10,6 +10,7 @@
 //! | [`provider_payload`](AgentHooks::provider_payload) | the request body is built | replace the JSON sent to the provider |
 //! | [`before_tool_call`](AgentHooks::before_tool_call) | after argument validation | block the call with a reason, or rewrite its arguments |
 //! | [`after_tool_result`](AgentHooks::after_tool_result) | a call finished | rewrite content, details, `isError` |
+//! | [`message_end`](AgentHooks::message_end) | a message is finished, before `message_end` goes out and it is stored | replace it (same role) |
 //! | [`turn_end`](AgentHooks::turn_end) | after a turn's tool results | add messages, ask for one more request, end the run |
 //! | [`before_settle`](AgentHooks::before_settle) | the run would stop | the same |
 //! | [`context_overflow`](AgentHooks::context_overflow) | a response failed for a full context | compact and hand back a smaller context to retry with |
@@ -42,6 +43,8 @@ pub struct PendingToolCall<'a> {
     pub tool_call_id: &'a str,
     pub tool_name: &'a str,
     pub arguments: &'a Value,
+    /// The call that made this one through `ctx.executeTool`, if another tool made it.
+    pub parent_tool_call_id: Option<&'a str>,
 }
 
 /// What [`AgentHooks::before_tool_call`] decided.
@@ -149,6 +152,24 @@ pub trait AgentHooks: Send + Sync {
         ready(ToolResultPatch::default())
     }
 
+    /// Whether [`AgentHooks::message_end`] wants to see finished messages; they are only
+    /// handed over when this says so.
+    fn replaces_messages(&self) -> bool {
+        false
+    }
+
+    /// A message is finished (assistant response, prompt, tool result): `Some` replaces it
+    /// in the conversation, the `message_end` event and the session file. A replacement
+    /// with another role is ignored.
+    fn message_end<'a>(
+        &'a self,
+        message: &'a AgentMessage,
+        cancel: &'a CancellationToken,
+    ) -> HookFuture<'a, Option<AgentMessage>> {
+        let _ = (message, cancel);
+        ready(None)
+    }
+
     /// After a turn's tool results were stored.
     fn turn_end<'a>(
         &'a self,
@@ -189,6 +210,21 @@ pub trait AgentHooks: Send + Sync {
     ) -> HookFuture<'a, ()> {
         let _ = (failed, cancel);
         ready(())
+    }
+}
+
+/// `message` as the [`AgentHooks::message_end`] hook leaves it.
+pub(crate) async fn finish_message(
+    hooks: &dyn AgentHooks,
+    message: AgentMessage,
+    cancel: &CancellationToken,
+) -> AgentMessage {
+    if !hooks.replaces_messages() {
+        return message;
+    }
+    match hooks.message_end(&message, cancel).await {
+        Some(replacement) if replacement.role() == message.role() => replacement,
+        _ => message,
     }
 }
 

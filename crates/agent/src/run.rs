@@ -310,6 +310,7 @@ impl Agent {
                     &request,
                     &self.shared.events,
                     self.clock.as_ref(),
+                    self.hooks.as_ref(),
                     &run.cancel,
                 )
                 .await;
@@ -397,6 +398,12 @@ impl Agent {
                 message: message.clone(),
             })
             .await;
+        let message = crate::hooks::finish_message(
+            self.hooks.as_ref(),
+            message,
+            &tokio_util::sync::CancellationToken::new(),
+        )
+        .await;
         self.shared
             .events
             .emit(AgentEvent::MessageEnd {
@@ -437,7 +444,7 @@ impl Agent {
             cwd: &self.config.cwd,
             events: &self.shared.events,
             clock: &self.clock,
-            hooks: self.hooks.as_ref(),
+            hooks: &self.hooks,
             cancel: &run.cancel,
             schemas: &mut run.schemas,
             truncated,
@@ -449,16 +456,20 @@ impl Agent {
             let messages = batch.run_group(&calls[group]).await;
             for message in messages {
                 let message = AgentMessage::ToolResult(Box::new(message));
-                for event in [
-                    AgentEvent::MessageStart {
+                batch
+                    .events
+                    .emit(AgentEvent::MessageStart {
                         message: message.clone(),
-                    },
-                    AgentEvent::MessageEnd {
+                    })
+                    .await;
+                let message =
+                    crate::hooks::finish_message(self.hooks.as_ref(), message, &run.cancel).await;
+                batch
+                    .events
+                    .emit(AgentEvent::MessageEnd {
                         message: message.clone(),
-                    },
-                ] {
-                    batch.events.emit(event).await;
-                }
+                    })
+                    .await;
                 finished.push(message);
             }
             // Recorded per group: a later group must not start before the earlier results
@@ -524,7 +535,11 @@ impl Agent {
             context: Context {
                 system_prompt: config.system_prompt.clone(),
                 messages,
-                tools: config.tools.declarations(config.active_tools.as_deref()),
+                tools: config.tools.declarations_with(
+                    config.active_tools.as_deref(),
+                    &config.loadout,
+                    false,
+                ),
             },
             options,
         }

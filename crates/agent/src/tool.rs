@@ -27,6 +27,51 @@ pub enum ExecutionMode {
     Sequential,
 }
 
+/// How the model reaches a tool (`exposure` of the extension API). "Callable" means callable
+/// from other tools through [`ToolContext::execute_tool`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ToolExposure {
+    /// Declared to the model while active, and callable while active.
+    #[default]
+    Direct,
+    /// Declared to the model while active, never callable.
+    ModelOnly,
+    /// Callable whenever registered; declared only when activated explicitly.
+    Codemode,
+    /// Like `Codemode`, for tools a search finds.
+    Deferred,
+    /// Registered but unreachable.
+    Hidden,
+}
+
+impl ToolExposure {
+    pub fn parse(text: &str) -> Option<Self> {
+        Some(match text {
+            "direct" => Self::Direct,
+            "model-only" => Self::ModelOnly,
+            "codemode" => Self::Codemode,
+            "deferred" => Self::Deferred,
+            "hidden" => Self::Hidden,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Direct => "direct",
+            Self::ModelOnly => "model-only",
+            Self::Codemode => "codemode",
+            Self::Deferred => "deferred",
+            Self::Hidden => "hidden",
+        }
+    }
+
+    /// Whether activating the tool declares it to the model.
+    pub fn declarable(self) -> bool {
+        matches!(self, Self::Direct | Self::ModelOnly)
+    }
+}
+
 /// Everything about a tool except its behaviour.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolDefinition {
@@ -57,6 +102,9 @@ pub struct ToolOutput {
     /// The run may end after this call: when every result of a batch says so, the loop
     /// skips its automatic follow-up request (an extension tool's `terminate: true`).
     pub terminate: bool,
+    /// What the tool's own model calls used (an extension tool's `usage`); it lands on the
+    /// result message, with that of the tool's nested calls added.
+    pub usage: Option<knightcode_protocol::Usage>,
 }
 
 impl ToolOutput {
@@ -104,6 +152,8 @@ pub struct ToolContext {
     /// Cancelled when the user aborts or the run shuts down.
     pub cancel: CancellationToken,
     updates: Option<UpdateSink>,
+    /// Runs other tools for this call (`ctx.executeTool`); set by the loop.
+    nested: Option<crate::nested::NestedScope>,
 }
 
 impl std::fmt::Debug for ToolContext {
@@ -126,7 +176,54 @@ impl ToolContext {
             cwd: cwd.into(),
             cancel,
             updates: None,
+            nested: None,
         }
+    }
+
+    pub(crate) fn with_nested(mut self, nested: crate::nested::NestedScope) -> Self {
+        self.nested = Some(nested);
+        self
+    }
+
+    /// Whether this call can run other tools ([`ToolContext::execute_tool`]): calls the loop
+    /// runs can, a tool called directly cannot.
+    pub fn can_execute_tools(&self) -> bool {
+        self.nested.is_some()
+    }
+
+    /// Runs another tool on behalf of this call, through the same validation and hooks as a
+    /// call of the model: it gets the id `<this id>/<n>`, its `tool_execution_*` events carry
+    /// this call's id as `parent_tool_call_id`, and it is recorded on this call's result
+    /// message (`nestedCalls`). Never fails: an unknown tool, invalid arguments, a block or a
+    /// failure come back as an error outcome.
+    pub fn execute_tool(
+        &self,
+        name: &str,
+        arguments: Value,
+        options: crate::nested::NestedCallOptions,
+    ) -> Pin<Box<dyn Future<Output = crate::nested::NestedOutcome> + Send + 'static>> {
+        match &self.nested {
+            Some(scope) => scope.execute(
+                self.tool_call_id.clone(),
+                self.cancel.clone(),
+                name.to_owned(),
+                arguments,
+                options,
+            ),
+            None => {
+                let outcome =
+                    crate::nested::NestedOutcome::unavailable(&self.tool_call_id, name, arguments);
+                Box::pin(std::future::ready(outcome))
+            }
+        }
+    }
+
+    /// The tools [`ToolContext::execute_tool`] can call (`ctx.tools`).
+    pub fn callable_tools(&self) -> Vec<ToolDefinition> {
+        self.nested
+            .as_ref()
+            .map(crate::nested::NestedScope::callable)
+            .unwrap_or_default()
     }
 
     /// Sends partial results to `sink` (the loop turns them into `tool_execution_update`).
@@ -157,6 +254,27 @@ pub trait Tool: Send + Sync {
 
     /// Runs one call with validated arguments.
     fn execute(&self, arguments: Value, context: ToolContext) -> ToolFuture<'_>;
+
+    /// How the model reaches the tool; built-in tools are `Direct`.
+    fn exposure(&self) -> ToolExposure {
+        ToolExposure::Direct
+    }
+
+    /// Whether registering the tool makes it active: `direct` and `model-only` tools are,
+    /// unless they ask not to be (an extension tool's `defaultActive: false`).
+    fn active_on_registration(&self) -> bool {
+        self.exposure().declarable()
+    }
+}
+
+/// What tools that orchestrate others change in the declarations the model gets while they
+/// are active (`prepareLoadout` of the extension API).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Loadout {
+    /// Replacement descriptions of active tools, by name.
+    pub descriptions: HashMap<String, String>,
+    /// Active tools whose declarations requests leave out: they stay active and callable.
+    pub hidden: Vec<String>,
 }
 
 /// Tools by name, in registration order.
@@ -211,6 +329,27 @@ impl ToolRegistry {
                 description: d.description.clone(),
                 parameters: d.parameters.clone(),
                 extra: Default::default(),
+            })
+            .collect()
+    }
+
+    /// [`ToolRegistry::declarations`] with a [`Loadout`]'s descriptions; `hidden` ones are
+    /// left out unless `keep_hidden` (the transcript still declares them, so the active set
+    /// survives a resume).
+    pub fn declarations_with(
+        &self,
+        active: Option<&[String]>,
+        loadout: &Loadout,
+        keep_hidden: bool,
+    ) -> Vec<ToolDeclaration> {
+        self.declarations(active)
+            .into_iter()
+            .filter(|d| keep_hidden || !loadout.hidden.contains(&d.name))
+            .map(|mut d| {
+                if let Some(description) = loadout.descriptions.get(&d.name) {
+                    description.clone_into(&mut d.description);
+                }
+                d
             })
             .collect()
     }

@@ -56,7 +56,7 @@ pub(crate) struct ToolBatch<'a> {
     pub cwd: &'a Path,
     pub events: &'a EventSender,
     pub clock: &'a Arc<dyn Clock>,
-    pub hooks: &'a dyn AgentHooks,
+    pub hooks: &'a Arc<dyn AgentHooks>,
     pub cancel: &'a CancellationToken,
     pub schemas: &'a mut SchemaCache,
     /// The response hit the output token limit: its arguments may be cut off, so no call runs.
@@ -74,6 +74,7 @@ struct Finished {
     terminate: bool,
     /// How long `execute` took; `None` when the tool did not run.
     duration: Option<Duration>,
+    usage: Option<knightcode_protocol::Usage>,
 }
 
 impl Finished {
@@ -86,6 +87,7 @@ impl Finished {
             is_error: true,
             terminate: false,
             duration: None,
+            usage: None,
         }
     }
 
@@ -97,6 +99,7 @@ impl Finished {
                 is_error: output.is_error,
                 terminate: output.terminate,
                 duration: None,
+                usage: output.usage,
             },
             Err(ToolError::Failed(text) | ToolError::Aborted(text)) => Self::error(text),
         };
@@ -125,7 +128,7 @@ impl Finished {
             tool_name: call.name.clone(),
             content: Blocks(self.content.clone()),
             details: self.details.clone(),
-            usage: None,
+            usage: self.usage.clone(),
             is_error: self.is_error,
             timestamp: Millis(now),
             extra: Default::default(),
@@ -216,6 +219,7 @@ impl ToolBatch<'_> {
             tool_call_id: &call.id,
             tool_name: &call.name,
             arguments: &arguments,
+            parent_tool_call_id: None,
         };
         match self.hooks.before_tool_call(pending, self.cancel).await {
             ToolCallVerdict::Proceed => Ok((tool, arguments)),
@@ -233,6 +237,15 @@ impl ToolBatch<'_> {
         let mut index_of_task = HashMap::new();
         // The arguments each call ran with, for the result hook.
         let mut arguments_of: Vec<Option<Value>> = calls.iter().map(|_| None).collect();
+        // Calls the tools make (`ctx.executeTool`) run against the same tools and hooks.
+        let nested = crate::nested::NestedRunner::new(
+            self.registry.clone(),
+            self.active.map(<[String]>::to_vec),
+            self.cwd.to_path_buf(),
+            self.events.clone(),
+            Arc::clone(self.clock),
+            Arc::clone(self.hooks),
+        );
 
         for (index, call) in calls.iter().enumerate() {
             self.events
@@ -240,6 +253,7 @@ impl ToolBatch<'_> {
                     tool_call_id: call.id.clone(),
                     tool_name: call.name.clone(),
                     args: call.arguments.clone(),
+                    parent_tool_call_id: None,
                 })
                 .await;
             let prepared = match self.prepare(call) {
@@ -260,7 +274,8 @@ impl ToolBatch<'_> {
                         self.cwd.to_path_buf(),
                         self.cancel.child_token(),
                     )
-                    .with_updates(update_sink(slot.clone(), updated.clone()));
+                    .with_updates(update_sink(slot.clone(), updated.clone()))
+                    .with_nested(nested.scope());
                     let clock = self.clock.clone();
                     let task = running.spawn(async move {
                         let started = clock.monotonic();
@@ -319,7 +334,21 @@ impl ToolBatch<'_> {
             .map(|(call, outcome)| {
                 let outcome = outcome.unwrap_or_else(|| Finished::error(OPERATION_ABORTED));
                 self.terminate = Some(self.terminate.unwrap_or(true) && outcome.terminate);
-                outcome.message(call, self.clock.now_ms())
+                let mut message = outcome.message(call, self.clock.now_ms());
+                // What the call's own nested calls leave on its result (never their results).
+                if let Some((record, usage)) = nested.take_record(&call.id) {
+                    if let Some(record) = record {
+                        message.extra.insert("nestedCalls".to_owned(), record);
+                    }
+                    // Nested results are never stored: their usage counts here.
+                    if let Some(usage) = usage {
+                        match &mut message.usage {
+                            Some(own) => own.accumulate(&usage),
+                            None => message.usage = Some(usage),
+                        }
+                    }
+                }
+                message
             })
             .collect()
     }
@@ -338,6 +367,7 @@ impl ToolBatch<'_> {
                     tool_name: call.name.clone(),
                     args: call.arguments.clone(),
                     partial_result: payload(partial.content, partial.details),
+                    parent_tool_call_id: None,
                 })
                 .await;
         }
@@ -351,6 +381,7 @@ impl ToolBatch<'_> {
                 result: payload(outcome.content.clone(), outcome.details.clone()),
                 is_error: outcome.is_error,
                 duration_ms: outcome.duration.map(|d| d.as_millis() as u64),
+                parent_tool_call_id: None,
             })
             .await;
     }

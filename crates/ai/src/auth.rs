@@ -2,9 +2,13 @@
 //! resolution order `--api-key` → `auth.json` → `models.json` `apiKey` → environment.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::path::Path;
 use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
 use std::sync::Mutex;
+use std::sync::OnceLock;
 use std::sync::PoisonError;
 
 use serde_json::Map;
@@ -162,13 +166,45 @@ impl Credential {
     }
 }
 
+/// What an OAuth hook answers.
+pub type OAuthFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, String>> + Send + 'a>>;
+
+/// OAuth implemented outside this crate: an extension's `registerProvider({ oauth })`.
+/// A stored `oauth` credential of a provider these hooks know is refreshed through them
+/// once it has expired, and turned into the request's key by them.
+pub trait OAuthProviders: Send + Sync {
+    fn handles(&self, provider: &str) -> bool;
+    /// New credentials (`access`, `refresh`, `expires` and whatever else the provider keeps).
+    fn refresh<'a>(
+        &'a self,
+        provider: &'a str,
+        credentials: &'a Map<String, Value>,
+    ) -> OAuthFuture<'a, Map<String, Value>>;
+    fn api_key<'a>(
+        &'a self,
+        provider: &'a str,
+        credentials: &'a Map<String, Value>,
+    ) -> OAuthFuture<'a, String>;
+}
+
 /// `auth.json` in the agent directory (created with mode 0600).
-#[derive(Debug)]
 pub struct AuthStorage {
     path: PathBuf,
     credentials: Map<String, Value>,
     /// Output of `!command` keys, cached for the life of this storage (the process).
     command_cache: Mutex<HashMap<String, Option<String>>>,
+    oauth: OnceLock<Arc<dyn OAuthProviders>>,
+    /// OAuth credentials refreshed since loading (also written to the file).
+    refreshed: Mutex<HashMap<String, Map<String, Value>>>,
+}
+
+impl std::fmt::Debug for AuthStorage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuthStorage")
+            .field("path", &self.path)
+            .field("providers", &self.credentials.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
 }
 
 impl AuthStorage {
@@ -199,6 +235,8 @@ impl AuthStorage {
             path,
             credentials,
             command_cache: Mutex::new(HashMap::new()),
+            oauth: OnceLock::new(),
+            refreshed: Mutex::default(),
         })
     }
 
@@ -208,11 +246,110 @@ impl AuthStorage {
             path: agent_dir.join("auth.json"),
             credentials: Map::new(),
             command_cache: Mutex::new(HashMap::new()),
+            oauth: OnceLock::new(),
+            refreshed: Mutex::default(),
         }
     }
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The OAuth hooks of providers defined outside this crate (set once).
+    pub fn set_oauth(&self, hooks: Arc<dyn OAuthProviders>) {
+        let _ = self.oauth.set(hooks);
+    }
+
+    /// The hooks, when they refresh `provider`'s logins.
+    fn hooks_for(&self, provider: &str) -> Option<&Arc<dyn OAuthProviders>> {
+        self.oauth.get().filter(|hooks| hooks.handles(provider))
+    }
+
+    /// `auth.json` as it is on disk now (empty when it cannot be read).
+    fn on_disk(&self) -> Self {
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        Self::load(dir).unwrap_or_else(|_| Self::empty(dir))
+    }
+
+    /// The key of an `oauth` credential whose provider has hooks: refreshed first when it
+    /// has expired (`expires`, epoch milliseconds), as the reference does. A failed refresh
+    /// reads the file again, in case another process refreshed it meanwhile.
+    async fn hooked_oauth_key(
+        &self,
+        hooks: &dyn OAuthProviders,
+        provider: &str,
+        stored: Map<String, Value>,
+    ) -> Result<String, AiError> {
+        let known = self.refreshed_credentials(provider);
+        let mut credentials = known.unwrap_or(stored);
+        if expired(&credentials) {
+            match hooks.refresh(provider, &credentials).await {
+                Ok(fresh) => {
+                    let mut entry = Map::new();
+                    entry.insert("type".into(), Value::String("oauth".into()));
+                    entry.extend(fresh);
+                    self.write_refreshed(provider, &entry)?;
+                    credentials = entry;
+                }
+                Err(message) => {
+                    let on_disk = self
+                        .on_disk()
+                        .credentials
+                        .get(provider)
+                        .and_then(Value::as_object)
+                        .cloned()
+                        .filter(|c| !expired(c));
+                    credentials = on_disk.ok_or_else(|| AiError::OAuthRefresh {
+                        provider: provider.to_owned(),
+                        message,
+                    })?;
+                }
+            }
+        }
+        hooks
+            .api_key(provider, &credentials)
+            .await
+            .map_err(|message| AiError::OAuthApiKey {
+                provider: provider.to_owned(),
+                message,
+            })
+    }
+
+    /// `provider`'s OAuth credentials as last refreshed by this process, if they were.
+    fn refreshed_credentials(&self, provider: &str) -> Option<Map<String, Value>> {
+        self.refreshed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(provider)
+            .cloned()
+    }
+
+    /// Whether `provider`'s stored OAuth login is one the hooks refresh and has expired
+    /// (a session re-resolves its key before the next prompt then).
+    /// Runs before every prompt: the cheap checks come first, the hooks are asked last.
+    pub fn oauth_expired(&self, provider: &str) -> bool {
+        let expired_now = match self.refreshed_credentials(provider) {
+            Some(credentials) => expired(&credentials),
+            None => {
+                matches!(self.get(provider), Some(Credential::OAuth { raw, .. }) if expired(&raw))
+            }
+        };
+        expired_now && self.hooks_for(provider).is_some()
+    }
+
+    /// Puts a refreshed credential in the file without touching the other entries, which
+    /// may have changed since this storage was loaded.
+    fn write_refreshed(&self, provider: &str, entry: &Map<String, Value>) -> Result<(), AiError> {
+        let mut current = self.on_disk();
+        current
+            .credentials
+            .insert(provider.to_owned(), Value::Object(entry.clone()));
+        current.save()?;
+        self.refreshed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(provider.to_owned(), entry.clone());
+        Ok(())
     }
 
     pub fn get(&self, provider: &str) -> Option<Credential> {
@@ -262,7 +399,18 @@ impl AuthStorage {
         provider: &str,
         env: &dyn EnvSource,
     ) -> Option<Result<(String, HashMap<String, String>), AiError>> {
-        let (key, cred_env) = match self.get(provider)? {
+        let credential = self.get(provider)?;
+        if let Credential::OAuth { raw, .. } = &credential
+            && let Some(hooks) = self.hooks_for(provider)
+        {
+            let hooks = Arc::clone(hooks);
+            return Some(
+                self.hooked_oauth_key(hooks.as_ref(), provider, raw.clone())
+                    .await
+                    .map(|key| (key, HashMap::new())),
+            );
+        }
+        let (key, cred_env) = match credential {
             Credential::ApiKey { key, env, .. } => (key, env),
             // An OAuth access token is used as the key; refreshing it is the login flow's job.
             Credential::OAuth { access, .. } if !access.is_empty() => {
@@ -332,6 +480,18 @@ pub struct ResolvedAuth {
     /// Headers from models.json (values resolved) and `Authorization` for `authHeader: true`.
     pub headers: Map<String, Value>,
     pub source: AuthSource,
+}
+
+/// Whether an OAuth credential's `expires` (epoch milliseconds) has passed; one without
+/// it counts as expired.
+fn expired(credentials: &Map<String, Value>) -> bool {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    credentials
+        .get("expires")
+        .and_then(Value::as_f64)
+        .is_none_or(|expires| now as f64 >= expires)
 }
 
 /// What auth resolution needs: the stores and the environment.

@@ -51,6 +51,12 @@ pub enum AiError {
     )]
     MissingEnv { names: String, what: String },
 
+    #[error(
+        "Could not refresh the OAuth login of provider \"{provider}\": {message}. Log in again with /login {provider}."
+    )]
+    OAuthRefresh { provider: String, message: String },
+    #[error("The OAuth login of provider \"{provider}\" gave no API key: {message}")]
+    OAuthApiKey { provider: String, message: String },
     #[error("Could not set up the HTTP client: {0}. This is a bug or a broken TLS installation.")]
     HttpClient(String),
 }

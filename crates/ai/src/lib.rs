@@ -40,6 +40,8 @@ pub use auth::AuthContext;
 pub use auth::AuthSource;
 pub use auth::AuthStorage;
 pub use auth::Credential;
+pub use auth::OAuthFuture;
+pub use auth::OAuthProviders;
 pub use auth::ResolvedAuth;
 pub use client::BuiltRequest;
 pub use client::Client;

@@ -460,9 +460,9 @@ pub fn text() -> String {
     }
     out.push_str(
         "This build runs the interactive, print (-p), JSON (--mode json) and RPC (--mode rpc)\n\
-         modes, --export and the install, remove, update and list commands (docs/packages.md).\n\
-         Not available yet: the config, auth and mcp commands (they say so and exit with\n\
-         status 1). Extensions load\n\
+         modes, --export and the install, remove, update, list and config commands\n\
+         (docs/packages.md). Not available yet: the auth and mcp commands (they say so and\n\
+         exit with status 1). Extensions load\n\
          in every mode, without a terminal UI of their own yet (docs/extensions.md).\n",
     );
     out

@@ -30,6 +30,7 @@ pub fn run(args: &Args, warnings: Vec<String>) -> anyhow::Result<ExitCode> {
             paths: args.themes.clone(),
             no_themes: args.no_themes,
             use_theme: args.use_theme.clone(),
+            ..Default::default()
         },
     };
     let code = knightcode_interactive::run(setup, options)?;

@@ -143,13 +143,7 @@ pub fn run(
         "remove" | "uninstall" => Command::Remove,
         "update" => Command::Update,
         "list" => Command::List,
-        "config" => {
-            let _ = writeln!(
-                err,
-                "Error: `knightcode config` (the resource toggling screen) is not available yet in this build of knightcode; edit the `packages` entries of settings.json to filter a package's resources (docs/packages.md)."
-            );
-            return Some(1);
-        }
+        "config" => return Some(config(rest, layout, out, err)),
         _ => return None,
     };
     let mut o = parse(command, rest);
@@ -186,6 +180,7 @@ pub fn run(
         npm_command,
         progress: &mut print,
         env: Vec::new(),
+        capture: false,
     };
     let result = match command {
         Command::Install => manager
@@ -240,6 +235,63 @@ pub fn run(
         Err(e) => {
             let _ = writeln!(err, "Error: {e}");
             Some(1)
+        }
+    }
+}
+
+/// `knightcode config [-l] [--approve|--no-approve]`: the resource screen. The project's
+/// files are read only when the project is trusted (`spec/trust-security.md`; no prompt
+/// here: an undecided project counts as untrusted, and the screen says how to trust it).
+fn config(rest: &[String], layout: &Layout, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    let usage = "Usage: knightcode config [-l|--local] [--approve|--no-approve]";
+    let mut project = false;
+    let mut approve = None;
+    for arg in rest {
+        match arg.as_str() {
+            "-l" | "--local" => project = true,
+            "-a" | "--approve" => approve = Some(true),
+            "-na" | "--no-approve" => approve = Some(false),
+            "-h" | "--help" => {
+                let _ = writeln!(out, "{usage}");
+                return 0;
+            }
+            other => {
+                let _ = writeln!(err, "Unknown option {other} for \"config\".");
+                let _ = writeln!(err, "{usage}");
+                return 1;
+            }
+        }
+    }
+    if !std::io::IsTerminal::is_terminal(&std::io::stdin())
+        || !std::io::IsTerminal::is_terminal(&std::io::stdout())
+    {
+        let _ = writeln!(
+            err,
+            "Error: knightcode config needs a terminal; edit the settings files instead (docs/packages.md)."
+        );
+        return 1;
+    }
+    let global =
+        knightcode_runtime::settings::Settings::load(&layout.agent_dir, &layout.cwd, false);
+    let store = knightcode_runtime::trust::TrustStore::load(&layout.agent_dir).unwrap_or_default();
+    let trusted = knightcode_runtime::trust::resolve_non_interactive(
+        &layout.cwd,
+        layout.home.as_deref(),
+        approve,
+        &store,
+        global.values().default_project_trust,
+    )
+    .trusted;
+    let options = knightcode_interactive::config_screen::ConfigOptions {
+        layout: layout.clone(),
+        trusted,
+        project,
+    };
+    match knightcode_interactive::config_screen::run(options) {
+        Ok(code) => code,
+        Err(error) => {
+            let _ = writeln!(err, "Error: {error}");
+            1
         }
     }
 }

@@ -147,6 +147,12 @@ pub fn session_setup_with_location(
         no_prompt_templates: args.no_prompt_templates,
     };
     setup.approve = args.project_trust;
+    // The interactive UI owns the terminal: npm's and git's output stay off it.
+    setup.package_installs = if picker {
+        knightcode_runtime::project_packages::InstallOutput::Notices
+    } else {
+        knightcode_runtime::project_packages::InstallOutput::Stderr
+    };
     setup.name = args.name.clone();
     setup.models = args.models.clone();
     setup.extensions = knightcode_runtime::ExtensionSources {

@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod oneshot_common;
+mod package_fixtures;
 mod rpc_common;
 mod suite;
 mod test_files;

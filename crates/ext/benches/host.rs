@@ -7,7 +7,9 @@
 //! * an event nobody listens to (answered without a cross-thread message).
 //!
 //! Each figure is the median of 30 batches of 2,000 sequential calls; these machines are
-//! noisy.
+//! noisy. `KC_BENCH_EXAMPLES` points at the reference's `examples/extensions` folder when
+//! it is not installed in `scripts/pi` (`npm ci` there). A word after the command keeps
+//! only the measures whose names contain it (`-- tool_call` to profile one of them).
 
 use std::time::Duration;
 use std::time::Instant;
@@ -43,7 +45,20 @@ fn median(mut times: Vec<Duration>) -> Duration {
     times[times.len() / 2]
 }
 
-async fn per_call<F, Fut>(mut call: F) -> Duration
+/// CPU time of the whole process so far (every thread), from `/proc/self/stat`; `None`
+/// elsewhere. Waiting for a core costs no CPU, so this is the figure a loaded machine
+/// measures fairly.
+fn cpu_time() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    // utime and stime (fields 14 and 15), in clock ticks of 1/100 s on Linux.
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    Some(Duration::from_millis(ticks * 10))
+}
+
+/// The median wall time per call over the batches, and the CPU time per call over all of
+/// them (every thread: the caller's and the JS thread's).
+async fn per_call<F, Fut>(mut call: F) -> (Duration, Option<Duration>)
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = ()>,
@@ -52,6 +67,7 @@ where
         call().await;
     }
     let mut batches = Vec::with_capacity(BATCHES);
+    let cpu_before = cpu_time();
     for _ in 0..BATCHES {
         let start = Instant::now();
         for _ in 0..CALLS {
@@ -59,7 +75,26 @@ where
         }
         batches.push(start.elapsed() / CALLS as u32);
     }
-    median(batches)
+    let cpu = cpu_time()
+        .zip(cpu_before)
+        .map(|(after, before)| (after - before) / (BATCHES * CALLS) as u32);
+    (median(batches), cpu)
+}
+
+fn show(what: &str, (wall, cpu): (Duration, Option<Duration>)) {
+    match cpu {
+        Some(cpu) => println!("{what}: {wall:?} (CPU {cpu:?} per call)"),
+        None => println!("{what}: {wall:?}"),
+    }
+}
+
+/// Whether the measure called `name` runs: every one, or those the command line names.
+fn wanted(name: &str) -> bool {
+    let words: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    words.is_empty() || words.iter().any(|w| name.contains(w.as_str()))
 }
 
 fn main() {
@@ -73,13 +108,16 @@ fn main() {
         let path = dir.path().join("bench.ts");
         std::fs::write(&path, EXTENSION).unwrap();
         let started = Instant::now();
-        let host = ExtensionHost::load(HostConfig {
-            paths: vec![path],
-            cwd: dir.path().to_path_buf(),
-            mode: "print".to_owned(),
-            flags: serde_json::Map::new(),
-            memory_limit: None,
-        })
+        let host = ExtensionHost::load_with_cache(
+            HostConfig {
+                paths: vec![path],
+                cwd: dir.path().to_path_buf(),
+                mode: "print".to_owned(),
+                flags: serde_json::Map::new(),
+                memory_limit: None,
+            },
+            None,
+        )
         .await
         .unwrap();
         println!(
@@ -88,43 +126,54 @@ fn main() {
         );
         let tool = host.tools().into_iter().next().unwrap();
         let cancel = CancellationToken::new();
-        let tool_call = per_call(|| {
-            let context = ToolContext::new("call_1", dir.path(), cancel.clone());
-            let tool = &tool;
-            async move {
-                tool.execute(json!({ "name": "Ada" }), context)
-                    .await
-                    .unwrap();
-            }
-        })
-        .await;
-        println!("JS tool call (hello), round trip: {tool_call:?}");
-        let notification = per_call(|| async {
-            host.dispatch("turn_end", json!({ "turnIndex": 0 })).await;
-        })
-        .await;
-        println!("notification event, one trivial handler: {notification:?}");
-        let arguments = json!({ "command": "ls" });
-        let gate = per_call(|| {
-            let call = PendingToolCall {
-                tool_call_id: "call_1",
-                tool_name: "bash",
-                arguments: &arguments,
-            };
-            let host = &host;
-            let cancel = &cancel;
-            async move {
-                host.before_tool_call(call, cancel).await;
-            }
-        })
-        .await;
-        println!("tool_call event, one handler returning nothing: {gate:?}");
-        load_costs().await;
-        let unheard = per_call(|| async {
-            host.dispatch("session_tree", json!({})).await;
-        })
-        .await;
-        println!("event nobody listens to: {unheard:?}");
+        if wanted("JS tool call") {
+            let tool_call = per_call(|| {
+                let context = ToolContext::new("call_1", dir.path(), cancel.clone());
+                let tool = &tool;
+                async move {
+                    tool.execute(json!({ "name": "Ada" }), context)
+                        .await
+                        .unwrap();
+                }
+            })
+            .await;
+            show("JS tool call (hello), round trip", tool_call);
+        }
+        if wanted("notification event") {
+            let notification = per_call(|| async {
+                host.dispatch("turn_end", json!({ "turnIndex": 0 })).await;
+            })
+            .await;
+            show("notification event, one trivial handler", notification);
+        }
+        if wanted("tool_call event") {
+            let arguments = json!({ "command": "ls" });
+            let gate = per_call(|| {
+                let call = PendingToolCall {
+                    tool_call_id: "call_1",
+                    tool_name: "bash",
+                    arguments: &arguments,
+                    parent_tool_call_id: None,
+                };
+                let host = &host;
+                let cancel = &cancel;
+                async move {
+                    host.before_tool_call(call, cancel).await;
+                }
+            })
+            .await;
+            show("tool_call event, one handler returning nothing", gate);
+        }
+        if wanted("load") {
+            load_costs().await;
+        }
+        if wanted("event nobody listens to") {
+            let unheard = per_call(|| async {
+                host.dispatch("session_tree", json!({})).await;
+            })
+            .await;
+            show("event nobody listens to", unheard);
+        }
     });
 }
 
@@ -132,8 +181,13 @@ fn main() {
 /// (`scripts/pi`, `npm ci`): stripping TypeScript (oxc) against a whole host load of the
 /// same files (JS runtime start, bootstrap, strip, evaluate, factories).
 async fn load_costs() {
-    let examples = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../scripts/pi/node_modules/@mariozechner/pi-coding-agent/examples/extensions");
+    let examples = std::env::var_os("KC_BENCH_EXAMPLES")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
+                "../../scripts/pi/node_modules/@mariozechner/pi-coding-agent/examples/extensions",
+            )
+        });
     let names = [
         "hello.ts",
         "pirate.ts",
@@ -165,37 +219,58 @@ async fn load_costs() {
     }
     println!("strip the ten examples' files: {:?}", median(strips));
     let empty = tempfile::tempdir().unwrap();
-    let mut bare = Vec::new();
-    let mut loads = Vec::new();
-    for _ in 0..10 {
-        let start = Instant::now();
-        let host = ExtensionHost::load(HostConfig {
-            paths: Vec::new(),
-            cwd: empty.path().to_path_buf(),
-            mode: "rpc".to_owned(),
-            flags: serde_json::Map::new(),
-            memory_limit: None,
-        })
-        .await
-        .unwrap();
-        bare.push(start.elapsed());
-        drop(host);
-        let start = Instant::now();
-        let host = ExtensionHost::load(HostConfig {
-            paths: paths.clone(),
-            cwd: empty.path().to_path_buf(),
-            mode: "rpc".to_owned(),
-            flags: serde_json::Map::new(),
-            memory_limit: None,
-        })
-        .await
-        .unwrap();
-        loads.push(start.elapsed());
-        drop(host);
+    let timed = |paths: Vec<std::path::PathBuf>, cache: Option<std::path::PathBuf>| {
+        let cwd = empty.path().to_path_buf();
+        async move {
+            let start = Instant::now();
+            let host = ExtensionHost::load_with_cache(
+                HostConfig {
+                    paths,
+                    cwd,
+                    mode: "rpc".to_owned(),
+                    flags: serde_json::Map::new(),
+                    memory_limit: None,
+                },
+                cache,
+            )
+            .await
+            .unwrap();
+            let elapsed = start.elapsed();
+            drop(host);
+            elapsed
+        }
+    };
+    // Per round: without a cache; with an empty one (cold: compiles and writes); with the
+    // one that filled (warm).
+    let mut rows: [(&str, Vec<Duration>); 6] = [
+        (
+            "JS runtime start and bootstrap, no extension, no cache",
+            Vec::new(),
+        ),
+        (
+            "JS runtime start and bootstrap, no extension, cold cache",
+            Vec::new(),
+        ),
+        (
+            "JS runtime start and bootstrap, no extension, warm cache",
+            Vec::new(),
+        ),
+        ("host load with the ten examples, no cache", Vec::new()),
+        ("host load with the ten examples, cold cache", Vec::new()),
+        ("host load with the ten examples, warm cache", Vec::new()),
+    ];
+    for _ in 0..15 {
+        for (offset, files) in [(0, Vec::new()), (3, paths.clone())] {
+            let cache = tempfile::tempdir().unwrap();
+            let dir = cache.path().join("ext");
+            rows[offset].1.push(timed(files.clone(), None).await);
+            rows[offset + 1]
+                .1
+                .push(timed(files.clone(), Some(dir.clone())).await);
+            rows[offset + 2].1.push(timed(files, Some(dir)).await);
+        }
     }
-    println!(
-        "JS runtime start and bootstrap, no extension: {:?}",
-        median(bare)
-    );
-    println!("host load with the ten examples: {:?}", median(loads));
+    for (what, times) in rows {
+        println!("{what}: {:?}", median(times));
+    }
 }

@@ -10,6 +10,8 @@
   const tools = new Map();
   const commands = new Map();
   const flags = new Map();
+  // Keyboard shortcuts by key id, in load order (a later one replaces an earlier).
+  const shortcuts = new Map();
   const bus = internal.createEventBus();
   const running = new Map();
   let settings = { cwd: g.process.cwd(), mode: "print", flags: {} };
@@ -96,7 +98,48 @@
     setEditorText(text) { uiSend("set_editor_text", { text }); },
     setTheme: () => ({ success: false, error: "Theme switching not supported in RPC mode" }),
   });
+  // The terminal UI also draws components (ui.js).
+  const terminalUi = Object.assign({}, hostUi, internal.terminalUi(uiSend));
+  // Blocking prompts tell the extensions when they open and close (`ui_prompt_start`,
+  // `ui_prompt_end`): once for the outermost of nested prompts, from a microtask, so a
+  // handler never runs inside the call that opened the prompt.
+  let promptDepth = 0;
+  let activePrompt;
+  const promptEvent = (type, prompt) => {
+    const event = Object.assign({ type, reason: "ui_prompt", kind: prompt.kind }, prompt.title ? { title: prompt.title } : {});
+    queueMicrotask(() => {
+      const errors = [];
+      run(type, event, null, errors).then(() => {
+        for (const error of errors) kc.reportUncaught(JSON.stringify(error));
+      });
+    });
+  };
+  const withPrompt = (kind, title, open) => {
+    if (promptDepth++ === 0) {
+      activePrompt = { kind, title: typeof title === "string" ? title : undefined };
+      promptEvent("ui_prompt_start", activePrompt);
+    }
+    const finish = () => {
+      if (--promptDepth > 0) return;
+      promptDepth = 0;
+      const prompt = activePrompt || { kind };
+      activePrompt = undefined;
+      promptEvent("ui_prompt_end", prompt);
+    };
+    let pending;
+    try { pending = Promise.resolve(open()); } catch (e) { finish(); throw e; }
+    return pending.finally(finish);
+  };
+  for (const target of [hostUi, terminalUi]) {
+    const { select, confirm, input, editor, custom } = target;
+    target.select = (title, options, opts) => withPrompt("select", title, () => select(title, options, opts));
+    target.confirm = (title, message, opts) => withPrompt("confirm", title, () => confirm(title, message, opts));
+    target.input = (title, placeholder, opts) => withPrompt("input", title, () => input(title, placeholder, opts));
+    target.editor = (title, prefill) => withPrompt("editor", title, () => editor(title, prefill));
+    if (typeof custom === "function") target.custom = (factory, options) => withPrompt("custom", undefined, () => custom(factory, options));
+  }
   const hasUI = () => { try { return session("hasUI") === true; } catch { return false; } };
+  internal.toolDefinition = (name) => { const entry = tools.get(name); return entry ? entry.def : undefined; };
 
   // Session replacement and reload bump the generation: every ctx made before is stale.
   let generation = 0;
@@ -108,35 +151,82 @@
     },
   });
 
+  // The members of every ctx, made once: building the object literal (a closure per getter
+  // and method) for each handler was most of an event's cost. A ctx is a fresh object with
+  // these properties, so it looks as before (own enumerable members, in this order).
+  const ctxMembers = Object.getOwnPropertyDescriptors({
+    get ui() { return hasUI() ? (settings.mode === "tui" ? terminalUi : hostUi) : noUi; },
+    get mode() { return settings.mode; },
+    get hasUI() { return hasUI(); },
+    get cwd() { return settings.cwd; },
+    get sessionManager() { return sessionManager; },
+    get model() { try { return session("getModel"); } catch { return undefined; } },
+    get thinkingLevel() { try { return session("getThinkingLevel"); } catch { return undefined; } },
+    signal: undefined,
+    modelRegistry: internal.modelRegistry,
+    scopedModels: [],
+    isIdle: () => session("isIdle"),
+    isProjectTrusted: () => session("isProjectTrusted"),
+    abort: () => { session("abort"); },
+    hasPendingMessages: () => session("hasPendingMessages"),
+    shutdown: () => session("shutdown"),
+    getContextUsage: () => session("getContextUsage") || undefined,
+    compact(options) {
+      const o = options || {};
+      sessionAsync("compact", { customInstructions: o.customInstructions }).then(
+        (result) => { if (typeof o.onComplete === "function") o.onComplete(result); },
+        (e) => { if (typeof o.onError === "function") o.onError(e instanceof Error ? e : new Error(String(e))); },
+      );
+    },
+    getSystemPrompt: () => session("getSystemPrompt"),
+  });
   function context(extra) {
-    const ctx = {
-      get ui() { return hasUI() ? hostUi : noUi; },
-      get mode() { return settings.mode; },
-      get hasUI() { return hasUI(); },
-      get cwd() { return settings.cwd; },
-      get sessionManager() { return sessionManager; },
-      get model() { try { return session("getModel"); } catch { return undefined; } },
-      get thinkingLevel() { try { return session("getThinkingLevel"); } catch { return undefined; } },
-      get signal() { return extra && extra.signal; },
-      modelRegistry: internal.modelRegistry,
-      scopedModels: [],
-      isIdle: () => session("isIdle"),
-      isProjectTrusted: () => session("isProjectTrusted"),
-      abort: () => { session("abort"); },
-      hasPendingMessages: () => session("hasPendingMessages"),
-      shutdown: () => session("shutdown"),
-      getContextUsage: () => session("getContextUsage") || undefined,
-      compact(options) {
-        const o = options || {};
-        sessionAsync("compact", { customInstructions: o.customInstructions }).then(
-          (result) => { if (typeof o.onComplete === "function") o.onComplete(result); },
-          (e) => { if (typeof o.onError === "function") o.onError(e instanceof Error ? e : new Error(String(e))); },
-        );
-      },
-      getSystemPrompt: () => session("getSystemPrompt"),
-    };
-    return guard(Object.assign(ctx, extra && extra.members), generation);
+    const ctx = Object.defineProperties({}, ctxMembers);
+    ctx.scopedModels = [];
+    if (extra && extra.signal) ctx.signal = extra.signal;
+    // Descriptors, not values: a member getter (`ctx.tools`) stays lazy.
+    if (extra && extra.members) Object.defineProperties(ctx, Object.getOwnPropertyDescriptors(extra.members));
+    return guard(ctx, generation);
   }
+  // Events: one ctx per generation, shared by every handler of every dispatch (the
+  // reference makes one per event; nothing in it depends on the event).
+  let eventCtx;
+  let eventCtxGeneration = -1;
+  function eventContext() {
+    if (eventCtxGeneration !== generation) { eventCtx = context(); eventCtxGeneration = generation; }
+    return eventCtx;
+  }
+
+  // `ctx.executeTool(name, args, {signal, onUpdate})` of a tool call: the agent loop runs it
+  // (validation, tool_call/tool_result, events with parentToolCallId, the nestedCalls record)
+  // and resolves the outcome `{toolCall, result, isError, durationMs?}`; never rejects for a
+  // failing tool. The calling tool's abort aborts it; its own `signal` too.
+  let nestedIds = 0;
+  const nestedUpdates = new Map();
+  function executeNested(parentToolCallId, name, args, options) {
+    const o = options || {};
+    const id = ++nestedIds;
+    if (typeof o.onUpdate === "function") nestedUpdates.set(id, o.onUpdate);
+    const request = { parentToolCallId, name, arguments: args === undefined ? {} : args, updates: nestedUpdates.has(id) };
+    const pending = kc.executeNested(id, JSON.stringify(request)).then(op);
+    const signal = o.signal;
+    if (signal && typeof signal.addEventListener === "function") {
+      const onAbort = () => kc.cancelNested(id);
+      if (signal.aborted) onAbort();
+      else {
+        signal.addEventListener("abort", onAbort, { once: true });
+        const off = () => signal.removeEventListener("abort", onAbort);
+        pending.then(off, off);
+      }
+    }
+    const done = () => { nestedUpdates.delete(id); };
+    pending.then(done, done);
+    return pending;
+  }
+  const toolMembers = (toolCallId) => ({
+    executeTool: (name, args, options) => executeNested(toolCallId, name, args, options),
+    get tools() { return JSON.parse(kc.nestedTools(toolCallId)); },
+  });
 
   // A command handler's ctx: the session-control members on top of the event ctx.
   function commandContext() {
@@ -178,7 +268,9 @@
         return { cancelled: !!(result && result.cancelled) };
       },
       reload: () => sessionAsync("reload").then(() => {}),
-      getSystemPromptOptions: internal.missing("ctx.getSystemPromptOptions"),
+      // What the base system prompt is built from (as `before_agent_start`'s
+      // `systemPromptOptions`); a copy, so changing it changes nothing.
+      getSystemPromptOptions: () => session("getSystemPromptOptions") || { cwd: settings.cwd },
     };
     return context({ members });
   }
@@ -215,7 +307,10 @@
         for (let n = 1; commands.has(key) && commands.get(key).ext !== ext; n++) key = `${name}:${n}`;
         commands.set(key, { ext, name: key, options });
       },
-      registerShortcut() {},
+      registerShortcut(shortcut, options) {
+        if (typeof shortcut !== "string" || !options || typeof options.handler !== "function") throw new TypeError("registerShortcut needs a key and a handler");
+        shortcuts.set(shortcut.toLowerCase(), { shortcut, ext, options });
+      },
       registerFlag(name, options) {
         const type = (options && options.type) || "boolean";
         const d = options && options.default;
@@ -231,7 +326,9 @@
         if (flag.options.type === "boolean") return value === true || value === "true";
         return value === true ? "" : String(value);
       },
-      registerMessageRenderer() {}, registerEntryRenderer() {}, registerMarkdownTransformer() {}, registerToolRenderer() {},
+      registerMessageRenderer(customType, renderer) { internal.addMessageRenderer(customType, renderer); },
+      registerEntryRenderer() {}, registerMarkdownTransformer() {},
+      registerToolRenderer(resolver) { internal.addToolRenderer(resolver); },
       sendMessage: action("sendMessage", (msg, options) => { session("sendMessage", { message: msg, options: options || {} }); }),
       sendUserMessage: action("sendUserMessage", (content, options) => { session("sendUserMessage", { content, options: options || {} }); }),
       appendEntry: action("appendEntry", (customType, data) => { session("appendEntry", { customType, data }); }),
@@ -278,9 +375,14 @@
         name: def.name, label: def.label || def.name, description: def.description || "",
         parameters: JSON.parse(JSON.stringify(def.parameters)), promptSnippet: def.promptSnippet, promptGuidelines: def.promptGuidelines || [],
         executionMode: def.executionMode || "parallel", extensionPath: ext.path,
+        exposure: typeof def.exposure === "string" ? def.exposure : "direct",
+        defaultActive: typeof def.defaultActive === "boolean" ? def.defaultActive : undefined,
+        prepareLoadout: typeof def.prepareLoadout === "function",
       })),
       commands: [...commands.values()].map((c) => ({ name: c.name, description: c.options.description, extensionPath: c.ext.path })),
       flags: [...flags.entries()].map(([name, f]) => ({ name, type: f.options.type, description: f.options.description })),
+      shortcuts: [...shortcuts.values()].map((s) => ({ shortcut: s.shortcut, description: s.options.description, extensionPath: s.ext.path })),
+      renderers: internal.rendererSummary([...tools.values()].filter(({ def }) => def.renderCall || def.renderResult || def.renderShell).map(({ def }) => def.name)),
       events: [...events],
       providers: internal.providerSpecs(),
       apis: internal.customApis(),
@@ -289,12 +391,20 @@
 
   // Runs `event`'s handlers in load then registration order; `step(result, event)` folds each
   // result and returns true to stop. Errors are collected, never thrown.
-  async function run(name, event, step, errors, members) {
-    for (const ext of extensions.filter((e) => e.state === "active")) {
-      const list = [...(ext.handlers.get(name) || [])];
+  async function run(name, event, step, errors) {
+    const ctx = eventContext();
+    // The extensions present when the event began (one loaded meanwhile waits for the
+    // next event) and a copy of each handler list (a handler that unsubscribes does not
+    // shift the walk); no copy of the extension list, which events walk most.
+    for (let i = 0, n = extensions.length; i < n; i++) {
+      const ext = extensions[i];
+      if (!ext || ext.state !== "active") continue;
+      const registered = ext.handlers.get(name);
+      if (!registered || registered.length === 0) continue;
+      const list = registered.slice();
       for (const handler of list) {
         try {
-          const result = await handler(event, context({ members }));
+          const result = await handler(event, ctx);
           if (step && step(result, event, ext)) return true;
         } catch (e) {
           errors.push({ extensionPath: ext.path, event: name, error: message(e), stack: stackOf(e) });
@@ -352,6 +462,8 @@
       extensions.length = 0;
       tools.clear();
       commands.clear();
+      shortcuts.clear();
+      internal.resetTerminalUi();
       flags.clear();
       if (reload) internal.records.clear();
       const paths = settings.paths || [];
@@ -397,6 +509,19 @@
           if (typeof r.systemPrompt === "string") { result.systemPrompt = r.systemPrompt; event.systemPrompt = r.systemPrompt; }
           return false;
         }, errors);
+      } else if (name === "message_end") {
+        // A `{message}` with the same role replaces it; each handler sees the one before.
+        const role = event.message && event.message.role;
+        await run(name, event, (r, ev, ext) => {
+          if (!r || !r.message) return false;
+          if (r.message.role !== role) {
+            errors.push({ extensionPath: ext.path, event: "message_end", error: "message_end handlers must return a message with the same role" });
+            return false;
+          }
+          event.message = r.message;
+          result = { message: r.message };
+          return false;
+        }, errors);
       } else if (name === "before_provider_request") {
         // Any non-undefined return replaces the payload; later handlers see the new one.
         await run(name, event, (r) => { if (r !== undefined) { event.payload = r; result = { payload: r }; } return false; }, errors);
@@ -404,6 +529,26 @@
         const before = JSON.stringify(event.messages);
         await run(name, event, (r) => { if (r && Array.isArray(r.messages)) event.messages = r.messages; return false; }, errors);
         if (JSON.stringify(event.messages) !== before) result = { messages: event.messages };
+      } else if (name === "resources_discover") {
+        // Every handler's paths in load order, each with the extension that named it.
+        result = { skillPaths: [], promptPaths: [], themePaths: [] };
+        await run(name, event, (r, _event, ext) => {
+          if (!r || typeof r !== "object") return false;
+          for (const key of Object.keys(result)) {
+            if (!Array.isArray(r[key])) continue;
+            for (const path of r[key]) if (typeof path === "string") result[key].push({ path, extensionPath: ext.path });
+          }
+          return false;
+        }, errors);
+      } else if (name === "user_bash") {
+        // The first handler with `{result}` (or `{operations}`) takes the command.
+        await run(name, event, (r) => {
+          if (!r || typeof r !== "object" || (r.result === undefined && r.operations === undefined)) return false;
+          result = r.result !== undefined ? { result: r.result } : { operations: true };
+          return true;
+        }, errors);
+        // A throwing handler blocks the command (fail-safe, as for tool_call).
+        if (!result && errors.length > 0) result = { blocked: `${errors[0].error}` };
       } else if (name.startsWith("session_before_")) {
         // The last result stands; the first `cancel: true` stops and cancels.
         await run(name, event, (r) => {
@@ -423,19 +568,60 @@
       running.set(toolCallId, controller);
       const onUpdate = (partial) => { kc.toolUpdate(JSON.stringify({ toolCallId, partial })); };
       try {
-        const r = await entry.def.execute(toolCallId, params, controller.signal, onUpdate, context({ signal: controller.signal }));
+        const r = await entry.def.execute(toolCallId, params, controller.signal, onUpdate, context({ signal: controller.signal, members: toolMembers(toolCallId) }));
         const out = r && typeof r === "object" ? r : { content: [{ type: "text", text: String(r) }] };
-        return { content: Array.isArray(out.content) ? out.content : [], details: out.details, isError: !!out.isError, terminate: out.terminate === true };
+        return { content: Array.isArray(out.content) ? out.content : [], details: out.details, isError: !!out.isError, terminate: out.terminate === true, usage: out.usage };
       } catch (e) {
         return { error: message(e) };
       } finally {
         running.delete(toolCallId);
       }
     },
+    // `prepareLoadout` of the active tools that have one: what they change in the
+    // declarations the model gets (later hooks win a description; hidden ones add up).
+    async loadout({ declared, callable, registered, exposures, guidelines }) {
+      const loadout = {
+        declared, callable, registered,
+        getExposure: (name) => exposures[name] || "direct",
+        getNamespace: (name) => { const entry = tools.get(name); return entry ? entry.def.namespace : undefined; },
+        getPromptGuidelines: (name) => guidelines[name] || [],
+      };
+      const descriptions = {};
+      const hidden = [];
+      const errors = [];
+      for (const tool of declared) {
+        const entry = tools.get(tool.name);
+        if (!entry || typeof entry.def.prepareLoadout !== "function") continue;
+        try {
+          const changes = entry.def.prepareLoadout(loadout);
+          for (const [name, text] of Object.entries((changes && changes.descriptions) || {})) descriptions[name] = String(text);
+          for (const name of (changes && changes.hiddenDeclarations) || []) if (!hidden.includes(name)) hidden.push(String(name));
+        } catch (e) {
+          errors.push({ extensionPath: entry.ext.path, event: "prepare_loadout", error: message(e), stack: stackOf(e) });
+        }
+      }
+      return { descriptions, hidden, errors };
+    },
+    async nestedUpdate({ id, partial }) {
+      const onUpdate = nestedUpdates.get(id);
+      if (onUpdate) onUpdate(partial);
+      return null;
+    },
     async abort({ toolCallId }) {
       const controller = running.get(toolCallId);
       if (controller) controller.abort();
       return null;
+    },
+    // A shortcut's key was pressed in the terminal.
+    async shortcut({ shortcut }) {
+      const entry = shortcuts.get(String(shortcut).toLowerCase());
+      if (!entry) return { found: false };
+      try {
+        await entry.options.handler(commandContext());
+      } catch (e) {
+        internal.reportUncaught(e);
+      }
+      return { found: true };
     },
     async command({ name, args }) {
       const entry = commands.get(name);
@@ -451,7 +637,7 @@
 
   Object.assign(calls, internal.extraCalls || {});
 
-  g.__kc_call = async function (method, payload) {
+  async function call(method, payload) {
     try {
       const fn = calls[method];
       if (!fn) throw new Error(`unknown host call ${method}`);
@@ -461,5 +647,12 @@
     } catch (e) {
       return JSON.stringify({ error: message(e) });
     }
+  }
+  // Rust's entry point. The answer goes back through `kc.reply(id, text)` as soon as the
+  // call settles (no Rust future waiting on the promise); a call without an id (Rust's
+  // `post`) answers nothing. A call unwound by an abort rejects: that is an answer too.
+  g.__kc_call = function (method, payload, id) {
+    const settled = call(method, payload);
+    if (id !== undefined) settled.then((text) => kc.reply(id, text), (e) => kc.reply(id, JSON.stringify({ error: message(e) })));
   };
 })(globalThis);

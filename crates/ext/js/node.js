@@ -243,8 +243,8 @@
   }
   if (typeof g.structuredClone !== "function") g.structuredClone = (v) => (v === undefined ? undefined : JSON.parse(JSON.stringify(v)));
   if (typeof g.performance !== "object") {
-    const start = Date.now();
-    g.performance = { now: () => Date.now() - start, timeOrigin: start };
+    const origin = Date.now() - kc.now();
+    g.performance = { now: () => kc.now(), timeOrigin: origin };
   }
   function abortError(reason) {
     const e = new Error("This operation was aborted");
@@ -298,7 +298,11 @@
     exitCode: undefined,
     cwd: () => cwd,
     chdir: (dir) => { cwd = path.resolve(dir); },
-    hrtime: Object.assign((prev) => { const t = g.performance.now(); const s = Math.floor(t / 1000); const ns = Math.floor((t % 1000) * 1e6); if (!prev) return [s, ns]; return [s - prev[0], ns - prev[1]]; }, { bigint: () => BigInt(Math.floor(g.performance.now() * 1e6)) }),
+    hrtime: Object.assign((prev) => {
+      let ns = Math.floor(g.performance.now() * 1e6);
+      if (prev) ns -= prev[0] * 1e9 + prev[1];
+      return [Math.floor(ns / 1e9), ns % 1e9];
+    }, { bigint: () => BigInt(Math.floor(g.performance.now() * 1e6)) }),
     uptime: () => g.performance.now() / 1000,
     memoryUsage: () => ({ rss: 0, heapTotal: 0, heapUsed: 0, external: 0, arrayBuffers: 0 }),
     nextTick: (fn, ...args) => { Promise.resolve().then(() => fn(...args)); },
@@ -339,7 +343,7 @@
   }
   g.Buffer = Buffer;
   internal.defineHost("node:buffer", () => ({ Buffer }));
-  const decode = (data, encoding) => (encoding ? data : Buffer.from(data));
+  const decode = (data, encoding) => (data === null || data === undefined ? null : encoding ? data : Buffer.from(data));
 
   // ---- fs ----
   const text = (data) => (typeof data === "string" ? data : data instanceof Uint8Array ? new g.TextDecoder().decode(data) : String(data));
@@ -505,7 +509,14 @@
     e.status = r.status; e.signal = r.signal; e.stdout = r.stdout; e.stderr = r.stderr; e.code = r.status;
     return e;
   }
-  const req = (file, args, options, shell) => ({ file, args: args || [], cwd: options && options.cwd ? pathOf(options.cwd) : cwd, env: options && options.env, input: options && options.input !== undefined ? text(options.input) : undefined, shell, timeout: options && options.timeout });
+  // Node's `stdio` option as three slots ("pipe", "inherit" or "ignore").
+  const stdioOf = (stdio) => {
+    const one = (v) => (v === "inherit" || v === 0 || v === 1 || v === 2 || v === g.process.stdin || v === g.process.stdout || v === g.process.stderr ? "inherit" : v === "ignore" ? "ignore" : "pipe");
+    if (typeof stdio === "string") return [one(stdio), one(stdio), one(stdio)];
+    if (Array.isArray(stdio)) return [0, 1, 2].map((n) => one(stdio[n]));
+    return undefined;
+  };
+  const req = (file, args, options, shell) => ({ file, args: args || [], cwd: options && options.cwd ? pathOf(options.cwd) : cwd, env: options && options.env, input: options && options.input !== undefined ? text(options.input) : undefined, shell, timeout: options && options.timeout, stdio: stdioOf(options && options.stdio) });
   const child_process = {
     spawnSync(file, args, options) {
       if (!Array.isArray(args)) { options = args; args = []; }

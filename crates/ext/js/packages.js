@@ -1,9 +1,10 @@
-// Host packages: `@knightcodeai/cli`, `@knightcode/ai`, `@knightcode/tui`, `@knightcode/agent`
+// Host packages: `@knightcodeai/cli`, `@knightcode/ai`, `@knightcode/agent` (`@knightcode/tui` is tui.js)
 // (and the legacy `@mariozechner/pi-*` names, resolved to the same instances). Exports we
 // have not written yet import fine and throw ERR_KC_UNSUPPORTED naming themselves when used.
 (function (g) {
   "use strict";
   const internal = g.__kcInternal;
+  const kc = internal.kc;
   const Type = internal.Type;
   const missing = (pkg, names) => Object.fromEntries(names.map((n) => [n, internal.missing(`${pkg}.${n}`)]));
 
@@ -81,14 +82,57 @@
     if (end === -1) return { frontmatter: {}, body: text };
     return { frontmatter: parseYaml(text.slice(4, end)) || {}, body: text.slice(end + 4).trim() };
   }
+  // The conversation as labelled text for a summarizing model (the reference's format:
+  // `[User]: …`, `[Assistant thinking]: …`, `[Assistant]: …`, `[Assistant tool calls]: …`,
+  // `[Tool result]: …` cut at 2,000 characters; blank lines between).
+  const SUMMARY_RESULT_CHARS = 2000;
+  function serializeConversation(messages) {
+    const parts = [];
+    const texts = (content) => (typeof content === "string" ? content : (content || []).filter((c) => c && c.type === "text").map((c) => c.text).join(""));
+    for (const m of messages || []) {
+      if (!m) continue;
+      if (m.role === "user") {
+        const text = texts(m.content);
+        if (text) parts.push(`[User]: ${text}`);
+      } else if (m.role === "assistant") {
+        const said = [], thought = [], calls = [];
+        for (const block of m.content || []) {
+          if (block.type === "text") said.push(block.text);
+          else if (block.type === "thinking") thought.push(block.thinking);
+          else if (block.type === "toolCall") {
+            const args = Object.entries(block.arguments || {}).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(", ");
+            calls.push(`${block.name}(${args})`);
+          }
+        }
+        if (thought.length) parts.push(`[Assistant thinking]: ${thought.join("\n")}`);
+        if (said.length) parts.push(`[Assistant]: ${said.join("\n")}`);
+        if (calls.length) parts.push(`[Assistant tool calls]: ${calls.join("; ")}`);
+      } else if (m.role === "toolResult") {
+        let text = texts(m.content);
+        if (text.length > SUMMARY_RESULT_CHARS) text = `${text.slice(0, SUMMARY_RESULT_CHARS)}\n\n[... ${text.length - SUMMARY_RESULT_CHARS} more characters truncated]`;
+        if (text) parts.push(`[Tool result]: ${text}`);
+      }
+    }
+    return parts.join("\n\n");
+  }
+  function keyText(action) {
+    let keys = [];
+    try { keys = internal.hostModule("tui").getKeybindings().getKeys(String(action)) || []; } catch {}
+    return keys.join("/");
+  }
+  function hint(keys, description) {
+    const theme = internal.terminalTheme;
+    const fg = (role, text) => (theme ? theme.fg(role, text) : text);
+    return fg("dim", keys) + fg("muted", ` ${description}`);
+  }
   const isResult = (name) => (event) => event && event.toolName === name;
   const env = g.process.env;
   const cli = Object.assign(missing("@knightcodeai/cli", [
     "createReadTool", "createBashTool", "createEditTool", "createWriteTool", "createGrepTool", "createFindTool", "createLsTool",
     "createReadToolDefinition", "createBashToolDefinition", "createEditToolDefinition", "createWriteToolDefinition",
     "createGrepToolDefinition", "createFindToolDefinition", "createLsToolDefinition",
-    "getMarkdownTheme", "getSettingsListTheme", "DynamicBorder", "BorderedLoader", "CustomEditor", "Theme",
-    "serializeConversation", "convertToLlm", "createAgentSession", "SessionManager", "SettingsManager",
+    "Theme",
+    "createAgentSession", "SessionManager", "SettingsManager",
     "DefaultResourceLoader", "ModelRuntime",
   ]), {
     VERSION: "0.73.1",
@@ -109,8 +153,114 @@
     truncateLine: (line, max = 500) => (line.length > max ? { text: line.slice(0, max) + "... [truncated]", wasTruncated: true } : { text: line, wasTruncated: false }),
     parseFrontmatter,
     stripFrontmatter: (content) => parseFrontmatter(content).body,
-    keyHint: (key, description) => `${key} ${description || ""}`.trim(),
+    convertToLlm: (messages) => internal.op(kc.convertToLlm(JSON.stringify(messages || []))),
+    serializeConversation,
+    // Hints as the reference's footer and dialogs write them: the action's keys (from the
+    // defaults and keybindings.json), then what they do.
+    keyText,
+    keyHint: (action, description) => hint(keyText(action), description),
+    rawKeyHint: (key, description) => hint(key, description),
   });
+  // UI classes built on the tui package, made on first use (most extensions never ask).
+  let uiClasses;
+  const ui = () => {
+    if (uiClasses) return uiClasses;
+    const tuiPackage = internal.hostModule("tui");
+    class CustomEditor extends tuiPackage.Editor {
+      constructor(tuiObject, theme, keybindings, options) {
+        super(tuiObject, theme, options);
+        this.keybindings = keybindings || tuiPackage.getKeybindings();
+        this.actionHandlers = new Map();
+        this.onEscape = undefined; this.onCtrlD = undefined; this.onPasteImage = undefined; this.onExtensionShortcut = undefined;
+      }
+      onAction(action, handler) { this.actionHandlers.set(action, handler); }
+      handleInput(data) {
+        if (this.onExtensionShortcut && this.onExtensionShortcut(data)) return;
+        const kb = this.keybindings;
+        if (kb.matches(data, "app.clipboard.pasteImage")) { this.onPasteImage?.(); return; }
+        if (kb.matches(data, "app.interrupt")) {
+          const handler = this.onEscape || this.actionHandlers.get("app.interrupt");
+          if (!this.isShowingAutocomplete() && handler) { handler(); return; }
+          super.handleInput(data);
+          return;
+        }
+        if (kb.matches(data, "app.exit") && this.getText().length === 0) {
+          const handler = this.onCtrlD || this.actionHandlers.get("app.exit");
+          if (handler) handler();
+          return;
+        }
+        for (const [action, handler] of this.actionHandlers) {
+          if (action !== "app.interrupt" && action !== "app.exit" && kb.matches(data, action)) { handler(); return; }
+        }
+        super.handleInput(data);
+      }
+    }
+    // A full-width rule (`─`) in a colour (the theme's border colour by default).
+    class DynamicBorder {
+      constructor(color) { this.color = typeof color === "function" ? color : (t) => (internal.terminalTheme ? internal.terminalTheme.fg("border", t) : t); }
+      invalidate() {}
+      render(width) { return [this.color("─".repeat(Math.max(1, width)))]; }
+    }
+    const theme = () => internal.terminalTheme;
+    const getMarkdownTheme = () => {
+      const t = theme();
+      const fg = (role) => (text) => (t ? t.fg(role, text) : text);
+      return {
+        heading: fg("mdHeading"), link: fg("mdLink"), linkUrl: fg("mdLinkUrl"), code: fg("mdCode"), codeBlock: fg("mdCodeBlock"),
+        codeBlockBorder: fg("mdCodeBlockBorder"), quote: fg("mdQuote"), quoteBorder: fg("mdQuoteBorder"), hr: fg("mdHr"),
+        listBullet: fg("mdListBullet"), bold: (x) => `\x1b[1m${x}\x1b[22m`, italic: (x) => `\x1b[3m${x}\x1b[23m`,
+        strikethrough: (x) => `\x1b[9m${x}\x1b[29m`, underline: (x) => `\x1b[4m${x}\x1b[24m`,
+      };
+    };
+    const getSelectListTheme = () => {
+      const t = theme();
+      const fg = (role) => (text) => (t ? t.fg(role, text) : text);
+      return { selectedPrefix: fg("accent"), selectedText: fg("accent"), description: fg("muted"), scrollInfo: fg("muted"), noMatch: fg("muted") };
+    };
+    const getSettingsListTheme = () => {
+      const t = theme();
+      const fg = (role) => (text) => (t ? t.fg(role, text) : text);
+      return {
+        label: (text, selected) => (selected ? fg("accent")(text) : text),
+        value: (text, selected) => (selected ? fg("accent")(text) : fg("muted")(text)),
+        description: fg("dim"), cursor: fg("accent")("→ "), hint: fg("dim"),
+      };
+    };
+    // A loader between two rules, cancellable with the select list's cancel key (escape)
+    // unless `{cancellable: false}`; `signal` aborts when it is cancelled.
+    class BorderedLoader extends tuiPackage.Container {
+      constructor(tuiObject, theme, message, options) {
+        super();
+        this.cancellable = !(options && options.cancellable === false);
+        const border = (text) => theme.fg("border", text);
+        const accent = (text) => theme.fg("accent", text);
+        const muted = (text) => theme.fg("muted", text);
+        this.addChild(new DynamicBorder(border));
+        if (this.cancellable) {
+          this.loader = new tuiPackage.CancellableLoader(tuiObject, accent, muted, message);
+        } else {
+          this.controller = new AbortController();
+          this.loader = new tuiPackage.Loader(tuiObject, accent, muted, message);
+        }
+        this.addChild(this.loader);
+        if (this.cancellable) {
+          this.addChild(new tuiPackage.Spacer(1));
+          this.addChild(new tuiPackage.Text(cli.keyHint("tui.select.cancel", "cancel"), 1, 0));
+        }
+        this.addChild(new tuiPackage.Spacer(1));
+        this.addChild(new DynamicBorder(border));
+      }
+      get signal() { return this.cancellable ? this.loader.signal : this.controller.signal; }
+      set onAbort(fn) { if (this.cancellable) this.loader.onAbort = fn; }
+      handleInput(data) { if (this.cancellable) this.loader.handleInput(data); }
+      dispose() { if (typeof this.loader.dispose === "function") this.loader.dispose(); else this.loader.stop(); }
+    }
+    uiClasses = { CustomEditor, DynamicBorder, BorderedLoader, getMarkdownTheme, getSelectListTheme, getSettingsListTheme };
+    return uiClasses;
+  };
+  for (const name of ["CustomEditor", "DynamicBorder", "BorderedLoader", "getMarkdownTheme", "getSelectListTheme", "getSettingsListTheme"]) {
+    Object.defineProperty(cli, name, { enumerable: true, configurable: true, get: () => ui()[name] });
+  }
   internal.defineHost("cli", () => cli);
 
   const StringEnum = (values, options) => Type.Unsafe(Object.assign({ type: "string", enum: [...values] }, options || {}));
@@ -125,47 +275,5 @@
   });
   internal.defineHost("ai", () => ai);
 
-  // Components render to lines; only the terminal draws them (part 2), but renderers may
-  // build them in any mode.
-  const visibleWidth = (s) => String(s).replace(/\x1b\[[0-9;]*m/g, "").length;
-  class Text {
-    constructor(text = "", paddingX = 1, paddingY = 1) { this.text = text; this.paddingX = paddingX; this.paddingY = paddingY; }
-    setText(text) { this.text = text; }
-    render(width) { return String(this.text).split("\n").map((l) => " ".repeat(this.paddingX) + l.slice(0, Math.max(0, width - this.paddingX))); }
-    invalidate() {}
-  }
-  class Container {
-    constructor() { this.children = []; }
-    addChild(c) { this.children.push(c); }
-    removeChild(c) { this.children = this.children.filter((x) => x !== c); }
-    clear() { this.children = []; }
-    render(width) { return this.children.flatMap((c) => c.render(width)); }
-    invalidate() { for (const c of this.children) if (c.invalidate) c.invalidate(); }
-  }
-  class Spacer { constructor(n = 1) { this.n = n; } render() { return Array(this.n).fill(""); } invalidate() {} }
-  // `Key.escape` is "escape", `Key.slash` "/", `Key.ctrlAlt("p")` "ctrl+alt+p" (as pi-tui's Key).
-  const KEY_SYMBOLS = { backtick: "`", hyphen: "-", equals: "=", leftbracket: "[", rightbracket: "]", backslash: "\\",
-    semicolon: ";", quote: "'", comma: ",", period: ".", slash: "/", exclamation: "!", at: "@", hash: "#", dollar: "$",
-    percent: "%", caret: "^", ampersand: "&", asterisk: "*", leftparen: "(", rightparen: ")", underscore: "_", plus: "+",
-    pipe: "|", tilde: "~", leftbrace: "{", rightbrace: "}", colon: ":", lessthan: "<", greaterthan: ">", question: "?" };
-  const Key = new Proxy({}, {
-    get: (_, k) => {
-      if (typeof k !== "string") return undefined;
-      if (/^(ctrl|shift|alt|super)(Ctrl|Shift|Alt|Super)*$/.test(k)) {
-        const prefix = k.replace(/([A-Z])/g, "+$1").toLowerCase();
-        return (key) => `${prefix}+${key}`;
-      }
-      return Object.prototype.hasOwnProperty.call(KEY_SYMBOLS, k) ? KEY_SYMBOLS[k] : k;
-    },
-  });
-  const tui = Object.assign(missing("@knightcode/tui", ["SelectList", "SettingsList", "Loader", "CancellableLoader", "Input", "Editor", "Markdown", "Image", "TUI", "wrapTextWithAnsi", "fuzzyFilter", "fuzzyMatch", "parseKey"]), {
-    Text, Container, Spacer, Box: Container, TruncatedText: Text,
-    visibleWidth,
-    truncateToWidth: (s, w, ellipsis = "...") => (visibleWidth(s) <= w ? s : String(s).slice(0, Math.max(0, w - ellipsis.length)) + ellipsis),
-    matchesKey: () => false,
-    Key,
-    CURSOR_MARKER: "\x1b_pi:c\x07",
-  });
-  internal.defineHost("tui", () => tui);
   internal.defineHost("agent", () => missing("@knightcode/agent", ["Agent", "agentLoop"]));
 })(globalThis);

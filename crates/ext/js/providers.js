@@ -109,13 +109,17 @@
     if (typeof name === "object" && name && typeof name.id === "string") return internal.registerProvider(ext, name.id, name);
     // Queued as the reference does; a bad config is reported when the queue is applied.
     if (ext.state === "loading") { (ext.providers = ext.providers || []).push({ ext, name, config }); return; }
-    // The session's models were chosen at start-up; providers registered from a handler
-    // or command would only reach the next session.
-    throw internal.unsupported(`pi.registerProvider after the extension loaded ("${name}")`);
+    // After loading it takes effect at once (a bad config throws to the caller): the
+    // session's registry takes the provider, its models can be listed and selected.
+    validate(name, config);
+    op(kc.session("registerProvider", JSON.stringify({ name, config: jsonConfig(config), extensionPath: ext.path })));
+    apply({ ext, name, config });
   };
   internal.unregisterProvider = function (ext, name) {
     if (ext.state === "loading") { ext.providers = (ext.providers || []).filter((p) => p.name !== name); return; }
-    throw internal.unsupported(`pi.unregisterProvider after the extension loaded ("${name}")`);
+    const index = registered.findIndex((r) => r.name === name);
+    if (index >= 0) registered.splice(index, 1);
+    op(kc.session("unregisterProvider", JSON.stringify({ name })));
   };
   // Applies what an extension queued while loading; a registration that fails is reported
   // (`register_provider`) and the extension stays loaded, as in the reference.
@@ -190,6 +194,21 @@
       jsStreams.delete(streamId);
     }
     return null;
+  };
+  // A stored OAuth login of an extension's provider: refreshed once expired, then turned
+  // into the request's key (`oauth.refreshToken`, `oauth.getApiKey`), as pi's auth storage does.
+  calls.oauth = async function ({ provider, op: which, credentials }) {
+    const entry = registered.find((p) => p.name === provider);
+    const oauth = entry && entry.config.oauth;
+    if (!oauth) throw new Error(`Provider ${provider} has no OAuth login`);
+    if (which === "refresh") {
+      const fresh = await oauth.refreshToken(credentials);
+      if (!fresh || typeof fresh !== "object") throw new Error("refreshToken returned no credentials");
+      return fresh;
+    }
+    const key = await oauth.getApiKey(credentials);
+    if (typeof key !== "string" || !key) throw new Error("getApiKey returned no key");
+    return key;
   };
   calls.abortStream = async function ({ streamId }) {
     const c = jsStreams.get(streamId);

@@ -126,7 +126,10 @@
   function load(path) {
     const known = records.get(path);
     if (known) return known;
-    const info = op(kc.strip(path));
+    // `{json}`, or `{module, tla, fn}` with the wrapper function (from the load cache's
+    // bytecode when it has the file); a failure is JSON text to throw.
+    const loaded = kc.loadFile(path);
+    const info = typeof loaded === "string" ? op(loaded) : loaded;
     const dir = dirname(path);
     const module = { exports: {}, id: path, filename: path, path: dir, loaded: false, children: [], paths: [] };
     const record = { path, esm: false, module, exports: undefined, namespace: undefined, evaluation: undefined };
@@ -137,7 +140,7 @@
       if (info.json !== undefined) {
         module.exports = JSON.parse(info.json);
       } else if (!info.module) {
-        const fn = kc.compile("(function (exports, require, module, __filename, __dirname) {" + info.code + "\n})", path);
+        const fn = info.fn;
         fn.call(module.exports, module.exports, require, module, path, dir);
       } else {
         record.esm = true;
@@ -146,13 +149,7 @@
         Object.defineProperty(exports, Symbol.toStringTag, { value: "Module", enumerable: false });
         record.exports = exports;
         module.exports = exports;
-        const wrapper =
-          "(function (require, module, exports, __filename, __dirname) { return " +
-          (info.tla ? "async " : "") +
-          "function (__vite_ssr_import__, __vite_ssr_dynamic_import__, __vite_ssr_exports__, __vite_ssr_exportAll__, __vite_ssr_import_meta__) {\"use strict\";" +
-          info.code +
-          "\n}})";
-        const outer = kc.compile(wrapper, path);
+        const outer = info.fn;
         const body = outer(require, module, exports, path, dir);
         const meta = {
           url: fileUrl(path),

@@ -107,7 +107,8 @@
     });
     const own = registered.map(({ ext, def }) => ({
       name: def.name, description: def.description, parameters: def.parameters, promptGuidelines: def.promptGuidelines,
-      exposure: def.exposure || "direct", namespace: def.namespace, annotations: def.annotations,
+      exposure: def.exposure || "direct", namespace: def.namespace, annotations: def.annotations ? Object.assign({}, def.annotations) : undefined,
+      reachesTools: typeof def.reachesTools === "function" ? def.reachesTools.bind(def) : undefined,
       sourceInfo: synthetic(ext.path, "local", internal.dirname(ext.path)),
     }));
     return builtins.concat(own);

@@ -74,14 +74,32 @@ fn scan(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// An explicitly named source: a file, or a directory (manifest/index, else its scripts).
+/// The `main` file a `package.json` names.
+fn main_entry(dir: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(dir.join("package.json")).ok()?;
+    let manifest = serde_json::from_str::<serde_json::Value>(&text).ok()?;
+    let main = dir.join(manifest.get("main")?.as_str()?);
+    main.is_file().then_some(main)
+}
+
+/// An explicitly named source: a file, or a directory imported as a module (its manifest's
+/// list, `index.ts`, `index.js`, or `package.json`'s `main`). A directory with none of them
+/// is kept as it is, so loading it fails as in the reference ("Cannot find module"); a
+/// `-e` folder that is a package was expanded to its entries before (see the runtime).
 fn explicit(path: &Path) -> Vec<PathBuf> {
     if path.is_dir() {
         package_entries(path)
-            .unwrap_or_else(|| scan(path).into_iter().filter(|p| p.is_file()).collect())
+            .or_else(|| main_entry(path).map(|main| vec![main]))
+            .unwrap_or_else(|| vec![path.to_path_buf()])
     } else {
         vec![path.to_path_buf()]
     }
+}
+
+/// The entry files of a folder of extensions, such as a package's `extensions/`: its own
+/// manifest list or index, else its scripts and the entries of its subfolders.
+pub fn folder_entries(dir: &Path) -> Vec<PathBuf> {
+    package_entries(dir).unwrap_or_else(|| scan(dir))
 }
 
 /// The entry files to load, in load order. A `-e` path that does not exist is kept, so
@@ -172,5 +190,35 @@ mod tests {
         );
         sources.no_extensions = true;
         assert_eq!(discover(&sources), vec![root.join("proj/cli.ts")]);
+    }
+
+    #[test]
+    fn an_explicit_folder_is_imported_as_a_module() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        for name in ["indexed", "main", "plain"] {
+            std::fs::create_dir_all(root.join(name)).unwrap();
+            std::fs::write(root.join(name).join("other.ts"), "").unwrap();
+        }
+        std::fs::write(root.join("indexed/index.ts"), "").unwrap();
+        std::fs::write(root.join("main/entry.ts"), "").unwrap();
+        std::fs::write(root.join("main/package.json"), r#"{"main":"entry.ts"}"#).unwrap();
+        let sources = |name: &str| Sources {
+            cli: vec![name.to_owned()],
+            no_extensions: true,
+            cwd: root.clone(),
+            ..Sources::default()
+        };
+        assert_eq!(
+            discover(&sources("indexed")),
+            vec![root.join("indexed/index.ts")]
+        );
+        assert_eq!(discover(&sources("main")), vec![root.join("main/entry.ts")]);
+        // No entry point: the folder itself, whose loading then fails.
+        assert_eq!(discover(&sources("plain")), vec![root.join("plain")]);
+        assert_eq!(
+            folder_entries(&root.join("plain")),
+            vec![root.join("plain/other.ts")]
+        );
     }
 }

@@ -10,14 +10,13 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
+use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering;
 
 use rquickjs::AsyncContext;
 use rquickjs::AsyncRuntime;
-use rquickjs::CatchResultExt as _;
 use rquickjs::Ctx;
 use rquickjs::Function;
-use rquickjs::Promise;
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::sync::oneshot;
@@ -34,9 +33,11 @@ const BOOTSTRAP: &[(&str, &str)] = &[
     ("kc:node.js", include_str!("../js/node.js")),
     ("kc:typebox.js", include_str!("../js/typebox.js")),
     ("kc:packages.js", include_str!("../js/packages.js")),
+    ("kc:tui.js", include_str!("../js/tui.js")),
     ("kc:providers.js", include_str!("../js/providers.js")),
     ("kc:fetch.js", include_str!("../js/fetch.js")),
     ("kc:tools.js", include_str!("../js/tools.js")),
+    ("kc:ui.js", include_str!("../js/ui.js")),
     ("kc:api.js", include_str!("../js/api.js")),
 ];
 
@@ -46,18 +47,82 @@ const MEMORY_LIMIT: usize = 2 << 30;
 const MAX_STACK: usize = 8 << 20;
 const THREAD_STACK: usize = 16 << 20;
 
+/// How long either side of a hand-off keeps polling before it parks. A parked thread costs
+/// a futex wake-up and, on an idle VM, a halted vCPU woken by the hypervisor: some 30 µs
+/// each way, more than the JS work of an event. Events come in bursts (a turn's events, a
+/// tool call's gate and result), so polling this long after each piece of work catches the
+/// next one on a running core; an idle host still sleeps, since the spin only follows work.
+const SPIN: std::time::Duration = std::time::Duration::from_micros(60);
+
+/// Polls `ready` until it yields or [`SPIN`] has passed.
+fn spin_for<T>(mut ready: impl FnMut() -> Option<T>) -> Option<T> {
+    let deadline = std::time::Instant::now() + SPIN;
+    loop {
+        if let Some(value) = ready() {
+            return Some(value);
+        }
+        if std::time::Instant::now() >= deadline {
+            return None;
+        }
+        for _ in 0..32 {
+            std::hint::spin_loop();
+        }
+    }
+}
+
 /// What the handles and the JS thread share: whether JS is executing, and a request to
 /// stop it. The interrupt handler QuickJS polls while it executes reads the request, so a
 /// runaway synchronous loop ends with an uncatchable error at our call site.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Watch {
     running: AtomicBool,
     interrupt: AtomicBool,
     /// The interrupt hit: JS was unwound.
     fired: AtomicBool,
+    /// When the synchronous JS running now must have returned (a component's `render` or
+    /// `handleInput`), in microseconds after `epoch`; 0 for no limit. Set from JS through
+    /// `__kc.deadline(ms)`.
+    deadline: AtomicU64,
+    /// The deadline passed and the code was unwound; JS is told once the thread is free.
+    deadline_passed: AtomicBool,
+    epoch: std::time::Instant,
 }
 
-type Reply = oneshot::Sender<Result<Value, String>>;
+impl Watch {
+    fn new() -> Self {
+        Self {
+            running: AtomicBool::new(false),
+            interrupt: AtomicBool::new(false),
+            fired: AtomicBool::new(false),
+            deadline: AtomicU64::new(0),
+            deadline_passed: AtomicBool::new(false),
+            epoch: std::time::Instant::now(),
+        }
+    }
+
+    fn micros(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_micros()).unwrap_or(u64::MAX)
+    }
+
+    /// What the interrupt handler answers: stop for an abort, or for a deadline passed.
+    fn should_interrupt(&self) -> bool {
+        if self.interrupt.swap(false, Ordering::Relaxed) {
+            self.fired.store(true, Ordering::Relaxed);
+            return true;
+        }
+        let due = self.deadline.load(Ordering::Relaxed);
+        if due != 0 && self.micros() >= due {
+            self.deadline.store(0, Ordering::Relaxed);
+            self.deadline_passed.store(true, Ordering::Relaxed);
+            return true;
+        }
+        false
+    }
+}
+
+/// What `__kc_call` answered: its JSON text (decoded by the caller, off the JS thread), or
+/// why it has none.
+type Reply = oneshot::Sender<Result<String, String>>;
 
 /// Calls waiting for JS, by id. An interrupt that hits a promise job unwinds code whose
 /// call would otherwise never settle, so every waiting call is failed then.
@@ -74,7 +139,7 @@ impl Inflight {
         id
     }
 
-    fn settle(&self, id: u64, result: Result<Value, String>) {
+    fn settle(&self, id: u64, result: Result<String, String>) {
         if let Some(reply) = self.lock().remove(&id) {
             let _ = reply.send(result);
         }
@@ -175,10 +240,12 @@ impl Engine {
     /// Starts the thread and evaluates the bootstrap scripts.
     pub fn start(ops: Arc<Ops>, memory_limit: Option<usize>) -> Result<Self, ExtError> {
         let (jobs, mut inbox) = mpsc::unbounded_channel::<Job>();
-        let watch = Arc::new(Watch::default());
+        let watch = Arc::new(Watch::new());
         let watching = Arc::clone(&watch);
         let inflight = Arc::new(Inflight::default());
         let failing = Arc::clone(&inflight);
+        let replies = Arc::clone(&inflight);
+        let deadlines = Arc::clone(&watch);
         let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), String>>();
         std::thread::Builder::new()
             .name("knightcode-js".to_owned())
@@ -199,17 +266,13 @@ impl Engine {
                 let reporting = Arc::clone(&ops);
                 local.block_on(&runtime, async move {
                     let setup = async {
-                        let rt = AsyncRuntime::new().map_err(|e| e.to_string())?;
+                        let rt = AsyncRuntime::new_with_alloc(crate::js_heap::JsHeap).map_err(|e| e.to_string())?;
                         rt.set_memory_limit(memory_limit.unwrap_or(MEMORY_LIMIT))
                             .await;
                         rt.set_max_stack_size(MAX_STACK).await;
                         let interrupting = Arc::clone(&watching);
                         rt.set_interrupt_handler(Some(Box::new(move || {
-                            let hit = interrupting.interrupt.swap(false, Ordering::Relaxed);
-                            if hit {
-                                interrupting.fired.store(true, Ordering::Relaxed);
-                            }
-                            hit
+                            interrupting.should_interrupt()
                         })))
                         .await;
                         let tracked = Rc::clone(&unhandled);
@@ -231,7 +294,7 @@ impl Engine {
                         .await;
                         let context = AsyncContext::full(&rt).await.map_err(|e| e.to_string())?;
                         context
-                            .with(|ctx| bootstrap(&ctx, ops))
+                            .with(|ctx| bootstrap(&ctx, ops, &replies, &deadlines))
                             .await
                             .map(|()| (rt, context))
                     };
@@ -270,6 +333,10 @@ impl Engine {
                         if watching.fired.swap(false, Ordering::Relaxed) {
                             failing.fail_all(INTERRUPTED);
                         }
+                        if watching.deadline_passed.swap(false, Ordering::Relaxed) {
+                            context.with(|ctx| deadline_passed(&ctx)).await;
+                            continue;
+                        }
                         let rejected: Vec<Value> =
                             unhandled.borrow_mut().drain(..).map(|(_, e)| e).collect();
                         if !rejected.is_empty() {
@@ -284,8 +351,11 @@ impl Engine {
                                 std::task::Poll::Pending
                             }
                         });
+                        // A job that comes while the thread is still awake skips the park.
+                        let early = spin_for(|| inbox.try_recv().ok());
                         tokio::select! {
-                            job = inbox.recv() => match job {
+                            biased;
+                            job = async { match early { Some(job) => Some(job), None => inbox.recv().await } } => match job {
                                 Some(job) => {
                                     watching.running.store(true, Ordering::Relaxed);
                                     // A panic in our glue fails this call (its reply
@@ -300,6 +370,9 @@ impl Engine {
                                     // An interrupt of a job's synchronous part fails just
                                     // that call, with the exception.
                                     watching.fired.store(false, Ordering::Relaxed);
+                                    if watching.deadline_passed.swap(false, Ordering::Relaxed) {
+                                        context.with(|ctx| deadline_passed(&ctx)).await;
+                                    }
                                 }
                                 None => break,
                             },
@@ -362,15 +435,17 @@ impl Engine {
         let payload = payload.to_string();
         let job: Job = Box::new(move |ctx| {
             if let Ok(call) = ctx.globals().get::<_, Function>("__kc_call") {
-                let _ = call.call::<_, Promise>((method, payload));
+                let _ = call.call::<_, ()>((method, payload));
             }
         });
         let _ = self.jobs.send(job);
     }
 
-    /// Calls `__kc_call(method, payload)` on the JS thread and returns what it resolved to.
+    /// Calls `__kc_call(method, payload, id)` on the JS thread and returns what it resolved
+    /// to. The JS side answers through the `reply` op when the call settles, so the JS
+    /// thread hands the answer straight back (no future of ours waits on the promise).
     pub async fn call(&self, method: &str, payload: &Value) -> Result<Value, String> {
-        let (tx, rx) = oneshot::channel::<Result<Value, String>>();
+        let (tx, rx) = oneshot::channel::<Result<String, String>>();
         let id = self.inflight.add(tx);
         let inflight = Arc::clone(&self.inflight);
         let watch = Arc::clone(&self.watch);
@@ -379,38 +454,36 @@ impl Engine {
         let job: Job = Box::new(move |ctx| {
             let result = (|| {
                 let call: Function = ctx.globals().get("__kc_call")?;
-                call.call::<_, Promise>((method, payload))
+                call.call::<_, ()>((method, payload, id as f64))
             })();
-            match result {
-                Ok(promise) => {
-                    let inner = ctx.clone();
-                    ctx.spawn(async move {
-                        let text = promise.into_future::<String>().await.catch(&inner);
-                        let reply = match text {
-                            Ok(text) => decode(&text),
-                            Err(error) => Err(error.to_string()),
-                        };
-                        inflight.settle(id, reply);
-                    });
-                }
-                Err(error) => {
-                    let described = describe(&ctx, error);
-                    // QuickJS's own "interrupted" says nothing to a user.
-                    let reply = if watch.fired.load(Ordering::Relaxed) {
-                        INTERRUPTED.to_owned()
-                    } else {
-                        described
-                    };
-                    inflight.settle(id, Err(reply));
-                }
+            if let Err(error) = result {
+                let described = describe(&ctx, error);
+                // QuickJS's own "interrupted" says nothing to a user.
+                let reply = if watch.fired.load(Ordering::Relaxed) {
+                    INTERRUPTED.to_owned()
+                } else {
+                    described
+                };
+                inflight.settle(id, Err(reply));
             }
         });
         if self.jobs.send(job).is_err() {
             self.inflight
                 .settle(id, Err("the extension host stopped".to_owned()));
         }
-        rx.await
-            .map_err(|_| "the extension host stopped".to_owned())?
+        let mut rx = rx;
+        // A quick answer (most events and tool calls) is taken before this task parks.
+        let answered = spin_for(|| match rx.try_recv() {
+            Ok(answer) => Some(Ok(answer)),
+            Err(oneshot::error::TryRecvError::Empty) => None,
+            Err(oneshot::error::TryRecvError::Closed) => Some(Err(())),
+        });
+        let answer = match answered {
+            Some(answer) => answer,
+            None => rx.await.map_err(|_| ()),
+        };
+        let text = answer.map_err(|()| "the extension host stopped".to_owned())??;
+        decode(&text)
     }
 }
 
@@ -418,20 +491,70 @@ impl Engine {
 fn decode(text: &str) -> Result<Value, String> {
     let mut value: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
     if let Some(error) = value.get("error").and_then(Value::as_str) {
+        // A call an abort unwound rejects with QuickJS's bare "interrupted".
+        if error == "interrupted" {
+            return Err(INTERRUPTED.to_owned());
+        }
         return Err(error.to_owned());
     }
     Ok(value.get_mut("ok").map(Value::take).unwrap_or(Value::Null))
 }
 
-fn bootstrap(ctx: &Ctx<'_>, ops: Arc<Ops>) -> Result<(), String> {
-    crate::ops::install(ctx, ops).map_err(|e| describe(ctx, e))?;
+fn bootstrap(
+    ctx: &Ctx<'_>,
+    ops: Arc<Ops>,
+    inflight: &Arc<Inflight>,
+    watch: &Arc<Watch>,
+) -> Result<(), String> {
+    crate::ops::install(ctx, Arc::clone(&ops)).map_err(|e| describe(ctx, e))?;
+    install_reply(ctx, inflight).map_err(|e| describe(ctx, e))?;
+    install_deadline(ctx, watch).map_err(|e| describe(ctx, e))?;
     for (name, source) in BOOTSTRAP {
-        let mut options = rquickjs::context::EvalOptions::default();
-        options.global = true;
-        options.strict = false;
-        options.filename = Some((*name).to_owned());
-        ctx.eval_with_options::<(), _>(*source, options)
+        crate::loader::bootstrap_script(ctx, ops.cache(), name, source)
             .map_err(|e| format!("{name}: {}", describe(ctx, e)))?;
     }
     Ok(())
+}
+
+/// `__kc.reply(id, text)`: how `__kc_call` answers a waiting [`Engine::call`].
+fn install_reply(ctx: &Ctx<'_>, inflight: &Arc<Inflight>) -> rquickjs::Result<()> {
+    let kc: rquickjs::Object = ctx.globals().get("__kc")?;
+    let inflight = Arc::clone(inflight);
+    kc.set(
+        "reply",
+        Function::new(ctx.clone(), move |id: f64, text: String| {
+            inflight.settle(id as u64, Ok(text));
+        })?,
+    )
+}
+
+/// `__kc.deadline(ms)`: the synchronous code about to run (a component's `render` or
+/// `handleInput`) is stopped if it has not returned within `ms`; `0` lifts the limit.
+fn install_deadline(ctx: &Ctx<'_>, watch: &Arc<Watch>) -> rquickjs::Result<()> {
+    let kc: rquickjs::Object = ctx.globals().get("__kc")?;
+    let watch = Arc::clone(watch);
+    kc.set(
+        "deadline",
+        Function::new(ctx.clone(), move |ms: f64| {
+            let due = if ms > 0.0 {
+                watch.micros().saturating_add((ms * 1000.0) as u64)
+            } else {
+                0
+            };
+            watch.deadline.store(due, Ordering::Relaxed);
+        })?,
+    )
+}
+
+/// Tells the UI code that the code it ran under a deadline was stopped
+/// (`__kc_deadline_passed`), so it can show that component as failed.
+fn deadline_passed(ctx: &Ctx<'_>) {
+    // Whatever the unwinding left pending is not this call's.
+    drop(ctx.catch());
+    let hook: rquickjs::Result<Function<'_>> = ctx.globals().get("__kc_deadline_passed");
+    if let Ok(hook) = hook
+        && hook.call::<_, ()>(()).is_err()
+    {
+        drop(ctx.catch());
+    }
 }

@@ -41,12 +41,18 @@ pub(crate) fn tool_output(value: &Value) -> ToolOutput {
         details: value.get("details").cloned().filter(|d| !d.is_null()),
         is_error: value.get("isError").and_then(Value::as_bool) == Some(true),
         terminate: value.get("terminate").and_then(Value::as_bool) == Some(true),
+        usage: value
+            .get("usage")
+            .cloned()
+            .and_then(|u| serde_json::from_value(u).ok()),
     }
 }
 
 /// A tool an extension registered; `execute` runs on the JS thread.
 pub struct JsTool {
     definition: ToolDefinition,
+    exposure: knightcode_agent::ToolExposure,
+    default_active: bool,
     engine: Engine,
     ops: Arc<Ops>,
 }
@@ -67,6 +73,12 @@ impl JsTool {
                     ExecutionMode::Parallel
                 },
             },
+            exposure: spec
+                .exposure
+                .as_deref()
+                .and_then(knightcode_agent::ToolExposure::parse)
+                .unwrap_or_default(),
+            default_active: spec.default_active != Some(false),
             engine: host.engine.clone(),
             ops: Arc::clone(&host.ops),
         }
@@ -78,6 +90,14 @@ impl Tool for JsTool {
         &self.definition
     }
 
+    fn exposure(&self) -> knightcode_agent::ToolExposure {
+        self.exposure
+    }
+
+    fn active_on_registration(&self) -> bool {
+        self.exposure.declarable() && self.default_active
+    }
+
     fn execute(&self, arguments: Value, context: ToolContext) -> ToolFuture<'_> {
         Box::pin(async move {
             let id = context.tool_call_id.clone();
@@ -86,24 +106,31 @@ impl Tool for JsTool {
                 &id,
                 Arc::new(move |partial: ToolOutput| updates.update(partial)),
             );
+            // `ctx.executeTool` of this call finds its context here.
+            self.ops.nested.watch(&context);
             let payload = json!({
                 "name": self.definition.name,
                 "toolCallId": id,
                 "params": arguments,
             });
             let call = self.engine.call("executeTool", &payload);
+            // Biased towards the abort: a body that returns because the run was aborted
+            // (its nested calls ended with the abort) is still an aborted call.
             let result = tokio::select! {
-                result = call => result,
+                biased;
                 () = context.cancel.cancelled() => {
                     // A body stuck in a synchronous loop holds the JS thread: interrupt it
                     // first, then let an asynchronous one see its signal abort.
                     self.engine.interrupt();
                     self.engine.post("abort", &json!({ "toolCallId": id }));
                     self.ops.unwatch_updates(&id);
+                    self.ops.nested.unwatch(&id);
                     return Err(ToolError::Aborted("Operation aborted".to_owned()));
                 }
+                result = call => result,
             };
             self.ops.unwatch_updates(&id);
+            self.ops.nested.unwatch(&id);
             match result {
                 Ok(value) => Ok(tool_output(&value)),
                 Err(message) => Err(ToolError::failed(message)),
@@ -207,15 +234,22 @@ impl AgentHooks for ExtensionHost {
         cancel: &'a CancellationToken,
     ) -> HookFuture<'a, ToolCallVerdict> {
         Box::pin(async move {
-            let payload = json!({
+            let mut payload = json!({
                 "toolCallId": call.tool_call_id,
                 "toolName": call.tool_name,
                 "input": call.arguments,
             });
+            if let Some(parent) = call.parent_tool_call_id {
+                payload["parentToolCallId"] = json!(parent);
+            }
+            self.ops
+                .nested
+                .note_parent(call.tool_call_id, call.parent_tool_call_id);
             let Some(result) = self.dispatch_until("tool_call", payload, cancel).await else {
                 return ToolCallVerdict::Proceed;
             };
             if result.get("block").and_then(Value::as_bool) == Some(true) {
+                self.ops.nested.take_parent(call.tool_call_id);
                 let reason = result
                     .get("reason")
                     .and_then(Value::as_str)
@@ -236,7 +270,7 @@ impl AgentHooks for ExtensionHost {
         cancel: &'a CancellationToken,
     ) -> HookFuture<'a, ToolResultPatch> {
         Box::pin(async move {
-            let payload = json!({
+            let mut payload = json!({
                 "toolCallId": result.tool_call_id,
                 "toolName": result.tool_name,
                 "input": arguments,
@@ -244,6 +278,9 @@ impl AgentHooks for ExtensionHost {
                 "details": result.details,
                 "isError": result.is_error,
             });
+            if let Some(parent) = self.ops.nested.take_parent(&result.tool_call_id) {
+                payload["parentToolCallId"] = json!(parent);
+            }
             let Some(patch) = self.dispatch_until("tool_result", payload, cancel).await else {
                 return ToolResultPatch::default();
             };
@@ -254,6 +291,47 @@ impl AgentHooks for ExtensionHost {
                     .and_then(|c| serde_json::from_value(c).ok()),
                 details: patch.get("details").cloned(),
                 is_error: patch.get("isError").and_then(Value::as_bool),
+            }
+        })
+    }
+
+    fn replaces_messages(&self) -> bool {
+        self.handles("message_end")
+    }
+
+    /// `message_end`: a handler's `{message}` with the same role replaces it (chained; a
+    /// message of another role is reported and ignored).
+    fn message_end<'a>(
+        &'a self,
+        message: &'a AgentMessage,
+        cancel: &'a CancellationToken,
+    ) -> HookFuture<'a, Option<AgentMessage>> {
+        Box::pin(async move {
+            let payload = json!({ "message": message_json(message) });
+            let result = self.dispatch_until("message_end", payload, cancel).await?;
+            let mut replacement = result.get("message").cloned()?;
+            // Untyped handlers may drop `content`; it never enters the conversation so.
+            if let Some(object) = replacement.as_object_mut()
+                && matches!(
+                    object.get("role").and_then(Value::as_str),
+                    Some("user" | "assistant" | "toolResult" | "custom")
+                )
+                && object.get("content").is_none_or(Value::is_null)
+            {
+                object.insert("content".to_owned(), json!([]));
+            }
+            match serde_json::from_value::<AgentMessage>(replacement) {
+                Ok(replacement) => Some(replacement),
+                Err(error) => {
+                    self.report(vec![crate::host::HandlerError {
+                        extension_path: "<host>".to_owned(),
+                        event: "message_end".to_owned(),
+                        error: format!("message_end: the returned message is not valid ({error})"),
+                        stack: None,
+                    }])
+                    .await;
+                    None
+                }
             }
         })
     }

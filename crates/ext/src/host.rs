@@ -2,6 +2,7 @@
 //! and what the session asks of them (events, tools, commands). The JS runtime starts only
 //! when a host is loaded, so a session without extensions never starts it.
 
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::Mutex;
@@ -49,6 +50,51 @@ pub struct ToolSpec {
     #[serde(default)]
     pub execution_mode: String,
     pub extension_path: String,
+    /// `direct` (the default), `model-only`, `codemode`, `deferred` or `hidden`.
+    #[serde(default)]
+    pub exposure: Option<String>,
+    #[serde(default)]
+    pub default_active: Option<bool>,
+    /// The tool has a `prepareLoadout` hook.
+    #[serde(default)]
+    pub prepare_loadout: bool,
+}
+
+/// Which tool calls and custom messages extensions' renderers may draw, so the terminal
+/// asks only for those.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct RendererSpec {
+    /// Tools with `renderCall`/`renderResult`/`renderShell` of their own.
+    #[serde(default)]
+    pub tools: Vec<String>,
+    /// A `registerToolRenderer` resolver exists: any tool may be drawn.
+    #[serde(default)]
+    pub resolvers: bool,
+    /// Custom types with a `registerMessageRenderer`.
+    #[serde(default)]
+    pub messages: Vec<String>,
+}
+
+impl RendererSpec {
+    pub fn draws_tool(&self, name: &str) -> bool {
+        self.resolvers || self.tools.iter().any(|t| t == name)
+    }
+
+    pub fn draws_message(&self, custom_type: &str) -> bool {
+        self.messages.iter().any(|t| t == custom_type)
+    }
+}
+
+/// A keyboard shortcut an extension registered: the key id as written (`ctrl+shift+p`).
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct ShortcutSpec {
+    pub shortcut: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub extension_path: String,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
@@ -91,6 +137,12 @@ pub struct Registry {
     pub apis: Vec<String>,
     #[serde(default)]
     pub flags: Vec<FlagSpec>,
+    /// Keyboard shortcuts (`registerShortcut`), for the terminal.
+    #[serde(default)]
+    pub shortcuts: Vec<ShortcutSpec>,
+    /// What extensions draw in the terminal (tool and message renderers).
+    #[serde(default)]
+    pub renderers: RendererSpec,
     /// Events at least one handler listens to.
     pub events: Vec<String>,
 }
@@ -141,8 +193,19 @@ impl ExtensionHost {
     /// Starts the JS runtime and runs every extension's factory, in order. The first
     /// extension that fails to load fails the whole start (the CLI exits 1, as the
     /// reference does).
+    ///
+    /// Files load through the load cache the environment names (`KNIGHTCODE_EXT_CACHE=0`
+    /// turns it off; see `cache.rs`).
     pub async fn load(config: HostConfig) -> Result<Arc<Self>, ExtError> {
-        let ops = Arc::new(Ops::default());
+        Self::load_with_cache(config, crate::cache::dir_from_env()).await
+    }
+
+    /// [`ExtensionHost::load`] with the load cache in `cache_dir` (`None`: no cache).
+    pub async fn load_with_cache(
+        config: HostConfig,
+        cache_dir: Option<PathBuf>,
+    ) -> Result<Arc<Self>, ExtError> {
+        let ops = Arc::new(Ops::with_cache(crate::cache::Cache::new(cache_dir)));
         *ops.providers
             .main
             .lock()
@@ -230,15 +293,22 @@ impl ExtensionHost {
     /// session's [`knightcode_ai::ApiRouter`].
     pub fn custom_apis(&self) -> Vec<Arc<crate::JsApiProvider>> {
         let apis = self.registry().apis;
-        apis.into_iter()
-            .map(|api| {
-                Arc::new(crate::JsApiProvider::new(
-                    api,
-                    self.engine.clone(),
-                    Arc::clone(&self.ops.providers),
-                ))
-            })
-            .collect()
+        apis.into_iter().map(|api| self.api_provider(api)).collect()
+    }
+
+    /// The provider of one API implemented in JS (also one registered after loading).
+    pub fn api_provider(&self, api: impl Into<String>) -> Arc<crate::JsApiProvider> {
+        Arc::new(crate::JsApiProvider::new(
+            api.into(),
+            self.engine.clone(),
+            Arc::clone(&self.ops.providers),
+        ))
+    }
+
+    /// Sends `method` to the JS side without waiting (terminal input and size for
+    /// extensions' components): no reply, and nothing waits if JS is busy.
+    pub fn post(&self, method: &str, payload: &Value) {
+        self.engine.post(method, payload);
     }
 
     /// Stops the extension JS running now (a user abort reached a handler stuck in a
@@ -251,6 +321,15 @@ impl ExtensionHost {
         self.registry
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The renderers part of the registry alone (asked on every tool event).
+    pub fn renderers(&self) -> RendererSpec {
+        self.registry
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .renderers
             .clone()
     }
 
@@ -414,6 +493,19 @@ impl ExtensionHost {
     }
 }
 
+/// Handler errors where no session hears them (before the host is bound): stderr, one
+/// line each, in the one format every such fallback uses.
+pub(crate) fn write_to_stderr(errors: &[HandlerError]) {
+    let mut stderr = std::io::stderr().lock();
+    for error in errors {
+        let _ = writeln!(
+            stderr,
+            "Extension error ({}, {}): {}",
+            error.extension_path, error.event, error.error
+        );
+    }
+}
+
 /// Emits `errors` as `extension_error` events, or writes them to stderr before the host
 /// is bound to a session.
 async fn report_to(events: Option<&EventSender>, errors: Vec<HandlerError>) {
@@ -428,16 +520,7 @@ async fn report_to(events: Option<&EventSender>, errors: Vec<HandlerError>) {
                     })
                     .await;
             }
-            None => {
-                let _ = std::io::Write::write_all(
-                    &mut std::io::stderr().lock(),
-                    format!(
-                        "Extension error ({}, {}): {}\n",
-                        error.extension_path, error.event, error.error
-                    )
-                    .as_bytes(),
-                );
-            }
+            None => write_to_stderr(std::slice::from_ref(&error)),
         }
     }
 }
@@ -468,4 +551,69 @@ async fn run_factories(
         });
     }
     Ok(loaded)
+}
+
+/// The OAuth logins of the extensions' providers, for [`knightcode_ai::AuthStorage`]. It
+/// holds the host weakly: the storage is reachable from the host's own model port.
+struct ExtensionOAuth(std::sync::Weak<ExtensionHost>);
+
+impl ExtensionHost {
+    /// Hooks that refresh and use stored OAuth logins through the extensions' `oauth`.
+    pub fn oauth_hooks(self: &Arc<Self>) -> Arc<dyn knightcode_ai::OAuthProviders> {
+        Arc::new(ExtensionOAuth(Arc::downgrade(self)))
+    }
+}
+
+impl ExtensionOAuth {
+    async fn call(
+        &self,
+        provider: &str,
+        op: &str,
+        credentials: &serde_json::Map<String, Value>,
+    ) -> Result<Value, String> {
+        let host = self.0.upgrade().ok_or("the extension host stopped")?;
+        host.engine
+            .call(
+                "oauth",
+                &json!({ "provider": provider, "op": op, "credentials": credentials }),
+            )
+            .await
+    }
+}
+
+impl knightcode_ai::OAuthProviders for ExtensionOAuth {
+    fn handles(&self, provider: &str) -> bool {
+        self.0.upgrade().is_some_and(|host| {
+            host.registry()
+                .providers
+                .iter()
+                .any(|p| p.name == provider && p.config.get("oauth").is_some_and(|o| !o.is_null()))
+        })
+    }
+
+    fn refresh<'a>(
+        &'a self,
+        provider: &'a str,
+        credentials: &'a serde_json::Map<String, Value>,
+    ) -> knightcode_ai::OAuthFuture<'a, serde_json::Map<String, Value>> {
+        Box::pin(async move {
+            match self.call(provider, "refresh", credentials).await? {
+                Value::Object(fresh) => Ok(fresh),
+                other => Err(format!("refreshToken returned {other}")),
+            }
+        })
+    }
+
+    fn api_key<'a>(
+        &'a self,
+        provider: &'a str,
+        credentials: &'a serde_json::Map<String, Value>,
+    ) -> knightcode_ai::OAuthFuture<'a, String> {
+        Box::pin(async move {
+            match self.call(provider, "apiKey", credentials).await? {
+                Value::String(key) => Ok(key),
+                other => Err(format!("getApiKey returned {other}")),
+            }
+        })
+    }
 }

@@ -4,22 +4,31 @@
 //! - [`discover`]: which files load (`-e`, `<agentDir>/extensions/`, trusted project).
 //! - [`transpile`]: TypeScript stripped at load time (oxc).
 //! - [`resolve`]: specifiers to host packages, Node built-ins and files.
+//! - `loader`, `cache`, `bytecode`: files to run, through the content-hashed load cache
+//!   of stripped code and QuickJS bytecode (`bytecode` is the crate's one `unsafe` module).
 //! - [`ExtensionHost`]: loading, events, tools and commands; it implements the agent
 //!   loop's hooks, and the runtime adds the session's (`knightcode-runtime`).
 //! - `js/`: the module runner, the Node layer, the host packages and the extension API.
 
+mod bytecode;
+mod cache;
 pub mod discover;
 mod engine;
 mod error;
 mod fetch;
 mod hooks;
 mod host;
+mod js_heap;
+mod loader;
+mod loadout;
+mod nested;
 mod ops;
 mod providers;
 mod providers_ops;
 pub mod resolve;
 mod tools;
 pub mod transpile;
+mod tui_ops;
 
 pub use error::ExtError;
 pub use hooks::JsTool;
@@ -28,7 +37,10 @@ pub use host::ExtensionHost;
 pub use host::FlagSpec;
 pub use host::HandlerError;
 pub use host::HostConfig;
+pub use host::ProviderSpec;
 pub use host::Registry;
+pub use host::RendererSpec;
+pub use host::ShortcutSpec;
 pub use host::ToolSpec;
 pub use ops::PortFuture;
 pub use ops::SessionPort;

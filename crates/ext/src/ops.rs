@@ -19,6 +19,7 @@ use serde_json::Value;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use crate::providers_ops::async_op;
 use crate::resolve::Resolved;
 
 /// An answer the session gives later (a dialog, a session replacement).
@@ -47,6 +48,7 @@ pub struct Ops {
     updates: Mutex<HashMap<String, UpdateSink>>,
     pub(crate) providers: Arc<crate::providers::ProviderOps>,
     pub(crate) tools: Arc<crate::tools::ToolOps>,
+    pub(crate) nested: Arc<crate::nested::NestedOps>,
     /// The cancel tokens of async session ops still running, by the id JS gave them.
     cancels: Mutex<HashMap<u64, CancellationToken>>,
     /// Where errors no handler call returns go (unhandled rejections, throwing timer
@@ -54,6 +56,8 @@ pub struct Ops {
     uncaught: Mutex<Option<tokio::sync::mpsc::UnboundedSender<Vec<Value>>>>,
     /// Each stripped file's way back from generated to source positions.
     positions: Mutex<HashMap<String, Arc<crate::transpile::PositionMap>>>,
+    /// The load cache (off by default).
+    cache: crate::cache::Cache,
 }
 
 impl std::fmt::Debug for Ops {
@@ -63,6 +67,25 @@ impl std::fmt::Debug for Ops {
 }
 
 impl Ops {
+    /// Ops that load through `cache`.
+    pub(crate) fn with_cache(cache: crate::cache::Cache) -> Self {
+        Self {
+            cache,
+            ..Self::default()
+        }
+    }
+
+    pub(crate) fn cache(&self) -> &crate::cache::Cache {
+        &self.cache
+    }
+
+    pub(crate) fn remember_positions(&self, path: &str, positions: crate::transpile::PositionMap) {
+        self.positions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(path.to_owned(), Arc::new(positions));
+    }
+
     pub fn bind(&self, port: Arc<dyn SessionPort>) {
         *self.session.lock().unwrap_or_else(PoisonError::into_inner) = Some(port);
     }
@@ -80,13 +103,11 @@ impl Ops {
                 let _ = sink.send(errors);
             }
             None => {
-                for error in errors {
-                    let _ = writeln!(
-                        std::io::stderr().lock(),
-                        "Extension error: {}",
-                        error.get("error").and_then(Value::as_str).unwrap_or("")
-                    );
-                }
+                let errors: Vec<crate::HandlerError> = errors
+                    .into_iter()
+                    .filter_map(|e| serde_json::from_value(e).ok())
+                    .collect();
+                crate::host::write_to_stderr(&errors);
             }
         }
     }
@@ -188,11 +209,11 @@ impl Ops {
     }
 }
 
-fn error(code: &str, message: &str) -> Value {
+pub(crate) fn error(code: &str, message: &str) -> Value {
     json!({ "error": { "code": code, "message": message } })
 }
 
-fn io_error(error: &std::io::Error, syscall: &str, path: &str) -> Value {
+pub(crate) fn io_error(error: &std::io::Error, syscall: &str, path: &str) -> Value {
     let code = match error.kind() {
         std::io::ErrorKind::NotFound => "ENOENT",
         std::io::ErrorKind::PermissionDenied => "EACCES",
@@ -442,22 +463,42 @@ fn signal_name(signal: i32) -> String {
 fn spawn_sync(args: &Value) -> Value {
     let mut command = command_for(args);
     let input = args.get("input").and_then(Value::as_str).map(str::to_owned);
-    command.stdin(if input.is_some() {
-        std::process::Stdio::piped()
-    } else {
-        std::process::Stdio::null()
-    });
-    command.stdout(std::process::Stdio::piped());
-    command.stderr(std::process::Stdio::piped());
+    // `stdio`: "pipe", "inherit" or "ignore" per stream (`["inherit", …]` as Node takes
+    // it); an inherited stream is the terminal (a program run after `tui.stop()`).
+    let slot = |n: usize| {
+        args.get("stdio")
+            .and_then(Value::as_array)
+            .and_then(|slots| slots.get(n))
+            .and_then(Value::as_str)
+            .unwrap_or("pipe")
+    };
+    let stream = |n: usize| match slot(n) {
+        "inherit" => std::process::Stdio::inherit(),
+        "ignore" => std::process::Stdio::null(),
+        _ if n == 0 && input.is_none() => std::process::Stdio::null(),
+        _ => std::process::Stdio::piped(),
+    };
+    command.stdin(stream(0));
+    command.stdout(stream(1));
+    command.stderr(stream(2));
     let child = command.spawn();
     let result = child.and_then(|mut child| {
-        if let (Some(text), Some(mut stdin)) = (input, child.stdin.take()) {
+        if let (Some(text), Some(mut stdin)) = (input.clone(), child.stdin.take()) {
             let _ = stdin.write_all(text.as_bytes());
         }
         child.wait_with_output()
     });
     match result {
-        Ok(output) => json!({ "ok": output_json(&output) }),
+        Ok(output) => {
+            let mut out = output_json(&output);
+            // Node gives `null` for a stream that was not piped.
+            for (n, key) in [(1, "stdout"), (2, "stderr")] {
+                if slot(n) != "pipe" {
+                    out[key] = Value::Null;
+                }
+            }
+            json!({ "ok": out })
+        }
         Err(e) => io_error(
             &e,
             &format!("spawnSync {}", str_arg(args, "file")),
@@ -527,30 +568,6 @@ fn os_info() -> Value {
 }
 
 impl Ops {
-    fn strip_file(&self, path: &str) -> Value {
-        let text = match std::fs::read_to_string(path) {
-            Ok(text) => text,
-            Err(e) => return io_error(&e, "open", path),
-        };
-        if path.ends_with(".json") {
-            return json!({ "ok": { "json": text } });
-        }
-        match crate::transpile::strip(Path::new(path), &text) {
-            Ok(stripped) => {
-                self.positions
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .insert(path.to_owned(), Arc::new(stripped.positions));
-                json!({ "ok": {
-                    "code": stripped.code,
-                    "module": stripped.module,
-                    "tla": stripped.top_level_await,
-                }})
-            }
-            Err(e) => error("ERR_KC_SYNTAX", &e.to_string()),
-        }
-    }
-
     /// A stack with every frame in a stripped file pointing at its source line and column
     /// (`at f (/x/ext.ts:12:5)`, `at /x/ext.ts:3:1`); other frames are kept.
     pub(crate) fn map_stack(&self, stack: &str) -> String {
@@ -607,12 +624,15 @@ fn resolve_op(specifier: &str, from_dir: &str, importer: &str) -> Value {
 /// Puts the ops on the global `__kc` object (the bootstrap hides it from extension code).
 pub fn install<'js>(ctx: &Ctx<'js>, ops: Arc<Ops>) -> rquickjs::Result<()> {
     let kc = Object::new(ctx.clone())?;
-    let strip_ops = Arc::clone(&ops);
+    let load_ops = Arc::clone(&ops);
     kc.set(
-        "strip",
-        Function::new(ctx.clone(), move |path: String| {
-            strip_ops.strip_file(&path).to_string()
-        })?,
+        "loadFile",
+        Function::new(
+            ctx.clone(),
+            move |ctx: Ctx<'js>, path: String| -> rquickjs::Result<rquickjs::Value<'js>> {
+                crate::loader::load_file(&ctx, &load_ops, &path)
+            },
+        )?,
     )?;
     let stack_ops = Arc::clone(&ops);
     kc.set(
@@ -627,19 +647,6 @@ pub fn install<'js>(ctx: &Ctx<'js>, ops: Arc<Ops>) -> rquickjs::Result<()> {
             ctx.clone(),
             |specifier: String, from: String, importer: String| {
                 resolve_op(&specifier, &from, &importer).to_string()
-            },
-        )?,
-    )?;
-    kc.set(
-        "compile",
-        Function::new(
-            ctx.clone(),
-            |ctx: Ctx<'js>, code: String, filename: String| -> rquickjs::Result<Function<'js>> {
-                let mut options = rquickjs::context::EvalOptions::default();
-                options.global = true;
-                options.strict = false;
-                options.filename = Some(filename);
-                ctx.eval_with_options(code, options)
             },
         )?,
     )?;
@@ -663,12 +670,7 @@ pub fn install<'js>(ctx: &Ctx<'js>, ops: Arc<Ops>) -> rquickjs::Result<()> {
             ctx.clone(),
             |ctx: Ctx<'js>, args: String| -> rquickjs::Result<Promise<'js>> {
                 let args: Value = serde_json::from_str(&args).unwrap_or(Value::Null);
-                let (promise, resolve, _reject) = ctx.promise()?;
-                ctx.spawn(async move {
-                    let result = exec_async(args).await.to_string();
-                    let _ = resolve.call::<_, ()>((result,));
-                });
-                Ok(promise)
+                async_op(&ctx, async move { exec_async(args).await.to_string() })
             },
         )?,
     )?;
@@ -677,7 +679,6 @@ pub fn install<'js>(ctx: &Ctx<'js>, ops: Arc<Ops>) -> rquickjs::Result<()> {
         Function::new(
             ctx.clone(),
             |ctx: Ctx<'js>, ms: f64| -> rquickjs::Result<Promise<'js>> {
-                let (promise, resolve, _reject) = ctx.promise()?;
                 let duration = std::time::Duration::from_micros((ms.max(0.0) * 1000.0) as u64);
                 // The timer runs as a task of the JS thread's runtime; a timer polled
                 // inside the engine's own executor is never woken.
@@ -686,15 +687,36 @@ pub fn install<'js>(ctx: &Ctx<'js>, ops: Arc<Ops>) -> rquickjs::Result<()> {
                     tokio::time::sleep(duration).await;
                     let _ = tx.send(());
                 });
-                ctx.spawn(async move {
+                async_op(&ctx, async move {
                     let _ = rx.await;
-                    let _ = resolve.call::<_, ()>(());
-                });
-                Ok(promise)
+                    String::new()
+                })
             },
         )?,
     )?;
     kc.set("os", Function::new(ctx.clone(), || os_info().to_string())?)?;
+    // `convertToLlm`: the session's messages as the model sees them, by the same code that
+    // builds our requests (bash runs, custom messages and summaries become user text).
+    kc.set(
+        "convertToLlm",
+        Function::new(ctx.clone(), |messages: String| {
+            let messages =
+                serde_json::from_str::<Vec<knightcode_protocol::AgentMessage>>(&messages)
+                    .map_err(|e| format!("convertToLlm: not a list of messages ({e})"));
+            match messages {
+                Ok(messages) => json!({ "ok": knightcode_ai::llm_messages_json(&messages) }),
+                Err(message) => error("ERR_INVALID_ARG_TYPE", &message),
+            }
+            .to_string()
+        })?,
+    )?;
+    // `performance.now()`: fractional milliseconds on the monotonic clock (extensions time
+    // animations and their own work with it; `Date.now()` only has whole milliseconds).
+    let origin = std::time::Instant::now();
+    kc.set(
+        "now",
+        Function::new(ctx.clone(), move || origin.elapsed().as_secs_f64() * 1000.0)?,
+    )?;
     kc.set(
         "print",
         Function::new(ctx.clone(), |text: String| {
@@ -721,7 +743,6 @@ pub fn install<'js>(ctx: &Ctx<'js>, ops: Arc<Ops>) -> rquickjs::Result<()> {
                   args: String|
                   -> rquickjs::Result<Promise<'js>> {
                 let args: Value = serde_json::from_str(&args).unwrap_or(Value::Null);
-                let (promise, resolve, _reject) = ctx.promise()?;
                 let id = id as u64;
                 let started = async_ops.session_async(id, &op, args);
                 let (tx, rx) = tokio::sync::oneshot::channel::<Value>();
@@ -744,13 +765,11 @@ pub fn install<'js>(ctx: &Ctx<'js>, ops: Arc<Ops>) -> rquickjs::Result<()> {
                         let _ = tx.send(reply);
                     }
                 }
-                ctx.spawn(async move {
-                    let reply = rx
-                        .await
-                        .unwrap_or_else(|_| error("ERR_KC_SESSION", "the session has ended"));
-                    let _ = resolve.call::<_, ()>((reply.to_string(),));
-                });
-                Ok(promise)
+                async_op(&ctx, async move {
+                    rx.await
+                        .unwrap_or_else(|_| error("ERR_KC_SESSION", "the session has ended"))
+                        .to_string()
+                })
             },
         )?,
     )?;
@@ -780,6 +799,8 @@ pub fn install<'js>(ctx: &Ctx<'js>, ops: Arc<Ops>) -> rquickjs::Result<()> {
     )?;
     crate::providers_ops::install(ctx, &kc, &ops.providers)?;
     crate::providers_ops::install_tools(ctx, &kc, &ops)?;
+    crate::nested::install(ctx, &kc, &ops)?;
+    crate::tui_ops::install(ctx, &kc)?;
     ctx.globals().set("__kc", kc)?;
     Ok(())
 }

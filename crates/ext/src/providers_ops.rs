@@ -15,6 +15,19 @@ fn parse(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or(Value::Null)
 }
 
+/// The async ops' one shape: a promise resolved with the text `future` ends with, the
+/// future run on the JS thread's executor.
+pub(crate) fn async_op<'js>(
+    ctx: &Ctx<'js>,
+    future: impl std::future::Future<Output = String> + 'js,
+) -> rquickjs::Result<Promise<'js>> {
+    let (promise, resolve, _reject) = ctx.promise()?;
+    ctx.spawn(async move {
+        let _ = resolve.call::<_, ()>((future.await,));
+    });
+    Ok(promise)
+}
+
 pub(crate) fn install<'js>(
     ctx: &Ctx<'js>,
     kc: &Object<'js>,
@@ -38,12 +51,8 @@ pub(crate) fn install<'js>(
         Function::new(
             ctx.clone(),
             move |ctx: Ctx<'js>, model: String| -> rquickjs::Result<Promise<'js>> {
-                let (promise, resolve, _reject) = ctx.promise()?;
                 let future = p.auth(parse(&model));
-                ctx.spawn(async move {
-                    let _ = resolve.call::<_, ()>((future.await.to_string(),));
-                });
-                Ok(promise)
+                async_op(&ctx, async move { future.await.to_string() })
             },
         )?,
     )?;
@@ -60,11 +69,10 @@ pub(crate) fn install<'js>(
         Function::new(
             ctx.clone(),
             move |ctx: Ctx<'js>, id: f64| -> rquickjs::Result<Promise<'js>> {
-                let (promise, resolve, _reject) = ctx.promise()?;
                 let id = id as u64;
                 let stream = p.rust_stream(id);
                 let p = Arc::clone(&p);
-                ctx.spawn(async move {
+                async_op(&ctx, async move {
                     let next = match stream {
                         Some(stream) => stream.lock().await.recv().await,
                         None => None,
@@ -72,10 +80,8 @@ pub(crate) fn install<'js>(
                     if next.is_none() {
                         p.finish_rust_stream(id);
                     }
-                    let text = next.unwrap_or_else(|| "null".to_owned());
-                    let _ = resolve.call::<_, ()>((text,));
-                });
-                Ok(promise)
+                    next.unwrap_or_else(|| "null".to_owned())
+                })
             },
         )?,
     )?;
@@ -92,11 +98,10 @@ pub(crate) fn install<'js>(
         Function::new(
             ctx.clone(),
             move |ctx: Ctx<'js>, id: f64, payload: String| -> rquickjs::Result<Promise<'js>> {
-                let (promise, resolve, _reject) = ctx.promise()?;
                 let hook = p.js_payload_hook(id as u64);
                 let main = p.main.lock().ok().and_then(|m| m.clone());
                 let payload = parse(&payload);
-                ctx.spawn(async move {
+                async_op(&ctx, async move {
                     let result = match (hook, main) {
                         // The hook dispatches to extensions, which may need this thread:
                         // it runs on the session's runtime while this one waits.
@@ -109,9 +114,8 @@ pub(crate) fn install<'js>(
                         }
                         _ => payload,
                     };
-                    let _ = resolve.call::<_, ()>((json!({ "ok": result }).to_string(),));
-                });
-                Ok(promise)
+                    json!({ "ok": result }).to_string()
+                })
             },
         )?,
     )?;
@@ -121,11 +125,10 @@ pub(crate) fn install<'js>(
         Function::new(
             ctx.clone(),
             move |ctx: Ctx<'js>, args: String| -> rquickjs::Result<Promise<'js>> {
-                let (promise, resolve, _reject) = ctx.promise()?;
                 let main = p.main.lock().ok().and_then(|m| m.clone());
                 let args = parse(&args);
                 let bodies = Arc::clone(&p.bodies);
-                ctx.spawn(async move {
+                async_op(&ctx, async move {
                     let result = match main {
                         // On the session's runtime: its I/O driver serves the connection.
                         Some(main) => main
@@ -134,9 +137,8 @@ pub(crate) fn install<'js>(
                             .unwrap_or_else(|_| json!({ "error": { "code": "ERR_KC_FETCH", "message": "fetch was cancelled" } })),
                         None => crate::fetch::fetch(args, bodies).await,
                     };
-                    let _ = resolve.call::<_, ()>((result.to_string(),));
-                });
-                Ok(promise)
+                    result.to_string()
+                })
             },
         )?,
     )?;
@@ -150,20 +152,18 @@ pub(crate) fn install<'js>(
                   status: f64,
                   headers: String|
                   -> rquickjs::Result<Promise<'js>> {
-                let (promise, resolve, _reject) = ctx.promise()?;
                 let hook = p.js_response_hook(id as u64);
                 let main = p.main.lock().ok().and_then(|m| m.clone());
                 let headers = parse(&headers).as_object().cloned().unwrap_or_default();
-                ctx.spawn(async move {
+                async_op(&ctx, async move {
                     if let (Some(hook), Some(main)) = (hook, main) {
                         // As for payloads: extensions' handlers may need this thread.
                         let _ = main
                             .spawn(async move { (hook.0)(status as u16, headers).await })
                             .await;
                     }
-                    let _ = resolve.call::<_, ()>(("{\"ok\":null}".to_owned(),));
-                });
-                Ok(promise)
+                    "{\"ok\":null}".to_owned()
+                })
             },
         )?,
     )?;
@@ -173,10 +173,9 @@ pub(crate) fn install<'js>(
         Function::new(
             ctx.clone(),
             move |ctx: Ctx<'js>, id: f64| -> rquickjs::Result<Promise<'js>> {
-                let (promise, resolve, _reject) = ctx.promise()?;
                 let main = p.main.lock().ok().and_then(|m| m.clone());
                 let bodies = Arc::clone(&p.bodies);
-                ctx.spawn(async move {
+                async_op(&ctx, async move {
                     let result = match main {
                         Some(main) => main
                             .spawn(async move { bodies.read(id as u64).await })
@@ -184,9 +183,8 @@ pub(crate) fn install<'js>(
                             .unwrap_or_else(|_| json!({ "ok": null })),
                         None => bodies.read(id as u64).await,
                     };
-                    let _ = resolve.call::<_, ()>((result.to_string(),));
-                });
-                Ok(promise)
+                    result.to_string()
+                })
             },
         )?,
     )?;
@@ -210,13 +208,12 @@ pub(crate) fn install_tools<'js>(
         Function::new(
             ctx.clone(),
             move |ctx: Ctx<'js>, args: String| -> rquickjs::Result<Promise<'js>> {
-                let (promise, resolve, _reject) = ctx.promise()?;
                 let run = crate::tools::BuiltinRun::from_json(&parse(&args));
                 let main = o.providers.main.lock().ok().and_then(|m| m.clone());
                 let engine = o.providers.engine.lock().ok().and_then(|e| e.clone());
                 let updates = o.update_sink(&run.tool_call_id);
                 let tools = Arc::clone(&o.tools);
-                ctx.spawn(async move {
+                async_op(&ctx, async move {
                     let result = match (main, engine) {
                         // On the session's runtime, where the tools' processes and timers live.
                         (Some(main), Some(engine)) => main
@@ -225,9 +222,8 @@ pub(crate) fn install_tools<'js>(
                             .unwrap_or_else(|_| json!({ "error": { "message": "the tool stopped" } })),
                         _ => json!({ "error": { "message": "built-in tools are not available before the session starts" } }),
                     };
-                    let _ = resolve.call::<_, ()>((result.to_string(),));
-                });
-                Ok(promise)
+                    result.to_string()
+                })
             },
         )?,
     )?;

@@ -43,6 +43,30 @@ pub struct PositionMap {
 }
 
 impl PositionMap {
+    /// The map as bytes, for the load cache (four little-endian `u32`s per token).
+    pub(crate) fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.tokens.len() * 16);
+        for (a, b, c, d) in &self.tokens {
+            for n in [a, b, c, d] {
+                out.extend_from_slice(&n.to_le_bytes());
+            }
+        }
+        out
+    }
+
+    /// [`PositionMap::to_bytes`] read back; `None` for bytes it never wrote.
+    pub(crate) fn from_bytes(bytes: &[u8]) -> Option<Self> {
+        if !bytes.len().is_multiple_of(16) {
+            return None;
+        }
+        let word = |b: &[u8]| u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        let tokens: Vec<(u32, u32, u32, u32)> = bytes
+            .chunks_exact(16)
+            .map(|t| (word(&t[0..]), word(&t[4..]), word(&t[8..]), word(&t[12..])))
+            .collect();
+        tokens.is_sorted().then_some(Self { tokens })
+    }
+
     /// The source `line:column` (1-based, as in stacks) of a generated one: the nearest
     /// mapped position at or before it on the same line, else the line's first one.
     pub fn source_of(&self, line: u32, column: u32) -> Option<(u32, u32)> {

@@ -134,6 +134,7 @@ fn screen(messages: &[AgentMessage]) -> Screen {
         home: Some("/home/user".to_owned()),
         tools_expanded: false,
         thinking_hidden: false,
+        hidden_thinking_label: None,
     };
     let mut transcript = Transcript::new(look);
     transcript.load(messages);

@@ -31,6 +31,8 @@ pub struct FooterData {
     pub show_provider: bool,
     /// Keeps `context_tokens` current message by message (see [`FooterData::record_message`]).
     pub meter: ContextMeter,
+    /// Extensions' statuses (`ctx.ui.setStatus`) by key.
+    pub extension_statuses: std::collections::BTreeMap<String, String>,
 }
 
 impl FooterData {
@@ -97,8 +99,33 @@ pub fn tilde(path: &str, home: Option<&str>) -> String {
     path.to_owned()
 }
 
-/// The branch checked out in `cwd` or a parent, read from `.git/HEAD` (no git process).
-pub fn git_branch(cwd: &std::path::Path) -> Option<String> {
+/// What is checked out in a repository.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GitHead {
+    Branch(String),
+    /// A detached HEAD: the commit's short hash.
+    Detached(String),
+}
+
+impl GitHead {
+    /// What our footer shows: the branch, or the commit's short hash.
+    pub fn shown(&self) -> &str {
+        match self {
+            Self::Branch(name) | Self::Detached(name) => name,
+        }
+    }
+
+    /// What extensions' `footerData.getGitBranch()` returns, as in the reference.
+    pub fn for_extensions(&self) -> &str {
+        match self {
+            Self::Branch(name) => name,
+            Self::Detached(_) => "detached",
+        }
+    }
+}
+
+/// What is checked out in `cwd` or a parent, read from `.git/HEAD` (no git process).
+pub fn git_head(cwd: &std::path::Path) -> Option<GitHead> {
     let mut dir = Some(cwd);
     while let Some(d) = dir {
         let git = d.join(".git");
@@ -116,8 +143,8 @@ pub fn git_branch(cwd: &std::path::Path) -> Option<String> {
         let head = std::fs::read_to_string(head_path).ok()?;
         let head = head.trim();
         return Some(match head.strip_prefix("ref: refs/heads/") {
-            Some(branch) => branch.to_owned(),
-            None => head.chars().take(7).collect(),
+            Some(branch) => GitHead::Branch(branch.to_owned()),
+            None => GitHead::Detached(head.chars().take(7).collect()),
         });
     }
     None
@@ -218,7 +245,22 @@ pub fn render(data: &FooterData, width: u16, theme: &Theme) -> Vec<String> {
     } else {
         truncate_to_width(&left, width, "…")
     };
-    vec![first, second]
+    let mut lines = vec![first, second];
+    if !data.extension_statuses.is_empty() {
+        // Extensions' statuses (`ctx.ui.setStatus`), by key, on one line.
+        let statuses: Vec<&str> = data
+            .extension_statuses
+            .values()
+            .map(String::as_str)
+            .collect();
+        let line = statuses.join(" ");
+        lines.push(if visible_width(&line) <= width {
+            line
+        } else {
+            truncate_to_width(&line, width.saturating_sub(3), "") + &dim.paint("...")
+        });
+    }
+    lines
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! editor, the footer, slash commands and pickers, on the `knightcode-tui` toolkit.
 
 pub mod app;
+pub mod config_screen;
 pub mod error;
 pub mod pickers;
 

@@ -76,6 +76,16 @@ fn matches_exact(path: &Path, patterns: &[&str], base: &Path) -> bool {
     })
 }
 
+/// One glob against a resource's names (see [`candidates`]).
+pub(crate) fn matches_one(path: &Path, pattern: &str, base: &Path) -> bool {
+    matches_any(path, &[pattern], base)
+}
+
+/// One exact `+`/`-` path against a resource.
+pub(crate) fn matches_exact_one(path: &Path, pattern: &str, base: &Path) -> bool {
+    matches_exact(path, &[pattern], base)
+}
+
 /// Keeps the paths `patterns` select: plain patterns include (all when there are none),
 /// `!pattern` excludes, `+path` puts an exact path back, `-path` takes one out at the end.
 pub(crate) fn apply_patterns(all: Vec<PathBuf>, patterns: &[String], base: &Path) -> Vec<PathBuf> {

@@ -7,16 +7,22 @@
 mod filter;
 pub use filter::enabled_by_overrides;
 mod manifest;
+pub mod resolve;
 mod settings_file;
 pub mod source;
+pub mod toggle;
 
 use std::path::Path;
 use std::path::PathBuf;
 use std::process::Command;
 
+pub use manifest::KINDS;
 pub use manifest::PackageResources;
+pub use manifest::apply_delta;
 pub use manifest::filtered_resources;
+pub use manifest::local_package;
 pub use manifest::package_resources;
+pub use manifest::resource_files;
 pub use settings_file::SettingsFile;
 pub use source::GitSource;
 pub use source::NpmSource;
@@ -29,6 +35,12 @@ pub enum Error {
     MissingPath(PathBuf),
     #[error("{command} failed with code {code}")]
     CommandFailed { command: String, code: String },
+    #[error("{command} failed with code {code}:\n{output}")]
+    CommandFailedWithOutput {
+        command: String,
+        code: String,
+        output: String,
+    },
     #[error("could not run {command}: {source} (is it installed and on PATH?)")]
     Spawn {
         command: String,
@@ -127,7 +139,9 @@ impl Layout {
         source::identity(typed, &self.cwd, self.home.as_deref())
     }
 
-    fn identity_in(&self, stored: &str, scope: Scope) -> String {
+    /// The identity of a source as stored in the scope's settings file: one package
+    /// whatever its spelling.
+    pub fn identity_in(&self, stored: &str, scope: Scope) -> String {
         source::identity(stored, &self.base_dir(scope), self.home.as_deref())
     }
 }
@@ -154,6 +168,9 @@ pub struct Manager<'a> {
     pub progress: &'a mut dyn FnMut(&str),
     /// Extra environment for the subprocesses (tests point git at local repositories).
     pub env: Vec<(String, String)>,
+    /// Keep npm's and git's output off the terminal (a full-screen UI owns it); a failure
+    /// then quotes the end of what they printed.
+    pub capture: bool,
 }
 
 impl Manager<'_> {
@@ -349,7 +366,8 @@ impl Manager<'_> {
     }
 
     /// Runs a subprocess with our terminal (npm and git print their own progress); its
-    /// output goes to stderr so that stdout stays ours.
+    /// output goes to stderr so that stdout stays ours. With `capture`, nothing reaches the
+    /// terminal.
     fn run(&mut self, program: &str, args: &[&str], cwd: Option<&Path>) -> Result<()> {
         let mut command = Command::new(program);
         command
@@ -359,20 +377,47 @@ impl Manager<'_> {
         if let Some(cwd) = cwd {
             command.current_dir(cwd);
         }
-        command.stdout(std::io::stderr());
         let shown = format!("{program} {}", args.join(" "));
-        let status = command.status().map_err(|source| Error::Spawn {
+        let spawn_error = |source| Error::Spawn {
             command: program.to_owned(),
             source,
-        })?;
+        };
+        let code_of = |status: std::process::ExitStatus| {
+            status
+                .code()
+                .map_or_else(|| "a signal".to_owned(), |c| c.to_string())
+        };
+        if self.capture {
+            command.stdin(std::process::Stdio::null());
+            let out = command.output().map_err(spawn_error)?;
+            if out.status.success() {
+                return Ok(());
+            }
+            let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+            text.push_str(&String::from_utf8_lossy(&out.stderr));
+            let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+            let tail = lines[lines.len().saturating_sub(5)..].join("\n");
+            return Err(if tail.is_empty() {
+                Error::CommandFailed {
+                    command: shown,
+                    code: code_of(out.status),
+                }
+            } else {
+                Error::CommandFailedWithOutput {
+                    command: shown,
+                    code: code_of(out.status),
+                    output: tail,
+                }
+            });
+        }
+        command.stdout(std::io::stderr());
+        let status = command.status().map_err(spawn_error)?;
         if status.success() {
             Ok(())
         } else {
             Err(Error::CommandFailed {
                 command: shown,
-                code: status
-                    .code()
-                    .map_or_else(|| "a signal".to_owned(), |c| c.to_string()),
+                code: code_of(status),
             })
         }
     }
@@ -398,40 +443,157 @@ pub fn list(layout: &Layout) -> Result<Vec<Configured>> {
     Ok(out)
 }
 
-/// The resources of every installed package configured for the session: the project's
-/// only when `trusted`. A project entry hides a user entry of the same package.
-pub fn installed_resources(layout: &Layout, trusted: bool) -> Vec<(Scope, PackageResources)> {
+/// A configured package as a session applies it, after deduplication (packages.md "Scope
+/// and Deduplication"): the same package in both settings files is the project's entry,
+/// unless that entry says `autoload: false`; then the user's entry applies with the
+/// project entry's lists as a delta over it.
+#[derive(Debug, Clone)]
+pub struct Effective {
+    pub entry: Configured,
+    /// The `autoload: false` project entry's object, whose lists switch single resources on
+    /// or off.
+    pub delta: Option<serde_json::Map<String, serde_json::Value>>,
+    /// An `autoload: false` entry with no user entry under it: nothing loads but what its
+    /// lists name.
+    pub only_delta: bool,
+}
+
+fn autoload_off(filter: Option<&serde_json::Map<String, serde_json::Value>>) -> bool {
+    filter
+        .and_then(|f| f.get("autoload"))
+        .is_some_and(|v| v == &serde_json::Value::Bool(false))
+}
+
+/// The packages a session applies: the user's, and the project's only when `trusted`.
+pub fn effective(layout: &Layout, trusted: bool) -> Vec<Effective> {
     let Ok(configured) = list(layout) else {
         return Vec::new();
     };
-    let project: Vec<String> = configured
+    let identity = |c: &Configured| layout.identity_in(&c.source, c.scope);
+    let project: Vec<&Configured> = configured
         .iter()
-        .filter(|c| c.scope == Scope::Project)
-        .map(|c| layout.identity_in(&c.source, c.scope))
+        .filter(|c| trusted && c.scope == Scope::Project)
         .collect();
-    configured
-        .into_iter()
-        .filter(|c| trusted || c.scope == Scope::User)
-        .filter(|c| {
-            c.scope == Scope::Project
-                || !trusted
-                || !project.contains(&layout.identity_in(&c.source, c.scope))
-        })
-        .filter_map(|c| {
-            let path = c.installed_path?;
-            let resources = if path.is_file() {
-                PackageResources {
-                    extensions: vec![path],
+    let mut out = Vec::new();
+    for entry in configured.iter().filter(|c| c.scope == Scope::User) {
+        match project.iter().find(|p| identity(p) == identity(entry)) {
+            Some(p) if autoload_off(p.filter.as_ref()) => out.push(Effective {
+                entry: entry.clone(),
+                delta: p.filter.clone(),
+                only_delta: false,
+            }),
+            Some(_) => {}
+            None => out.push(Effective {
+                entry: entry.clone(),
+                delta: None,
+                only_delta: false,
+            }),
+        }
+    }
+    for p in project {
+        let off = autoload_off(p.filter.as_ref());
+        let over_user = configured
+            .iter()
+            .any(|c| c.scope == Scope::User && identity(c) == identity(p));
+        if off && over_user {
+            continue;
+        }
+        out.push(Effective {
+            entry: p.clone(),
+            delta: off.then(|| p.filter.clone()).flatten(),
+            only_delta: off,
+        });
+    }
+    out
+}
+
+impl Effective {
+    /// Every resource file the package has, with whether this session loads it.
+    pub fn files(&self) -> Vec<(&'static str, PathBuf, bool)> {
+        let Some(root) = &self.entry.installed_path else {
+            return Vec::new();
+        };
+        if root.is_file() {
+            return vec![("extensions", root.clone(), !self.only_delta)];
+        }
+        let filter = if self.only_delta {
+            None
+        } else {
+            self.entry.filter.as_ref()
+        };
+        let mut files = resource_files(root, filter);
+        if self.only_delta {
+            for file in &mut files {
+                file.2 = false;
+            }
+        }
+        if let Some(delta) = &self.delta {
+            apply_delta(&mut files, delta, root);
+        }
+        files
+    }
+
+    /// What the loaders take: the package's folders as they are, or with filters or a
+    /// delta, the files that stay on.
+    pub fn resources(&self) -> Option<PackageResources> {
+        let path = self.entry.installed_path.as_ref()?;
+        if self.delta.is_none() && !self.only_delta {
+            if path.is_file() {
+                return Some(PackageResources {
+                    extensions: vec![path.clone()],
                     ..PackageResources::default()
-                }
-            } else {
-                match &c.filter {
-                    Some(filter) => filtered_resources(&path, filter),
-                    None => package_resources(&path),
-                }
-            };
-            Some((c.scope, resources))
+                });
+            }
+            return Some(match &self.entry.filter {
+                Some(filter) => filtered_resources(path, filter),
+                None => package_resources(path),
+            });
+        }
+        let mut out = PackageResources::default();
+        for (kind, file, on) in self.files() {
+            if !on {
+                continue;
+            }
+            match kind {
+                "extensions" => out.extensions.push(file),
+                "skills" => out.skills.push(file),
+                "prompts" => out.prompts.push(file),
+                _ => out.themes.push(file),
+            }
+        }
+        Some(out)
+    }
+}
+
+/// The resources of every installed package configured for the session: the project's
+/// only when `trusted`. A project entry hides a user entry of the same package, unless it
+/// says `autoload: false` (then it adjusts the user's).
+pub fn installed_resources(layout: &Layout, trusted: bool) -> Vec<(Scope, PackageResources)> {
+    effective(layout, trusted)
+        .into_iter()
+        .filter_map(|e| Some((e.entry.scope, e.resources()?)))
+        .collect()
+}
+
+/// The project's packages whose install folder is missing (npm and git sources; a local
+/// path is never installed). An `autoload: false` entry over a user entry is left out: it
+/// adjusts the user's install and has none of its own. Only ask in a trusted project.
+pub fn missing_project_packages(layout: &Layout) -> Vec<String> {
+    let Ok(configured) = list(layout) else {
+        return Vec::new();
+    };
+    let identity = |c: &Configured| layout.identity_in(&c.source, c.scope);
+    configured
+        .iter()
+        .filter(|c| c.scope == Scope::Project && c.installed_path.is_none())
+        .filter(|c| !matches!(source::parse(&c.source), Source::Local(_)))
+        .filter(|c| {
+            !(autoload_off(c.filter.as_ref())
+                && configured
+                    .iter()
+                    .any(|u| u.scope == Scope::User && identity(u) == identity(c)))
         })
+        .map(|c| c.source.clone())
         .collect()
 }
 

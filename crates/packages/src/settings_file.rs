@@ -48,6 +48,146 @@ impl SettingsFile {
         })
     }
 
+    /// A file with nothing in it yet, to be written at `path`.
+    pub fn empty(path: &Path) -> Self {
+        Self {
+            path: path.to_path_buf(),
+            root: Map::new(),
+        }
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.root.get(key)
+    }
+
+    /// The string list at `key` (created when missing; anything else there is replaced).
+    fn list_mut(&mut self, key: &str) -> Option<&mut Vec<Value>> {
+        let entry = self
+            .root
+            .entry(key)
+            .or_insert_with(|| Value::Array(Vec::new()));
+        if !entry.is_array() {
+            *entry = Value::Array(Vec::new());
+        }
+        entry.as_array_mut()
+    }
+
+    /// Replaces the `+p`/`-p`/`!p`/`p` entries for `pattern` in the `kind` list with `+p`
+    /// (`Some(true)`), `-p` (`Some(false)`), or nothing (`None`). With `keep_plain`, a plain
+    /// `p` entry stays (it is what adds the path in the first place).
+    pub fn set_override(
+        &mut self,
+        kind: &str,
+        pattern: &str,
+        state: Option<bool>,
+        keep_plain: bool,
+    ) {
+        let Some(items) = self.list_mut(kind) else {
+            return;
+        };
+        retain_other_patterns(items, pattern, keep_plain);
+        if let Some(on) = state {
+            items.push(Value::String(format!(
+                "{}{pattern}",
+                if on { '+' } else { '-' }
+            )));
+        }
+    }
+
+    /// Whether the `kind` list has the plain entry `path`.
+    pub fn has_entry(&self, kind: &str, path: &str) -> bool {
+        matches!(self.root.get(kind), Some(Value::Array(items)) if items.iter().any(|v| v.as_str() == Some(path)))
+    }
+
+    pub fn push_entry(&mut self, kind: &str, path: &str) {
+        if let Some(items) = self.list_mut(kind) {
+            items.push(Value::String(path.to_owned()));
+        }
+    }
+
+    /// Drops an empty `kind` list this file did not have before (keeps files tidy when an
+    /// override is taken back).
+    pub fn drop_empty(&mut self, kind: &str) {
+        if matches!(self.root.get(kind), Some(Value::Array(items)) if items.is_empty()) {
+            self.root.remove(kind);
+        }
+    }
+
+    /// Sets a package resource's override in the package entry whose source `is_it`
+    /// accepts (see [`Self::set_override`]): a plain string entry becomes the object form,
+    /// and an object left with no lists becomes the plain string again, or, for an
+    /// `autoload: false` entry (a delta), goes. With `create`, a missing entry is added as
+    /// `{"source": create, "autoload": false}` first. Whether an entry was found or made.
+    pub fn set_package_override(
+        &mut self,
+        is_it: impl Fn(&str) -> bool,
+        kind: &str,
+        pattern: &str,
+        state: Option<bool>,
+        create: Option<&str>,
+    ) -> bool {
+        let Some(items) = self.list_mut("packages") else {
+            return false;
+        };
+        let source_of = |item: &Value| match item {
+            Value::String(s) => Some(s.clone()),
+            Value::Object(o) => o.get("source").and_then(Value::as_str).map(str::to_owned),
+            _ => None,
+        };
+        let index = match items
+            .iter()
+            .position(|i| source_of(i).is_some_and(|s| is_it(&s)))
+        {
+            Some(index) => index,
+            None => match (create, state) {
+                (Some(source), Some(_)) => {
+                    let mut object = Map::new();
+                    object.insert("source".to_owned(), Value::String(source.to_owned()));
+                    object.insert("autoload".to_owned(), Value::Bool(false));
+                    items.push(Value::Object(object));
+                    items.len() - 1
+                }
+                _ => return false,
+            },
+        };
+        if let Value::String(source) = &items[index] {
+            let mut object = Map::new();
+            object.insert("source".to_owned(), Value::String(source.clone()));
+            items[index] = Value::Object(object);
+        }
+        let Value::Object(object) = &mut items[index] else {
+            return false;
+        };
+        let list = object
+            .entry(kind)
+            .or_insert_with(|| Value::Array(Vec::new()));
+        if !list.is_array() {
+            *list = Value::Array(Vec::new());
+        }
+        if let Value::Array(list) = list {
+            retain_other_patterns(list, pattern, false);
+            if let Some(on) = state {
+                list.push(Value::String(format!(
+                    "{}{pattern}",
+                    if on { '+' } else { '-' }
+                )));
+            }
+            if list.is_empty() {
+                object.remove(kind);
+            }
+        }
+        let has_lists = crate::KINDS.iter().any(|k| object.contains_key(*k));
+        if !has_lists {
+            let delta = object.get("autoload") == Some(&Value::Bool(false));
+            if delta {
+                items.remove(index);
+            } else if let Some(Value::String(source)) = object.get("source").cloned() {
+                items[index] = Value::String(source);
+            }
+        }
+        true
+    }
+
     /// Each entry's source and whether it is the object (filtered) form; entries without
     /// a string source are skipped.
     pub fn packages(&self) -> Vec<(String, bool)> {
@@ -124,6 +264,20 @@ impl SettingsFile {
             .unwrap_or_else(|_| "{}".to_owned());
         std::fs::write(&self.path, text).map_err(io("write", &self.path))
     }
+}
+
+/// Drops the entries of `items` that target `pattern` (`+p`, `-p`, `!p`, and unless
+/// `keep_plain`, `p`).
+fn retain_other_patterns(items: &mut Vec<Value>, pattern: &str, keep_plain: bool) {
+    items.retain(|item| {
+        let Some(text) = item.as_str() else {
+            return true;
+        };
+        match text.strip_prefix(['+', '-', '!']) {
+            Some(target) => target != pattern,
+            None => keep_plain || text != pattern,
+        }
+    });
 }
 
 #[cfg(test)]

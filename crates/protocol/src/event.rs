@@ -170,12 +170,17 @@ pub enum AgentEvent {
         tool_call_id: String,
         tool_name: String,
         args: serde_json::Value,
+        /// Set for a call another tool made (`ctx.executeTool`); its id is `<parent>/<n>`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent_tool_call_id: Option<String>,
     },
     ToolExecutionUpdate {
         tool_call_id: String,
         tool_name: String,
         args: serde_json::Value,
         partial_result: ToolResultPayload,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent_tool_call_id: Option<String>,
     },
     ToolExecutionEnd {
         tool_call_id: String,
@@ -184,6 +189,8 @@ pub enum AgentEvent {
         is_error: bool,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         duration_ms: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent_tool_call_id: Option<String>,
     },
     QueueUpdate {
         steering: Vec<String>,

@@ -13,6 +13,8 @@ pub mod themes;
 
 use std::path::PathBuf;
 
+pub use loader::ExtraLists;
+pub use loader::ExtraPath;
 pub use loader::ResourceConfig;
 pub use loader::Resources;
 pub use skills::Skill;

@@ -49,6 +49,39 @@ pub struct ResourceConfig {
     /// `--prompt-template` paths, and `--no-prompt-templates` (which keeps them).
     pub cli_prompts: Vec<String>,
     pub no_prompt_templates: bool,
+    /// The skill and template paths of `-e` packages: ahead of every other location (the
+    /// reference resolves them first), kept by `--no-skills` / `--no-prompt-templates`.
+    pub packages: ExtraLists,
+    /// The paths extensions returned from `resources_discover`: after every other
+    /// location, and kept by the `--no-*` flags too.
+    pub extensions: ExtraLists,
+}
+
+/// Skill, template and theme paths from outside the settings and the discovered folders.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExtraLists {
+    pub skills: Vec<ExtraPath>,
+    pub prompts: Vec<ExtraPath>,
+    /// Not read here (themes are the interface's): carried to [`Resources`] for it.
+    pub themes: Vec<PathBuf>,
+}
+
+/// A file or folder of resources and where they come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExtraPath {
+    /// Absolute, or relative to the working directory (`~` allowed).
+    pub path: PathBuf,
+    /// The source info its resources carry (each with its own file as `path`).
+    pub source: SourceInfo,
+}
+
+impl ExtraPath {
+    fn info(&self, file: &Path) -> SourceInfo {
+        SourceInfo {
+            path: file.to_path_buf(),
+            ..self.source.clone()
+        }
+    }
 }
 
 /// The loaded skills and templates, and what went wrong on the way.
@@ -58,6 +91,10 @@ pub struct Resources {
     pub templates: Vec<PromptTemplate>,
     pub skill_diagnostics: Vec<ResourceDiagnostic>,
     pub template_diagnostics: Vec<ResourceDiagnostic>,
+    /// The theme paths of `-e` packages and of extensions (`ResourceConfig`'s `themes`),
+    /// for the interface to load with its own.
+    pub package_themes: Vec<PathBuf>,
+    pub extension_themes: Vec<PathBuf>,
 }
 
 /// A resolved resource path and where it came from.
@@ -113,6 +150,8 @@ impl Resources {
             templates: templates.templates,
             skill_diagnostics: skills.skill_diagnostics,
             template_diagnostics: templates.template_diagnostics,
+            package_themes: config.packages.themes.clone(),
+            extension_themes: config.extensions.themes.clone(),
         }
     }
 
@@ -165,6 +204,12 @@ impl Resources {
         // Each with its file's real path.
         let mut loaded: Vec<(Skill, PathBuf)> = Vec::new();
         let mut diagnostics = Vec::new();
+        extra_skills(
+            config,
+            &config.packages.skills,
+            &mut loaded,
+            &mut diagnostics,
+        );
         for entry in found.items.iter().filter(|f| f.enabled) {
             let (skill, problems) = skills::load_file(&entry.path, entry.source.info(&entry.path));
             diagnostics.extend(problems);
@@ -197,6 +242,12 @@ impl Resources {
                 ));
             }
         }
+        extra_skills(
+            config,
+            &config.extensions.skills,
+            &mut loaded,
+            &mut diagnostics,
+        );
         let mut seen_files: HashSet<PathBuf> = HashSet::new();
         let mut collisions = Vec::new();
         for (skill, real) in loaded {
@@ -225,12 +276,14 @@ impl Resources {
         if !config.no_prompt_templates {
             discover(config, Kind::Prompts, &mut found);
         }
-        let mut loaded: Vec<PromptTemplate> = found
-            .items
-            .iter()
-            .filter(|f| f.enabled)
-            .filter_map(|f| templates::load_file(&f.path, f.source.info(&f.path)))
-            .collect();
+        let mut loaded = extra_templates(config, &config.packages.prompts, DirScan::Recursive);
+        loaded.extend(
+            found
+                .items
+                .iter()
+                .filter(|f| f.enabled)
+                .filter_map(|f| templates::load_file(&f.path, f.source.info(&f.path))),
+        );
         let mut diagnostics = Vec::new();
         for raw in &config.cli_prompts {
             let path = paths::resolve(raw, &config.cwd, config.home.as_deref());
@@ -257,6 +310,11 @@ impl Resources {
                 loaded.extend(templates::load_file(&path, source(&path, &base)));
             }
         }
+        loaded.extend(extra_templates(
+            config,
+            &config.extensions.prompts,
+            DirScan::Plain,
+        ));
         for template in loaded {
             if let Some(winner) = self.templates.iter().find(|t| t.name == template.name) {
                 diagnostics.push(collision(
@@ -299,6 +357,68 @@ fn collision(
         message,
         path: Some(loser.to_path_buf()),
     }
+}
+
+/// The skills of `extra` paths (a folder is scanned like a `--skill` folder); a path that
+/// does not exist is reported.
+fn extra_skills(
+    config: &ResourceConfig,
+    extra: &[ExtraPath],
+    loaded: &mut Vec<(Skill, PathBuf)>,
+    diagnostics: &mut Vec<ResourceDiagnostic>,
+) {
+    for entry in extra {
+        let path = paths::resolve(
+            &entry.path.to_string_lossy(),
+            &config.cwd,
+            config.home.as_deref(),
+        );
+        let files = match std::fs::metadata(&path) {
+            Ok(meta) if meta.is_dir() => skills::scan(&path, true),
+            Ok(meta) if meta.is_file() => vec![Scanned::resolve(path)],
+            _ => {
+                diagnostics.push(ResourceDiagnostic::warning(
+                    "skill path does not exist",
+                    path,
+                ));
+                continue;
+            }
+        };
+        for file in files {
+            let (skill, problems) = skills::load_file(&file.path, entry.info(&file.path));
+            diagnostics.extend(problems);
+            loaded.extend(skill.map(|s| (s, file.real)));
+        }
+    }
+}
+
+/// The templates of `extra` paths, a folder listed as `how` says.
+fn extra_templates(
+    config: &ResourceConfig,
+    extra: &[ExtraPath],
+    how: DirScan,
+) -> Vec<PromptTemplate> {
+    let mut out = Vec::new();
+    for entry in extra {
+        let path = paths::resolve(
+            &entry.path.to_string_lossy(),
+            &config.cwd,
+            config.home.as_deref(),
+        );
+        let files = if path.is_dir() {
+            templates::scan(&path, how)
+        } else if path.is_file() {
+            vec![Scanned::resolve(path)]
+        } else {
+            continue;
+        };
+        out.extend(
+            files
+                .iter()
+                .filter_map(|f| templates::load_file(&f.path, entry.info(&f.path))),
+        );
+    }
+    out
 }
 
 /// A `--skill` path's skill: a local skill of this run only.
@@ -472,7 +592,7 @@ fn settings_entries(
     }
 }
 
-fn is_pattern(entry: &str) -> bool {
+pub(crate) fn is_pattern(entry: &str) -> bool {
     entry.starts_with('!')
         || entry.starts_with('+')
         || entry.starts_with('-')
@@ -480,7 +600,11 @@ fn is_pattern(entry: &str) -> bool {
         || entry.contains('?')
 }
 
-fn apply_patterns(files: &[PathBuf], patterns: &[&String], base: &Path) -> HashSet<PathBuf> {
+pub(crate) fn apply_patterns(
+    files: &[PathBuf],
+    patterns: &[&String],
+    base: &Path,
+) -> HashSet<PathBuf> {
     let mut includes = Vec::new();
     let mut excludes = Vec::new();
     let mut force_in = Vec::new();
@@ -514,7 +638,7 @@ fn apply_patterns(files: &[PathBuf], patterns: &[&String], base: &Path) -> HashS
 }
 
 /// `!`, `+` and `-` entries of a settings list applied to a discovered file.
-fn enabled_by_overrides(path: &Path, entries: &[String], base: &Path) -> bool {
+pub(crate) fn enabled_by_overrides(path: &Path, entries: &[String], base: &Path) -> bool {
     let with = |prefix: char| -> Vec<String> {
         entries
             .iter()

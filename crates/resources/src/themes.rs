@@ -290,6 +290,10 @@ pub struct ThemeConfig {
     /// `--theme` paths (files or folders), kept by `--no-themes`.
     pub cli: Vec<String>,
     pub no_themes: bool,
+    /// The themes of `-e` packages (first, as the reference resolves them) and the paths
+    /// extensions returned from `resources_discover` (last); both kept by `--no-themes`.
+    pub packages: Vec<PathBuf>,
+    pub extensions: Vec<PathBuf>,
 }
 
 /// The themes a run can use (built-ins first) and the problems met finding them.
@@ -306,9 +310,9 @@ impl Themes {
     pub fn load(config: &ThemeConfig) -> Self {
         let mut paths: Vec<PathBuf> = Vec::new();
         let mut diagnostics = Vec::new();
-        let mut add = |path: PathBuf, explicit: bool, diagnostics: &mut Vec<_>| {
+        let files_in = |path: &Path, explicit: bool, diagnostics: &mut Vec<_>| {
             if path.is_dir() {
-                let mut files: Vec<PathBuf> = std::fs::read_dir(&path)
+                let mut files: Vec<PathBuf> = std::fs::read_dir(path)
                     .into_iter()
                     .flatten()
                     .flatten()
@@ -316,44 +320,83 @@ impl Themes {
                     .filter(|p| p.extension().is_some_and(|e| e == "json") && p.is_file())
                     .collect();
                 files.sort();
-                paths.extend(files);
+                files
             } else if path.is_file() {
-                paths.push(path);
-            } else if explicit {
-                diagnostics.push(ResourceDiagnostic::warning(
-                    "theme path does not exist",
-                    path,
-                ));
+                vec![path.to_path_buf()]
+            } else {
+                if explicit {
+                    diagnostics.push(ResourceDiagnostic::warning(
+                        "theme path does not exist",
+                        path.to_path_buf(),
+                    ));
+                }
+                Vec::new()
             }
         };
         let home = config.home.as_deref();
+        for path in &config.packages {
+            paths.extend(files_in(&config.cwd.join(path), true, &mut diagnostics));
+        }
         for raw in &config.cli {
-            add(
-                paths::resolve(raw, &config.cwd, home),
+            paths.extend(files_in(
+                &paths::resolve(raw, &config.cwd, home),
                 true,
                 &mut diagnostics,
-            );
+            ));
         }
+        // A scope's list: plain entries are theme files or folders; `!glob`, `+path` and
+        // `-path` switch its entries' themes and its discovered folder's on and off (what
+        // `knightcode config` writes). The first place a file is found decides.
+        let mut found: Vec<(PathBuf, bool)> = paths.drain(..).map(|p| (p, true)).collect();
+        let scope = |list: &[String],
+                     base: &Path,
+                     found: &mut Vec<(PathBuf, bool)>,
+                     diagnostics: &mut Vec<ResourceDiagnostic>| {
+            let (patterns, plain): (Vec<&String>, Vec<&String>) =
+                list.iter().partition(|e| crate::loader::is_pattern(e));
+            let mut listed = Vec::new();
+            for raw in plain {
+                listed.extend(files_in(
+                    &paths::resolve(raw, base, home),
+                    true,
+                    diagnostics,
+                ));
+            }
+            let on = crate::loader::apply_patterns(&listed, &patterns, base);
+            for file in listed {
+                let enabled = on.contains(&file);
+                found.push((file, enabled));
+            }
+            for file in files_in(&base.join("themes"), false, diagnostics) {
+                let enabled = crate::loader::enabled_by_overrides(&file, list, base);
+                found.push((file, enabled));
+            }
+        };
         if !config.no_themes {
             let project_dir = config.cwd.join(".knightcode");
             if config.trusted {
-                for raw in &config.project_settings {
-                    add(
-                        paths::resolve(raw, &project_dir, home),
-                        true,
-                        &mut diagnostics,
-                    );
-                }
-                add(project_dir.join("themes"), false, &mut diagnostics);
-            }
-            for raw in &config.user_settings {
-                add(
-                    paths::resolve(raw, &config.agent_dir, home),
-                    true,
+                scope(
+                    &config.project_settings,
+                    &project_dir,
+                    &mut found,
                     &mut diagnostics,
                 );
             }
-            add(config.agent_dir.join("themes"), false, &mut diagnostics);
+            scope(
+                &config.user_settings,
+                &config.agent_dir,
+                &mut found,
+                &mut diagnostics,
+            );
+        }
+        let mut decided: HashSet<PathBuf> = HashSet::new();
+        for (path, enabled) in found {
+            if decided.insert(paths::canonical(&path)) && enabled {
+                paths.push(path);
+            }
+        }
+        for path in &config.extensions {
+            paths.extend(files_in(&config.cwd.join(path), true, &mut diagnostics));
         }
         let mut themes = builtin();
         let mut seen_files: HashSet<PathBuf> = HashSet::new();

@@ -290,3 +290,68 @@ fn selection_follows_the_request_and_falls_back_to_dark() {
     assert_eq!(Appearance::from_colorfgbg(Some("junk")), Appearance::Dark);
     assert_eq!(Appearance::from_colorfgbg(None), Appearance::Dark);
 }
+
+#[test]
+fn settings_overrides_switch_discovered_and_listed_themes_off_and_on() {
+    let root = tempfile::tempdir().unwrap();
+    let agent = root.path().join("agent");
+    write(&agent.join("themes"), "a.json", &variant("auto-a", |_| {}));
+    let extra = write(
+        &root.path().join("more"),
+        "b.json",
+        &variant("listed-b", |_| {}),
+    );
+    let names = |user: &[&str], project: &[&str]| -> Vec<String> {
+        let mut c = config(root.path());
+        c.user_settings = user.iter().map(|s| (*s).to_owned()).collect();
+        c.project_settings = project.iter().map(|s| (*s).to_owned()).collect();
+        Themes::load(&c)
+            .themes
+            .into_iter()
+            .skip(2)
+            .map(|t| t.name)
+            .collect()
+    };
+    let b = extra.to_string_lossy().into_owned();
+    assert_eq!(names(&[&b], &[]), ["listed-b", "auto-a"]);
+    assert_eq!(
+        names(&[&b, "-themes/a.json", &format!("-{b}")], &[]),
+        Vec::<String>::new()
+    );
+    assert_eq!(names(&["!*.json", "+themes/a.json"], &[]), ["auto-a"]);
+    // A project's `-/abs/path` for a user theme wins: the project is looked at first.
+    let a = agent.join("themes/a.json").to_string_lossy().into_owned();
+    assert_eq!(names(&[], &[&a, &format!("-{a}")]), Vec::<String>::new());
+}
+
+#[test]
+fn package_themes_come_first_and_extension_themes_last_even_with_no_themes() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path();
+    let user = write(
+        &root.join("agent/themes"),
+        "ocean.json",
+        &variant("ocean", |_| {}),
+    );
+    let package = root.join("pkg/themes");
+    write(&package, "dusk.json", &variant("dusk", |_| {}));
+    let from_ext = write(&root.join("ext"), "ocean.json", &variant("ocean", |_| {}));
+    let own = write(&root.join("ext"), "mine.json", &variant("mine", |_| {}));
+    let mut cfg = config(root);
+    cfg.packages = vec![package];
+    cfg.extensions = vec![from_ext.clone(), own];
+    let themes = Themes::load(&cfg);
+    assert_eq!(themes.names(), ["dark", "dusk", "light", "mine", "ocean"]);
+    assert_eq!(
+        themes.get("ocean").unwrap().path.as_deref(),
+        Some(user.as_path())
+    );
+    assert_eq!(themes.diagnostics.len(), 1, "{:?}", themes.diagnostics);
+    cfg.no_themes = true;
+    let themes = Themes::load(&cfg);
+    assert_eq!(themes.names(), ["dark", "dusk", "light", "mine", "ocean"]);
+    assert_eq!(
+        themes.get("ocean").unwrap().path.as_deref(),
+        Some(from_ext.as_path())
+    );
+}

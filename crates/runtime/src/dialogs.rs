@@ -62,6 +62,156 @@ pub trait Dialogs: Send + Sync {
         let _ = (request, timeout, cancel);
         Box::pin(std::future::ready(None))
     }
+
+    /// News of an extension's component (terminal UI only; see [`ComponentChannel`]):
+    /// `{"op": "show", "id", "kind": "custom" | "widget" | "footer" | "header", …}`,
+    /// `{"op": "lines", "id", "lines"}`, `{"op": "close", "id"}`.
+    fn extension_component(&self, message: serde_json::Value) {
+        let _ = message;
+    }
+
+    /// An extension moved the session to another file or branch (`ctx.newSession`,
+    /// `fork`, `switchSession`, `navigateTree`): done once the front end shows it.
+    fn session_replaced(&self) -> HookFuture<'_, ()> {
+        Box::pin(std::future::ready(()))
+    }
+
+    /// `tui.stop()` (`lend`) and `tui.start()`: hands the terminal to a program an
+    /// extension runs and takes it back. Blocks the calling (JS) thread until done.
+    fn lend_terminal(&self, lend: bool) {
+        let _ = lend;
+    }
+
+    /// What the editor holds (`ctx.ui.getEditorText()`), when there is one.
+    fn editor_text(&self) -> Option<String> {
+        None
+    }
+}
+
+/// The way back to extensions' components: keys for the focused one, the terminal's size
+/// and the theme's colours. The components render in the extension host; their lines
+/// come to the front end through [`Dialogs::extension_component`].
+#[derive(Clone)]
+pub struct ComponentChannel {
+    host: std::sync::Arc<knightcode_ext::ExtensionHost>,
+}
+
+impl std::fmt::Debug for ComponentChannel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ComponentChannel").finish_non_exhaustive()
+    }
+}
+
+impl ComponentChannel {
+    pub(crate) fn new(host: std::sync::Arc<knightcode_ext::ExtensionHost>) -> Self {
+        Self { host }
+    }
+
+    /// Raw terminal input for component `id` (its `handleInput`).
+    pub fn input(&self, id: u64, data: &str) {
+        self.host
+            .post("uiInput", &serde_json::json!({ "id": id, "data": data }));
+    }
+
+    /// Raw terminal input for the `onTerminalInput` listeners; what they leave comes back
+    /// as a `reinput` component message.
+    pub fn terminal_input(&self, data: &str) {
+        self.host
+            .post("uiTerminalInput", &serde_json::json!({ "data": data }));
+    }
+
+    pub fn resize(&self, columns: u16, rows: u16) {
+        self.host.post(
+            "uiResize",
+            &serde_json::json!({ "columns": columns, "rows": rows }),
+        );
+    }
+
+    /// Which tool calls and custom messages the extensions draw.
+    pub fn renderers(&self) -> knightcode_ext::RendererSpec {
+        self.host.renderers()
+    }
+
+    /// A tool call to draw with an extension's renderers, if its tool has any (the
+    /// lines come back as a `{"op": "tool"}` component message).
+    pub fn render_tool(&self, request: &serde_json::Value) {
+        self.host.post("uiRenderTool", request);
+    }
+
+    /// A custom message to draw with an extension's message renderer, if its type has
+    /// one (the lines come back as `{"op": "message", "key", "lines"}`).
+    pub fn render_message(
+        &self,
+        key: usize,
+        message: &serde_json::Value,
+        expanded: bool,
+        width: u16,
+    ) {
+        self.host.post(
+            "uiRenderMessage",
+            &serde_json::json!({ "key": key, "message": message, "expanded": expanded, "width": width }),
+        );
+    }
+
+    /// Asks the extensions' autocomplete providers about the editor's text (`col` in
+    /// UTF-16 units, as JS counts); the answer comes back as a `{"op": "completions"}`
+    /// component message with the same `id`.
+    pub fn complete(&self, id: u64, lines: &[String], line: usize, col: usize) {
+        self.host.post(
+            "uiAutocomplete",
+            &serde_json::json!({ "id": id, "lines": lines, "cursorLine": line, "cursorCol": col }),
+        );
+    }
+
+    /// Sets the text of an extension's replacement editor (`setEditorComponent`).
+    pub fn set_editor_text(&self, text: &str) {
+        self.host
+            .post("uiSetEditorText", &serde_json::json!({ "text": text }));
+    }
+
+    /// Runs the handler of the shortcut registered for `shortcut` (its key id).
+    pub fn run_shortcut(&self, shortcut: &str) {
+        self.host
+            .post("shortcut", &serde_json::json!({ "shortcut": shortcut }));
+    }
+
+    /// The extensions' keyboard shortcuts: key id and the extension's file.
+    pub fn shortcuts(&self) -> Vec<(String, String)> {
+        self.host
+            .registry()
+            .shortcuts
+            .into_iter()
+            .map(|s| (s.shortcut, s.extension_path))
+            .collect()
+    }
+
+    /// The extensions' slash commands, for completion and to tell them from prompts.
+    pub fn commands(&self) -> Vec<crate::resources::CompletionCommand> {
+        self.host
+            .registry()
+            .commands
+            .into_iter()
+            .map(|command| crate::resources::CompletionCommand {
+                name: command.name,
+                hint: None,
+                description: command.description.unwrap_or_default(),
+            })
+            .collect()
+    }
+
+    /// What extensions' footers read from their `footerData`: the git branch (`None`
+    /// outside a repository) and how many providers have models.
+    pub fn footer_data(&self, git_branch: Option<&str>, providers: usize) {
+        self.host.post(
+            "uiFooterData",
+            &serde_json::json!({ "gitBranch": git_branch, "providers": providers }),
+        );
+    }
+
+    /// The active theme as `{"name", "fg": {role: sgr}, "bg": {role: sgr}}`.
+    pub fn theme(&self, table: serde_json::Value) {
+        self.host.post("uiTheme", &table);
+    }
 }
 
 /// Nobody to ask: dialogs answer `None`, notices go nowhere.

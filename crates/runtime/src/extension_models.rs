@@ -25,13 +25,7 @@ use knightcode_ext::RequestAuth;
 pub fn register_providers(host: &ExtensionHost, registry: &mut ModelRegistry) -> Vec<String> {
     let mut problems = Vec::new();
     for spec in host.registry().providers {
-        let mut raw = spec.config;
-        if let Some(key) = raw.get("apiKey").and_then(serde_json::Value::as_str)
-            && let Some(legacy) = legacy_env_key(key)
-        {
-            raw.insert("apiKey".to_owned(), serde_json::Value::String(legacy));
-        }
-        let config = ProviderConfig { raw };
+        let config = provider_config(&spec);
         if let Err(message) = registry.register_provider(&spec.name, config) {
             problems.push(format!(
                 "Extension error ({}, register_provider): {message}",
@@ -40,6 +34,17 @@ pub fn register_providers(host: &ExtensionHost, registry: &mut ModelRegistry) ->
         }
     }
     problems
+}
+
+/// A registration's config as the model registry takes it.
+pub(crate) fn provider_config(spec: &knightcode_ext::ProviderSpec) -> ProviderConfig {
+    let mut raw = spec.config.clone();
+    if let Some(key) = raw.get("apiKey").and_then(serde_json::Value::as_str)
+        && let Some(legacy) = legacy_env_key(key)
+    {
+        raw.insert("apiKey".to_owned(), serde_json::Value::String(legacy));
+    }
+    ProviderConfig { raw }
 }
 
 /// pi 0.73 read an `apiKey` naming a set environment variable (`"GITLAB_TOKEN"`) as that
@@ -101,37 +106,97 @@ pub(crate) fn bind(
     agent_dir: &Path,
     env: Arc<dyn EnvSource>,
     runtime_keys: HashMap<String, String>,
-) -> Arc<dyn Provider> {
-    let apis = host.custom_apis();
-    let session_provider: Arc<dyn Provider> = if apis.is_empty() {
-        Arc::clone(&provider)
-    } else {
-        let router = ApiRouter::new(Arc::clone(&provider));
-        for api in apis {
-            let name = api.api().to_owned();
-            router.register(&name, api);
-        }
-        Arc::new(router)
-    };
+) -> (Arc<dyn Provider>, SharedModels) {
+    // Always a router: an extension may register a `streamSimple` provider later.
+    let router = Arc::new(ApiRouter::new(Arc::clone(&provider)));
+    for api in host.custom_apis() {
+        let name = api.api().to_owned();
+        router.register(&name, api);
+    }
+    let session_provider: Arc<dyn Provider> = Arc::clone(&router) as Arc<dyn Provider>;
     let storage = AuthStorage::load(agent_dir).unwrap_or_else(|_| AuthStorage::empty(agent_dir));
+    storage.set_oauth(host.oauth_hooks());
+    let inner = Arc::new(Inner {
+        registry: std::sync::Mutex::new(registry.unwrap_or_default()),
+        storage,
+        env,
+        runtime_keys,
+        router,
+        host: Arc::downgrade(host),
+        late_apis: std::sync::Mutex::default(),
+    });
     host.bind_models(Arc::new(SessionModels {
-        inner: Arc::new(Inner {
-            registry: registry.unwrap_or_default(),
-            storage,
-            env,
-            runtime_keys,
-        }),
+        inner: Arc::clone(&inner),
         provider: Arc::clone(&session_provider),
         builtin: provider,
     }));
-    session_provider
+    (session_provider, SharedModels(inner))
+}
+
+/// The registry extensions see, kept in step with the session's when an extension
+/// registers a provider after loading.
+#[derive(Clone)]
+pub(crate) struct SharedModels(Arc<Inner>);
+
+impl SharedModels {
+    /// `registerProvider` after loading, at once (a bad config is the caller's error).
+    /// A JS `streamSimple` joins the session's router too, so the next request to one of
+    /// its models streams through the extension.
+    pub(crate) fn register(&self, spec: &knightcode_ext::ProviderSpec) -> Result<(), String> {
+        self.0
+            .registry
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .register_provider(&spec.name, provider_config(spec))?;
+        let api = spec.config.get("api").and_then(serde_json::Value::as_str);
+        let streams = spec.config.get("streamSimple") == Some(&serde_json::Value::Bool(true));
+        if let (Some(api), true, Some(host)) = (api, streams, self.0.host.upgrade()) {
+            self.0.router.register(api, host.api_provider(api));
+            self.0
+                .late_apis
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .insert(spec.name.clone(), api.to_owned());
+        }
+        Ok(())
+    }
+
+    pub(crate) fn unregister(&self, name: &str) {
+        self.0
+            .registry
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .unregister_provider(name);
+        let api = self
+            .0
+            .late_apis
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(name);
+        if let Some(api) = api {
+            self.0.router.unregister(&api);
+        }
+    }
+
+    pub(crate) fn set_registry(&self, registry: ModelRegistry) {
+        *self
+            .0
+            .registry
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = registry;
+    }
 }
 
 struct Inner {
-    registry: ModelRegistry,
+    registry: std::sync::Mutex<ModelRegistry>,
     storage: AuthStorage,
     env: Arc<dyn EnvSource>,
     runtime_keys: HashMap<String, String>,
+    /// The session's provider: our clients, and the APIs extensions implement in JS.
+    router: Arc<ApiRouter>,
+    host: std::sync::Weak<ExtensionHost>,
+    /// The APIs of providers registered after loading, by provider name.
+    late_apis: std::sync::Mutex<HashMap<String, String>>,
 }
 
 impl Inner {
@@ -144,7 +209,16 @@ impl Inner {
     }
 }
 
-/// The session's models as extensions see them (the registry as it was at start-up).
+impl Inner {
+    fn registry(&self) -> ModelRegistry {
+        self.registry
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+}
+
+/// The session's models as extensions see them.
 struct SessionModels {
     inner: Arc<Inner>,
     provider: Arc<dyn Provider>,
@@ -154,14 +228,12 @@ struct SessionModels {
 impl ModelPort for SessionModels {
     fn models(&self) -> Vec<(Model, bool)> {
         let auth = self.inner.auth();
-        self.inner
-            .registry
+        let registry = self.inner.registry();
+        registry
             .models()
             .iter()
             .map(|m| {
-                let key = self
-                    .inner
-                    .registry
+                let key = registry
                     .provider_config(&m.provider)
                     .and_then(ProviderConfig::api_key);
                 (m.clone(), auth.has_auth(&m.provider, key))
@@ -175,8 +247,8 @@ impl ModelPort for SessionModels {
     ) -> AuthFuture<std::result::Result<Option<RequestAuth>, String>> {
         let inner = Arc::clone(&self.inner);
         Box::pin(async move {
-            let resolved = inner
-                .registry
+            let registry = inner.registry();
+            let resolved = registry
                 .resolve_auth(&model, &inner.auth())
                 .await
                 .map_err(|e| e.to_string())?;

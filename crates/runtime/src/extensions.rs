@@ -19,6 +19,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 mod port;
+pub mod resources;
 
 pub(crate) use port::Port;
 
@@ -86,8 +87,10 @@ pub fn discover(
                 .flat_map(|(_, found)| found.extensions),
         );
     }
+    // A `-e` folder that is a package stands for its own extension entries.
+    let cli_entries = resources::cli_entries(&sources.cli, cwd);
     let found = knightcode_ext::discover::discover(&knightcode_ext::discover::Sources {
-        cli: sources.cli.clone(),
+        cli: cli_entries.clone(),
         no_extensions: sources.no_extensions,
         cwd: cwd.to_path_buf(),
         agent_dir: agent_dir.to_path_buf(),
@@ -98,7 +101,7 @@ pub fn discover(
     // the rest (the user's against `<agentDir>`, then the project's against `.knightcode/`).
     let cli: Vec<PathBuf> =
         knightcode_ext::discover::discover(&knightcode_ext::discover::Sources {
-            cli: sources.cli.clone(),
+            cli: cli_entries,
             no_extensions: true,
             cwd: cwd.to_path_buf(),
             ..knightcode_ext::discover::Sources::default()
@@ -227,6 +230,43 @@ pub(crate) async fn first_pass(
     Ok((decision, Some((host, paths))))
 }
 
+/// The first trust pass run ahead of a front end's own trust question: the host with the
+/// user's and `-e` extensions (reused by the session) and their decision, if any.
+#[derive(Debug, Clone)]
+pub struct FirstPass {
+    pub(crate) host: Option<(Arc<ExtensionHost>, Vec<PathBuf>)>,
+    /// What an extension decided (`project_trust`); `None` leaves it to the front end.
+    pub(crate) decision: Option<TrustDecision>,
+    pub(crate) notices: Vec<String>,
+}
+
+impl FirstPass {
+    /// `Some(trusted)` when an extension decided the project's trust.
+    pub fn decided(&self) -> Option<bool> {
+        self.decision.as_ref().map(|d| d.trusted)
+    }
+}
+
+/// For a front end that asks about trust itself (the terminal's prompt): the user's own and
+/// `-e` extensions load first and hear `project_trust`, as in the reference, so an
+/// extension's decision spares the question. Put the result in
+/// [`crate::SessionSetup::first_pass`] (and `approve` the decision) so the session keeps
+/// this host instead of loading them again.
+pub async fn ask_extensions_about_trust(
+    setup: &crate::agent_session::SessionSetup,
+    protected: Vec<PathBuf>,
+) -> Result<FirstPass, RuntimeError> {
+    let mut store = TrustStore::load(&setup.agent_dir).unwrap_or_default();
+    let mut notices = Vec::new();
+    let (decision, host) = first_pass(setup, protected, &mut store, &mut notices).await?;
+    let decided = (decision.source == TrustSource::Extension).then_some(decision);
+    Ok(FirstPass {
+        host,
+        decision: decided,
+        notices,
+    })
+}
+
 /// Warnings for the CLI flags no loaded extension declares (the reference ignores them
 /// silently; a typo deserves a word). A value the flag swallowed is named: it may have been
 /// meant as the message.
@@ -280,7 +320,8 @@ fn lifecycle_name(event: &knightcode_protocol::AgentEvent) -> Option<&'static st
         E::TurnStart => "turn_start",
         E::MessageStart { .. } => "message_start",
         E::MessageUpdate { .. } => "message_update",
-        E::MessageEnd { .. } => "message_end",
+        // `message_end` handlers run as the loop's hook, before the event goes out: they may
+        // replace the message (`ExtensionHost::message_end`).
         E::ToolExecutionStart { .. } => "tool_execution_start",
         E::ToolExecutionUpdate { .. } => "tool_execution_update",
         E::ToolExecutionEnd { .. } => "tool_execution_end",
@@ -476,6 +517,18 @@ impl AgentHooks for ExtensionHooks {
     ) -> HookFuture<'a, knightcode_agent::BoundaryAction> {
         self.host.turn_end(turn, cancel)
     }
+
+    fn replaces_messages(&self) -> bool {
+        self.host.replaces_messages()
+    }
+
+    fn message_end<'a>(
+        &'a self,
+        message: &'a AgentMessage,
+        cancel: &'a CancellationToken,
+    ) -> HookFuture<'a, Option<AgentMessage>> {
+        self.host.message_end(message, cancel)
+    }
 }
 
 /// `/name args` → (`name`, `args`).
@@ -591,6 +644,41 @@ impl SessionHooks for ExtensionHooks {
                     payload["fromExtension"] = Value::Bool(changed.from_hook);
                 }
                 self.host.dispatch("session_tree", payload).await;
+            }
+        })
+    }
+
+    fn user_bash<'a>(
+        &'a self,
+        command: &'a str,
+        exclude_from_context: bool,
+        cwd: &'a std::path::Path,
+        cancel: &'a CancellationToken,
+    ) -> HookFuture<'a, crate::hooks::UserBashDecision> {
+        Box::pin(async move {
+            use crate::hooks::UserBashDecision;
+            let payload = json!({
+                "command": command,
+                "excludeFromContext": exclude_from_context,
+                "cwd": cwd.to_string_lossy(),
+            });
+            let Some(result) = self.host.dispatch_until("user_bash", payload, cancel).await else {
+                return UserBashDecision::Run;
+            };
+            if let Some(reason) = result.get("blocked").and_then(Value::as_str) {
+                return UserBashDecision::Blocked(format!(
+                    "an extension's user_bash handler failed, so the command was not run: {reason}"
+                ));
+            }
+            // `{result}` replaces the run; `{operations}` (running it elsewhere) is not
+            // supported yet, so the command runs here.
+            match result
+                .get("result")
+                .cloned()
+                .map(serde_json::from_value::<knightcode_protocol::rpc::BashResult>)
+            {
+                Some(Ok(replaced)) => UserBashDecision::Replace(replaced),
+                _ => UserBashDecision::Run,
             }
         })
     }

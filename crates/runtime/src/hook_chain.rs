@@ -142,6 +142,33 @@ impl AgentHooks for ChainedHooks {
         })
     }
 
+    fn replaces_messages(&self) -> bool {
+        self.first.replaces_messages() || self.second.replaces_messages()
+    }
+
+    /// The second hooks see what the first made of the message.
+    fn message_end<'a>(
+        &'a self,
+        message: &'a knightcode_protocol::AgentMessage,
+        cancel: &'a CancellationToken,
+    ) -> HookFuture<'a, Option<knightcode_protocol::AgentMessage>> {
+        Box::pin(async move {
+            let first = if self.first.replaces_messages() {
+                self.first.message_end(message, cancel).await
+            } else {
+                None
+            };
+            if !self.second.replaces_messages() {
+                return first;
+            }
+            let current = first.as_ref().unwrap_or(message);
+            match self.second.message_end(current, cancel).await {
+                Some(second) => Some(second),
+                None => first,
+            }
+        })
+    }
+
     fn turn_end<'a>(
         &'a self,
         turn: TurnSummary<'a>,
@@ -192,6 +219,29 @@ impl AgentHooks for ChainedHooks {
 }
 
 impl SessionHooks for ChainedHooks {
+    fn user_bash<'a>(
+        &'a self,
+        command: &'a str,
+        exclude_from_context: bool,
+        cwd: &'a std::path::Path,
+        cancel: &'a CancellationToken,
+    ) -> HookFuture<'a, crate::hooks::UserBashDecision> {
+        Box::pin(async move {
+            match self
+                .first
+                .user_bash(command, exclude_from_context, cwd, cancel)
+                .await
+            {
+                crate::hooks::UserBashDecision::Run => {
+                    self.second
+                        .user_bash(command, exclude_from_context, cwd, cancel)
+                        .await
+                }
+                replaced => replaced,
+            }
+        })
+    }
+
     fn transform_input<'a>(
         &'a self,
         input: &'a PromptInput,
@@ -372,6 +422,7 @@ mod tests {
             tool_call_id: "c1",
             tool_name: name,
             arguments,
+            parent_tool_call_id: None,
         }
     }
 

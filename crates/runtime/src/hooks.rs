@@ -17,7 +17,12 @@ use crate::compaction::Preparation;
 pub enum InputSource {
     Interactive,
     Rpc,
+    /// An extension's `sendUserMessage`: sent as written (no commands, no expansion).
     Extension,
+    /// `sendUserMessage` with `expandPromptTemplates`: as if the user typed it (extension
+    /// commands run, `/skill:name` and `/template` expand); the `input` event still says
+    /// `extension`.
+    ExtensionTyped,
 }
 
 impl InputSource {
@@ -25,7 +30,7 @@ impl InputSource {
         match self {
             Self::Interactive => "interactive",
             Self::Rpc => "rpc",
-            Self::Extension => "extension",
+            Self::Extension | Self::ExtensionTyped => "extension",
         }
     }
 }
@@ -166,8 +171,31 @@ pub struct TreeChanged<'a> {
     pub from_hook: bool,
 }
 
+/// What the hooks do with a user shell command (`!cmd`, `user_bash`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum UserBashDecision {
+    /// Run it here, as usual.
+    Run,
+    /// A hook ran it (or something else) itself: this is its result.
+    Replace(knightcode_protocol::rpc::BashResult),
+    /// A hook failed: the command does not run (fail-safe), for this reason.
+    Blocked(String),
+}
+
 /// Every hook point of a session: the loop's, and the ones before a prompt runs.
 pub trait SessionHooks: AgentHooks {
+    /// A user shell command is about to run (`user_bash`).
+    fn user_bash<'a>(
+        &'a self,
+        command: &'a str,
+        exclude_from_context: bool,
+        cwd: &'a std::path::Path,
+        cancel: &'a CancellationToken,
+    ) -> HookFuture<'a, UserBashDecision> {
+        let _ = (command, exclude_from_context, cwd, cancel);
+        Box::pin(std::future::ready(UserBashDecision::Run))
+    }
+
     /// A prompt arrived (not steering or follow-ups queued while a run goes on).
     fn transform_input<'a>(
         &'a self,

@@ -18,6 +18,7 @@ pub mod hook_chain;
 pub mod hooks;
 pub mod model_select;
 pub mod paths;
+pub mod project_packages;
 pub mod resources;
 pub mod services;
 pub mod sessions;

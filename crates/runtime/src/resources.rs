@@ -7,6 +7,7 @@ use knightcode_protocol::rpc::CommandSource;
 use knightcode_protocol::rpc::SlashCommand;
 use knightcode_protocol::rpc::SourceInfo;
 use knightcode_resources::DiagnosticKind;
+use knightcode_resources::ExtraLists;
 use knightcode_resources::ResourceConfig;
 use knightcode_resources::ResourceDiagnostic;
 pub use knightcode_resources::Resources;
@@ -25,6 +26,16 @@ pub struct ResourceFlags {
     pub no_prompt_templates: bool,
 }
 
+/// Resource paths that come with extensions rather than settings or folders (see
+/// `extensions::resources`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExtensionResources {
+    /// The skills, templates and themes of `-e` folders that are packages: ahead of all.
+    pub packages: ExtraLists,
+    /// What extensions returned from `resources_discover`: after all.
+    pub discovered: ExtraLists,
+}
+
 /// Loads the skills and templates of a session in `cwd`. Project folders and project
 /// settings count only when `trusted` (the settings are already loaded that way).
 pub fn load(
@@ -34,6 +45,7 @@ pub fn load(
     agent_dir: &Path,
     home: Option<&Path>,
     trusted: bool,
+    extra: &ExtensionResources,
 ) -> Resources {
     let packages = knightcode_packages::installed_resources(
         &knightcode_packages::Layout {
@@ -77,6 +89,8 @@ pub fn load(
         no_skills: flags.no_skills,
         cli_prompts: flags.prompt_templates.clone(),
         no_prompt_templates: flags.no_prompt_templates,
+        packages: extra.packages.clone(),
+        extensions: extra.discovered.clone(),
     })
 }
 
@@ -86,6 +100,10 @@ pub struct ThemeFlags {
     pub paths: Vec<String>,
     pub no_themes: bool,
     pub use_theme: Option<String>,
+    /// Not flags: the theme paths of `-e` packages and of extensions' `resources_discover`
+    /// (`Resources::package_themes`, `Resources::extension_themes`).
+    pub packages: Vec<std::path::PathBuf>,
+    pub extensions: Vec<std::path::PathBuf>,
 }
 
 /// The themes of a session in `cwd` and the one to start with: `--use-theme`, else the
@@ -135,6 +153,8 @@ pub fn load_themes(
         project_settings: if trusted { entries(true) } else { Vec::new() },
         cli: flags.paths.clone(),
         no_themes: flags.no_themes,
+        packages: flags.packages.clone(),
+        extensions: flags.extensions.clone(),
     });
     let setting = settings
         .get("theme")

@@ -373,6 +373,7 @@ impl BashTool {
                 details: Some(snapshot_details(&snapshot)),
                 is_error: false,
                 terminate: false,
+                usage: None,
             });
         };
         let result = loop {
@@ -420,6 +421,7 @@ impl BashTool {
                         details,
                         is_error: false,
                         terminate: false,
+                        usage: None,
                     }),
                 }
             }

@@ -161,6 +161,7 @@ async fn read_image(data: Vec<u8>, mime: &str, policy: ImagePolicy) -> ToolOutpu
         details: None,
         is_error: false,
         terminate: false,
+        usage: None,
     }
 }
 

@@ -258,6 +258,18 @@ impl Editor {
         self.popup.is_some()
     }
 
+    /// Opens the popup with suggestions that came from elsewhere (an extension's
+    /// autocomplete provider, answering later), unless they are empty or their prefix is
+    /// not what is before the cursor any more.
+    pub fn show_completions(&mut self, completions: Completions) {
+        if completions.items.is_empty()
+            || !self.state.before_cursor().ends_with(&completions.prefix)
+        {
+            return;
+        }
+        self.popup = Some(Popup::new(completions, false, self.popup_rows, &self.theme));
+    }
+
     pub fn cancel_completions(&mut self) {
         self.popup = None;
     }

@@ -11,6 +11,7 @@
 
 pub mod component;
 pub mod components;
+pub mod composite;
 pub mod diff;
 pub mod editor;
 pub mod error;

@@ -149,6 +149,83 @@ impl Style {
     }
 }
 
+/// The style a run of SGR sequences switches on, as far as [`Style`] can say it: what
+/// an extension's colour function (`theme.fg("accent", …)`) puts before its text. Resets
+/// clear what came before; codes `Style` has no field for are ignored.
+pub fn style_of_sgr(text: &str) -> Style {
+    let mut style = Style::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("\x1b[") {
+        let body = &rest[start + 2..];
+        let Some(end) = body.find(|c: char| !(c.is_ascii_digit() || c == ';' || c == ':')) else {
+            break;
+        };
+        if body.as_bytes()[end] == b'm' {
+            apply_sgr(&mut style, &body[..end]);
+        }
+        rest = &body[end + 1..];
+    }
+    style
+}
+
+fn apply_sgr(style: &mut Style, params: &str) {
+    let codes: Vec<u16> = params
+        .split([';', ':'])
+        .map(|p| p.parse().unwrap_or(0))
+        .collect();
+    let mut i = 0;
+    while i < codes.len() {
+        let code = codes[i];
+        let mut extended = |background: bool, i: &mut usize| {
+            let color = match codes.get(*i + 1) {
+                Some(5) => codes.get(*i + 2).map(|&n| {
+                    *i += 2;
+                    Color::Indexed(n.min(255) as u8)
+                }),
+                Some(2) if *i + 4 < codes.len() => {
+                    let c = |k: usize| codes[*i + k].min(255) as u8;
+                    let rgb = Color::Rgb(c(2), c(3), c(4));
+                    *i += 4;
+                    Some(rgb)
+                }
+                _ => None,
+            };
+            if background {
+                style.bg = color.or(style.bg);
+            } else {
+                style.fg = color.or(style.fg);
+            }
+        };
+        match code {
+            0 => *style = Style::new(),
+            1 => style.bold = true,
+            2 => style.dim = true,
+            3 => style.italic = true,
+            4 => style.underline = true,
+            7 => style.inverse = true,
+            9 => style.strikethrough = true,
+            22 => {
+                style.bold = false;
+                style.dim = false;
+            }
+            23 => style.italic = false,
+            24 => style.underline = false,
+            27 => style.inverse = false,
+            29 => style.strikethrough = false,
+            30..=37 => style.fg = Some(Color::Ansi((code - 30) as u8)),
+            38 => extended(false, &mut i),
+            39 => style.fg = None,
+            40..=47 => style.bg = Some(Color::Ansi((code - 40) as u8)),
+            48 => extended(true, &mut i),
+            49 => style.bg = None,
+            90..=97 => style.fg = Some(Color::Ansi((code - 90 + 8) as u8)),
+            100..=107 => style.bg = Some(Color::Ansi((code - 100 + 8) as u8)),
+            _ => {}
+        }
+        i += 1;
+    }
+}
+
 fn color_code(color: Color, background: bool) -> String {
     match color {
         Color::Ansi(n) => {
@@ -373,5 +450,26 @@ mod tests {
             Style::new().bg(Color::Rgb(1, 2, 3)).paint("y"),
             "\x1b[48;2;1;2;3my\x1b[0m"
         );
+    }
+
+    #[test]
+    fn sgr_runs_read_back_as_styles() {
+        let style = Style::new()
+            .fg(Color::Rgb(1, 2, 3))
+            .bg(Color::Indexed(200))
+            .bold()
+            .italic();
+        assert_eq!(style_of_sgr(&style.prefix()), style);
+        assert_eq!(
+            style_of_sgr("\x1b[31m\x1b[1m"),
+            Style::new().fg(Color::Ansi(1)).bold()
+        );
+        assert_eq!(
+            style_of_sgr("\x1b[1;92m\x1b[22m"),
+            Style::new().fg(Color::Ansi(10))
+        );
+        assert_eq!(style_of_sgr("\x1b[4m\x1b[0m\x1b[3m"), Style::new().italic());
+        assert_eq!(style_of_sgr("plain"), Style::new());
+        assert_eq!(style_of_sgr("\x1b[38;5m"), Style::new());
     }
 }

@@ -3,6 +3,8 @@
 //! binary run in it.
 #![allow(dead_code, clippy::unwrap_used)]
 
+use knightcode_testkit::process::OutputWithin;
+use knightcode_testkit::process::PROCESS_LIMIT;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -57,7 +59,9 @@ pub fn command(sandbox: &Sandbox, args: &[&str]) -> Command {
 }
 
 pub fn knightcode(sandbox: &Sandbox, args: &[&str]) -> Run {
-    let output = command(sandbox, args).output().unwrap();
+    let output = command(sandbox, args)
+        .output_within(PROCESS_LIMIT, "knightcode")
+        .unwrap();
     Run {
         code: output.status.code().unwrap_or(-1),
         stdout: String::from_utf8(output.stdout).unwrap(),

@@ -481,20 +481,33 @@ fn subcommands_not_built_yet_exit_1() {
 }
 
 #[test]
-fn package_commands_answer_help_and_config_is_not_built_yet() {
+fn package_commands_answer_help_and_config_needs_a_terminal() {
     let r = run_args(&["install", "--help"]);
     assert_eq!(
         (r.code, r.stdout.as_str()),
         (0, "Usage:\n  knightcode install <source> [-l]\n")
     );
-    let r = run_args(&["config"]);
+    let r = run_args(&["config", "--help"]);
+    assert_eq!(
+        (r.code, r.stdout.as_str()),
+        (
+            0,
+            "Usage: knightcode config [-l|--local] [--approve|--no-approve]\n"
+        )
+    );
+    let r = run_args(&["config", "-x"]);
     assert_eq!(r.code, 1);
     assert!(
-        r.stderr.starts_with(
-            "Error: `knightcode config` (the resource toggling screen) is not available yet"
-        ),
+        r.stderr.starts_with("Unknown option -x for \"config\".\n"),
         "{}",
         r.stderr
+    );
+    // No terminal here (output is captured): the screen cannot open.
+    let r = run_args(&["config"]);
+    assert_eq!(r.code, 1);
+    assert_eq!(
+        r.stderr,
+        "Error: knightcode config needs a terminal; edit the settings files instead (docs/packages.md).\n"
     );
 }
 

@@ -98,6 +98,21 @@ fn load_examples(names: &[String]) -> (Vec<Example>, Vec<String>) {
 }
 
 fn judge(agent: &Agent, ext: &Path, probe: &Value) -> Vec<String> {
+    // A program the example runs (`"needs": ["rg"]`): without it the probe's failure
+    // would only say that an expected text is missing.
+    let missing: Vec<&str> = probe["needs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .filter(|program| !on_path(program))
+        .collect();
+    if !missing.is_empty() {
+        return vec![format!(
+            "the example runs {} and it is not on PATH (.ci/run installs it as root)",
+            missing.join(", ")
+        )];
+    }
     let observed = probe::run(agent, ext, probe);
     let mut failures = Vec::new();
     if let Some(broken) = &observed.broken {
@@ -147,6 +162,11 @@ fn jobs() -> usize {
         })
 }
 
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
+}
+
 #[test]
 fn example_extensions_behave_as_in_the_reference() {
     let corpus = corpus::corpus();
@@ -158,6 +178,23 @@ fn example_extensions_behave_as_in_the_reference() {
         corpus::VERSION
     );
     let (examples, missing) = load_examples(&names);
+    // A terminal test a probe file names must exist (the compatibility table cites it).
+    // `"terminal": "test_name"` is in tui_examples.rs, `"file::test_name"` in file.rs.
+    let terminal_tests = [
+        ("tui_examples", include_str!("tui_examples.rs")),
+        ("tui_examples_model", include_str!("tui_examples_model.rs")),
+    ];
+    for example in &examples {
+        if let Some(cited) = example.spec["terminal"].as_str() {
+            let (file, test) = cited.split_once("::").unwrap_or(("tui_examples", cited));
+            let source = terminal_tests.iter().find(|(name, _)| *name == file);
+            assert!(
+                source.is_some_and(|(_, text)| text.contains(&format!("fn {test}()"))),
+                "{}: {file}.rs has no test {test}",
+                example.name
+            );
+        }
+    }
     let only: Option<Vec<String>> = std::env::var("KC_EXAMPLES_ONLY")
         .ok()
         .map(|s| s.split(',').map(str::to_owned).collect());

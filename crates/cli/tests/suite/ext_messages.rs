@@ -1,6 +1,7 @@
 //! `pi.sendMessage` through the real binary (JSON mode, scripted mock model): a message
 //! that only joins the conversation, one that starts a turn, and one kept for the next
 //! prompt; all stored as `custom_message` entries and sent to the model as user content.
+//! And `pi.sendUserMessage`, sent as written or, with `expandPromptTemplates`, as if typed.
 
 use crate::oneshot_common;
 use crate::rpc_common;
@@ -129,4 +130,74 @@ fn send_message_joins_the_conversation_starts_a_turn_or_waits_for_the_next_promp
             .any(|e| e["type"] == "message" && e["message"]["role"] == "custom"),
         "custom messages are never plain message entries"
     );
+}
+
+const TYPED: &str = r#"
+export default function (pi) {
+  pi.registerCommand("typed", {
+    handler: async (args) => { pi.sendUserMessage(args, { expandPromptTemplates: true }); },
+  });
+  pi.registerCommand("raw", {
+    handler: async (args) => { pi.sendUserMessage(args); },
+  });
+  pi.registerCommand("shout", {
+    handler: async (args) => { pi.sendUserMessage(`SHOUTED ${args}`); },
+  });
+}
+"#;
+
+#[test]
+fn send_user_message_expands_templates_skills_and_commands_only_when_asked() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        (0..5)
+            .map(|i| ScriptedReply::text(format!("answer {i}")))
+            .collect(),
+    )
+    .unwrap();
+    let sb = sandbox(&server);
+    std::fs::write(sb.project.join("typed.ts"), TYPED).unwrap();
+    std::fs::create_dir_all(sb.agent.join("prompts")).unwrap();
+    std::fs::write(
+        sb.agent.join("prompts/greet.md"),
+        "---\ndescription: Greets\n---\nGreet $1 warmly.\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(sb.agent.join("skills/helper")).unwrap();
+    std::fs::write(
+        sb.agent.join("skills/helper/SKILL.md"),
+        "---\nname: helper\ndescription: Helps\n---\nHELPER-SKILL-BODY\n",
+    )
+    .unwrap();
+    let run = knightcode(
+        &sb,
+        &[
+            "--mode",
+            "json",
+            "-e",
+            "typed.ts",
+            "/typed /greet Bob",
+            "/raw /greet Ann",
+            "/typed /skill:helper now",
+            "/typed /shout loud",
+            "/raw /shout quiet",
+        ],
+    );
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let last_user = |i: usize| {
+        user_texts(&server.requests()[i].body)
+            .pop()
+            .unwrap_or_default()
+    };
+    assert_eq!(server.requests().len(), 5);
+    assert_eq!(last_user(0), "Greet Bob warmly.");
+    assert_eq!(last_user(1), "/greet Ann");
+    let skill = last_user(2);
+    assert!(
+        skill.contains("HELPER-SKILL-BODY") && skill.ends_with("now"),
+        "{skill}"
+    );
+    // An extension command runs as if typed; without the option it is only text.
+    assert_eq!(last_user(3), "SHOUTED loud");
+    assert_eq!(last_user(4), "/shout quiet");
 }

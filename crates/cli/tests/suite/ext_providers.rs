@@ -5,6 +5,8 @@
 
 use super::ext_examples::corpus;
 use crate::oneshot_common;
+use knightcode_testkit::process::OutputWithin;
+use knightcode_testkit::process::PROCESS_LIMIT;
 
 use std::io::Read as _;
 use std::io::Write as _;
@@ -157,7 +159,7 @@ fn a_provider_written_in_js_answers_and_can_delegate_to_a_built_in_api() {
 
     let output = oneshot_common::command(&sandbox, &args("please delegate"))
         .env("MOCK_URL", server.base_url())
-        .output()
+        .output_within(PROCESS_LIMIT, "knightcode")
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "{output:?}");
@@ -273,7 +275,7 @@ export default function (pi) {
     .unwrap();
     let list = oneshot_common::command(&sandbox, &["-e", "gitlab-duo", "--list-models", "duo"])
         .env("GITLAB_TOKEN", "glpat-test")
-        .output()
+        .output_within(PROCESS_LIMIT, "knightcode")
         .unwrap();
     let listed = String::from_utf8_lossy(&list.stdout);
     assert!(listed.contains("claude-sonnet-4-5-20250929"), "{listed}");
@@ -294,7 +296,7 @@ export default function (pi) {
         ],
     )
     .env("GITLAB_TOKEN", "glpat-test")
-    .output()
+    .output_within(PROCESS_LIMIT, "knightcode")
     .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "{output:?}");
@@ -494,7 +496,7 @@ fn the_custom_anthropic_example_streams_through_the_anthropic_sdk() {
         ],
     )
     .env("CUSTOM_ANTHROPIC_API_KEY", "sk-ant-test")
-    .output()
+    .output_within(PROCESS_LIMIT, "knightcode")
     .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "{output:?}");

@@ -1,10 +1,16 @@
-//! One module per former test binary; see CONTRIBUTING.md ("Tests") for where a new test goes.
+//! One module per subject; see CONTRIBUTING.md ("Where a test goes").
 
 mod cli;
 mod e2e_oneshot;
 mod ext_examples;
+mod ext_exposure;
 mod ext_faults;
+mod ext_late_provider;
+mod ext_message_end;
 mod ext_messages;
+mod ext_nested;
+mod ext_oauth;
+mod ext_prompt_options;
 mod ext_providers;
 mod ext_startup;
 mod ext_tools;
@@ -22,7 +28,11 @@ mod rpc_undo;
 mod tools_optional;
 mod tui;
 mod tui_compact;
+mod tui_config;
+mod tui_examples;
+mod tui_examples_model;
 mod tui_export;
+mod tui_extensions;
 mod tui_resources;
 mod tui_rough_edges;
 mod tui_settings;

@@ -2,10 +2,13 @@
 //! package folder, a stand-in `npm` on PATH that records its arguments, and a bare git
 //! repository that `https://example.com/` is redirected to.
 
+use knightcode_testkit::process::OutputWithin;
+use knightcode_testkit::process::PROCESS_LIMIT;
 use std::path::Path;
 use std::process::Command;
 
 use crate::oneshot_common;
+use crate::package_fixtures;
 
 use knightcode_testkit::MockServer;
 use knightcode_testkit::ScriptedReply;
@@ -15,6 +18,9 @@ use oneshot_common::command;
 use oneshot_common::knightcode;
 use oneshot_common::offered_tools;
 use oneshot_common::sandbox;
+use package_fixtures::bare_repo;
+use package_fixtures::tool_extension;
+use package_fixtures::write_skill_package;
 
 fn server() -> MockServer {
     MockServer::start_blocking(
@@ -22,16 +28,6 @@ fn server() -> MockServer {
         vec![ScriptedReply::text("ok")],
     )
     .unwrap()
-}
-
-fn write_skill_package(root: &Path, skill: &str) {
-    let dir = root.join("skills").join(skill);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("SKILL.md"),
-        format!("---\nname: {skill}\ndescription: The {skill} skill.\n---\nDo it.\n"),
-    )
-    .unwrap();
 }
 
 fn settings(path: &Path) -> serde_json::Value {
@@ -145,7 +141,9 @@ fn with_path(sb: &Sandbox, bin: &Path, args: &[&str]) -> (i32, String, String) {
         "PATH",
         format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()),
     );
-    let out = cmd.output().unwrap();
+    let out = cmd
+        .output_within(PROCESS_LIMIT, "a package command")
+        .unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8(out.stdout).unwrap(),
@@ -212,60 +210,16 @@ fn npm_sources_run_npm_with_the_install_prefix_and_honour_npm_command() {
     );
 }
 
-fn git(dir: &Path, args: &[&str]) {
-    let status = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@t")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@t")
-        .status()
-        .unwrap();
-    assert!(status.success(), "git {args:?}");
-}
-
 #[test]
 fn git_sources_clone_check_out_the_ref_and_remove_cleanly() {
     let server = server();
     let sb = sandbox(&server);
-    let remotes = sb.home.join("remotes");
-    let bare = remotes.join("user/repo.git");
-    std::fs::create_dir_all(&bare).unwrap();
-    git(&bare, &["init", "-q", "--bare"]);
-    let work = sb.home.join("work");
-    std::fs::create_dir_all(&work).unwrap();
-    git(&work, &["init", "-q"]);
-    write_skill_package(&work, "first");
-    git(&work, &["add", "."]);
-    git(&work, &["commit", "-qm", "one"]);
-    git(&work, &["tag", "v1"]);
-    std::fs::write(work.join("later.txt"), "later").unwrap();
-    git(&work, &["add", "."]);
-    git(&work, &["commit", "-qm", "two"]);
-    git(
-        &work,
-        &[
-            "push",
-            "-q",
-            bare.to_str().unwrap(),
-            "HEAD:refs/heads/main",
-            "v1",
-        ],
-    );
-
-    // No network: https://example.com/ is this folder of bare repositories.
-    let redirect = |cmd: &mut Command| {
-        cmd.env("GIT_CONFIG_COUNT", "1")
-            .env(
-                "GIT_CONFIG_KEY_0",
-                format!("url.file://{}/.insteadOf", remotes.display()),
-            )
-            .env("GIT_CONFIG_VALUE_0", "https://example.com");
-    };
+    let redirect = bare_repo(&sb.home);
     let mut cmd = command(&sb, &["install", "git:example.com/user/repo.git@v1"]);
-    redirect(&mut cmd);
-    let out = cmd.output().unwrap();
+    redirect.apply(&mut cmd);
+    let out = cmd
+        .output_within(PROCESS_LIMIT, "a package command")
+        .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -282,8 +236,10 @@ fn git_sources_clone_check_out_the_ref_and_remove_cleanly() {
     assert!(sb.agent.join("git/.gitignore").is_file());
 
     let mut cmd = command(&sb, &["remove", "git:git@example.com:user/repo"]);
-    redirect(&mut cmd);
-    let out = cmd.output().unwrap();
+    redirect.apply(&mut cmd);
+    let out = cmd
+        .output_within(PROCESS_LIMIT, "a package command")
+        .unwrap();
     assert!(
         out.status.success(),
         "{}",
@@ -392,7 +348,7 @@ fn real_npm_installs_a_packed_tarball_and_removes_it() {
     pack.args(["pack", "--silent"]).current_dir(&src);
     npm_env(&mut pack);
     let packed = pack
-        .output()
+        .output_within(PROCESS_LIMIT, "a package command")
         .expect("npm is needed for this test: install Node.js 20 with npm");
     assert!(
         packed.status.success(),
@@ -405,7 +361,9 @@ fn real_npm_installs_a_packed_tarball_and_removes_it() {
     let source = format!("npm:tgz-pkg@file:{}", tarball.display());
     let mut cmd = command(&sb, &["install", &source]);
     npm_env(&mut cmd);
-    let out = cmd.output().unwrap();
+    let out = cmd
+        .output_within(PROCESS_LIMIT, "a package command")
+        .unwrap();
     assert!(
         out.status.success(),
         "{}",
@@ -421,7 +379,9 @@ fn real_npm_installs_a_packed_tarball_and_removes_it() {
 
     let mut cmd = command(&sb, &["remove", "npm:tgz-pkg"]);
     npm_env(&mut cmd);
-    let out = cmd.output().unwrap();
+    let out = cmd
+        .output_within(PROCESS_LIMIT, "a package command")
+        .unwrap();
     assert!(
         out.status.success(),
         "{}",
@@ -432,28 +392,6 @@ fn real_npm_installs_a_packed_tarball_and_removes_it() {
         settings(&sb.agent.join("settings.json"))["packages"],
         serde_json::json!([])
     );
-}
-
-/// A tool extension named `name`: it greets.
-fn tool_extension(name: &str) -> String {
-    format!(
-        r#"
-import {{ Type }} from "@mariozechner/pi-ai";
-import type {{ ExtensionAPI }} from "@mariozechner/pi-coding-agent";
-
-export default function (pi: ExtensionAPI) {{
-  pi.registerTool({{
-    name: "{name}",
-    label: "{name}",
-    description: "The {name} tool",
-    parameters: Type.Object({{}}),
-    async execute() {{
-      return {{ content: [{{ type: "text", text: "{name} ran" }}], details: {{}} }};
-    }},
-  }});
-}}
-"#
-    )
 }
 
 #[test]
@@ -574,4 +512,144 @@ fn the_extensions_setting_excludes_a_discovered_extension() {
     let tools = offered_tools(&server.requests()[0].body);
     assert!(tools.contains(&"kept".to_owned()), "{tools:?}");
     assert!(!tools.contains(&"dropped".to_owned()), "{tools:?}");
+}
+
+/// The project's settings with `packages`.
+fn project_packages(sb: &Sandbox, packages: serde_json::Value) -> std::path::PathBuf {
+    let path = sb.project.join(".knightcode/settings.json");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(
+        &path,
+        serde_json::json!({ "packages": packages }).to_string(),
+    )
+    .unwrap();
+    path
+}
+
+#[test]
+fn a_trusted_projects_missing_git_package_is_installed_at_start_up() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![ScriptedReply::text("ok"); 3],
+    )
+    .unwrap();
+    let sb = sandbox(&server);
+    let redirect = bare_repo(&sb.home);
+    let settings_path =
+        project_packages(&sb, serde_json::json!(["git:example.com/user/repo.git@v1"]));
+    let before = std::fs::read_to_string(&settings_path).unwrap();
+    let target = sb.project.join(".knightcode/git/example.com/user/repo");
+
+    // Untrusted: nothing is installed and the project's settings are not acted on.
+    let mut cmd = command(&sb, &["--no-approve", "-p", "hi"]);
+    redirect.apply(&mut cmd);
+    let out = cmd
+        .output_within(PROCESS_LIMIT, "a package command")
+        .unwrap();
+    assert!(out.status.success());
+    assert!(!target.exists());
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("Installing"));
+
+    let mut cmd = command(&sb, &["--approve", "-p", "hi"]);
+    redirect.apply(&mut cmd);
+    let out = cmd
+        .output_within(PROCESS_LIMIT, "a package command")
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "ok\n");
+    assert!(
+        stderr.contains("Installing git:example.com/user/repo.git@v1...\n"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("Installed the project package git:example.com/user/repo.git@v1\n"),
+        "{stderr}"
+    );
+    assert!(target.join("skills/first/SKILL.md").is_file());
+    assert!(!target.join("later.txt").exists(), "v1 is checked out");
+    let requests = server.requests();
+    assert!(!requests[0].body.to_string().contains("<name>first</name>"));
+    assert!(requests[1].body.to_string().contains("<name>first</name>"));
+    assert_eq!(std::fs::read_to_string(&settings_path).unwrap(), before);
+
+    // Installed now: the next start does not install again.
+    let mut cmd = command(&sb, &["--approve", "-p", "hi"]);
+    redirect.apply(&mut cmd);
+    let out = cmd
+        .output_within(PROCESS_LIMIT, "a package command")
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("Installing"));
+}
+
+#[test]
+fn a_failed_start_up_install_warns_with_the_retry_command_and_the_run_goes_on() {
+    let server = server();
+    let sb = sandbox(&server);
+    let bin = fake_npm(&sb);
+    let settings_path = project_packages(&sb, serde_json::json!(["npm:fail@1"]));
+    let before = std::fs::read_to_string(&settings_path).unwrap();
+    let (code, stdout, stderr) = with_path(&sb, &bin, &["--approve", "-p", "hi"]);
+    assert_eq!((code, stdout.as_str()), (0, "ok\n"), "{stderr}");
+    let prefix = sb.project.join(".knightcode/npm");
+    assert!(
+        stderr.contains(&format!(
+            "Warning: Could not install the project package npm:fail@1: npm install fail@1 --prefix {} failed with code 3. The session starts without it; retry with: knightcode install npm:fail@1 -l\n",
+            prefix.display()
+        )),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_to_string(&settings_path).unwrap(), before);
+}
+
+/// Real npm, offline: a packed tarball as a project package, installed at start-up into the
+/// project's `.knightcode/npm`.
+#[test]
+fn real_npm_installs_a_projects_packed_tarball_at_start_up() {
+    let server = server();
+    let sb = sandbox(&server);
+    let src = sb.home.join("tgz-src");
+    write_skill_package(&src, "tgz-skill");
+    std::fs::write(
+        src.join("package.json"),
+        r#"{"name":"tgz-pkg","version":"1.0.0"}"#,
+    )
+    .unwrap();
+    let npm_env = |cmd: &mut Command| {
+        cmd.env("npm_config_offline", "true")
+            .env("npm_config_audit", "false")
+            .env("npm_config_fund", "false")
+            .env("npm_config_update_notifier", "false")
+            .env("npm_config_cache", sb.home.join("npm-cache"));
+    };
+    let mut pack = Command::new("npm");
+    pack.args(["pack", "--silent"]).current_dir(&src);
+    npm_env(&mut pack);
+    let packed = pack
+        .output_within(PROCESS_LIMIT, "a package command")
+        .expect("npm is needed for this test: install Node.js 20 with npm");
+    assert!(packed.status.success());
+    let tarball = src.join("tgz-pkg-1.0.0.tgz");
+    project_packages(
+        &sb,
+        serde_json::json!([format!("npm:tgz-pkg@file:{}", tarball.display())]),
+    );
+    let mut cmd = command(&sb, &["--approve", "-p", "hi"]);
+    npm_env(&mut cmd);
+    let out = cmd
+        .output_within(PROCESS_LIMIT, "a package command")
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let installed = sb.project.join(".knightcode/npm/node_modules/tgz-pkg");
+    assert!(installed.join("skills/tgz-skill/SKILL.md").is_file());
+    assert!(
+        server.requests()[0]
+            .body
+            .to_string()
+            .contains("<name>tgz-skill</name>")
+    );
 }

@@ -225,3 +225,49 @@ async fn large_output_is_truncated_with_the_full_text_in_a_file() {
     })
     .await;
 }
+
+const USER_BASH: &str = r#"
+export default function (pi) {
+  pi.on("user_bash", (event) => {
+    if (event.command.startsWith("remote ")) {
+      return { result: { output: `ran ${event.command.slice(7)} elsewhere in ${event.cwd}`, exitCode: 0, cancelled: false, truncated: false } };
+    }
+    if (event.command === "forbidden") throw new Error("not on my watch");
+  });
+}
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_bash_handler_may_take_the_command_and_a_failing_one_blocks_it() {
+    watchdog(async {
+        let rpc = Rpc::start_prepared(vec![], &["-e", "user-bash.ts"], |sandbox| {
+            std::fs::write(sandbox.project.join("user-bash.ts"), USER_BASH).unwrap();
+        })
+        .await;
+        // Taken: its result is the command's, and nothing ran here.
+        let taken = rpc.client.bash("remote touch here.txt").await.unwrap();
+        assert!(
+            taken.output.starts_with("ran touch here.txt elsewhere in "),
+            "{taken:?}"
+        );
+        assert_eq!(taken.exit_code, Some(0));
+        assert!(!rpc.sandbox.project.join("here.txt").exists());
+        // A handler that throws blocks the command (fail-safe), saying why.
+        let blocked = rpc.client.bash("forbidden").await.unwrap_err().to_string();
+        assert!(blocked.contains("not on my watch"), "{blocked}");
+        // Others run as usual.
+        let plain = rpc.client.bash("echo plain").await.unwrap();
+        assert_eq!(plain.output, "plain\n");
+        // The taken command is in the conversation like one run here; the blocked one not.
+        let state = rpc.client.get_messages().await.unwrap();
+        let commands: Vec<String> = state
+            .iter()
+            .filter_map(|m| match m {
+                AgentMessage::BashExecution(b) => Some(b.command.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(commands, ["remote touch here.txt", "echo plain"]);
+    })
+    .await;
+}

@@ -2,6 +2,8 @@
 //! PowerShell is on PATH, with a clear error without one) and the web tools, switched on
 //! with --tools or for every session by `tools.json` (what `/tools ... always` writes).
 
+use knightcode_testkit::process::OutputWithin;
+use knightcode_testkit::process::PROCESS_LIMIT;
 use std::os::unix::fs::PermissionsExt as _;
 
 use crate::oneshot_common;
@@ -54,7 +56,7 @@ fn powershell_runs_the_pwsh_on_path_with_its_switches() {
         &["-p", "what time is it", "--tools", "powershell"],
     )
     .env("PATH", &path)
-    .output()
+    .output_within(PROCESS_LIMIT, "knightcode")
     .unwrap();
     assert!(
         output.status.success(),
@@ -72,7 +74,7 @@ fn powershell_runs_the_pwsh_on_path_with_its_switches() {
     // Without a PowerShell the model is told what to do.
     let output = command(&sandbox, &["-p", "again", "--tools", "powershell"])
         .env("PATH", "/usr/bin:/bin")
-        .output()
+        .output_within(PROCESS_LIMIT, "knightcode")
         .unwrap();
     assert!(
         output.status.success(),
@@ -92,7 +94,9 @@ fn web_tools_are_off_by_default_and_tools_json_turns_them_on() {
     let server = MockServer::start_blocking(WireFormat::OpenAiCompletions, replies).unwrap();
     let sandbox = sandbox(&server);
     let run = |args: &[&str]| {
-        let output = command(&sandbox, args).output().unwrap();
+        let output = command(&sandbox, args)
+            .output_within(PROCESS_LIMIT, "knightcode")
+            .unwrap();
         assert!(
             output.status.success(),
             "{}",

@@ -202,7 +202,7 @@ fn tree_selects_an_earlier_prompt_and_submitting_it_starts_a_branch() {
     tui.submit("alpha question");
     tui.wait_for_text("reply one");
     tui.submit("beta question");
-    tui.wait_for_text("reply two");
+    tui.wait_for_answer("reply two");
     tui.submit("/tree");
     tui.wait_for_text("beta question");
     // Typing searches the tree; Enter on the prompt puts it back in the editor.
@@ -355,7 +355,7 @@ fn double_escape_opens_the_tree_and_name_shows_in_the_footer() {
     let mut tui = sandbox.spawn(&[], 100, 30);
     tui.wait_for_text("mock-model");
     tui.submit("hello there");
-    tui.wait_for_text("Hi.");
+    tui.wait_for_answer("Hi.");
     tui.submit("/name refactor work");
     tui.wait_for("the name in the footer", |s| {
         s.contains("project • refactor work")

@@ -40,7 +40,7 @@ fn export_writes_html_and_branch_jsonl_and_says_where() {
     tui.submit("/export");
     tui.wait_for_text("Nothing to export yet - start a conversation first");
     tui.submit("Question for the page");
-    tui.wait_for_text("Exported answer here.");
+    tui.wait_for_answer("Exported answer here.");
     tui.submit("/export");
     let session = sandbox.session_files().pop().unwrap();
     let stem = session.file_stem().unwrap().to_string_lossy().into_owned();
@@ -132,7 +132,7 @@ fn share_uploads_a_secret_gist_through_gh_and_prints_the_link() {
         ],
     );
     tui.submit("Question to share");
-    tui.wait_for_text("Shared answer.");
+    tui.wait_for_answer("Shared answer.");
     tui.submit("/share");
     tui.wait_for_text("Share URL: https://viewer.test/s/#abc123def456");
     tui.wait_for_text("Gist: https://gist.github.com/someone/abc123def456");
@@ -171,7 +171,7 @@ fn share_without_gh_or_a_login_says_what_to_do() {
     fake_gh(&logged_out, 1);
     let mut tui = answered(&sandbox, &[("PATH", empty.to_str().unwrap())]);
     tui.submit("Question");
-    tui.wait_for_text("Answer.");
+    tui.wait_for_answer("Answer.");
     tui.submit("/share");
     tui.wait_for_text("GitHub CLI (gh) is not installed. Install it from https://cli.github.com/");
     tui.send("\x04");

@@ -1,6 +1,7 @@
 //! Themes in a real pseudo-terminal: a theme file in pi's format picked by the `theme`
 //! setting or `--theme` + `--use-theme` colours the screen, and an unknown name falls back
-//! to dark with a warning listing the themes there are.
+//! to dark with a warning listing the themes there are; an extension's `resources_discover`
+//! adds themes too.
 
 use crate::tui_common;
 
@@ -51,6 +52,33 @@ fn use_theme_picks_a_theme_file_from_the_command_line() {
             "--use-theme",
             "ocean",
         ],
+        100,
+        30,
+    );
+    tui.wait_for_text("mock-model");
+    assert_eq!(border(&tui), Some(OCEAN), "{}", tui.screen());
+    let screen = tui.screen();
+    assert!(!screen.contains("not available"), "{screen}");
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}
+
+#[test]
+fn a_theme_an_extension_discovers_can_be_used() {
+    let sandbox = Sandbox::new(vec![]);
+    let file = sandbox.root.path().join("ocean.json");
+    std::fs::write(&file, ocean()).unwrap();
+    let extension = sandbox.root.path().join("themed.ts");
+    std::fs::write(
+        &extension,
+        format!(
+            "export default function (pi) {{ pi.on(\"resources_discover\", () => ({{ themePaths: [{:?}] }})); }}\n",
+            file.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let mut tui = sandbox.spawn(
+        &["-e", extension.to_str().unwrap(), "--use-theme", "ocean"],
         100,
         30,
     );

@@ -29,9 +29,9 @@ fn sandbox() -> Sandbox {
 fn two_turns(tui: &mut tui_common::Tui) {
     tui.wait_for_text("mock-model");
     tui.submit("first question");
-    tui.wait_for_text("first answer");
+    tui.wait_for_answer("first answer");
     tui.submit("second question");
-    tui.wait_for_text("second answer");
+    tui.wait_for_answer("second answer");
 }
 
 #[test]

@@ -308,22 +308,31 @@ impl Tui {
     /// Waits until the first character of `needle` is drawn in `color` (a redraw that
     /// nothing on screen announces, such as a theme file edited).
     pub fn wait_for_color(&self, needle: &str, color: vt100::Color) {
+        self.wait_for_colour_that(needle, &format!("{color:?}"), |c| c == Some(color));
+    }
+
+    /// Waits until the colour of the first character of `needle` satisfies `pred`
+    /// (`what` names the colour in the failure).
+    pub fn wait_for_colour_that(
+        &self,
+        needle: &str,
+        what: &str,
+        pred: impl Fn(Option<vt100::Color>) -> bool,
+    ) {
         let (lock, changed) = &*self.state;
         let deadline = Instant::now() + WATCHDOG;
         let mut screen = lock.lock().unwrap();
         loop {
-            if color_on(screen.parser.screen(), needle) == Some(color) {
+            if pred(color_on(screen.parser.screen(), needle)) {
                 return;
             }
             let contents = screen.parser.screen().contents();
             if screen.exited {
-                panic!(
-                    "the program exited before {needle:?} turned {color:?}; screen:\n{contents}"
-                );
+                panic!("the program exited before {needle:?} turned {what}; screen:\n{contents}");
             }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
-                panic!("timed out waiting for {needle:?} to turn {color:?}; screen:\n{contents}");
+                panic!("timed out waiting for {needle:?} to turn {what}; screen:\n{contents}");
             }
             screen = changed.wait_timeout(screen, left).unwrap().0;
         }
@@ -331,6 +340,14 @@ impl Tui {
 
     pub fn wait_for_text(&self, text: &str) -> String {
         self.wait_for(&format!("{text:?}"), |s| s.contains(text))
+    }
+
+    /// Waits for a reply's text with the run over: the text streams in before the run
+    /// settles, and commands such as `/undo` refuse while it runs.
+    pub fn wait_for_answer(&self, text: &str) -> String {
+        self.wait_for(&format!("{text:?} with the run settled"), |s| {
+            s.contains(text) && !s.contains("Working…")
+        })
     }
 
     /// Sends a signal (`-TERM`, `-HUP`) to the program.

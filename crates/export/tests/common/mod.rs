@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+use knightcode_testkit::process::OutputWithin;
+use knightcode_testkit::process::PROCESS_LIMIT;
 use std::path::Path;
 use std::path::PathBuf;
 use std::process::Command;
@@ -344,7 +346,7 @@ pub fn dump_dom(page: &Path, fragment: Option<&str>) -> String {
         .arg("--virtual-time-budget=3000")
         .arg("--dump-dom")
         .arg(url(page, fragment))
-        .output()
+        .output_within(PROCESS_LIMIT, "chromium")
         .unwrap();
     assert!(
         output.status.success(),
@@ -367,7 +369,7 @@ pub fn screenshot(page: &Path, out: &Path, width: u32, height: u32, fragment: Op
         .arg(format!("--window-size={width},{height}"))
         .arg(format!("--screenshot={}", out.display()))
         .arg(url(page, fragment))
-        .output()
+        .output_within(PROCESS_LIMIT, "chromium")
         .unwrap();
     assert!(
         output.status.success() && out.is_file(),

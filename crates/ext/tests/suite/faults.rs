@@ -45,13 +45,17 @@ async fn load(source: &str, memory_limit: Option<usize>) -> Loaded {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ext.ts");
     std::fs::write(&path, source).unwrap();
-    let host = ExtensionHost::load(HostConfig {
-        paths: vec![path],
-        cwd: dir.path().to_path_buf(),
-        mode: "print".to_owned(),
-        flags: serde_json::Map::new(),
-        memory_limit,
-    })
+    // A cache of the test's own (cold: each test loads once).
+    let host = ExtensionHost::load_with_cache(
+        HostConfig {
+            paths: vec![path],
+            cwd: dir.path().to_path_buf(),
+            mode: "print".to_owned(),
+            flags: serde_json::Map::new(),
+            memory_limit,
+        },
+        Some(dir.path().join("cache")),
+    )
     .await
     .unwrap();
     let (tx, signals) = mpsc::unbounded_channel();
@@ -79,6 +83,7 @@ fn call<'a>(name: &'a str, arguments: &'a Value) -> PendingToolCall<'a> {
         tool_call_id: "call_1",
         tool_name: name,
         arguments,
+        parent_tool_call_id: None,
     }
 }
 

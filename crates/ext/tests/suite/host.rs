@@ -23,13 +23,17 @@ async fn load(dir: &Path, files: &[(&str, &str)]) -> Result<Arc<ExtensionHost>, 
             paths.push(path);
         }
     }
-    ExtensionHost::load(HostConfig {
-        paths,
-        cwd: dir.to_path_buf(),
-        mode: "print".to_owned(),
-        flags: serde_json::Map::new(),
-        memory_limit: None,
-    })
+    // A cache of the test's own, never the user's.
+    ExtensionHost::load_with_cache(
+        HostConfig {
+            paths,
+            cwd: dir.to_path_buf(),
+            mode: "print".to_owned(),
+            flags: serde_json::Map::new(),
+            memory_limit: None,
+        },
+        Some(dir.join(".cache")),
+    )
     .await
 }
 
@@ -130,6 +134,7 @@ export default function (pi) {
                 tool_call_id: "1",
                 tool_name: "bash",
                 arguments: &json!({"command": "rm -rf /"}),
+                parent_tool_call_id: None,
             },
             &cancel,
         )
@@ -141,6 +146,7 @@ export default function (pi) {
                 tool_call_id: "2",
                 tool_name: "bash",
                 arguments: &json!({"command": "ls"}),
+                parent_tool_call_id: None,
             },
             &cancel,
         )
@@ -155,6 +161,7 @@ export default function (pi) {
                 tool_call_id: "3",
                 tool_name: "boom",
                 arguments: &json!({}),
+                parent_tool_call_id: None,
             },
             &cancel,
         )
@@ -169,6 +176,7 @@ export default function (pi) {
                 tool_call_id: "4",
                 tool_name: "read",
                 arguments: &json!({"path": "a"}),
+                parent_tool_call_id: None,
             },
             &cancel,
         )
@@ -258,6 +266,10 @@ export default function (pi) {
         (await promisify(exec)("echo async")).stdout.trim(), typeof homedir(), req === fs,
         fileURLToPath(import.meta.url).endsWith("node.ts"), (await pi.exec("sh", ["-c", "echo $0"])).stdout.trim(),
       ];
+      // performance.now() has sub-millisecond steps; hrtime(previous) is a non-negative span.
+      const t0 = performance.now(); let t1 = t0; while (t1 === t0) t1 = performance.now();
+      const span = process.hrtime(process.hrtime());
+      out.push(t1 - t0 < 1, span[0] >= 0 && span[1] >= 0 && span[1] < 1e9);
       await new Promise((r) => setTimeout(r, 1));
       return { content: [{ type: "text", text: JSON.stringify(out) }], details: undefined };
     },
@@ -279,7 +291,7 @@ export default function (pi) {
         .unwrap();
     assert_eq!(
         out.content[0].as_text(),
-        Some(r#"[true,false,"written","hi",3,"async","string",true,true,"sh"]"#)
+        Some(r#"[true,false,"written","hi",3,"async","string",true,true,"sh",true,true]"#)
     );
     let _ = std::fs::remove_file(cwd.join("out.txt"));
 }

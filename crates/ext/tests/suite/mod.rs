@@ -1,4 +1,7 @@
-//! One module per former test binary; see CONTRIBUTING.md ("Tests") for where a new test goes.
+//! One module per subject; see CONTRIBUTING.md ("Where a test goes").
 
+mod cache;
 mod faults;
 mod host;
+mod tui_package;
+mod typebox;

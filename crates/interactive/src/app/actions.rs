@@ -71,6 +71,8 @@ pub struct AfterReload {
     pub notice: Option<String>,
     pub hint: Option<String>,
     pub editor: Option<String>,
+    /// Tell the extensions waiting for it that their new session is on screen.
+    pub answer_extensions: bool,
 }
 
 impl Pending {
@@ -121,6 +123,7 @@ impl Ui {
                 self.reload_theme_file();
                 Vec::new()
             }
+            Wake::ExtensionUi(message) => self.on_extension_ui(message),
             Wake::Resize => {
                 self.on_resize();
                 Vec::new()
@@ -255,6 +258,11 @@ impl Ui {
                 if then.hint.is_some() {
                     self.screen.hint = then.hint;
                 }
+                if then.answer_extensions {
+                    for shown in self.ext_ui.replaced.drain(..) {
+                        let _ = shown.send(());
+                    }
+                }
             }
             (Pending::Changed { done, reload }, _) => {
                 let then = AfterReload {
@@ -311,6 +319,7 @@ impl Ui {
                         "Edit the message and press enter to branch from here.".to_owned()
                     }),
                     editor: text,
+                    answer_extensions: false,
                 };
                 self.send(Command::Snapshot, Pending::reload(then));
             }
@@ -351,6 +360,8 @@ impl Ui {
         if self.bash_cards.is_empty() && !self.running {
             self.set_working(None);
         }
+        // The command may have switched branches.
+        self.update_footer();
         self.mark_dirty();
     }
 }
@@ -438,6 +449,7 @@ pub fn submit(ui: &mut Ui, text: String, images: Vec<ContentBlock>) {
     ui.screen.editor.clear();
     if let Some(command) = commands::parse(text.trim_start())
         && !matches!(command, SlashCommand::Unknown(_))
+        && !ui.extension_takes_command(text.trim_start())
     {
         slash_command(ui, command);
         return;
@@ -488,7 +500,9 @@ pub fn submit(ui: &mut Ui, text: String, images: Vec<ContentBlock>) {
     }
     // Running from now on: a second Enter before the session answers steers this run.
     ui.running = true;
-    ui.set_working(Some("Working…"));
+    if !ui.is_extension_command(&text) {
+        ui.set_working(Some("Working…"));
+    }
     ui.send(
         Command::Prompt {
             text,

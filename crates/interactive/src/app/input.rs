@@ -38,10 +38,30 @@ pub enum Action {
     Quit,
 }
 
+/// A paste as the terminal sent it, for extensions that read raw input.
+fn bracketed_paste(text: &str) -> String {
+    format!("\x1b[200~{text}\x1b[201~")
+}
+
 impl Ui {
     /// Handles one input event.
     pub fn on_input(&mut self, event: InputEvent) -> Vec<Action> {
         self.mark_urgent();
+        // `onTerminalInput` listeners see raw input first; what they leave comes back.
+        if self.ext_ui.input_listened
+            && !self.ext_ui.replaying
+            && let Some(channel) = &self.components
+        {
+            let raw = match &event {
+                InputEvent::Key(key) => key.raw.clone(),
+                InputEvent::Paste(text) => bracketed_paste(text),
+                _ => String::new(),
+            };
+            if !raw.is_empty() {
+                channel.terminal_input(&raw);
+                return Vec::new();
+            }
+        }
         // Hints answer the previous key ("press again to exit", "model: …"); the next one
         // replaces them.
         if !matches!(&event, InputEvent::Key(key) if key.kind == KeyKind::Release) {
@@ -49,7 +69,19 @@ impl Ui {
         }
         match event {
             InputEvent::Paste(text) => {
-                if let Some(overlay) = &mut self.screen.overlay {
+                if let (Some(id), Some(channel)) = (self.focused_floating(), &self.components) {
+                    channel.input(id, &bracketed_paste(&text));
+                } else if let (Some(super::overlay::Overlay::Js(panel)), Some(channel)) =
+                    (&self.screen.overlay, &self.components)
+                {
+                    channel.input(panel.id, &bracketed_paste(&text));
+                } else if let (None, Some((id, _)), Some(channel)) = (
+                    &self.screen.overlay,
+                    &self.screen.custom_editor,
+                    &self.components,
+                ) {
+                    channel.input(*id, &bracketed_paste(&text));
+                } else if let Some(overlay) = &mut self.screen.overlay {
                     overlay.handle_paste(&text);
                 } else if !self.attach_image_path(&text) {
                     self.screen.editor.handle_paste(&text);
@@ -57,6 +89,28 @@ impl Ui {
                 Vec::new()
             }
             InputEvent::Key(key) => {
+                // A component takes every key, releases too (it may want them): the
+                // focused overlay first, then one in the editor's place.
+                if let (Some(id), Some(channel)) = (self.focused_floating(), &self.components) {
+                    channel.input(id, &key.raw);
+                    return Vec::new();
+                }
+                if let (Some(super::overlay::Overlay::Js(panel)), Some(channel)) =
+                    (&self.screen.overlay, &self.components)
+                {
+                    channel.input(panel.id, &key.raw);
+                    return Vec::new();
+                }
+                // An extension's editor takes the keys our editor would have; the app keys
+                // it does not use come back as actions (`appAction`).
+                if let (None, Some((id, _)), Some(channel)) = (
+                    &self.screen.overlay,
+                    &self.screen.custom_editor,
+                    &self.components,
+                ) {
+                    channel.input(*id, &key.raw);
+                    return Vec::new();
+                }
                 if key.kind == KeyKind::Release {
                     return Vec::new();
                 }
@@ -64,6 +118,21 @@ impl Ui {
             }
             _ => Vec::new(),
         }
+    }
+
+    /// A key with its app meaning, as an extension's editor hands it back.
+    pub(super) fn on_app_key(&mut self, key: &Key) -> Vec<Action> {
+        self.on_key(key)
+    }
+
+    /// The extension overlay that takes the keys now. A dialog of ours on screen (an
+    /// extension's `select` asked while its overlay is open) takes them instead, as focus
+    /// moves to a dialog in the reference.
+    fn focused_floating(&self) -> Option<u64> {
+        let id = self.screen.floating_focus?;
+        let dialog =
+            matches!(&self.screen.overlay, Some(o) if !matches!(o, super::overlay::Overlay::Js(_)));
+        (!dialog && self.screen.floating.iter().any(|p| p.id == id)).then_some(id)
     }
 
     fn on_key(&mut self, key: &Key) -> Vec<Action> {
@@ -86,6 +155,15 @@ impl Ui {
         // The completion popup owns Escape, arrows and Enter while it is open.
         if self.screen.editor.is_showing_completions() {
             return self.editor_key(key);
+        }
+        if let (Some((_, shortcut)), Some(channel)) = (
+            self.ext_shortcuts
+                .iter()
+                .find(|(binding, _)| binding.matches(key)),
+            &self.components,
+        ) {
+            channel.run_shortcut(shortcut);
+            return Vec::new();
         }
         if b.matches("app.interrupt", key) {
             return self.on_escape();
@@ -125,7 +203,12 @@ impl Ui {
         if b.matches("app.tools.expand", key) {
             let look = &mut self.screen.transcript.look;
             look.tools_expanded = !look.tools_expanded;
+            let expanded = look.tools_expanded;
             self.screen.transcript.invalidate();
+            self.request_tool_renders(None);
+            if let Some(channel) = &self.components {
+                channel.theme(serde_json::json!({ "toolsExpanded": expanded }));
+            }
             self.request_full_redraw();
             return Vec::new();
         }
@@ -172,7 +255,10 @@ impl Ui {
                 self.screen.editor.add_to_history(&text);
                 vec![Action::Submit(text)]
             }
-            _ => Vec::new(),
+            _ => {
+                self.ask_extension_completions();
+                Vec::new()
+            }
         }
     }
 

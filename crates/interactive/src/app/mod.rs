@@ -9,6 +9,8 @@ mod actions;
 mod clipboard;
 mod clipboard_image;
 mod completion;
+mod ext_complete;
+pub mod ext_ui;
 mod input;
 mod ops;
 pub mod overlay;
@@ -16,7 +18,7 @@ pub mod screen;
 mod settings;
 mod sharing;
 mod startup;
-mod theme;
+pub(crate) mod theme;
 mod theme_watch;
 mod ui;
 mod undo;
@@ -109,6 +111,7 @@ async fn main_loop(
         return Ok(0);
     };
     let (mut session, events) = AgentSession::start(setup).await?;
+    session.set_dialogs(std::sync::Arc::new(ui.extension_dialogs()));
     ui.attach(&session);
     if let Some(notice) = ownership_notice {
         ui.info(&notice);
@@ -132,6 +135,8 @@ async fn main_loop(
         let wake = ui.wait().await;
         let action = ui.on_wake(wake);
         actions::perform(ui, action);
+        ui.show_queued_dialog();
+        ui.share_editor_text();
         ui.draw_if_due();
     }
     stop_session(ui).await;

@@ -2,6 +2,7 @@
 //! the external editor, suspending, and informational commands.
 
 use knightcode_protocol::AgentEvent;
+use knightcode_protocol::AgentMessage;
 use knightcode_protocol::ContentBlock;
 use knightcode_protocol::ImageContent;
 use knightcode_runtime::Command;
@@ -93,6 +94,19 @@ impl Ui {
     pub fn on_agent_event(&mut self, event: &AgentEvent) {
         if self.screen.transcript.apply(event) {
             self.mark_dirty();
+        }
+        match event {
+            AgentEvent::ToolExecutionStart { tool_call_id, .. }
+            | AgentEvent::ToolExecutionUpdate { tool_call_id, .. }
+            | AgentEvent::ToolExecutionEnd { tool_call_id, .. } => {
+                self.request_tool_renders(Some(tool_call_id));
+            }
+            AgentEvent::MessageEnd {
+                message: AgentMessage::Custom(_),
+            } => {
+                self.request_message_renders();
+            }
+            _ => {}
         }
         match event {
             AgentEvent::QueueUpdate {
@@ -497,6 +511,22 @@ impl Ui {
     ) {
         self.resources = Some(std::sync::Arc::clone(resources));
         self.refresh_resource_commands();
+        self.refresh_shortcuts();
+        // Themes were read before the extensions reloaded: again if theirs changed.
+        if self.theme_flags.packages != resources.package_themes
+            || self.theme_flags.extensions != resources.extension_themes
+        {
+            self.theme_flags
+                .packages
+                .clone_from(&resources.package_themes);
+            self.theme_flags
+                .extensions
+                .clone_from(&resources.extension_themes);
+            let settings = self.current_settings();
+            for warning in self.load_theme(&settings, self.session_trusted) {
+                self.warn(&warning);
+            }
+        }
         let report = knightcode_runtime::resources::report(resources);
         if !report.is_empty() {
             self.warn(&report.join("\n"));

@@ -52,6 +52,10 @@ pub enum Overlay {
     Restore(ConfirmPrompt, GoingBack),
     /// A question of a slash command (`/import`, `/bug`); the answer's index goes back.
     Choice(ConfirmPrompt, super::sharing::Question),
+    /// An extension's dialog (`ctx.ui.select` …); it answers the extension itself.
+    Extension(super::ext_ui::PendingDialog),
+    /// An extension's component (`ctx.ui.custom`); keys go to it (see `input.rs`).
+    Js(super::ext_ui::JsPanel),
 }
 
 /// A move in the tree waiting for the restore question's answer.
@@ -144,7 +148,9 @@ impl Overlay {
             | Self::ForkBusy(..)
             | Self::Restore(..)
             | Self::WebTools(..)
-            | Self::Choice(..) => {}
+            | Self::Choice(..)
+            | Self::Extension(_)
+            | Self::Js(_) => {}
         }
     }
 
@@ -163,6 +169,12 @@ impl Overlay {
             | Self::Restore(p, _)
             | Self::WebTools(p, _)
             | Self::Choice(p, _) => p.render(width),
+            Self::Extension(p) => p.dialog.render(width),
+            Self::Js(panel) => panel
+                .lines
+                .iter()
+                .map(|line| knightcode_tui::width::truncate_to_width(line, usize::from(width), ""))
+                .collect(),
         }
     }
 
@@ -174,6 +186,7 @@ impl Overlay {
             Self::Tree(p) => p.handle_paste(text),
             Self::BranchSummary(p) => p.handle_paste(text),
             Self::Settings(p) => p.handle_paste(text),
+            Self::Extension(p) => p.dialog.handle_paste(text),
             Self::Thinking(_)
             | Self::Fork(_)
             | Self::Undo(_)
@@ -181,7 +194,8 @@ impl Overlay {
             | Self::ForkBusy(..)
             | Self::Restore(..)
             | Self::WebTools(..)
-            | Self::Choice(..) => {}
+            | Self::Choice(..)
+            | Self::Js(_) => {}
         }
     }
 
@@ -285,6 +299,20 @@ impl Overlay {
                 }
                 PickerOutcome::Cancel => {
                     OverlayStep::Done(OverlayResult::Choice(question.clone(), usize::MAX))
+                }
+                PickerOutcome::Pending => OverlayStep::Pending,
+                PickerOutcome::Request(never) => match never {},
+            },
+            // Keys reach the component before the overlay is asked (input.rs).
+            Self::Js(_) => OverlayStep::Pending,
+            Self::Extension(p) => match p.dialog.handle_key(key, bindings) {
+                PickerOutcome::Done(reply) => {
+                    p.answer(reply);
+                    OverlayStep::Closed
+                }
+                PickerOutcome::Cancel => {
+                    p.answer(knightcode_protocol::rpc::UiReply::Cancelled);
+                    OverlayStep::Closed
                 }
                 PickerOutcome::Pending => OverlayStep::Pending,
                 PickerOutcome::Request(never) => match never {},

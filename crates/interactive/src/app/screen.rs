@@ -49,12 +49,30 @@ pub struct Screen {
     /// Images waiting to go with the next prompt, by display name.
     pub attachments: Vec<String>,
     pub overlay: Option<Overlay>,
+    /// Extensions' overlays, bottom first, drawn over the finished frame.
+    pub floating: Vec<super::ext_ui::FloatingPanel>,
+    /// The overlay that takes the keys, if one does (else they go the usual way).
+    pub floating_focus: Option<u64>,
+    /// Extensions' string widgets (`ctx.ui.setWidget`), in the order they were first set.
+    pub widgets: Vec<super::ext_ui::Widget>,
+    /// An extension's footer and header (`setFooter`, `setHeader`): component id and its
+    /// last lines, shown instead of the built-in ones.
+    pub custom_footer: Option<(u64, Vec<String>)>,
+    pub custom_header: Option<(u64, Vec<String>)>,
+    /// An extension's editor (`setEditorComponent`) in place of ours.
+    pub custom_editor: Option<(u64, Vec<String>)>,
+    /// `setWorkingVisible(false)` hides the working row.
+    pub working_visible: bool,
+    /// `setWorkingIndicator`: the spinner's frames instead of ours.
+    pub spinner: Option<Vec<String>>,
     pub footer: FooterData,
     /// Terminal rows, so pickers can size their lists.
     pub height: u16,
     /// The last frame's lines, kept so that unchanged transcript lines are not copied
     /// again (see `Transcript::render_into`).
     frame: Vec<String>,
+    /// The frame with the floating panels drawn over it (only while one is open).
+    composited: Vec<String>,
     /// The header as it is at the top of `frame`, the width it was laid out for and the
     /// lines it took there.
     framed_header: Vec<String>,
@@ -87,9 +105,18 @@ impl Screen {
             editor,
             attachments: Vec::new(),
             overlay: None,
+            floating: Vec::new(),
+            floating_focus: None,
+            widgets: Vec::new(),
+            custom_footer: None,
+            custom_header: None,
+            custom_editor: None,
+            working_visible: true,
+            spinner: None,
             footer,
             height,
             frame: Vec::new(),
+            composited: Vec::new(),
             framed_header: Vec::new(),
             header_width: 0,
             header_lines: 0,
@@ -109,15 +136,19 @@ impl Screen {
     pub fn render(&mut self, width: u16) -> &[String] {
         let theme = &self.theme;
         let w = usize::from(width);
-        if self.framed_header != self.header
+        let header = match &self.custom_header {
+            Some((_, lines)) => lines,
+            None => &self.header,
+        };
+        if self.framed_header != *header
             || self.header_width != width
             || self.frame.len() < self.header_lines
         {
-            let flowed = flow_header(&self.header, usize::from(width));
+            let flowed = flow_header(header, usize::from(width));
             self.frame.clear();
             self.header_lines = flowed.len();
             self.frame.extend(flowed);
-            self.framed_header = self.header.clone();
+            self.framed_header = header.clone();
             self.header_width = width;
             self.transcript.invalidate_frame();
         }
@@ -145,8 +176,17 @@ impl Screen {
                 message,
                 frame,
                 since,
-            } => {
-                let text = format!("{} {message}", SPINNER[*frame % SPINNER.len()]);
+            } if self.working_visible => {
+                let spinner = match &self.spinner {
+                    Some(frames) if !frames.is_empty() => frames[*frame % frames.len()].clone(),
+                    Some(_) => String::new(),
+                    None => SPINNER[*frame % SPINNER.len()].to_owned(),
+                };
+                let text = if spinner.is_empty() {
+                    message.clone()
+                } else {
+                    format!("{spinner} {message}")
+                };
                 let elapsed = since.elapsed().as_secs();
                 let elapsed = if elapsed >= 60 {
                     format!("{}m {:02}s", elapsed / 60, elapsed % 60)
@@ -163,7 +203,7 @@ impl Screen {
                 );
                 lower.push(truncate_to_width(&text, w, "…"));
             }
-            Status::Idle => {}
+            Status::Working { .. } | Status::Idle => {}
         }
         if let Some(hint) = &self.hint {
             for line in wrap_text_with_ansi(hint, w) {
@@ -177,12 +217,25 @@ impl Screen {
                     .paint(&truncate_to_width(&format!("📎 {name}"), w, "…")),
             );
         }
+        let above = widget_lines(&self.widgets, false, width);
+        if !above.is_empty() {
+            // One blank row between the working row and the widgets, as in the reference.
+            if self.is_working() {
+                lower.push(String::new());
+            }
+            lower.extend(above);
+        }
         match &mut self.overlay {
             Some(overlay) => {
                 overlay.set_max_rows(usize::from(self.height).saturating_sub(10).clamp(3, 20));
                 lower.extend(overlay.render(width));
             }
-            None => {
+            _ if self.custom_editor.is_some() => {
+                if let Some((_, lines)) = &self.custom_editor {
+                    lower.extend(lines.iter().map(|l| truncate_to_width(l, w, "")));
+                }
+            }
+            _ => {
                 // Shell mode (`!cmd`) has its own border colour, as in the reference.
                 let shell = self
                     .editor
@@ -194,9 +247,36 @@ impl Screen {
                 lower.extend(self.editor.render(width));
             }
         }
-        lower.extend(footer::render(&self.footer, width, theme));
+        lower.extend(widget_lines(&self.widgets, true, width));
+        match &self.custom_footer {
+            Some((_, lines)) => lower.extend(lines.iter().map(|l| truncate_to_width(l, w, ""))),
+            None => lower.extend(footer::render(&self.footer, width, theme)),
+        }
         frame.extend(lower);
         self.frame = frame;
+        // Overlays are drawn over the finished frame; the editor stays in place.
+        let floating: Vec<knightcode_tui::composite::Floating<'_>> = self
+            .floating
+            .iter()
+            .filter_map(|panel| {
+                let at = panel.at?;
+                Some(knightcode_tui::composite::Floating {
+                    lines: &panel.lines,
+                    row: at.row,
+                    col: at.col,
+                    width: at.width,
+                })
+            })
+            .collect();
+        if !floating.is_empty() {
+            self.composited = knightcode_tui::composite::composite(
+                &self.frame,
+                &floating,
+                w,
+                usize::from(self.height),
+            );
+            return &self.composited;
+        }
         &self.frame
     }
 }
@@ -224,6 +304,34 @@ fn flow_header(header: &[String], width: usize) -> Vec<String> {
         rows.push(row);
         // One call, so the line's colour carries over to the rows after the first.
         out.extend(wrap_text_with_ansi(&rows.join("\n"), width));
+    }
+    out
+}
+
+/// The widgets above (or below) the editor, each line wrapped inside one column of
+/// padding on each side.
+fn widget_lines(widgets: &[super::ext_ui::Widget], below: bool, width: u16) -> Vec<String> {
+    let inner = usize::from(width).saturating_sub(2).max(1);
+    let mut out = Vec::new();
+    for widget in widgets.iter().filter(|w| w.below == below) {
+        if widget.component.is_some() {
+            out.extend(
+                widget
+                    .lines
+                    .iter()
+                    .map(|l| truncate_to_width(l, usize::from(width), "")),
+            );
+            continue;
+        }
+        for line in &widget.lines {
+            if line.trim().is_empty() {
+                out.push(String::new());
+                continue;
+            }
+            for row in wrap_text_with_ansi(&line.replace('\t', "   "), inner) {
+                out.push(format!(" {row}"));
+            }
+        }
     }
     out
 }

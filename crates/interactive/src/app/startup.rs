@@ -131,6 +131,17 @@ pub async fn resolve_trust(
     ) else {
         return Ok(Some(setup));
     };
+    // The user's own and `-e` extensions hear `project_trust` before anybody is asked; the
+    // session keeps the host they loaded in.
+    let ahead =
+        knightcode_runtime::extensions::ask_extensions_about_trust(&setup, protected.clone())
+            .await?;
+    if let Some(trusted) = ahead.decided() {
+        setup.approve = Some(trusted);
+        setup.first_pass = Some(ahead);
+        return Ok(Some(setup));
+    }
+    setup.first_pass = Some(ahead);
     let prompt = TrustPrompt::startup(&setup.cwd, protected, ui.screen.theme.clone(), &ui.bindings);
     let Some(OverlayResult::Trust(choice)) = run_modal(ui, Overlay::Trust(prompt)).await else {
         if ui.quitting {

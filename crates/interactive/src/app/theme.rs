@@ -83,6 +83,25 @@ pub fn rgb_to_256(r: u8, g: u8, b: u8) -> u8 {
 /// quotes, …) are the built-in dark theme's; the built-in dark theme itself keeps its
 /// hand-tuned styles on a truecolor terminal. Without truecolor, `#rrggbb` colours become
 /// their nearest of the 256-colour palette.
+/// The theme as extensions' components colour with it: every role's foreground and
+/// background SGR sequence (`{"name", "fg": {role: sgr}, "bg": {role: sgr}}`).
+pub fn component_theme(file: &ThemeFile, truecolor: bool) -> serde_json::Value {
+    let mut fg = serde_json::Map::new();
+    let mut bg = serde_json::Map::new();
+    for (role, value) in &file.colors {
+        let value = match color(*value) {
+            Some(Color::Rgb(r, g, b)) if !truecolor => Some(Color::Indexed(rgb_to_256(r, g, b))),
+            other => other,
+        };
+        let Some(value) = value else {
+            continue;
+        };
+        fg.insert(role.clone(), Style::new().fg(value).prefix().into());
+        bg.insert(role.clone(), Style::new().bg(value).prefix().into());
+    }
+    serde_json::json!({ "name": file.name, "fg": fg, "bg": bg })
+}
+
 pub fn tui_theme(file: &ThemeFile, truecolor: bool) -> Theme {
     let base = Theme::dark();
     if truecolor && file.path.is_none() && file.name == "dark" {
@@ -208,6 +227,12 @@ impl Ui {
         self.screen.transcript.look.theme = theme.clone();
         self.screen.transcript.invalidate();
         self.screen.theme = theme;
+        if let Some(channel) = &self.components {
+            let mut table = component_theme(file, self.truecolor);
+            table["names"] = self.theme_names().into();
+            table["toolsExpanded"] = self.screen.transcript.look.tools_expanded.into();
+            channel.theme(table);
+        }
         self.request_full_redraw();
     }
 

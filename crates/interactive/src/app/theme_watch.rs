@@ -29,6 +29,9 @@ type Watched = Arc<Mutex<Option<(PathBuf, Stamp)>>>;
 
 pub struct ThemeWatch {
     watched: Watched,
+    /// The watching thread, parked while there is no file (a built-in theme): an idle
+    /// session with a built-in theme wakes nothing.
+    thread: Option<std::thread::Thread>,
 }
 
 impl ThemeWatch {
@@ -38,10 +41,19 @@ impl ThemeWatch {
         let watched: Watched = Arc::new(Mutex::new(None));
         let shared = Arc::clone(&watched);
         // Without a thread the edit just does not show: nothing else depends on it.
-        let _ = std::thread::Builder::new()
+        let thread = std::thread::Builder::new()
             .name("theme-watch".to_owned())
             .spawn(move || {
                 while !changed.is_closed() {
+                    let idle = shared
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .is_none();
+                    if idle {
+                        // `watch` and the drop unpark it.
+                        std::thread::park();
+                        continue;
+                    }
                     std::thread::sleep(POLL);
                     let mut guard = shared.lock().unwrap_or_else(PoisonError::into_inner);
                     let Some((path, seen)) = guard.as_mut() else {
@@ -57,7 +69,10 @@ impl ThemeWatch {
                     }
                 }
             });
-        Self { watched }
+        Self {
+            watched,
+            thread: thread.ok().map(|handle| handle.thread().clone()),
+        }
     }
 
     /// Watches `path` (the active theme's file; `None` for a built-in theme) from its
@@ -65,11 +80,26 @@ impl ThemeWatch {
     pub fn watch(&self, path: Option<&Path>) {
         let mut guard = self.watched.lock().unwrap_or_else(PoisonError::into_inner);
         *guard = path.map(|p| (p.to_path_buf(), stamp(p)));
+        drop(guard);
+        if let Some(thread) = &self.thread {
+            thread.unpark();
+        }
     }
 
     /// The file watched.
     pub fn path(&self) -> Option<PathBuf> {
         let guard = self.watched.lock().unwrap_or_else(PoisonError::into_inner);
         guard.as_ref().map(|(path, _)| path.clone())
+    }
+}
+
+impl Drop for ThemeWatch {
+    fn drop(&mut self) {
+        // A parked thread looks again, finds its receiver gone and ends. (The receiver is
+        // dropped with the rest of the app; a thread that looks first parks once more
+        // and ends with the process.)
+        if let Some(thread) = &self.thread {
+            thread.unpark();
+        }
     }
 }

@@ -68,6 +68,8 @@ pub enum Wake {
     Timer,
     /// SIGTERM (143) or SIGHUP (129).
     Signal(u8),
+    /// An extension's `ctx.ui` request.
+    ExtensionUi(super::ext_ui::ExtUiMessage),
 }
 
 pub struct Ui {
@@ -145,6 +147,8 @@ pub struct Ui {
     frames_drawn: u64,
     /// The window title last set.
     title: String,
+    /// The title the app would set (the session's name or folder).
+    app_title: String,
     /// The theme file's export `pageBg`, `cardBg` and `infoBg` (HTML export).
     pub export_backgrounds: [Option<String>; 3],
     /// `--theme`, `--no-themes`, `--use-theme`.
@@ -168,6 +172,21 @@ pub struct Ui {
     /// the working indicator shows.
     progress_sent: Option<Instant>,
     theme_rx: mpsc::UnboundedReceiver<()>,
+    /// What extensions show (dialogs waiting, the title they set), and where their
+    /// requests arrive.
+    pub ext_ui: super::ext_ui::ExtensionUi,
+    ext_ui_tx: mpsc::UnboundedSender<super::ext_ui::ExtUiMessage>,
+    /// Keys, size and theme for extensions' components (when extensions are loaded).
+    pub components: Option<knightcode_runtime::dialogs::ComponentChannel>,
+    /// Extensions' shortcuts that apply, by key.
+    pub ext_shortcuts: Vec<(knightcode_tui::KeyBinding, String)>,
+    /// The editor's text for extensions (`ctx.ui.getEditorText()`).
+    shared_editor_text: std::sync::Arc<std::sync::Mutex<String>>,
+    /// The git branch and provider count extensions' footers were last told (their
+    /// `footerData`), so a change is sent once.
+    footer_data_sent: Option<(Option<String>, usize)>,
+    /// An extension has handed the terminal to a program (`tui.stop()`).
+    terminal_lent: bool,
 }
 
 fn home_string(home: Option<&PathBuf>) -> Option<String> {
@@ -211,6 +230,7 @@ impl Ui {
             home: home_string(home.as_ref()),
             tools_expanded: false,
             thinking_hidden: false,
+            hidden_thinking_label: None,
         };
         let mut editor = Editor::new(&theme);
         let resource_commands = super::completion::ResourceCommands::default();
@@ -220,13 +240,14 @@ impl Ui {
         )));
         let footer = FooterData {
             cwd: footer::tilde(&cwd_string, home_string(home.as_ref()).as_deref()),
-            git_branch: footer::git_branch(&setup.cwd),
+            git_branch: footer::git_head(&setup.cwd).map(|head| head.shown().to_owned()),
             ..FooterData::default()
         };
         let screen = Screen::new(theme, Transcript::new(look), editor, footer, height);
         let (clipboard_tx, clipboard_rx) = mpsc::unbounded_channel();
         let (jobs_tx, jobs_rx) = mpsc::unbounded_channel();
         let (theme_tx, theme_rx) = mpsc::unbounded_channel();
+        let (ext_ui_tx, ext_ui_rx) = mpsc::unbounded_channel();
         let mut ui = Self {
             term,
             reader: Some(reader),
@@ -281,6 +302,7 @@ impl Ui {
             export_backgrounds: [None, None, None],
             theme_flags: options.theme.clone(),
             title: String::new(),
+            app_title: String::new(),
             themes: knightcode_runtime::resources::themes::Themes::default(),
             theme_name: "dark".to_owned(),
             settings_changes: serde_json::Map::new(),
@@ -291,6 +313,13 @@ impl Ui {
             truecolor: true,
             progress_sent: None,
             theme_rx,
+            footer_data_sent: None,
+            terminal_lent: false,
+            ext_ui: super::ext_ui::ExtensionUi::new(ext_ui_rx),
+            ext_ui_tx,
+            components: None,
+            ext_shortcuts: Vec::new(),
+            shared_editor_text: std::sync::Arc::default(),
         };
         if let Some(key) = ui.bindings.keys_for("app.interrupt").first() {
             let key = key.to_string();
@@ -308,8 +337,19 @@ impl Ui {
 
     /// Shows a started session (before it moves into its task): header, library, history.
     pub fn attach(&mut self, session: &AgentSession) {
+        self.components = session.component_channel();
+        self.footer_data_sent = None;
+        if let (Some(channel), Ok((width, height))) = (&self.components, self.term.size()) {
+            channel.resize(width, height);
+        }
         self.library = Some(session.library());
         self.session_trusted = session.trust().trusted;
+        self.theme_flags
+            .packages
+            .clone_from(&session.resources().package_themes);
+        self.theme_flags
+            .extensions
+            .clone_from(&session.resources().extension_themes);
         let theme_warnings = self.load_theme(session.settings(), self.session_trusted);
         self.apply_display_settings(session.settings());
         self.screen.header = super::startup::header(&self.screen.theme, session, self.verbose);
@@ -318,6 +358,7 @@ impl Ui {
         self.refresh_resource_commands();
         self.apply_snapshot(session.snapshot());
         self.reload_transcript();
+        self.refresh_shortcuts();
         for warning in theme_warnings {
             self.warn(&warning);
         }
@@ -393,7 +434,13 @@ impl Ui {
             }
         }
         self.renderer.request_full_redraw();
+        self.request_tool_renders(None);
         self.mark_dirty();
+    }
+
+    /// The terminal's width as the last frame was laid out for.
+    pub fn screen_width(&self) -> u16 {
+        self.renderer.width()
     }
 
     pub fn update_footer(&mut self) {
@@ -426,6 +473,20 @@ impl Ui {
         providers.sort_unstable();
         providers.dedup();
         data.show_provider = providers.len() > 1;
+        // Read again after every run: the agent's shell (or the user's) may have switched
+        // branches. One small file, no git process.
+        let head = footer::git_head(&self.cwd);
+        data.git_branch = head.as_ref().map(|head| head.shown().to_owned());
+        let footer_data = (
+            head.as_ref().map(|head| head.for_extensions().to_owned()),
+            providers.len(),
+        );
+        if self.footer_data_sent.as_ref() != Some(&footer_data) {
+            if let Some(channel) = &self.components {
+                channel.footer_data(footer_data.0.as_deref(), footer_data.1);
+            }
+            self.footer_data_sent = Some(footer_data);
+        }
         data.session_name = self.library.as_ref().and_then(SessionLibrary::session_name);
         // The window title names the session (or the folder), so a terminal full of tabs
         // tells them apart.
@@ -435,7 +496,37 @@ impl Ui {
                 |name| name.to_string_lossy().into_owned(),
             )
         });
-        let title = format!("knightcode · {place}");
+        self.app_title = format!("knightcode · {place}");
+        self.refresh_title();
+    }
+
+    /// The session's dialogs for extensions (`ctx.ui`), answered by this loop.
+    pub fn extension_dialogs(&self) -> super::ext_ui::TuiDialogs {
+        super::ext_ui::TuiDialogs::new(
+            self.ext_ui_tx.clone(),
+            std::sync::Arc::clone(&self.shared_editor_text),
+        )
+    }
+
+    /// Keeps the text extensions read (`getEditorText`) in step with the editor.
+    pub fn share_editor_text(&mut self) {
+        let text = self.screen.editor.text();
+        let mut shared = self
+            .shared_editor_text
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if *shared != text {
+            *shared = text;
+        }
+    }
+
+    /// Sets the window title: an extension's (`setTitle`) over the app's own.
+    pub fn refresh_title(&mut self) {
+        let title = self
+            .ext_ui
+            .title
+            .clone()
+            .unwrap_or_else(|| self.app_title.clone());
         if title != self.title {
             let _ = self.term.set_title(&title);
             self.title = title;
@@ -454,13 +545,52 @@ impl Ui {
 
     /// Completion's prompt templates and skill commands from the resources last loaded.
     pub fn refresh_resource_commands(&mut self) {
+        // Extensions' commands first, then prompt templates and skills (the order of
+        // the reference's `get_commands`).
+        let mut commands = self
+            .components
+            .as_ref()
+            .map(knightcode_runtime::dialogs::ComponentChannel::commands)
+            .unwrap_or_default();
         if let Some(resources) = &self.resources {
-            self.resource_commands
-                .set(knightcode_runtime::resources::completion_commands(
-                    resources,
-                    self.skill_commands,
-                ));
+            commands.extend(knightcode_runtime::resources::completion_commands(
+                resources,
+                self.skill_commands,
+            ));
         }
+        self.resource_commands.set(commands);
+    }
+
+    /// Takes up the extensions' shortcuts (start, `/reload`), warning about conflicts.
+    pub fn refresh_shortcuts(&mut self) {
+        let Some(channel) = &self.components else {
+            return;
+        };
+        let (active, warnings) =
+            super::ext_ui::resolve_shortcuts(&self.bindings, &channel.shortcuts());
+        self.ext_shortcuts = active;
+        for warning in warnings {
+            self.warn(&warning);
+        }
+    }
+
+    /// Whether `text` runs an extension's command (no working row: the command shows
+    /// what it does itself, and a turn it starts brings the row back).
+    pub fn is_extension_command(&self, text: &str) -> bool {
+        let Some(name) = command_name(text) else {
+            return false;
+        };
+        self.components
+            .as_ref()
+            .is_some_and(|channel| channel.commands().iter().any(|c| c.name == name))
+    }
+
+    /// Whether an extension's command of this name runs instead of ours: for the commands
+    /// only KnightCode has (`/tools`, `/undo`, `/trust`, …), so an extension written for the
+    /// reference keeps the name it chose; the reference's own built-ins stay ours, as there.
+    pub fn extension_takes_command(&self, text: &str) -> bool {
+        command_name(text).is_some_and(|name| !REFERENCE_BUILTINS.contains(&name))
+            && self.is_extension_command(text)
     }
 
     /// `showHardwareCursor`: the terminal's cursor stays visible at the editor's cursor.
@@ -509,6 +639,11 @@ impl Ui {
     pub fn set_working(&mut self, message: Option<&str>) {
         match message {
             Some(message) => {
+                // An extension's working message stands in for the agent's own.
+                let message = match &self.ext_ui.working_message {
+                    Some(custom) if message == "Working…" => custom.as_str(),
+                    _ => message,
+                };
                 let (frame, since) = match &self.screen.status {
                     Status::Working { frame, since, .. } => (*frame, *since),
                     Status::Idle => (0, Instant::now()),
@@ -610,6 +745,7 @@ impl Ui {
             Some(read) = self.clipboard_rx.recv() => Wake::Clipboard(read),
             Some(done) = self.jobs_rx.recv() => Wake::Job(done),
             Some(()) = self.theme_rx.recv() => Wake::ThemeFile,
+            Some(message) = self.ext_ui.rx.recv() => Wake::ExtensionUi(message),
             () = sleep => Wake::Timer,
         }
     }
@@ -650,15 +786,40 @@ impl Ui {
             return;
         };
         self.screen.height = height;
+        let old_width = self.renderer.width();
         self.renderer.resize(width, height);
+        if let Some(channel) = &self.components {
+            channel.resize(width, height);
+        }
+        if width != old_width {
+            self.request_tool_renders(None);
+        }
         // A drag-resize sends many signals; redraw at the frame rate, not per signal (a
         // width change reprints the whole transcript).
         self.mark_dirty();
     }
 
+    /// An extension lends the terminal to a program (`tui.stop()`) or takes it back
+    /// (`tui.start()`). While it is lent nothing is drawn and no input is read; taken back,
+    /// everything is drawn afresh (the program wrote over the screen).
+    pub fn lend_terminal(&mut self, lend: bool) {
+        if lend == self.terminal_lent {
+            return;
+        }
+        self.terminal_lent = lend;
+        if lend {
+            let _ = self.term.suspend();
+        } else {
+            let _ = self.term.resume();
+            self.on_resize();
+            self.renderer.request_full_redraw();
+            self.mark_urgent();
+        }
+    }
+
     /// Draws now if anything changed.
     pub fn draw(&mut self) {
-        if !self.dirty {
+        if !self.dirty || self.terminal_lent {
             return;
         }
         let width = self.renderer.width();
@@ -768,3 +929,34 @@ fn border_index(level: &str, reasoning: bool) -> usize {
         _ => 0,
     }
 }
+
+/// `name` of a `/name args` line.
+fn command_name(text: &str) -> Option<&str> {
+    text.strip_prefix('/')?.split_whitespace().next()
+}
+
+/// The reference's built-in slash commands (pi 0.73's `BUILTIN_SLASH_COMMANDS`): these win
+/// over an extension's command of the same name, as they do there.
+const REFERENCE_BUILTINS: &[&str] = &[
+    "settings",
+    "model",
+    "scoped-models",
+    "export",
+    "import",
+    "share",
+    "copy",
+    "name",
+    "session",
+    "changelog",
+    "hotkeys",
+    "fork",
+    "clone",
+    "tree",
+    "login",
+    "logout",
+    "new",
+    "compact",
+    "resume",
+    "reload",
+    "quit",
+];

@@ -9,10 +9,11 @@
 //! for the app to carry out, after which the app reports back through the picker's setters.
 
 pub mod branch_summary_prompt;
-mod common;
+pub(crate) mod common;
 pub mod confirm;
+pub mod ext_dialog;
 pub mod fork_picker;
-mod line_input;
+pub(crate) mod line_input;
 pub mod model_picker;
 pub mod scope_picker;
 mod session_list;
@@ -30,6 +31,7 @@ use std::convert::Infallible;
 pub use branch_summary_prompt::BranchSummaryChoice;
 pub use branch_summary_prompt::BranchSummaryPrompt;
 pub use confirm::ConfirmPrompt;
+pub use ext_dialog::ExtensionDialog;
 pub use fork_picker::ForkCandidate;
 pub use fork_picker::ForkPicker;
 pub use model_picker::ModelChoice;

@@ -418,6 +418,7 @@ mod tests {
             home: None,
             tools_expanded: expanded,
             thinking_hidden: false,
+            hidden_thinking_label: None,
         };
         let text = "<skill name=\"lint\" location=\"/s/lint/SKILL.md\">\nReferences are relative to /s/lint.\n\nRun the linter.\n</skill>\n\nfix src/";
         let mut card = super::UserCard::new(text.to_owned(), 0);

@@ -29,6 +29,7 @@ pub use self::render::Look;
 pub use self::reply::AssistantCard;
 pub use self::summary::SummaryCard;
 pub use self::summary::SummaryKind;
+pub use self::tool::CustomLines;
 pub use self::tool::ToolCard;
 
 /// Lines of code in a loaded session's history that are highlighted, newest first. The
@@ -46,6 +47,30 @@ pub enum Card {
     Bash(BashCard),
     Notice(Notice),
     Summary(SummaryCard),
+    /// A custom message (`sendMessage` with `display: true`).
+    Custom(CustomCard),
+}
+
+/// A custom message: shown as a notice naming its type, unless an extension's message
+/// renderer (`registerMessageRenderer`) drew it.
+#[derive(Debug, Clone)]
+pub struct CustomCard {
+    notice: Notice,
+    /// The message as the renderer receives it.
+    pub message: serde_json::Value,
+    lines: Option<Vec<String>>,
+}
+
+impl CustomCard {
+    fn render(&mut self, width: u16, look: &Look) -> Vec<String> {
+        match &self.lines {
+            Some(lines) => lines
+                .iter()
+                .map(|l| knightcode_tui::width::truncate_to_width(l, usize::from(width), ""))
+                .collect(),
+            None => self.notice.render(width, look),
+        }
+    }
 }
 
 impl Card {
@@ -59,6 +84,7 @@ impl Card {
             Self::Tool(c) => c.render(width, look),
             Self::Bash(c) => c.render(width, look),
             Self::Notice(c) => c.render(width, look),
+            Self::Custom(c) => c.render(width, look),
             Self::Summary(c) => c.render(width, look),
         }
     }
@@ -113,6 +139,7 @@ impl Card {
             Self::Tool(c) => c.invalidate(),
             Self::Bash(c) => c.invalidate(),
             Self::Notice(c) => c.invalidate(),
+            Self::Custom(c) => c.notice.invalidate(),
             Self::Summary(c) => c.invalidate(),
         }
     }
@@ -352,7 +379,13 @@ impl Transcript {
             }
             AgentMessage::Custom(custom) if custom.display => {
                 let (text, _) = content_text(&custom.content);
-                self.notice(NoticeKind::Info, format!("[{}] {text}", custom.custom_type));
+                let notice =
+                    Notice::new(NoticeKind::Info, format!("[{}] {text}", custom.custom_type));
+                self.cards.push(Card::Custom(CustomCard {
+                    notice,
+                    message: serde_json::to_value(custom).unwrap_or_default(),
+                    lines: None,
+                }));
             }
             AgentMessage::CompactionSummary(summary) => {
                 let kind = SummaryKind::Compaction {
@@ -380,6 +413,82 @@ impl Transcript {
             Some(Card::Assistant(card)) => Some(card),
             _ => None,
         }
+    }
+
+    /// What message renderers need: the index and message of each custom message card
+    /// whose type `drawn` accepts.
+    pub fn custom_message_requests(
+        &self,
+        drawn: impl Fn(&str) -> bool,
+    ) -> Vec<(usize, serde_json::Value)> {
+        self.cards
+            .iter()
+            .enumerate()
+            .filter_map(|(index, card)| match card {
+                Card::Custom(card)
+                    if drawn(
+                        card.message
+                            .get("customType")
+                            .and_then(serde_json::Value::as_str)
+                            .unwrap_or(""),
+                    ) =>
+                {
+                    Some((index, card.message.clone()))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// An extension drew the custom message of card `index`.
+    pub fn set_custom_message_lines(&mut self, index: usize, lines: Vec<String>) -> bool {
+        match self.cards.get_mut(index) {
+            Some(Card::Custom(card)) => {
+                card.lines = Some(lines);
+                self.touch(index);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// An extension drew tool call `id`: show its lines.
+    pub fn set_custom_tool_lines(&mut self, id: &str, custom: tool::CustomLines) -> bool {
+        match self.tool_card(id) {
+            Some(card) => {
+                card.set_custom(custom);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// What extensions need to draw the tool cards `drawn` accepts by tool name (every
+    /// one, or only the card of `id`; none for an id without a card), at `width` columns.
+    pub fn tool_render_requests(
+        &self,
+        id: Option<&str>,
+        width: u16,
+        drawn: impl Fn(&str) -> bool,
+    ) -> Vec<serde_json::Value> {
+        let inner = card::inner_width(width);
+        let expanded = self.look.tools_expanded;
+        let only = match id {
+            Some(id) => match self.tools.get(id) {
+                Some(index) => Some(*index),
+                None => return Vec::new(),
+            },
+            None => None,
+        };
+        self.cards
+            .iter()
+            .enumerate()
+            .filter(|(index, _)| only.is_none_or(|only| only == *index))
+            .filter_map(|(_, card)| match card {
+                Card::Tool(card) if drawn(&card.name) => Some(card.render_request(inner, expanded)),
+                _ => None,
+            })
+            .collect()
     }
 
     fn tool_card(&mut self, id: &str) -> Option<&mut ToolCard> {
@@ -454,10 +563,25 @@ impl Transcript {
                     true
                 }
             },
+            // Calls a tool made (`ctx.executeTool`) are not in the transcript: the calling
+            // tool reports them itself.
+            AgentEvent::ToolExecutionStart {
+                parent_tool_call_id: Some(_),
+                ..
+            }
+            | AgentEvent::ToolExecutionUpdate {
+                parent_tool_call_id: Some(_),
+                ..
+            }
+            | AgentEvent::ToolExecutionEnd {
+                parent_tool_call_id: Some(_),
+                ..
+            } => false,
             AgentEvent::ToolExecutionStart {
                 tool_call_id,
                 tool_name,
                 args,
+                ..
             } => {
                 // A read's result is highlighted: compile its grammar while the file loads.
                 if tool_name == "read"

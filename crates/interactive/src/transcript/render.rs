@@ -12,6 +12,9 @@ pub struct Look {
     pub tools_expanded: bool,
     /// Ctrl+T: thinking blocks shown as a one-line label.
     pub thinking_hidden: bool,
+    /// What a hidden thinking block says instead of the default (an extension's
+    /// `setHiddenThinkingLabel`).
+    pub hidden_thinking_label: Option<String>,
 }
 
 /// Markdown for `text` at `width` (assistant replies, thinking, summaries).

@@ -371,7 +371,11 @@ impl AssistantCard {
                 lines.push(String::new());
             }
             if hidden {
-                for line in wrap_text_with_ansi("Thinking… (ctrl+t to show)", inner) {
+                let label = look
+                    .hidden_thinking_label
+                    .as_deref()
+                    .unwrap_or("Thinking… (ctrl+t to show)");
+                for line in wrap_text_with_ansi(label, inner) {
                     lines.push(indent_one(&theme.thinking_text.paint(&line)));
                 }
                 if open == Some(index) {

@@ -111,6 +111,7 @@ mod tests {
             home: None,
             tools_expanded: expanded,
             thinking_hidden: false,
+            hidden_thinking_label: None,
         }
     }
 

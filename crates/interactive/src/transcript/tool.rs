@@ -39,7 +39,21 @@ pub struct ToolCard {
     plain_code: bool,
     /// How long the call has run (shown for bash).
     timing: Timing,
+    /// Lines an extension's renderers drew for it (`renderCall`/`renderResult`).
+    custom: Option<CustomLines>,
     cache: LineCache,
+}
+
+/// What an extension's tool renderers drew: the call's lines and the result's, each in
+/// place of ours when present, inside our frame unless the tool draws its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CustomLines {
+    pub call: Option<Vec<String>>,
+    pub result: Option<Vec<String>>,
+    /// The extension draws the result: until it has, the card shows no output (ours
+    /// would flash up and collapse when its lines arrive).
+    pub result_renderer: bool,
+    pub framed: bool,
 }
 
 impl ToolCard {
@@ -52,8 +66,32 @@ impl ToolCard {
             output: None,
             plain_code: false,
             timing: Timing::default(),
+            custom: None,
             cache: LineCache::default(),
         }
+    }
+
+    pub fn set_custom(&mut self, custom: CustomLines) {
+        if self.custom.as_ref() != Some(&custom) {
+            self.custom = Some(custom);
+            self.cache.clear();
+        }
+    }
+
+    /// What an extension's renderers need to draw this call at `inner` columns.
+    pub fn render_request(&self, inner: usize, expanded: bool) -> Value {
+        serde_json::json!({
+            "toolCallId": self.id,
+            "toolName": self.name,
+            "args": self.args,
+            "result": self.output,
+            "isPartial": !self.is_finished(),
+            "isError": self.status == ToolStatus::Failed,
+            "executionStarted": self.status != ToolStatus::Streaming,
+            "argsComplete": self.status != ToolStatus::Streaming,
+            "expanded": expanded,
+            "width": inner,
+        })
     }
 
     /// Whether the running time the card shows has moved on (it is redrawn then).
@@ -140,6 +178,10 @@ impl ToolCard {
         }
         let theme = &look.theme;
         let inner = inner_width(width);
+        if let Some(custom) = self.custom.clone() {
+            let lines = self.render_custom(&custom, width, look);
+            return self.cache.put(width, lines);
+        }
         let mut body = Vec::new();
         let mut title = self.title(theme, look);
         if self.name == "bash"
@@ -151,13 +193,48 @@ impl ToolCard {
             body.push(line);
         }
         body.extend(self.output_lines(inner, look));
-        let bg = match self.status {
+        let bg = self.background(theme);
+        let lines = boxed(&body, width, bg);
+        self.cache.put(width, lines)
+    }
+
+    fn render_custom(&self, custom: &CustomLines, width: u16, look: &Look) -> Vec<String> {
+        let theme = &look.theme;
+        let inner = inner_width(width);
+        let room = if custom.framed {
+            inner
+        } else {
+            usize::from(width)
+        };
+        let fit = |lines: &[String]| -> Vec<String> {
+            lines
+                .iter()
+                .map(|l| knightcode_tui::width::truncate_to_width(l, room, ""))
+                .collect()
+        };
+        let mut body = match &custom.call {
+            Some(lines) => fit(lines),
+            None => wrap_text_with_ansi(&self.title(theme, look), inner),
+        };
+        match &custom.result {
+            Some(lines) => body.extend(fit(lines)),
+            None if custom.result_renderer => {}
+            None => body.extend(self.output_lines(inner, look)),
+        }
+        if !custom.framed {
+            return body;
+        }
+        let bg = self.background(theme);
+        boxed(&body, width, bg)
+    }
+
+    /// The card's background: pending, done or failed.
+    fn background(&self, theme: &Theme) -> knightcode_tui::Style {
+        match self.status {
             ToolStatus::Streaming | ToolStatus::Running => theme.tool_pending_bg,
             ToolStatus::Done => theme.tool_success_bg,
             ToolStatus::Failed => theme.tool_error_bg,
-        };
-        let lines = boxed(&body, width, bg);
-        self.cache.put(width, lines)
+        }
     }
 
     fn arg(&self, key: &str) -> Option<&str> {

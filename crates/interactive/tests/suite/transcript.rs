@@ -17,6 +17,7 @@ fn look() -> Look {
         home: Some("/home/me".into()),
         tools_expanded: false,
         thinking_hidden: false,
+        hidden_thinking_label: None,
     }
 }
 

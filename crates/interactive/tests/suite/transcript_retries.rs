@@ -18,6 +18,7 @@ fn transcript() -> Transcript {
         home: None,
         tools_expanded: false,
         thinking_hidden: false,
+        hidden_thinking_label: None,
     });
     transcript.provider = "anthropic".to_owned();
     transcript

@@ -4,8 +4,10 @@ use common::Dirs;
 use common::skill;
 use common::write;
 use knightcode_resources::DiagnosticKind;
+use knightcode_resources::ExtraPath;
 use knightcode_resources::Resources;
 use knightcode_resources::SkillReadTool;
+use knightcode_resources::SourceInfo;
 use knightcode_resources::skills;
 
 fn names(resources: &Resources) -> Vec<&str> {
@@ -285,6 +287,60 @@ fn cli_paths_load_last_and_survive_no_skills() {
         resources.skill("dup").unwrap().description,
         "From the flag."
     );
+}
+
+fn extra(path: &std::path::Path, source: &str) -> ExtraPath {
+    ExtraPath {
+        path: path.to_path_buf(),
+        source: SourceInfo {
+            path: path.to_path_buf(),
+            source: source.to_owned(),
+            scope: "temporary".to_owned(),
+            origin: "top-level".to_owned(),
+            base_dir: None,
+        },
+    }
+}
+
+#[test]
+fn package_paths_load_first_and_extension_paths_last_even_with_no_skills() {
+    let dirs = Dirs::new();
+    skill(
+        &dirs.agent.join("skills"),
+        "dup",
+        "description: Discovered.",
+    );
+    let package = dirs.home.join("pkg/skills");
+    skill(&package, "dup", "description: From the package.");
+    let from_ext = dirs.home.join("ext");
+    skill(&from_ext, "dup", "description: From the extension.");
+    let file = skill(&from_ext, "mine", "description: Mine.");
+    let mut config = dirs.config(true);
+    config.packages.skills = vec![extra(&package, "/pkg")];
+    config.extensions.skills = vec![
+        extra(&file, "extension:mine"),
+        extra(&from_ext, "extension:mine"),
+        extra(&dirs.home.join("gone"), "extension:mine"),
+    ];
+    let resources = Resources::load(&config);
+    assert_eq!(names(&resources), ["dup", "mine"]);
+    assert_eq!(
+        resources.skill("dup").unwrap().description,
+        "From the package."
+    );
+    let mine = resources.skill("mine").unwrap();
+    assert_eq!(mine.source.source, "extension:mine");
+    assert_eq!(mine.source.path, file);
+    assert_eq!(
+        messages(&resources),
+        [
+            "skill path does not exist",
+            "name \"dup\" collision",
+            "name \"dup\" collision"
+        ]
+    );
+    config.no_skills = true;
+    assert_eq!(names(&Resources::load(&config)), ["dup", "mine"]);
 }
 
 #[test]

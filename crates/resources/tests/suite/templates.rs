@@ -3,7 +3,9 @@ use crate::common;
 use common::Dirs;
 use common::write;
 use knightcode_resources::DiagnosticKind;
+use knightcode_resources::ExtraPath;
 use knightcode_resources::Resources;
+use knightcode_resources::SourceInfo;
 use knightcode_resources::templates::expand;
 use knightcode_resources::templates::parse_args;
 use knightcode_resources::templates::substitute;
@@ -142,6 +144,43 @@ fn cli_templates_load_last_even_with_no_prompt_templates() {
     assert_eq!(names(&resources), ["a", "b"]);
     assert_eq!(resources.templates[0].content, "from the flag\n");
     assert_eq!(resources.templates[0].source.scope, "temporary");
+}
+
+fn extra(path: &std::path::Path, source: &str) -> ExtraPath {
+    ExtraPath {
+        path: path.to_path_buf(),
+        source: SourceInfo {
+            path: path.to_path_buf(),
+            source: source.to_owned(),
+            scope: "temporary".to_owned(),
+            origin: "package".to_owned(),
+            base_dir: None,
+        },
+    }
+}
+
+#[test]
+fn package_templates_come_first_and_extension_templates_last() {
+    let dirs = Dirs::new();
+    write(&dirs.agent.join("prompts").join("a.md"), "discovered\n");
+    let package = dirs.home.join("pkg/prompts");
+    write(&package.join("a.md"), "from the package\n");
+    write(&package.join("deep").join("d.md"), "deep in the package\n");
+    let from_ext = dirs.home.join("ext");
+    write(&from_ext.join("a.md"), "from the extension\n");
+    write(&from_ext.join("e.md"), "from the extension\n");
+    write(&from_ext.join("deep").join("f.md"), "not read\n");
+    let mut config = dirs.config(true);
+    config.packages.prompts = vec![extra(&package, "/pkg")];
+    config.extensions.prompts = vec![extra(&from_ext, "extension:x")];
+    config.no_prompt_templates = true;
+    assert_eq!(names(&Resources::load(&config)), ["a", "d", "e"]);
+    config.no_prompt_templates = false;
+    let resources = Resources::load(&config);
+    assert_eq!(names(&resources), ["a", "d", "e"]);
+    assert_eq!(resources.templates[0].content, "from the package\n");
+    assert_eq!(resources.templates[2].source.source, "extension:x");
+    assert_eq!(resources.templates[2].source.path, from_ext.join("e.md"));
 }
 
 #[test]

@@ -55,6 +55,7 @@ impl BashJobs {
     pub(super) fn spawn(
         &mut self,
         bash: UserBash,
+        hooks: std::sync::Arc<dyn crate::hooks::SessionHooks>,
         responder: Responder,
         id: Option<String>,
         out: mpsc::Sender<SessionEvent>,
@@ -66,7 +67,7 @@ impl BashJobs {
         let done = self.done_tx.clone();
         self.tasks.spawn(async move {
             let (chunk_tx, mut chunks) = mpsc::unbounded_channel::<String>();
-            let run = bash.run(cancel, move |text: &str| {
+            let run = bash.run(hooks.as_ref(), cancel, move |text: &str| {
                 // The receiver lives until the command's output has been drained.
                 let _ = chunk_tx.send(text.to_owned());
             });

@@ -43,10 +43,14 @@ fn exported(result: crate::Result<std::path::PathBuf>) -> Reply {
 }
 
 /// Queues a steering or follow-up message (also a prompt with a queueing mode).
-/// Skill commands and templates expand first, as for a prompt.
-fn queue(ctx: &Ctx, text: &str, images: &[ContentBlock], steer: bool) -> Reply {
-    let expansion = ctx.view.resources().expand(text);
-    let user = user_message(&expansion.text, images.to_vec());
+/// Skill commands and templates expand first (when `expand`), as for a prompt.
+fn queue(ctx: &Ctx, text: &str, images: &[ContentBlock], steer: bool, expand: bool) -> Reply {
+    let text = if expand {
+        ctx.view.resources().expand(text).text
+    } else {
+        text.to_owned()
+    };
+    let user = user_message(&text, images.to_vec());
     if steer {
         ctx.handle.steer(user);
     } else {
@@ -60,8 +64,8 @@ fn queue(ctx: &Ctx, text: &str, images: &[ContentBlock], steer: bool) -> Reply {
 fn shared(ctx: &Ctx, command: &Command, streaming: bool) -> Option<Reply> {
     let view = &ctx.view;
     let reply = match command {
-        Command::Steer { text, images } => queue(ctx, text, images, true),
-        Command::FollowUp { text, images } => queue(ctx, text, images, false),
+        Command::Steer { text, images } => queue(ctx, text, images, true, true),
+        Command::FollowUp { text, images } => queue(ctx, text, images, false, true),
         Command::ClearQueue => Reply::Cleared(ctx.handle.clear_queue()),
         Command::GetState => Reply::State(view.state(streaming)),
         Command::GetMessages => Reply::Messages(view.messages()),
@@ -168,12 +172,16 @@ pub(super) async fn busy(ctx: &mut Ctx, envelope: Envelope) {
             text,
             images,
             queueing,
-            ..
-        } => match queueing {
-            Some(Queueing::Steer) => queue(ctx, text, images, true),
-            Some(Queueing::FollowUp) => queue(ctx, text, images, false),
-            None => Reply::Failed(ALREADY_PROCESSING.to_owned()),
-        },
+            source,
+        } => {
+            // An extension's own message is queued as written unless it asked otherwise.
+            let expand = *source != crate::hooks::InputSource::Extension;
+            match queueing {
+                Some(Queueing::Steer) => queue(ctx, text, images, true, expand),
+                Some(Queueing::FollowUp) => queue(ctx, text, images, false, expand),
+                None => Reply::Failed(ALREADY_PROCESSING.to_owned()),
+            }
+        }
         Command::Abort => {
             ctx.handle.abort();
             ctx.deferred.push(Deferred::AbortDone(responder));
@@ -565,13 +573,18 @@ async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) 
             session.refresh_extension_tools().await;
             Reply::Done
         }
+        Command::ExtensionProvider { name, spec } => {
+            session.extension_provider(name, spec.as_deref());
+            Reply::Done
+        }
         Command::ReloadContext => {
             session.reload_context();
             Reply::Done
         }
         Command::Reload => {
-            let resources = std::sync::Arc::clone(session.reload_resources());
+            // Extensions first: what their `resources_discover` names loads with the rest.
             session.reload_extensions().await;
+            let resources = std::sync::Arc::clone(session.reload_resources());
             Reply::Reloaded(resources)
         }
         _ => return None,

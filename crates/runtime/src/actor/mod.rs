@@ -118,6 +118,13 @@ pub enum Command {
     /// or a tool, `refreshTools`): they join the registry and are offered from the next
     /// request. Waits for a running prompt.
     RefreshExtensionTools,
+    /// An extension registered (or unregistered) a provider after loading: the registry
+    /// takes it at once.
+    ExtensionProvider {
+        name: String,
+        /// `None`: unregistered.
+        spec: Option<Box<knightcode_ext::ProviderSpec>>,
+    },
     /// An extension's `pi.sendMessage`: while a run goes on it is steering, or a follow-up
     /// with `follow_up`; when idle it starts a run with `trigger_turn`, else it only joins
     /// the conversation.
@@ -368,10 +375,14 @@ pub(crate) struct ExtensionActions {
     early_ui: std::sync::Mutex<EarlyUi>,
     /// The system prompt of the current (or last) run (`ctx.getSystemPrompt()`).
     system_prompt: std::sync::Mutex<String>,
+    /// What the base system prompt is built from (`ctx.getSystemPromptOptions()`).
+    prompt_options: std::sync::Mutex<serde_json::Value>,
     /// `sendMessage(…, {deliverAs: "nextTurn"})`: context for the next prompt.
     next_turn: std::sync::Mutex<Vec<AgentMessage>>,
     /// `setActiveTools` before the session runs (from `session_start`), for its start.
     early_active_tools: std::sync::Mutex<Option<Vec<String>>>,
+    /// The registry extensions see (`ctx.modelRegistry`).
+    models: std::sync::OnceLock<crate::extension_models::SharedModels>,
 }
 
 impl Default for ExtensionActions {
@@ -385,8 +396,10 @@ impl Default for ExtensionActions {
             shutdown: std::sync::Arc::default(),
             early_ui: std::sync::Mutex::default(),
             system_prompt: std::sync::Mutex::default(),
+            prompt_options: std::sync::Mutex::default(),
             next_turn: std::sync::Mutex::default(),
             early_active_tools: std::sync::Mutex::default(),
+            models: std::sync::OnceLock::new(),
             selection: std::sync::Mutex::default(),
             pending: std::sync::Mutex::default(),
         }
@@ -399,6 +412,8 @@ struct EarlyUi {
     expected: bool,
     set: bool,
     queued: Vec<knightcode_protocol::rpc::UiRequestKind>,
+    /// Component news (`show`, `lines`, `close`) from before the dialogs were set.
+    components: Vec<serde_json::Value>,
 }
 
 impl std::fmt::Debug for ExtensionActions {
@@ -488,6 +503,20 @@ impl ExtensionActions {
         );
     }
 
+    pub(crate) fn note_prompt_options(&self, options: serde_json::Value) {
+        *self
+            .prompt_options
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = options;
+    }
+
+    pub(crate) fn prompt_options(&self) -> serde_json::Value {
+        self.prompt_options
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
     pub(crate) fn system_prompt(&self) -> String {
         self.system_prompt
             .lock()
@@ -516,6 +545,9 @@ impl ExtensionActions {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         early.set = true;
+        for message in std::mem::take(&mut early.components) {
+            dialogs.extension_component(message);
+        }
         let never = tokio_util::sync::CancellationToken::new();
         for request in std::mem::take(&mut early.queued) {
             let written = dialogs.extension_ui(request, None, never.clone());
@@ -523,6 +555,22 @@ impl ExtensionActions {
                 runtime.spawn(written);
             }
         }
+    }
+
+    /// An extension component's news: to the dialogs, or kept until an expected front
+    /// end has set them (components made in `session_start`).
+    pub(crate) fn extension_component(&self, message: serde_json::Value) {
+        {
+            let mut early = self
+                .early_ui
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if early.expected && !early.set {
+                early.components.push(message);
+                return;
+            }
+        }
+        self.dialogs().extension_component(message);
     }
 
     /// Whether `ctx.hasUI` (also before an expected front end set its dialogs).
@@ -638,6 +686,31 @@ impl ExtensionActions {
             .map_err(|_| format!("{what}: the session has ended"))
     }
 
+    /// `registerProvider`/`unregisterProvider` after loading.
+    /// The registry extensions see takes it at once (so `ctx.modelRegistry` and
+    /// `pi.setModel` find the models right after); the session's follows in order.
+    pub(crate) fn extension_provider(
+        &self,
+        name: &str,
+        spec: Option<knightcode_ext::ProviderSpec>,
+    ) -> Result<(), String> {
+        if let Some(models) = self.models.get() {
+            match &spec {
+                Some(spec) => models.register(spec)?,
+                None => models.unregister(name),
+            }
+        }
+        let command = Command::ExtensionProvider {
+            name: name.to_owned(),
+            spec: spec.map(Box::new),
+        };
+        self.command(command, "registerProvider")
+    }
+
+    pub(crate) fn set_models(&self, models: crate::extension_models::SharedModels) {
+        let _ = self.models.set(models);
+    }
+
     /// `registerTool` after `session_start`: the session takes up the new tools.
     pub(crate) fn refresh_tools(&self) -> Result<(), String> {
         self.command(Command::RefreshExtensionTools, "refreshTools")
@@ -742,6 +815,7 @@ impl ExtensionActions {
         text: String,
         images: Vec<ContentBlock>,
         steer: bool,
+        as_typed: bool,
     ) -> Result<(), String> {
         let queueing = if steer {
             Queueing::Steer
@@ -752,7 +826,11 @@ impl ExtensionActions {
             text,
             images,
             queueing: Some(queueing),
-            source: crate::hooks::InputSource::Extension,
+            source: if as_typed {
+                crate::hooks::InputSource::ExtensionTyped
+            } else {
+                crate::hooks::InputSource::Extension
+            },
         };
         self.command(command, "sendUserMessage")
     }

@@ -81,6 +81,8 @@ pub(super) struct Ctx {
     pub(super) view: SessionView,
     /// A user shell command with the current settings and folder, minus the command.
     pub(super) bash_template: UserBash,
+    /// The session's hooks, for `user_bash` (commands run beside the session task).
+    pub(super) bash_hooks: std::sync::Arc<dyn crate::hooks::SessionHooks>,
     /// Available models, once asked for (they change only with credentials).
     pub(super) models: Option<Vec<ModelInfo>>,
     pub(super) deferred: Vec<Deferred>,
@@ -108,7 +110,9 @@ impl Ctx {
             extensions.note_selection(session);
         }
         self.actions.note_view(&self.view);
+        session.note_prompt_options();
         self.bash_template = session.user_bash("", false);
+        self.bash_hooks = session.session_hooks();
         // A reply to a settings change means the file has it, as when writes were inline.
         session.settings_saved().await;
         for warning in session.take_warnings() {
@@ -211,6 +215,7 @@ pub(super) async fn run(
         bash: BashJobs::new(),
         handle: session.handle(),
         bash_template: session.user_bash("", false),
+        bash_hooks: session.session_hooks(),
         view,
         models: None,
         deferred: Vec::new(),
@@ -225,6 +230,7 @@ pub(super) async fn run(
         actions: std::sync::Arc::clone(session.extension_actions()),
     };
     ctx.actions.note_view(&ctx.view);
+    session.note_prompt_options();
     loop {
         if ctx.ended && ctx.bash.is_empty() {
             ctx.drain_events().await;
@@ -496,6 +502,8 @@ impl Ctx {
 
     /// Starts a user shell command whose output streams as `bash_execution_update` events.
     pub(super) fn spawn_bash(&mut self, bash: UserBash, responder: Responder, id: Option<String>) {
-        self.bash.spawn(bash, responder, id, self.out.clone());
+        let hooks = std::sync::Arc::clone(&self.bash_hooks);
+        self.bash
+            .spawn(bash, hooks, responder, id, self.out.clone());
     }
 }

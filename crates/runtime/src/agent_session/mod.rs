@@ -2,9 +2,11 @@
 //! system prompt and the agent loop. Print, JSON and RPC modes drive it; so can Rust code.
 
 mod compacting;
+mod loadout;
 pub mod operations;
 mod recorder;
 mod request;
+mod tools;
 mod undo;
 
 pub use self::undo::Navigated;
@@ -22,7 +24,6 @@ use knightcode_agent::AgentConfig;
 use knightcode_agent::AgentHandle;
 use knightcode_agent::EventReceiver;
 use knightcode_agent::RunOutcome;
-use knightcode_agent::ToolRegistry;
 use knightcode_ai::AuthContext;
 use knightcode_ai::AuthStorage;
 use knightcode_ai::Client;
@@ -35,12 +36,14 @@ use knightcode_protocol::Millis;
 use knightcode_protocol::SessionHeader;
 use knightcode_session::SessionManager;
 use knightcode_session::SessionStore;
-use knightcode_tools::BashConfig;
 use knightcode_tools::ImagePolicy;
 use knightcode_tools::SessionEnv;
-use knightcode_tools::ToolsConfig;
 
 use self::operations::PromptStart;
+use self::tools::add_extension_tools;
+use self::tools::build_tools;
+pub(crate) use self::tools::image_policy;
+use self::tools::with_extension_tools;
 use crate::context_files::ContextFile;
 use crate::context_files::PromptFiles;
 use crate::context_files::discover_context_files;
@@ -56,7 +59,6 @@ use crate::hooks::SessionHooks;
 use crate::model_select;
 use crate::services::Services;
 use crate::settings::Settings;
-use crate::tool_selection::select_tools;
 use crate::trust::TrustDecision;
 use crate::trust::TrustStore;
 use crate::web_tools::WebTools;
@@ -122,6 +124,11 @@ pub struct SessionSetup {
     pub extensions: crate::extensions::ExtensionSources,
     /// `--skill`, `--no-skills`, `--prompt-template`, `--no-prompt-templates`.
     pub resources: crate::resources::ResourceFlags,
+    /// Where the start-up installs of a trusted project's missing packages report.
+    pub package_installs: crate::project_packages::InstallOutput,
+    /// The first trust pass a front end ran ahead of its own trust question
+    /// ([`crate::extensions::ask_extensions_about_trust`]); the session goes on with its host.
+    pub first_pass: Option<crate::extensions::FirstPass>,
 }
 
 impl SessionSetup {
@@ -145,6 +152,8 @@ impl SessionSetup {
             stream_read_pacing: std::time::Duration::ZERO,
             extensions: crate::extensions::ExtensionSources::default(),
             resources: crate::resources::ResourceFlags::default(),
+            package_installs: crate::project_packages::InstallOutput::default(),
+            first_pass: None,
         }
     }
 }
@@ -200,8 +209,13 @@ pub struct AgentSession {
     dialogs: Arc<dyn Dialogs>,
     /// The loaded extensions, for the lifecycle events the actor hands them.
     extension_host: Option<Arc<knightcode_ext::ExtensionHost>>,
+    /// The registry extensions see (`ctx.modelRegistry`), updated with the session's.
+    extension_models: Option<crate::extension_models::SharedModels>,
     /// How extensions act on the session (`sendUserMessage`, `setActiveTools`).
     extension_actions: Arc<crate::actor::ExtensionActions>,
+    /// Resource paths of `-e` packages and `resources_discover`, and the `-e` values.
+    extension_resources: crate::resources::ExtensionResources,
+    extension_cli: Vec<String>,
 }
 
 impl std::fmt::Debug for AgentSession {
@@ -238,6 +252,29 @@ fn open_session(store: &SessionStore, setup: &SessionSetup) -> Result<SessionMan
     Ok(session)
 }
 
+/// The trusted project's missing packages, installed before anything is loaded from them.
+async fn install_project_packages(setup: &SessionSetup, global: &Settings) -> Vec<String> {
+    let layout = knightcode_packages::Layout {
+        agent_dir: setup.agent_dir.clone(),
+        cwd: setup.cwd.clone(),
+        home: setup.home.clone(),
+    };
+    // `npmCommand` comes from the user's settings only: a project cannot choose what runs.
+    let npm_command: Vec<String> = match global.get("npmCommand") {
+        Some(serde_json::Value::Array(items)) => items
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let output = setup.package_installs;
+    tokio::task::spawn_blocking(move || {
+        crate::project_packages::install_missing(&layout, npm_command, output)
+    })
+    .await
+    .unwrap_or_else(|error| vec![format!("installing the project's packages failed: {error}")])
+}
+
 impl AgentSession {
     /// Starts a session: trust, settings, session file, model, tools, prompt inputs.
     /// Returns the session and the receiver of its events.
@@ -255,7 +292,7 @@ impl AgentSession {
 
     /// As [`Self::start`], with the services given (store, environment, provider, hooks).
     pub async fn start_with(
-        setup: SessionSetup,
+        mut setup: SessionSetup,
         services: Services,
     ) -> Result<(Self, EventReceiver)> {
         let Services {
@@ -282,14 +319,27 @@ impl AgentSession {
         );
         // Undecided: the user's own and `-e` extensions load first and may decide
         // (`project_trust`); the project's load after, into the same runtime.
-        let (trust, first_pass) = match resolution {
-            crate::trust::TrustResolution::Decided(decision) => (decision, None),
-            crate::trust::TrustResolution::Ask { protected } => {
+        let (trust, first_pass) = match (setup.first_pass.take(), resolution) {
+            (Some(ahead), resolution) => {
+                notices.extend(ahead.notices);
+                let decision = match resolution {
+                    crate::trust::TrustResolution::Decided(decision) => {
+                        ahead.decision.unwrap_or(decision)
+                    }
+                    ask => ask.without_prompt(),
+                };
+                (decision, ahead.host)
+            }
+            (None, crate::trust::TrustResolution::Decided(decision)) => (decision, None),
+            (None, crate::trust::TrustResolution::Ask { protected }) => {
                 crate::extensions::first_pass(&setup, protected, &mut trust_store, &mut notices)
                     .await?
             }
         };
         notices.extend(trust.skipped_notice(&setup.cwd));
+        if trust.trusted {
+            notices.extend(install_project_packages(&setup, &global_only).await);
+        }
         let settings = Settings::load(&setup.agent_dir, &setup.cwd, trust.trusted);
         notices.extend(settings.diagnostics().iter().map(ToString::to_string));
         notices.extend(crate::settings::unsupported::notices(&settings));
@@ -342,6 +392,10 @@ impl AgentSession {
             notices.push(error.to_string());
             AuthStorage::empty(&setup.agent_dir)
         });
+        // Stored OAuth logins of the extensions' providers refresh through their `oauth`.
+        if let Some(host) = &extension_host {
+            auth_storage.set_oauth(host.oauth_hooks());
+        }
         let no_runtime_keys = HashMap::new();
         let auth = AuthContext {
             storage: &auth_storage,
@@ -504,10 +558,36 @@ impl AgentSession {
         let session = Arc::new(Mutex::new(session));
         let (events, receiver) =
             knightcode_agent::event_channel(knightcode_agent::DEFAULT_EVENT_CAPACITY);
+        // Built before `session_start`, so `getActiveTools` there sees the session's tools.
+        let session_env = Arc::new(Mutex::new(SessionEnv {
+            session_id: Some(session_id.clone()),
+            session_file,
+            provider: Some(model.provider.clone()),
+            model: Some(model.id.clone()),
+            reasoning_level: Some(thinking.as_str().to_owned()),
+        }));
+        let image_policy = Arc::new(Mutex::new(image_policy(settings.values(), &model)));
+        let web_tools = WebTools::load(&setup.agent_dir, env.var("BRAVE_API_KEY"));
+        let (tools, active_tools) = build_tools(
+            &setup,
+            &settings,
+            &session_env,
+            &image_policy,
+            &web_tools,
+            &mut notices,
+        );
         let mut extension_tools = Vec::new();
+        let mut extension_resources = crate::resources::ExtensionResources {
+            packages: crate::extensions::resources::cli_package_resources(
+                &setup.extensions.cli,
+                &setup.cwd,
+            ),
+            ..Default::default()
+        };
         let extension_actions = Arc::new(crate::actor::ExtensionActions::default());
-        if setup.extensions.mode == "rpc" {
-            // RPC mode sets its dialogs right after the start: `session_start` already has a UI.
+        if setup.extensions.mode == "rpc" || setup.extensions.mode == "tui" {
+            // RPC and interactive modes set their dialogs right after the start:
+            // `session_start` already has a UI.
             extension_actions.expect_ui();
         }
         if let Some(host) = &extension_host {
@@ -529,9 +609,18 @@ impl AgentSession {
             events.set_observer(Arc::new(crate::extensions::ExtensionEvents::new(
                 Arc::clone(&host),
             )));
+            let preview = with_extension_tools(&setup, active_tools.clone(), &host.tools());
+            extension_actions.note_active_tools(&preview);
             host.dispatch("session_start", serde_json::json!({ "reason": "startup" }))
                 .await;
             host.refresh().await;
+            extension_resources.discovered = crate::extensions::resources::discover(
+                &host,
+                &setup.cwd,
+                "startup",
+                &setup.extensions.cli,
+            )
+            .await;
             extension_tools = host.tools();
             // Extensions first; the embedding program's hooks keep working beside them.
             hooks = Arc::new(crate::hook_chain::ChainedHooks {
@@ -553,31 +642,15 @@ impl AgentSession {
                 blocked: Arc::clone(&ops.block_images),
             }),
         });
-        let session_env = Arc::new(Mutex::new(SessionEnv {
-            session_id: Some(session_id.clone()),
-            session_file,
-            provider: Some(model.provider.clone()),
-            model: Some(model.id.clone()),
-            reasoning_level: Some(thinking.as_str().to_owned()),
-        }));
-        let image_policy = Arc::new(Mutex::new(image_policy(settings.values(), &model)));
-        let web_tools = WebTools::load(&setup.agent_dir, env.var("BRAVE_API_KEY"));
-        let (tools, active_tools) = build_tools(
-            &setup,
-            &settings,
-            &session_env,
-            &image_policy,
-            &web_tools,
-            &mut notices,
-        );
         let (tools, active_tools) =
             add_extension_tools(&setup, tools, active_tools, extension_tools);
         // `setActiveTools` from `session_start`, before the session runs: applied here.
         let active_tools = match extension_actions.take_early_active_tools() {
             Some(names) => {
                 let mut chosen: Vec<String> = Vec::new();
+                let allowed = loadout::activatable_names(&tools);
                 for name in names {
-                    if tools.get(&name).is_some() && !chosen.contains(&name) {
+                    if allowed.contains(&name) && !chosen.contains(&name) {
                         chosen.push(name);
                     }
                 }
@@ -605,6 +678,7 @@ impl AgentSession {
             &setup.agent_dir,
             setup.home.as_deref(),
             trust.trusted,
+            &extension_resources,
         ));
         notices.extend(resources.diagnostics().map(ToString::to_string));
 
@@ -626,13 +700,14 @@ impl AgentSession {
             },
             system_prompt: None,
             tools: {
-                extension_actions.note_registered_tools(tools.names().map(str::to_owned).collect());
+                extension_actions.note_registered_tools(loadout::activatable_names(&tools));
                 tools
             },
             active_tools: {
                 extension_actions.note_active_tools(&active_tools);
                 Some(active_tools)
             },
+            loadout: knightcode_agent::Loadout::default(),
             cwd: setup.cwd.clone(),
             retry: settings.values().retry,
         };
@@ -644,16 +719,20 @@ impl AgentSession {
                     .with_read_pacing(setup.stream_read_pacing),
             ),
         };
-        let provider = match &extension_host {
-            Some(host) => crate::extension_models::bind(
-                host,
-                provider,
-                model_port_registry,
-                &setup.agent_dir,
-                Arc::clone(&env),
-                ops.runtime_keys().clone(),
-            ),
-            None => provider,
+        let (provider, extension_models) = match &extension_host {
+            Some(host) => {
+                let (provider, models) = crate::extension_models::bind(
+                    host,
+                    provider,
+                    model_port_registry,
+                    &setup.agent_dir,
+                    Arc::clone(&env),
+                    ops.runtime_keys().clone(),
+                );
+                extension_actions.set_models(models.clone());
+                (provider, Some(models))
+            }
+            None => (provider, None),
         };
         let compaction = compacting::CompactionState {
             target: crate::compaction::hooks::SharedTarget::default(),
@@ -713,7 +792,10 @@ impl AgentSession {
                 file_history,
                 dialogs: Arc::new(NoDialogs),
                 extension_host,
+                extension_models,
                 extension_actions,
+                extension_resources,
+                extension_cli: setup.extensions.cli.clone(),
             },
             receiver,
         ))
@@ -744,6 +826,13 @@ impl AgentSession {
     /// The session's extensions, when any are loaded.
     pub fn extension_host(&self) -> Option<Arc<knightcode_ext::ExtensionHost>> {
         self.extension_host.clone()
+    }
+
+    /// Where a terminal front end sends keys, size and theme to extensions' components.
+    pub fn component_channel(&self) -> Option<crate::dialogs::ComponentChannel> {
+        self.extension_host
+            .clone()
+            .map(crate::dialogs::ComponentChannel::new)
     }
 
     pub fn file_history(&self) -> &Arc<FileHistory> {
@@ -805,8 +894,23 @@ impl AgentSession {
             &self.ops.agent_dir,
             self.ops.home.as_deref(),
             self.trust.trusted,
+            &self.extension_resources,
         ));
         &self.resources
+    }
+
+    /// `resources_discover` again (after `/reload` or a session replacement): the paths
+    /// extensions name now. `true` when they changed.
+    pub(crate) async fn rediscover_extension_resources(&mut self, reason: &str) -> bool {
+        let Some(host) = self.extension_host.clone() else {
+            return false;
+        };
+        let found =
+            crate::extensions::resources::discover(&host, &self.cwd, reason, &self.extension_cli)
+                .await;
+        let changed = found != self.extension_resources.discovered;
+        self.extension_resources.discovered = found;
+        changed
     }
 
     pub fn trust(&self) -> &TrustDecision {
@@ -866,97 +970,4 @@ fn no_model_message(agent_dir: &Path) -> String {
          add a provider to {}, or pass --model with --api-key.",
         agent_dir.join("models.json").display()
     )
-}
-
-/// What `read` does with images for `model`: the `images.autoResize` setting, the model's
-/// `inputLimits` and whether it takes images at all.
-pub(crate) fn image_policy(
-    settings: &crate::settings::SettingsValues,
-    model: &Model,
-) -> ImagePolicy {
-    ImagePolicy {
-        auto_resize: settings.images_auto_resize,
-        limits: knightcode_tools::ResizeLimits::from_input_limits(model.input_limits.as_ref()),
-        model_accepts_images: Some(model.input.iter().any(|kind| kind == "image")),
-    }
-}
-
-/// Built-in tools and the names to activate: `--tools`, else the `defaultTools` setting, minus
-/// `--exclude-tools`; none with `--no-tools` or `--no-builtin-tools`. Entries that name no
-/// tool become notices.
-fn build_tools(
-    setup: &SessionSetup,
-    settings: &Settings,
-    session_env: &Arc<Mutex<SessionEnv>>,
-    image_policy: &Arc<Mutex<ImagePolicy>>,
-    web_tools: &WebTools,
-    notices: &mut Vec<String>,
-) -> (ToolRegistry, Vec<String>) {
-    let env = Arc::clone(session_env);
-    let bash = BashConfig {
-        shell_path: settings.values().shell_path(setup.home.as_deref()),
-        command_prefix: settings.values().shell_command_prefix.clone(),
-        // Read when each command starts: a model, thinking or session change shows at once.
-        session_env: Some(Arc::new(move || {
-            env.lock().unwrap_or_else(PoisonError::into_inner).clone()
-        })),
-        ..BashConfig::default()
-    };
-    let config = ToolsConfig {
-        file_ops: Arc::new(knightcode_tools::LocalFileOps),
-        mutation_queue: knightcode_tools::FileMutationQueue::new(),
-        bash,
-        images: Some({
-            let policy = Arc::clone(image_policy);
-            Arc::new(move || {
-                policy
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .clone()
-            })
-        }),
-        web: knightcode_tools::WebConfig {
-            search: Some(web_tools.search_source()),
-            ..knightcode_tools::WebConfig::default()
-        },
-    };
-    let mut registry = ToolRegistry::new();
-    for tool in knightcode_tools::builtin_tools(config) {
-        registry.register(tool);
-    }
-    let names: Vec<&str> = registry.names().collect();
-    // Web tools `/tools` turned on for every session join the defaults (so --tools,
-    // --exclude-tools and --no-tools apply to them as to the rest).
-    let mut defaults = settings.values().default_tools.clone();
-    defaults.extend(
-        crate::web_tools::WEB_TOOL_NAMES
-            .iter()
-            .filter(|name| web_tools.always(name))
-            .map(|name| (*name).to_owned()),
-    );
-    let choice = select_tools(&setup.tools, &defaults, &names);
-    notices.extend(choice.warnings);
-    (registry, choice.active)
-}
-
-/// Extension tools are active unless `--tools` leaves them out or `--no-tools` is given
-/// (`--no-builtin-tools` keeps them); a name a built-in has replaces the built-in.
-fn add_extension_tools(
-    setup: &SessionSetup,
-    mut registry: ToolRegistry,
-    mut active: Vec<String>,
-    extension_tools: Vec<Arc<dyn knightcode_agent::Tool>>,
-) -> (ToolRegistry, Vec<String>) {
-    for tool in extension_tools {
-        let name = tool.definition().name.clone();
-        registry.register(tool);
-        let allowed = match &setup.tools.allow {
-            Some(allow) => allow.iter().any(|a| a == &name),
-            None => true,
-        };
-        if allowed && !setup.tools.no_tools && !active.contains(&name) {
-            active.push(name);
-        }
-    }
-    (registry, active)
 }

@@ -31,6 +31,7 @@ impl AgentSession {
         custom: Option<&AgentMessage>,
         cancel: &CancellationToken,
     ) -> Result<Vec<AgentMessage>> {
+        self.refresh_loadout().await;
         self.prepare_request()?;
         let options = self.system_prompt_options();
         let system_prompt = self
@@ -59,6 +60,15 @@ impl AgentSession {
         Ok(changes.messages)
     }
 
+    /// Keeps `ctx.getSystemPromptOptions()` current (after every command and run), for
+    /// extensions only.
+    pub(crate) fn note_prompt_options(&self) {
+        if self.extension_host.is_some() {
+            self.extension_actions
+                .note_prompt_options(self.system_prompt_options());
+        }
+    }
+
     /// `systemPromptOptions` for `before_agent_start`: what the prompt is built from.
     fn system_prompt_options(&self) -> serde_json::Value {
         let active: Vec<String> = self.agent.config().active_tools.clone().unwrap_or_default();
@@ -77,9 +87,17 @@ impl AgentSession {
     fn prepare_request(&mut self) -> Result<()> {
         let tools = self.agent.config().tools.clone();
         let active: Vec<String> = self.agent.config().active_tools.clone().unwrap_or_default();
-        let infos = tool_prompt_infos(&tools, &active);
-        // The same list, in the same order, as every request of the run offers.
-        let declarations = tools.declarations(Some(&active));
+        let loadout = self.agent.config().loadout.clone();
+        // Declarations `prepareLoadout` hides are left out of the prompt's tools and rules.
+        let shown: Vec<String> = active
+            .iter()
+            .filter(|name| !loadout.hidden.contains(name))
+            .cloned()
+            .collect();
+        let infos = tool_prompt_infos(&tools, &shown);
+        // The same list, in the same order, as every request of the run offers (the
+        // transcript keeps hidden declarations, so the active set survives a resume).
+        let declarations = tools.declarations_with(Some(&active), &loadout, true);
         let date = chrono::Local::now().format("%Y-%m-%d").to_string();
         let sections = build_sections(&PromptInputs {
             tools: &infos,

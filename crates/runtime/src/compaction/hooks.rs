@@ -316,6 +316,18 @@ impl AgentHooks for RuntimeHooks {
         self.inner.inspects_provider_payload()
     }
 
+    fn replaces_messages(&self) -> bool {
+        self.inner.replaces_messages()
+    }
+
+    fn message_end<'a>(
+        &'a self,
+        message: &'a knightcode_protocol::AgentMessage,
+        cancel: &'a CancellationToken,
+    ) -> HookFuture<'a, Option<knightcode_protocol::AgentMessage>> {
+        self.inner.message_end(message, cancel)
+    }
+
     fn provider_payload<'a>(
         &'a self,
         payload: &'a Value,

@@ -178,7 +178,12 @@ pub async fn compact(
         reason: job.reason,
         will_retry: job.will_retry,
     };
+    // The hook hears a session too small to compact too, and may compact it its way;
+    // without that our own summary would have nothing to say (no model call is made).
     match job.hooks.before_compact(starting, cancel).await {
+        CompactionDecision::Proceed if preparation.is_empty() => {
+            return Err(CompactionError::NothingToCompact);
+        }
         CompactionDecision::Proceed => {}
         CompactionDecision::Cancel => return Err(CompactionError::Cancelled),
         CompactionDecision::Supply(supplied) => {

@@ -37,6 +37,13 @@ pub struct Preparation {
     pub files: FileOps,
 }
 
+impl Preparation {
+    /// Everything still fits in the kept tail: no message to summarise.
+    pub fn is_empty(&self) -> bool {
+        self.history_count == 0 && self.prefix_count == 0
+    }
+}
+
 /// Files touched by `read`, `write` and `edit` calls, cumulative across compactions.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FileOps {
@@ -178,10 +185,9 @@ pub fn prepare(
             .filter(summarizable)
             .map(|i| i.message)
     };
+    // Nothing before the kept tail is no error yet: an extension may still compact (the
+    // reference hands it this empty preparation); [`super::compact`] refuses otherwise.
     let (history_count, prefix_count) = (history().count(), prefix().count());
-    if history_count == 0 && prefix_count == 0 {
-        return Err(CompactionError::NothingToCompact);
-    }
     for message in history().chain(prefix()) {
         files.add_calls(message);
     }

@@ -153,8 +153,25 @@ impl SessionPort for Port {
         let what = format!("ctx.{op}");
         let reply = self.actions.request(command, &what);
         let op = op.to_owned();
+        let actions = Arc::clone(&self.actions);
         Box::pin(async move {
             let reply = reply.await?;
+            // Another session or branch: the front end shows it before the extension goes
+            // on (its `withSession` notices and editor text belong to the new one).
+            let moved = matches!(
+                reply,
+                Reply::SessionReplaced { cancelled: false }
+                    | Reply::Forked { .. }
+                    | Reply::Navigated { .. }
+            );
+            if moved
+                && matches!(
+                    op.as_str(),
+                    "newSession" | "fork" | "switchSession" | "navigateTree"
+                )
+            {
+                actions.dialogs().session_replaced().await;
+            }
             match op.as_str() {
                 "compact" => match reply {
                     Reply::Compacted(result) => {
@@ -175,8 +192,23 @@ impl SessionPort for Port {
     fn call(&self, op: &str, args: Value) -> Result<Value, String> {
         match op {
             "hasUI" => return Ok(Value::Bool(self.actions.has_ui())),
+            "getEditorText" => {
+                return Ok(Value::String(
+                    self.actions.dialogs().editor_text().unwrap_or_default(),
+                ));
+            }
+            "uiComponent" => {
+                self.actions.extension_component(args);
+                return Ok(Value::Null);
+            }
+            "uiTerminal" => {
+                let lend = args.get("lend").and_then(Value::as_bool) == Some(true);
+                self.actions.dialogs().lend_terminal(lend);
+                return Ok(Value::Null);
+            }
             "isProjectTrusted" => return Ok(Value::Bool(self.project_trusted)),
             "getSystemPrompt" => return Ok(Value::String(self.actions.system_prompt())),
+            "getSystemPromptOptions" => return Ok(self.actions.prompt_options()),
             "shutdown" => {
                 self.actions.request_shutdown();
                 return Ok(Value::Null);
@@ -225,7 +257,12 @@ impl SessionPort for Port {
         if op == "sendUserMessage" {
             let (text, images) = user_content(args.get("content").unwrap_or(&Value::Null))?;
             let steer = args.pointer("/options/deliverAs").and_then(Value::as_str) == Some("steer");
-            self.actions.send_user_message(text, images, steer)?;
+            let as_typed = args
+                .pointer("/options/expandPromptTemplates")
+                .and_then(Value::as_bool)
+                == Some(true);
+            self.actions
+                .send_user_message(text, images, steer, as_typed)?;
             return Ok(Value::Null);
         }
         match op {
@@ -254,6 +291,18 @@ impl SessionPort for Port {
                 let level = knightcode_ai::ThinkingLevel::parse(name)
                     .ok_or_else(|| format!("setThinkingLevel: unknown level \"{name}\""))?;
                 self.actions.set_thinking_level(level)?;
+                return Ok(Value::Null);
+            }
+            "registerProvider" => {
+                let spec: knightcode_ext::ProviderSpec =
+                    serde_json::from_value(args).map_err(|e| format!("registerProvider: {e}"))?;
+                let name = spec.name.clone();
+                self.actions.extension_provider(&name, Some(spec))?;
+                return Ok(Value::Null);
+            }
+            "unregisterProvider" => {
+                let name = args.get("name").and_then(Value::as_str).unwrap_or("");
+                self.actions.extension_provider(name, None)?;
                 return Ok(Value::Null);
             }
             "refreshTools" => {

@@ -169,6 +169,67 @@ async fn a_hook_cancels_and_the_failure_is_reported_to_it() {
     assert_eq!(hooks.log()[1], "failed aborted=true");
 }
 
+/// One question and its answer: everything fits in the default kept tail.
+async fn start_small(hooks: Arc<Recording>) -> Running {
+    let test = TestSession::new(
+        WireFormat::OpenAiCompletions,
+        vec![ScriptedReply::text("only answer")],
+    )
+    .await;
+    let services = test.services(hooks);
+    let mut run = Running::spawn_with(test, services).await;
+    run.prompt("only question").await;
+    run
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_too_small_to_compact_is_still_offered_to_the_hook() {
+    let hooks = Arc::new(Recording::default());
+    let mut run = start_small(Arc::clone(&hooks)).await;
+    // The question: all of it is kept, nothing is summarised.
+    let question = entry_from_end(&run, 2).await;
+    *hooks.decision.lock().unwrap() = CompactionDecision::Supply(SuppliedCompaction {
+        summary: "SMALL-FROM-THE-HOOK".to_owned(),
+        first_kept_entry_id: question.clone(),
+        tokens_before: 7,
+        usage: None,
+        details: None,
+    });
+    let (_, reply) = run.compact(None).await;
+    let Reply::Compacted(result) = reply else {
+        panic!("{reply:?}")
+    };
+    assert_eq!(result.summary, "SMALL-FROM-THE-HOOK");
+    assert_eq!(run.test.server.requests().len(), 1, "no summary request");
+    assert_eq!(
+        hooks.log(),
+        [
+            format!("before_compact Manual kept={question}"),
+            "compacted from_hook=true".to_owned()
+        ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hook_that_goes_on_with_a_small_session_gets_nothing_to_compact() {
+    let hooks = Arc::new(Recording::default());
+    let mut run = start_small(Arc::clone(&hooks)).await;
+    let (_, reply) = run.compact(None).await;
+    assert_eq!(
+        reply,
+        Reply::Failed("Nothing to compact (session too small)".to_owned())
+    );
+    assert!(run.compactions().await.is_empty());
+    assert_eq!(run.test.server.requests().len(), 1, "no summary request");
+    let log = hooks.log();
+    assert!(log[0].starts_with("before_compact Manual kept="), "{log:?}");
+    assert_eq!(log[1], "failed aborted=false");
+
+    *hooks.decision.lock().unwrap() = CompactionDecision::Cancel;
+    let (_, reply) = run.compact(None).await;
+    assert_eq!(reply, Reply::Failed("Compaction cancelled".to_owned()));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hook_supplies_the_branch_summary() {
     let hooks = Arc::new(Recording::default());

@@ -1,4 +1,4 @@
-//! One module per former test binary; see CONTRIBUTING.md ("Tests") for where a new test goes.
+//! One module per subject; see CONTRIBUTING.md ("Where a test goes").
 
 mod components_diff;
 mod components_markdown;

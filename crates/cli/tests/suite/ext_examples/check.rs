@@ -14,6 +14,8 @@
 //! "contains" means some string inside the value (or its JSON text) contains the text;
 //! `"last": true` judges only the last matching value.
 
+use knightcode_testkit::process::OutputWithin;
+use knightcode_testkit::process::PROCESS_LIMIT;
 use std::path::Path;
 
 use serde_json::Value;
@@ -276,7 +278,7 @@ pub fn check(o: &Observed, check: &Value) -> Result<(), String> {
                 .args(["-c", arg_str])
                 .current_dir(&o.project)
                 .env("HOME", &o.home)
-                .output()
+                .output_within(PROCESS_LIMIT, "a probe's shell check")
                 .map_err(|e| format!("{arg_str}: {e}"))?;
             let text = Value::String(format!(
                 "{}{}",

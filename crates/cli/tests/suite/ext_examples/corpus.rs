@@ -3,6 +3,8 @@
 //! committed), with `npm install` run in the examples that declare dependencies, plus a copy
 //! whose imports name our package names.
 
+use knightcode_testkit::process::OutputWithin;
+use knightcode_testkit::process::REGISTRY_LIMIT;
 use std::path::Path;
 use std::path::PathBuf;
 use std::process::Command;
@@ -38,7 +40,7 @@ fn cache_root() -> PathBuf {
 
 fn run(command: &mut Command, what: &str) {
     let output = command
-        .output()
+        .output_within(REGISTRY_LIMIT, what)
         .unwrap_or_else(|e| panic!("{what}: cannot run it ({e}); npm and tar must be installed"));
     assert!(
         output.status.success(),

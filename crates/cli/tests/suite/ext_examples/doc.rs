@@ -19,6 +19,24 @@ fn status(example: &Example, outcomes: &[&Outcome]) -> String {
     }
 }
 
+/// The interactive column: the terminal test that drives the example, or why none does.
+fn terminal(example: &Example) -> String {
+    if let Some(test) = example.spec["terminal"].as_str() {
+        return if test.contains("::") {
+            format!("passes (`{test}`)")
+        } else {
+            format!("passes (`tui_examples::{test}`)")
+        };
+    }
+    if let Some(gap) = example.spec["terminal_gap"].as_str() {
+        return format!("not yet: {gap}");
+    }
+    if example.spec["interactive"].is_string() {
+        return "not yet".into();
+    }
+    "—".into()
+}
+
 fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
 }
@@ -26,6 +44,7 @@ fn cell(text: &str) -> String {
 pub fn render(examples: &[Example], outcomes: &[Outcome]) -> String {
     let mut rows = String::new();
     let mut counts = [[0usize; 4]; 2];
+    let mut terminal_counts = [0usize; 2];
     for (e, example) in examples.iter().enumerate() {
         let of = |column: Column| -> Vec<&Outcome> {
             outcomes
@@ -76,11 +95,16 @@ pub fn render(examples: &[Example], outcomes: &[Outcome]) -> String {
                 why.push(format!("✗ {name}: {}", reasons.join("; ")));
             }
         }
+        let in_terminal = terminal(example);
+        if example.spec["interactive"].is_string() {
+            terminal_counts[usize::from(!in_terminal.starts_with("passes"))] += 1;
+        }
         rows.push_str(&format!(
-            "| `{}` | {} | {} | {}/{total}, {}/{total} | {} |\n",
+            "| `{}` | {} | {} | {} | {}/{total}, {}/{total} | {} |\n",
             example.name,
             statuses[0],
             statuses[1],
+            cell(&in_terminal),
             passed(&original),
             passed(&rewritten),
             cell(&why.join("; ")),
@@ -103,18 +127,25 @@ what it does without the interactive terminal: tool results, files written, comm
 requests sent to the model, session entries and `extension_ui_request` dialogs over RPC. Every
 probe (`crates/cli/tests/suite/ext_examples/probes/<example>.json`) also passes with the reference
 agent. \"passes\" means every probe of the example passes; a failing probe names what is
-missing. Examples whose behaviour only the interactive terminal shows are left to issue 15.
+missing. Examples whose behaviour only the interactive terminal shows are \"interactive only\"
+there; the \"in the terminal\" column names the test that drives each of them in a real
+pseudo-terminal with keystrokes (`crates/cli/tests/suite/tui_examples.rs` and `tui_examples_model.rs`, waiting for the texts
+the reference draws for the same keys), or says why none does yet.
 
 - As shipped (`@mariozechner/pi-*` imports): **{orig}**.
 - Rewritten to our names (`@knightcodeai/cli`, `@knightcode/ai|agent|tui`): **{rew}**.
+- In the terminal, of the {interactive} interactive examples: **{term_pass} pass, {term_gap} not yet**.
 
-| example | as shipped | our names | probes passed | probes (✓ passes, ✗ fails: why) |
-|---|---|---|---|---|
+| example | as shipped | our names | in the terminal | probes passed | probes (✓ passes, ✗ fails: why) |
+|---|---|---|---|---|---|
 {rows}",
         n = examples.len(),
         package = corpus::PACKAGE,
         version = corpus::VERSION,
         orig = summary(0),
         rew = summary(1),
+        interactive = terminal_counts[0] + terminal_counts[1],
+        term_pass = terminal_counts[0],
+        term_gap = terminal_counts[1],
     )
 }

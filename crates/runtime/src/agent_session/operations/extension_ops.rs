@@ -18,6 +18,22 @@ impl AgentSession {
         trigger_turn: bool,
     ) -> Result<PromptStart> {
         if !trigger_turn {
+            let events = self.compaction.events.clone();
+            events
+                .emit(knightcode_protocol::AgentEvent::MessageStart {
+                    message: message.clone(),
+                })
+                .await;
+            // `message_end` handlers may replace it (same role) before it is stored.
+            let mut message = message;
+            if self.hooks.replaces_messages() {
+                let cancel = tokio_util::sync::CancellationToken::new();
+                if let Some(replacement) = self.hooks.message_end(&message, &cancel).await
+                    && replacement.role() == message.role()
+                {
+                    message = replacement;
+                }
+            }
             if let AgentMessage::Custom(custom) = &message {
                 lock(&self.session).append_custom_message(
                     &custom.custom_type,
@@ -26,12 +42,6 @@ impl AgentSession {
                     custom.details.clone(),
                 )?;
             }
-            let events = self.compaction.events.clone();
-            events
-                .emit(knightcode_protocol::AgentEvent::MessageStart {
-                    message: message.clone(),
-                })
-                .await;
             events
                 .emit(knightcode_protocol::AgentEvent::MessageEnd { message })
                 .await;
@@ -45,9 +55,33 @@ impl AgentSession {
         Ok(PromptStart::Run(messages))
     }
 
+    /// `pi.registerProvider` / `unregisterProvider` after loading: the session's registry
+    /// (and the one extensions see) takes the change at once, so the provider's models can
+    /// be listed and selected; the current model stays.
+    pub fn extension_provider(&mut self, name: &str, spec: Option<&knightcode_ext::ProviderSpec>) {
+        match spec {
+            None => self.ops.registry.unregister_provider(name),
+            Some(spec) => {
+                let config = crate::extension_models::provider_config(spec);
+                if let Err(message) = self.ops.registry.register_provider(name, config) {
+                    self.ops.warnings.push(format!(
+                        "Extension error ({}, register_provider): {message}",
+                        spec.extension_path
+                    ));
+                    return;
+                }
+            }
+        }
+        if let Some(models) = &self.extension_models {
+            models.set_registry(self.ops.registry.clone());
+        }
+    }
+
     /// Tools extensions registered after `session_start` join the registry and are offered
     /// from the next request, as the reference's `refreshTools` does; tools already there
-    /// (the built-ins, earlier registrations) stay as they are.
+    /// keep their state. A tool registered again replaces its earlier self: made `hidden` it
+    /// is withdrawn (inactive, uncallable), made `direct` or `model-only` from an exposure
+    /// registration did not activate it activates.
     pub async fn refresh_extension_tools(&mut self) {
         let Some(host) = self.extension_host.clone() else {
             return;
@@ -58,17 +92,26 @@ impl AgentSession {
         let mut added = false;
         for tool in host.tools() {
             let name = tool.definition().name.clone();
-            if registry.get(&name).is_none() {
-                registry.register(tool);
-                if !active.contains(&name) {
-                    active.push(name);
-                }
-                added = true;
+            let was_activated = registry.get(&name).map(|t| t.active_on_registration());
+            let activates = tool.active_on_registration();
+            let hidden = tool.exposure() == knightcode_agent::ToolExposure::Hidden;
+            let changed = registry.get(&name).is_none_or(|t| {
+                t.exposure() != tool.exposure() || t.definition() != tool.definition()
+            });
+            if !changed {
+                continue;
             }
+            registry.register(tool);
+            if hidden {
+                active.retain(|n| n != &name);
+            } else if activates && was_activated != Some(true) && !active.contains(&name) {
+                active.push(name);
+            }
+            added = true;
         }
         if added {
             self.extension_actions
-                .note_registered_tools(registry.names().map(str::to_owned).collect());
+                .note_registered_tools(super::super::loadout::activatable_names(&registry));
             self.extension_actions.note_active_tools(&active);
             self.agent.config_mut().tools = registry;
             self.agent.config_mut().active_tools = Some(active);

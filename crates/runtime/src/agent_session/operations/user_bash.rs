@@ -49,9 +49,31 @@ impl UserBash {
     /// command could not be started (missing shell or folder).
     pub async fn run(
         self,
+        hooks: &dyn crate::hooks::SessionHooks,
         cancel: CancellationToken,
         on_chunk: impl FnMut(&str) + Send + 'static,
     ) -> Result<BashOutcome> {
+        // An extension may run it itself (an interactive program, another machine).
+        let decision = hooks
+            .user_bash(&self.command, self.exclude_from_context, &self.cwd, &cancel)
+            .await;
+        if let crate::hooks::UserBashDecision::Blocked(reason) = decision {
+            return Err(RuntimeError::Rejected(reason));
+        }
+        if let crate::hooks::UserBashDecision::Replace(result) = decision {
+            let message = BashExecutionMessage {
+                command: self.command,
+                output: result.output.clone(),
+                exit_code: result.exit_code,
+                cancelled: result.cancelled,
+                truncated: result.truncated,
+                full_output_path: result.full_output_path.clone(),
+                exclude_from_context: self.exclude_from_context.then_some(true),
+                timestamp: now_millis(),
+                ..BashExecutionMessage::default()
+            };
+            return Ok(BashOutcome { result, message });
+        }
         let output = Arc::new(Mutex::new(BashOutput::new(std::env::temp_dir())));
         let sink = Arc::clone(&output);
         let mut on_chunk = on_chunk;

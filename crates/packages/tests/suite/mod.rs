@@ -1,0 +1,3 @@
+//! One module per subject; see CONTRIBUTING.md ("Where a test goes").
+
+mod config;

@@ -1,0 +1,83 @@
+//! Tool exposure in the session: which tools registration activates, which `setActiveTools`
+//! may name, and what active tools' `prepareLoadout` hooks change in the declarations.
+
+use std::sync::Arc;
+
+use knightcode_agent::Tool;
+use knightcode_agent::ToolExposure;
+use knightcode_agent::ToolRegistry;
+use serde_json::Value;
+use serde_json::json;
+
+use super::AgentSession;
+
+/// The names `setActiveTools` may name: every registered tool but the hidden ones.
+pub(crate) fn activatable_names(registry: &ToolRegistry) -> Vec<String> {
+    registry
+        .iter()
+        .filter(|t| t.exposure() != ToolExposure::Hidden)
+        .map(|t| t.definition().name.clone())
+        .collect()
+}
+
+fn info(tool: &Arc<dyn Tool>) -> Value {
+    let d = tool.definition();
+    json!({
+        "name": d.name,
+        "label": d.label,
+        "description": d.description,
+        "parameters": d.parameters,
+    })
+}
+
+impl AgentSession {
+    /// Asks the active tools' `prepareLoadout` hooks what the next requests declare (once
+    /// per run, before its first request).
+    pub(super) async fn refresh_loadout(&mut self) {
+        let Some(host) = self.extension_host.clone() else {
+            return;
+        };
+        let config = self.agent.config();
+        let active = config.active_tools.clone().unwrap_or_default();
+        if !host.shapes_loadout(&active) {
+            self.agent.config_mut().loadout = knightcode_agent::Loadout::default();
+            return;
+        }
+        let tools = &config.tools;
+        let declared: Vec<Value> = active
+            .iter()
+            .filter_map(|name| tools.get(name))
+            .map(info)
+            .collect();
+        let callable: Vec<Value> = tools
+            .iter()
+            .filter(|t| match t.exposure() {
+                ToolExposure::Codemode | ToolExposure::Deferred => true,
+                ToolExposure::Direct => active.contains(&t.definition().name),
+                ToolExposure::ModelOnly | ToolExposure::Hidden => false,
+            })
+            .map(info)
+            .collect();
+        let registered: Vec<Value> = tools.iter().map(info).collect();
+        let exposures: serde_json::Map<String, Value> = tools
+            .iter()
+            .map(|t| (t.definition().name.clone(), json!(t.exposure().as_str())))
+            .collect();
+        let guidelines: serde_json::Map<String, Value> = tools
+            .iter()
+            .map(|t| {
+                let d = t.definition();
+                (d.name.clone(), json!(d.prompt_guidelines))
+            })
+            .collect();
+        let payload = json!({
+            "declared": declared,
+            "callable": callable,
+            "registered": registered,
+            "exposures": exposures,
+            "guidelines": guidelines,
+        });
+        let loadout = host.loadout(payload).await;
+        self.agent.config_mut().loadout = loadout;
+    }
+}
