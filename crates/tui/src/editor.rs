@@ -102,6 +102,8 @@ pub struct Editor {
     keybindings: Arc<Keybindings>,
     /// Text submitted through [`Component::handle_input`], until taken.
     submitted: Option<String>,
+    /// The last key applied a suggestion (see [`Editor::applied_completion`]).
+    applied_completion: bool,
 }
 
 impl Editor {
@@ -115,6 +117,7 @@ impl Editor {
             kill_ring: KillRing::default(),
             undo: UndoStack::default(),
             last_action: LastAction::None,
+            applied_completion: false,
             jump: None,
             preferred_column: None,
             scroll: 0,
@@ -280,11 +283,19 @@ impl Editor {
     }
 
     /// Handles a key with `bindings` deciding what it means.
+    /// Whether the last key handled applied a suggestion from the popup. The text changed,
+    /// but nothing was typed: as in the reference, completion is not asked again until the
+    /// next edit (the applied value would otherwise match itself and reopen the popup).
+    pub fn applied_completion(&self) -> bool {
+        self.applied_completion
+    }
+
     pub fn handle_key(&mut self, key: &Key, bindings: &Keybindings) -> EditorOutcome {
         use EditorOutcome::{Handled, Ignored};
         if key.kind == KeyKind::Release {
             return Ignored;
         }
+        self.applied_completion = false;
         let is = |action: &str| bindings.matches(action, key);
         if let Some(direction) = self.jump.take() {
             if is("tui.editor.jumpForward") || is("tui.editor.jumpBackward") {

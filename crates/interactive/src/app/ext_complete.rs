@@ -52,6 +52,12 @@ impl Ui {
         }
         completion.next_id += 1;
         let id = completion.next_id;
+        if editor.applied_completion() {
+            // A suggestion was just applied: nothing is asked until the next edit, and an
+            // answer still on its way (about the text before) no longer counts.
+            completion.asked = Some((id, now));
+            return;
+        }
         let (line, col) = now.cursor;
         // JS indexes strings in UTF-16 units.
         let js_col = now

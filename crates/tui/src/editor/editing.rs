@@ -580,6 +580,7 @@ impl Editor {
         };
         self.push_undo();
         self.last_action = LastAction::None;
+        self.applied_completion = true;
         let slash = is_slash_command(&self.state, &popup.prefix);
         apply(&mut self.state, &item, &popup.prefix);
         self.preferred_column = None;

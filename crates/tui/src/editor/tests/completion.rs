@@ -77,6 +77,17 @@ fn tab_accepts_without_submitting() {
 }
 
 #[test]
+fn the_key_that_applies_a_suggestion_says_so_and_the_next_edit_does_not() {
+    let mut e = completing();
+    type_text(&mut e, "/n");
+    assert!(!e.applied_completion(), "typing is not applying");
+    press(&mut e, TAB);
+    assert!(e.applied_completion());
+    type_text(&mut e, "x");
+    assert!(!e.applied_completion());
+}
+
+#[test]
 fn up_and_down_move_through_the_popup_and_wrap() {
     let mut e = completing();
     type_text(&mut e, "/");
