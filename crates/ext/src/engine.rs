@@ -445,6 +445,17 @@ impl Engine {
     /// to. The JS side answers through the `reply` op when the call settles, so the JS
     /// thread hands the answer straight back (no future of ours waits on the promise).
     pub async fn call(&self, method: &str, payload: &Value) -> Result<Value, String> {
+        self.queue_call(method, payload).await
+    }
+
+    /// Like [`Engine::call`], but the call is queued on the JS thread before this returns,
+    /// not when the future is first polled: calls posted one after another run in that
+    /// order whichever task awaits them.
+    pub fn queue_call(
+        &self,
+        method: &str,
+        payload: &Value,
+    ) -> impl std::future::Future<Output = Result<Value, String>> + Send + 'static + use<> {
         let (tx, rx) = oneshot::channel::<Result<String, String>>();
         let id = self.inflight.add(tx);
         let inflight = Arc::clone(&self.inflight);
@@ -471,19 +482,21 @@ impl Engine {
             self.inflight
                 .settle(id, Err("the extension host stopped".to_owned()));
         }
-        let mut rx = rx;
-        // A quick answer (most events and tool calls) is taken before this task parks.
-        let answered = spin_for(|| match rx.try_recv() {
-            Ok(answer) => Some(Ok(answer)),
-            Err(oneshot::error::TryRecvError::Empty) => None,
-            Err(oneshot::error::TryRecvError::Closed) => Some(Err(())),
-        });
-        let answer = match answered {
-            Some(answer) => answer,
-            None => rx.await.map_err(|_| ()),
-        };
-        let text = answer.map_err(|()| "the extension host stopped".to_owned())??;
-        decode(&text)
+        async move {
+            let mut rx = rx;
+            // A quick answer (most events and tool calls) is taken before this task parks.
+            let answered = spin_for(|| match rx.try_recv() {
+                Ok(answer) => Some(Ok(answer)),
+                Err(oneshot::error::TryRecvError::Empty) => None,
+                Err(oneshot::error::TryRecvError::Closed) => Some(Err(())),
+            });
+            let answer = match answered {
+                Some(answer) => answer,
+                None => rx.await.map_err(|_| ()),
+            };
+            let text = answer.map_err(|()| "the extension host stopped".to_owned())??;
+            decode(&text)
+        }
     }
 }
 

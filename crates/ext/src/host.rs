@@ -461,33 +461,47 @@ impl ExtensionHost {
     }
 
     /// Runs `/name args` if an extension registered `name`; `false` when none did.
-    pub async fn run_command(&self, name: &str, args: &str) -> bool {
-        if !self.has_command(name) {
-            return false;
-        }
-        match self
-            .engine
-            .call("command", &json!({ "name": name, "args": args }))
-            .await
-        {
-            Ok(mut value) => {
-                let errors: Vec<HandlerError> = value
-                    .get_mut("errors")
-                    .map(Value::take)
-                    .and_then(|v| serde_json::from_value(v).ok())
-                    .unwrap_or_default();
-                self.report(errors).await;
-                value.get("found").and_then(Value::as_bool).unwrap_or(false)
-            }
-            Err(message) => {
-                self.report(vec![HandlerError {
-                    extension_path: "<host>".to_owned(),
-                    event: "command".to_owned(),
-                    error: message,
-                    stack: None,
-                }])
-                .await;
-                true
+    pub async fn run_command(self: &Arc<Self>, name: &str, args: &str) -> bool {
+        self.start_command(name, args).await
+    }
+
+    /// [`ExtensionHost::run_command`], queued on the JS thread before this returns: commands
+    /// run in the order they were issued, whichever task awaits them (a command's
+    /// `sendUserMessage` of another command must not be overtaken by the next prompt's).
+    pub fn start_command(
+        self: &Arc<Self>,
+        name: &str,
+        args: &str,
+    ) -> impl std::future::Future<Output = bool> + Send + 'static + use<> {
+        let call = self.has_command(name).then(|| {
+            self.engine
+                .queue_call("command", &json!({ "name": name, "args": args }))
+        });
+        let host = Arc::clone(self);
+        async move {
+            let Some(call) = call else {
+                return false;
+            };
+            match call.await {
+                Ok(mut value) => {
+                    let errors: Vec<HandlerError> = value
+                        .get_mut("errors")
+                        .map(Value::take)
+                        .and_then(|v| serde_json::from_value(v).ok())
+                        .unwrap_or_default();
+                    host.report(errors).await;
+                    value.get("found").and_then(Value::as_bool).unwrap_or(false)
+                }
+                Err(message) => {
+                    host.report(vec![HandlerError {
+                        extension_path: "<host>".to_owned(),
+                        event: "command".to_owned(),
+                        error: message,
+                        stack: None,
+                    }])
+                    .await;
+                    true
+                }
             }
         }
     }

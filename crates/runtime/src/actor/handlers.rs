@@ -276,10 +276,11 @@ fn run_extension_command(
         && let Some((name, args)) = crate::extensions::command_of(text)
         && host.has_command(name)
     {
-        let (name, args) = (name.to_owned(), args.to_owned());
         let actions = std::sync::Arc::clone(&ctx.actions);
+        // Queued on the JS thread now, in the order the commands came in.
+        let command = host.start_command(name, args);
         tokio::spawn(async move {
-            host.run_command(&name, &args).await;
+            command.await;
             actions.command_done(responder);
         });
         return None;

@@ -40,7 +40,9 @@ fn a_program_that_does_not_exist_is_named() {
         .output_within(PROCESS_LIMIT, "a missing program")
         .unwrap_err();
     assert!(
-        error.to_string().starts_with("could not run a missing program"),
+        error
+            .to_string()
+            .starts_with("could not run a missing program"),
         "{error}"
     );
 }
