@@ -60,15 +60,30 @@ pub fn session_setup_with_location(
     let agent_dir = agent_dir()?;
     let home = std::env::home_dir();
     let env_dir = std::env::var("KNIGHTCODE_CODING_AGENT_SESSION_DIR").ok();
-    let setting_dir = knightcode_runtime::settings::bootstrap_session_dir(&agent_dir, &cwd);
+    let setting_dir = knightcode_runtime::settings::bootstrap_session_dir(
+        &agent_dir,
+        &cwd,
+        home.as_deref(),
+        args.project_trust,
+    );
     let location = resolve_session_location(
         args.session_dir.as_deref(),
         env_dir.as_deref(),
-        setting_dir.as_deref(),
+        setting_dir.dir.as_deref(),
         &agent_dir,
         &cwd,
         home.as_deref(),
     );
+    let mut notices = Vec::new();
+    if let Some(ignored) = &setting_dir.ignored_project_dir
+        && args.session_dir.is_none()
+        && env_dir.is_none()
+    {
+        notices.push(format!(
+            "Warning: the project's sessionDir setting (\"{ignored}\") is not used because the project is not trusted; this session is stored in {}. Trust the project (--approve, or /trust and a restart) to use it.",
+            location.dir.display()
+        ));
+    }
     let filter = location.filter_by_cwd.then_some(cwd.as_path());
     let target = if args.no_session {
         SessionTarget::InMemory
@@ -126,6 +141,7 @@ pub fn session_setup_with_location(
         }
     };
     let mut setup = SessionSetup::new(cwd, agent_dir, target);
+    setup.notices = notices;
     setup.home = home;
     setup.provider = args.provider.clone();
     setup.model = args.model.clone();

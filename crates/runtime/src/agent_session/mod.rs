@@ -129,6 +129,9 @@ pub struct SessionSetup {
     /// The first trust pass a front end ran ahead of its own trust question
     /// ([`crate::extensions::ask_extensions_about_trust`]); the session goes on with its host.
     pub first_pass: Option<crate::extensions::FirstPass>,
+    /// What building this setup has to tell the user (an untrusted project's `sessionDir`
+    /// left unused); shown first among the session's notices.
+    pub notices: Vec<String>,
 }
 
 impl SessionSetup {
@@ -154,6 +157,7 @@ impl SessionSetup {
             resources: crate::resources::ResourceFlags::default(),
             package_installs: crate::project_packages::InstallOutput::default(),
             first_pass: None,
+            notices: Vec::new(),
         }
     }
 }
@@ -302,7 +306,7 @@ impl AgentSession {
             provider,
             mut hooks,
         } = services;
-        let mut notices = Vec::new();
+        let mut notices = std::mem::take(&mut setup.notices);
         let global_only = Settings::load(&setup.agent_dir, &setup.cwd, false);
         let mut trust_store = TrustStore::load(&setup.agent_dir).unwrap_or_else(|error| {
             notices.push(format!(

@@ -320,24 +320,68 @@ impl Settings {
     }
 }
 
-/// Reads only `sessionDir`, from the project file too, before trust is resolved: session
-/// lookup happens first (the seed documents this exception).
-pub fn bootstrap_session_dir(agent_dir: &Path, cwd: &Path) -> Option<String> {
+/// `sessionDir` as session lookup needs it, before the rest of the settings load.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BootstrapSessionDir {
+    /// The setting that applies: the project's when the project is already trusted, else the
+    /// global file's.
+    pub dir: Option<String>,
+    /// The project file's value when it was not used (the project is not trusted, or its
+    /// trust is still to be asked).
+    pub ignored_project_dir: Option<String>,
+}
+
+/// Reads `sessionDir` before the session starts. The project file's value counts only when
+/// the project is trusted without a question (`--approve`, a saved decision,
+/// `defaultProjectTrust: "always"`): an untrusted repository must not choose where its
+/// transcripts, secrets included, are written. (The reference reads the project's value
+/// before trust; its security notes call that a gap.)
+pub fn bootstrap_session_dir(
+    agent_dir: &Path,
+    cwd: &Path,
+    home: Option<&Path>,
+    cli_override: Option<bool>,
+) -> BootstrapSessionDir {
     let mut ignored = Vec::new();
-    let project = read_layer(
-        &project_settings_path(cwd),
-        SettingsScope::Project,
-        &mut ignored,
-    );
-    let global = read_layer(
-        &global_settings_path(agent_dir),
-        SettingsScope::Global,
-        &mut ignored,
-    );
-    [project, global].iter().find_map(|layer| {
+    let session_dir = |layer: &Map<String, Value>| {
         layer
             .get("sessionDir")
             .and_then(Value::as_str)
             .map(str::to_owned)
-    })
+    };
+    let project = session_dir(&read_layer(
+        &project_settings_path(cwd),
+        SettingsScope::Project,
+        &mut ignored,
+    ));
+    let global = session_dir(&read_layer(
+        &global_settings_path(agent_dir),
+        SettingsScope::Global,
+        &mut ignored,
+    ));
+    if project.is_none() {
+        return BootstrapSessionDir {
+            dir: global,
+            ignored_project_dir: None,
+        };
+    }
+    let store = crate::trust::TrustStore::load(agent_dir).unwrap_or_default();
+    let default_trust = Settings::load(agent_dir, cwd, false)
+        .values()
+        .default_project_trust;
+    let trusted = matches!(
+        crate::trust::resolve(cwd, home, cli_override, &store, default_trust),
+        crate::trust::TrustResolution::Decided(crate::trust::TrustDecision { trusted: true, .. })
+    );
+    if trusted {
+        BootstrapSessionDir {
+            dir: project,
+            ignored_project_dir: None,
+        }
+    } else {
+        BootstrapSessionDir {
+            dir: global,
+            ignored_project_dir: project,
+        }
+    }
 }

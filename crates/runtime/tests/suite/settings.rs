@@ -4,6 +4,7 @@ use std::path::Path;
 
 use knightcode_agent::QueueMode;
 use knightcode_runtime::Settings;
+use knightcode_runtime::settings::BootstrapSessionDir;
 use knightcode_runtime::settings::DefaultProjectTrust;
 use knightcode_runtime::settings::bootstrap_session_dir;
 use serde_json::json;
@@ -127,11 +128,26 @@ fn untrusted_projects_are_not_read_and_broken_files_are_diagnosed() {
     let trusted = Settings::load(agent.path(), project.path(), true);
     assert_eq!(trusted.values().default_model.as_deref(), Some("p"));
     assert!(trusted.has_project_settings());
-    // sessionDir is read before trust is known.
+    // The project's sessionDir counts only when the project is trusted before the session
+    // starts; otherwise the global value (none here) applies and the project's is reported.
+    let bootstrap = |approve| bootstrap_session_dir(agent.path(), project.path(), None, approve);
     assert_eq!(
-        bootstrap_session_dir(agent.path(), project.path()).as_deref(),
-        Some("here")
+        bootstrap(Some(true)),
+        BootstrapSessionDir {
+            dir: Some("here".to_owned()),
+            ignored_project_dir: None,
+        }
     );
+    for untrusted in [Some(false), None] {
+        assert_eq!(
+            bootstrap(untrusted),
+            BootstrapSessionDir {
+                dir: None,
+                ignored_project_dir: Some("here".to_owned()),
+            },
+            "--approve {untrusted:?}"
+        );
+    }
 
     write(
         &project.path().join(".knightcode/settings.json"),
