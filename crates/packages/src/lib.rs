@@ -5,6 +5,7 @@
 //! Loading those resources is the job of the resource loaders.
 
 mod filter;
+pub mod global_npm;
 pub use filter::enabled_by_overrides;
 mod manifest;
 pub mod resolve;
@@ -430,7 +431,17 @@ pub fn list(layout: &Layout) -> Result<Vec<Configured>> {
     for scope in [Scope::User, Scope::Project] {
         let settings = SettingsFile::read(&layout.settings_path(scope))?;
         for (source, filter) in settings.package_entries() {
-            let path = layout.install_path(&source::parse(&source), scope);
+            let parsed = source::parse(&source);
+            let mut path = layout.install_path(&parsed, scope);
+            // A user package pi installed (`npm install -g`) is used where it is.
+            if scope == Scope::User
+                && !path.exists()
+                && let Source::Npm(npm) = &parsed
+                && let Some(global) = global_npm::global_node_modules(layout.home.as_deref())
+                && global.join(&npm.name).is_dir()
+            {
+                path = global.join(&npm.name);
+            }
             out.push(Configured {
                 installed_path: path.exists().then_some(path),
                 source,

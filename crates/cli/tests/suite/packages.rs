@@ -653,3 +653,70 @@ fn real_npm_installs_a_projects_packed_tarball_at_start_up() {
             .contains("<name>tgz-skill</name>")
     );
 }
+
+/// pi 0.73.1 installs a user's npm package with `npm install -g` and stores `npm:<name>`;
+/// such a package is used from npm's global folder when ours does not have it.
+#[test]
+fn a_user_package_pi_installed_globally_is_used_from_there() {
+    let server = server();
+    let sb = sandbox(&server);
+    let src = sb.home.join("global-src");
+    write_skill_package(&src, "global-skill");
+    std::fs::write(
+        src.join("package.json"),
+        r#"{"name":"pi-global-pkg","version":"1.0.0","pi":{"skills":["skills"]}}"#,
+    )
+    .unwrap();
+    let prefix = sb.home.join("npm-global");
+    let npm_env = |cmd: &mut Command| {
+        cmd.env("npm_config_offline", "true")
+            .env("npm_config_audit", "false")
+            .env("npm_config_fund", "false")
+            .env("npm_config_update_notifier", "false")
+            .env("npm_config_cache", sb.home.join("npm-cache"))
+            .env("npm_config_prefix", &prefix);
+    };
+    // What `pi install npm:pi-global-pkg` does: a global install, then the settings entry.
+    let mut pack = Command::new("npm");
+    pack.args(["pack", "--silent"]).current_dir(&src);
+    npm_env(&mut pack);
+    let packed = pack
+        .output_within(PROCESS_LIMIT, "npm pack of the stand-in package")
+        .expect("npm is needed for this test: install Node.js 20 with npm");
+    assert!(packed.status.success(), "{packed:?}");
+    let mut global = Command::new("npm");
+    global
+        .args(["install", "-g", "--silent"])
+        .arg(src.join("pi-global-pkg-1.0.0.tgz"));
+    npm_env(&mut global);
+    let installed = global
+        .output_within(PROCESS_LIMIT, "npm install -g of the stand-in package")
+        .unwrap();
+    assert!(installed.status.success(), "{installed:?}");
+    let location = prefix.join("lib/node_modules/pi-global-pkg");
+    assert!(location.join("skills/global-skill/SKILL.md").is_file());
+    std::fs::write(
+        sb.agent.join("settings.json"),
+        r#"{"packages":["npm:pi-global-pkg"]}"#,
+    )
+    .unwrap();
+
+    let mut list = command(&sb, &["list"]);
+    npm_env(&mut list);
+    let out = list
+        .output_within(PROCESS_LIMIT, "knightcode list")
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!(
+            "User packages:\n  npm:pi-global-pkg\n    {}\n",
+            location.display()
+        )
+    );
+    let mut run = command(&sb, &["-p", "hi"]);
+    npm_env(&mut run);
+    let out = run.output_within(PROCESS_LIMIT, "knightcode -p").unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let body = server.requests()[0].body.to_string();
+    assert!(body.contains("<name>global-skill</name>"), "{body}");
+}
