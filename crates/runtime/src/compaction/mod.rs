@@ -178,12 +178,11 @@ pub async fn compact(
         reason: job.reason,
         will_retry: job.will_retry,
     };
-    // The hook hears a session too small to compact too, and may compact it its way;
-    // without that our own summary would have nothing to say (no model call is made).
+    // A session whose every message is kept (a short one) is compacted too, as in the
+    // reference: the summary then covers what there is (the previous summary, or nothing),
+    // and the entry marks the point later compactions start from. Only an empty branch or
+    // one that ends in a compaction is refused (`prepare`).
     match job.hooks.before_compact(starting, cancel).await {
-        CompactionDecision::Proceed if preparation.is_empty() => {
-            return Err(CompactionError::NothingToCompact);
-        }
         CompactionDecision::Proceed => {}
         CompactionDecision::Cancel => return Err(CompactionError::Cancelled),
         CompactionDecision::Supply(supplied) => {
@@ -206,7 +205,10 @@ pub async fn compact(
         source: summary::RetrySource::Compaction(job.reason),
     };
     let history = async {
-        if preparation.history_count == 0 {
+        // The reference asks for a history summary even of an empty history, except beside a
+        // split turn's prefix summary, where an empty history is "No prior history.".
+        if preparation.history_count == 0 && preparation.is_split_turn && preparation.prefix_count > 0
+        {
             return Ok(None);
         }
         let prompt = summary::history_prompt(

@@ -171,11 +171,14 @@ async fn a_hook_cancels_and_the_failure_is_reported_to_it() {
 
 /// One question and its answer: everything fits in the default kept tail.
 async fn start_small(hooks: Arc<Recording>) -> Running {
-    let test = TestSession::new(
-        WireFormat::OpenAiCompletions,
-        vec![ScriptedReply::text("only answer")],
-    )
-    .await;
+    start_small_then(hooks, Vec::new()).await
+}
+
+/// One question answered; `more` are the replies scripted after that answer.
+async fn start_small_then(hooks: Arc<Recording>, more: Vec<ScriptedReply>) -> Running {
+    let mut replies = vec![ScriptedReply::text("only answer")];
+    replies.extend(more);
+    let test = TestSession::new(WireFormat::OpenAiCompletions, replies).await;
     let services = test.services(hooks);
     let mut run = Running::spawn_with(test, services).await;
     run.prompt("only question").await;
@@ -210,24 +213,41 @@ async fn a_session_too_small_to_compact_is_still_offered_to_the_hook() {
     );
 }
 
+/// As in the reference, a session whose messages are all kept is still compacted: the
+/// summary request carries an empty conversation, and only a branch that already ends in a
+/// compaction is refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_hook_that_goes_on_with_a_small_session_gets_nothing_to_compact() {
+async fn a_small_session_the_hook_lets_through_is_summarised_as_the_reference_does() {
     let hooks = Arc::new(Recording::default());
-    let mut run = start_small(Arc::clone(&hooks)).await;
-    let (_, reply) = run.compact(None).await;
-    assert_eq!(
-        reply,
-        Reply::Failed("Nothing to compact (session too small)".to_owned())
-    );
-    assert!(run.compactions().await.is_empty());
-    assert_eq!(run.test.server.requests().len(), 1, "no summary request");
-    let log = hooks.log();
-    assert!(log[0].starts_with("before_compact Manual kept="), "{log:?}");
-    assert_eq!(log[1], "failed aborted=false");
-
+    let mut run = start_small_then(
+        Arc::clone(&hooks),
+        vec![ScriptedReply::text("SUMMARY-OF-LITTLE")],
+    )
+    .await;
     *hooks.decision.lock().unwrap() = CompactionDecision::Cancel;
     let (_, reply) = run.compact(None).await;
     assert_eq!(reply, Reply::Failed("Compaction cancelled".to_owned()));
+    assert_eq!(run.test.server.requests().len(), 1, "no summary request");
+
+    *hooks.decision.lock().unwrap() = CompactionDecision::Proceed;
+    let question = entry_from_end(&run, 2).await;
+    let (_, reply) = run.compact(None).await;
+    let Reply::Compacted(result) = reply else {
+        panic!("{reply:?}")
+    };
+    assert!(result.summary.starts_with("SUMMARY-OF-LITTLE"), "{result:?}");
+    assert_eq!(result.first_kept_entry_id, question, "everything is kept");
+    let requests = run.test.server.requests();
+    assert_eq!(requests.len(), 2, "one summary request");
+    let summary_request = requests[1].body.to_string();
+    assert!(
+        summary_request.contains("<conversation>\\n\\n</conversation>"),
+        "{summary_request}"
+    );
+    assert_eq!(run.compactions().await.len(), 1);
+
+    let (_, reply) = run.compact(None).await;
+    assert_eq!(reply, Reply::Failed("Already compacted".to_owned()));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
