@@ -207,7 +207,9 @@ pub async fn compact(
     let history = async {
         // The reference asks for a history summary even of an empty history, except beside a
         // split turn's prefix summary, where an empty history is "No prior history.".
-        if preparation.history_count == 0 && preparation.is_split_turn && preparation.prefix_count > 0
+        if preparation.history_count == 0
+            && preparation.is_split_turn
+            && preparation.prefix_count > 0
         {
             return Ok(None);
         }

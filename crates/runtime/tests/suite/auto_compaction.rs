@@ -340,6 +340,43 @@ async fn every_wire_formats_overflow_error_is_compacted_and_retried() {
     }
 }
 
+/// A young session with default settings (everything within `keepRecentTokens`) that
+/// overflows on its first prompt is compacted and retried, as the reference does, on every
+/// wire format; before, recovery failed with "Nothing to compact (session too small)".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_overflow_in_a_short_session_is_compacted_and_retried_on_every_wire_format() {
+    for format in [
+        WireFormat::AnthropicMessages,
+        WireFormat::OpenAiCompletions,
+        WireFormat::OpenAiResponses,
+        WireFormat::Google,
+    ] {
+        let mut run = start(
+            format,
+            r#"{"retry": {"baseDelayMs": 1}}"#,
+            vec![
+                overflow_of(format),
+                ScriptedReply::text("SUMMARY-OF-A-SHORT-SESSION"),
+                ScriptedReply::text("recovered"),
+            ],
+        )
+        .await;
+        let seen = run.prompt("one huge first prompt").await;
+        let events = compaction_events(&seen);
+        assert!(
+            succeeded(&events[1], CompactionReason::Overflow, true),
+            "{format:?}: {events:?}"
+        );
+        let retried = run.request_texts_at(2).join("\n");
+        assert!(
+            retried.contains("SUMMARY-OF-A-SHORT-SESSION"),
+            "{format:?}: {retried}"
+        );
+        assert!(retried.contains("one huge first prompt"), "{format:?}");
+        assert_eq!(run.test.server.requests().len(), 3, "{format:?}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn get_state_says_when_a_compaction_runs() {
     let mut run = start(

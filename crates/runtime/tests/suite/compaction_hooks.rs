@@ -235,7 +235,10 @@ async fn a_small_session_the_hook_lets_through_is_summarised_as_the_reference_do
     let Reply::Compacted(result) = reply else {
         panic!("{reply:?}")
     };
-    assert!(result.summary.starts_with("SUMMARY-OF-LITTLE"), "{result:?}");
+    assert!(
+        result.summary.starts_with("SUMMARY-OF-LITTLE"),
+        "{result:?}"
+    );
     assert_eq!(result.first_kept_entry_id, question, "everything is kept");
     let requests = run.test.server.requests();
     assert_eq!(requests.len(), 2, "one summary request");
