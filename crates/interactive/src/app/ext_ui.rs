@@ -304,6 +304,11 @@ pub struct ExtensionUi {
     pub replaced: Vec<oneshot::Sender<()>>,
     /// Extensions' autocomplete providers.
     pub completion: super::ext_complete::ExtensionCompletion,
+    /// Input arrived since the last extension message: the next one (a component's answer
+    /// to a key) is drawn at once. Others wait for the frame slot, so a component that
+    /// renders on every streamed token, or ten widgets on one timer, cost one frame per slot
+    /// instead of one each.
+    pub answer_due: bool,
 }
 
 impl ExtensionUi {
@@ -318,6 +323,7 @@ impl ExtensionUi {
             replaying: false,
             replaced: Vec::new(),
             completion: super::ext_complete::ExtensionCompletion::default(),
+            answer_due: false,
         }
     }
 }
@@ -344,6 +350,10 @@ fn status_line(text: &str) -> String {
 impl Ui {
     pub fn on_extension_ui(&mut self, message: ExtUiMessage) -> Vec<Action> {
         let mut actions = Vec::new();
+        let paced = matches!(
+            message,
+            ExtUiMessage::Component(_) | ExtUiMessage::Request { reply: None, .. }
+        );
         match message {
             ExtUiMessage::Dismiss(id) => {
                 let on_screen =
@@ -373,7 +383,11 @@ impl Ui {
                 );
             }
         }
-        self.mark_urgent();
+        if std::mem::take(&mut self.ext_ui.answer_due) || !paced {
+            self.mark_urgent();
+        } else {
+            self.mark_dirty();
+        }
         actions
     }
 

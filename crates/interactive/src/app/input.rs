@@ -47,6 +47,7 @@ impl Ui {
     /// Handles one input event.
     pub fn on_input(&mut self, event: InputEvent) -> Vec<Action> {
         self.mark_urgent();
+        self.ext_ui.answer_due = self.components.is_some();
         // `onTerminalInput` listeners see raw input first; what they leave comes back.
         if self.ext_ui.input_listened
             && !self.ext_ui.replaying
