@@ -436,12 +436,7 @@ impl ExtensionHost {
             .await;
         match reply {
             Ok(mut value) => {
-                let errors: Vec<HandlerError> = value
-                    .get_mut("errors")
-                    .map(Value::take)
-                    .and_then(|v| serde_json::from_value(v).ok())
-                    .unwrap_or_default();
-                self.report(errors).await;
+                self.report(take_errors(&mut value)).await;
                 value
                     .get_mut("result")
                     .map(Value::take)
@@ -484,12 +479,7 @@ impl ExtensionHost {
             };
             match call.await {
                 Ok(mut value) => {
-                    let errors: Vec<HandlerError> = value
-                        .get_mut("errors")
-                        .map(Value::take)
-                        .and_then(|v| serde_json::from_value(v).ok())
-                        .unwrap_or_default();
-                    host.report(errors).await;
+                    host.report(take_errors(&mut value)).await;
                     value.get("found").and_then(Value::as_bool).unwrap_or(false)
                 }
                 Err(message) => {
@@ -630,4 +620,13 @@ impl knightcode_ai::OAuthProviders for ExtensionOAuth {
             }
         })
     }
+}
+
+/// The handler errors a JS reply carries in `errors` (taken out of it).
+fn take_errors(reply: &mut Value) -> Vec<HandlerError> {
+    reply
+        .get_mut("errors")
+        .map(Value::take)
+        .and_then(|v| serde_json::from_value(v).ok())
+        .unwrap_or_default()
 }
