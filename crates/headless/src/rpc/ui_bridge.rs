@@ -105,55 +105,10 @@ impl UiBridge {
     /// not read) defers the write to the future.
     pub fn issue(
         &self,
-        mut kind: UiRequestKind,
+        kind: UiRequestKind,
         options: DialogOptions,
     ) -> impl std::future::Future<Output = Option<UiReply>> + Send + 'static {
-        let dialog = kind.expects_response();
-        let mut waiting = None;
-        if dialog {
-            let cancelled = options
-                .signal
-                .as_ref()
-                .is_some_and(CancellationToken::is_cancelled);
-            let millis = options
-                .timeout
-                .map(|timeout| u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX));
-            match &mut kind {
-                UiRequestKind::Select { timeout, .. }
-                | UiRequestKind::Confirm { timeout, .. }
-                | UiRequestKind::Input { timeout, .. } => *timeout = millis,
-                _ => {}
-            }
-            if !cancelled {
-                let id = uuid::Uuid::new_v4().to_string();
-                let (tx, rx) = oneshot::channel();
-                // Registered before the request is written, so a fast reply cannot be missed.
-                lock(&self.pending).insert(id.clone(), tx);
-                let guard = PendingGuard {
-                    pending: Arc::clone(&self.pending),
-                    id: id.clone(),
-                };
-                // Checked after registering: a `close` either is seen here or drops the sender.
-                if !self.closed.load(std::sync::atomic::Ordering::SeqCst) {
-                    waiting = Some((id, rx, guard));
-                }
-            }
-        }
-        // What is left to write when the output queue is full, and the reply to wait for.
-        let (unwritten, reply) = match waiting {
-            Some((id, rx, guard)) => {
-                let request = ExtensionUiRequest { id, kind };
-                (self.write_now(request), Some((rx, guard)))
-            }
-            None if dialog => (Write::Closed, None),
-            None => {
-                let request = ExtensionUiRequest {
-                    id: uuid::Uuid::new_v4().to_string(),
-                    kind,
-                };
-                (self.write_now(request), None)
-            }
-        };
+        let (unwritten, reply) = self.start(kind, &options);
         let out = self.out.clone();
         async move {
             match unwritten {
@@ -180,6 +135,54 @@ impl UiBridge {
                 () = abort => None,
             }
         }
+    }
+
+    /// The synchronous part of [`UiBridge::issue`]: a dialog is registered for its reply,
+    /// then the request is queued. Returns how far the write got and, for a dialog still to
+    /// be answered, what its reply comes through.
+    fn start(
+        &self,
+        mut kind: UiRequestKind,
+        options: &DialogOptions,
+    ) -> (Write, Option<(oneshot::Receiver<UiReply>, PendingGuard)>) {
+        if !kind.expects_response() {
+            let request = ExtensionUiRequest {
+                id: uuid::Uuid::new_v4().to_string(),
+                kind,
+            };
+            return (self.write_now(request), None);
+        }
+        if options
+            .signal
+            .as_ref()
+            .is_some_and(CancellationToken::is_cancelled)
+        {
+            return (Write::Closed, None);
+        }
+        let millis = options
+            .timeout
+            .map(|timeout| u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX));
+        match &mut kind {
+            UiRequestKind::Select { timeout, .. }
+            | UiRequestKind::Confirm { timeout, .. }
+            | UiRequestKind::Input { timeout, .. } => *timeout = millis,
+            _ => {}
+        }
+        let id = uuid::Uuid::new_v4().to_string();
+        let (tx, rx) = oneshot::channel();
+        // Registered before the request is written, so a fast reply cannot be missed.
+        lock(&self.pending).insert(id.clone(), tx);
+        let guard = PendingGuard {
+            pending: Arc::clone(&self.pending),
+            id: id.clone(),
+        };
+        // Checked after registering: a `close` either is seen here or drops the sender (the
+        // guard forgets the dialog).
+        if self.closed.load(std::sync::atomic::Ordering::SeqCst) {
+            return (Write::Closed, None);
+        }
+        let request = ExtensionUiRequest { id, kind };
+        (self.write_now(request), Some((rx, guard)))
     }
 
     /// Queues `request` without waiting; gives it back when the queue is full.
