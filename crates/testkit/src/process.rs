@@ -16,6 +16,7 @@ use std::io::Read;
 use std::process::Command;
 use std::process::Output;
 use std::process::Stdio;
+use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
 use wait_timeout::ChildExt;
@@ -54,11 +55,7 @@ fn output_within(
     // What it was, in words and as the command line (cut short: it lists the environment).
     let mut line = format!("{command:?}");
     if line.len() > 400 {
-        let end = (0..=400)
-            .rev()
-            .find(|&i| line.is_char_boundary(i))
-            .unwrap_or(0);
-        line.truncate(end);
+        line.truncate(line.floor_char_boundary(400));
         line.push('…');
     }
     let what = format!("{what} ({line})");
@@ -72,47 +69,20 @@ fn output_within(
         .stderr(Stdio::piped())
         .spawn()
         .map_err(spawn_error)?;
-    // Both pipes are drained as the child writes, so a chatty child never blocks on a full
-    // pipe while we wait for it to exit.
-    let drain = |pipe: Option<Box<dyn Read + Send>>| {
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut bytes = Vec::new();
-            if let Some(mut pipe) = pipe {
-                let _ = pipe.read_to_end(&mut bytes);
-            }
-            let _ = tx.send(bytes);
-        });
-        rx
-    };
-    let stdout = drain(
-        child
-            .stdout
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let stderr = drain(
-        child
-            .stderr
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
+    let stdout = drain(child.stdout.take());
+    let stderr = drain(child.stderr.take());
     let status = child.wait_timeout(limit).map_err(spawn_error)?;
     let Some(status) = status else {
         let _ = child.kill();
         let _ = child.wait();
         // The pipes close with the child, unless a descendant still holds them: what it wrote
         // is then not waited for.
-        let tail = |rx: std::sync::mpsc::Receiver<Vec<u8>>| {
+        let tail = |rx: Receiver<Vec<u8>>| {
             let Ok(bytes) = rx.recv_timeout(PIPE_GRACE) else {
                 return String::from("(its pipe is still held open by a descendant)");
             };
-            let text = String::from_utf8_lossy(&bytes).into_owned();
-            let start = text.len().saturating_sub(2000);
-            let start = (start..text.len())
-                .find(|&i| text.is_char_boundary(i))
-                .unwrap_or(text.len());
-            text[start..].to_owned()
+            let text = String::from_utf8_lossy(&bytes);
+            text[text.ceil_char_boundary(text.len().saturating_sub(2000))..].to_owned()
         };
         return Err(TestkitError::TimedOut {
             what,
@@ -123,7 +93,7 @@ fn output_within(
     };
     // A descendant that outlives the child and keeps its output open holds these; the wait
     // is bounded like the child's.
-    let collect = |rx: std::sync::mpsc::Receiver<Vec<u8>>, name: &str| {
+    let collect = |rx: Receiver<Vec<u8>>, name: &str| {
         rx.recv_timeout(limit).map_err(|_| TestkitError::TimedOut {
             what: format!("{what}: its {name} to close after it exited"),
             limit,
@@ -136,4 +106,18 @@ fn output_within(
         stdout: collect(stdout, "stdout")?,
         stderr: collect(stderr, "stderr")?,
     })
+}
+
+/// Reads a child's pipe to its end on a thread of its own, so a chatty child never blocks on
+/// a full pipe while we wait for it to exit; the bytes arrive on the returned channel.
+fn drain(pipe: Option<impl Read + Send + 'static>) -> Receiver<Vec<u8>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        if let Some(mut pipe) = pipe {
+            let _ = pipe.read_to_end(&mut bytes);
+        }
+        let _ = tx.send(bytes);
+    });
+    rx
 }
