@@ -141,9 +141,7 @@ fn with_path(sb: &Sandbox, bin: &Path, args: &[&str]) -> (i32, String, String) {
         "PATH",
         format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()),
     );
-    let out = cmd
-        .output_within(PROCESS_LIMIT, "a package command")
-        .unwrap();
+    let out = cmd.output_within(PROCESS_LIMIT, "knightcode").unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8(out.stdout).unwrap(),
@@ -217,9 +215,7 @@ fn git_sources_clone_check_out_the_ref_and_remove_cleanly() {
     let redirect = bare_repo(&sb.home);
     let mut cmd = command(&sb, &["install", "git:example.com/user/repo.git@v1"]);
     redirect.apply(&mut cmd);
-    let out = cmd
-        .output_within(PROCESS_LIMIT, "a package command")
-        .unwrap();
+    let out = cmd.output_within(PROCESS_LIMIT, "knightcode").unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -237,9 +233,7 @@ fn git_sources_clone_check_out_the_ref_and_remove_cleanly() {
 
     let mut cmd = command(&sb, &["remove", "git:git@example.com:user/repo"]);
     redirect.apply(&mut cmd);
-    let out = cmd
-        .output_within(PROCESS_LIMIT, "a package command")
-        .unwrap();
+    let out = cmd.output_within(PROCESS_LIMIT, "knightcode").unwrap();
     assert!(
         out.status.success(),
         "{}",
@@ -326,44 +320,62 @@ fn a_projects_package_loads_only_in_a_trusted_project() {
 
 /// Real npm, offline: a tarball made with `npm pack`, installed through the `npm:` form with
 /// a `file:` spec, then removed with `npm uninstall`.
-#[test]
-fn real_npm_installs_a_packed_tarball_and_removes_it() {
-    let server = server();
-    let sb = sandbox(&server);
-    let src = sb.home.join("tgz-src");
-    write_skill_package(&src, "tgz-skill");
-    std::fs::write(
-        src.join("package.json"),
-        r#"{"name":"tgz-pkg","version":"1.0.0"}"#,
-    )
-    .unwrap();
-    let npm_env = |cmd: &mut Command| {
-        cmd.env("npm_config_offline", "true")
-            .env("npm_config_audit", "false")
-            .env("npm_config_fund", "false")
-            .env("npm_config_update_notifier", "false")
-            .env("npm_config_cache", sb.home.join("npm-cache"));
-    };
+/// npm as these tests run it: offline (the packages are local tarballs), quiet, with the
+/// sandbox's own cache.
+fn npm_env<'a>(cmd: &'a mut Command, sb: &Sandbox) -> &'a mut Command {
+    cmd.env("npm_config_offline", "true")
+        .env("npm_config_audit", "false")
+        .env("npm_config_fund", "false")
+        .env("npm_config_update_notifier", "false")
+        .env("npm_config_cache", sb.home.join("npm-cache"))
+}
+
+/// A skill package `name@1.0.0` (with `manifest` merged into its `package.json`) written to
+/// `src` and packed with `npm pack`; returns the tarball.
+fn packed_skill_package(
+    sb: &Sandbox,
+    src: &Path,
+    name: &str,
+    skill: &str,
+    manifest: serde_json::Value,
+) -> std::path::PathBuf {
+    write_skill_package(src, skill);
+    let mut package = serde_json::json!({"name": name, "version": "1.0.0"});
+    if let (Some(package), Some(extra)) = (package.as_object_mut(), manifest.as_object()) {
+        package.extend(extra.clone());
+    }
+    std::fs::write(src.join("package.json"), package.to_string()).unwrap();
     let mut pack = Command::new("npm");
-    pack.args(["pack", "--silent"]).current_dir(&src);
-    npm_env(&mut pack);
-    let packed = pack
-        .output_within(PROCESS_LIMIT, "a package command")
+    pack.args(["pack", "--silent"]).current_dir(src);
+    let packed = npm_env(&mut pack, sb)
+        .output_within(PROCESS_LIMIT, "npm pack of the stand-in package")
         .expect("npm is needed for this test: install Node.js 20 with npm");
     assert!(
         packed.status.success(),
         "{}",
         String::from_utf8_lossy(&packed.stderr)
     );
-    let tarball = src.join("tgz-pkg-1.0.0.tgz");
+    let tarball = src.join(format!("{name}-1.0.0.tgz"));
     assert!(tarball.is_file());
+    tarball
+}
+
+#[test]
+fn real_npm_installs_a_packed_tarball_and_removes_it() {
+    let server = server();
+    let sb = sandbox(&server);
+    let tarball = packed_skill_package(
+        &sb,
+        &sb.home.join("tgz-src"),
+        "tgz-pkg",
+        "tgz-skill",
+        serde_json::json!({}),
+    );
 
     let source = format!("npm:tgz-pkg@file:{}", tarball.display());
     let mut cmd = command(&sb, &["install", &source]);
-    npm_env(&mut cmd);
-    let out = cmd
-        .output_within(PROCESS_LIMIT, "a package command")
-        .unwrap();
+    npm_env(&mut cmd, &sb);
+    let out = cmd.output_within(PROCESS_LIMIT, "knightcode").unwrap();
     assert!(
         out.status.success(),
         "{}",
@@ -378,10 +390,8 @@ fn real_npm_installs_a_packed_tarball_and_removes_it() {
     );
 
     let mut cmd = command(&sb, &["remove", "npm:tgz-pkg"]);
-    npm_env(&mut cmd);
-    let out = cmd
-        .output_within(PROCESS_LIMIT, "a package command")
-        .unwrap();
+    npm_env(&mut cmd, &sb);
+    let out = cmd.output_within(PROCESS_LIMIT, "knightcode").unwrap();
     assert!(
         out.status.success(),
         "{}",
@@ -543,18 +553,14 @@ fn a_trusted_projects_missing_git_package_is_installed_at_start_up() {
     // Untrusted: nothing is installed and the project's settings are not acted on.
     let mut cmd = command(&sb, &["--no-approve", "-p", "hi"]);
     redirect.apply(&mut cmd);
-    let out = cmd
-        .output_within(PROCESS_LIMIT, "a package command")
-        .unwrap();
+    let out = cmd.output_within(PROCESS_LIMIT, "knightcode").unwrap();
     assert!(out.status.success());
     assert!(!target.exists());
     assert!(!String::from_utf8_lossy(&out.stderr).contains("Installing"));
 
     let mut cmd = command(&sb, &["--approve", "-p", "hi"]);
     redirect.apply(&mut cmd);
-    let out = cmd
-        .output_within(PROCESS_LIMIT, "a package command")
-        .unwrap();
+    let out = cmd.output_within(PROCESS_LIMIT, "knightcode").unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert_eq!(String::from_utf8_lossy(&out.stdout), "ok\n");
@@ -576,9 +582,7 @@ fn a_trusted_projects_missing_git_package_is_installed_at_start_up() {
     // Installed now: the next start does not install again.
     let mut cmd = command(&sb, &["--approve", "-p", "hi"]);
     redirect.apply(&mut cmd);
-    let out = cmd
-        .output_within(PROCESS_LIMIT, "a package command")
-        .unwrap();
+    let out = cmd.output_within(PROCESS_LIMIT, "knightcode").unwrap();
     assert!(!String::from_utf8_lossy(&out.stderr).contains("Installing"));
 }
 
@@ -608,37 +612,20 @@ fn a_failed_start_up_install_warns_with_the_retry_command_and_the_run_goes_on() 
 fn real_npm_installs_a_projects_packed_tarball_at_start_up() {
     let server = server();
     let sb = sandbox(&server);
-    let src = sb.home.join("tgz-src");
-    write_skill_package(&src, "tgz-skill");
-    std::fs::write(
-        src.join("package.json"),
-        r#"{"name":"tgz-pkg","version":"1.0.0"}"#,
-    )
-    .unwrap();
-    let npm_env = |cmd: &mut Command| {
-        cmd.env("npm_config_offline", "true")
-            .env("npm_config_audit", "false")
-            .env("npm_config_fund", "false")
-            .env("npm_config_update_notifier", "false")
-            .env("npm_config_cache", sb.home.join("npm-cache"));
-    };
-    let mut pack = Command::new("npm");
-    pack.args(["pack", "--silent"]).current_dir(&src);
-    npm_env(&mut pack);
-    let packed = pack
-        .output_within(PROCESS_LIMIT, "a package command")
-        .expect("npm is needed for this test: install Node.js 20 with npm");
-    assert!(packed.status.success());
-    let tarball = src.join("tgz-pkg-1.0.0.tgz");
+    let tarball = packed_skill_package(
+        &sb,
+        &sb.home.join("tgz-src"),
+        "tgz-pkg",
+        "tgz-skill",
+        serde_json::json!({}),
+    );
     project_packages(
         &sb,
         serde_json::json!([format!("npm:tgz-pkg@file:{}", tarball.display())]),
     );
     let mut cmd = command(&sb, &["--approve", "-p", "hi"]);
-    npm_env(&mut cmd);
-    let out = cmd
-        .output_within(PROCESS_LIMIT, "a package command")
-        .unwrap();
+    npm_env(&mut cmd, &sb);
+    let out = cmd.output_within(PROCESS_LIMIT, "knightcode").unwrap();
     assert!(
         out.status.success(),
         "{}",
@@ -660,34 +647,20 @@ fn real_npm_installs_a_projects_packed_tarball_at_start_up() {
 fn a_user_package_pi_installed_globally_is_used_from_there() {
     let server = server();
     let sb = sandbox(&server);
-    let src = sb.home.join("global-src");
-    write_skill_package(&src, "global-skill");
-    std::fs::write(
-        src.join("package.json"),
-        r#"{"name":"pi-global-pkg","version":"1.0.0","pi":{"skills":["skills"]}}"#,
-    )
-    .unwrap();
+    let tarball = packed_skill_package(
+        &sb,
+        &sb.home.join("global-src"),
+        "pi-global-pkg",
+        "global-skill",
+        serde_json::json!({"pi": {"skills": ["skills"]}}),
+    );
     let prefix = sb.home.join("npm-global");
     let npm_env = |cmd: &mut Command| {
-        cmd.env("npm_config_offline", "true")
-            .env("npm_config_audit", "false")
-            .env("npm_config_fund", "false")
-            .env("npm_config_update_notifier", "false")
-            .env("npm_config_cache", sb.home.join("npm-cache"))
-            .env("npm_config_prefix", &prefix);
+        npm_env(cmd, &sb).env("npm_config_prefix", &prefix);
     };
     // What `pi install npm:pi-global-pkg` does: a global install, then the settings entry.
-    let mut pack = Command::new("npm");
-    pack.args(["pack", "--silent"]).current_dir(&src);
-    npm_env(&mut pack);
-    let packed = pack
-        .output_within(PROCESS_LIMIT, "npm pack of the stand-in package")
-        .expect("npm is needed for this test: install Node.js 20 with npm");
-    assert!(packed.status.success(), "{packed:?}");
     let mut global = Command::new("npm");
-    global
-        .args(["install", "-g", "--silent"])
-        .arg(src.join("pi-global-pkg-1.0.0.tgz"));
+    global.args(["install", "-g", "--silent"]).arg(&tarball);
     npm_env(&mut global);
     let installed = global
         .output_within(PROCESS_LIMIT, "npm install -g of the stand-in package")
