@@ -1,21 +1,27 @@
 //! Executing the tool calls of one assistant message.
 //!
-//! Calls run concurrently, except that a call of an [`ExecutionMode::Sequential`] tool waits
-//! for every earlier call and holds back every later one. The batch is therefore a series of
-//! groups: runs of parallel calls, and single sequential calls. Inside a group every call gets
-//! `tool_execution_start` (in call order), `tool_execution_end` as it finishes, and the group's
-//! results are returned in call order whatever the finishing order was.
+//! As in the reference agent, a batch runs either in parallel or, when any of its calls names
+//! an [`ExecutionMode::Sequential`] tool (or the response was cut off), one call at a time.
+//! A parallel batch is prepared first, call by call in the model's order
+//! (`tool_execution_start`, validation, `tool_call` hooks), and then started in that order:
+//! each call runs up to its first suspension before the next one starts, so tools that share
+//! state (an extension tool's body queued on the JS thread, a process spawned by bash) see
+//! each other's changes in the order the model wrote them. `tool_execution_end` follows as
+//! calls finish; results are returned in call order whatever the finishing order was.
 //!
 //! Partial results (`ToolContext::update`) are coalesced per call to the latest one: they are
 //! cumulative snapshots, so a slow event consumer loses nothing by seeing fewer of them, and a
 //! chatty tool cannot make the loop buffer without bound.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::ops::Range;
 use std::path::Path;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::PoisonError;
+use std::task::Poll;
 use std::time::Duration;
 
 use knightcode_protocol::AgentEvent;
@@ -136,6 +142,10 @@ impl Finished {
     }
 }
 
+/// One started call: its result and how long `execute` took.
+type RunningCall =
+    Pin<Box<dyn Future<Output = (Result<ToolOutput, ToolError>, Duration)> + Send + 'static>>;
+
 /// The latest partial result of a running call.
 #[derive(Default)]
 struct Slot {
@@ -165,27 +175,21 @@ impl ToolBatch<'_> {
         }
     }
 
-    /// Splits `calls` into groups that run one after another (see the module docs).
+    /// Splits `calls` into groups that run one after another (see the module docs): the
+    /// whole batch, or one group per call when any call is sequential.
     pub(crate) fn groups(&self, calls: &[ToolCall]) -> Vec<Range<usize>> {
-        let mut groups = Vec::new();
-        let mut start = 0;
-        for (index, call) in calls.iter().enumerate() {
-            let sequential = self.truncated
-                || self
-                    .lookup(&call.name)
-                    .is_some_and(|t| t.definition().execution == ExecutionMode::Sequential);
-            if sequential {
-                if start < index {
-                    groups.push(start..index);
-                }
-                groups.push(index..index + 1);
-                start = index + 1;
-            }
+        let sequential = self.truncated
+            || calls.iter().any(|call| {
+                self.lookup(&call.name)
+                    .is_some_and(|t| t.definition().execution == ExecutionMode::Sequential)
+            });
+        if sequential {
+            (0..calls.len()).map(|index| index..index + 1).collect()
+        } else if calls.is_empty() {
+            Vec::new()
+        } else {
+            vec![0..calls.len()]
         }
-        if start < calls.len() {
-            groups.push(start..calls.len());
-        }
-        groups
     }
 
     /// Looks up, repairs and validates one call; `Err` is the error result's text.
@@ -247,6 +251,9 @@ impl ToolBatch<'_> {
             Arc::clone(self.hooks),
         );
 
+        // Every call is prepared before any runs, as in the reference agent: a `tool_call`
+        // hook sees the batch as the model wrote it, not half executed.
+        let mut ready = Vec::with_capacity(calls.len());
         for (index, call) in calls.iter().enumerate() {
             self.events
                 .emit(AgentEvent::ToolExecutionStart {
@@ -266,26 +273,36 @@ impl ToolBatch<'_> {
                     self.emit_end(call, &outcome).await;
                     finished[index] = Some(outcome);
                 }
-                Ok((tool, arguments)) => {
-                    arguments_of[index] = Some(arguments.clone());
-                    let slot = SharedSlot::default();
-                    let context = ToolContext::new(
-                        call.id.clone(),
-                        self.cwd.to_path_buf(),
-                        self.cancel.child_token(),
-                    )
-                    .with_updates(update_sink(slot.clone(), updated.clone()))
-                    .with_nested(nested.scope());
-                    let clock = self.clock.clone();
-                    let task = running.spawn(async move {
-                        let started = clock.monotonic();
-                        let result = tool.execute(arguments, context).await;
-                        (result, clock.monotonic().saturating_sub(started))
-                    });
-                    index_of_task.insert(task.id(), index);
-                    slots[index] = Some(slot);
-                }
+                Ok((tool, arguments)) => ready.push((index, tool, arguments)),
             }
+        }
+
+        for (index, tool, arguments) in ready {
+            let call = &calls[index];
+            arguments_of[index] = Some(arguments.clone());
+            let slot = SharedSlot::default();
+            let context = ToolContext::new(
+                call.id.clone(),
+                self.cwd.to_path_buf(),
+                self.cancel.child_token(),
+            )
+            .with_updates(update_sink(slot.clone(), updated.clone()))
+            .with_nested(nested.scope());
+            let clock = self.clock.clone();
+            let mut execution: RunningCall = Box::pin(async move {
+                let started = clock.monotonic();
+                let result = tool.execute(arguments, context).await;
+                (result, clock.monotonic().saturating_sub(started))
+            });
+            // The first poll happens here, in the model's order, before the next call starts
+            // (see the module docs); a spawned task's first poll could come in any order.
+            let first = std::future::poll_fn(|cx| Poll::Ready(execution.as_mut().poll(cx))).await;
+            let task = match first {
+                Poll::Ready(done) => running.spawn(async move { done }),
+                Poll::Pending => running.spawn(execution),
+            };
+            index_of_task.insert(task.id(), index);
+            slots[index] = Some(slot);
         }
 
         while !running.is_empty() {
