@@ -394,10 +394,109 @@
       g.setImmediate(() => cb(error, result));
     };
   }
+  // fs.watch: the watcher's events come from `__kc.watchNext` (src/watch.rs), one pending
+  // pull per watcher; a throwing listener is reported and the watcher keeps going.
+  class FSWatcher extends EventEmitter {
+    constructor(id) { super(); this._id = id; this._closed = false; }
+    close() {
+      if (this._closed) return;
+      this._closed = true;
+      kc.watchClose(this._id);
+      g.setImmediate(() => this.emit("close"));
+    }
+    ref() { return this; }
+    unref() { return this; }
+  }
+  function watchOptions(options) {
+    return typeof options === "string" ? { encoding: options } : options || {};
+  }
+  function openWatch(filename, options) {
+    return op(kc.watchOpen(pathOf(filename), !!options.recursive));
+  }
+  function watch(filename, options, listener) {
+    if (typeof options === "function") { listener = options; options = undefined; }
+    options = watchOptions(options);
+    const watcher = new FSWatcher(openWatch(filename, options));
+    if (listener) watcher.on("change", listener);
+    const name = (f) => (options.encoding === "buffer" ? Buffer.from(f) : f);
+    if (options.signal) {
+      if (options.signal.aborted) g.setImmediate(() => watcher.close());
+      else options.signal.addEventListener("abort", () => watcher.close(), { once: true });
+    }
+    (async () => {
+      while (!watcher._closed) {
+        const batch = op(await kc.watchNext(watcher._id));
+        if (batch.closed) break;
+        for (const e of batch.events) {
+          if (watcher._closed) break;
+          try {
+            if (e.error) watcher.emit("error", new Error(e.error));
+            else watcher.emit("change", e.eventType, name(e.filename));
+          } catch (error) { internal.reportUncaught(error); }
+        }
+      }
+    })();
+    return watcher;
+  }
+  // fs.promises.watch: an async iterator of `{eventType, filename}`.
+  function watchIterator(filename, options) {
+    options = watchOptions(options);
+    const id = openWatch(filename, options);
+    let pending = [], done = false;
+    const close = () => { if (!done) { done = true; kc.watchClose(id); } };
+    if (options.signal) options.signal.addEventListener("abort", close, { once: true });
+    return {
+      async next() {
+        while (pending.length === 0 && !done) {
+          const batch = op(await kc.watchNext(id));
+          if (batch.closed) done = true;
+          else pending = batch.events.filter((e) => !e.error);
+        }
+        if (pending.length > 0) return { value: pending.shift(), done: false };
+        return { value: undefined, done: true };
+      },
+      async return() { close(); return { value: undefined, done: true }; },
+      [Symbol.asyncIterator]() { return this; },
+    };
+  }
+  // fs.watchFile polls `stat` as Node does (default every 5007 ms) and calls the listener
+  // with the current and previous stats when the modification time or size changed.
+  const fileWatchers = new Map();
+  function statOrEmpty(p) {
+    try { return fsSync.statSync(p); } catch { return Stats({ size: 0, mode: 0, mtimeMs: 0, atimeMs: 0, birthtimeMs: 0 }); }
+  }
+  function watchFile(filename, options, listener) {
+    if (typeof options === "function") { listener = options; options = undefined; }
+    const p = pathOf(filename);
+    let entry = fileWatchers.get(p);
+    if (!entry) {
+      entry = { listeners: [], prev: statOrEmpty(p) };
+      entry.timer = g.setInterval(() => {
+        const curr = statOrEmpty(p);
+        const prev = entry.prev;
+        entry.prev = curr;
+        if (curr.mtimeMs === prev.mtimeMs && curr.size === prev.size) return;
+        for (const fn of [...entry.listeners]) {
+          try { fn(curr, prev); } catch (error) { internal.reportUncaught(error); }
+        }
+      }, (options && options.interval) || 5007);
+      fileWatchers.set(p, entry);
+    }
+    entry.listeners.push(listener);
+    return { ref() { return this; }, unref() { return this; } };
+  }
+  function unwatchFile(filename, listener) {
+    const p = pathOf(filename);
+    const entry = fileWatchers.get(p);
+    if (!entry) return;
+    entry.listeners = listener ? entry.listeners.filter((fn) => fn !== listener) : [];
+    if (entry.listeners.length === 0) { g.clearInterval(entry.timer); fileWatchers.delete(p); }
+  }
+  promises.watch = watchIterator;
   const constants = { F_OK: 0, R_OK: 4, W_OK: 2, X_OK: 1 };
   const fs = Object.assign({}, fsSync, callbacks, { promises, constants, Stats, Dirent,
     exists: (p, cb) => g.setImmediate(() => cb(fsSync.existsSync(p))),
-    watch: internal.missing("fs.watch"), watchFile: internal.missing("fs.watchFile"),
+    watch, watchFile, unwatchFile, FSWatcher,
     createReadStream: internal.missing("fs.createReadStream"), createWriteStream: internal.missing("fs.createWriteStream"),
   });
   internal.defineHost("node:fs", () => fs);

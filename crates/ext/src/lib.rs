@@ -29,6 +29,7 @@ pub mod resolve;
 mod tools;
 pub mod transpile;
 mod tui_ops;
+mod watch;
 
 pub use error::ExtError;
 pub use hooks::JsTool;

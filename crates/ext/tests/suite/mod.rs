@@ -2,6 +2,7 @@
 
 mod cache;
 mod faults;
+mod fs_watch;
 mod host;
 mod tui_package;
 mod typebox;

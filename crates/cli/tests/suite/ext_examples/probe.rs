@@ -5,6 +5,8 @@
 //! - `mode`: `print` (default), `json`, `rpc`, or `plain` (only `-e` and `args`); `args`: extra CLI arguments; `prompts`: the
 //!   prompts (print/JSON, as arguments); `steps` (RPC): `{"send": {...}, "until": ...}`.
 //! - `entry`: load this file of a directory example instead of the directory.
+//! - `replace`: `[[old, new], …]`: load a copy of the (single-file) example with those texts
+//!   replaced, e.g. a machine-wide path by one inside the sandbox.
 //! - `files` (written into the project first), `git` (the project is a git repository with
 //!   one commit), `settings` (the agent's `settings.json`), `replies` (the model's script:
 //!   `{"text"}`, `{"tool", "args"}`, `{"calls": [{"tool","args"}]}`), `env` (added to the
@@ -226,6 +228,7 @@ pub fn run(agent: &Agent, ext: &Path, probe: &Value) -> Observed {
         Some(entry) => ext.join(entry),
         None => ext.to_path_buf(),
     };
+    let ext = &replaced_copy(ext, probe, &dirs);
     let mut args: Vec<String> = vec!["-e".into(), ext.to_string_lossy().into_owned()];
     args.extend(
         probe["args"]
@@ -281,6 +284,23 @@ pub fn run(agent: &Agent, ext: &Path, probe: &Value) -> Observed {
         home,
         broken,
     }
+}
+
+/// `replace`: a copy of the single-file example with those texts replaced (say, a
+/// machine-wide path by one in the sandbox), loaded instead of the example itself.
+fn replaced_copy(ext: &Path, probe: &Value, dirs: &Dirs) -> PathBuf {
+    let Some(pairs) = probe["replace"].as_array() else {
+        return ext.to_path_buf();
+    };
+    let mut text = std::fs::read_to_string(ext).expect("`replace` needs a single-file example");
+    for pair in pairs {
+        let old = pair[0].as_str().expect("`replace` pairs are [old, new]");
+        assert!(text.contains(old), "{} does not contain {old:?}", ext.display());
+        text = text.replace(old, &expand(pair[1].as_str().unwrap(), dirs, ext));
+    }
+    let copy = dirs.root.path().join(ext.file_name().unwrap());
+    std::fs::write(&copy, text).unwrap();
+    copy
 }
 
 type Finished = (Option<i32>, String, String, Option<String>);

@@ -1,0 +1,162 @@
+//! `fs.watch`, `fs.promises.watch` and `fs.watchFile` as extensions use them: real changes
+//! to real files, observed through the host's tool API.
+
+use std::sync::Arc;
+
+use knightcode_agent::ToolContext;
+use knightcode_ext::ExtensionHost;
+use knightcode_ext::HostConfig;
+use serde_json::Value;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+/// A tool whose body is `body` (an async function of `dir`, the test's folder, returning
+/// what the tool answers); `waitFor(what, register)` resolves with the first value a
+/// callback gets, or rejects after 20 s naming what it waited for.
+const TOOL: &str = r#"
+import * as fs from "node:fs";
+import * as fsp from "node:fs/promises";
+import { join } from "node:path";
+
+function waitFor(what, register) {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), 20000);
+    register((value) => { clearTimeout(timer); resolve(value); });
+  });
+}
+
+export default function (pi) {
+  pi.registerTool({
+    name: "probe", label: "probe", description: "d", parameters: { type: "object", properties: {} },
+    async execute(_id, _params, _signal, _onUpdate, ctx) {
+      const dir = ctx.cwd;
+      const out = await (BODY)(dir);
+      return { content: [{ type: "text", text: JSON.stringify(out) }], details: undefined };
+    },
+  });
+}
+"#;
+
+async fn run(body: &str) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("watch.ts");
+    std::fs::write(&path, TOOL.replace("BODY", body)).unwrap();
+    let host: Arc<ExtensionHost> = ExtensionHost::load_with_cache(
+        HostConfig {
+            paths: vec![path],
+            cwd: dir.path().to_path_buf(),
+            mode: "print".to_owned(),
+            flags: serde_json::Map::new(),
+            memory_limit: None,
+        },
+        None,
+    )
+    .await
+    .unwrap();
+    let tool = host.tools().remove(0);
+    let out = tool
+        .execute(
+            json!({}),
+            ToolContext::new("c", dir.path(), CancellationToken::new()),
+        )
+        .await
+        .unwrap();
+    serde_json::from_str(out.content[0].as_text().unwrap()).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watched_file_reports_a_change_with_its_name_and_close_is_announced() {
+    let out = run(r#"async (dir) => {
+      const file = join(dir, "trigger.txt");
+      fs.writeFileSync(file, "");
+      let watcher;
+      const change = waitFor("a change of trigger.txt", (done) => {
+        watcher = fs.watch(file, (eventType, filename) => done([eventType, filename]));
+      });
+      fs.writeFileSync(file, "run the tests");
+      const seen = await change;
+      const closed = waitFor("the watcher's close event", (done) => watcher.on("close", () => done(true)));
+      watcher.close();
+      return [...seen, await closed];
+    }"#)
+    .await;
+    assert_eq!(out, json!(["change", "trigger.txt", true]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watched_directory_names_the_entry_that_appeared() {
+    let out = run(r#"async (dir) => {
+      const sub = join(dir, "inbox");
+      fs.mkdirSync(sub);
+      const watcher = fs.watch(sub);
+      const seen = waitFor("a new entry in inbox", (done) => watcher.on("change", (t, f) => done([t, f])));
+      fs.writeFileSync(join(sub, "new.txt"), "x");
+      const result = await seen;
+      watcher.close();
+      return result;
+    }"#)
+    .await;
+    assert_eq!(out, json!(["rename", "new.txt"]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_path_throws_nodes_enoent_and_a_throwing_listener_keeps_the_watcher() {
+    let out = run(r#"async (dir) => {
+      let missing;
+      try { fs.watch(join(dir, "nope.txt")); } catch (e) { missing = [e.code, e.syscall, e.message.startsWith("ENOENT: no such file or directory, watch '")]; }
+      const file = join(dir, "f.txt");
+      fs.writeFileSync(file, "");
+      let calls = 0;
+      let watcher;
+      const second = waitFor("a change after the listener threw", (done) => {
+        watcher = fs.watch(file, () => {
+          calls += 1;
+          if (calls === 1) { fs.appendFileSync(file, "again"); throw new Error("listener failed"); }
+          done(calls);
+        });
+      });
+      fs.appendFileSync(file, "first");
+      const n = await second;
+      watcher.close();
+      return [missing, n >= 2];
+    }"#)
+    .await;
+    assert_eq!(out, json!([["ENOENT", "watch", true], true]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn promises_watch_iterates_events_and_an_abort_ends_it() {
+    let out = run(r#"async (dir) => {
+      const file = join(dir, "p.txt");
+      fs.writeFileSync(file, "");
+      const controller = new AbortController();
+      const events = fsp.watch(file, { signal: controller.signal });
+      fs.writeFileSync(file, "changed");
+      const first = await Promise.race([
+        events.next(),
+        new Promise((_, reject) => setTimeout(() => reject(new Error("timed out waiting for the first iterated event")), 20000)),
+      ]);
+      controller.abort();
+      const after = await events.next();
+      return [first.value.eventType, first.value.filename, after.done];
+    }"#)
+    .await;
+    assert_eq!(out, json!(["change", "p.txt", true]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_file_polls_and_reports_the_new_and_old_size() {
+    let out = run(r#"async (dir) => {
+      const file = join(dir, "polled.txt");
+      fs.writeFileSync(file, "");
+      const seen = waitFor("a polled change of polled.txt", (done) => {
+        fs.watchFile(file, { interval: 20 }, (curr, prev) => done([curr.size, prev.size]));
+      });
+      fs.writeFileSync(file, "12345");
+      const sizes = await seen;
+      fs.unwatchFile(file);
+      return sizes;
+    }"#)
+    .await;
+    assert_eq!(out, json!([5, 0]));
+}
