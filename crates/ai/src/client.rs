@@ -161,6 +161,16 @@ impl Client {
             read_pacing: self.read_pacing,
             payload_hook: request.options.payload_hook.clone(),
             response_hook: request.options.response_hook.clone(),
+            headers_hook: request.options.headers_hook.clone(),
+            stream_event_hook: request.options.stream_event_hook.clone().map(|hook| {
+                let model = &request.model;
+                let source = serde_json::json!({
+                    "provider": model.provider,
+                    "api": model.api,
+                    "model": model.id,
+                });
+                (hook, source)
+            }),
         };
         let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
         match tokio::runtime::Handle::try_current() {

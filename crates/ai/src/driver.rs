@@ -78,6 +78,8 @@ pub(crate) struct Pipeline<D> {
     sse: SseDecoder,
     pub(crate) decoder: D,
     pub(crate) out: Output,
+    /// Parsed events kept for the stream-event hook (`None`: no hook, nothing kept).
+    captured: Option<Vec<serde_json::Value>>,
 }
 
 impl<D: Decoder> Pipeline<D> {
@@ -87,12 +89,32 @@ impl<D: Decoder> Pipeline<D> {
         } else {
             SseDecoder::new()
         };
-        Self { sse, decoder, out }
+        Self {
+            sse,
+            decoder,
+            out,
+            captured: None,
+        }
+    }
+
+    /// Keeps each parsed event for [`Pipeline::take_captured`] (the stream-event hook).
+    pub(crate) fn capture_events(&mut self) {
+        self.captured = Some(Vec::new());
+    }
+
+    /// The events parsed since the last call, in stream order.
+    pub(crate) fn take_captured(&mut self) -> Vec<serde_json::Value> {
+        self.captured.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
     pub(crate) fn feed(&mut self, chunk: &[u8]) -> Result<(), String> {
-        let Self { sse, decoder, out } = self;
-        sse.feed(chunk, |event| decoder.event(event, out))?;
+        let Self {
+            sse,
+            decoder,
+            out,
+            captured,
+        } = self;
+        sse.feed(chunk, |event| decode(decoder, captured, event, out))?;
         self.check_raw()
     }
 
@@ -115,11 +137,31 @@ impl<D: Decoder> Pipeline<D> {
     }
 
     pub(crate) fn finish(&mut self) -> Result<StopReason, String> {
-        let Self { sse, decoder, out } = self;
-        sse.finish(|event| decoder.event(event, out))?;
+        let Self {
+            sse,
+            decoder,
+            out,
+            captured,
+        } = self;
+        sse.finish(|event| decode(decoder, captured, event, out))?;
         self.check_raw()?;
         self.decoder.finish(&mut self.out)
     }
+}
+
+/// Hands one SSE event to the decoder, keeping its parsed data first when asked to.
+fn decode<D: Decoder>(
+    decoder: &mut D,
+    captured: &mut Option<Vec<serde_json::Value>>,
+    event: SseEvent<'_>,
+    out: &mut Output,
+) -> Result<(), String> {
+    if let Some(captured) = captured {
+        captured.push(serde_json::from_slice(event.data).unwrap_or_else(|_| {
+            serde_json::Value::String(String::from_utf8_lossy(event.data).into_owned())
+        }));
+    }
+    decoder.event(event, out)
 }
 
 /// Everything a streaming task needs.
@@ -134,6 +176,9 @@ pub(crate) struct StreamTask<D> {
     pub(crate) read_pacing: Duration,
     pub(crate) payload_hook: Option<crate::options::PayloadHook>,
     pub(crate) response_hook: Option<crate::options::ResponseHook>,
+    pub(crate) headers_hook: Option<crate::options::HeadersHook>,
+    /// With the `{provider, api, model}` its events are stamped with.
+    pub(crate) stream_event_hook: Option<(crate::options::StreamEventHook, serde_json::Value)>,
 }
 
 /// A read at least this large means data is flowing faster than tokens are generated (a
@@ -165,6 +210,24 @@ async fn apply_payload_hook(
 }
 
 impl<D: Decoder> StreamTask<D> {
+    /// Awaits the stream-event hook for each event parsed since the last call, in stream
+    /// order; `false` when the request was aborted meanwhile.
+    async fn report_stream_events(&mut self, cancel: &CancellationToken) -> bool {
+        let Some((hook, source)) = &self.stream_event_hook else {
+            return true;
+        };
+        for data in self.pipeline.take_captured() {
+            let mut event = source.clone();
+            event["data"] = data;
+            tokio::select! {
+                biased;
+                _ = cancel.cancelled() => return false,
+                () = (hook.0)(event) => {}
+            }
+        }
+        true
+    }
+
     pub(crate) async fn run(mut self, tx: mpsc::Sender<StreamEvent>, cancel: CancellationToken) {
         let outcome = self.stream(&tx, &cancel).await;
         let now = self.clock.now_ms();
@@ -196,6 +259,17 @@ impl<D: Decoder> StreamTask<D> {
                 Ok(body) => self.request.body = body,
                 Err(message) => return Outcome::Failed(message),
             }
+        }
+        if let Some(hook) = self.headers_hook.take() {
+            let headers = self.request.headers.to_json();
+            tokio::select! {
+                biased;
+                _ = cancel.cancelled() => return Outcome::Aborted,
+                headers = (hook.0)(headers) => self.request.headers = crate::http::Headers::from_json(&headers),
+            }
+        }
+        if self.stream_event_hook.is_some() {
+            self.pipeline.capture_events();
         }
         let sent = send_with_retry(
             &self.http,
@@ -290,6 +364,9 @@ impl<D: Decoder> StreamTask<D> {
                     }
                 }
             }
+            if !self.report_stream_events(cancel).await {
+                return Outcome::Aborted;
+            }
             if !flush(&mut self.pipeline.out, tx).await {
                 return Outcome::ConsumerGone;
             }
@@ -312,6 +389,9 @@ impl<D: Decoder> StreamTask<D> {
             return Outcome::Aborted;
         }
         let finished = self.pipeline.finish();
+        if !self.report_stream_events(cancel).await {
+            return Outcome::Aborted;
+        }
         if !flush(&mut self.pipeline.out, tx).await {
             return Outcome::ConsumerGone;
         }

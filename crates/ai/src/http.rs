@@ -111,6 +111,21 @@ impl Headers {
         }
     }
 
+    /// The headers as a JSON object (what `before_provider_headers` handlers edit).
+    pub(crate) fn to_json(&self) -> Map<String, Value> {
+        self.0
+            .iter()
+            .map(|(n, v)| (n.clone(), Value::String(v.clone())))
+            .collect()
+    }
+
+    /// Headers from a JSON object: `null` values are dropped, others sent as text.
+    pub(crate) fn from_json(headers: &Map<String, Value>) -> Self {
+        let mut out = Self::default();
+        out.merge(Some(headers));
+        out
+    }
+
     pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
         self.0.iter().map(|(n, v)| (n.as_str(), v.as_str()))
     }

@@ -101,6 +101,53 @@ pub struct StreamOptions {
     pub payload_hook: Option<PayloadHook>,
     /// Sees the status and headers of a response before its body is read.
     pub response_hook: Option<ResponseHook>,
+    /// Sees (and may change) the request headers before they are sent.
+    pub headers_hook: Option<HeadersHook>,
+    /// Told each parsed stream event before it is decoded.
+    pub stream_event_hook: Option<StreamEventHook>,
+}
+
+/// The boxed future a [`HeadersHook`] returns: the headers to send.
+pub type HeadersFuture =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Map<String, Value>> + Send>>;
+
+/// Rewrites the request headers (name to value; a `null` value or a missing name drops
+/// the header) after everything else set them: the extensions' `before_provider_headers`.
+/// Compared by identity.
+#[derive(Clone)]
+pub struct HeadersHook(
+    pub std::sync::Arc<dyn Fn(Map<String, Value>) -> HeadersFuture + Send + Sync>,
+);
+
+impl std::fmt::Debug for HeadersHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("HeadersHook")
+    }
+}
+
+impl PartialEq for HeadersHook {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// Told each stream event as parsed from the wire, before it is decoded, and awaited
+/// (so a slow hook slows the stream): the extensions' `provider_stream_event`. Gets
+/// `{provider, api, model, data}`, `data` being the event's JSON (its text when it is not
+/// JSON). Compared by identity.
+#[derive(Clone)]
+pub struct StreamEventHook(pub std::sync::Arc<dyn Fn(Value) -> ResponseFuture + Send + Sync>);
+
+impl std::fmt::Debug for StreamEventHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StreamEventHook")
+    }
+}
+
+impl PartialEq for StreamEventHook {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 /// The boxed future a [`ResponseHook`] returns.

@@ -522,6 +522,10 @@
           result = { message: r.message };
           return false;
         }, errors);
+      } else if (name === "before_provider_headers") {
+        // Handlers edit `event.headers` in place; what they leave is sent.
+        await run(name, event, null, errors);
+        result = { headers: event.headers };
       } else if (name === "before_provider_request") {
         // Any non-undefined return replaces the payload; later handlers see the new one.
         await run(name, event, (r) => { if (r !== undefined) { event.payload = r; result = { payload: r }; } return false; }, errors);

@@ -177,6 +177,47 @@ impl ExtensionHost {
     }
 }
 
+impl ExtensionHost {
+    /// `before_provider_headers`: handlers edit `event.headers` in place (a `null` value
+    /// drops a header); `None` when no handler listens.
+    pub fn headers_hook(self: &Arc<Self>) -> Option<knightcode_ai::HeadersHook> {
+        if !self.handles("before_provider_headers") {
+            return None;
+        }
+        let host = Arc::clone(self);
+        Some(knightcode_ai::HeadersHook(Arc::new(move |headers| {
+            let host = Arc::clone(&host);
+            Box::pin(async move {
+                let result = host
+                    .dispatch(
+                        "before_provider_headers",
+                        json!({ "headers": headers.clone() }),
+                    )
+                    .await;
+                match result.and_then(|r| r.get("headers").and_then(Value::as_object).cloned()) {
+                    Some(edited) => edited,
+                    None => headers,
+                }
+            })
+        })))
+    }
+
+    /// `provider_stream_event`: each parsed stream event, awaited in stream order;
+    /// `None` when no handler listens.
+    pub fn stream_event_hook(self: &Arc<Self>) -> Option<knightcode_ai::StreamEventHook> {
+        if !self.handles("provider_stream_event") {
+            return None;
+        }
+        let host = Arc::clone(self);
+        Some(knightcode_ai::StreamEventHook(Arc::new(move |event| {
+            let host = Arc::clone(&host);
+            Box::pin(async move {
+                host.dispatch("provider_stream_event", event).await;
+            })
+        })))
+    }
+}
+
 impl AgentHooks for ExtensionHost {
     fn inspects_provider_payload(&self) -> bool {
         self.handles("before_provider_request")

@@ -698,6 +698,12 @@ impl AgentSession {
                 response_hook: extension_host
                     .as_ref()
                     .and_then(knightcode_ext::ExtensionHost::response_hook),
+                headers_hook: extension_host
+                    .as_ref()
+                    .and_then(knightcode_ext::ExtensionHost::headers_hook),
+                stream_event_hook: extension_host
+                    .as_ref()
+                    .and_then(knightcode_ext::ExtensionHost::stream_event_hook),
                 thinking_budgets: settings.values().thinking_budgets,
                 retry: settings.values().provider_retry,
                 ..StreamOptions::default()

@@ -520,6 +520,8 @@ impl SummaryModel {
         options.cache_retention = Some(CacheRetention::None);
         options.payload_hook = None;
         options.response_hook = None;
+        options.headers_hook = None;
+        options.stream_event_hook = None;
         // Branch summaries are short and asked without reasoning, as in the reference.
         if !self.model.reasoning || kind == SummaryKind::Branch {
             options.thinking = ThinkingLevel::Off;
