@@ -13,6 +13,7 @@
 
   const operationSets = new Map(); // handle -> operations object
   const execs = new Map(); // sink -> AbortController of a running `exec` operation
+  const partials = new Map(); // run -> the caller's onUpdate
   let nextHandle = 0;
   let nextRun = 0;
   const definitions = new Map();
@@ -33,21 +34,26 @@
       operationSets.set(handle, operations);
       methods = Object.keys(operations).filter((k) => typeof operations[k] === "function");
     }
-    async function execute(toolCallId, params, signal, _onUpdate) {
+    async function execute(toolCallId, params, signal, onUpdate) {
       let spawn;
       if (name === "bash" && typeof o.spawnHook === "function") {
         spawn = await o.spawnHook({ command: params && params.command, cwd, env: Object.assign({}, g.process.env) });
       }
       const run = ++nextRun;
+      // Partial results go to the `onUpdate` the caller passed (none: they are dropped).
+      const jsUpdates = typeof onUpdate === "function";
+      if (jsUpdates) partials.set(run, onUpdate);
       const abort = () => kc.builtinToolAbort(run);
       if (signal && signal.aborted) throw new Error("Operation aborted");
       if (signal) signal.addEventListener("abort", abort);
       try {
-        const r = op(await kc.builtinTool(JSON.stringify({ name, cwd: cwd || g.process.cwd(), toolCallId, params, spawn, operations: handle, methods, run })));
+        const shell = name === "bash" ? { shellPath: o.shellPath, commandPrefix: o.commandPrefix } : {};
+        const r = op(await kc.builtinTool(JSON.stringify(Object.assign({ name, cwd: cwd || g.process.cwd(), toolCallId, params, spawn, operations: handle, methods, run, jsUpdates }, shell))));
         const out = { content: r.content, details: r.details === null ? undefined : r.details };
         if (r.isError) out.isError = true;
         return out;
       } finally {
+        partials.delete(run);
         if (signal) signal.removeEventListener("abort", abort);
       }
     }
@@ -60,6 +66,15 @@
     Object.defineProperty(tool, Symbol.for("knightcode.builtinTool"), { value: name, enumerable: false });
     return tool;
   }
+
+  // A partial result of a running factory tool (`src/tools.rs`), for its caller's onUpdate.
+  calls.toolPartial = function ({ run, partial }) {
+    const onUpdate = partials.get(run);
+    if (onUpdate) {
+      try { onUpdate({ content: partial.content, details: partial.details === null ? undefined : partial.details }); } catch (e) { internal.reportUncaught(e); }
+    }
+    return null;
+  };
 
   calls.toolOp = async function ({ handle, method, args }) {
     const operations = operationSets.get(handle);

@@ -120,14 +120,6 @@ impl Ops {
     }
 
     /// Where partial results of the tool call `call_id` go (its `onUpdate`).
-    pub(crate) fn update_sink(&self, call_id: &str) -> Option<UpdateSink> {
-        self.updates
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(call_id)
-            .cloned()
-    }
-
     pub fn unwatch_updates(&self, call_id: &str) {
         self.updates
             .lock()
@@ -801,6 +793,8 @@ pub fn install<'js>(ctx: &Ctx<'js>, ops: Arc<Ops>) -> rquickjs::Result<()> {
     crate::providers_ops::install_tools(ctx, &kc, &ops)?;
     crate::nested::install(ctx, &kc, &ops)?;
     crate::tui_ops::install(ctx, &kc)?;
+    // Owned by the ops' closures: the watchers stop with the runtime (a reload, the end).
+    crate::watch::install(ctx, &kc, &Arc::default())?;
     ctx.globals().set("__kc", kc)?;
     Ok(())
 }

@@ -211,7 +211,9 @@ pub(crate) fn install_tools<'js>(
                 let run = crate::tools::BuiltinRun::from_json(&parse(&args));
                 let main = o.providers.main.lock().ok().and_then(|m| m.clone());
                 let engine = o.providers.engine.lock().ok().and_then(|e| e.clone());
-                let updates = o.update_sink(&run.tool_call_id);
+                let updates = run
+                    .js_updates
+                    .then(|| crate::tools::js_update_sink(&o.providers, run.run));
                 let tools = Arc::clone(&o.tools);
                 async_op(&ctx, async move {
                     let result = match (main, engine) {

@@ -292,6 +292,11 @@ pub(crate) struct BuiltinRun {
     /// The JS operations handle and the methods it has.
     pub operations: Option<(u64, Vec<String>)>,
     pub run: u64,
+    /// Whether the caller passed an `onUpdate` (partial results go back to JS for it).
+    pub js_updates: bool,
+    /// The bash factory's `shellPath` and `commandPrefix` options.
+    pub shell_path: Option<PathBuf>,
+    pub command_prefix: Option<String>,
 }
 
 impl BuiltinRun {
@@ -321,8 +326,39 @@ impl BuiltinRun {
                 (h, methods)
             }),
             run: args.get("run").and_then(Value::as_u64).unwrap_or(0),
+            js_updates: args.get("jsUpdates").and_then(Value::as_bool) == Some(true),
+            shell_path: args
+                .get("shellPath")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(PathBuf::from),
+            command_prefix: args
+                .get("commandPrefix")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned),
         }
     }
+}
+
+/// The partial results of a factory tool whose caller passed `onUpdate`: each goes back to
+/// the JS thread, in order, for that callback (`toolPartial` in `js/tools.js`).
+pub(crate) fn js_update_sink(
+    providers: &crate::providers::ProviderOps,
+    run: u64,
+) -> knightcode_agent::UpdateSink {
+    let engine = lock(&providers.engine).clone();
+    Arc::new(move |partial: knightcode_agent::ToolOutput| {
+        if let Some(engine) = engine.as_ref().and_then(WeakEngine::upgrade) {
+            engine.post(
+                "toolPartial",
+                &json!({
+                    "run": run,
+                    "partial": { "content": partial.content, "details": partial.details },
+                }),
+            );
+        }
+    })
 }
 
 /// Runs one built-in tool call; the result as JS reads it (`{content, details, isError}`),
@@ -343,6 +379,8 @@ pub(crate) async fn run_builtin(
             tools: Arc::clone(&tools),
         });
     let mut config = ToolsConfig::default();
+    config.bash.shell_path.clone_from(&run.shell_path);
+    config.bash.command_prefix.clone_from(&run.command_prefix);
     if let Some(ops) = &operations {
         if ops.has("exec") {
             config.bash.ops = Some(Arc::new(ops.clone()));

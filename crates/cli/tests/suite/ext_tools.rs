@@ -162,3 +162,61 @@ fn factory_tools_with_custom_operations_call_them_instead_of_the_local_machine()
     let result = tool_result_text(&server);
     assert!(result.contains("ran [uname -a] in /remote"), "{result}");
 }
+
+const SHELL_OPTIONS: &str = r#"
+import { createBashTool } from "@mariozechner/pi-coding-agent";
+
+export default function (pi) {
+  const cwd = process.cwd();
+  const bash = createBashTool(cwd, { shellPath: `${cwd}/shell.sh`, commandPrefix: "export PREFIXED=yes" });
+  pi.registerTool({
+    ...bash,
+    // The factory's partial results reach the onUpdate it is given, here a rewriting one.
+    execute: (id, params, signal, onUpdate) =>
+      bash.execute(id, params, signal, (partial) =>
+        onUpdate({ content: [{ type: "text", text: `wrapped: ${partial.content[0].text}` }], details: partial.details })),
+  });
+}
+"#;
+
+#[test]
+fn the_bash_factory_uses_its_shell_and_prefix_and_reports_partials_to_the_given_on_update() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![
+            ScriptedReply::tool_call(
+                "call_1",
+                "bash",
+                r#"{"command":"echo prefixed=$PREFIXED"}"#,
+            ),
+            ScriptedReply::text("Ran."),
+        ],
+    )
+    .unwrap();
+    let sandbox = sandbox(&server);
+    let shell = sandbox.project.join("shell.sh");
+    std::fs::write(&shell, "#!/bin/sh\necho via-custom-shell\nexec /bin/sh \"$@\"\n").unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&shell, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    std::fs::write(sandbox.project.join("shell.ts"), SHELL_OPTIONS).unwrap();
+    let run = knightcode(
+        &sandbox,
+        &["--mode", "json", "-e", "shell.ts", "run it"],
+    );
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let result = tool_result_text(&server);
+    assert!(result.contains("via-custom-shell"), "{result}");
+    assert!(result.contains("prefixed=yes"), "{result}");
+    let updates: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.contains("\"tool_execution_update\""))
+        .collect();
+    assert!(!updates.is_empty(), "no partial results: {}", run.stdout);
+    assert!(
+        updates.iter().all(|l| l.contains("wrapped: ")),
+        "{updates:#?}"
+    );
+}
