@@ -94,7 +94,7 @@
   class File extends Blob {
     constructor(parts, name, options) { super(parts, options); this.name = String(name); this.lastModified = (options && options.lastModified) || Date.now(); }
   }
-  // Only for `instanceof` checks and simple fields; multipart uploads are not supported.
+  // Sent as multipart/form-data by `fetch`.
   class FormData {
     constructor() { this.entries_ = []; }
     append(k, v) { this.entries_.push([String(k), v]); }
@@ -134,11 +134,47 @@
     }
     [Symbol.asyncIterator]() { return { next: () => this.next(), return: async () => { await this.cancel(); return { done: true, value: undefined }; }, [Symbol.asyncIterator]() { return this; } }; }
   }
-  function bodyText(body) {
-    if (body === undefined || body === null) return undefined;
-    if (typeof body === "string") return body;
-    if (body instanceof URLSearchParams) return body.toString();
-    if (body instanceof Uint8Array || body instanceof ArrayBuffer) return new TextDecoder().decode(body);
+  // The request body as the `fetch` op takes it: text, or bytes as base64 (typed arrays,
+  // Blob/File, FormData as multipart, streams and async iterables read to the end), and
+  // the content type the body implies when the caller set none.
+  const base64 = (bytes) => Buffer.from(bytes).toString("base64");
+  const bytesOf = (v) => (typeof v === "string" ? new TextEncoder().encode(v) : v instanceof ArrayBuffer ? new Uint8Array(v) : new Uint8Array(v.buffer, v.byteOffset, v.byteLength));
+  function concat(chunks) {
+    const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+    let at = 0;
+    for (const c of chunks) { out.set(c, at); at += c.length; }
+    return out;
+  }
+  function multipart(form) {
+    const boundary = `----knightcode${Math.random().toString(16).slice(2)}${Date.now().toString(16)}`;
+    const quote = (s) => String(s).replace(/"/g, "%22").replace(/\r?\n/g, " ");
+    const chunks = [];
+    for (const [name, value] of form.entries_) {
+      let head = `--${boundary}\r\nContent-Disposition: form-data; name="${quote(name)}"`;
+      if (value instanceof Blob) {
+        head += `; filename="${quote(value.name !== undefined ? value.name : "blob")}"\r\nContent-Type: ${value.type || "application/octet-stream"}`;
+        chunks.push(bytesOf(`${head}\r\n\r\n`), value.bytes_, bytesOf("\r\n"));
+      } else {
+        chunks.push(bytesOf(`${head}\r\n\r\n${String(value)}\r\n`));
+      }
+    }
+    chunks.push(bytesOf(`--${boundary}--\r\n`));
+    return { bytes: concat(chunks), type: `multipart/form-data; boundary=${boundary}` };
+  }
+  async function requestBody(body, headers) {
+    const typed = (type) => { if (type && !headers["content-type"]) headers["content-type"] = type; };
+    if (body === undefined || body === null) return {};
+    if (typeof body === "string") { typed("text/plain;charset=UTF-8"); return { body }; }
+    if (body instanceof URLSearchParams) { typed("application/x-www-form-urlencoded;charset=UTF-8"); return { body: body.toString() }; }
+    if (body instanceof Blob) { typed(body.type); return { bodyBase64: base64(body.bytes_) }; }
+    if (body instanceof FormData) { const m = multipart(body); typed(m.type); return { bodyBase64: base64(m.bytes) }; }
+    if (body instanceof ArrayBuffer || ArrayBuffer.isView(body)) return { bodyBase64: base64(bytesOf(body)) };
+    const iterable = body instanceof ReadableStream ? body : body && typeof body[Symbol.asyncIterator] === "function" ? body : null;
+    if (iterable) {
+      const chunks = [];
+      for await (const chunk of iterable) chunks.push(bytesOf(chunk));
+      return { bodyBase64: base64(concat(chunks)) };
+    }
     throw internal.unsupported("fetch with this body type");
   }
   async function fetch(input, init) {
@@ -147,9 +183,8 @@
     if (o.signal && o.signal.aborted) throw internal.abortError ? internal.abortError() : new Error("This operation was aborted");
     const headers = {};
     new Headers(o.headers).forEach((v, k) => { headers[k] = v; });
-    const body = bodyText(o.body);
-    if (body !== undefined && o.body instanceof URLSearchParams && !headers["content-type"]) headers["content-type"] = "application/x-www-form-urlencoded;charset=UTF-8";
-    const r = op(await kc.fetch(JSON.stringify({ url, method: o.method || "GET", headers, body })));
+    const body = await requestBody(o.body, headers);
+    const r = op(await kc.fetch(JSON.stringify(Object.assign({ url, method: o.method || "GET", headers }, body))));
     const stream = new BodyStream(r.bodyId);
     if (o.signal) o.signal.addEventListener("abort", () => { stream.cancel(); });
     return new Response(stream, { status: r.status, statusText: r.statusText, headers: r.headers, url: r.url });

@@ -112,6 +112,8 @@ pub(crate) async fn fetch(args: Value, bodies: Arc<Bodies>) -> Value {
     }
     if let Some(body) = args.get("body").and_then(Value::as_str) {
         request = request.body(body.to_owned());
+    } else if let Some(bytes) = args.get("bodyBase64").and_then(Value::as_str) {
+        request = request.body(crate::tools::decode_base64(bytes));
     }
     let response = match request.send().await {
         Ok(response) => response,
