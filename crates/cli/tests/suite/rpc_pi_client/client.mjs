@@ -72,6 +72,14 @@ async function step(name, body) {
     }
 }
 
+/** The message a call of RpcClient rejected with, or what it resolved with. */
+function rejection(promise) {
+    return promise.then(
+        (result) => `resolved ${show(result)}`,
+        (e) => e.message,
+    );
+}
+
 /** Resolves with the first event matching `pred` from now on. */
 function nextEvent(client, what, pred) {
     return new Promise((resolve, reject) => {
@@ -199,6 +207,9 @@ if (started) {
         await call("prompt", () => client.prompt("Run the gated command"));
         // The bash tool now waits for a line on gate.fifo, so the run is busy.
         await toolRunning;
+        // Refused without streamingBehavior (RpcClient's void methods do not read the
+        // response, so this shows only in the messages below).
+        await call("prompt", () => client.prompt("Interrupting"));
         await call("steer", () => client.steer("Steer: look at notes.txt"));
         await call("followUp", () => client.followUp("Follow-up: summarise"));
         await writeFile(gate, "open\n");
@@ -215,6 +226,7 @@ if (started) {
         const afterFollowUp = run.indexOf("assistant: After follow-up.");
         check("steer", toolResult >= 0 && steered === toolResult + 1 && afterSteer === steered + 1, "the steering message follows the tool result and is answered", run);
         check("followUp", followed === afterSteer + 1 && afterFollowUp === followed + 1, "the follow-up comes when the agent would stop and is answered", run);
+        check("prompt", !run.includes("user: Interrupting"), "a prompt sent while the agent works is not run", run);
     });
 
     await step("abort", async () => {
@@ -238,6 +250,8 @@ if (started) {
         check("bash", result.output === "from-bash\n" && result.exitCode === 0 && result.cancelled === false, "output, exit code 0, not cancelled", result);
         const messages = await call("getMessages", () => client.getMessages());
         check("bash", messages.at(-1)?.role === "bashExecution" && messages.at(-1)?.command === "echo from-bash", "stored as a bashExecution message", messages.at(-1));
+        const failed = await call("bash", () => client.bash("echo failing >&2; exit 3"));
+        check("bash", failed.exitCode === 3 && failed.output === "failing\n" && failed.cancelled === false, "exit code 3, stderr in the output", failed);
     });
 
     await step("abortBash", async () => {
@@ -282,10 +296,9 @@ if (started) {
         check("setModel", set?.provider === "mock" && set?.id === "mock-model-2", "the model set", set);
         let state = await call("getState", () => client.getState());
         check("setModel", state.model?.id === "mock-model-2", "the state has it", state.model?.id);
-        const missing = await client.setModel("mock", "no-such-model").then(
-            (r) => `resolved ${show(r)}`,
-            (e) => e.message,
-        );
+        const noLevels = await call("cycleThinkingLevel", () => client.cycleThinkingLevel());
+        check("cycleThinkingLevel", noLevels === null, "null for a model without reasoning", noLevels);
+        const missing = await rejection(client.setModel("mock", "no-such-model"));
         check("setModel", missing === "Model not found: mock/no-such-model", "an unknown model is refused", missing);
         // mock-model-2 reads images: one goes with a prompt.
         const image = { type: "image", data: PIXEL, mimeType: "image/png" };
@@ -305,6 +318,9 @@ if (started) {
         check("setSessionName", result === undefined, "resolves with nothing", result);
         const state = await call("getState", () => client.getState());
         check("setSessionName", state.sessionName === "pi client check", "the state has the name", state.sessionName);
+        await call("setSessionName", () => client.setSessionName("   "));
+        const kept = await call("getState", () => client.getState());
+        check("setSessionName", kept.sessionName === "pi client check", "an empty name changes nothing", kept.sessionName);
     });
 
     await step("getSessionStats", async () => {
@@ -326,6 +342,11 @@ if (started) {
         check("exportHtml", path.resolve(project, result?.path ?? "") === target, "the path written", result);
         const page = existsSync(target) ? readFileSync(target, "utf8") : "";
         check("exportHtml", /<html/i.test(page), "an HTML page is there", page.slice(0, 100));
+        // Without a path: named after the session file, in the agent's working directory.
+        const state = await call("getState", () => client.getState());
+        const named = await call("exportHtml", () => client.exportHtml());
+        const base = path.basename(state.sessionFile, ".jsonl");
+        check("exportHtml", named?.path?.endsWith(`-session-${base}.html`) && existsSync(path.resolve(project, named.path)), "a page named after the session file", named);
     });
 
     let before;
@@ -337,6 +358,8 @@ if (started) {
         check("getForkMessages", show(texts.slice(0, 3)) === show(["Say hello", "Second question", "Run the gated command"]) && texts.includes("Tell me a long story"), "the user messages, oldest first", texts);
         check("getForkMessages", forkable.every((m) => typeof m.entryId === "string" && m.entryId.length > 0), "each with an entry id", forkable);
         const second = forkable.find((m) => m.text === "Second question");
+        const invalid = await rejection(client.fork("no-such-entry"));
+        check("fork", invalid === "Invalid entry ID for forking", "an unknown entry is refused", invalid);
         const forked = await call("fork", () => client.fork(second.entryId));
         check("fork", forked?.text === "Second question" && forked?.cancelled === false, "the message's text, not cancelled", forked);
         const state = await call("getState", () => client.getState());
@@ -424,10 +447,7 @@ if (started) {
         });
         await call("stop", () => client.stop());
         check("stop", exit !== undefined && exit.signal !== "SIGKILL", "the agent ends on SIGTERM, before the SIGKILL fallback", exit);
-        const after = await client.getState().then(
-            (r) => `resolved ${show(r)}`,
-            (e) => e.message,
-        );
+        const after = await rejection(client.getState());
         check("stop", after === "Client not started", "commands are refused after stop", after);
     });
 }
