@@ -23,6 +23,7 @@ mod rpc_bash;
 mod rpc_compact;
 mod rpc_extensions;
 mod rpc_io;
+mod rpc_pi_client;
 mod rpc_prompt;
 mod rpc_resources;
 mod rpc_session;

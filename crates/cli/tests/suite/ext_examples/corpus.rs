@@ -22,6 +22,8 @@ const RENAMES: [(&str, &str); 4] = [
 ];
 
 pub struct Corpus {
+    /// The unpacked package (`dist/`, `examples/`, …).
+    pub package: PathBuf,
     /// `examples/extensions` as shipped.
     pub original: PathBuf,
     /// The same tree with the imports rewritten to our package names.
@@ -69,8 +71,10 @@ pub fn corpus() -> Corpus {
             std::fs::remove_dir_all(&staged).unwrap();
         }
     }
+    let package = entry.join("package");
     Corpus {
-        original: entry.join("package").join("examples").join("extensions"),
+        original: package.join("examples").join("extensions"),
+        package,
         rewritten: entry.join("rewritten"),
     }
 }
