@@ -19,7 +19,8 @@
   // Errors no call returns (a throwing timer or event-bus callback) are reported at once.
   internal.reportUncaught = (e) => { kc.reportUncaught(JSON.stringify({ extensionPath: "<unknown>", event: "uncaught", error: message(e), stack: stackOf(e) })); };
 
-  const message = (e) => (e && typeof e === "object" && "message" in e ? String(e.message) : String(e));
+  // QuickJS throws `null` when it cannot even allocate the "out of memory" error.
+  const message = (e) => (e === null ? "out of memory (or the extension threw null)" : e && typeof e === "object" && "message" in e ? String(e.message) : String(e));
   // Stacks point at the TypeScript lines, not the stripped code QuickJS ran.
   const stackOf = (e) => (e && typeof e === "object" && e.stack ? kc.mapStack(String(e.stack)) : undefined);
   const session = (name, args) => op(kc.session(name, JSON.stringify(args === undefined ? null : args)));
