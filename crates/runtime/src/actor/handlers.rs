@@ -12,6 +12,8 @@ use super::Envelope;
 use super::Queueing;
 use super::Reply;
 use super::Responder;
+use super::policy::WhileRunning;
+use super::policy::while_running;
 use super::task::Ctx;
 use super::task::Deferred;
 use super::task::Flow;
@@ -150,19 +152,70 @@ pub(super) async fn busy(ctx: &mut Ctx, envelope: Envelope) {
     let Some((command, responder)) = run_extension_command(ctx, command, responder) else {
         return;
     };
-    if let Command::SetSessionName(name) = &command {
-        let reply = set_session_name(ctx, name).await;
-        ctx.reply(responder, reply).await;
-        return;
-    }
-    if let Some(reply) = shared(ctx, &command, true) {
-        ctx.reply(responder, reply).await;
-        return;
-    }
-    let reply = match &command {
+    let reply = match while_running(&command) {
+        WhileRunning::ServeNow => shared(ctx, &command, true).unwrap_or_else(|| {
+            Reply::Failed(format!("{command:?} has no shared handler; this is a bug."))
+        }),
+        WhileRunning::OwnRule => match busy_own_rule(ctx, &command, responder).await {
+            Some((reply, responder)) => {
+                ctx.reply(responder, reply).await;
+                return;
+            }
+            None => return,
+        },
+        WhileRunning::ChangeNowSaveAfter => {
+            match &command {
+                Command::SetSteeringMode(mode) => ctx.handle.set_steering_mode(*mode),
+                Command::SetFollowUpMode(mode) => ctx.handle.set_follow_up_mode(*mode),
+                _ => {}
+            }
+            defer_silently(ctx, command);
+            Reply::Done
+        }
+        WhileRunning::SaveAfterRun => {
+            defer_silently(ctx, command);
+            Reply::Done
+        }
+        WhileRunning::AbortThenRun => {
+            let waiting_navigation = ctx.deferred.iter().any(|d| {
+                matches!(
+                    d,
+                    Deferred::Command(Envelope {
+                        command: Command::NavigateTree { .. },
+                        ..
+                    })
+                )
+            });
+            if matches!(command, Command::NavigateTree { .. }) && waiting_navigation {
+                Reply::Failed(NAVIGATION_BUSY.to_owned())
+            } else {
+                ctx.handle.abort();
+                ctx.deferred
+                    .push(Deferred::Command(Envelope { command, responder }));
+                return;
+            }
+        }
+        WhileRunning::AfterRun => {
+            ctx.deferred
+                .push(Deferred::Command(Envelope { command, responder }));
+            return;
+        }
+    };
+    ctx.reply(responder, reply).await;
+}
+
+/// The commands with a rule of their own while a prompt runs ([`WhileRunning::OwnRule`]):
+/// the reply to send now, or `None` when the responder was handed on (answered later).
+async fn busy_own_rule(
+    ctx: &mut Ctx,
+    command: &Command,
+    responder: Responder,
+) -> Option<(Reply, Responder)> {
+    let reply = match command {
+        Command::SetSessionName(name) => set_session_name(ctx, name).await,
         Command::EndOfInput => {
             ctx.end_of_input();
-            return;
+            return None;
         }
         Command::Terminate => {
             ctx.terminate().await;
@@ -185,7 +238,7 @@ pub(super) async fn busy(ctx: &mut Ctx, envelope: Envelope) {
         Command::Abort => {
             ctx.handle.abort();
             ctx.deferred.push(Deferred::AbortDone(responder));
-            return;
+            return None;
         }
         Command::SendCustomMessage {
             message, follow_up, ..
@@ -197,20 +250,6 @@ pub(super) async fn busy(ctx: &mut Ctx, envelope: Envelope) {
             }
             Reply::Done
         }
-        Command::SetSteeringMode(mode) => {
-            ctx.handle.set_steering_mode(*mode);
-            defer_silently(ctx, command.clone());
-            Reply::Done
-        }
-        Command::SetFollowUpMode(mode) => {
-            ctx.handle.set_follow_up_mode(*mode);
-            defer_silently(ctx, command.clone());
-            Reply::Done
-        }
-        Command::SetAutoCompaction(_) | Command::SetAutoRetry(_) | Command::SaveSettings(_) => {
-            defer_silently(ctx, command.clone());
-            Reply::Done
-        }
         Command::Bash {
             command: line,
             exclude_from_context,
@@ -220,43 +259,14 @@ pub(super) async fn busy(ctx: &mut Ctx, envelope: Envelope) {
             let mut bash = ctx.bash_template.clone();
             bash.command.clone_from(line);
             bash.exclude_from_context = *exclude_from_context;
-            let id = id.clone();
-            ctx.spawn_bash(bash, responder, id);
-            return;
+            ctx.spawn_bash(bash, responder, id.clone());
+            return None;
         }
-        Command::NavigateTree { .. }
-            if ctx.deferred.iter().any(|d| {
-                matches!(
-                    d,
-                    Deferred::Command(Envelope {
-                        command: Command::NavigateTree { .. },
-                        ..
-                    })
-                )
-            }) =>
-        {
-            Reply::Failed(NAVIGATION_BUSY.to_owned())
-        }
-        Command::NewSession { .. }
-        | Command::SwitchSession(_)
-        | Command::ForkSessionFile(_)
-        | Command::Fork(_)
-        | Command::ExtensionFork { .. }
-        | Command::Clone
-        | Command::NavigateTree { .. }
-        | Command::Compact { .. } => {
-            ctx.handle.abort();
-            ctx.deferred
-                .push(Deferred::Command(Envelope { command, responder }));
-            return;
-        }
-        _ => {
-            ctx.deferred
-                .push(Deferred::Command(Envelope { command, responder }));
-            return;
-        }
+        other => Reply::Failed(format!(
+            "{other:?} has no rule while a prompt runs; this is a bug."
+        )),
     };
-    ctx.reply(responder, reply).await;
+    Some((reply, responder))
 }
 
 /// Starts a prompt that names an extension command beside the task, which keeps serving:

@@ -15,6 +15,7 @@
 
 mod bash_jobs;
 mod handlers;
+mod policy;
 mod task;
 
 pub use handlers::ALREADY_PROCESSING;
