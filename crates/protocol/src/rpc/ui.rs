@@ -84,8 +84,13 @@ pub enum UiRequestKind {
     },
     #[serde(rename = "setTitle")]
     SetTitle { title: String },
+    /// Without `text` (an extension's `setEditorText(undefined)`, which the reference writes
+    /// without the field) the editor is emptied.
     #[serde(rename = "set_editor_text")]
-    SetEditorText { text: String },
+    SetEditorText {
+        #[serde(default)]
+        text: String,
+    },
 }
 
 impl UiRequestKind {
