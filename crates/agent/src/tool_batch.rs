@@ -188,7 +188,7 @@ impl ToolBatch<'_> {
         } else if calls.is_empty() {
             Vec::new()
         } else {
-            vec![0..calls.len()]
+            std::iter::once(0..calls.len()).collect()
         }
     }
 

@@ -104,7 +104,10 @@ impl<D: Decoder> Pipeline<D> {
 
     /// The events parsed since the last call, in stream order.
     pub(crate) fn take_captured(&mut self) -> Vec<serde_json::Value> {
-        self.captured.as_mut().map(std::mem::take).unwrap_or_default()
+        self.captured
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     pub(crate) fn feed(&mut self, chunk: &[u8]) -> Result<(), String> {

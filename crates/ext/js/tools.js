@@ -47,7 +47,7 @@
       if (signal && signal.aborted) throw new Error("Operation aborted");
       if (signal) signal.addEventListener("abort", abort);
       try {
-        const shell = name === "bash" ? { shellPath: o.shellPath, commandPrefix: o.commandPrefix } : {};
+        const shell = name === "bash" ? { shellPath: o.shellPath, commandPrefix: o.commandPrefix } : name === "read" ? { autoResizeImages: o.autoResizeImages !== false } : {};
         const r = op(await kc.builtinTool(JSON.stringify(Object.assign({ name, cwd: cwd || g.process.cwd(), toolCallId, params, spawn, operations: handle, methods, run, jsUpdates }, shell))));
         const out = { content: r.content, details: r.details === null ? undefined : r.details };
         if (r.isError) out.isError = true;
@@ -90,6 +90,9 @@
         return { isDirectory: flag(s.isDirectory), isFile: flag(s.isFile), size: s.size || 0 };
       }
       case "readdir": return (await operations.readdir(args[0])).map((e) => (typeof e === "string" ? e : e.name));
+      case "isDirectory": return !!(await operations.isDirectory(args[0]));
+      case "exists": return !!(await operations.exists(args[0]));
+      case "glob": return Array.from(await operations.glob(args[0], args[1], args[2]), String);
       case "exec": {
         const controller = new AbortController();
         execs.set(args.sink, controller);

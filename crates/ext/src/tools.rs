@@ -82,6 +82,37 @@ impl JsOperations {
         self.methods.iter().any(|m| m == method)
     }
 
+    /// `stat` for operation sets that only answer pi's narrower questions: grep's
+    /// `isDirectory` (throws when the path is missing) or find's `exists`.
+    async fn stat_from_checks(&self, path: &Path) -> io::Result<FileStat> {
+        let args = json!([path_text(path)]);
+        if self.has("isDirectory") {
+            let value = self.call("isDirectory", args).await.map_err(io_error)?;
+            let is_dir = value.as_bool() == Some(true);
+            return Ok(FileStat {
+                is_dir,
+                is_file: !is_dir,
+                size: 0,
+            });
+        }
+        if self.has("exists") {
+            let value = self.call("exists", args).await.map_err(io_error)?;
+            if value.as_bool() != Some(true) {
+                return Err(io::Error::from(io::ErrorKind::NotFound));
+            }
+            // Find only asks whether its folder exists; the operations' glob does the rest.
+            return Ok(FileStat {
+                is_dir: true,
+                is_file: false,
+                size: 0,
+            });
+        }
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "these operations have no stat",
+        ))
+    }
+
     async fn call(&self, method: &str, args: Value) -> Result<Value, String> {
         let engine = self
             .engine
@@ -173,10 +204,7 @@ impl FileOps for JsOperations {
     fn stat<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<FileStat>> {
         Box::pin(async move {
             if !self.has("stat") {
-                return Err(io::Error::new(
-                    io::ErrorKind::Unsupported,
-                    "these operations have no stat",
-                ));
+                return self.stat_from_checks(path).await;
             }
             let value = self
                 .call("stat", json!([path_text(path)]))
@@ -219,11 +247,35 @@ impl FileOps for JsOperations {
         })
     }
 
-    fn glob<'a>(&'a self, _request: GlobRequest) -> BoxFuture<'a, Result<GlobOutput, ToolsError>> {
+    fn glob<'a>(&'a self, request: GlobRequest) -> BoxFuture<'a, Result<GlobOutput, ToolsError>> {
         Box::pin(async move {
-            Err(ToolsError::message(
-                "find with custom operations is not supported by KnightCode yet",
-            ))
+            if !self.has("glob") {
+                return Err(ToolsError::message(
+                    "these find operations have no glob(pattern, cwd, {ignore, limit})",
+                ));
+            }
+            let call = self.call(
+                "glob",
+                json!([
+                    request.pattern,
+                    path_text(&request.dir),
+                    { "ignore": request.ignore, "limit": request.limit },
+                ]),
+            );
+            let value = tokio::select! {
+                biased;
+                () = request.cancel.cancelled() => return Err(ToolsError::Aborted),
+                value = call => value.map_err(ToolsError::message)?,
+            };
+            let paths: Vec<String> = value
+                .as_array()
+                .map(|list| {
+                    list.iter()
+                        .filter_map(|v| v.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default();
+            Ok(GlobOutput::from(paths))
         })
     }
 }
@@ -294,6 +346,8 @@ pub(crate) struct BuiltinRun {
     pub run: u64,
     /// Whether the caller passed an `onUpdate` (partial results go back to JS for it).
     pub js_updates: bool,
+    /// The read factory's `autoResizeImages` option (on unless it is `false`).
+    pub auto_resize_images: bool,
     /// The bash factory's `shellPath` and `commandPrefix` options.
     pub shell_path: Option<PathBuf>,
     pub command_prefix: Option<String>,
@@ -327,6 +381,8 @@ impl BuiltinRun {
             }),
             run: args.get("run").and_then(Value::as_u64).unwrap_or(0),
             js_updates: args.get("jsUpdates").and_then(Value::as_bool) == Some(true),
+            auto_resize_images: args.get("autoResizeImages").and_then(Value::as_bool)
+                != Some(false),
             shell_path: args
                 .get("shellPath")
                 .and_then(Value::as_str)
@@ -381,6 +437,12 @@ pub(crate) async fn run_builtin(
     let mut config = ToolsConfig::default();
     config.bash.shell_path.clone_from(&run.shell_path);
     config.bash.command_prefix.clone_from(&run.command_prefix);
+    if !run.auto_resize_images {
+        config.images = Some(Arc::new(|| knightcode_tools::ImagePolicy {
+            auto_resize: false,
+            ..knightcode_tools::ImagePolicy::default()
+        }));
+    }
     if let Some(ops) = &operations {
         if ops.has("exec") {
             config.bash.ops = Some(Arc::new(ops.clone()));

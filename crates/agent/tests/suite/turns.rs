@@ -229,7 +229,11 @@ async fn parallel_calls_start_in_the_models_order_and_run_together() {
                     all.wait_for(|n| *n == calls),
                 )
                 .await;
-                let note = if waited.is_ok() { "" } else { " (timed out waiting for all 8 calls to start)" };
+                let note = if waited.is_ok() {
+                    ""
+                } else {
+                    " (timed out waiting for all 8 calls to start)"
+                };
                 log.lock().unwrap().push(format!("end {id}{note}"));
                 Ok(ToolOutput::text(id))
             }
@@ -249,7 +253,10 @@ async fn parallel_calls_start_in_the_models_order_and_run_together() {
     let starts: Vec<&String> = log.iter().filter(|l| l.starts_with("start")).collect();
     let expected: Vec<String> = (1..=calls).map(|n| format!("start p{n}")).collect();
     assert_eq!(starts, expected.iter().collect::<Vec<_>>(), "{log:?}");
-    assert!(log[..calls].iter().all(|l| l.starts_with("start")), "{log:?}");
+    assert!(
+        log[..calls].iter().all(|l| l.starts_with("start")),
+        "{log:?}"
+    );
     assert!(log.iter().all(|l| !l.contains("timed out")), "{log:?}");
 }
 

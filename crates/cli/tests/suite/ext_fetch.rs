@@ -54,7 +54,10 @@ fn fetch_sends_bytes_blobs_forms_and_streams() {
     };
     assert_eq!(text("/bytes"), "raw bytes");
     assert_eq!(text("/blob"), r#"{"from":"blob"}"#);
-    assert_eq!(find("/blob").header("content-type"), Some("application/json"));
+    assert_eq!(
+        find("/blob").header("content-type"),
+        Some("application/json")
+    );
     assert_eq!(text("/stream"), "streamed text");
     assert_eq!(text("/typed"), "hi");
     assert_eq!(

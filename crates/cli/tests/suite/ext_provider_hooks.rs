@@ -50,7 +50,15 @@ fn header_handlers_edit_the_request_and_stream_handlers_see_every_raw_event() {
     std::fs::write(sb.project.join("second.ts"), SECOND).unwrap();
     let run = knightcode(
         &sb,
-        &["--mode", "json", "-e", "first.ts", "-e", "second.ts", "hello"],
+        &[
+            "--mode",
+            "json",
+            "-e",
+            "first.ts",
+            "-e",
+            "second.ts",
+            "hello",
+        ],
     );
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
     assert!(!run.stdout.contains("extension_error"), "{}", run.stdout);
@@ -67,7 +75,11 @@ fn header_handlers_edit_the_request_and_stream_handlers_see_every_raw_event() {
     assert_eq!(header("x-probe").as_deref(), Some("added"));
     assert_eq!(header("x-second").as_deref(), Some("saw-first"));
     assert_eq!(header("authorization"), None, "{:?}", requests[0].headers);
-    assert!(header("content-type").is_some(), "{:?}", requests[0].headers);
+    assert!(
+        header("content-type").is_some(),
+        "{:?}",
+        requests[0].headers
+    );
 
     let text = std::fs::read_to_string(sb.project.join("stream-events.jsonl")).unwrap();
     let events: Vec<Value> = text

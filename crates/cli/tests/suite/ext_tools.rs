@@ -184,27 +184,24 @@ fn the_bash_factory_uses_its_shell_and_prefix_and_reports_partials_to_the_given_
     let server = MockServer::start_blocking(
         WireFormat::OpenAiCompletions,
         vec![
-            ScriptedReply::tool_call(
-                "call_1",
-                "bash",
-                r#"{"command":"echo prefixed=$PREFIXED"}"#,
-            ),
+            ScriptedReply::tool_call("call_1", "bash", r#"{"command":"echo prefixed=$PREFIXED"}"#),
             ScriptedReply::text("Ran."),
         ],
     )
     .unwrap();
     let sandbox = sandbox(&server);
     let shell = sandbox.project.join("shell.sh");
-    std::fs::write(&shell, "#!/bin/sh\necho via-custom-shell\nexec /bin/sh \"$@\"\n").unwrap();
+    std::fs::write(
+        &shell,
+        "#!/bin/sh\necho via-custom-shell\nexec /bin/sh \"$@\"\n",
+    )
+    .unwrap();
     {
         use std::os::unix::fs::PermissionsExt as _;
         std::fs::set_permissions(&shell, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
     std::fs::write(sandbox.project.join("shell.ts"), SHELL_OPTIONS).unwrap();
-    let run = knightcode(
-        &sandbox,
-        &["--mode", "json", "-e", "shell.ts", "run it"],
-    );
+    let run = knightcode(&sandbox, &["--mode", "json", "-e", "shell.ts", "run it"]);
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
     let result = tool_result_text(&server);
     assert!(result.contains("via-custom-shell"), "{result}");
@@ -219,4 +216,125 @@ fn the_bash_factory_uses_its_shell_and_prefix_and_reports_partials_to_the_given_
         updates.iter().all(|l| l.contains("wrapped: ")),
         "{updates:#?}"
     );
+}
+
+const REMOTE_SEARCH: &str = r#"
+import { createFindTool, createGrepTool } from "@mariozechner/pi-coding-agent";
+
+export default function (pi) {
+  const cwd = process.cwd();
+  const asked = [];
+  pi.registerTool(createFindTool(cwd, {
+    operations: {
+      exists: async (p) => { asked.push(`exists ${p.replace(cwd, "<cwd>")}`); return true; },
+      glob: async (pattern, dir, { ignore, limit }) => {
+        asked.push(`glob ${pattern} ${dir.replace(cwd, "<cwd>")} ${ignore.join(",")} ${limit}`);
+        return [`${dir}/remote/a.ts`, "remote/b.ts"];
+      },
+    },
+  }));
+  pi.registerTool(createGrepTool(cwd, {
+    operations: {
+      isDirectory: async (p) => { asked.push(`isDirectory ${p.replace(cwd, "<cwd>")}`); return true; },
+      readFile: async (p) => "",
+    },
+  }));
+  pi.on("agent_end", () => { require("node:fs").writeFileSync("asked.txt", asked.join("\n")); });
+}
+"#;
+
+#[test]
+fn find_and_grep_factories_with_custom_operations_ask_them() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![
+            ScriptedReply::tool_call("call_1", "find", r#"{"pattern":"*.ts"}"#),
+            ScriptedReply::text("Found."),
+        ],
+    )
+    .unwrap();
+    let sandbox = sandbox(&server);
+    std::fs::write(sandbox.project.join("search.ts"), REMOTE_SEARCH).unwrap();
+    let run = knightcode(&sandbox, &["-p", "-e", "search.ts", "find ts"]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let result = tool_result_text(&server);
+    assert!(result.contains("remote/a.ts\\nremote/b.ts"), "{result}");
+    let asked = std::fs::read_to_string(sandbox.project.join("asked.txt")).unwrap();
+    assert_eq!(
+        asked,
+        "exists <cwd>\nglob *.ts <cwd> **/node_modules/**,**/.git/** 1000"
+    );
+
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![
+            ScriptedReply::tool_call("call_2", "grep", r#"{"pattern":"needle"}"#),
+            ScriptedReply::text("Searched."),
+        ],
+    )
+    .unwrap();
+    let sandbox = oneshot_common::sandbox(&server);
+    std::fs::write(sandbox.project.join("search.ts"), REMOTE_SEARCH).unwrap();
+    std::fs::write(sandbox.project.join("hay.txt"), "a needle here\n").unwrap();
+    let run = knightcode(&sandbox, &["-p", "-e", "search.ts", "grep"]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let result = tool_result_text(&server);
+    assert!(result.contains("hay.txt:1: a needle here"), "{result}");
+    let asked = std::fs::read_to_string(sandbox.project.join("asked.txt")).unwrap();
+    assert_eq!(asked, "isDirectory <cwd>");
+}
+
+const READ_AS_IS: &str = r#"
+import { createReadTool } from "@mariozechner/pi-coding-agent";
+
+export default function (pi) {
+  pi.registerTool(createReadTool(process.cwd(), { autoResizeImages: false }));
+}
+"#;
+
+/// The image block's width and height as the second request carries it (an OpenAI
+/// `image_url` data URL in the user message that follows the tool result).
+fn sent_image_size(server: &MockServer) -> (u32, u32) {
+    let body = server.requests()[1].body.to_string();
+    let start = body
+        .find("data:image/png;base64,")
+        .expect("an image in the request")
+        + "data:image/png;base64,".len();
+    let end = start + body[start..].find('"').unwrap();
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(&body[start..end])
+        .unwrap();
+    let image = image::load_from_memory(&bytes).unwrap();
+    (image.width(), image.height())
+}
+
+#[test]
+fn the_read_factory_without_auto_resize_sends_a_large_image_as_it_is() {
+    let wide = image::RgbImage::from_fn(2400, 8, |x, y| {
+        image::Rgb([(x % 251) as u8, (y % 241) as u8, ((x ^ y) % 239) as u8])
+    });
+    for (extension, expected) in [(READ_AS_IS, 2400), (WRITE, 2000)] {
+        let server = MockServer::start_blocking(
+            WireFormat::OpenAiCompletions,
+            vec![
+                ScriptedReply::tool_call("call_1", "read", r#"{"path":"wide.png"}"#),
+                ScriptedReply::text("Seen."),
+            ],
+        )
+        .unwrap();
+        let sandbox = sandbox(&server);
+        // A model that takes images, so the image reaches the request.
+        let models = serde_json::json!({"providers": {"mock": {
+            "baseUrl": server.base_url(), "api": "openai-completions", "apiKey": "test-key",
+            "models": [{"id": "mock-model", "name": "Mock", "reasoning": false, "input": ["text", "image"],
+                        "contextWindow": 128000, "maxTokens": 4096}]}}});
+        std::fs::write(sandbox.agent.join("models.json"), models.to_string()).unwrap();
+        wide.save(sandbox.project.join("wide.png")).unwrap();
+        // The write-only extension leaves our own read tool, which fits images to 2000 px.
+        std::fs::write(sandbox.project.join("ext.ts"), extension).unwrap();
+        let run = knightcode(&sandbox, &["-p", "-e", "ext.ts", "look"]);
+        assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+        assert_eq!(sent_image_size(&server).0, expected);
+    }
 }

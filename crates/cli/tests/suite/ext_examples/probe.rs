@@ -295,7 +295,11 @@ fn replaced_copy(ext: &Path, probe: &Value, dirs: &Dirs) -> PathBuf {
     let mut text = std::fs::read_to_string(ext).expect("`replace` needs a single-file example");
     for pair in pairs {
         let old = pair[0].as_str().expect("`replace` pairs are [old, new]");
-        assert!(text.contains(old), "{} does not contain {old:?}", ext.display());
+        assert!(
+            text.contains(old),
+            "{} does not contain {old:?}",
+            ext.display()
+        );
         text = text.replace(old, &expand(pair[1].as_str().unwrap(), dirs, ext));
     }
     let copy = dirs.root.path().join(ext.file_name().unwrap());
