@@ -155,7 +155,7 @@ async fn run_prompts(
             match &item {
                 SessionEvent::Reply { reply, .. } => match reply {
                     Reply::Prompt(PromptDisposition::Started) => running = true,
-                    Reply::Failed(message) => return Err(message.clone()),
+                    Reply::Failed(error) => return Err(error.to_string()),
                     // Handled by a hook: nothing runs, unless the handler started a turn of
                     // its own (an extension command's `sendUserMessage`), which was queued
                     // before this reply; then that run is this prompt's.

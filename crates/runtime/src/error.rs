@@ -29,6 +29,10 @@ pub enum RuntimeError {
     #[error("{0}")]
     Rejected(String),
 
+    /// An extension's `session_before_tree` cancelled a navigation.
+    #[error("{}", crate::actor::NAVIGATION_CANCELLED)]
+    NavigationCancelled,
+
     #[error(transparent)]
     Session(#[from] knightcode_session::SessionError),
 

@@ -10,6 +10,7 @@ use knightcode_protocol::rpc::PromptDisposition;
 use knightcode_runtime::Command;
 use knightcode_runtime::Reply;
 use knightcode_runtime::SessionEvent;
+use knightcode_runtime::actor::CommandError;
 use knightcode_runtime::actor::Queueing;
 use knightcode_runtime::actor::SummaryRequest;
 use knightcode_runtime::hooks::InputSource;
@@ -198,18 +199,16 @@ impl Ui {
         if matches!(pending, Pending::Navigated(_)) && self.compacting {
             // The branch summary is written (or not).
             self.session_job_ended();
-            if let Reply::Failed(message) = &reply
-                && message == knightcode_runtime::actor::NAVIGATION_CANCELLED
-            {
+            if let Reply::Failed(CommandError::NavigationCancelled) = &reply {
                 self.info("Navigation cancelled; you are still on the same branch.");
                 return;
             }
         }
-        if let (Pending::Compacted, Reply::Failed(message)) = (&pending, &reply) {
-            if message == knightcode_runtime::compaction::COMPACTION_CANCELLED {
+        if let (Pending::Compacted, Reply::Failed(error)) = (&pending, &reply) {
+            if *error == CommandError::CompactionCancelled {
                 self.info("Compaction cancelled.");
             } else {
-                self.error(message);
+                self.error(&error.to_string());
             }
             return;
         }
@@ -217,7 +216,8 @@ impl Ui {
             self.on_exported(purpose, reply);
             return;
         }
-        if let Reply::Failed(message) = &reply {
+        if let Reply::Failed(error) = &reply {
+            let message = &error.to_string();
             if pending == Pending::Prompt {
                 self.running = false;
                 self.set_working(None);

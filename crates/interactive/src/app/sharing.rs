@@ -282,7 +282,8 @@ impl Ui {
     pub fn on_exported(&mut self, purpose: ExportFor, reply: Reply) {
         let path = match reply {
             Reply::Exported(path) => path,
-            Reply::Failed(message) => {
+            Reply::Failed(error) => {
+                let message = error.to_string();
                 if let ExportFor::Share { dir } | ExportFor::Bug { dir, .. } = &purpose {
                     let _ = std::fs::remove_dir_all(dir);
                 }

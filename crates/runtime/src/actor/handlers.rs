@@ -8,6 +8,7 @@ use knightcode_protocol::ContentBlock;
 use knightcode_protocol::rpc::PromptDisposition;
 
 use super::Command;
+use super::CommandError;
 use super::Envelope;
 use super::Queueing;
 use super::Reply;
@@ -40,7 +41,7 @@ pub const COMPACTION_BUSY: &str = "Cannot submit a prompt while compaction is in
 fn exported(result: crate::Result<std::path::PathBuf>) -> Reply {
     match result {
         Ok(path) => Reply::Exported(path),
-        Err(error) => Reply::Failed(error.to_string()),
+        Err(error) => Reply::Failed(error.into()),
     }
 }
 
@@ -101,11 +102,11 @@ fn shared(ctx: &Ctx, command: &Command, streaming: bool) -> Option<Reply> {
         Command::GetForkMessages => Reply::ForkMessages(view.fork_messages()),
         Command::GetEntries { since } => match view.entries(since.as_deref()) {
             Ok(entries) => Reply::Entries(entries),
-            Err(error) => Reply::Failed(error.to_string()),
+            Err(error) => Reply::Failed(error.into()),
         },
         Command::GetTree => match view.tree_json() {
             Ok(json) => Reply::Tree(json),
-            Err(error) => Reply::Failed(error.to_string()),
+            Err(error) => Reply::Failed(error.into()),
         },
         Command::GetLastAssistantText => Reply::LastAssistantText(view.last_assistant_text()),
         Command::GetCommands => Reply::Commands(view.commands()),
@@ -139,7 +140,7 @@ async fn set_session_name(ctx: &mut Ctx, name: &str) -> Reply {
                 .await;
             Reply::Done
         }
-        Err(error) => Reply::Failed(error.to_string()),
+        Err(error) => Reply::Failed(error.into()),
     }
 }
 
@@ -154,7 +155,9 @@ pub(super) async fn busy(ctx: &mut Ctx, envelope: Envelope) {
     };
     let reply = match while_running(&command) {
         WhileRunning::ServeNow => shared(ctx, &command, true).unwrap_or_else(|| {
-            Reply::Failed(format!("{command:?} has no shared handler; this is a bug."))
+            Reply::Failed(CommandError::Failed(format!(
+                "{command:?} has no shared handler; this is a bug."
+            )))
         }),
         WhileRunning::OwnRule => match busy_own_rule(ctx, &command, responder).await {
             Some((reply, responder)) => {
@@ -187,7 +190,7 @@ pub(super) async fn busy(ctx: &mut Ctx, envelope: Envelope) {
                 )
             });
             if matches!(command, Command::NavigateTree { .. }) && waiting_navigation {
-                Reply::Failed(NAVIGATION_BUSY.to_owned())
+                Reply::Failed(CommandError::NavigationBusy)
             } else {
                 ctx.handle.abort();
                 ctx.deferred
@@ -232,7 +235,7 @@ async fn busy_own_rule(
             match queueing {
                 Some(Queueing::Steer) => queue(ctx, text, images, true, expand),
                 Some(Queueing::FollowUp) => queue(ctx, text, images, false, expand),
-                None => Reply::Failed(ALREADY_PROCESSING.to_owned()),
+                None => Reply::Failed(CommandError::AlreadyProcessing),
             }
         }
         Command::Abort => {
@@ -262,9 +265,9 @@ async fn busy_own_rule(
             ctx.spawn_bash(bash, responder, id.clone());
             return None;
         }
-        other => Reply::Failed(format!(
+        other => Reply::Failed(CommandError::Failed(format!(
             "{other:?} has no rule while a prompt runs; this is a bug."
-        )),
+        ))),
     };
     Some((reply, responder))
 }
@@ -340,7 +343,7 @@ pub(super) async fn idle(session: &mut AgentSession, ctx: &mut Ctx, envelope: En
                 flow = Flow::Run(messages);
                 Reply::Prompt(PromptDisposition::Started)
             }
-            Err(error) => Reply::Failed(error.to_string()),
+            Err(error) => Reply::Failed(error.into()),
         },
         Command::Abort => Reply::Done,
         Command::SendCustomMessage {
@@ -353,7 +356,7 @@ pub(super) async fn idle(session: &mut AgentSession, ctx: &mut Ctx, envelope: En
                 Reply::Prompt(PromptDisposition::Started)
             }
             Ok(PromptStart::Handled) => Reply::Done,
-            Err(error) => Reply::Failed(error.to_string()),
+            Err(error) => Reply::Failed(error.into()),
         },
         Command::Compact {
             custom_instructions,
@@ -398,8 +401,7 @@ pub(super) async fn idle(session: &mut AgentSession, ctx: &mut Ctx, envelope: En
         }
         other => match changing(session, ctx, &other).await {
             Some(reply) => reply,
-            None => shared(ctx, &other, false)
-                .unwrap_or_else(|| Reply::Failed("This command is not available.".to_owned())),
+            None => shared(ctx, &other, false).unwrap_or(Reply::Failed(CommandError::NotAvailable)),
         },
     };
     ctx.reply(responder, reply).await;
@@ -430,7 +432,7 @@ async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) 
                 thinking_event(ctx, change.changed, change.level).await;
                 Reply::Forked { text }
             }
-            Err(error) => Reply::Failed(error.to_string()),
+            Err(error) => Reply::Failed(error.into()),
         },
         Command::ExtensionFork { entry_id, at: true } => {
             match session.clone_session_at(Some(entry_id)).await {
@@ -438,7 +440,7 @@ async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) 
                     thinking_event(ctx, change.changed, change.level).await;
                     Reply::SessionReplaced { cancelled: false }
                 }
-                Err(error) => Reply::Failed(error.to_string()),
+                Err(error) => Reply::Failed(error.into()),
             }
         }
         Command::NewSession { parent_session } => {
@@ -447,7 +449,7 @@ async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) 
                     thinking_event(ctx, change.changed, change.level).await;
                     Reply::SessionReplaced { cancelled: false }
                 }
-                Err(error) => Reply::Failed(error.to_string()),
+                Err(error) => Reply::Failed(error.into()),
             }
         }
         Command::SwitchSession(path) => match session.switch_session(path).await {
@@ -455,21 +457,21 @@ async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) 
                 thinking_event(ctx, change.changed, change.level).await;
                 Reply::SessionReplaced { cancelled: false }
             }
-            Err(error) => Reply::Failed(error.to_string()),
+            Err(error) => Reply::Failed(error.into()),
         },
         Command::ForkSessionFile(path) => match session.fork_session_file(path).await {
             Ok(change) => {
                 thinking_event(ctx, change.changed, change.level).await;
                 Reply::SessionReplaced { cancelled: false }
             }
-            Err(error) => Reply::Failed(error.to_string()),
+            Err(error) => Reply::Failed(error.into()),
         },
         Command::Fork(entry_id) => match session.fork(entry_id).await {
             Ok((text, change)) => {
                 thinking_event(ctx, change.changed, change.level).await;
                 Reply::Forked { text }
             }
-            Err(error) => Reply::Failed(error.to_string()),
+            Err(error) => Reply::Failed(error.into()),
         },
         Command::NavigateTree {
             entry_id,
@@ -484,12 +486,12 @@ async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) 
                 text: navigated.text,
                 restored: navigated.restored,
             },
-            Err(error) => Reply::Failed(error.to_string()),
+            Err(error) => Reply::Failed(error.into()),
         },
         Command::SetScopedModels { models, save } => {
             match session.set_scoped_models(models, *save) {
                 Ok(()) => Reply::Done,
-                Err(error) => Reply::Failed(error.to_string()),
+                Err(error) => Reply::Failed(error.into()),
             }
         }
         Command::Clone => match session.clone_session().await {
@@ -497,7 +499,7 @@ async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) 
                 thinking_event(ctx, change.changed, change.level).await;
                 Reply::SessionReplaced { cancelled: false }
             }
-            Err(error) => Reply::Failed(error.to_string()),
+            Err(error) => Reply::Failed(error.into()),
         },
         Command::SetModel { provider, model_id } => {
             match session.set_model(provider, model_id).await {
@@ -505,7 +507,7 @@ async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) 
                     thinking_event(ctx, switch.thinking_changed, switch.thinking).await;
                     Reply::ModelSet(switch)
                 }
-                Err(error) => Reply::Failed(error.to_string()),
+                Err(error) => Reply::Failed(error.into()),
             }
         }
         Command::CycleModel { forward } => match session.cycle_model_towards(*forward).await {
@@ -514,7 +516,7 @@ async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) 
                 Reply::ModelCycled(Some(switch))
             }
             Ok(None) => Reply::ModelCycled(None),
-            Err(error) => Reply::Failed(error.to_string()),
+            Err(error) => Reply::Failed(error.into()),
         },
         Command::GetAvailableModels => {
             if ctx.models.is_none() {
@@ -528,7 +530,7 @@ async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) 
                     thinking_event(ctx, switch.thinking_changed, switch.thinking).await;
                     Reply::ModelSet(switch)
                 }
-                Err(error) => Reply::Failed(error.to_string()),
+                Err(error) => Reply::Failed(error.into()),
             }
         }
         Command::SetThinkingLevelForSession(level) => {
@@ -537,7 +539,7 @@ async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) 
                     thinking_event(ctx, change.changed, change.level).await;
                     Reply::Done
                 }
-                Err(error) => Reply::Failed(error.to_string()),
+                Err(error) => Reply::Failed(error.into()),
             }
         }
         Command::SetThinkingLevel(level) => match session.set_thinking_level(*level) {
@@ -545,7 +547,7 @@ async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) 
                 thinking_event(ctx, change.changed, change.level).await;
                 Reply::Done
             }
-            Err(error) => Reply::Failed(error.to_string()),
+            Err(error) => Reply::Failed(error.into()),
         },
         Command::CycleThinkingLevel => match session.cycle_thinking_level() {
             Ok(Some(change)) => {
@@ -553,7 +555,7 @@ async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) 
                 Reply::ThinkingCycled(Some(change))
             }
             Ok(None) => Reply::ThinkingCycled(None),
-            Err(error) => Reply::Failed(error.to_string()),
+            Err(error) => Reply::Failed(error.into()),
         },
         Command::SetSteeringMode(mode) => {
             session.set_steering_mode(*mode);

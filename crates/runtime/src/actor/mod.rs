@@ -14,10 +14,12 @@
 //! writes the stream in order (RPC mode) keeps that order without bookkeeping.
 
 mod bash_jobs;
+mod command_error;
 mod handlers;
 mod policy;
 mod task;
 
+pub use command_error::CommandError;
 pub use handlers::ALREADY_PROCESSING;
 pub use handlers::BRANCH_SUMMARY_BUSY;
 pub use handlers::COMPACTION_BUSY;
@@ -232,8 +234,8 @@ pub enum Command {
 pub enum Reply {
     /// Done; nothing to report.
     Done,
-    /// Refused or failed, with the message for the user.
-    Failed(String),
+    /// Refused or failed: what happened, and the message for the user.
+    Failed(CommandError),
     Prompt(PromptDisposition),
     Cleared(QueuedMessages),
     ModelSet(ModelSwitch),
@@ -873,7 +875,7 @@ impl SessionHandle {
         let (tx, rx) = oneshot::channel();
         self.send(command, Responder::Oneshot(tx));
         rx.await
-            .unwrap_or_else(|_| Reply::Failed("The session has ended.".to_owned()))
+            .unwrap_or_else(|_| Reply::Failed(CommandError::Ended))
     }
 
     /// Empties both queues at once and returns what they held (Escape puts it back into the

@@ -20,6 +20,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::Command;
+use super::CommandError;
 use super::Envelope;
 use super::Reply;
 use super::Responder;
@@ -360,14 +361,14 @@ async fn run_job(session: &mut AgentSession, ctx: &mut Ctx, flow: Flow) {
                 restore_files,
                 &cancel,
             );
-            let outcome = serve_during(ctx, &cancel, handlers::BRANCH_SUMMARY_BUSY, job).await;
+            let outcome = serve_during(ctx, &cancel, CommandError::BranchSummaryBusy, job).await;
             let reply = match outcome {
                 Ok(navigated) => Reply::Navigated {
                     text: navigated.text,
                     restored: navigated.restored,
                 },
-                Err(CompactionError::Cancelled) => Reply::Failed(NAVIGATION_CANCELLED.to_owned()),
-                Err(error) => Reply::Failed(error.to_string()),
+                Err(CompactionError::Cancelled) => Reply::Failed(CommandError::NavigationCancelled),
+                Err(error) => Reply::Failed(error.into()),
             };
             ctx.reply(responder, reply).await;
             finish_deferred(session, ctx).await;
@@ -375,10 +376,10 @@ async fn run_job(session: &mut AgentSession, ctx: &mut Ctx, flow: Flow) {
         Flow::Undo { responder } => {
             let cancel = CancellationToken::new();
             let job = session.undo_with_dialogs(&cancel);
-            let outcome = serve_during(ctx, &cancel, handlers::UNDO_BUSY, job).await;
+            let outcome = serve_during(ctx, &cancel, CommandError::UndoBusy, job).await;
             let reply = match outcome {
                 Ok(()) => Reply::Prompt(knightcode_protocol::rpc::PromptDisposition::Handled),
-                Err(error) => Reply::Failed(error.to_string()),
+                Err(error) => Reply::Failed(error.into()),
             };
             ctx.reply(responder, reply).await;
             finish_deferred(session, ctx).await;
@@ -398,15 +399,16 @@ async fn run_compaction(
 ) -> bool {
     let cancel = CancellationToken::new();
     let job = session.compact(reason, custom_instructions.as_deref(), &cancel);
-    let outcome = serve_during(ctx, &cancel, handlers::COMPACTION_BUSY, job).await;
+    let outcome = serve_during(ctx, &cancel, CommandError::CompactionBusy, job).await;
     let aborted = cancel.is_cancelled();
     let reply = match outcome {
         Ok(result) => Reply::Compacted(result),
-        Err(error) => Reply::Failed(
+        Err(CompactionError::Cancelled) => Reply::Failed(CommandError::CompactionCancelled),
+        Err(error) => Reply::Failed(CommandError::Failed(
             error
                 .message_for(reason)
                 .unwrap_or_else(|| error.to_string()),
-        ),
+        )),
     };
     ctx.reply(responder, reply).await;
     finish_deferred(session, ctx).await;
@@ -419,7 +421,7 @@ async fn run_compaction(
 async fn serve_during<T>(
     ctx: &mut Ctx,
     cancel: &CancellationToken,
-    busy: &str,
+    busy: CommandError,
     job: impl Future<Output = T>,
 ) -> T {
     tokio::pin!(job);
@@ -436,7 +438,7 @@ async fn serve_during<T>(
                 }
                 Some(Envelope { command: Command::Prompt { queueing: None, .. }, responder })
                 | Some(Envelope { command: Command::Compact { .. }, responder }) => {
-                    ctx.reply(responder, Reply::Failed(busy.to_owned())).await;
+                    ctx.reply(responder, Reply::Failed(busy.clone())).await;
                 }
                 Some(envelope) => handlers::busy(ctx, envelope).await,
                 None => end_of_input(ctx),
@@ -466,7 +468,7 @@ async fn bash_done(session: &mut AgentSession, ctx: &mut Ctx, done: BashDone) {
             }
             Reply::Bash(outcome.result)
         }
-        Err(error) => Reply::Failed(error.to_string()),
+        Err(error) => Reply::Failed(error.into()),
     };
     ctx.reply(done.responder, reply).await;
 }
@@ -479,7 +481,7 @@ async fn busy_bash_done(ctx: &mut Ctx, done: BashDone) {
             ctx.pending_bash.push(outcome.message);
             Reply::Bash(outcome.result)
         }
-        Err(error) => Reply::Failed(error.to_string()),
+        Err(error) => Reply::Failed(error.into()),
     };
     ctx.reply(done.responder, reply).await;
 }

@@ -291,9 +291,7 @@ impl AgentSession {
                 .await
             {
                 TreeDecision::Cancel => {
-                    return Err(crate::error::RuntimeError::Rejected(
-                        crate::actor::NAVIGATION_CANCELLED.to_owned(),
-                    ));
+                    return Err(crate::error::RuntimeError::NavigationCancelled);
                 }
                 TreeDecision::Override {
                     label: Some(new_label),

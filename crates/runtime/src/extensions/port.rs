@@ -56,10 +56,10 @@ fn replaced(reply: crate::actor::Reply) -> Result<Value, String> {
         Reply::Forked { .. } | Reply::Navigated { .. } | Reply::Done => {
             Ok(json!({ "cancelled": false }))
         }
-        Reply::Failed(message) if message == crate::actor::NAVIGATION_CANCELLED => {
+        Reply::Failed(crate::actor::CommandError::NavigationCancelled) => {
             Ok(json!({ "cancelled": true }))
         }
-        Reply::Failed(message) => Err(message),
+        Reply::Failed(error) => Err(error.to_string()),
         _ => Ok(json!({ "cancelled": false })),
     }
 }
@@ -177,11 +177,11 @@ impl SessionPort for Port {
                     Reply::Compacted(result) => {
                         serde_json::to_value(result).map_err(|e| e.to_string())
                     }
-                    Reply::Failed(message) => Err(message),
+                    Reply::Failed(error) => Err(error.to_string()),
                     _ => Ok(Value::Null),
                 },
                 "waitForIdle" | "reload" | "reloadContext" => match reply {
-                    Reply::Failed(message) => Err(message),
+                    Reply::Failed(error) => Err(error.to_string()),
                     _ => Ok(Value::Null),
                 },
                 _ => replaced(reply),

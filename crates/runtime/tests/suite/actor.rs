@@ -3,6 +3,7 @@
 //! session stored and the order of the stream show what each command did.
 
 use crate::common;
+use knightcode_runtime::actor::CommandError;
 
 use knightcode_protocol::AgentEvent;
 use knightcode_protocol::AgentMessage;
@@ -99,7 +100,7 @@ async fn steering_mid_run_reaches_the_next_request_and_a_bare_prompt_is_refused(
     let refused = run.send(prompt("another", None));
     assert_eq!(
         run.reply(refused).await,
-        Reply::Failed(knightcode_runtime::actor::ALREADY_PROCESSING.to_owned())
+        Reply::Failed(CommandError::AlreadyProcessing)
     );
     let steer = run.send(prompt("steer this way", Some(Queueing::Steer)));
     assert_eq!(

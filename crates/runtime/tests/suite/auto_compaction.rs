@@ -218,11 +218,11 @@ async fn an_invalid_token_setting_refuses_with_the_reference_error() {
     let (_, reply) = run.compact(None).await;
     assert_eq!(
         reply,
-        Reply::Failed(
+        Reply::Failed(knightcode_runtime::actor::CommandError::Failed(
             "Compaction failed: Invalid compaction.reserveTokens setting: -1. Expected a \
              non-negative safe integer."
                 .to_owned()
-        )
+        ))
     );
     assert!(run.compactions().await.is_empty());
 }

@@ -3,13 +3,13 @@
 //! editor, the label, and an abort that leaves everything as it was.
 
 use crate::common;
+use knightcode_runtime::actor::CommandError;
 
 use knightcode_protocol::AgentEvent;
 use knightcode_protocol::SessionEntry;
 use knightcode_runtime::Command;
 use knightcode_runtime::Reply;
 use knightcode_runtime::SessionEvent;
-use knightcode_runtime::actor::NAVIGATION_CANCELLED;
 use knightcode_runtime::actor::SummaryRequest;
 use knightcode_testkit::Fault;
 use knightcode_testkit::ScriptedReply;
@@ -157,11 +157,11 @@ async fn an_abort_during_the_summary_leaves_the_branch_as_it_was() {
     });
     assert_eq!(
         run.reply(prompt).await,
-        Reply::Failed(knightcode_runtime::actor::BRANCH_SUMMARY_BUSY.to_owned())
+        Reply::Failed(CommandError::BranchSummaryBusy)
     );
     let abort = run.send(Command::Abort);
     let (_, reply) = run.reply_with_events(tag).await;
-    assert_eq!(reply, Reply::Failed(NAVIGATION_CANCELLED.to_owned()));
+    assert_eq!(reply, Reply::Failed(CommandError::NavigationCancelled));
     assert_eq!(run.reply(abort).await, Reply::Done);
     let after = run.entries().await;
     assert_eq!(after.len(), before.len(), "nothing was written");
@@ -198,7 +198,7 @@ async fn a_failing_summary_says_so_and_retries_are_reported_as_branch_summaries(
         restore_files: false,
     });
     let (seen, reply) = run.reply_with_events(tag).await;
-    let Reply::Failed(message) = reply else {
+    let Reply::Failed(CommandError::Failed(message)) = reply else {
         panic!("{reply:?}")
     };
     assert!(

@@ -3,13 +3,13 @@
 //! the session file holds and the events in the stream show what happened.
 
 use crate::common;
+use knightcode_runtime::actor::CommandError;
 
 use knightcode_protocol::AgentEvent;
 use knightcode_protocol::CompactionReason;
 use knightcode_protocol::SessionEntry;
 use knightcode_runtime::Command;
 use knightcode_runtime::Reply;
-use knightcode_runtime::compaction::COMPACTION_CANCELLED;
 use knightcode_runtime::compaction::OVERFLOW_RECOVERY_EXHAUSTED;
 use knightcode_testkit::Fault;
 use knightcode_testkit::ScriptedReply;
@@ -114,7 +114,10 @@ async fn a_second_compaction_updates_the_previous_summary() {
     run.prompt("second question").await;
     assert!(matches!(run.compact(None).await.1, Reply::Compacted(_)));
     let (_, again) = run.compact(None).await;
-    assert_eq!(again, Reply::Failed("Already compacted".to_owned()));
+    assert_eq!(
+        again,
+        Reply::Failed(CommandError::Failed("Already compacted".to_owned()))
+    );
     run.prompt("third question").await;
     let (_, reply) = run.compact(None).await;
     let Reply::Compacted(result) = reply else {
@@ -140,7 +143,9 @@ async fn a_session_too_small_has_nothing_to_compact() {
     let (seen, reply) = run.compact(None).await;
     assert_eq!(
         reply,
-        Reply::Failed("Nothing to compact (session too small)".to_owned())
+        Reply::Failed(CommandError::Failed(
+            "Nothing to compact (session too small)".to_owned()
+        ))
     );
     let events = compaction_events(&seen);
     assert!(matches!(
@@ -162,7 +167,7 @@ async fn an_aborted_compaction_leaves_the_session_unchanged() {
     let tag = run.two_turns_then_stalled_compact().await;
     let abort = run.send(Command::Abort);
     let (seen, reply) = run.reply_with_events(tag).await;
-    assert_eq!(reply, Reply::Failed(COMPACTION_CANCELLED.to_owned()));
+    assert_eq!(reply, Reply::Failed(CommandError::CompactionCancelled));
     assert!(matches!(
         compaction_events(&seen).last(),
         Some(AgentEvent::CompactionEnd {

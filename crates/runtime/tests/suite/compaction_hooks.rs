@@ -3,6 +3,7 @@
 //! `before_tree` supplying a branch summary.
 
 use crate::common;
+use knightcode_runtime::actor::CommandError;
 
 use std::sync::Arc;
 use std::sync::Mutex;
@@ -164,7 +165,7 @@ async fn a_hook_cancels_and_the_failure_is_reported_to_it() {
     *hooks.decision.lock().unwrap() = CompactionDecision::Cancel;
     let mut run = start(Arc::clone(&hooks), two_answers()).await;
     let (_, reply) = run.compact(None).await;
-    assert_eq!(reply, Reply::Failed("Compaction cancelled".to_owned()));
+    assert_eq!(reply, Reply::Failed(CommandError::CompactionCancelled));
     assert!(run.compactions().await.is_empty());
     assert_eq!(hooks.log()[1], "failed aborted=true");
 }
@@ -226,7 +227,7 @@ async fn a_small_session_the_hook_lets_through_is_summarised_as_the_reference_do
     .await;
     *hooks.decision.lock().unwrap() = CompactionDecision::Cancel;
     let (_, reply) = run.compact(None).await;
-    assert_eq!(reply, Reply::Failed("Compaction cancelled".to_owned()));
+    assert_eq!(reply, Reply::Failed(CommandError::CompactionCancelled));
     assert_eq!(run.test.server.requests().len(), 1, "no summary request");
 
     *hooks.decision.lock().unwrap() = CompactionDecision::Proceed;
@@ -250,7 +251,10 @@ async fn a_small_session_the_hook_lets_through_is_summarised_as_the_reference_do
     assert_eq!(run.compactions().await.len(), 1);
 
     let (_, reply) = run.compact(None).await;
-    assert_eq!(reply, Reply::Failed("Already compacted".to_owned()));
+    assert_eq!(
+        reply,
+        Reply::Failed(CommandError::Failed("Already compacted".to_owned()))
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -199,7 +199,7 @@ impl PendingReply {
             | Reply::Snapshot(_)
             | Reply::WebTools(_)
             | Reply::Reloaded(_) => RpcResponse::ok(id, &command),
-            Reply::Failed(message) => RpcResponse::error(id, &command, message),
+            Reply::Failed(error) => RpcResponse::error(id, &command, error.to_string()),
             Reply::Prompt(disposition) => data(&PromptResult {
                 disposition: Some(disposition),
                 ..PromptResult::default()
