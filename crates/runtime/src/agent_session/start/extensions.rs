@@ -1,0 +1,228 @@
+//! Steps 3 and 6 of starting a session: the extension host (with the registry and the
+//! credentials its providers join), and the tools once the extensions have started.
+
+use std::sync::Arc;
+use std::sync::Mutex;
+
+use knightcode_agent::EventSender;
+use knightcode_ai::AuthStorage;
+use knightcode_ai::Model;
+use knightcode_ai::ModelRegistry;
+use knightcode_ai::ThinkingLevel;
+use knightcode_ext::ExtensionHost;
+use knightcode_session::SessionManager;
+use knightcode_tools::SessionEnv;
+
+use super::super::SessionSetup;
+use super::super::loadout;
+use super::super::tools::add_extension_tools;
+use super::super::tools::build_tools;
+use super::super::tools::with_extension_tools;
+use super::LoadedHost;
+use crate::error::Result;
+use crate::settings::Settings;
+use crate::trust::TrustDecision;
+use crate::web_tools::WebTools;
+
+/// Step 6's result: the tools the session offers, the active ones, and what the
+/// extensions brought.
+pub(super) struct Toolbox {
+    pub(super) tools: knightcode_agent::ToolRegistry,
+    pub(super) active_tools: Vec<String>,
+    pub(super) actions: Arc<crate::actor::ExtensionActions>,
+    pub(super) resources: crate::resources::ExtensionResources,
+}
+
+/// Step 6: the built-in tools, then the extensions started on the session (bound,
+/// `session_start`, their tools and resources), then the active set `session_start` chose.
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn tools_and_extensions(
+    setup: &SessionSetup,
+    settings: &Settings,
+    session_env: &Arc<Mutex<SessionEnv>>,
+    image_policy: &Arc<Mutex<knightcode_tools::ImagePolicy>>,
+    web_tools: &WebTools,
+    host: Option<&Arc<ExtensionHost>>,
+    (session, events): (&Arc<Mutex<SessionManager>>, &EventSender),
+    selection: (&Model, ThinkingLevel, bool),
+    notices: &mut Vec<String>,
+) -> Toolbox {
+    let (tools, active_tools) = build_tools(
+        setup,
+        settings,
+        session_env,
+        image_policy,
+        web_tools,
+        notices,
+    );
+    let actions = Arc::new(crate::actor::ExtensionActions::default());
+    if setup.extensions.mode == "rpc" || setup.extensions.mode == "tui" {
+        // RPC and interactive modes set their dialogs right after the start:
+        // `session_start` already has a UI.
+        actions.expect_ui();
+    }
+    let started = match host {
+        Some(host) => {
+            start_extensions(
+                host,
+                setup,
+                session,
+                events,
+                &actions,
+                selection,
+                &active_tools,
+            )
+            .await
+        }
+        None => StartedExtensions::none(setup),
+    };
+    notices.extend(crate::extensions::undeclared_flags(
+        &setup.extensions.flags,
+        host.map(|h| &**h),
+    ));
+    let (tools, active_tools) = add_extension_tools(setup, tools, active_tools, started.tools);
+    let active_tools = early_active_tools(&actions, &tools, active_tools);
+    Toolbox {
+        tools,
+        active_tools,
+        actions,
+        resources: started.resources,
+    }
+}
+
+/// Step 3: the extension host. Extensions load before the model is chosen, so the models
+/// of the providers they register can be picked with `--provider`/`--model`. Only when one
+/// is configured: otherwise the JS runtime never starts.
+/// Also loads the model registry (the host's providers join it) and the stored credentials
+/// (its providers' OAuth logins refresh through their `oauth`).
+pub(super) async fn extension_host(
+    setup: &SessionSetup,
+    settings: &Settings,
+    trust: &TrustDecision,
+    first_pass: LoadedHost,
+    notices: &mut Vec<String>,
+) -> Result<(ModelRegistry, Option<Arc<ExtensionHost>>, AuthStorage)> {
+    let mut registry = ModelRegistry::load(&setup.agent_dir);
+    if let Some(error) = registry.error() {
+        notices.push(error.to_owned());
+    }
+    let extension_paths = crate::extensions::discover(
+        &setup.extensions,
+        settings,
+        &setup.cwd,
+        &setup.agent_dir,
+        setup.home.as_deref(),
+        trust.trusted,
+    );
+    let host = match first_pass {
+        Some((host, loaded_paths)) => {
+            let rest: Vec<_> = extension_paths
+                .into_iter()
+                .filter(|p| !loaded_paths.contains(p))
+                .collect();
+            crate::extensions::load_more(&host, rest).await?;
+            Some(host)
+        }
+        None if !extension_paths.is_empty() => {
+            Some(crate::extensions::load_host(setup, extension_paths).await?)
+        }
+        None => None,
+    };
+    if let Some(host) = &host {
+        notices.extend(host.diagnostics());
+        notices.extend(crate::extension_models::register_providers(
+            host,
+            &mut registry,
+        ));
+    }
+    let auth_storage = AuthStorage::load(&setup.agent_dir).unwrap_or_else(|error| {
+        notices.push(error.to_string());
+        AuthStorage::empty(&setup.agent_dir)
+    });
+    if let Some(host) = &host {
+        auth_storage.set_oauth(host.oauth_hooks());
+    }
+    Ok((registry, host, auth_storage))
+}
+
+/// What the extensions brought once started: their tools and resources.
+struct StartedExtensions {
+    tools: Vec<Arc<dyn knightcode_agent::Tool>>,
+    resources: crate::resources::ExtensionResources,
+}
+
+impl StartedExtensions {
+    fn none(setup: &SessionSetup) -> Self {
+        Self {
+            tools: Vec::new(),
+            resources: crate::resources::ExtensionResources {
+                packages: crate::extensions::resources::cli_package_resources(
+                    &setup.extensions.cli,
+                    &setup.cwd,
+                ),
+                ..Default::default()
+            },
+        }
+    }
+}
+
+/// Step 6: the host is bound to the session (its port and events), hears `session_start`,
+/// and supplies its tools and the resources it discovers.
+async fn start_extensions(
+    host: &Arc<ExtensionHost>,
+    setup: &SessionSetup,
+    session: &Arc<Mutex<SessionManager>>,
+    events: &EventSender,
+    actions: &Arc<crate::actor::ExtensionActions>,
+    (model, thinking, project_trusted): (&Model, ThinkingLevel, bool),
+    active_tools: &[String],
+) -> StartedExtensions {
+    let mut started = StartedExtensions::none(setup);
+    actions.note_selection(
+        serde_json::to_value(model).unwrap_or_default(),
+        thinking.as_str(),
+    );
+    host.bind(
+        Arc::new(crate::extensions::Port {
+            session: Arc::clone(session),
+            model: (model.provider.clone(), model.id.clone()),
+            thinking: thinking.as_str().to_owned(),
+            actions: Arc::clone(actions),
+            project_trusted,
+        }),
+        events.clone(),
+    );
+    events.set_observer(Arc::new(crate::extensions::ExtensionEvents::new(
+        Arc::clone(host),
+    )));
+    let preview = with_extension_tools(setup, active_tools.to_vec(), &host.tools());
+    actions.note_active_tools(&preview);
+    host.dispatch("session_start", serde_json::json!({ "reason": "startup" }))
+        .await;
+    host.refresh().await;
+    started.resources.discovered =
+        crate::extensions::resources::discover(host, &setup.cwd, "startup", &setup.extensions.cli)
+            .await;
+    started.tools = host.tools();
+    started
+}
+
+/// `setActiveTools` from `session_start`, before the session runs, applied to the tools
+/// the session offers (unknown names left out, no repeats).
+fn early_active_tools(
+    actions: &crate::actor::ExtensionActions,
+    tools: &knightcode_agent::ToolRegistry,
+    active_tools: Vec<String>,
+) -> Vec<String> {
+    let Some(names) = actions.take_early_active_tools() else {
+        return active_tools;
+    };
+    let allowed = loadout::activatable_names(tools);
+    let mut chosen: Vec<String> = Vec::new();
+    for name in names {
+        if allowed.contains(&name) && !chosen.contains(&name) {
+            chosen.push(name);
+        }
+    }
+    chosen
+}

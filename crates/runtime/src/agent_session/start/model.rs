@@ -1,0 +1,199 @@
+//! Steps 4 and 5 of starting a session: the model, its thinking level and credentials, and
+//! what the session file records of them.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use knightcode_ai::AuthContext;
+use knightcode_ai::AuthStorage;
+use knightcode_ai::Model;
+use knightcode_ai::ModelRegistry;
+use knightcode_ai::ResolvedAuth;
+use knightcode_ai::ThinkingLevel;
+use knightcode_session::SessionManager;
+
+use super::super::SessionSetup;
+use super::super::restored_thinking_level;
+use crate::error::Result;
+use crate::error::RuntimeError;
+use crate::model_select;
+use crate::settings::Settings;
+
+/// What step 4 chose: the model and level, its credentials, and what the command line and
+/// the scope said.
+pub(super) struct ChosenModel {
+    pub(super) model: Model,
+    pub(super) thinking: ThinkingLevel,
+    pub(super) resolved: ResolvedAuth,
+    pub(super) runtime_keys: HashMap<String, String>,
+    /// The model and level the command line named, for later model switches.
+    pub(super) cli: (Option<Model>, Option<ThinkingLevel>),
+    pub(super) scope: Vec<model_select::ScopedModel>,
+}
+
+/// Step 4: the model (command line, the resumed session's, the scope's first, the saved
+/// default), its thinking level, and its credentials.
+pub(super) async fn choose_model(
+    setup: &SessionSetup,
+    settings: &Settings,
+    registry: &ModelRegistry,
+    auth_storage: &AuthStorage,
+    env: &dyn knightcode_ai::EnvSource,
+    session: &SessionManager,
+    notices: &mut Vec<String>,
+) -> Result<ChosenModel> {
+    let no_runtime_keys = HashMap::new();
+    let auth = AuthContext {
+        storage: auth_storage,
+        env,
+        runtime_keys: &no_runtime_keys,
+    };
+    let has_auth = |provider: &str| {
+        let key = registry.provider_config(provider).and_then(|c| c.api_key());
+        auth.has_auth(provider, key)
+    };
+    let restored = session.build_context();
+    let restored_model = restored.model.clone();
+    let restored_thinking = restored_thinking_level(session).flatten();
+    drop(restored);
+
+    let scope_patterns = setup
+        .models
+        .clone()
+        .or_else(|| settings.values().enabled_models.clone());
+    // Every model with credentials: only a scope or a start without `--model` needs
+    // them (a catalogue's worth of clones otherwise spent on every start).
+    let available = if scope_patterns.is_some() || setup.model.is_none() {
+        registry.available(&auth)
+    } else {
+        Vec::new()
+    };
+    let (scope, scope_warnings) = scope_patterns
+        .map(|patterns| model_select::resolve_model_scope(&patterns, &available))
+        .unwrap_or_default();
+    notices.extend(scope_warnings.into_iter().map(|w| format!("Warning: {w}")));
+    // The level of the scoped model a new session starts on (`pattern:level`).
+    let mut scope_thinking = None;
+    let (model, suffix_thinking) = match &setup.model {
+        Some(pattern) => {
+            let chosen = model_select::resolve_cli_model(
+                setup.provider.as_deref(),
+                pattern,
+                setup.thinking,
+                registry.models(),
+                &has_auth,
+            )
+            .map_err(RuntimeError::Setup)?;
+            notices.extend(chosen.warning);
+            (chosen.model, chosen.thinking)
+        }
+        None => {
+            let from_session = restored_model.as_ref().and_then(|m| {
+                available
+                    .iter()
+                    .find(|a| a.provider == m.provider && a.id == m.model_id)
+            });
+            // A new session starts on the first scoped model, at its pattern's level.
+            let from_scope = scope
+                .first()
+                .filter(|_| restored_model.is_none())
+                .map(|s| (s.model.clone(), s.thinking));
+            let saved = settings
+                .values()
+                .default_provider
+                .as_deref()
+                .zip(settings.values().default_model.as_deref());
+            match (from_session, from_scope) {
+                (Some(model), _) => (model.clone(), None),
+                (None, Some((model, level))) => {
+                    scope_thinking = level;
+                    (model, None)
+                }
+                (None, None) => model_select::default_model(&available, saved)
+                    .cloned()
+                    .map(|model| (model, None))
+                    .ok_or_else(|| RuntimeError::Setup(no_model_message(&setup.agent_dir)))?,
+            }
+        }
+    };
+    let thinking = setup
+        .thinking
+        .or(suffix_thinking)
+        .or(scope_thinking)
+        .or(restored_thinking)
+        .or_else(|| {
+            settings
+                .values()
+                .model_thinking_level(&model.provider, &model.id)
+        })
+        .unwrap_or(settings.values().default_thinking_level);
+    let thinking = model.clamp_thinking_level(thinking);
+
+    let mut runtime_keys = HashMap::new();
+    if let Some(key) = &setup.api_key {
+        runtime_keys.insert(model.provider.clone(), key.clone());
+    }
+    let auth = AuthContext {
+        storage: auth_storage,
+        env,
+        runtime_keys: &runtime_keys,
+    };
+    let resolved = registry
+        .resolve_auth(&model, &auth)
+        .await
+        .map_err(|e| RuntimeError::Setup(e.to_string()))?;
+    let Some(resolved) = resolved else {
+        return Err(RuntimeError::Setup(
+            knightcode_ai::auth::no_api_key_message(
+                &model.provider,
+                None,
+                Some(auth_storage.path()),
+            ),
+        ));
+    };
+    let cli = (
+        setup.model.is_some().then(|| model.clone()),
+        setup.thinking.or(suffix_thinking),
+    );
+    Ok(ChosenModel {
+        model,
+        thinking,
+        resolved,
+        runtime_keys,
+        cli,
+        scope,
+    })
+}
+
+fn no_model_message(agent_dir: &Path) -> String {
+    format!(
+        "No model available. Set a provider's API key (for example ANTHROPIC_API_KEY or OPENAI_API_KEY), \
+         add a provider to {}, or pass --model with --api-key.",
+        agent_dir.join("models.json").display()
+    )
+}
+
+/// Step 5: the session file records the model and level a resumed session did not have (or
+/// had differently), and `--name`.
+pub(super) fn record_selection(
+    session: &mut SessionManager,
+    setup: &SessionSetup,
+    model: &Model,
+    thinking: ThinkingLevel,
+) -> Result<()> {
+    let restored_model = session.build_context().model;
+    let restored_thinking = restored_thinking_level(session).flatten();
+    let model_changed = restored_model
+        .as_ref()
+        .is_none_or(|m| m.provider != model.provider || m.model_id != model.id);
+    if model_changed {
+        session.append_model_change(&model.provider, &model.id)?;
+    }
+    if restored_thinking != Some(thinking) {
+        session.append_thinking_level_change(thinking.as_str())?;
+    }
+    if let Some(name) = &setup.name {
+        session.set_session_name(name)?;
+    }
+    Ok(())
+}
