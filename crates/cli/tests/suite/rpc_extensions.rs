@@ -13,8 +13,8 @@ use knightcode_testkit::MockServer;
 use knightcode_testkit::ScriptedReply;
 use knightcode_testkit::WireFormat;
 use rpc_common::Sandbox;
-use rpc_common::WATCHDOG;
 use rpc_common::read_jsonl;
+use rpc_common::watchdog;
 use serde_json::Value;
 use serde_json::json;
 use tokio::io::AsyncBufReadExt as _;
@@ -24,12 +24,6 @@ use tokio::io::Lines;
 use tokio::process::Child;
 use tokio::process::ChildStdin;
 use tokio::process::ChildStdout;
-
-async fn watchdog<F: std::future::Future>(test: F) -> F::Output {
-    tokio::time::timeout(WATCHDOG, test)
-        .await
-        .expect("the test hung")
-}
 
 /// `knightcode --mode rpc -e ext.ts` with raw pipes.
 struct Raw {
@@ -42,7 +36,7 @@ impl Raw {
     fn spawn(sandbox: &Sandbox, extension: &str) -> Self {
         std::fs::write(sandbox.project.join("ext.ts"), extension).unwrap();
         let mut child = sandbox
-            .command(&["-e", "ext.ts"])
+            .rpc_command(&["-e", "ext.ts"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()

@@ -10,9 +10,9 @@ use knightcode_testkit::MockServer;
 use knightcode_testkit::ScriptedReply;
 use knightcode_testkit::WireFormat;
 use rpc_common::Sandbox;
-use rpc_common::WATCHDOG;
 use rpc_common::process_gone;
 use rpc_common::read_jsonl;
+use rpc_common::watchdog;
 use serde_json::Value;
 use tokio::io::AsyncBufReadExt as _;
 use tokio::io::AsyncWriteExt as _;
@@ -21,12 +21,6 @@ use tokio::io::Lines;
 use tokio::process::Child;
 use tokio::process::ChildStdin;
 use tokio::process::ChildStdout;
-
-async fn watchdog<F: std::future::Future>(test: F) -> F::Output {
-    tokio::time::timeout(WATCHDOG, test)
-        .await
-        .expect("the test hung")
-}
 
 /// The server process with raw pipes.
 struct Raw {
@@ -38,7 +32,7 @@ struct Raw {
 impl Raw {
     fn spawn(sandbox: &Sandbox) -> Self {
         let mut child = sandbox
-            .command(&[])
+            .rpc_command(&[])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -427,7 +421,7 @@ async fn start_up_failure_exits_1_with_the_reason_on_stderr() {
         // Without models.json there is no `mock` provider to use.
         std::fs::remove_file(sandbox.agent.join("models.json")).unwrap();
         let output = sandbox
-            .command(&[])
+            .rpc_command(&[])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

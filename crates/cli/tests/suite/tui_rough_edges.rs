@@ -2,11 +2,11 @@
 //! show it: provider errors in words, the external editor, sessions owned elsewhere, shell
 //! cards, the session and hotkey listings, the header and `@` completion.
 
+use crate::common::usage;
 use crate::tui_common;
 
 use knightcode_testkit::Fault;
 use knightcode_testkit::ScriptedReply;
-use tui_common::Sandbox;
 
 const RATE_LIMIT_BODY: &str = r#"{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}"#;
 
@@ -21,7 +21,7 @@ fn rate_limited() -> ScriptedReply {
 
 #[test]
 fn a_rate_limit_is_one_line_in_words_that_clears_when_the_retry_works() {
-    let sandbox = Sandbox::new(vec![
+    let sandbox = tui_common::sandbox(vec![
         rate_limited(),
         ScriptedReply::text("Made it on the second try."),
     ]);
@@ -48,7 +48,7 @@ fn a_rate_limit_is_one_line_in_words_that_clears_when_the_retry_works() {
 
 #[test]
 fn escape_during_a_retry_wait_cancels_it_and_shows_the_failure() {
-    let sandbox = Sandbox::new(vec![ScriptedReply::http_error(503)]);
+    let sandbox = tui_common::sandbox(vec![ScriptedReply::http_error(503)]);
     std::fs::write(
         sandbox.agent.join("settings.json"),
         r#"{"retry":{"baseDelayMs":60000}}"#,
@@ -72,7 +72,7 @@ fn escape_during_a_retry_wait_cancels_it_and_shows_the_failure() {
 
 #[test]
 fn a_final_provider_error_says_what_happened_once_and_what_to_do() {
-    let sandbox = Sandbox::new(vec![rate_limited(), rate_limited()]);
+    let sandbox = tui_common::sandbox(vec![rate_limited(), rate_limited()]);
     std::fs::write(
         sandbox.agent.join("settings.json"),
         r#"{"retry":{"maxRetries":1,"baseDelayMs":50}}"#,
@@ -115,7 +115,7 @@ const ERROR_RED: vt100::Color = vt100::Color::Rgb(204, 102, 102);
 
 #[test]
 fn a_failed_bash_call_shows_its_time_and_colours_only_the_exit_line() {
-    let sandbox = Sandbox::new(vec![
+    let sandbox = tui_common::sandbox(vec![
         ScriptedReply::tool_call(
             "call_1",
             "bash",
@@ -155,7 +155,7 @@ fn a_failed_bash_call_shows_its_time_and_colours_only_the_exit_line() {
 
 #[test]
 fn a_shell_command_has_a_working_row_with_the_cancel_key_and_its_own_border() {
-    let sandbox = Sandbox::new(vec![]);
+    let sandbox = tui_common::sandbox(vec![]);
     let mut tui = sandbox.spawn(&[], 100, 30);
     tui.wait_for_text("mock-model");
     let border = |tui: &tui_common::Tui| tui.color_of(&"─".repeat(100));
@@ -186,7 +186,7 @@ fn a_shell_command_has_a_working_row_with_the_cancel_key_and_its_own_border() {
 #[test]
 fn ctrl_g_without_a_working_editor_says_what_to_set_and_keeps_the_screen_whole() {
     use std::os::unix::fs::PermissionsExt as _;
-    let sandbox = Sandbox::new(vec![]);
+    let sandbox = tui_common::sandbox(vec![]);
     let mut tui = sandbox.spawn_with_env(&[], &[("VISUAL", "/nowhere/editor")], 100, 30);
     tui.wait_for_text("mock-model");
     tui.send("draft");
@@ -232,7 +232,7 @@ fn ctrl_g_without_a_working_editor_says_what_to_set_and_keeps_the_screen_whole()
 
 #[test]
 fn a_session_open_elsewhere_is_marked_and_continues_in_a_fork() {
-    let sandbox = Sandbox::new(vec![
+    let sandbox = tui_common::sandbox(vec![
         ScriptedReply::text("First answer."),
         ScriptedReply::text("Answer in the fork."),
     ]);
@@ -301,7 +301,7 @@ fn a_session_open_elsewhere_is_marked_and_continues_in_a_fork() {
 
 #[test]
 fn the_header_wraps_between_items_and_the_window_title_names_the_session() {
-    let sandbox = Sandbox::new(vec![]);
+    let sandbox = tui_common::sandbox(vec![]);
     let mut tui = sandbox.spawn(&[], 60, 30);
     let screen = tui.wait_for_text("mock-model");
     assert!(
@@ -332,12 +332,10 @@ fn the_header_wraps_between_items_and_the_window_title_names_the_session() {
 
 #[test]
 fn session_shows_the_name_grouped_numbers_and_a_path_kept_together() {
-    let sandbox = Sandbox::new(vec![ScriptedReply::text("Counted.").with_usage(
+    let sandbox = tui_common::sandbox(vec![ScriptedReply::text("Counted.").with_usage(
         knightcode_testkit::MockUsage {
-            input: 12_345,
-            output: 6_789,
             cache_read: 1_000_000,
-            ..Default::default()
+            ..usage(12_345, 6_789)
         },
     )]);
     let mut tui = sandbox.spawn(&[], 100, 40);
@@ -380,7 +378,7 @@ fn session_shows_the_name_grouped_numbers_and_a_path_kept_together() {
 
 #[test]
 fn at_completion_offers_folders_and_walks_into_them() {
-    let sandbox = Sandbox::new(vec![]);
+    let sandbox = tui_common::sandbox(vec![]);
     std::fs::create_dir_all(sandbox.project.join("docs/api")).unwrap();
     std::fs::write(sandbox.project.join("docs/guide.md"), "# Guide\n").unwrap();
     std::fs::write(sandbox.project.join("docs/api/ref.md"), "# Ref\n").unwrap();
@@ -411,7 +409,7 @@ fn at_completion_offers_folders_and_walks_into_them() {
 
 #[test]
 fn hotkeys_are_grouped_by_where_they_apply_and_follow_keybindings_json() {
-    let sandbox = Sandbox::new(vec![]);
+    let sandbox = tui_common::sandbox(vec![]);
     std::fs::write(
         sandbox.agent.join("keybindings.json"),
         r#"{"app.model.select": "alt+m"}"#,
@@ -463,7 +461,7 @@ fn hotkeys_are_grouped_by_where_they_apply_and_follow_keybindings_json() {
 
 #[test]
 fn read_results_are_highlighted_by_the_files_language() {
-    let sandbox = Sandbox::new(vec![
+    let sandbox = tui_common::sandbox(vec![
         ScriptedReply::tool_call("call_1", "read", r#"{"path":"src/lib.rs"}"#),
         ScriptedReply::text("Read it."),
     ]);
@@ -491,7 +489,7 @@ fn read_results_are_highlighted_by_the_files_language() {
 
 #[test]
 fn continue_on_a_session_open_elsewhere_offers_a_fork_or_a_new_session() {
-    let sandbox = Sandbox::new(vec![
+    let sandbox = tui_common::sandbox(vec![
         ScriptedReply::text("First answer."),
         ScriptedReply::text("Answer in the fork."),
     ]);
