@@ -2,6 +2,7 @@
 //! show it: provider errors in words, the external editor, sessions owned elsewhere, shell
 //! cards, the session and hotkey listings, the header and `@` completion.
 
+use crate::common::mkfifo;
 use crate::common::usage;
 use crate::tui_common;
 
@@ -99,15 +100,31 @@ fn a_final_provider_error_says_what_happened_once_and_what_to_do() {
     assert_eq!(tui.wait_exit(), 0);
 }
 
+/// The seconds a duration on screen stands for: `40ms`, `1.2s`, `12s`, `2m 05s`.
+fn seconds(shown: &str) -> Option<f64> {
+    if let Some(ms) = shown.strip_suffix("ms") {
+        return ms.parse::<f64>().ok().map(|ms| ms / 1000.0);
+    }
+    let shown = shown.strip_suffix('s')?;
+    match shown.split_once("m ") {
+        Some((minutes, secs)) => {
+            Some(minutes.parse::<f64>().ok()? * 60.0 + secs.parse::<f64>().ok()?)
+        }
+        None => shown.parse().ok(),
+    }
+}
+
+/// The duration the card titled `title` shows (`$ cmd · 3s`), if it shows one.
+fn shown_seconds(screen: &str, title: &str) -> Option<f64> {
+    screen.lines().find_map(|line| {
+        let time = line.trim().strip_prefix(title)?.strip_prefix(" · ")?;
+        seconds(time)
+    })
+}
+
 /// Whether the card titled `title` shows whole seconds run (`… · 3s`).
 fn shows_seconds(screen: &str, title: &str) -> bool {
-    screen.lines().any(|line| {
-        line.trim()
-            .strip_prefix(title)
-            .and_then(|rest| rest.strip_prefix(" · "))
-            .and_then(|time| time.strip_suffix('s'))
-            .is_some_and(|secs| secs.parse::<u64>().is_ok_and(|n| n >= 1))
-    })
+    shown_seconds(screen, title).is_some_and(|secs| secs >= 1.0)
 }
 
 /// The theme's error colour (what a failure is painted in).
@@ -115,33 +132,39 @@ const ERROR_RED: vt100::Color = vt100::Color::Rgb(204, 102, 102);
 
 #[test]
 fn a_failed_bash_call_shows_its_time_and_colours_only_the_exit_line() {
+    const COMMAND: &str = "echo out-line; read _ < gate; exit 3";
     let sandbox = tui_common::sandbox(vec![
         ScriptedReply::tool_call(
             "call_1",
             "bash",
-            r#"{"command":"echo out-line; sleep 2; exit 3"}"#,
+            serde_json::json!({ "command": COMMAND }).to_string(),
         ),
         ScriptedReply::text("The command failed."),
     ]);
+    // The command waits on the gate until the test has seen its running time.
+    let gate = sandbox.project.join("gate");
+    mkfifo(&gate);
+    let title = format!("$ {COMMAND}");
     let mut tui = sandbox.spawn(&[], 100, 30);
     tui.wait_for_text("mock-model");
     tui.submit("run it");
     // Live: the running time in the title, from the first second.
-    tui.wait_for("the running time", |s| {
-        shows_seconds(s, "$ echo out-line; sleep 2; exit 3") && !s.contains("Command exited")
+    let live = tui.wait_for("the running time", |s| {
+        shows_seconds(s, &title) && !s.contains("Command exited")
     });
+    let counted = shown_seconds(&live, &title).unwrap();
+    // Opening the gate for writing returns once the command has it open for reading; the
+    // wait for the answer below bounds it.
+    let opener = std::thread::spawn(move || std::fs::write(gate, "go\n").unwrap());
     let screen = tui.wait_for_text("The command failed.");
-    let title = screen
-        .lines()
-        .find(|l| l.contains("$ echo out-line; sleep 2; exit 3"))
-        .unwrap();
-    // The final duration, as the screen saw it: about two seconds.
-    let took: f64 = title
-        .rsplit_once(" · ")
-        .and_then(|(_, time)| time.trim().strip_suffix('s'))
-        .and_then(|secs| secs.parse().ok())
-        .unwrap_or_else(|| panic!("no duration: {title:?}"));
-    assert!((1.5..30.0).contains(&took), "{title}");
+    opener.join().unwrap();
+    // Done: the title keeps a fixed duration that goes on from the live count.
+    let took = shown_seconds(&screen, &title)
+        .unwrap_or_else(|| panic!("no duration on {title:?}: {screen}"));
+    assert!(
+        took >= counted,
+        "{took}s after {counted}s counted: {screen}"
+    );
     assert!(screen.contains("Command exited with code 3"), "{screen}");
     assert_ne!(
         tui.color_of("out-line"),
