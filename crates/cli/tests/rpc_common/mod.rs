@@ -23,6 +23,14 @@ use knightcode_testkit::MockServer;
 use knightcode_testkit::ScriptedReply;
 use knightcode_testkit::WireFormat;
 use serde_json::Value;
+use serde_json::json;
+use tokio::io::AsyncBufReadExt as _;
+use tokio::io::AsyncWriteExt as _;
+use tokio::io::BufReader;
+use tokio::io::Lines;
+use tokio::process::Child;
+use tokio::process::ChildStdin;
+use tokio::process::ChildStdout;
 
 impl Sandbox {
     /// `knightcode --provider mock --model mock-model --mode rpc ARGS` in the project, with a
@@ -120,6 +128,127 @@ impl Rpc {
     pub async fn shutdown(self) -> Option<i32> {
         drop(self.events);
         self.client.shutdown().await.unwrap().and_then(|s| s.code())
+    }
+}
+
+/// `knightcode --mode rpc` with raw pipes, for what the typed client hides: the bytes as
+/// written, garbage in, the extension-UI subprotocol, signals.
+pub struct Raw {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Lines<BufReader<ChildStdout>>,
+}
+
+impl Raw {
+    pub fn spawn(sandbox: &Sandbox, args: &[&str]) -> Self {
+        let mut child = sandbox
+            .rpc_command(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().unwrap();
+        Self {
+            child,
+            stdin,
+            lines: BufReader::new(stdout).lines(),
+        }
+    }
+
+    pub async fn write(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(bytes).await.unwrap();
+        stdin.flush().await.unwrap();
+    }
+
+    /// Writes `command` as one line.
+    pub async fn send(&mut self, command: Value) {
+        self.write(format!("{command}\n").as_bytes()).await;
+    }
+
+    /// The next line, as written.
+    pub async fn text(&mut self) -> String {
+        self.lines.next_line().await.unwrap().expect("output ended")
+    }
+
+    pub async fn line(&mut self) -> Value {
+        let line = self.text().await;
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+    }
+
+    /// Records up to and including the first one matching `until`.
+    pub async fn until(&mut self, until: impl Fn(&Value) -> bool) -> Vec<Value> {
+        let mut seen = Vec::new();
+        loop {
+            let line = self.line().await;
+            let done = until(&line);
+            seen.push(line);
+            if done {
+                return seen;
+            }
+        }
+    }
+
+    /// The response to the command `id` (records before it are skipped).
+    pub async fn response(&mut self, id: &str) -> Value {
+        self.until(|l| l["type"] == "response" && l["id"] == id)
+            .await
+            .pop()
+            .unwrap()
+    }
+
+    /// Sends a prompt and returns its response.
+    pub async fn prompt(&mut self, id: &str, message: &str) -> Value {
+        self.send(json!({ "id": id, "type": "prompt", "message": message }))
+            .await;
+        self.response(id).await
+    }
+
+    /// The next extension-UI request (other records are skipped).
+    pub async fn ui(&mut self) -> Value {
+        loop {
+            let line = self.line().await;
+            if line["type"] == "extension_ui_request" {
+                return line;
+            }
+        }
+    }
+
+    /// Answers the extension-UI request `id` with the fields of `answer`.
+    pub async fn reply(&mut self, id: &Value, answer: Value) {
+        let mut reply = json!({ "type": "extension_ui_response", "id": id });
+        for (key, value) in answer.as_object().unwrap() {
+            reply[key] = value.clone();
+        }
+        self.send(reply).await;
+    }
+
+    /// Sends a signal (`-TERM`, `-HUP`) to the process.
+    pub fn signal(&self, name: &str) {
+        let pid = self.child.id().unwrap().to_string();
+        let status = std::process::Command::new("kill")
+            .args([name, pid.as_str()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    /// Reads what is still written until the output ends, then the exit code; stdin stays
+    /// open.
+    pub async fn wait_exit(&mut self) -> (Vec<Value>, Option<i32>) {
+        let mut rest = Vec::new();
+        while let Some(line) = self.lines.next_line().await.unwrap() {
+            rest.push(serde_json::from_str(&line).unwrap());
+        }
+        let status = self.child.wait().await.unwrap();
+        (rest, status.code())
+    }
+
+    /// Closes stdin; returns what was still written and the exit code.
+    pub async fn finish(mut self) -> (Vec<Value>, Option<i32>) {
+        drop(self.stdin.take());
+        self.wait_exit().await
     }
 }
 
