@@ -4,9 +4,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
 mod oneshot_common;
 mod package_fixtures;
 mod rpc_common;
 mod suite;
-mod test_files;
 mod tui_common;

@@ -4,5 +4,5 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod pickers_support;
+mod common;
 mod suite;

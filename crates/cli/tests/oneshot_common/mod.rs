@@ -1,41 +1,18 @@
-//! Harness of the one-shot (print and JSON mode) tests: a sandbox with its own HOME, agent
-//! folder (a `models.json` pointing at the mock server) and project folder, and the real
-//! binary run in it.
+//! Harness of the one-shot (print and JSON mode) tests: the real binary run to its end in a
+//! [`Sandbox`] of the support module.
 #![allow(dead_code, clippy::unwrap_used)]
 
 use knightcode_testkit::process::OutputWithin;
 use knightcode_testkit::process::PROCESS_LIMIT;
-use std::path::PathBuf;
 use std::process::Command;
 
+use crate::common::Models;
+pub use crate::common::Sandbox;
 use knightcode_testkit::MockServer;
 
-pub struct Sandbox {
-    pub _root: tempfile::TempDir,
-    pub home: PathBuf,
-    pub agent: PathBuf,
-    pub project: PathBuf,
-}
-
+/// The sandbox of the one-shot runs: [`Models::Single`] served by `server`.
 pub fn sandbox(server: &MockServer) -> Sandbox {
-    let root = tempfile::tempdir().unwrap();
-    let home = root.path().join("home");
-    let agent = root.path().join("agent");
-    let project = root.path().join("project");
-    for dir in [&home, &agent, &project] {
-        std::fs::create_dir_all(dir).unwrap();
-    }
-    let models = serde_json::json!({"providers": {"mock": {
-        "baseUrl": server.base_url(), "api": "openai-completions", "apiKey": "test-key",
-        "models": [{"id": "mock-model", "name": "Mock", "reasoning": false,
-                    "contextWindow": 128000, "maxTokens": 4096}]}}});
-    std::fs::write(agent.join("models.json"), models.to_string()).unwrap();
-    Sandbox {
-        _root: root,
-        home,
-        agent,
-        project,
-    }
+    Sandbox::with_models(server, Models::Single)
 }
 
 pub struct Run {
@@ -46,15 +23,8 @@ pub struct Run {
 
 /// The binary in the sandbox: its own HOME and agent dir, the project as cwd, no stdin.
 pub fn command(sandbox: &Sandbox, args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_knightcode"));
-    command
-        .args(args)
-        .current_dir(&sandbox.project)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", &sandbox.home)
-        .env("KNIGHTCODE_CODING_AGENT_DIR", &sandbox.agent)
-        .stdin(std::process::Stdio::null());
+    let mut command = sandbox.command(args);
+    command.stdin(std::process::Stdio::null());
     command
 }
 

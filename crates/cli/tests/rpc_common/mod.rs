@@ -1,17 +1,17 @@
-//! Shared harness of the RPC tests: a sandbox (agent dir with two mock models, home, project),
-//! the scripted model server, and `knightcode --mode rpc` driven over pipes, either through
-//! the typed client or raw.
-#![allow(dead_code)]
+//! Harness of the RPC tests: the scripted model server, a [`Sandbox`] of the support module
+//! (with the [`Models::Recorded`] pair), and `knightcode --mode rpc` driven over pipes,
+//! either through the typed client or raw.
+#![allow(dead_code, unused_imports)]
 
-use crate::test_files;
-#[allow(unused_imports)]
-pub use test_files::read_jsonl;
-#[allow(unused_imports)]
-pub use test_files::session_files;
+pub use crate::common::Models;
+pub use crate::common::Sandbox;
+pub use crate::common::WATCHDOG;
+pub use crate::common::read_jsonl;
+pub use crate::common::session_files;
+pub use crate::common::usage;
+pub use crate::common::watchdog;
 
-use std::path::PathBuf;
 use std::process::Stdio;
-use std::time::Duration;
 
 use knightcode_headless::rpc::RpcClient;
 use knightcode_headless::rpc::RpcClientBuilder;
@@ -20,87 +20,35 @@ use knightcode_headless::rpc::RpcEvents;
 use knightcode_protocol::AgentEvent;
 use knightcode_protocol::AgentMessage;
 use knightcode_testkit::MockServer;
-use knightcode_testkit::MockUsage;
 use knightcode_testkit::ScriptedReply;
 use knightcode_testkit::WireFormat;
 use serde_json::Value;
-
-/// Upper bound for a whole test: a hang fails instead of blocking the suite. Never reached
-/// by a passing test, so it is not a timing assertion.
-pub const WATCHDOG: Duration = Duration::from_secs(120);
-
-pub struct Sandbox {
-    pub root: tempfile::TempDir,
-    pub home: PathBuf,
-    pub agent: PathBuf,
-    pub project: PathBuf,
-}
+use serde_json::json;
+use tokio::io::AsyncBufReadExt as _;
+use tokio::io::AsyncWriteExt as _;
+use tokio::io::BufReader;
+use tokio::io::Lines;
+use tokio::process::Child;
+use tokio::process::ChildStdin;
+use tokio::process::ChildStdout;
 
 impl Sandbox {
-    /// Agent dir with `mock-model` (reasoning) and `mock-model-2` (no reasoning) served by
-    /// `server`, as in the reference recordings (`fixtures/pi/README.md`).
-    pub fn new(server: &MockServer) -> Self {
-        let root = tempfile::tempdir().unwrap();
-        let home = root.path().join("home");
-        let agent = root.path().join("agent");
-        let project = root.path().join("project");
-        for dir in [&home, &agent, &project] {
-            std::fs::create_dir_all(dir).unwrap();
-        }
-        let models = serde_json::json!({"providers": {"mock": {
-            "baseUrl": server.base_url(), "api": "openai-completions", "apiKey": "mock-api-key",
-            "models": [
-                {"id": "mock-model", "name": "Mock Model", "reasoning": true, "input": ["text"],
-                 "contextWindow": 128000, "maxTokens": 16384,
-                 "cost": {"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75}},
-                {"id": "mock-model-2", "name": "Mock Model Two", "reasoning": false,
-                 "input": ["text", "image"], "contextWindow": 32000, "maxTokens": 4096,
-                 "cost": {"input": 0.5, "output": 1.5, "cacheRead": 0.05, "cacheWrite": 0}}]}}});
-        std::fs::write(agent.join("models.json"), models.to_string()).unwrap();
-        std::fs::write(project.join("notes.txt"), "alpha\nbeta\ngamma\n").unwrap();
-        Self {
-            root,
-            home,
-            agent,
-            project,
-        }
-    }
-
     /// `knightcode --provider mock --model mock-model --mode rpc ARGS` in the project, with a
-    /// scrubbed environment.
-    pub fn command(&self, args: &[&str]) -> tokio::process::Command {
-        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_knightcode"));
+    /// scrubbed environment, its stderr passed through.
+    pub fn rpc_command(&self, args: &[&str]) -> tokio::process::Command {
+        let mut command = tokio::process::Command::from(self.command(&[
+            "--provider",
+            "mock",
+            "--model",
+            "mock-model",
+            "--mode",
+            "rpc",
+        ]));
         command
-            .args([
-                "--provider",
-                "mock",
-                "--model",
-                "mock-model",
-                "--mode",
-                "rpc",
-            ])
             .args(args)
-            .current_dir(&self.project)
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", &self.home)
-            .env("KNIGHTCODE_CODING_AGENT_DIR", &self.agent)
             .stderr(Stdio::inherit())
             .kill_on_drop(true);
         command
-    }
-
-    /// Every session file, oldest first by name.
-    pub fn session_files(&self) -> Vec<PathBuf> {
-        test_files::session_files(&self.agent)
-    }
-}
-
-pub fn usage(input: u64, output: u64) -> MockUsage {
-    MockUsage {
-        input,
-        output,
-        ..MockUsage::default()
     }
 }
 
@@ -133,7 +81,7 @@ impl Rpc {
         let sandbox = Sandbox::new(&server);
         prepare(&sandbox);
         let (client, events) = RpcClientBuilder::new()
-            .spawn_command(sandbox.command(args), "knightcode")
+            .spawn_command(sandbox.rpc_command(args), "knightcode")
             .unwrap();
         Self {
             server,
@@ -180,6 +128,127 @@ impl Rpc {
     pub async fn shutdown(self) -> Option<i32> {
         drop(self.events);
         self.client.shutdown().await.unwrap().and_then(|s| s.code())
+    }
+}
+
+/// `knightcode --mode rpc` with raw pipes, for what the typed client hides: the bytes as
+/// written, garbage in, the extension-UI subprotocol, signals.
+pub struct Raw {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Lines<BufReader<ChildStdout>>,
+}
+
+impl Raw {
+    pub fn spawn(sandbox: &Sandbox, args: &[&str]) -> Self {
+        let mut child = sandbox
+            .rpc_command(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().unwrap();
+        Self {
+            child,
+            stdin,
+            lines: BufReader::new(stdout).lines(),
+        }
+    }
+
+    pub async fn write(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(bytes).await.unwrap();
+        stdin.flush().await.unwrap();
+    }
+
+    /// Writes `command` as one line.
+    pub async fn send(&mut self, command: Value) {
+        self.write(format!("{command}\n").as_bytes()).await;
+    }
+
+    /// The next line, as written.
+    pub async fn text(&mut self) -> String {
+        self.lines.next_line().await.unwrap().expect("output ended")
+    }
+
+    pub async fn line(&mut self) -> Value {
+        let line = self.text().await;
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+    }
+
+    /// Records up to and including the first one matching `until`.
+    pub async fn until(&mut self, until: impl Fn(&Value) -> bool) -> Vec<Value> {
+        let mut seen = Vec::new();
+        loop {
+            let line = self.line().await;
+            let done = until(&line);
+            seen.push(line);
+            if done {
+                return seen;
+            }
+        }
+    }
+
+    /// The response to the command `id` (records before it are skipped).
+    pub async fn response(&mut self, id: &str) -> Value {
+        self.until(|l| l["type"] == "response" && l["id"] == id)
+            .await
+            .pop()
+            .unwrap()
+    }
+
+    /// Sends a prompt and returns its response.
+    pub async fn prompt(&mut self, id: &str, message: &str) -> Value {
+        self.send(json!({ "id": id, "type": "prompt", "message": message }))
+            .await;
+        self.response(id).await
+    }
+
+    /// The next extension-UI request (other records are skipped).
+    pub async fn ui(&mut self) -> Value {
+        loop {
+            let line = self.line().await;
+            if line["type"] == "extension_ui_request" {
+                return line;
+            }
+        }
+    }
+
+    /// Answers the extension-UI request `id` with the fields of `answer`.
+    pub async fn reply(&mut self, id: &Value, answer: Value) {
+        let mut reply = json!({ "type": "extension_ui_response", "id": id });
+        for (key, value) in answer.as_object().unwrap() {
+            reply[key] = value.clone();
+        }
+        self.send(reply).await;
+    }
+
+    /// Sends a signal (`-TERM`, `-HUP`) to the process.
+    pub fn signal(&self, name: &str) {
+        let pid = self.child.id().unwrap().to_string();
+        let status = std::process::Command::new("kill")
+            .args([name, pid.as_str()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    /// Reads what is still written until the output ends, then the exit code; stdin stays
+    /// open.
+    pub async fn wait_exit(&mut self) -> (Vec<Value>, Option<i32>) {
+        let mut rest = Vec::new();
+        while let Some(line) = self.lines.next_line().await.unwrap() {
+            rest.push(serde_json::from_str(&line).unwrap());
+        }
+        let status = self.child.wait().await.unwrap();
+        (rest, status.code())
+    }
+
+    /// Closes stdin; returns what was still written and the exit code.
+    pub async fn finish(mut self) -> (Vec<Value>, Option<i32>) {
+        drop(self.stdin.take());
+        self.wait_exit().await
     }
 }
 

@@ -3,34 +3,19 @@
 
 use std::process::Command;
 
+use crate::common;
 use crate::oneshot_common;
-use crate::test_files;
 
+use common::session_files;
+use common::usage;
 use knightcode_testkit::MockServer;
-use knightcode_testkit::MockUsage;
 use knightcode_testkit::ScriptedReply;
 use knightcode_testkit::WireFormat;
-use oneshot_common::Sandbox;
 use oneshot_common::command;
 use oneshot_common::knightcode;
 use oneshot_common::offered_tools;
+use oneshot_common::sandbox;
 use serde_json::Value;
-use test_files::session_files;
-
-/// The shared sandbox, with the notes file these tests read and edit.
-fn sandbox(server: &MockServer) -> Sandbox {
-    let sandbox = oneshot_common::sandbox(server);
-    std::fs::write(sandbox.project.join("notes.txt"), "alpha\nbeta\ngamma\n").unwrap();
-    sandbox
-}
-
-fn usage(input: u64, output: u64) -> MockUsage {
-    MockUsage {
-        input,
-        output,
-        ..MockUsage::default()
-    }
-}
 
 fn four_turns() -> Vec<ScriptedReply> {
     vec![

@@ -3,8 +3,8 @@
 //! warning (an undeclared one still gets it), and `setActiveTools` there decides what the
 //! first request offers; and lifecycle events reach handlers in order with the loop's hooks.
 
+use crate::common;
 use crate::oneshot_common;
-use crate::test_files;
 
 use knightcode_testkit::MockServer;
 use knightcode_testkit::ScriptedReply;
@@ -73,7 +73,7 @@ fn turn_start_reaches_handlers_before_that_turns_tool_call_and_turn_end() {
     std::fs::write(sb.project.join("order.ts"), TURN_ORDER).unwrap();
     let run = knightcode(&sb, &["-e", "order.ts", "-p", "go"]);
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
-    let file = test_files::session_files(&sb.agent).pop().unwrap();
+    let file = common::session_files(&sb.agent).pop().unwrap();
     let text = std::fs::read_to_string(file).unwrap();
     let entry: serde_json::Value = text
         .lines()

@@ -2,9 +2,8 @@
 //! becomes a `bashExecution` message (left out of the model's context with
 //! `excludeFromContext`, held back while a run streams), `abort_bash` kills the command.
 
+use crate::common::mkfifo;
 use crate::rpc_common;
-
-use std::path::Path;
 
 use knightcode_headless::rpc::RpcEvent;
 use knightcode_protocol::AgentEvent;
@@ -14,23 +13,9 @@ use knightcode_protocol::rpc::RpcCommandBody as Cmd;
 use knightcode_testkit::Fault;
 use knightcode_testkit::ScriptedReply;
 use rpc_common::Rpc;
-use rpc_common::WATCHDOG;
 use rpc_common::read_jsonl;
 use rpc_common::user_texts;
-
-async fn watchdog<F: std::future::Future>(test: F) -> F::Output {
-    tokio::time::timeout(WATCHDOG, test)
-        .await
-        .expect("the test hung")
-}
-
-fn mkfifo(path: &Path) {
-    let status = std::process::Command::new("mkfifo")
-        .arg(path)
-        .status()
-        .unwrap();
-    assert!(status.success());
-}
+use rpc_common::watchdog;
 
 /// Waits for a `bash_execution_update` and returns its id and delta.
 async fn next_update(events: &mut knightcode_headless::rpc::RpcEvents) -> (Option<String>, String) {

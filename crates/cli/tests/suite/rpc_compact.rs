@@ -7,15 +7,9 @@ use knightcode_protocol::AgentEvent;
 use knightcode_protocol::CompactionReason;
 use knightcode_testkit::ScriptedReply;
 use rpc_common::Rpc;
-use rpc_common::WATCHDOG;
 use rpc_common::read_jsonl;
 use rpc_common::user_texts;
-
-async fn watchdog<F: std::future::Future>(test: F) -> F::Output {
-    tokio::time::timeout(WATCHDOG, test)
-        .await
-        .expect("the test hung")
-}
+use rpc_common::watchdog;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn compact_answers_with_the_result_after_its_events() {

@@ -7,122 +7,21 @@
 use crate::rpc_common;
 
 use std::path::Path;
-use std::process::Stdio;
 
 use knightcode_testkit::MockServer;
 use knightcode_testkit::ScriptedReply;
 use knightcode_testkit::WireFormat;
+use rpc_common::Raw;
 use rpc_common::Sandbox;
-use rpc_common::WATCHDOG;
 use rpc_common::read_jsonl;
+use rpc_common::watchdog;
 use serde_json::Value;
 use serde_json::json;
-use tokio::io::AsyncBufReadExt as _;
-use tokio::io::AsyncWriteExt as _;
-use tokio::io::BufReader;
-use tokio::io::Lines;
-use tokio::process::Child;
-use tokio::process::ChildStdin;
-use tokio::process::ChildStdout;
 
-async fn watchdog<F: std::future::Future>(test: F) -> F::Output {
-    tokio::time::timeout(WATCHDOG, test)
-        .await
-        .expect("the test hung")
-}
-
-/// `knightcode --mode rpc -e ext.ts` with raw pipes.
-struct Raw {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: Lines<BufReader<ChildStdout>>,
-}
-
-impl Raw {
-    fn spawn(sandbox: &Sandbox, extension: &str) -> Self {
-        std::fs::write(sandbox.project.join("ext.ts"), extension).unwrap();
-        let mut child = sandbox
-            .command(&["-e", "ext.ts"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take();
-        let stdout = child.stdout.take().unwrap();
-        Self {
-            child,
-            stdin,
-            lines: BufReader::new(stdout).lines(),
-        }
-    }
-
-    async fn send(&mut self, command: Value) {
-        let stdin = self.stdin.as_mut().unwrap();
-        stdin
-            .write_all(format!("{command}\n").as_bytes())
-            .await
-            .unwrap();
-        stdin.flush().await.unwrap();
-    }
-
-    /// The next line, as written.
-    async fn text(&mut self) -> String {
-        self.lines.next_line().await.unwrap().expect("output ended")
-    }
-
-    async fn line(&mut self) -> Value {
-        let line = self.text().await;
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
-    }
-
-    /// The next extension-UI request (other records are skipped).
-    async fn ui(&mut self) -> Value {
-        loop {
-            let line = self.line().await;
-            if line["type"] == "extension_ui_request" {
-                return line;
-            }
-        }
-    }
-
-    async fn reply(&mut self, id: &Value, answer: Value) {
-        let mut reply = json!({ "type": "extension_ui_response", "id": id });
-        for (key, value) in answer.as_object().unwrap() {
-            reply[key] = value.clone();
-        }
-        self.send(reply).await;
-    }
-
-    async fn until(&mut self, until: impl Fn(&Value) -> bool) -> Vec<Value> {
-        let mut seen = Vec::new();
-        loop {
-            let line = self.line().await;
-            let done = until(&line);
-            seen.push(line);
-            if done {
-                return seen;
-            }
-        }
-    }
-
-    async fn response(&mut self, id: &str) -> Value {
-        self.until(|l| l["type"] == "response" && l["id"] == id)
-            .await
-            .pop()
-            .unwrap()
-    }
-
-    async fn prompt(&mut self, id: &str, message: &str) -> Value {
-        self.send(json!({ "id": id, "type": "prompt", "message": message }))
-            .await;
-        self.response(id).await
-    }
-
-    async fn finish(mut self) -> Option<i32> {
-        drop(self.stdin.take());
-        while self.lines.next_line().await.unwrap().is_some() {}
-        self.child.wait().await.unwrap().code()
-    }
+/// `knightcode --mode rpc -e ext.ts` with raw pipes, `ext.ts` holding `extension`.
+fn with_extension(sandbox: &Sandbox, extension: &str) -> Raw {
+    std::fs::write(sandbox.project.join("ext.ts"), extension).unwrap();
+    Raw::spawn(sandbox, &["-e", "ext.ts"])
 }
 
 async fn server(replies: Vec<ScriptedReply>) -> MockServer {
@@ -175,7 +74,7 @@ async fn dialogs_are_answered_and_fire_and_forget_requests_are_written_as_the_re
     watchdog(async {
         let server = server(vec![]).await;
         let sandbox = Sandbox::new(&server);
-        let mut raw = Raw::spawn(&sandbox, DIALOGS);
+        let mut raw = with_extension(&sandbox, DIALOGS);
         raw.send(json!({ "id": "1", "type": "prompt", "message": "/ask" }))
             .await;
         let mut shapes = Vec::new();
@@ -228,7 +127,7 @@ async fn dialogs_are_answered_and_fire_and_forget_requests_are_written_as_the_re
             ),
         ];
         assert_eq!(shapes, expected);
-        assert_eq!(raw.finish().await, Some(0));
+        assert_eq!(raw.finish().await.1, Some(0));
     })
     .await;
 }
@@ -253,7 +152,7 @@ async fn a_dialog_resolves_to_its_default_after_its_timeout_or_its_signal_aborti
     watchdog(async {
         let server = server(vec![]).await;
         let sandbox = Sandbox::new(&server);
-        let mut raw = Raw::spawn(&sandbox, TIMEOUT_AND_ABORT);
+        let mut raw = with_extension(&sandbox, TIMEOUT_AND_ABORT);
         raw.send(json!({ "id": "1", "type": "prompt", "message": "/wait" }))
             .await;
         let timed = raw.ui().await;
@@ -281,7 +180,7 @@ async fn a_dialog_resolves_to_its_default_after_its_timeout_or_its_signal_aborti
         raw.send(json!({ "id": "2", "type": "get_state" })).await;
         let state = raw.response("2").await;
         assert_eq!(state["success"], true, "{state}");
-        assert_eq!(raw.finish().await, Some(0));
+        assert_eq!(raw.finish().await.1, Some(0));
     })
     .await;
 }
@@ -359,7 +258,7 @@ async fn command_session_control_emits_the_session_events_and_leaves_the_old_ctx
         .await;
         let sandbox = Sandbox::new(&server);
         let project = sandbox.project.clone();
-        let mut raw = Raw::spawn(&sandbox, SESSIONS);
+        let mut raw = with_extension(&sandbox, SESSIONS);
         // A run from the command, awaited with `waitForIdle`.
         let done = raw.prompt("1", "/turn").await;
         assert_eq!(done["success"], true, "{done}");
@@ -475,7 +374,7 @@ async fn command_session_control_emits_the_session_events_and_leaves_the_old_ctx
                 "reloaded old ctx stale",
             ]
         );
-        assert_eq!(raw.finish().await, Some(0));
+        assert_eq!(raw.finish().await.1, Some(0));
         assert_eq!(log(&project), ["session_shutdown quit target=-"]);
     })
     .await;
@@ -534,7 +433,7 @@ async fn ctx_compact_runs_the_compaction_hooks_and_reports_back() {
             r#"{"compaction": {"keepRecentTokens": 5}}"#,
         )
         .unwrap();
-        let mut raw = Raw::spawn(&sandbox, COMPACTION);
+        let mut raw = with_extension(&sandbox, COMPACTION);
         for (id, text) in [("1", "first question"), ("2", "second question")] {
             raw.prompt(id, text).await;
             raw.until(|l| l["type"] == "agent_settled").await;
@@ -554,7 +453,7 @@ async fn ctx_compact_runs_the_compaction_hooks_and_reports_back() {
 
         let failed = prompt_with_notices(&mut raw, "4", "/squash cancel", 1).await;
         assert!(failed[0].starts_with("failed: "), "{failed:?}");
-        assert_eq!(raw.finish().await, Some(0));
+        assert_eq!(raw.finish().await.1, Some(0));
     })
     .await;
 }
@@ -581,7 +480,7 @@ async fn new_session_setup_writes_the_start_of_the_next_conversation() {
     watchdog(async {
         let server = server(vec![ScriptedReply::text("an answer")]).await;
         let sandbox = Sandbox::new(&server);
-        let mut raw = Raw::spawn(&sandbox, SEEDED);
+        let mut raw = with_extension(&sandbox, SEEDED);
         raw.send(json!({ "id": "1", "type": "prompt", "message": "/seeded" }))
             .await;
         let notice = raw.ui().await;
@@ -598,7 +497,7 @@ async fn new_session_setup_writes_the_start_of_the_next_conversation() {
             rpc_common::user_texts(&requests[0].body),
             ["seeded question", "the next question"]
         );
-        assert_eq!(raw.finish().await, Some(0));
+        assert_eq!(raw.finish().await.1, Some(0));
     })
     .await;
 }
@@ -623,7 +522,7 @@ async fn a_dialog_in_session_before_switch_decides_whether_new_session_goes_ahea
     watchdog(async {
         let server = server(vec![]).await;
         let sandbox = Sandbox::new(&server);
-        let mut raw = Raw::spawn(&sandbox, CONFIRM_NEW);
+        let mut raw = with_extension(&sandbox, CONFIRM_NEW);
         for (id, confirmed, cancelled) in [("1", false, true), ("2", true, false)] {
             raw.send(json!({ "id": id, "type": "new_session" })).await;
             let question = raw.ui().await;
@@ -651,7 +550,7 @@ async fn a_dialog_in_session_before_switch_decides_whether_new_session_goes_ahea
                 assert!(notices.is_empty(), "{notices:?}");
             }
         }
-        assert_eq!(raw.finish().await, Some(0));
+        assert_eq!(raw.finish().await.1, Some(0));
     })
     .await;
 }
@@ -668,15 +567,14 @@ export default function (pi) {
   pi.registerCommand("bye", { handler: async (_args, ctx) => { ctx.ui.notify("bye"); ctx.shutdown(); } });
 }
 "#;
-        let mut raw = Raw::spawn(&sandbox, source);
+        let mut raw = with_extension(&sandbox, source);
         raw.send(json!({ "id": "1", "type": "prompt", "message": "/bye" }))
             .await;
         assert_eq!(raw.ui().await["message"], "bye");
         // The command's prompt is answered first, as the reference answers before it exits.
         assert_eq!(raw.response("1").await["success"], true);
         // The output ends and the process exits 0 with its stdin still open.
-        while raw.lines.next_line().await.unwrap().is_some() {}
-        assert_eq!(raw.child.wait().await.unwrap().code(), Some(0));
+        assert_eq!(raw.wait_exit().await.1, Some(0));
         assert_eq!(
             std::fs::read_to_string(sandbox.project.join("shutdown.log")).unwrap(),
             "quit\n"
@@ -706,7 +604,7 @@ export default function (pi) {
   });
 }
 "#;
-        let mut raw = Raw::spawn(&sandbox, source);
+        let mut raw = with_extension(&sandbox, source);
         raw.prompt("1", "stop yourself").await;
         let mut notice = None;
         let seen = raw
@@ -720,7 +618,7 @@ export default function (pi) {
         assert_eq!(notice, Some(json!("idle=false pending=false")));
         assert_eq!(seen.last().unwrap()["aborted"], true, "{seen:#?}");
         assert_eq!(server.requests().len(), 1);
-        assert_eq!(raw.finish().await, Some(0));
+        assert_eq!(raw.finish().await.1, Some(0));
     })
     .await;
 }

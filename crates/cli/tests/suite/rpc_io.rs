@@ -9,104 +9,12 @@ use knightcode_testkit::Fault;
 use knightcode_testkit::MockServer;
 use knightcode_testkit::ScriptedReply;
 use knightcode_testkit::WireFormat;
+use rpc_common::Raw;
 use rpc_common::Sandbox;
-use rpc_common::WATCHDOG;
 use rpc_common::process_gone;
 use rpc_common::read_jsonl;
+use rpc_common::watchdog;
 use serde_json::Value;
-use tokio::io::AsyncBufReadExt as _;
-use tokio::io::AsyncWriteExt as _;
-use tokio::io::BufReader;
-use tokio::io::Lines;
-use tokio::process::Child;
-use tokio::process::ChildStdin;
-use tokio::process::ChildStdout;
-
-async fn watchdog<F: std::future::Future>(test: F) -> F::Output {
-    tokio::time::timeout(WATCHDOG, test)
-        .await
-        .expect("the test hung")
-}
-
-/// The server process with raw pipes.
-struct Raw {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: Lines<BufReader<ChildStdout>>,
-}
-
-impl Raw {
-    fn spawn(sandbox: &Sandbox) -> Self {
-        let mut child = sandbox
-            .command(&[])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take();
-        let stdout = child.stdout.take().unwrap();
-        Self {
-            child,
-            stdin,
-            lines: BufReader::new(stdout).lines(),
-        }
-    }
-
-    async fn write(&mut self, bytes: &[u8]) {
-        let stdin = self.stdin.as_mut().unwrap();
-        stdin.write_all(bytes).await.unwrap();
-        stdin.flush().await.unwrap();
-    }
-
-    async fn send(&mut self, command: Value) {
-        self.write(format!("{command}\n").as_bytes()).await;
-    }
-
-    async fn line(&mut self) -> Value {
-        let line = self.lines.next_line().await.unwrap().expect("output ended");
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
-    }
-
-    /// Records up to and including the first one matching `until`.
-    async fn until(&mut self, until: impl Fn(&Value) -> bool) -> Vec<Value> {
-        let mut seen = Vec::new();
-        loop {
-            let line = self.line().await;
-            let done = until(&line);
-            seen.push(line);
-            if done {
-                return seen;
-            }
-        }
-    }
-
-    async fn response(&mut self, id: &str) -> Value {
-        self.until(|l| l["type"] == "response" && l["id"] == id)
-            .await
-            .pop()
-            .unwrap()
-    }
-
-    /// Closes stdin; returns what was still written and the exit code.
-    async fn finish(mut self) -> (Vec<Value>, Option<i32>) {
-        drop(self.stdin.take());
-        let mut rest = Vec::new();
-        while let Some(line) = self.lines.next_line().await.unwrap() {
-            rest.push(serde_json::from_str(&line).unwrap());
-        }
-        let status = self.child.wait().await.unwrap();
-        (rest, status.code())
-    }
-
-    fn signal(&self, name: &str) {
-        let pid = self.child.id().unwrap().to_string();
-        let status = std::process::Command::new("kill")
-            .args([name, pid.as_str()])
-            .status()
-            .unwrap();
-        assert!(status.success());
-    }
-}
 
 fn position(lines: &[Value], pred: impl Fn(&Value) -> bool) -> usize {
     lines
@@ -122,7 +30,7 @@ async fn a_hundred_pipelined_commands_are_all_answered_in_order() {
             .await
             .unwrap();
         let sandbox = Sandbox::new(&server);
-        let mut raw = Raw::spawn(&sandbox);
+        let mut raw = Raw::spawn(&sandbox, &[]);
         let kinds = [
             "get_state",
             "get_messages",
@@ -165,7 +73,7 @@ async fn garbage_and_half_lines_get_errors_and_the_server_goes_on() {
             .await
             .unwrap();
         let sandbox = Sandbox::new(&server);
-        let mut raw = Raw::spawn(&sandbox);
+        let mut raw = Raw::spawn(&sandbox, &[]);
         raw.write(b"not json\n").await;
         raw.write(b"{\"type\":\"get_state\"\n").await;
         raw.write(b"[1,2,3]\n").await;
@@ -201,7 +109,7 @@ async fn every_bad_line_gets_one_error_response() {
             .await
             .unwrap();
         let sandbox = Sandbox::new(&server);
-        let mut raw = Raw::spawn(&sandbox);
+        let mut raw = Raw::spawn(&sandbox, &[]);
         raw.write(
             b"not json\n{\"type\":\"get_state\"\n[1,2,3]\n\n{\"id\":\"no-type\"}\n\xff{}\n\
               {\"type\":\"set_model\",\"id\":\"bad-field\"}\n{\"type\":\"nope\",\"id\":\"unknown\"}\n",
@@ -252,7 +160,7 @@ async fn responses_and_events_come_in_a_useful_order() {
         .await
         .unwrap();
         let sandbox = Sandbox::new(&server);
-        let mut raw = Raw::spawn(&sandbox);
+        let mut raw = Raw::spawn(&sandbox, &[]);
 
         raw.send(serde_json::json!({"type": "prompt", "message": "Hi", "id": "p1"}))
             .await;
@@ -324,7 +232,7 @@ async fn eof_during_a_run_aborts_it_saves_it_and_exits_0() {
         .await
         .unwrap();
         let sandbox = Sandbox::new(&server);
-        let mut raw = Raw::spawn(&sandbox);
+        let mut raw = Raw::spawn(&sandbox, &[]);
         raw.send(serde_json::json!({"type": "prompt", "message": "Hi", "id": "p1"}))
             .await;
         raw.until(|l| l["type"] == "agent_settled").await;
@@ -377,7 +285,7 @@ async fn sigterm_kills_running_tools_and_exits_143() {
         .await
         .unwrap();
         let sandbox = Sandbox::new(&server);
-        let mut raw = Raw::spawn(&sandbox);
+        let mut raw = Raw::spawn(&sandbox, &[]);
         raw.send(serde_json::json!({"type": "prompt", "message": "Wait", "id": "p"}))
             .await;
         let shell = running_command(&mut raw).await;
@@ -398,7 +306,7 @@ async fn sighup_kills_user_shell_commands_and_exits_129() {
             .await
             .unwrap();
         let sandbox = Sandbox::new(&server);
-        let mut raw = Raw::spawn(&sandbox);
+        let mut raw = Raw::spawn(&sandbox, &[]);
         raw.send(
             serde_json::json!({"type": "bash", "command": "echo started $$; sleep 100", "id": "b"}),
         )
@@ -427,7 +335,7 @@ async fn start_up_failure_exits_1_with_the_reason_on_stderr() {
         // Without models.json there is no `mock` provider to use.
         std::fs::remove_file(sandbox.agent.join("models.json")).unwrap();
         let output = sandbox
-            .command(&[])
+            .rpc_command(&[])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -14,7 +14,6 @@ use knightcode_protocol::rpc::StreamingBehavior;
 use knightcode_testkit::Fault;
 use knightcode_testkit::ScriptedReply;
 use rpc_common::Rpc;
-use rpc_common::WATCHDOG;
 use rpc_common::assistant_stop;
 use rpc_common::kinds;
 use rpc_common::message_ends;
@@ -22,12 +21,7 @@ use rpc_common::process_gone;
 use rpc_common::read_jsonl;
 use rpc_common::usage;
 use rpc_common::user_texts;
-
-async fn watchdog<F: std::future::Future>(test: F) -> F::Output {
-    tokio::time::timeout(WATCHDOG, test)
-        .await
-        .expect("the test hung")
-}
+use rpc_common::watchdog;
 
 /// A reply that streams a few events and then waits for `release_stalls`.
 fn stalling(text: &str) -> ScriptedReply {

@@ -5,15 +5,9 @@ use crate::rpc_common;
 
 use knightcode_testkit::ScriptedReply;
 use rpc_common::Rpc;
-use rpc_common::WATCHDOG;
 use rpc_common::read_jsonl;
 use rpc_common::user_texts;
-
-async fn watchdog<F: std::future::Future>(test: F) -> F::Output {
-    tokio::time::timeout(WATCHDOG, test)
-        .await
-        .expect("the test hung")
-}
+use rpc_common::watchdog;
 
 fn write(path: &std::path::Path, content: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();

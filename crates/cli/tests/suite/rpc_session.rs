@@ -11,18 +11,12 @@ use knightcode_protocol::rpc::SessionTreeNode;
 use knightcode_testkit::ScriptedReply;
 use rpc_common::Rpc;
 use rpc_common::Sandbox;
-use rpc_common::WATCHDOG;
 use rpc_common::message_ends;
 use rpc_common::read_jsonl;
 use rpc_common::usage;
 use rpc_common::user_texts;
+use rpc_common::watchdog;
 use serde_json::Value;
-
-async fn watchdog<F: std::future::Future>(test: F) -> F::Output {
-    tokio::time::timeout(WATCHDOG, test)
-        .await
-        .expect("the test hung")
-}
 
 /// The next `thinking_level_changed` level.
 async fn thinking_changed(rpc: &mut Rpc) -> String {
@@ -296,7 +290,7 @@ async fn tree_and_entries_of_a_branched_session() {
         let path = branched_session(&sandbox);
         let (client, events) = knightcode_headless::rpc::RpcClientBuilder::new()
             .spawn_command(
-                sandbox.command(&["--session", &path.to_string_lossy()]),
+                sandbox.rpc_command(&["--session", &path.to_string_lossy()]),
                 "knightcode",
             )
             .unwrap();

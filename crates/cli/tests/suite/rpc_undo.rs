@@ -12,8 +12,8 @@ use knightcode_protocol::rpc::UiReply;
 use knightcode_protocol::rpc::UiRequestKind;
 use knightcode_testkit::ScriptedReply;
 use rpc_common::Rpc;
-use rpc_common::WATCHDOG;
 use rpc_common::read_jsonl;
+use rpc_common::watchdog;
 
 fn write_call(id: &str, path: &str, content: &str) -> ScriptedReply {
     let args = serde_json::json!({ "path": path, "content": content });
@@ -84,7 +84,7 @@ fn replies() -> Vec<ScriptedReply> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn undo_asks_through_select_dialogs_and_restores_files() {
-    tokio::time::timeout(WATCHDOG, async {
+    watchdog(async {
         let mut rpc = Rpc::start(replies()).await;
         two_turns(&mut rpc).await;
 
@@ -126,13 +126,12 @@ async fn undo_asks_through_select_dialogs_and_restores_files() {
         assert!(format!("{file:?}").contains("second turn"));
         rpc.shutdown().await;
     })
-    .await
-    .expect("the test hung");
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelling_the_restore_question_cancels_the_undo_and_conversation_only_keeps_files() {
-    tokio::time::timeout(WATCHDOG, async {
+    watchdog(async {
         let mut rpc = Rpc::start(replies()).await;
         two_turns(&mut rpc).await;
         let before = rpc.client.get_state().await.unwrap().message_count;
@@ -171,13 +170,12 @@ async fn cancelling_the_restore_question_cancels_the_undo_and_conversation_only_
         assert!(rpc.sandbox.project.join("made/b.txt").exists());
         rpc.shutdown().await;
     })
-    .await
-    .expect("the test hung");
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn closing_the_input_while_undo_asks_ends_the_server() {
-    tokio::time::timeout(WATCHDOG, async {
+    watchdog(async {
         let mut rpc = Rpc::start(replies()).await;
         two_turns(&mut rpc).await;
         {
@@ -194,13 +192,12 @@ async fn closing_the_input_while_undo_asks_ends_the_server() {
         // Nobody answers; EOF: the dialog gives up and the server exits normally.
         assert_eq!(rpc.shutdown().await, Some(0));
     })
-    .await
-    .expect("the test hung");
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn abort_cancels_a_waiting_undo_and_the_session_keeps_serving() {
-    tokio::time::timeout(WATCHDOG, async {
+    watchdog(async {
         let mut rpc = Rpc::start(replies()).await;
         two_turns(&mut rpc).await;
         let before = rpc.client.get_state().await.unwrap().message_count;
@@ -227,6 +224,5 @@ async fn abort_cancels_a_waiting_undo_and_the_session_keeps_serving() {
         assert_eq!(rpc.client.get_state().await.unwrap().message_count, before);
         rpc.shutdown().await;
     })
-    .await
-    .expect("the test hung");
+    .await;
 }

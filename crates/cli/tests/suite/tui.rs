@@ -7,12 +7,11 @@ use crate::tui_common;
 use knightcode_testkit::Chunking;
 use knightcode_testkit::Fault;
 use knightcode_testkit::ScriptedReply;
-use tui_common::Sandbox;
 use tui_common::read_jsonl;
 
 #[test]
 fn a_prompt_streams_text_and_a_tool_call_then_exits_cleanly() {
-    let sandbox = Sandbox::new(vec![
+    let sandbox = tui_common::sandbox(vec![
         ScriptedReply::default()
             .with_text("Let me read **the notes**.")
             .with_tool_call("call_1", "read", r#"{"path":"notes.txt"}"#)
@@ -47,7 +46,7 @@ fn a_prompt_streams_text_and_a_tool_call_then_exits_cleanly() {
 
 #[test]
 fn command_line_options_this_build_lacks_are_warned_about_in_the_transcript() {
-    let sandbox = Sandbox::new(Vec::new());
+    let sandbox = tui_common::sandbox(Vec::new());
     let mut tui = sandbox.spawn(
         &["--use-theme", "solarized", "--tui-mode", "fullscreen"],
         200,
@@ -62,7 +61,7 @@ fn command_line_options_this_build_lacks_are_warned_about_in_the_transcript() {
 
 #[test]
 fn enter_while_streaming_steers_and_escape_aborts() {
-    let sandbox = Sandbox::new(vec![
+    let sandbox = tui_common::sandbox(vec![
         ScriptedReply::text("Starting the long task and still going")
             .with_chunking(Chunking::chars(5))
             .with_fault(Fault::StallAfterEvents(3)),
@@ -74,20 +73,20 @@ fn enter_while_streaming_steers_and_escape_aborts() {
     tui.wait_for_text("mock-model");
     tui.submit("do the long task");
     sandbox
-        .server
+        .server()
         .wait_until_blocking(|a| a.stalls >= 1, tui_common::WATCHDOG)
         .unwrap();
     tui.wait_for_text("esc to interrupt");
     tui.submit("also do the other thing");
     tui.wait_for_text("Steering: also do the other thing");
-    sandbox.server.release_stalls();
+    sandbox.server().release_stalls();
     // The steering message goes with the next request, after the first reply ends.
     let requests = sandbox
-        .server
+        .server()
         .wait_until_blocking(|a| a.stalls >= 2, tui_common::WATCHDOG)
         .unwrap();
     assert!(requests.requests >= 2);
-    let second = &sandbox.server.requests()[1];
+    let second = &sandbox.server().requests()[1];
     assert!(
         second.body.to_string().contains("also do the other thing"),
         "{}",
@@ -112,7 +111,7 @@ fn enter_while_streaming_steers_and_escape_aborts() {
 
 #[test]
 fn resume_opens_the_picker_and_loads_the_chosen_session() {
-    let sandbox = Sandbox::new(vec![ScriptedReply::text("First answer.")]);
+    let sandbox = tui_common::sandbox(vec![ScriptedReply::text("First answer.")]);
     let mut tui = sandbox.spawn(&[], 100, 30);
     tui.wait_for_text("mock-model");
     tui.submit("remember the blue door");
@@ -144,7 +143,7 @@ fn resume_opens_the_picker_and_loads_the_chosen_session() {
 
 #[test]
 fn resizing_redraws_at_the_new_width() {
-    let sandbox = Sandbox::new(vec![ScriptedReply::text(
+    let sandbox = tui_common::sandbox(vec![ScriptedReply::text(
         "A fairly long answer that has to wrap differently once the terminal becomes narrower than before.",
     )]);
     let mut tui = sandbox.spawn(&[], 120, 30);
@@ -169,7 +168,7 @@ fn resizing_redraws_at_the_new_width() {
 #[test]
 fn a_two_thousand_line_reply_leaves_the_scrollback_intact() {
     let text: String = (0..2000).map(|i| format!("line {i:04}\n\n")).collect();
-    let sandbox = Sandbox::new(vec![
+    let sandbox = tui_common::sandbox(vec![
         ScriptedReply::text(text).with_chunking(Chunking::chars(400)),
     ]);
     let mut tui = sandbox.spawn(&[], 80, 24);
@@ -192,7 +191,7 @@ fn a_two_thousand_line_reply_leaves_the_scrollback_intact() {
 
 #[test]
 fn tree_selects_an_earlier_prompt_and_submitting_it_starts_a_branch() {
-    let sandbox = Sandbox::new(vec![
+    let sandbox = tui_common::sandbox(vec![
         ScriptedReply::text("reply one"),
         ScriptedReply::text("reply two"),
         ScriptedReply::text("reply three"),
@@ -245,13 +244,13 @@ fn tree_selects_an_earlier_prompt_and_submitting_it_starts_a_branch() {
         "the edit branches off where the first prompt did"
     );
     // The third request saw only the new branch.
-    let third = sandbox.server.requests()[2].body.to_string();
+    let third = sandbox.server().requests()[2].body.to_string();
     assert!(!third.contains("beta question"), "{third}");
 }
 
 #[test]
 fn a_folder_with_protected_resources_asks_for_trust_first() {
-    let sandbox = Sandbox::new(vec![]);
+    let sandbox = tui_common::sandbox(vec![]);
     std::fs::create_dir_all(sandbox.project.join(".knightcode")).unwrap();
     std::fs::write(sandbox.project.join(".knightcode/settings.json"), "{}").unwrap();
     let mut tui = sandbox.spawn(&[], 100, 30);
@@ -277,7 +276,7 @@ fn a_folder_with_protected_resources_asks_for_trust_first() {
 
 #[test]
 fn shell_commands_run_from_the_editor_and_are_recorded() {
-    let sandbox = Sandbox::new(vec![ScriptedReply::text("Seen it.")]);
+    let sandbox = tui_common::sandbox(vec![ScriptedReply::text("Seen it.")]);
     let mut tui = sandbox.spawn(&[], 100, 30);
     tui.wait_for_text("mock-model");
     tui.submit("!echo from-the-shell");
@@ -291,7 +290,7 @@ fn shell_commands_run_from_the_editor_and_are_recorded() {
     tui.wait_for_text("Seen it.");
     tui.send("\x04");
     assert_eq!(tui.wait_exit(), 0);
-    let request = sandbox.server.requests()[0].body.to_string();
+    let request = sandbox.server().requests()[0].body.to_string();
     assert!(request.contains("from-the-shell"), "{request}");
     assert!(
         !request.contains("private-output"),
@@ -308,7 +307,7 @@ fn shell_commands_run_from_the_editor_and_are_recorded() {
 
 #[test]
 fn ctrl_p_cycles_models_and_the_footer_follows() {
-    let sandbox = Sandbox::new(vec![]);
+    let sandbox = tui_common::sandbox(vec![]);
     let mut tui = sandbox.spawn(&[], 100, 30);
     tui.wait_for_text("mock-model");
     tui.send("\x10");
@@ -325,7 +324,7 @@ fn ctrl_p_cycles_models_and_the_footer_follows() {
 
 #[test]
 fn alt_enter_queues_a_follow_up_for_after_the_run() {
-    let sandbox = Sandbox::new(vec![
+    let sandbox = tui_common::sandbox(vec![
         ScriptedReply::text("Working on the first thing")
             .with_chunking(Chunking::chars(5))
             .with_fault(Fault::StallAfterEvents(2)),
@@ -335,15 +334,15 @@ fn alt_enter_queues_a_follow_up_for_after_the_run() {
     tui.wait_for_text("mock-model");
     tui.submit("first thing");
     sandbox
-        .server
+        .server()
         .wait_until_blocking(|a| a.stalls >= 1, tui_common::WATCHDOG)
         .unwrap();
     tui.send("then the second thing");
     tui.send("\x1b\r");
     tui.wait_for_text("Follow-up: then the second thing");
-    sandbox.server.release_stalls();
+    sandbox.server().release_stalls();
     tui.wait_for_text("Now the follow-up.");
-    let second = sandbox.server.requests()[1].body.to_string();
+    let second = sandbox.server().requests()[1].body.to_string();
     assert!(second.contains("then the second thing"), "{second}");
     tui.send("\x04");
     assert_eq!(tui.wait_exit(), 0);
@@ -351,7 +350,7 @@ fn alt_enter_queues_a_follow_up_for_after_the_run() {
 
 #[test]
 fn double_escape_opens_the_tree_and_name_shows_in_the_footer() {
-    let sandbox = Sandbox::new(vec![ScriptedReply::text("Hi.")]);
+    let sandbox = tui_common::sandbox(vec![ScriptedReply::text("Hi.")]);
     let mut tui = sandbox.spawn(&[], 100, 30);
     tui.wait_for_text("mock-model");
     tui.submit("hello there");
@@ -378,7 +377,7 @@ fn double_escape_opens_the_tree_and_name_shows_in_the_footer() {
 
 #[test]
 fn large_pastes_collapse_and_image_paths_attach() {
-    let sandbox = Sandbox::new(vec![ScriptedReply::text("Got it all.")]);
+    let sandbox = tui_common::sandbox(vec![ScriptedReply::text("Got it all.")]);
     // A 1x1 PNG.
     let png: [u8; 67] = [
         0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44,
@@ -401,7 +400,7 @@ fn large_pastes_collapse_and_image_paths_attach() {
     tui.wait_for_text("📎 pic.png");
     tui.send("\r");
     tui.wait_for_text("Got it all.");
-    let body = sandbox.server.requests()[0].body.to_string();
+    let body = sandbox.server().requests()[0].body.to_string();
     assert!(
         body.contains("pasted line 1\\n") && body.contains("pasted line 30"),
         "{body}"
@@ -414,7 +413,7 @@ fn large_pastes_collapse_and_image_paths_attach() {
 
 #[test]
 fn ctrl_g_edits_the_prompt_in_the_external_editor() {
-    let sandbox = Sandbox::new(vec![ScriptedReply::text("Edited prompt received.")]);
+    let sandbox = tui_common::sandbox(vec![ScriptedReply::text("Edited prompt received.")]);
     let script = sandbox.root.path().join("fake-editor.sh");
     std::fs::write(
         &script,
@@ -431,7 +430,7 @@ fn ctrl_g_edits_the_prompt_in_the_external_editor() {
     tui.wait_for_text("written in the editor");
     tui.send("\r");
     tui.wait_for_text("Edited prompt received.");
-    let body = sandbox.server.requests()[0].body.to_string();
+    let body = sandbox.server().requests()[0].body.to_string();
     assert!(body.contains("written in the editor"), "{body}");
     tui.send("\x04");
     assert_eq!(tui.wait_exit(), 0);
@@ -439,7 +438,7 @@ fn ctrl_g_edits_the_prompt_in_the_external_editor() {
 
 #[test]
 fn fork_clone_and_new_each_start_a_new_session_file() {
-    let sandbox = Sandbox::new(vec![
+    let sandbox = tui_common::sandbox(vec![
         ScriptedReply::text("answer one"),
         ScriptedReply::text("answer two"),
         ScriptedReply::text("answer three"),
@@ -479,7 +478,7 @@ fn fork_clone_and_new_each_start_a_new_session_file() {
 
 #[test]
 fn without_a_model_it_says_what_to_set_up_and_leaves_the_screen_clean() {
-    let sandbox = Sandbox::new(vec![]);
+    let sandbox = tui_common::sandbox(vec![]);
     std::fs::remove_file(sandbox.agent.join("models.json")).unwrap();
     let mut tui = sandbox.spawn(&[], 100, 20);
     assert_eq!(tui.wait_exit(), 1);
@@ -493,7 +492,7 @@ fn without_a_model_it_says_what_to_set_up_and_leaves_the_screen_clean() {
 
 #[test]
 fn a_models_scope_chooses_the_start_model_and_ctrl_p_stays_inside_it() {
-    let sandbox = Sandbox::new(vec![]);
+    let sandbox = tui_common::sandbox(vec![]);
     let mut tui = sandbox.spawn(&["--models", "mock-reasoner:high,mock-model"], 100, 30);
     tui.wait_for_text("Scoped models (ctrl+p cycles): mock-reasoner:high, mock-model");
     // A new session starts on the first scoped model at its pattern's level.
@@ -516,7 +515,7 @@ fn a_models_scope_chooses_the_start_model_and_ctrl_p_stays_inside_it() {
 #[test]
 fn ctrl_v_attaches_an_image_from_the_clipboard() {
     use std::os::unix::fs::PermissionsExt as _;
-    let sandbox = Sandbox::new(vec![ScriptedReply::text("A one-pixel image.")]);
+    let sandbox = tui_common::sandbox(vec![ScriptedReply::text("A one-pixel image.")]);
     // A stand-in for xclip: it offers a PNG once the file exists, plain text before.
     let bin = sandbox.home.join("bin");
     std::fs::create_dir_all(&bin).unwrap();
@@ -546,7 +545,7 @@ fn ctrl_v_attaches_an_image_from_the_clipboard() {
     tui.wait_for_text("📎 clipboard-1.png");
     tui.submit("what is this?");
     tui.wait_for_text("A one-pixel image.");
-    let body = sandbox.server.requests()[0].body.to_string();
+    let body = sandbox.server().requests()[0].body.to_string();
     let encoded = base64::engine::general_purpose::STANDARD.encode(&png);
     assert!(
         body.contains(&format!("data:image/png;base64,{encoded}")),
@@ -558,7 +557,7 @@ fn ctrl_v_attaches_an_image_from_the_clipboard() {
 
 #[test]
 fn scoped_models_picks_the_ctrl_p_models_and_saves_them() {
-    let sandbox = Sandbox::new(vec![]);
+    let sandbox = tui_common::sandbox(vec![]);
     let mut tui = sandbox.spawn(&[], 100, 30);
     tui.wait_for_text("mock-model");
     tui.submit("/scoped-models");
@@ -584,7 +583,7 @@ fn scoped_models_picks_the_ctrl_p_models_and_saves_them() {
 
 #[test]
 fn sigterm_kills_a_running_shell_command_before_exiting() {
-    let sandbox = Sandbox::new(vec![]);
+    let sandbox = tui_common::sandbox(vec![]);
     let mut tui = sandbox.spawn(&[], 100, 30);
     tui.wait_for_text("mock-model");
     tui.submit("!echo started $$; sleep 100");

@@ -2,10 +2,10 @@
 //! summary card afterwards (collapsed, ctrl+o expands it), the footer's context figure, and
 //! escape cancelling a compaction; `/tree` summarising the branch it leaves.
 
+use crate::common::usage;
 use crate::tui_common;
 
 use knightcode_testkit::Fault;
-use knightcode_testkit::MockUsage;
 use knightcode_testkit::ScriptedReply;
 use tui_common::Sandbox;
 use tui_common::read_jsonl;
@@ -13,16 +13,12 @@ use tui_common::read_jsonl;
 const SUMMARY: &str = "## Goal\nKeep the parser tests green\n\n## Progress\n### Done\n- [x] first step\n- [x] second step\n- [x] third step\n\n## Next Steps\n1. FINAL-STEP";
 
 fn sandbox(summary: ScriptedReply) -> Sandbox {
-    let sandbox = Sandbox::new(vec![
+    let sandbox = tui_common::sandbox(vec![
         ScriptedReply::text("first answer"),
         ScriptedReply::text("second answer"),
         summary,
         // A response with usage: the footer has a figure again.
-        ScriptedReply::text("third answer").with_usage(MockUsage {
-            input: 2_000,
-            output: 10,
-            ..MockUsage::default()
-        }),
+        ScriptedReply::text("third answer").with_usage(usage(2_000, 10)),
     ]);
     std::fs::write(
         sandbox.agent.join("settings.json"),
@@ -52,11 +48,11 @@ fn compact_shows_progress_then_the_summary_card_and_the_footer_follows() {
 
     tui.submit("/compact focus on the tests");
     sandbox
-        .server
+        .server()
         .wait_until_blocking(|a| a.stalls >= 1, tui_common::WATCHDOG)
         .expect("the summary request stalls");
     tui.wait_for_text("Compacting conversation…");
-    sandbox.server.release_stalls();
+    sandbox.server().release_stalls();
     let screen = tui.wait_for_text("tokens of earlier conversation summarised");
     assert!(screen.contains("Keep the parser tests green"), "{screen}");
     assert!(screen.contains("ctrl+o to expand"), "{screen}");
@@ -72,7 +68,7 @@ fn compact_shows_progress_then_the_summary_card_and_the_footer_follows() {
     tui.send("\x0f");
     tui.wait_for_text("FINAL-STEP");
 
-    let summary_request = sandbox.server.requests()[2].body.to_string();
+    let summary_request = sandbox.server().requests()[2].body.to_string();
     assert!(
         summary_request.contains("Additional focus: focus on the tests"),
         "{summary_request}"
@@ -83,7 +79,7 @@ fn compact_shows_progress_then_the_summary_card_and_the_footer_follows() {
     tui.wait_for("a context figure again", |s| {
         s.contains("%/128k (auto)") && !s.contains("?/128k")
     });
-    let next = sandbox.server.requests()[3].body.to_string();
+    let next = sandbox.server().requests()[3].body.to_string();
     assert!(next.contains("Keep the parser tests green"), "{next}");
     assert!(!next.contains("first question"), "{next}");
 
@@ -100,7 +96,7 @@ fn escape_cancels_a_compaction_and_the_session_stays_as_it_was() {
     two_turns(&mut tui);
     tui.submit("/compact");
     sandbox
-        .server
+        .server()
         .wait_until_blocking(|a| a.stalls >= 1, tui_common::WATCHDOG)
         .expect("the summary request stalls");
     tui.wait_for_text("Compacting conversation…");
@@ -117,7 +113,7 @@ fn escape_cancels_a_compaction_and_the_session_stays_as_it_was() {
 
 #[test]
 fn compact_on_a_new_session_says_there_is_nothing_to_compact() {
-    let sandbox = Sandbox::new(Vec::new());
+    let sandbox = tui_common::sandbox(Vec::new());
     let mut tui = sandbox.spawn(&[], 100, 30);
     tui.wait_for_text("mock-model");
     tui.submit("/compact");
@@ -128,7 +124,7 @@ fn compact_on_a_new_session_says_there_is_nothing_to_compact() {
 
 #[test]
 fn tree_can_summarize_the_branch_it_leaves() {
-    let sandbox = Sandbox::new(vec![
+    let sandbox = tui_common::sandbox(vec![
         ScriptedReply::text("first answer"),
         ScriptedReply::text("second answer"),
         ScriptedReply::text("## Goal\nBRANCH-WORK-SUMMARISED"),
@@ -161,7 +157,7 @@ fn tree_can_summarize_the_branch_it_leaves() {
     );
     assert!(screen.contains("BRANCH-WORK-SUMMARISED"), "{screen}");
     assert!(!screen.contains("second answer"), "{screen}");
-    let request = sandbox.server.requests()[2].body.to_string();
+    let request = sandbox.server().requests()[2].body.to_string();
     assert!(
         request.contains("Additional focus: the answers"),
         "{request}"

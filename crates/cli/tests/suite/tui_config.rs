@@ -63,13 +63,13 @@ fn system_prompt(sandbox: &Sandbox, args: &[&str]) -> String {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let requests = sandbox.server.requests();
+    let requests = sandbox.server().requests();
     requests.last().unwrap().body.to_string()
 }
 
 #[test]
 fn the_global_screen_lists_filters_and_switches_a_skill_off_for_the_next_run() {
-    let sandbox = Sandbox::new(vec![ScriptedReply::text("ok"); 2]);
+    let sandbox = tui_common::sandbox(vec![ScriptedReply::text("ok"); 2]);
     let source = resources(&sandbox);
     let mut tui = sandbox.spawn(&["config"], 100, 30);
     let screen = tui.wait_for_text("Global Resources");
@@ -124,7 +124,7 @@ fn the_global_screen_lists_filters_and_switches_a_skill_off_for_the_next_run() {
 
 #[test]
 fn project_mode_overrides_an_inherited_package_skill_for_this_project_only() {
-    let sandbox = Sandbox::new(vec![ScriptedReply::text("ok"); 2]);
+    let sandbox = tui_common::sandbox(vec![ScriptedReply::text("ok"); 2]);
     let source = resources(&sandbox);
     skill(&sandbox.project.join(".knightcode/skills"), "local");
     let project_file = sandbox.project.join(".knightcode/settings.json");
@@ -193,7 +193,7 @@ fn project_mode_overrides_an_inherited_package_skill_for_this_project_only() {
 
 #[test]
 fn the_interactive_mode_installs_a_trusted_projects_missing_package_and_says_so() {
-    let sandbox = Sandbox::new(vec![]);
+    let sandbox = tui_common::sandbox(vec![]);
     let redirect = package_fixtures::bare_repo(&sandbox.home);
     std::fs::create_dir_all(sandbox.project.join(".knightcode")).unwrap();
     std::fs::write(
@@ -218,7 +218,7 @@ fn the_interactive_mode_installs_a_trusted_projects_missing_package_and_says_so(
 
 #[test]
 fn switched_off_extensions_of_a_folder_and_a_package_do_not_load() {
-    let sandbox = Sandbox::new(vec![ScriptedReply::text("ok")]);
+    let sandbox = tui_common::sandbox(vec![ScriptedReply::text("ok")]);
     let extensions = sandbox.agent.join("extensions");
     std::fs::create_dir_all(extensions.join("folder")).unwrap();
     std::fs::write(

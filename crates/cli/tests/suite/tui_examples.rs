@@ -23,7 +23,7 @@ fn start_with(
     replies: Vec<knightcode_testkit::ScriptedReply>,
 ) -> (Sandbox, tui_common::Tui) {
     let corpus = corpus::corpus();
-    let sandbox = Sandbox::new(replies);
+    let sandbox = tui_common::sandbox(replies);
     let path = corpus.original.join(example);
     let tui = sandbox.spawn(&["-e", path.to_str().unwrap()], cols, rows);
     (sandbox, tui)
@@ -31,7 +31,7 @@ fn start_with(
 
 /// The body of the last request the model got, as text.
 fn last_request(sandbox: &Sandbox) -> String {
-    sandbox.server.requests().last().unwrap().body.to_string()
+    sandbox.server().requests().last().unwrap().body.to_string()
 }
 
 fn quit(mut tui: tui_common::Tui) {
@@ -223,7 +223,7 @@ fn the_question_tool_asks_in_its_own_view_and_answers_the_model() {
     tui.wait_for("the rendered result", |s| {
         s.contains("✓ 2. Blue") && s.contains("picked")
     });
-    let second = sandbox.server.requests()[1].body.to_string();
+    let second = sandbox.server().requests()[1].body.to_string();
     assert!(second.contains("User selected: 2. Blue"), "{second}");
 
     // "Type something." opens the editor inside the view.
@@ -238,7 +238,7 @@ fn the_question_tool_asks_in_its_own_view_and_answers_the_model() {
     tui.wait_for("the written answer", |s| {
         s.contains("✓ (wrote) green") && s.contains("typed")
     });
-    let fourth = sandbox.server.requests()[3].body.to_string();
+    let fourth = sandbox.server().requests()[3].body.to_string();
     assert!(fourth.contains("User wrote: green"), "{fourth}");
     quit(tui);
 }
@@ -274,7 +274,7 @@ fn the_questionnaire_walks_its_tabs_and_submits_every_answer() {
     tui.wait_for("both answers drawn", |s| {
         s.contains("✓ scope: 1. Small") && s.contains("✓ priority: 2. High") && s.contains("thanks")
     });
-    let second = sandbox.server.requests()[1].body.to_string();
+    let second = sandbox.server().requests()[1].body.to_string();
     assert!(
         second.contains("Scope: user selected: 1. Small")
             && second.contains("Priority: user selected: 2. High"),
@@ -409,7 +409,7 @@ fn the_tools_list_turns_a_tool_off_for_the_next_request() {
     tui.wait_for("the list closed", |s| !s.contains("Tool Configuration"));
     tui.submit("go");
     tui.wait_for_text("fewer tools");
-    let offered = sandbox.server.requests()[0].body["tools"].to_string();
+    let offered = sandbox.server().requests()[0].body["tools"].to_string();
     assert!(!offered.contains("\"read\""), "{offered}");
     assert!(offered.contains("\"bash\""), "{offered}");
     quit(tui);
@@ -468,7 +468,7 @@ fn the_built_in_tool_renderer_draws_compact_read_and_bash_cards() {
             && s.contains("all read")
     });
     // The wrapped tools still do the work: the model got the file and the output.
-    let requests = sandbox.server.requests();
+    let requests = sandbox.server().requests();
     assert!(requests[1].body.to_string().contains("three"));
     assert!(requests[2].body.to_string().contains("from-bash"));
     quit(tui);
@@ -489,7 +489,7 @@ export default function (pi) {
 #[test]
 fn the_working_message_survives_from_turn_to_turn() {
     let corpus = corpus::corpus();
-    let sandbox = Sandbox::new(vec![
+    let sandbox = tui_common::sandbox(vec![
         knightcode_testkit::ScriptedReply::tool_call("call-1", "hold", "{}"),
         knightcode_testkit::ScriptedReply::text("first done"),
         knightcode_testkit::ScriptedReply::tool_call("call-2", "hold", "{}"),
@@ -518,7 +518,7 @@ fn the_working_message_survives_from_turn_to_turn() {
 #[test]
 fn the_summary_view_shows_what_the_model_wrote_and_closes() {
     let (sandbox, mut tui) = {
-        let sandbox = Sandbox::new(vec![
+        let sandbox = tui_common::sandbox(vec![
             knightcode_testkit::ScriptedReply::text("the first answer"),
             knightcode_testkit::ScriptedReply::text("**Summary:** the user said hello"),
         ]);
@@ -527,7 +527,7 @@ fn the_summary_view_shows_what_the_model_wrote_and_closes() {
         let mut models: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&models_path).unwrap()).unwrap();
         models["providers"]["openai"] = serde_json::json!({
-            "baseUrl": sandbox.server.base_url(), "api": "openai-completions", "apiKey": "sk-test",
+            "baseUrl": sandbox.server().base_url(), "api": "openai-completions", "apiKey": "sk-test",
             "models": [{"id": "gpt-5.2", "name": "GPT-5.2", "reasoning": true,
                         "contextWindow": 128000, "maxTokens": 4096}]});
         std::fs::write(&models_path, models.to_string()).unwrap();
@@ -545,7 +545,7 @@ fn the_summary_view_shows_what_the_model_wrote_and_closes() {
             && s.contains("Press Enter or Esc to close")
     });
     // The summary request went to the model the example chose, with the conversation.
-    let requests = sandbox.server.requests();
+    let requests = sandbox.server().requests();
     assert_eq!(requests[1].body["model"], "gpt-5.2");
     assert!(requests[1].body.to_string().contains("hello there"));
     tui.send("\r");
@@ -600,7 +600,7 @@ fn path_with_program(sandbox: &Sandbox, name: &str, script: &str) -> String {
 
 #[test]
 fn github_issue_autocomplete_offers_issues_after_a_hash_and_inserts_one() {
-    let sandbox = Sandbox::new(vec![]);
+    let sandbox = tui_common::sandbox(vec![]);
     // A checkout of a GitHub repository, and a `gh` that lists its open issues.
     let git = |args: &[&str]| {
         let status = std::process::Command::new("git")
@@ -691,7 +691,7 @@ fn interactive_shell_lends_the_terminal_to_the_program_and_takes_it_back() {
 
 #[test]
 fn mac_system_theme_follows_the_appearance_osascript_reports() {
-    let sandbox = Sandbox::new(vec![]);
+    let sandbox = tui_common::sandbox(vec![]);
     // An `osascript` that answers what the "system" says: light at first.
     let appearance = sandbox.home.join("appearance");
     std::fs::write(&appearance, "false\n").unwrap();

@@ -13,7 +13,7 @@ use tui_common::Sandbox;
 const ESC: &str = "\x1b";
 
 fn start_with(example: &str, replies: Vec<ScriptedReply>) -> (Sandbox, tui_common::Tui) {
-    let sandbox = Sandbox::new(replies);
+    let sandbox = tui_common::sandbox(replies);
     let path = corpus::corpus().original.join(example);
     let tui = sandbox.spawn(&["-e", path.to_str().unwrap()], 100, 34);
     (sandbox, tui)
@@ -38,7 +38,7 @@ fn qna_extracts_the_questions_behind_a_loader_into_the_editor_and_escape_cancels
             && s.contains("Q: Which database do you use?")
     });
     // The extraction got the last answer, under the example's own system prompt.
-    let requests = sandbox.server.requests();
+    let requests = sandbox.server().requests();
     let extraction = requests[1].body.to_string();
     assert!(
         extraction.contains("Which database do you use? And on which port?"),
@@ -84,7 +84,7 @@ fn handoff_writes_a_prompt_lets_it_be_edited_and_opens_a_new_session_with_it() {
             && s.contains("Continue from the finished parser: write its tests.")
     });
     // The handoff request carries the conversation as text and the goal.
-    let request = sandbox.server.requests()[1].body.to_string();
+    let request = sandbox.server().requests()[1].body.to_string();
     assert!(request.contains("[User]: write the parser"), "{request}");
     assert!(
         request.contains("[Assistant]: The parser is done; tests are next."),
@@ -102,7 +102,7 @@ fn handoff_writes_a_prompt_lets_it_be_edited_and_opens_a_new_session_with_it() {
     // Sent, it starts the new session's conversation, which names the old one as its parent.
     tui.send("\r");
     tui.wait_for_answer("Writing the lexer tests first.");
-    let request = sandbox.server.requests()[2].body.to_string();
+    let request = sandbox.server().requests()[2].body.to_string();
     assert!(request.contains("Start with the lexer."), "{request}");
     assert!(!request.contains("write the parser"), "{request}");
     tui.send("\x04");

@@ -35,7 +35,7 @@ fn answered(sandbox: &Sandbox, env: &[(&str, &str)]) -> tui_common::Tui {
 
 #[test]
 fn export_writes_html_and_branch_jsonl_and_says_where() {
-    let sandbox = Sandbox::new(vec![ScriptedReply::text("Exported answer here.")]);
+    let sandbox = tui_common::sandbox(vec![ScriptedReply::text("Exported answer here.")]);
     let mut tui = answered(&sandbox, &[]);
     tui.submit("/export");
     tui.wait_for_text("Nothing to export yet - start a conversation first");
@@ -74,7 +74,7 @@ fn export_writes_html_and_branch_jsonl_and_says_where() {
 
 #[test]
 fn import_copies_a_session_in_and_continues_it() {
-    let sandbox = Sandbox::new(vec![]);
+    let sandbox = tui_common::sandbox(vec![]);
     let source = sandbox.root.path().join("elsewhere/imported.jsonl");
     std::fs::create_dir_all(source.parent().unwrap()).unwrap();
     let fixture =
@@ -120,7 +120,7 @@ fn import_copies_a_session_in_and_continues_it() {
 
 #[test]
 fn share_uploads_a_secret_gist_through_gh_and_prints_the_link() {
-    let sandbox = Sandbox::new(vec![ScriptedReply::text("Shared answer.")]);
+    let sandbox = tui_common::sandbox(vec![ScriptedReply::text("Shared answer.")]);
     let bin = sandbox.root.path().join("bin");
     fake_gh(&bin, 0);
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
@@ -164,7 +164,7 @@ fn share_uploads_a_secret_gist_through_gh_and_prints_the_link() {
 
 #[test]
 fn share_without_gh_or_a_login_says_what_to_do() {
-    let sandbox = Sandbox::new(vec![ScriptedReply::text("Answer.")]);
+    let sandbox = tui_common::sandbox(vec![ScriptedReply::text("Answer.")]);
     let empty = sandbox.root.path().join("empty-bin");
     std::fs::create_dir_all(&empty).unwrap();
     let logged_out = sandbox.root.path().join("gh-logged-out");
@@ -191,7 +191,7 @@ fn share_without_gh_or_a_login_says_what_to_do() {
 
 #[test]
 fn bug_writes_a_zip_without_credentials_and_says_upload_is_unavailable() {
-    let sandbox = Sandbox::new(vec![ScriptedReply::text("Buggy answer.")]);
+    let sandbox = tui_common::sandbox(vec![ScriptedReply::text("Buggy answer.")]);
     std::fs::write(
         sandbox.agent.join("auth.json"),
         r#"{"anthropic":{"type":"api_key","key":"sk-ant-from-auth-json-123"}}"#,

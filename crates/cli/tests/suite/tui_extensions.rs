@@ -58,14 +58,14 @@ fn with_extension(
     cols: u16,
     rows: u16,
 ) -> (Sandbox, tui_common::Tui) {
-    let sandbox = Sandbox::new(replies);
+    let sandbox = tui_common::sandbox(replies);
     std::fs::write(sandbox.project.join("extension.ts"), source).unwrap();
     let tui = sandbox.spawn(&["-e", "extension.ts"], cols, rows);
     (sandbox, tui)
 }
 
 fn sandbox_with_extension() -> Sandbox {
-    let sandbox = Sandbox::new(vec![]);
+    let sandbox = tui_common::sandbox(vec![]);
     std::fs::write(sandbox.project.join("ui.ts"), EXTENSION).unwrap();
     sandbox
 }
@@ -328,7 +328,7 @@ fn the_working_row_takes_an_extension_message_and_indicator() {
 /// A project with its own extension (a protected resource: its trust is undecided) and a
 /// user-level extension that answers `project_trust` with `answer`.
 fn project_behind_a_trust_gate(answer: &str) -> Sandbox {
-    let sandbox = Sandbox::new(vec![]);
+    let sandbox = tui_common::sandbox(vec![]);
     let project = sandbox.project.join(".knightcode/extensions");
     std::fs::create_dir_all(&project).unwrap();
     std::fs::write(
@@ -543,7 +543,7 @@ export default function (pi) {
 
 #[test]
 fn a_custom_footer_reads_the_branch_statuses_and_providers_and_hears_of_branch_changes() {
-    let sandbox = Sandbox::new(vec![]);
+    let sandbox = tui_common::sandbox(vec![]);
     let git = sandbox.project.join(".git");
     std::fs::create_dir_all(&git).unwrap();
     std::fs::write(git.join("HEAD"), "ref: refs/heads/feature-x\n").unwrap();

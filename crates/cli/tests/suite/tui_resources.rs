@@ -5,7 +5,6 @@
 use crate::tui_common;
 
 use knightcode_testkit::ScriptedReply;
-use tui_common::Sandbox;
 
 fn write(path: &std::path::Path, content: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -14,7 +13,7 @@ fn write(path: &std::path::Path, content: &str) {
 
 #[test]
 fn slash_completion_lists_templates_with_hints_and_skills() {
-    let sandbox = Sandbox::new(vec![ScriptedReply::text("Reviewed it.")]);
+    let sandbox = tui_common::sandbox(vec![ScriptedReply::text("Reviewed it.")]);
     write(
         &sandbox.agent.join("prompts").join("review.md"),
         "---\ndescription: Review a file\nargument-hint: <file> [focus]\n---\nReview $1 for ${@:2}.\n",
@@ -41,7 +40,7 @@ fn slash_completion_lists_templates_with_hints_and_skills() {
 
 #[test]
 fn reload_picks_up_a_skill_written_while_running() {
-    let sandbox = Sandbox::new(vec![ScriptedReply::text("ok")]);
+    let sandbox = tui_common::sandbox(vec![ScriptedReply::text("ok")]);
     let mut tui = sandbox.spawn(&[], 120, 30);
     tui.wait_for_text("mock-model");
     tui.send("/skill:");
@@ -62,7 +61,7 @@ fn reload_picks_up_a_skill_written_while_running() {
     assert!(!screen.contains("Fresh steps."), "{screen}");
     tui.wait_for_text("ok");
     let texts: Vec<String> = sandbox
-        .server
+        .server()
         .requests()
         .iter()
         .flat_map(|r| r.body["messages"].as_array().unwrap().clone())

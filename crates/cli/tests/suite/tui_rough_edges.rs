@@ -2,11 +2,12 @@
 //! show it: provider errors in words, the external editor, sessions owned elsewhere, shell
 //! cards, the session and hotkey listings, the header and `@` completion.
 
+use crate::common::mkfifo;
+use crate::common::usage;
 use crate::tui_common;
 
 use knightcode_testkit::Fault;
 use knightcode_testkit::ScriptedReply;
-use tui_common::Sandbox;
 
 const RATE_LIMIT_BODY: &str = r#"{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}"#;
 
@@ -21,7 +22,7 @@ fn rate_limited() -> ScriptedReply {
 
 #[test]
 fn a_rate_limit_is_one_line_in_words_that_clears_when_the_retry_works() {
-    let sandbox = Sandbox::new(vec![
+    let sandbox = tui_common::sandbox(vec![
         rate_limited(),
         ScriptedReply::text("Made it on the second try."),
     ]);
@@ -48,7 +49,7 @@ fn a_rate_limit_is_one_line_in_words_that_clears_when_the_retry_works() {
 
 #[test]
 fn escape_during_a_retry_wait_cancels_it_and_shows_the_failure() {
-    let sandbox = Sandbox::new(vec![ScriptedReply::http_error(503)]);
+    let sandbox = tui_common::sandbox(vec![ScriptedReply::http_error(503)]);
     std::fs::write(
         sandbox.agent.join("settings.json"),
         r#"{"retry":{"baseDelayMs":60000}}"#,
@@ -72,7 +73,7 @@ fn escape_during_a_retry_wait_cancels_it_and_shows_the_failure() {
 
 #[test]
 fn a_final_provider_error_says_what_happened_once_and_what_to_do() {
-    let sandbox = Sandbox::new(vec![rate_limited(), rate_limited()]);
+    let sandbox = tui_common::sandbox(vec![rate_limited(), rate_limited()]);
     std::fs::write(
         sandbox.agent.join("settings.json"),
         r#"{"retry":{"maxRetries":1,"baseDelayMs":50}}"#,
@@ -99,15 +100,31 @@ fn a_final_provider_error_says_what_happened_once_and_what_to_do() {
     assert_eq!(tui.wait_exit(), 0);
 }
 
+/// The seconds a duration on screen stands for: `40ms`, `1.2s`, `12s`, `2m 05s`.
+fn seconds(shown: &str) -> Option<f64> {
+    if let Some(ms) = shown.strip_suffix("ms") {
+        return ms.parse::<f64>().ok().map(|ms| ms / 1000.0);
+    }
+    let shown = shown.strip_suffix('s')?;
+    match shown.split_once("m ") {
+        Some((minutes, secs)) => {
+            Some(minutes.parse::<f64>().ok()? * 60.0 + secs.parse::<f64>().ok()?)
+        }
+        None => shown.parse().ok(),
+    }
+}
+
+/// The duration the card titled `title` shows (`$ cmd · 3s`), if it shows one.
+fn shown_seconds(screen: &str, title: &str) -> Option<f64> {
+    screen.lines().find_map(|line| {
+        let time = line.trim().strip_prefix(title)?.strip_prefix(" · ")?;
+        seconds(time)
+    })
+}
+
 /// Whether the card titled `title` shows whole seconds run (`… · 3s`).
 fn shows_seconds(screen: &str, title: &str) -> bool {
-    screen.lines().any(|line| {
-        line.trim()
-            .strip_prefix(title)
-            .and_then(|rest| rest.strip_prefix(" · "))
-            .and_then(|time| time.strip_suffix('s'))
-            .is_some_and(|secs| secs.parse::<u64>().is_ok_and(|n| n >= 1))
-    })
+    shown_seconds(screen, title).is_some_and(|secs| secs >= 1.0)
 }
 
 /// The theme's error colour (what a failure is painted in).
@@ -115,33 +132,39 @@ const ERROR_RED: vt100::Color = vt100::Color::Rgb(204, 102, 102);
 
 #[test]
 fn a_failed_bash_call_shows_its_time_and_colours_only_the_exit_line() {
-    let sandbox = Sandbox::new(vec![
+    const COMMAND: &str = "echo out-line; read _ < gate; exit 3";
+    let sandbox = tui_common::sandbox(vec![
         ScriptedReply::tool_call(
             "call_1",
             "bash",
-            r#"{"command":"echo out-line; sleep 2; exit 3"}"#,
+            serde_json::json!({ "command": COMMAND }).to_string(),
         ),
         ScriptedReply::text("The command failed."),
     ]);
+    // The command waits on the gate until the test has seen its running time.
+    let gate = sandbox.project.join("gate");
+    mkfifo(&gate);
+    let title = format!("$ {COMMAND}");
     let mut tui = sandbox.spawn(&[], 100, 30);
     tui.wait_for_text("mock-model");
     tui.submit("run it");
     // Live: the running time in the title, from the first second.
-    tui.wait_for("the running time", |s| {
-        shows_seconds(s, "$ echo out-line; sleep 2; exit 3") && !s.contains("Command exited")
+    let live = tui.wait_for("the running time", |s| {
+        shows_seconds(s, &title) && !s.contains("Command exited")
     });
+    let counted = shown_seconds(&live, &title).unwrap();
+    // Opening the gate for writing returns once the command has it open for reading; the
+    // wait for the answer below bounds it.
+    let opener = std::thread::spawn(move || std::fs::write(gate, "go\n").unwrap());
     let screen = tui.wait_for_text("The command failed.");
-    let title = screen
-        .lines()
-        .find(|l| l.contains("$ echo out-line; sleep 2; exit 3"))
-        .unwrap();
-    // The final duration, as the screen saw it: about two seconds.
-    let took: f64 = title
-        .rsplit_once(" · ")
-        .and_then(|(_, time)| time.trim().strip_suffix('s'))
-        .and_then(|secs| secs.parse().ok())
-        .unwrap_or_else(|| panic!("no duration: {title:?}"));
-    assert!((1.5..30.0).contains(&took), "{title}");
+    opener.join().unwrap();
+    // Done: the title keeps a fixed duration that goes on from the live count.
+    let took = shown_seconds(&screen, &title)
+        .unwrap_or_else(|| panic!("no duration on {title:?}: {screen}"));
+    assert!(
+        took >= counted,
+        "{took}s after {counted}s counted: {screen}"
+    );
     assert!(screen.contains("Command exited with code 3"), "{screen}");
     assert_ne!(
         tui.color_of("out-line"),
@@ -155,7 +178,7 @@ fn a_failed_bash_call_shows_its_time_and_colours_only_the_exit_line() {
 
 #[test]
 fn a_shell_command_has_a_working_row_with_the_cancel_key_and_its_own_border() {
-    let sandbox = Sandbox::new(vec![]);
+    let sandbox = tui_common::sandbox(vec![]);
     let mut tui = sandbox.spawn(&[], 100, 30);
     tui.wait_for_text("mock-model");
     let border = |tui: &tui_common::Tui| tui.color_of(&"─".repeat(100));
@@ -186,7 +209,7 @@ fn a_shell_command_has_a_working_row_with_the_cancel_key_and_its_own_border() {
 #[test]
 fn ctrl_g_without_a_working_editor_says_what_to_set_and_keeps_the_screen_whole() {
     use std::os::unix::fs::PermissionsExt as _;
-    let sandbox = Sandbox::new(vec![]);
+    let sandbox = tui_common::sandbox(vec![]);
     let mut tui = sandbox.spawn_with_env(&[], &[("VISUAL", "/nowhere/editor")], 100, 30);
     tui.wait_for_text("mock-model");
     tui.send("draft");
@@ -232,7 +255,7 @@ fn ctrl_g_without_a_working_editor_says_what_to_set_and_keeps_the_screen_whole()
 
 #[test]
 fn a_session_open_elsewhere_is_marked_and_continues_in_a_fork() {
-    let sandbox = Sandbox::new(vec![
+    let sandbox = tui_common::sandbox(vec![
         ScriptedReply::text("First answer."),
         ScriptedReply::text("Answer in the fork."),
     ]);
@@ -301,7 +324,7 @@ fn a_session_open_elsewhere_is_marked_and_continues_in_a_fork() {
 
 #[test]
 fn the_header_wraps_between_items_and_the_window_title_names_the_session() {
-    let sandbox = Sandbox::new(vec![]);
+    let sandbox = tui_common::sandbox(vec![]);
     let mut tui = sandbox.spawn(&[], 60, 30);
     let screen = tui.wait_for_text("mock-model");
     assert!(
@@ -332,12 +355,10 @@ fn the_header_wraps_between_items_and_the_window_title_names_the_session() {
 
 #[test]
 fn session_shows_the_name_grouped_numbers_and_a_path_kept_together() {
-    let sandbox = Sandbox::new(vec![ScriptedReply::text("Counted.").with_usage(
+    let sandbox = tui_common::sandbox(vec![ScriptedReply::text("Counted.").with_usage(
         knightcode_testkit::MockUsage {
-            input: 12_345,
-            output: 6_789,
             cache_read: 1_000_000,
-            ..Default::default()
+            ..usage(12_345, 6_789)
         },
     )]);
     let mut tui = sandbox.spawn(&[], 100, 40);
@@ -380,7 +401,7 @@ fn session_shows_the_name_grouped_numbers_and_a_path_kept_together() {
 
 #[test]
 fn at_completion_offers_folders_and_walks_into_them() {
-    let sandbox = Sandbox::new(vec![]);
+    let sandbox = tui_common::sandbox(vec![]);
     std::fs::create_dir_all(sandbox.project.join("docs/api")).unwrap();
     std::fs::write(sandbox.project.join("docs/guide.md"), "# Guide\n").unwrap();
     std::fs::write(sandbox.project.join("docs/api/ref.md"), "# Ref\n").unwrap();
@@ -411,7 +432,7 @@ fn at_completion_offers_folders_and_walks_into_them() {
 
 #[test]
 fn hotkeys_are_grouped_by_where_they_apply_and_follow_keybindings_json() {
-    let sandbox = Sandbox::new(vec![]);
+    let sandbox = tui_common::sandbox(vec![]);
     std::fs::write(
         sandbox.agent.join("keybindings.json"),
         r#"{"app.model.select": "alt+m"}"#,
@@ -463,7 +484,7 @@ fn hotkeys_are_grouped_by_where_they_apply_and_follow_keybindings_json() {
 
 #[test]
 fn read_results_are_highlighted_by_the_files_language() {
-    let sandbox = Sandbox::new(vec![
+    let sandbox = tui_common::sandbox(vec![
         ScriptedReply::tool_call("call_1", "read", r#"{"path":"src/lib.rs"}"#),
         ScriptedReply::text("Read it."),
     ]);
@@ -491,7 +512,7 @@ fn read_results_are_highlighted_by_the_files_language() {
 
 #[test]
 fn continue_on_a_session_open_elsewhere_offers_a_fork_or_a_new_session() {
-    let sandbox = Sandbox::new(vec![
+    let sandbox = tui_common::sandbox(vec![
         ScriptedReply::text("First answer."),
         ScriptedReply::text("Answer in the fork."),
     ]);

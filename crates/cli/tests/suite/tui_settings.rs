@@ -15,7 +15,7 @@ fn read_settings(sandbox: &Sandbox) -> serde_json::Value {
 
 #[test]
 fn the_settings_menu_switches_the_theme_and_saves_it_to_the_global_file() {
-    let sandbox = Sandbox::new(vec![]);
+    let sandbox = tui_common::sandbox(vec![]);
     std::fs::write(
         sandbox.agent.join("settings.json"),
         r#"{"steeringMode": "all", "somethingElse": {"kept": [1, 2]}}"#,
@@ -66,7 +66,7 @@ fn the_settings_menu_switches_the_theme_and_saves_it_to_the_global_file() {
 
 #[test]
 fn a_cycled_value_is_saved_and_the_display_settings_apply_at_the_next_start() {
-    let sandbox = Sandbox::new(vec![]);
+    let sandbox = tui_common::sandbox(vec![]);
     let mut tui = sandbox.spawn(&[], 100, 30);
     tui.wait_for_text("mock-model");
     assert!(tui.screen().contains("ctrl+l model"), "{}", tui.screen());
@@ -113,7 +113,7 @@ fn a_cycled_value_is_saved_and_the_display_settings_apply_at_the_next_start() {
 
 #[test]
 fn a_change_the_project_file_overrides_says_so() {
-    let sandbox = Sandbox::new(vec![]);
+    let sandbox = tui_common::sandbox(vec![]);
     std::fs::create_dir_all(sandbox.project.join(".knightcode")).unwrap();
     std::fs::write(
         sandbox.project.join(".knightcode/settings.json"),
@@ -141,7 +141,7 @@ fn a_change_the_project_file_overrides_says_so() {
 
 #[test]
 fn terminal_progress_marks_the_tab_busy_while_the_agent_works() {
-    let sandbox = Sandbox::new(vec![knightcode_testkit::ScriptedReply::text("all done")]);
+    let sandbox = tui_common::sandbox(vec![knightcode_testkit::ScriptedReply::text("all done")]);
     std::fs::write(
         sandbox.agent.join("settings.json"),
         r#"{"terminal": {"showTerminalProgress": true}}"#,

@@ -5,8 +5,6 @@
 
 use crate::tui_common;
 
-use tui_common::Sandbox;
-
 /// The built-in dark theme (pi's own file) renamed, with `thinkingOff` (the editor's border
 /// for a model without reasoning) set to `#123456`.
 fn ocean() -> String {
@@ -28,7 +26,7 @@ fn border(tui: &tui_common::Tui) -> Option<vt100::Color> {
 
 #[test]
 fn the_theme_setting_picks_a_discovered_theme() {
-    let sandbox = Sandbox::new(vec![]);
+    let sandbox = tui_common::sandbox(vec![]);
     std::fs::create_dir_all(sandbox.agent.join("themes")).unwrap();
     std::fs::write(sandbox.agent.join("themes/ocean.json"), ocean()).unwrap();
     std::fs::write(sandbox.agent.join("settings.json"), r#"{"theme": "ocean"}"#).unwrap();
@@ -41,7 +39,7 @@ fn the_theme_setting_picks_a_discovered_theme() {
 
 #[test]
 fn use_theme_picks_a_theme_file_from_the_command_line() {
-    let sandbox = Sandbox::new(vec![]);
+    let sandbox = tui_common::sandbox(vec![]);
     let file = sandbox.root.path().join("ocean.json");
     std::fs::write(&file, ocean()).unwrap();
     let mut tui = sandbox.spawn(
@@ -65,7 +63,7 @@ fn use_theme_picks_a_theme_file_from_the_command_line() {
 
 #[test]
 fn a_theme_an_extension_discovers_can_be_used() {
-    let sandbox = Sandbox::new(vec![]);
+    let sandbox = tui_common::sandbox(vec![]);
     let file = sandbox.root.path().join("ocean.json");
     std::fs::write(&file, ocean()).unwrap();
     let extension = sandbox.root.path().join("themed.ts");
@@ -92,7 +90,7 @@ fn a_theme_an_extension_discovers_can_be_used() {
 
 #[test]
 fn an_unknown_theme_warns_and_keeps_dark() {
-    let sandbox = Sandbox::new(vec![]);
+    let sandbox = tui_common::sandbox(vec![]);
     std::fs::create_dir_all(sandbox.agent.join("themes")).unwrap();
     std::fs::write(sandbox.agent.join("themes/ocean.json"), ocean()).unwrap();
     std::fs::write(
@@ -121,7 +119,7 @@ fn an_unknown_theme_warns_and_keeps_dark() {
 
 #[test]
 fn the_html_export_uses_the_themes_export_colours() {
-    let sandbox = Sandbox::new(vec![knightcode_testkit::ScriptedReply::text(
+    let sandbox = tui_common::sandbox(vec![knightcode_testkit::ScriptedReply::text(
         "Light answer.",
     )]);
     let mut tui = sandbox.spawn(&["--use-theme", "light"], 160, 40);
@@ -142,7 +140,7 @@ fn the_html_export_uses_the_themes_export_colours() {
 
 #[test]
 fn reload_reads_an_edited_theme_file_again() {
-    let sandbox = Sandbox::new(vec![]);
+    let sandbox = tui_common::sandbox(vec![]);
     std::fs::create_dir_all(sandbox.agent.join("themes")).unwrap();
     let file = sandbox.agent.join("themes/ocean.json");
     std::fs::write(&file, ocean()).unwrap();
@@ -164,7 +162,7 @@ fn reload_reads_an_edited_theme_file_again() {
 
 #[test]
 fn editing_the_active_theme_file_redraws_in_its_new_colours() {
-    let sandbox = Sandbox::new(vec![]);
+    let sandbox = tui_common::sandbox(vec![]);
     std::fs::create_dir_all(sandbox.agent.join("themes")).unwrap();
     let file = sandbox.agent.join("themes/ocean.json");
     std::fs::write(&file, ocean()).unwrap();
@@ -181,7 +179,7 @@ fn editing_the_active_theme_file_redraws_in_its_new_colours() {
 
 #[test]
 fn without_truecolor_theme_colours_use_the_256_colour_palette() {
-    let sandbox = Sandbox::new(vec![]);
+    let sandbox = tui_common::sandbox(vec![]);
     std::fs::create_dir_all(sandbox.agent.join("themes")).unwrap();
     std::fs::write(sandbox.agent.join("themes/ocean.json"), ocean()).unwrap();
     std::fs::write(sandbox.agent.join("settings.json"), r#"{"theme": "ocean"}"#).unwrap();

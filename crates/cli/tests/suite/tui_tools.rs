@@ -6,11 +6,10 @@ use std::os::unix::fs::PermissionsExt as _;
 use crate::tui_common;
 
 use knightcode_testkit::ScriptedReply;
-use tui_common::Sandbox;
 
 #[test]
 fn tools_shows_and_switches_the_web_tools() {
-    let sandbox = Sandbox::new(vec![ScriptedReply::text("answer")]);
+    let sandbox = tui_common::sandbox(vec![ScriptedReply::text("answer")]);
     let mut tui = sandbox.spawn(&[], 110, 30);
     tui.wait_for_text("mock-model");
 
@@ -45,7 +44,7 @@ fn tools_shows_and_switches_the_web_tools() {
     // The next request offers the tool.
     tui.submit("hello");
     tui.wait_for_text("answer");
-    let requests = sandbox.server.requests();
+    let requests = sandbox.server().requests();
     let body = requests.last().unwrap().body.to_string();
     assert!(body.contains("\"webfetch\""), "{body}");
 }

@@ -15,7 +15,7 @@ fn write_call(id: &str, path: &str, content: &str) -> ScriptedReply {
 const ORIGINAL: &[u8] = b"kept\r\nbytes";
 
 fn sandbox() -> Sandbox {
-    let sandbox = Sandbox::new(vec![
+    let sandbox = tui_common::sandbox(vec![
         write_call("w1", "a.txt", "turn one\n"),
         ScriptedReply::text("first answer"),
         write_call("w2", "a.txt", "turn two\n"),

@@ -1,19 +1,18 @@
 //! Harness of the interactive-mode tests: the real binary in a real pseudo-terminal, its
 //! output fed into a terminal emulator (vt100) whose screen and scrollback the tests read,
-//! and the scripted model server behind it.
-#![allow(dead_code)]
+//! and the scripted model server behind it, in a [`Sandbox`] of the support module.
+#![allow(dead_code, unused_imports)]
 
-use crate::test_files;
-#[allow(unused_imports)]
-pub use test_files::read_jsonl;
+pub use crate::common::Models;
+pub use crate::common::Sandbox;
+pub use crate::common::WATCHDOG;
+pub use crate::common::read_jsonl;
 
 use std::io::Read as _;
 use std::io::Write as _;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::Condvar;
 use std::sync::Mutex;
-use std::time::Duration;
 use std::time::Instant;
 
 use knightcode_testkit::MockServer;
@@ -23,57 +22,20 @@ use portable_pty::CommandBuilder;
 use portable_pty::MasterPty;
 use portable_pty::PtySize;
 
-/// Upper bound for waiting on a screen state: a broken build fails instead of hanging. A
-/// passing test never gets near it, so it is not a timing assertion.
-pub const WATCHDOG: Duration = Duration::from_secs(60);
-
 /// Lines of scrollback the emulator keeps (more than any test produces).
 const SCROLLBACK: usize = 20_000;
 
-pub struct Sandbox {
-    pub root: tempfile::TempDir,
-    pub home: PathBuf,
-    pub agent: PathBuf,
-    pub project: PathBuf,
-    pub server: MockServer,
+/// The sandbox of the terminal tests: [`Models::WithReasoner`] served by a server of its
+/// own that answers with `replies`.
+pub fn sandbox(replies: Vec<ScriptedReply>) -> Sandbox {
+    let server = MockServer::builder(WireFormat::OpenAiCompletions)
+        .replies(replies)
+        .start_blocking()
+        .unwrap();
+    Sandbox::with_models(&server, Models::WithReasoner).owning(server)
 }
 
 impl Sandbox {
-    pub fn new(replies: Vec<ScriptedReply>) -> Self {
-        let server = MockServer::builder(WireFormat::OpenAiCompletions)
-            .replies(replies)
-            .start_blocking()
-            .unwrap();
-        let root = tempfile::tempdir().unwrap();
-        let home = root.path().join("home");
-        let agent = root.path().join("agent");
-        let project = root.path().join("project");
-        for dir in [&home, &agent, &project] {
-            std::fs::create_dir_all(dir).unwrap();
-        }
-        let models = serde_json::json!({"providers": {"mock": {
-        "baseUrl": server.base_url(), "api": "openai-completions", "apiKey": "test-key",
-        "models": [
-            {"id": "mock-model", "name": "Mock", "reasoning": false, "input": ["text", "image"],
-             "contextWindow": 128000, "maxTokens": 4096},
-            {"id": "mock-reasoner", "name": "Mock Reasoner", "reasoning": true,
-             "contextWindow": 200000, "maxTokens": 8192}
-        ]}}});
-        std::fs::write(agent.join("models.json"), models.to_string()).unwrap();
-        std::fs::write(project.join("notes.txt"), "alpha\nbeta\ngamma\n").unwrap();
-        Self {
-            root,
-            home,
-            agent,
-            project,
-            server,
-        }
-    }
-
-    pub fn session_files(&self) -> Vec<PathBuf> {
-        test_files::session_files(&self.agent)
-    }
-
     /// Starts `knightcode` with `args` in a `cols`×`rows` terminal.
     pub fn spawn(&self, args: &[&str], cols: u16, rows: u16) -> Tui {
         Tui::spawn(self, args, &[], cols, rows)
@@ -118,10 +80,10 @@ impl Tui {
         command.args(args);
         command.cwd(&sandbox.project);
         command.env_clear();
-        command.env("PATH", std::env::var("PATH").unwrap_or_default());
-        command.env("HOME", &sandbox.home);
+        for (key, value) in sandbox.env() {
+            command.env(key, value);
+        }
         command.env("TERM", "xterm-256color");
-        command.env("KNIGHTCODE_CODING_AGENT_DIR", &sandbox.agent);
         for (key, value) in env {
             command.env(key, value);
         }

@@ -1,7 +1,8 @@
 //! The model and thinking-level pickers driven by keys.
 
-use crate::pickers_support;
+use crate::common;
 
+use common::*;
 use knightcode_ai::Api;
 use knightcode_ai::Model;
 use knightcode_ai::ThinkingLevel;
@@ -13,7 +14,6 @@ use knightcode_interactive::pickers::ThinkingPicker;
 use knightcode_tui::KeyCode;
 use knightcode_tui::Theme;
 use knightcode_tui::keybindings::Keybindings;
-use pickers_support::*;
 
 fn model(provider: &str, id: &str, name: &str, context: u64, reasoning: bool) -> Model {
     let mut model = Model::new(provider, id, Api::AnthropicMessages, "http://127.0.0.1:1");

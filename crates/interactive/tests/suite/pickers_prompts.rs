@@ -1,10 +1,11 @@
 //! The project-trust selector (startup and `/trust`) and the `/fork` picker driven by keys.
 
-use crate::pickers_support;
+use crate::common;
 
 use std::path::Path;
 use std::path::PathBuf;
 
+use common::*;
 use knightcode_interactive::pickers::ForkCandidate;
 use knightcode_interactive::pickers::ForkPicker;
 use knightcode_interactive::pickers::PickerOutcome;
@@ -15,7 +16,6 @@ use knightcode_tui::Key;
 use knightcode_tui::KeyCode;
 use knightcode_tui::Theme;
 use knightcode_tui::keybindings::Keybindings;
-use pickers_support::*;
 
 const CWD: &str = "/home/user/proj";
 

@@ -1,10 +1,11 @@
 //! The `/resume` session picker driven by keys: search, sort, filters, scopes, rename,
 //! delete, and how it looks.
 
-use crate::pickers_support;
+use crate::common;
 
 use std::path::PathBuf;
 
+use common::*;
 use knightcode_interactive::pickers::PickerOutcome;
 use knightcode_interactive::pickers::SessionPicker;
 use knightcode_interactive::pickers::SessionPickerOptions;
@@ -18,7 +19,6 @@ use knightcode_tui::Modifiers;
 use knightcode_tui::Theme;
 use knightcode_tui::keybindings::KeyBinding;
 use knightcode_tui::keybindings::Keybindings;
-use pickers_support::*;
 
 type Outcome = PickerOutcome<PathBuf, SessionRequest>;
 

@@ -1,8 +1,9 @@
 //! The `/tree` view driven by keys: where the cursor starts, filters, search, folding,
 //! labels, selection, and very long sessions.
 
-use crate::pickers_support;
+use crate::common;
 
+use common::*;
 use knightcode_interactive::pickers::PickerOutcome;
 use knightcode_interactive::pickers::TreeFilter;
 use knightcode_interactive::pickers::TreeRequest;
@@ -15,7 +16,6 @@ use knightcode_tui::KeyCode;
 use knightcode_tui::Modifiers;
 use knightcode_tui::Theme;
 use knightcode_tui::keybindings::Keybindings;
-use pickers_support::*;
 use serde_json::json;
 
 type Outcome = PickerOutcome<TreeSelection, TreeRequest>;

@@ -2,6 +2,8 @@
 //! thinking, tool calls (read, bash, edit diff, errors) collapsed and expanded, user shell
 //! commands, notices; and the same cards built from streaming events.
 
+use crate::common::usage;
+
 use knightcode_interactive::transcript::Look;
 use knightcode_interactive::transcript::Transcript;
 use knightcode_protocol::AgentEvent;
@@ -25,15 +27,10 @@ fn message(value: serde_json::Value) -> AgentMessage {
     serde_json::from_value(value).unwrap()
 }
 
-fn usage() -> serde_json::Value {
-    json!({"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15,
-           "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}})
-}
-
 fn assistant(content: serde_json::Value, stop: &str) -> AgentMessage {
     message(
         json!({"role": "assistant", "content": content, "api": "openai-completions",
-                   "provider": "mock", "model": "m", "usage": usage(), "stopReason": stop,
+                   "provider": "mock", "model": "m", "usage": usage(10, 5), "stopReason": stop,
                    "timestamp": 1}),
     )
 }
@@ -105,7 +102,7 @@ fn conversation() -> Vec<AgentMessage> {
         ),
         message(
             json!({"role": "assistant", "content": [], "api": "a", "provider": "p", "model": "m",
-                       "usage": usage(), "stopReason": "error", "errorMessage": "429 rate limited", "timestamp": 5}),
+                       "usage": usage(10, 5), "stopReason": "error", "errorMessage": "429 rate limited", "timestamp": 5}),
         ),
     ]
 }
@@ -165,12 +162,12 @@ fn streaming_events_build_the_same_cards() {
         {"type": "message_start", "message": {"role": "user", "content": "hello", "timestamp": 0}},
         {"type": "message_end", "message": {"role": "user", "content": "hello", "timestamp": 0}},
         {"type": "message_start", "message": {"role": "assistant", "content": [], "api": "a", "provider": "p",
-            "model": "m", "usage": usage(), "stopReason": "stop", "timestamp": 1}},
-        {"type": "message_update", "usage": usage(), "assistantMessageEvent": {"type": "text_start", "contentIndex": 0}},
-        {"type": "message_update", "usage": usage(), "assistantMessageEvent": {"type": "text_delta", "contentIndex": 0, "delta": "Listing "}},
-        {"type": "message_update", "usage": usage(), "assistantMessageEvent": {"type": "text_delta", "contentIndex": 0, "delta": "files."}},
-        {"type": "message_update", "usage": usage(), "assistantMessageEvent": {"type": "toolcall_start", "contentIndex": 1, "id": "c1", "toolName": "ls"}},
-        {"type": "message_update", "usage": usage(), "assistantMessageEvent": {"type": "toolcall_delta", "contentIndex": 1, "delta": "{\"path\": \"sr"}}
+            "model": "m", "usage": usage(10, 5), "stopReason": "stop", "timestamp": 1}},
+        {"type": "message_update", "usage": usage(10, 5), "assistantMessageEvent": {"type": "text_start", "contentIndex": 0}},
+        {"type": "message_update", "usage": usage(10, 5), "assistantMessageEvent": {"type": "text_delta", "contentIndex": 0, "delta": "Listing "}},
+        {"type": "message_update", "usage": usage(10, 5), "assistantMessageEvent": {"type": "text_delta", "contentIndex": 0, "delta": "files."}},
+        {"type": "message_update", "usage": usage(10, 5), "assistantMessageEvent": {"type": "toolcall_start", "contentIndex": 1, "id": "c1", "toolName": "ls"}},
+        {"type": "message_update", "usage": usage(10, 5), "assistantMessageEvent": {"type": "toolcall_delta", "contentIndex": 1, "delta": "{\"path\": \"sr"}}
     ]))
     .unwrap();
     for event in &events {
@@ -187,7 +184,7 @@ fn streaming_events_build_the_same_cards() {
         {"type": "message_end", "message": {"role": "assistant", "content": [
             {"type": "text", "text": "Listing files."},
             {"type": "toolCall", "id": "c1", "name": "ls", "arguments": {"path": "src"}}],
-            "api": "a", "provider": "p", "model": "m", "usage": usage(), "stopReason": "toolUse", "timestamp": 1}},
+            "api": "a", "provider": "p", "model": "m", "usage": usage(10, 5), "stopReason": "toolUse", "timestamp": 1}},
         {"type": "tool_execution_start", "toolCallId": "c1", "toolName": "ls", "args": {"path": "src"}},
         {"type": "tool_execution_update", "toolCallId": "c1", "toolName": "ls", "args": {"path": "src"},
             "partialResult": {"content": [{"type": "text", "text": "main.rs"}]}},
@@ -214,10 +211,10 @@ fn incremental_frames_match_full_renders_after_every_change() {
     let events: Vec<AgentEvent> = serde_json::from_value(json!([
         {"type": "message_start", "message": {"role": "user", "content": "go", "timestamp": 0}},
         {"type": "message_start", "message": {"role": "assistant", "content": [], "api": "a", "provider": "p",
-            "model": "m", "usage": usage(), "stopReason": "stop", "timestamp": 1}},
-        {"type": "message_update", "usage": usage(), "assistantMessageEvent": {"type": "text_delta", "contentIndex": 0, "delta": "First.\n\nSecond paragraph"}},
-        {"type": "message_update", "usage": usage(), "assistantMessageEvent": {"type": "text_delta", "contentIndex": 0, "delta": " grows.\n\n- a list"}},
-        {"type": "message_update", "usage": usage(), "assistantMessageEvent": {"type": "toolcall_start", "contentIndex": 1, "id": "c1", "toolName": "bash"}},
+            "model": "m", "usage": usage(10, 5), "stopReason": "stop", "timestamp": 1}},
+        {"type": "message_update", "usage": usage(10, 5), "assistantMessageEvent": {"type": "text_delta", "contentIndex": 0, "delta": "First.\n\nSecond paragraph"}},
+        {"type": "message_update", "usage": usage(10, 5), "assistantMessageEvent": {"type": "text_delta", "contentIndex": 0, "delta": " grows.\n\n- a list"}},
+        {"type": "message_update", "usage": usage(10, 5), "assistantMessageEvent": {"type": "toolcall_start", "contentIndex": 1, "id": "c1", "toolName": "bash"}},
         {"type": "tool_execution_start", "toolCallId": "c1", "toolName": "bash", "args": {"command": "make"}},
         {"type": "message_start", "message": {"role": "user", "content": "later", "timestamp": 2}},
         {"type": "tool_execution_update", "toolCallId": "c1", "toolName": "bash", "args": {"command": "make"},
@@ -246,25 +243,25 @@ fn a_streaming_reply_updates_its_end_only_and_matches_a_fresh_render() {
     let mut events = vec![
         json!({"type": "message_start", "message": {"role": "user", "content": "go", "timestamp": 0}}),
         json!({"type": "message_start", "message": {"role": "assistant", "content": [], "api": "a",
-            "provider": "p", "model": "m", "usage": usage(), "stopReason": "stop", "timestamp": 1}}),
-        json!({"type": "message_update", "usage": usage(), "assistantMessageEvent":
+            "provider": "p", "model": "m", "usage": usage(10, 5), "stopReason": "stop", "timestamp": 1}}),
+        json!({"type": "message_update", "usage": usage(10, 5), "assistantMessageEvent":
             {"type": "thinking_start", "contentIndex": 0}}),
     ];
     for piece in ["Let me ", "think.\n\nSecond ", "thought."] {
         events.push(
-            json!({"type": "message_update", "usage": usage(), "assistantMessageEvent":
+            json!({"type": "message_update", "usage": usage(10, 5), "assistantMessageEvent":
             {"type": "thinking_delta", "contentIndex": 0, "delta": piece}}),
         );
     }
     events.push(
-        json!({"type": "message_update", "usage": usage(), "assistantMessageEvent":
+        json!({"type": "message_update", "usage": usage(10, 5), "assistantMessageEvent":
         {"type": "text_start", "contentIndex": 1}}),
     );
     let chars: Vec<char> = text.chars().collect();
     for piece in chars.chunks(3) {
         let delta: String = piece.iter().collect();
         events.push(
-            json!({"type": "message_update", "usage": usage(), "assistantMessageEvent":
+            json!({"type": "message_update", "usage": usage(10, 5), "assistantMessageEvent":
             {"type": "text_delta", "contentIndex": 1, "delta": delta}}),
         );
     }

@@ -105,13 +105,27 @@ fn numbers_in_json_trees_stay_integers_when_whole() {
     assert_eq!(serde_json::Value::from(JsNumber(-0.0)).to_string(), "0");
 }
 
+/// A line of the wrong shape is an error that says what was found and what was expected
+/// where, so a reader can report the line instead of crashing on it.
 #[test]
 fn wrong_shapes_are_errors_not_panics() {
-    for line in [
-        r#"{"type":"message","id":"a","parentId":null,"timestamp":"t","message":7}"#,
-        r#"{"type":"model_change","id":5}"#,
-        r#"[1,2]"#,
+    for (line, message) in [
+        (
+            r#"{"type":"message","id":"a","parentId":null,"timestamp":"t","message":7}"#,
+            "invalid type: integer `7`, expected a AgentMessage object with a \"role\" key \
+             at line 1 column 70",
+        ),
+        (
+            r#"{"type":"model_change","id":5}"#,
+            "invalid type: integer `5`, expected a string at line 1 column 29",
+        ),
+        (
+            r#"[1,2]"#,
+            "invalid type: sequence, expected a SessionEntry object with a \"type\" key \
+             at line 1 column 0",
+        ),
     ] {
-        let _ = serde_json::from_str::<SessionEntry>(line);
+        let error = serde_json::from_str::<SessionEntry>(line).unwrap_err();
+        assert_eq!(error.to_string(), message, "{line}");
     }
 }

@@ -1,4 +1,5 @@
-//! Builders shared by the picker tests: keys, sessions, entries, plain rendering.
+//! The support module of this crate's tests: keys, sessions, entries, token usage, plain
+//! rendering.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::PathBuf;
@@ -82,9 +83,11 @@ pub fn session_path(id: &str) -> PathBuf {
     ))
 }
 
-fn usage() -> Value {
+/// An assistant message's `usage` with these token counts, free of cost.
+pub fn usage(input: u64, output: u64) -> Value {
     json!({
-        "input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
+        "input": input, "output": output, "cacheRead": 0, "cacheWrite": 0,
+        "totalTokens": input + output,
         "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
     })
 }
@@ -156,7 +159,7 @@ impl Entries {
             "message".into(),
             json!({
                 "role": "assistant", "content": content, "api": "anthropic-messages",
-                "provider": "anthropic", "model": "claude", "usage": usage(),
+                "provider": "anthropic", "model": "claude", "usage": usage(0, 0),
                 "stopReason": stop, "timestamp": NOW
             }),
         );
