@@ -411,6 +411,13 @@ pub(super) async fn idle(session: &mut AgentSession, ctx: &mut Ctx, envelope: En
 /// Commands that change the session (model, thinking, settings, the session itself).
 /// `None` when `command` is not one of them.
 async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) -> Option<Reply> {
+    if let Command::GetAvailableModels = command {
+        // Listed once per task; `shared` answers from it.
+        if ctx.models.is_none() {
+            ctx.models = Some(session.available_models().iter().map(model_info).collect());
+        }
+        return None;
+    }
     ctx.selection_source(match command {
         Command::CycleModel { .. } => "cycle",
         Command::NewSession { .. }
@@ -423,6 +430,31 @@ async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) 
     if let Some(cancelled) = before_replacement(session, command).await {
         return Some(cancelled);
     }
+    let reply = match replacing(session, ctx, command).await {
+        Some(reply) => reply,
+        None => match selecting(session, ctx, command).await {
+            Some(reply) => reply,
+            None => configuring(session, command).await?,
+        },
+    };
+    ctx.refresh(session).await;
+    if matches!(
+        command,
+        Command::NewSession { .. }
+            | Command::SwitchSession(_)
+            | Command::ForkSessionFile(_)
+            | Command::Fork(_)
+            | Command::ExtensionFork { .. }
+            | Command::Clone
+    ) {
+        ctx.forget_entries();
+    }
+    Some(reply)
+}
+
+/// The commands that replace the conversation or move within it: new, switched, forked and
+/// cloned sessions, tree navigation.
+async fn replacing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) -> Option<Reply> {
     let reply = match command {
         Command::ExtensionFork {
             entry_id,
@@ -488,12 +520,6 @@ async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) 
             },
             Err(error) => Reply::Failed(error.into()),
         },
-        Command::SetScopedModels { models, save } => {
-            match session.set_scoped_models(models, *save) {
-                Ok(()) => Reply::Done,
-                Err(error) => Reply::Failed(error.into()),
-            }
-        }
         Command::Clone => match session.clone_session().await {
             Ok(change) => {
                 thinking_event(ctx, change.changed, change.level).await;
@@ -501,6 +527,14 @@ async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) 
             }
             Err(error) => Reply::Failed(error.into()),
         },
+        _ => return None,
+    };
+    Some(reply)
+}
+
+/// The commands that choose the model, its thinking level or the model scope.
+async fn selecting(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) -> Option<Reply> {
+    let reply = match command {
         Command::SetModel { provider, model_id } => {
             match session.set_model(provider, model_id).await {
                 Ok(switch) => {
@@ -518,12 +552,6 @@ async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) 
             Ok(None) => Reply::ModelCycled(None),
             Err(error) => Reply::Failed(error.into()),
         },
-        Command::GetAvailableModels => {
-            if ctx.models.is_none() {
-                ctx.models = Some(session.available_models().iter().map(model_info).collect());
-            }
-            return None;
-        }
         Command::SetModelForSession { provider, model_id } => {
             match session.set_model_for_session(provider, model_id).await {
                 Ok(switch) => {
@@ -557,6 +585,20 @@ async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) 
             Ok(None) => Reply::ThinkingCycled(None),
             Err(error) => Reply::Failed(error.into()),
         },
+        Command::SetScopedModels { models, save } => {
+            match session.set_scoped_models(models, *save) {
+                Ok(()) => Reply::Done,
+                Err(error) => Reply::Failed(error.into()),
+            }
+        }
+        _ => return None,
+    };
+    Some(reply)
+}
+
+/// The commands that change settings, tools, providers or what the session has read.
+async fn configuring(session: &mut AgentSession, command: &Command) -> Option<Reply> {
+    let reply = match command {
         Command::SetSteeringMode(mode) => {
             session.set_steering_mode(*mode);
             Reply::Done
@@ -602,18 +644,6 @@ async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) 
         }
         _ => return None,
     };
-    ctx.refresh(session).await;
-    if matches!(
-        command,
-        Command::NewSession { .. }
-            | Command::SwitchSession(_)
-            | Command::ForkSessionFile(_)
-            | Command::Fork(_)
-            | Command::ExtensionFork { .. }
-            | Command::Clone
-    ) {
-        ctx.forget_entries();
-    }
     Some(reply)
 }
 

@@ -190,82 +190,122 @@ impl SessionPort for Port {
     }
 
     fn call(&self, op: &str, args: Value) -> Result<Value, String> {
+        if let Some(result) = self.state_call(op, &args) {
+            return result;
+        }
+        if let Some(result) = self.action_call(op, &args) {
+            return result;
+        }
+        self.session_file_call(op, &args)
+    }
+}
+
+impl Port {
+    /// The UI and run-state reads and signals (`ctx.hasUI`, `ctx.isIdle()`, `ctx.abort()`,
+    /// `ctx.model`, …); `None` for other ops, and for `getModel`/`getThinkingLevel` before
+    /// the session reported a selection.
+    fn state_call(&self, op: &str, args: &Value) -> Option<Result<Value, String>> {
         match op {
-            "hasUI" => return Ok(Value::Bool(self.actions.has_ui())),
+            "hasUI" => return Some(Ok(Value::Bool(self.actions.has_ui()))),
             "getEditorText" => {
-                return Ok(Value::String(
+                return Some(Ok(Value::String(
                     self.actions.dialogs().editor_text().unwrap_or_default(),
-                ));
+                )));
             }
             "uiComponent" => {
-                self.actions.extension_component(args);
-                return Ok(Value::Null);
+                self.actions.extension_component(args.clone());
+                return Some(Ok(Value::Null));
             }
             "uiTerminal" => {
                 let lend = args.get("lend").and_then(Value::as_bool) == Some(true);
                 self.actions.dialogs().lend_terminal(lend);
-                return Ok(Value::Null);
+                return Some(Ok(Value::Null));
             }
-            "isProjectTrusted" => return Ok(Value::Bool(self.project_trusted)),
-            "getSystemPrompt" => return Ok(Value::String(self.actions.system_prompt())),
-            "getSystemPromptOptions" => return Ok(self.actions.prompt_options()),
+            "isProjectTrusted" => return Some(Ok(Value::Bool(self.project_trusted))),
+            "getSystemPrompt" => return Some(Ok(Value::String(self.actions.system_prompt()))),
+            "getSystemPromptOptions" => return Some(Ok(self.actions.prompt_options())),
             "shutdown" => {
                 self.actions.request_shutdown();
-                return Ok(Value::Null);
+                return Some(Ok(Value::Null));
             }
             "isIdle" => {
-                return Ok(Value::Bool(
+                return Some(Ok(Value::Bool(
                     self.actions.view().is_none_or(|view| !view.is_running()),
-                ));
+                )));
             }
             "hasPendingMessages" => {
-                return Ok(Value::Bool(
+                return Some(Ok(Value::Bool(
                     self.actions.view().is_some_and(|view| view.has_queued()),
-                ));
+                )));
             }
             "abort" => {
                 if let Some(view) = self.actions.view() {
                     view.abort();
                 }
-                return Ok(Value::Null);
+                return Some(Ok(Value::Null));
             }
             "getContextUsage" => {
                 let usage = self.actions.view().and_then(|view| view.context_usage());
-                return serde_json::to_value(usage).map_err(|e| e.to_string());
+                return Some(serde_json::to_value(usage).map_err(|e| e.to_string()));
             }
             // The whole model as the session last reported it (`ctx.model`), else what
             // the actor's view says.
             "getModel" => {
                 if let Some((model, _)) = self.actions.selection() {
-                    return Ok(model);
+                    return Some(Ok(model));
                 }
                 if let Some(view) = self.actions.view() {
                     let model = view.model();
-                    return Ok(json!({ "provider": model.provider, "id": model.id }));
+                    return Some(Ok(json!({ "provider": model.provider, "id": model.id })));
                 }
             }
             "getThinkingLevel" => {
                 if let Some((_, level)) = self.actions.selection() {
-                    return Ok(json!(level));
+                    return Some(Ok(json!(level)));
                 }
                 if let Some(view) = self.actions.view() {
-                    return Ok(json!(view.thinking_level().as_str()));
+                    return Some(Ok(json!(view.thinking_level().as_str())));
                 }
             }
             _ => {}
         }
-        if op == "sendUserMessage" {
-            let (text, images) = user_content(args.get("content").unwrap_or(&Value::Null))?;
-            let steer = args.pointer("/options/deliverAs").and_then(Value::as_str) == Some("steer");
-            let as_typed = args
-                .pointer("/options/expandPromptTemplates")
-                .and_then(Value::as_bool)
-                == Some(true);
-            self.actions
-                .send_user_message(text, images, steer, as_typed)?;
-            return Ok(Value::Null);
+        None
+    }
+
+    /// What extensions ask the session to do (`pi.sendUserMessage`, `pi.setModel`,
+    /// `pi.registerProvider`, `pi.setActiveTools`, …); `None` for other ops.
+    fn action_call(&self, op: &str, args: &Value) -> Option<Result<Value, String>> {
+        if !matches!(
+            op,
+            "sendUserMessage"
+                | "sendMessage"
+                | "setModel"
+                | "setThinkingLevel"
+                | "registerProvider"
+                | "unregisterProvider"
+                | "refreshTools"
+                | "getActiveTools"
+                | "setActiveTools"
+        ) {
+            return None;
         }
+        Some(self.action(op, args))
+    }
+
+    fn action(&self, op: &str, args: &Value) -> Result<Value, String> {
         match op {
+            "sendUserMessage" => {
+                let (text, images) = user_content(args.get("content").unwrap_or(&Value::Null))?;
+                let steer =
+                    args.pointer("/options/deliverAs").and_then(Value::as_str) == Some("steer");
+                let as_typed = args
+                    .pointer("/options/expandPromptTemplates")
+                    .and_then(Value::as_bool)
+                    == Some(true);
+                self.actions
+                    .send_user_message(text, images, steer, as_typed)?;
+                return Ok(Value::Null);
+            }
             "sendMessage" => {
                 let message = args.get("message").cloned().unwrap_or(Value::Null);
                 let message = super::custom_message(&message).ok_or_else(|| {
@@ -294,8 +334,8 @@ impl SessionPort for Port {
                 return Ok(Value::Null);
             }
             "registerProvider" => {
-                let spec: knightcode_ext::ProviderSpec =
-                    serde_json::from_value(args).map_err(|e| format!("registerProvider: {e}"))?;
+                let spec: knightcode_ext::ProviderSpec = serde_json::from_value(args.clone())
+                    .map_err(|e| format!("registerProvider: {e}"))?;
                 let name = spec.name.clone();
                 self.actions.extension_provider(&name, Some(spec))?;
                 return Ok(Value::Null);
@@ -321,6 +361,11 @@ impl SessionPort for Port {
             }
             _ => {}
         }
+        Ok(Value::Null)
+    }
+
+    /// The session file's reads and writes (`ctx.sessionManager`, `pi.appendEntry`, …).
+    fn session_file_call(&self, op: &str, args: &Value) -> Result<Value, String> {
         let mut session = lock(&self.session);
         let text = |key: &str| args.get(key).and_then(Value::as_str).map(str::to_owned);
         match op {
