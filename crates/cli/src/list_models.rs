@@ -52,7 +52,7 @@ pub fn run(
         warnings.push(format!("Warning: errors loading models.json:\n{error}"));
     }
     let cwd = std::env::current_dir()?;
-    let paths = knightcode_runtime::extension_models::list_models_paths(
+    let paths = knightcode_runtime::extensions::models::list_models_paths(
         extensions,
         &cwd,
         &agent_dir,
@@ -64,12 +64,14 @@ pub fn run(
             .enable_all()
             .build()?;
         let notices = runtime
-            .block_on(knightcode_runtime::extension_models::add_extension_models(
-                paths,
-                extensions,
-                &cwd,
-                &mut registry,
-            ))
+            .block_on(
+                knightcode_runtime::extensions::models::add_extension_models(
+                    paths,
+                    extensions,
+                    &cwd,
+                    &mut registry,
+                ),
+            )
             .map_err(|message| anyhow::anyhow!(message))?;
         warnings.extend(notices);
     }

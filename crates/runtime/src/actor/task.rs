@@ -100,7 +100,7 @@ pub(super) struct Ctx {
     /// Hands lifecycle events to the session's extensions (none without extensions).
     pub(super) extensions: Option<crate::extensions::LifecycleEvents>,
     /// What extensions read of the session without waiting for this task.
-    pub(super) actions: std::sync::Arc<super::ExtensionActions>,
+    pub(super) actions: std::sync::Arc<crate::extensions::ExtensionActions>,
 }
 
 impl Ctx {

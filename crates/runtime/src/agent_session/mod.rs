@@ -199,9 +199,9 @@ pub struct AgentSession {
     /// The loaded extensions, for the lifecycle events the actor hands them.
     extension_host: Option<Arc<knightcode_ext::ExtensionHost>>,
     /// The registry extensions see (`ctx.modelRegistry`), updated with the session's.
-    extension_models: Option<crate::extension_models::SharedModels>,
+    extension_models: Option<crate::extensions::models::SharedModels>,
     /// How extensions act on the session (`sendUserMessage`, `setActiveTools`).
-    extension_actions: Arc<crate::actor::ExtensionActions>,
+    extension_actions: Arc<crate::extensions::ExtensionActions>,
     /// Resource paths of `-e` packages and `resources_discover`, and the `-e` values.
     extension_resources: crate::resources::ExtensionResources,
     extension_cli: Vec<String>,
@@ -247,7 +247,7 @@ impl AgentSession {
     }
 
     /// The session's file history (backups for `/undo`).
-    pub(crate) fn extension_actions(&self) -> &Arc<crate::actor::ExtensionActions> {
+    pub(crate) fn extension_actions(&self) -> &Arc<crate::extensions::ExtensionActions> {
         &self.extension_actions
     }
 

@@ -20,7 +20,7 @@ pub(crate) struct Port {
     pub session: Arc<Mutex<SessionManager>>,
     pub model: (String, String),
     pub thinking: String,
-    pub actions: Arc<crate::actor::ExtensionActions>,
+    pub actions: Arc<crate::extensions::ExtensionActions>,
     /// `ctx.isProjectTrusted()`: the session's decision about the project's resources.
     pub project_trusted: bool,
 }
@@ -70,7 +70,7 @@ fn replaced(reply: crate::actor::Reply) -> Result<Value, String> {
 /// in, ahead of the events the session emits afterwards; the future only waits for the
 /// answer.
 fn ui_request(
-    actions: &crate::actor::ExtensionActions,
+    actions: &crate::extensions::ExtensionActions,
     args: Value,
     cancel: CancellationToken,
 ) -> knightcode_ext::PortFuture {
@@ -308,7 +308,7 @@ impl Port {
             }
             "sendMessage" => {
                 let message = args.get("message").cloned().unwrap_or(Value::Null);
-                let message = super::custom_message(&message).ok_or_else(|| {
+                let message = super::adapter::custom_message(&message).ok_or_else(|| {
                     "sendMessage: expected {customType, content: string or content blocks, display}"
                         .to_owned()
                 })?;

@@ -62,7 +62,7 @@ impl AgentSession {
         match spec {
             None => self.ops.registry.unregister_provider(name),
             Some(spec) => {
-                let config = crate::extension_models::provider_config(spec);
+                let config = crate::extensions::models::provider_config(spec);
                 if let Err(message) = self.ops.registry.register_provider(name, config) {
                     self.ops.warnings.push(format!(
                         "Extension error ({}, register_provider): {message}",

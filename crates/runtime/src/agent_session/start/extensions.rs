@@ -29,7 +29,7 @@ use crate::web_tools::WebTools;
 pub(super) struct Toolbox {
     pub(super) tools: knightcode_agent::ToolRegistry,
     pub(super) active_tools: Vec<String>,
-    pub(super) actions: Arc<crate::actor::ExtensionActions>,
+    pub(super) actions: Arc<crate::extensions::ExtensionActions>,
     pub(super) resources: crate::resources::ExtensionResources,
 }
 
@@ -55,7 +55,7 @@ pub(super) async fn tools_and_extensions(
         web_tools,
         notices,
     );
-    let actions = Arc::new(crate::actor::ExtensionActions::default());
+    let actions = Arc::new(crate::extensions::ExtensionActions::default());
     if setup.extensions.mode == "rpc" || setup.extensions.mode == "tui" {
         // RPC and interactive modes set their dialogs right after the start:
         // `session_start` already has a UI.
@@ -130,7 +130,7 @@ pub(super) async fn extension_host(
     };
     if let Some(host) = &host {
         notices.extend(host.diagnostics());
-        notices.extend(crate::extension_models::register_providers(
+        notices.extend(crate::extensions::models::register_providers(
             host,
             &mut registry,
         ));
@@ -173,7 +173,7 @@ async fn start_extensions(
     setup: &SessionSetup,
     session: &Arc<Mutex<SessionManager>>,
     events: &EventSender,
-    actions: &Arc<crate::actor::ExtensionActions>,
+    actions: &Arc<crate::extensions::ExtensionActions>,
     (model, thinking, project_trusted): (&Model, ThinkingLevel, bool),
     active_tools: &[String],
 ) -> StartedExtensions {
@@ -210,7 +210,7 @@ async fn start_extensions(
 /// `setActiveTools` from `session_start`, before the session runs, applied to the tools
 /// the session offers (unknown names left out, no repeats).
 fn early_active_tools(
-    actions: &crate::actor::ExtensionActions,
+    actions: &crate::extensions::ExtensionActions,
     tools: &knightcode_agent::ToolRegistry,
     active_tools: Vec<String>,
 ) -> Vec<String> {

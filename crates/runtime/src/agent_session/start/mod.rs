@@ -222,10 +222,10 @@ fn model_provider(
         &Arc<dyn knightcode_ai::EnvSource>,
         &operations::OpsState,
     ),
-    actions: &crate::actor::ExtensionActions,
+    actions: &crate::extensions::ExtensionActions,
 ) -> Result<(
     Arc<dyn knightcode_ai::Provider>,
-    Option<crate::extension_models::SharedModels>,
+    Option<crate::extensions::models::SharedModels>,
 )> {
     let provider: Arc<dyn knightcode_ai::Provider> = match provider {
         Some(provider) => provider,
@@ -237,7 +237,7 @@ fn model_provider(
     };
     Ok(match host {
         Some(host) => {
-            let (provider, models) = crate::extension_models::bind(
+            let (provider, models) = crate::extensions::models::bind(
                 host,
                 provider,
                 registry,
@@ -501,7 +501,7 @@ fn hook_stack(
 ) -> Arc<dyn SessionHooks> {
     let hooks = match host {
         // Extensions first; the embedding program's hooks keep working beside them.
-        Some(host) => Arc::new(crate::hook_chain::ChainedHooks {
+        Some(host) => Arc::new(crate::extensions::hook_chain::ChainedHooks {
             first: Arc::new(crate::extensions::ExtensionHooks {
                 host: Arc::clone(host),
                 entries: Some(Arc::clone(session)),
@@ -510,7 +510,7 @@ fn hook_stack(
         }) as Arc<dyn SessionHooks>,
         None => program,
     };
-    Arc::new(crate::hook_chain::ChainedHooks {
+    Arc::new(crate::extensions::hook_chain::ChainedHooks {
         first: hooks,
         second: Arc::new(crate::block_images::BlockImages {
             blocked: Arc::clone(&ops.block_images),
