@@ -607,8 +607,7 @@ mod tests {
                 runtime_keys: runtime,
             }
         }
-        let key =
-            |r: Option<(String, AuthSource, CredentialEnv)>| r.map(|(k, s, _)| (k, s));
+        let key = |r: Option<(String, AuthSource, CredentialEnv)>| r.map(|(k, s, _)| (k, s));
 
         let c = ctx(&storage, &env, &runtime);
         assert_eq!(

@@ -17,9 +17,9 @@ use crate::event::StreamEvent;
 use crate::http::ErrorStyle;
 use crate::http::HttpRequest;
 use crate::http::SendError;
-use crate::http::transport_failure;
 use crate::http::idle_timeout;
 use crate::http::send_with_retry;
+use crate::http::transport_failure;
 use crate::output::Output;
 use crate::retry::ProviderRetry;
 use crate::sse::SseDecoder;
@@ -106,7 +106,10 @@ impl<D: Decoder> Pipeline<D> {
 
     /// The events parsed since the last call, in stream order.
     pub(crate) fn take_captured(&mut self) -> Vec<serde_json::Value> {
-        self.captured.as_mut().map(std::mem::take).unwrap_or_default()
+        self.captured
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     pub(crate) fn feed(&mut self, chunk: &[u8]) -> Result<(), StreamFailure> {
@@ -244,7 +247,10 @@ impl<D: Decoder> StreamTask<D> {
         match outcome {
             Outcome::Done(reason) => out.finish(reason, now),
             Outcome::Failed(failure) => out.fail(failure, now),
-            Outcome::Aborted => out.fail(StreamFailure::new(ErrorClass::Aborted, ABORTED_MESSAGE), now),
+            Outcome::Aborted => out.fail(
+                StreamFailure::new(ErrorClass::Aborted, ABORTED_MESSAGE),
+                now,
+            ),
             Outcome::ConsumerGone => return,
         }
         flush(out, &tx).await;

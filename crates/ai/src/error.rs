@@ -139,7 +139,6 @@ pub(crate) fn classify_provider_error(
     }
     match status {
         Some(401 | 403) => ErrorClass::Auth,
-        Some(408) => ErrorClass::Network,
         Some(429) => ErrorClass::RateLimit,
         // The statuses the reference retries, and Anthropic's "overloaded".
         Some(500 | 502 | 503 | 504 | 520 | 524 | 529) => ErrorClass::Overloaded,
@@ -151,10 +150,18 @@ pub(crate) fn classify_provider_error(
 /// `error.code`/`error.type`, Gemini's `error.status`.
 fn class_of_code(code: &str) -> Option<ErrorClass> {
     Some(match code {
-        "overloaded_error" | "api_error" | "server_error" | "server_is_overloaded"
-        | "slow_down" | "UNAVAILABLE" | "INTERNAL" => ErrorClass::Overloaded,
+        "overloaded_error"
+        | "api_error"
+        | "server_error"
+        | "server_is_overloaded"
+        | "slow_down"
+        | "UNAVAILABLE"
+        | "INTERNAL" => ErrorClass::Overloaded,
         "rate_limit_error" | "rate_limit_exceeded" | "RESOURCE_EXHAUSTED" => ErrorClass::RateLimit,
-        "authentication_error" | "permission_error" | "invalid_api_key" | "UNAUTHENTICATED"
+        "authentication_error"
+        | "permission_error"
+        | "invalid_api_key"
+        | "UNAUTHENTICATED"
         | "PERMISSION_DENIED" => ErrorClass::Auth,
         "insufficient_quota" | "billing_error" => ErrorClass::Quota,
         "context_length_exceeded" | "request_too_large" | "model_context_window_exceeded" => {
@@ -309,5 +316,71 @@ mod tests {
         }
         assert!(ErrorClass::Overloaded.is_transient());
         assert!(!ErrorClass::Quota.is_transient());
+    }
+
+    #[test]
+    fn text_only_classes_keep_the_reference_decisions() {
+        for text in [
+            "501 Not Implemented",
+            "529 status code (no body)",
+            "401 Unauthorized: upstream timeout",
+            "Provider finish_reason: network_error",
+            "Provider stopped with: SAFETY",
+            "Response incomplete: content_filter",
+            "prompt is too long: 213462 tokens > 200000 maximum",
+            "429 insufficient_quota rate limit",
+        ] {
+            let class = class_from_text(text);
+            assert_eq!(
+                class.is_transient(),
+                crate::retry::is_retryable_error_message(text)
+                    && !crate::overflow::matches_overflow_text(text),
+                "{text}: {class:?}"
+            );
+            assert_eq!(
+                class == ErrorClass::ContextOverflow,
+                crate::overflow::matches_overflow_text(text),
+                "{text}"
+            );
+        }
+        assert_eq!(class_from_text("501 Not Implemented"), ErrorClass::Other);
+    }
+
+    #[test]
+    fn provider_errors() {
+        let class = classify_provider_error;
+        // The code wins over the status, the status over silence.
+        assert_eq!(
+            class(Some(400), &["rate_limit_exceeded"], "400 x"),
+            ErrorClass::RateLimit
+        );
+        assert_eq!(class(Some(503), &[], "503 x"), ErrorClass::Overloaded);
+        assert_eq!(class(Some(403), &[], "403 x"), ErrorClass::Auth);
+        assert_eq!(class(Some(400), &[], "400 x"), ErrorClass::Other);
+        // Overflow and quota wording win over codes that say less.
+        assert_eq!(
+            class(
+                Some(400),
+                &["invalid_request_error"],
+                "400 prompt is too long: 5 > 4"
+            ),
+            ErrorClass::ContextOverflow
+        );
+        assert_eq!(
+            class(
+                Some(429),
+                &["rate_limit_error"],
+                "429 You exceeded your current quota (billing)"
+            ),
+            ErrorClass::Quota
+        );
+        assert_eq!(
+            class(
+                None,
+                &["context_length_exceeded"],
+                "Error Code context_length_exceeded: x"
+            ),
+            ErrorClass::ContextOverflow
+        );
     }
 }

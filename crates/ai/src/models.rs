@@ -676,7 +676,9 @@ fn model_from_json(
         .map(str::to_owned)
         .or_else(|| defaults.map(|m| m.base_url.clone()))
         .ok_or_else(|| {
-            AiError::ProviderConfig(format!("Provider {provider}: \"baseUrl\" is required when defining custom models."))
+            AiError::ProviderConfig(format!(
+                "Provider {provider}: \"baseUrl\" is required when defining custom models."
+            ))
         })?;
     let parse = |key: &str| def.get(key).cloned();
     Ok(Model {

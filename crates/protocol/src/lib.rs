@@ -31,7 +31,7 @@ pub use usage::Cost;
 pub use usage::Usage;
 pub use wire::Extra;
 pub use wire::JsNumber;
-pub use wire::Millis;
 pub use wire::MemoryOnly;
+pub use wire::Millis;
 pub use wire::Object;
 pub use wire::Tokens;

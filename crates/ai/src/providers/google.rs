@@ -16,8 +16,8 @@ use super::Fail;
 use super::WireFormat;
 use super::parse_event;
 use super::with_repair;
-use crate::error::StreamFailure;
 use crate::driver::Decoder;
+use crate::error::StreamFailure;
 use crate::http::ErrorStyle;
 use crate::http::HttpRequest;
 use crate::http::base_headers;
@@ -101,10 +101,7 @@ fn valid_signature(signature: Option<&str>) -> Option<&str> {
     })
 }
 
-fn thinking_config(
-    model: &Model,
-    options: &StreamOptions,
-) -> Result<Option<Value>, StreamFailure> {
+fn thinking_config(model: &Model, options: &StreamOptions) -> Result<Option<Value>, StreamFailure> {
     if !model.reasoning {
         return Ok(None);
     }
@@ -234,7 +231,8 @@ pub(crate) fn build_request(
         headers.set("x-goog-api-key", key);
     }
     headers.set("content-type", "application/json");
-    let body = serde_json::to_vec(&Value::Object(body)).map_err(|e| StreamFailure::other(e.to_string()))?;
+    let body = serde_json::to_vec(&Value::Object(body))
+        .map_err(|e| StreamFailure::other(e.to_string()))?;
     let path = format!("/models/{}:streamGenerateContent?alt=sse", model.id);
     Ok(HttpRequest {
         url: join_url(&model.base_url, &path),

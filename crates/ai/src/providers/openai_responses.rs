@@ -18,8 +18,8 @@ use super::Fail;
 use super::WireFormat;
 use super::parse_event;
 use super::with_repair;
-use crate::error::StreamFailure;
 use crate::driver::Decoder;
+use crate::error::StreamFailure;
 use crate::http::ErrorStyle;
 use crate::http::Headers;
 use crate::http::HttpRequest;
@@ -253,7 +253,8 @@ pub(crate) fn build_request(
     headers.merge(Some(&options.headers));
     headers.set("content-type", "application/json");
 
-    let body = serde_json::to_vec(&Value::Object(body)).map_err(|e| StreamFailure::other(e.to_string()))?;
+    let body = serde_json::to_vec(&Value::Object(body))
+        .map_err(|e| StreamFailure::other(e.to_string()))?;
     Ok(HttpRequest {
         url: join_url(&model.base_url, "/responses"),
         headers,

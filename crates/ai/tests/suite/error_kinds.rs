@@ -82,7 +82,7 @@ async fn the_status_decides_when_the_body_says_nothing() {
         for (status, class, retryable) in [
             (503, ErrorClass::Overloaded, true),
             (520, ErrorClass::Overloaded, true),
-            (408, ErrorClass::Network, true),
+            (502, ErrorClass::Overloaded, true),
             (403, ErrorClass::Auth, false),
             (404, ErrorClass::Other, false),
         ] {
@@ -141,7 +141,11 @@ async fn the_provider_code_decides_over_the_status() {
         // A 429 whose code says the quota is used up is not retried.
         if !quota.is_empty() {
             let message = failed_once(format, http(429, &neutral_body(format, quota))).await;
-            assert_eq!(message.error_class.get(), Some(&ErrorClass::Quota), "{name}");
+            assert_eq!(
+                message.error_class.get(),
+                Some(&ErrorClass::Quota),
+                "{name}"
+            );
             assert!(!is_retryable_assistant_error(&message), "{name}");
         }
     }
@@ -165,7 +169,11 @@ async fn errors_inside_the_stream_are_classified_by_their_code() {
                     kind,
                 });
             let message = failed_once(format, reply).await;
-            let context = format!("{} {kind:?}: {:?}", format.api_name(), message.error_message);
+            let context = format!(
+                "{} {kind:?}: {:?}",
+                format.api_name(),
+                message.error_message
+            );
             assert_eq!(message.error_class.get(), Some(&class), "{context}");
             assert_eq!(
                 is_retryable_assistant_error(&message),
@@ -264,7 +272,7 @@ fn the_kind_is_never_written() {
     // The final stream event carries the same message, kind included.
     let event = StreamEvent::Error {
         reason: StopReason::Error,
-        message: message.clone(),
+        message,
     };
     assert_eq!(
         event.final_message().unwrap().error_class.get(),

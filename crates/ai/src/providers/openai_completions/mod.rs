@@ -243,7 +243,8 @@ pub(crate) fn build_request(
     headers.merge(Some(&options.headers));
     headers.set("content-type", "application/json");
 
-    let body = serde_json::to_vec(&Value::Object(body)).map_err(|e| StreamFailure::other(e.to_string()))?;
+    let body = serde_json::to_vec(&Value::Object(body))
+        .map_err(|e| StreamFailure::other(e.to_string()))?;
     Ok(HttpRequest {
         url: join_url(&model.base_url, "/chat/completions"),
         headers,

@@ -13,8 +13,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::Compat;
-use crate::error::StreamFailure;
 use crate::driver::Decoder;
+use crate::error::StreamFailure;
 use crate::output::Output;
 use crate::providers::Fail;
 use crate::providers::parse_event;
@@ -451,7 +451,11 @@ fn error_failure(error: &Value) -> StreamFailure {
         .get("code")
         .and_then(Value::as_u64)
         .and_then(|c| u16::try_from(c).ok());
-    StreamFailure::provider(status, &crate::http::error_codes(error), describe_error(error))
+    StreamFailure::provider(
+        status,
+        &crate::http::error_codes(error),
+        describe_error(error),
+    )
 }
 
 /// An SSE `error` event: an error object, or text that is all there is to go by.
@@ -505,11 +509,11 @@ impl Decoder for CompletionsDecoder {
                 StopReason::Stop
             }),
             None => Err(StreamFailure::network("Stream ended without finish_reason")),
-            Some((StopReason::Error, message)) => Err(StreamFailure::from_text(
-                message
-                    .clone()
-                    .unwrap_or_else(|| "Provider returned an error stop reason".to_owned()),
-            )),
+            Some((StopReason::Error, message)) => {
+                Err(StreamFailure::from_text(message.clone().unwrap_or_else(
+                    || "Provider returned an error stop reason".to_owned(),
+                )))
+            }
             Some((reason, _)) => Ok(*reason),
         }
     }
