@@ -7,12 +7,14 @@
 
 use knightcode_ai::ABORTED_MESSAGE;
 use knightcode_ai::Accumulator;
+use knightcode_ai::ErrorClass;
 use knightcode_ai::Provider;
 use knightcode_ai::StreamEvent;
 use knightcode_ai::StreamRequest;
 use knightcode_protocol::AgentEvent;
 use knightcode_protocol::AgentMessage;
 use knightcode_protocol::AssistantMessage;
+use knightcode_protocol::MemoryOnly;
 use knightcode_protocol::Millis;
 use knightcode_protocol::StopReason;
 use tokio_util::sync::CancellationToken;
@@ -48,6 +50,7 @@ pub(crate) async fn stream_assistant(
                 clock,
                 StopReason::Aborted,
                 ABORTED_MESSAGE,
+                ErrorClass::Aborted,
             );
         }
         let event = tokio::select! {
@@ -68,6 +71,8 @@ pub(crate) async fn stream_assistant(
                 clock,
                 StopReason::Error,
                 ENDED_WITHOUT_RESULT,
+                // The provider went away mid-response, like a dropped connection: transient.
+                ErrorClass::Network,
             );
         };
         acc.push(&event);
@@ -129,6 +134,7 @@ fn unfinished(
     clock: &dyn Clock,
     reason: StopReason,
     error: &str,
+    class: ErrorClass,
 ) -> AssistantMessage {
     let mut message = if started {
         acc.partial()
@@ -143,5 +149,6 @@ fn unfinished(
     };
     message.stop_reason = reason.into();
     message.error_message = Some(error.to_owned());
+    message.error_class = MemoryOnly(Some(class));
     message
 }

@@ -71,6 +71,14 @@ pub fn env_api_key(provider: &str, env: &dyn EnvSource) -> Option<String> {
         .find_map(|name| env.var(name).filter(|v| !v.is_empty()))
 }
 
+/// A request that cannot be sent for want of a key: an auth failure, never retried.
+pub(crate) fn no_api_key_failure(provider: &str) -> crate::error::StreamFailure {
+    crate::error::StreamFailure::new(
+        crate::error::ErrorClass::Auth,
+        no_api_key_message(provider, None, None),
+    )
+}
+
 /// What to tell someone whose provider has no key: who lacks one (`model_id` names the model
 /// when a model was asked for) and every way to supply it. Every "no API key" text is built
 /// here so they all give the same advice. `auth_file` is `auth.json`'s path where the caller
@@ -166,7 +174,13 @@ impl Credential {
     }
 }
 
-/// What an OAuth hook answers.
+/// The variables a stored API-key credential defines (its `env`) for its `!command` and
+/// templates; they come back with the key they resolved.
+pub type CredentialEnv = HashMap<String, String>;
+
+/// What an OAuth hook answers. The error is the extension's own text (its `refreshToken` or
+/// `getApiKey` threw or returned the wrong thing), which the caller wraps in
+/// [`AiError::OAuthRefresh`] or [`AiError::OAuthApiKey`].
 pub type OAuthFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, String>> + Send + 'a>>;
 
 /// OAuth implemented outside this crate: an extension's `registerProvider({ oauth })`.
@@ -398,7 +412,7 @@ impl AuthStorage {
         &self,
         provider: &str,
         env: &dyn EnvSource,
-    ) -> Option<Result<(String, HashMap<String, String>), AiError>> {
+    ) -> Option<Result<(String, CredentialEnv), AiError>> {
         let credential = self.get(provider)?;
         if let Credential::OAuth { raw, .. } = &credential
             && let Some(hooks) = self.hooks_for(provider)
@@ -525,7 +539,7 @@ impl AuthContext<'_> {
         &self,
         provider: &str,
         models_json_key: Option<&str>,
-    ) -> Result<Option<(String, AuthSource, HashMap<String, String>)>, AiError> {
+    ) -> Result<Option<(String, AuthSource, CredentialEnv)>, AiError> {
         if let Some(key) = self.runtime_keys.get(provider) {
             return Ok(Some((key.clone(), AuthSource::Runtime, HashMap::new())));
         }
@@ -593,8 +607,7 @@ mod tests {
                 runtime_keys: runtime,
             }
         }
-        let key =
-            |r: Option<(String, AuthSource, HashMap<String, String>)>| r.map(|(k, s, _)| (k, s));
+        let key = |r: Option<(String, AuthSource, CredentialEnv)>| r.map(|(k, s, _)| (k, s));
 
         let c = ctx(&storage, &env, &runtime);
         assert_eq!(

@@ -13,6 +13,7 @@ use crate::clock::SystemClock;
 use crate::driver::Pipeline;
 use crate::driver::StreamTask;
 use crate::error::AiError;
+use crate::error::StreamFailure;
 use crate::event::EventStream;
 use crate::event::StreamEvent;
 use crate::http::HttpRequest;
@@ -41,7 +42,7 @@ const CHANNEL_CAPACITY: usize = 1024;
 /// model should not pay. One client serves both schemes.
 #[derive(Clone)]
 pub struct Client {
-    http: Arc<OnceLock<Result<reqwest::Client, String>>>,
+    http: Arc<OnceLock<Result<reqwest::Client, StreamFailure>>>,
     clock: Arc<dyn Clock>,
     user_agent: String,
     read_pacing: Duration,
@@ -72,9 +73,11 @@ impl Client {
     }
 
     /// The HTTP client, built on first use; a failure is reported by every request.
-    fn http(&self) -> Result<&reqwest::Client, String> {
+    fn http(&self) -> Result<&reqwest::Client, StreamFailure> {
         self.http
-            .get_or_init(|| crate::http::build_http_client().map_err(|e| e.to_string()))
+            .get_or_init(|| {
+                crate::http::build_http_client().map_err(|e| StreamFailure::other(e.to_string()))
+            })
             .as_ref()
             .map_err(Clone::clone)
     }
@@ -105,7 +108,7 @@ impl Client {
 
     /// The HTTP request that [`Provider::stream`] would send: URL, headers and JSON body.
     /// Used by snapshot tests and for debugging.
-    pub fn build_request(&self, request: &StreamRequest) -> Result<BuiltRequest, String> {
+    pub fn build_request(&self, request: &StreamRequest) -> Result<BuiltRequest, StreamFailure> {
         let (http, _) = self.prepare(request)?;
         Ok(BuiltRequest {
             url: http.url,
@@ -114,24 +117,25 @@ impl Client {
                 .iter()
                 .map(|(n, v)| (n.to_owned(), v.to_owned()))
                 .collect(),
-            body: serde_json::from_slice(&http.body).map_err(|e| e.to_string())?,
+            body: serde_json::from_slice(&http.body)
+                .map_err(|e| StreamFailure::other(e.to_string()))?,
         })
     }
 
     fn prepare(
         &self,
         request: &StreamRequest,
-    ) -> Result<(HttpRequest, &'static WireFormat), String> {
+    ) -> Result<(HttpRequest, &'static WireFormat), StreamFailure> {
         let model = &request.model;
         let api = model.api_kind().ok_or_else(|| {
             let supported: Vec<&str> = Api::ALL.iter().map(|a| a.as_str()).collect();
-            format!(
+            StreamFailure::other(format!(
                 "Unsupported API \"{}\" for model {}/{}. Supported: {}",
                 model.api,
                 model.provider,
                 model.id,
                 supported.join(", ")
-            )
+            ))
         })?;
         let wire = wire_format(api);
         let built =
@@ -148,7 +152,7 @@ impl Client {
     ) -> EventStream {
         let http = match self.http() {
             Ok(http) => http.clone(),
-            Err(message) => return self.failed(request, message),
+            Err(failure) => return self.failed(request, failure),
         };
         let out = Output::new(&request.model, self.clock.now_ms());
         let task = StreamTask {
@@ -180,14 +184,14 @@ impl Client {
             }
             Err(_) => self.failed(
                 request,
-                "Streaming needs a tokio runtime; call it from async code".to_owned(),
+                StreamFailure::other("Streaming needs a tokio runtime; call it from async code"),
             ),
         }
     }
 
-    fn failed(&self, request: &StreamRequest, message: String) -> EventStream {
+    fn failed(&self, request: &StreamRequest, failure: StreamFailure) -> EventStream {
         let mut out = Output::new(&request.model, self.clock.now_ms());
-        out.fail(false, message, self.clock.now_ms());
+        out.fail(failure, self.clock.now_ms());
         match out.events.pop() {
             Some(event) => EventStream::single(event),
             None => EventStream::single(StreamEvent::Error {
@@ -210,7 +214,7 @@ impl Provider for Client {
     fn stream(&self, request: &StreamRequest, cancel: CancellationToken) -> EventStream {
         let (http, wire) = match self.prepare(request) {
             Ok(prepared) => prepared,
-            Err(message) => return self.failed(request, message),
+            Err(failure) => return self.failed(request, failure),
         };
         self.spawn(request, http, wire, cancel)
     }

@@ -11,13 +11,15 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::clock::Clock;
+use crate::error::ErrorClass;
+use crate::error::StreamFailure;
 use crate::event::StreamEvent;
 use crate::http::ErrorStyle;
 use crate::http::HttpRequest;
 use crate::http::SendError;
-use crate::http::describe_transport_error;
 use crate::http::idle_timeout;
 use crate::http::send_with_retry;
+use crate::http::transport_failure;
 use crate::output::Output;
 use crate::retry::ProviderRetry;
 use crate::sse::SseDecoder;
@@ -28,11 +30,11 @@ pub const ABORTED_MESSAGE: &str = "Request was aborted";
 
 /// A wire format's response decoder: a synchronous state machine over SSE events.
 pub(crate) trait Decoder: Send + 'static {
-    /// Handles one SSE event. An `Err` ends the stream with that error message.
-    fn event(&mut self, event: SseEvent<'_>, out: &mut Output) -> Result<(), String>;
+    /// Handles one SSE event. An `Err` ends the stream with that failure.
+    fn event(&mut self, event: SseEvent<'_>, out: &mut Output) -> Result<(), StreamFailure>;
 
     /// The body ended: close open blocks and decide the stop reason.
-    fn finish(&mut self, out: &mut Output) -> Result<StopReason, String>;
+    fn finish(&mut self, out: &mut Output) -> Result<StopReason, StreamFailure>;
 
     /// The stream is about to end with an error or abort: store replay data kept aside.
     fn before_fail(&mut self, _out: &mut Output) {}
@@ -43,7 +45,7 @@ pub(crate) trait Decoder: Send + 'static {
     }
 
     /// A complete JSON document found outside SSE events (Gemini in-stream errors).
-    fn raw(&mut self, _value: serde_json::Value, _out: &mut Output) -> Result<(), String> {
+    fn raw(&mut self, _value: serde_json::Value, _out: &mut Output) -> Result<(), StreamFailure> {
         Ok(())
     }
 }
@@ -51,11 +53,11 @@ pub(crate) trait Decoder: Send + 'static {
 /// The decoder of whichever wire format a model speaks, chosen at run time (one indirect call
 /// per SSE event, nothing next to parsing its JSON).
 impl Decoder for Box<dyn Decoder> {
-    fn event(&mut self, event: SseEvent<'_>, out: &mut Output) -> Result<(), String> {
+    fn event(&mut self, event: SseEvent<'_>, out: &mut Output) -> Result<(), StreamFailure> {
         (**self).event(event, out)
     }
 
-    fn finish(&mut self, out: &mut Output) -> Result<StopReason, String> {
+    fn finish(&mut self, out: &mut Output) -> Result<StopReason, StreamFailure> {
         (**self).finish(out)
     }
 
@@ -67,7 +69,7 @@ impl Decoder for Box<dyn Decoder> {
         (**self).wants_raw_lines()
     }
 
-    fn raw(&mut self, value: serde_json::Value, out: &mut Output) -> Result<(), String> {
+    fn raw(&mut self, value: serde_json::Value, out: &mut Output) -> Result<(), StreamFailure> {
         (**self).raw(value, out)
     }
 }
@@ -110,7 +112,7 @@ impl<D: Decoder> Pipeline<D> {
             .unwrap_or_default()
     }
 
-    pub(crate) fn feed(&mut self, chunk: &[u8]) -> Result<(), String> {
+    pub(crate) fn feed(&mut self, chunk: &[u8]) -> Result<(), StreamFailure> {
         let Self {
             sse,
             decoder,
@@ -122,7 +124,7 @@ impl<D: Decoder> Pipeline<D> {
     }
 
     /// Hands a complete raw JSON document to the decoder (incomplete ones wait for more).
-    fn check_raw(&mut self) -> Result<(), String> {
+    fn check_raw(&mut self) -> Result<(), StreamFailure> {
         if self.sse.raw().is_empty() {
             return Ok(());
         }
@@ -139,7 +141,7 @@ impl<D: Decoder> Pipeline<D> {
         }
     }
 
-    pub(crate) fn finish(&mut self) -> Result<StopReason, String> {
+    pub(crate) fn finish(&mut self) -> Result<StopReason, StreamFailure> {
         let Self {
             sse,
             decoder,
@@ -158,7 +160,7 @@ fn decode<D: Decoder>(
     captured: &mut Option<Vec<serde_json::Value>>,
     event: SseEvent<'_>,
     out: &mut Output,
-) -> Result<(), String> {
+) -> Result<(), StreamFailure> {
     if let Some(captured) = captured {
         captured.push(serde_json::from_slice(event.data).unwrap_or_else(|_| {
             serde_json::Value::String(String::from_utf8_lossy(event.data).into_owned())
@@ -202,13 +204,17 @@ async fn flush(out: &mut Output, tx: &mpsc::Sender<StreamEvent>) -> bool {
 async fn apply_payload_hook(
     hook: &crate::options::PayloadHook,
     body: &[u8],
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, StreamFailure> {
     let payload: serde_json::Value = serde_json::from_slice(body).map_err(|error| {
-        format!("Could not decode the request body for the payload hook: {error}")
+        StreamFailure::other(format!(
+            "Could not decode the request body for the payload hook: {error}"
+        ))
     })?;
     let replaced = (hook.0)(payload).await;
     serde_json::to_vec(&replaced).map_err(|error| {
-        format!("Could not encode the request body the payload hook returned: {error}")
+        StreamFailure::other(format!(
+            "Could not encode the request body the payload hook returned: {error}"
+        ))
     })
 }
 
@@ -240,8 +246,11 @@ impl<D: Decoder> StreamTask<D> {
         let out = &mut self.pipeline.out;
         match outcome {
             Outcome::Done(reason) => out.finish(reason, now),
-            Outcome::Failed(message) => out.fail(false, message, now),
-            Outcome::Aborted => out.fail(true, ABORTED_MESSAGE.to_owned(), now),
+            Outcome::Failed(failure) => out.fail(failure, now),
+            Outcome::Aborted => out.fail(
+                StreamFailure::new(ErrorClass::Aborted, ABORTED_MESSAGE),
+                now,
+            ),
             Outcome::ConsumerGone => return,
         }
         flush(out, &tx).await;
@@ -260,7 +269,7 @@ impl<D: Decoder> StreamTask<D> {
             };
             match replaced {
                 Ok(body) => self.request.body = body,
-                Err(message) => return Outcome::Failed(message),
+                Err(failure) => return Outcome::Failed(failure),
             }
         }
         if let Some(hook) = self.headers_hook.take() {
@@ -286,7 +295,7 @@ impl<D: Decoder> StreamTask<D> {
         let response = match sent {
             Ok(response) => response,
             Err(SendError::Aborted) => return Outcome::Aborted,
-            Err(SendError::Failed(message)) => return Outcome::Failed(message),
+            Err(SendError::Failed(failure)) => return Outcome::Failed(failure),
         };
         if let Some(hook) = self.response_hook.take() {
             let headers: serde_json::Map<String, serde_json::Value> = response
@@ -329,17 +338,17 @@ impl<D: Decoder> StreamTask<D> {
             let Some(next) = next else {
                 let quiet_until = last_data + idle;
                 if tokio::time::Instant::now() >= quiet_until {
-                    return Outcome::Failed(format!(
+                    return Outcome::Failed(StreamFailure::network(format!(
                         "Request timed out: no data for {} ms",
                         idle.as_millis()
-                    ));
+                    )));
                 }
                 deadline.as_mut().reset(quiet_until);
                 continue;
             };
             let chunk = match next {
                 None => break,
-                Some(Err(error)) => return Outcome::Failed(describe_transport_error(&error)),
+                Some(Err(error)) => return Outcome::Failed(transport_failure(&error)),
                 Some(Ok(chunk)) => chunk,
             };
             last_data = tokio::time::Instant::now();
@@ -359,7 +368,7 @@ impl<D: Decoder> StreamTask<D> {
                         break;
                     }
                     Some(Some(Err(error))) => {
-                        fed = Err(describe_transport_error(&error));
+                        fed = Err(transport_failure(&error));
                     }
                     Some(Some(Ok(chunk))) => {
                         read += chunk.len();
@@ -373,8 +382,8 @@ impl<D: Decoder> StreamTask<D> {
             if !flush(&mut self.pipeline.out, tx).await {
                 return Outcome::ConsumerGone;
             }
-            if let Err(message) = fed {
-                return Outcome::Failed(message);
+            if let Err(failure) = fed {
+                return Outcome::Failed(failure);
             }
             if ended {
                 break;
@@ -400,14 +409,14 @@ impl<D: Decoder> StreamTask<D> {
         }
         match finished {
             Ok(reason) => Outcome::Done(reason),
-            Err(message) => Outcome::Failed(message),
+            Err(failure) => Outcome::Failed(failure),
         }
     }
 }
 
 enum Outcome {
     Done(StopReason),
-    Failed(String),
+    Failed(StreamFailure),
     Aborted,
     ConsumerGone,
 }
@@ -430,8 +439,8 @@ impl WireDecoder {
         })
     }
 
-    /// Decodes a chunk of the body. An `Err` is the stream's error message.
-    pub fn feed(&mut self, chunk: &[u8]) -> Result<(), String> {
+    /// Decodes a chunk of the body. An `Err` is the stream's failure.
+    pub fn feed(&mut self, chunk: &[u8]) -> Result<(), StreamFailure> {
         self.inner.feed(chunk)
     }
 
@@ -450,7 +459,7 @@ impl WireDecoder {
         let out = &mut self.inner.out;
         match finished {
             Ok(reason) => out.finish(reason, now_ms),
-            Err(message) => out.fail(false, message, now_ms),
+            Err(failure) => out.fail(failure, now_ms),
         }
         let last = out.events.pop();
         events.append(&mut out.events);

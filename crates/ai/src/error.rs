@@ -4,7 +4,12 @@
 //! unreadable `auth.json`) are returned as [`AiError`]. Failures of a model call
 //! never are: they end the stream with an assistant message whose `stopReason` is `error` or
 //! `aborted` and whose `errorMessage` says what happened, exactly like the TypeScript agent, so
-//! the session can store them. [`classify_error_message`] sorts such messages into classes.
+//! the session can store them. Where such a failure arises (an HTTP status and body, a
+//! provider's error event, the transport) it is a [`StreamFailure`]: its text and its
+//! [`ErrorClass`], decided there from the status and the provider's error code or type. The
+//! class travels with the message in memory (`AssistantMessage::error_class`, never written)
+//! and is what retry and overflow handling read. [`classify_error_message`] sorts a bare text
+//! into classes: for what the user is shown, and for failures that come only as text.
 
 use std::path::PathBuf;
 
@@ -59,36 +64,132 @@ pub enum AiError {
     OAuthApiKey { provider: String, message: String },
     #[error("Could not set up the HTTP client: {0}. This is a bug or a broken TLS installation.")]
     HttpClient(String),
+    /// A `models.json` provider entry or an extension's `registerProvider` config the
+    /// registry refuses; the text is the reference's.
+    #[error("{0}")]
+    ProviderConfig(String),
 }
 
-/// Broad classes of model-call failures, for retries, compaction and user guidance.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ErrorClass {
-    /// Missing, invalid or expired credentials (401/403).
-    Auth,
-    /// Too many requests right now (429 and friends); transient.
-    RateLimit,
-    /// Quota, billing or subscription limits; not worth retrying.
-    Quota,
-    /// The prompt does not fit the model's context window; compaction helps.
-    ContextOverflow,
-    /// Connection failures, resets, timeouts, truncated streams; transient.
-    Network,
-    /// The provider is overloaded or failed internally (5xx, 529, mid-stream error events);
-    /// transient.
-    Overloaded,
-    /// The user cancelled the request.
-    Aborted,
-    /// Anything else (bad request, refusal, unknown stop reason).
-    Other,
+/// A model call's failure, where it arose: the text the failed message's `errorMessage`
+/// carries (the reference's wording) and the kind of failure.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct StreamFailure {
+    pub class: ErrorClass,
+    pub message: String,
 }
 
-impl ErrorClass {
-    /// Whether retrying the same request later may succeed.
-    pub fn is_transient(self) -> bool {
-        matches!(self, Self::RateLimit | Self::Network | Self::Overloaded)
+impl StreamFailure {
+    pub fn new(class: ErrorClass, message: impl Into<String>) -> Self {
+        Self {
+            class,
+            message: message.into(),
+        }
+    }
+
+    /// Anything that is neither transient nor a limit: bad requests, refusals, unknown stop
+    /// reasons, broken payloads.
+    pub(crate) fn other(message: impl Into<String>) -> Self {
+        Self::new(ErrorClass::Other, message)
+    }
+
+    /// The connection broke, timed out or the stream ended early.
+    pub(crate) fn network(message: impl Into<String>) -> Self {
+        Self::new(ErrorClass::Network, message)
+    }
+
+    /// A failure the provider reported only in words inside a successful (200) stream: an
+    /// unusual finish reason, an incomplete response, an error event without an error object.
+    /// Nothing structured says what it is, and the reference decides these by their text, so
+    /// the text decides here too ([`class_from_text`]).
+    pub(crate) fn from_text(message: impl Into<String>) -> Self {
+        let message = message.into();
+        Self::new(class_from_text(&message), message)
+    }
+
+    /// A provider's error (an HTTP error response, or an error event inside a stream), decided
+    /// from the HTTP status (when there is one), the provider's error codes or types, and its
+    /// message. See [`classify_provider_error`].
+    pub(crate) fn provider(status: Option<u16>, codes: &[&str], message: String) -> Self {
+        Self::new(classify_provider_error(status, codes, &message), message)
     }
 }
+
+/// The class of a provider's error. Overflow and exhausted quotas are recognised by the
+/// provider's wording first: providers report both under generic codes (Anthropic's
+/// `invalid_request_error` says "prompt is too long"; a used-up quota comes as a 429), and the
+/// reference decides both by text. Then the provider's own code or type, then the HTTP
+/// status. A status that says nothing definite (a 400, a 501) leaves it to the wording, as
+/// the reference's retry rule does.
+pub(crate) fn classify_provider_error(
+    status: Option<u16>,
+    codes: &[&str],
+    message: &str,
+) -> ErrorClass {
+    let coded = codes.iter().find_map(|code| class_of_code(code));
+    if coded == Some(ErrorClass::ContextOverflow) || crate::overflow::matches_overflow_text(message)
+    {
+        return ErrorClass::ContextOverflow;
+    }
+    if coded == Some(ErrorClass::Quota) || crate::retry::is_non_retryable_limit(message) {
+        return ErrorClass::Quota;
+    }
+    if let Some(class) = coded {
+        return class;
+    }
+    match status {
+        Some(401 | 403) => ErrorClass::Auth,
+        Some(429) => ErrorClass::RateLimit,
+        // The statuses the reference retries, and Anthropic's "overloaded".
+        Some(500 | 502 | 503 | 504 | 520 | 524 | 529) => ErrorClass::Overloaded,
+        _ => class_from_text(message),
+    }
+}
+
+/// Error codes and types of the providers we speak: Anthropic's `error.type`, OpenAI's
+/// `error.code`/`error.type`, Gemini's `error.status`.
+fn class_of_code(code: &str) -> Option<ErrorClass> {
+    Some(match code {
+        "overloaded_error"
+        | "api_error"
+        | "server_error"
+        | "server_is_overloaded"
+        | "slow_down"
+        | "UNAVAILABLE"
+        | "INTERNAL" => ErrorClass::Overloaded,
+        "rate_limit_error" | "rate_limit_exceeded" | "RESOURCE_EXHAUSTED" => ErrorClass::RateLimit,
+        "authentication_error"
+        | "permission_error"
+        | "invalid_api_key"
+        | "UNAUTHENTICATED"
+        | "PERMISSION_DENIED" => ErrorClass::Auth,
+        "insufficient_quota" | "billing_error" => ErrorClass::Quota,
+        "context_length_exceeded" | "request_too_large" | "model_context_window_exceeded" => {
+            ErrorClass::ContextOverflow
+        }
+        "DEADLINE_EXCEEDED" => ErrorClass::Network,
+        _ => return None,
+    })
+}
+
+/// The class of a failure known only by its text, kept to the reference's decisions: transient
+/// exactly when its retry rule retries the text ([`crate::retry::is_retryable_error_message`]),
+/// an overflow exactly when its overflow rule matches. [`classify_error_message`] names the
+/// class within those bounds.
+pub(crate) fn class_from_text(message: &str) -> ErrorClass {
+    if crate::overflow::matches_overflow_text(message) {
+        return ErrorClass::ContextOverflow;
+    }
+    let named = classify_error_message(message);
+    let retryable = crate::retry::is_retryable_error_message(message);
+    match (retryable, named.is_transient()) {
+        (true, true) | (false, false) => named,
+        (true, false) => ErrorClass::Overloaded,
+        (false, true) => ErrorClass::Other,
+    }
+}
+
+pub use knightcode_protocol::ErrorClass;
 
 /// Classifies the `errorMessage` of a failed assistant message.
 ///
@@ -215,5 +316,71 @@ mod tests {
         }
         assert!(ErrorClass::Overloaded.is_transient());
         assert!(!ErrorClass::Quota.is_transient());
+    }
+
+    #[test]
+    fn text_only_classes_keep_the_reference_decisions() {
+        for text in [
+            "501 Not Implemented",
+            "529 status code (no body)",
+            "401 Unauthorized: upstream timeout",
+            "Provider finish_reason: network_error",
+            "Provider stopped with: SAFETY",
+            "Response incomplete: content_filter",
+            "prompt is too long: 213462 tokens > 200000 maximum",
+            "429 insufficient_quota rate limit",
+        ] {
+            let class = class_from_text(text);
+            assert_eq!(
+                class.is_transient(),
+                crate::retry::is_retryable_error_message(text)
+                    && !crate::overflow::matches_overflow_text(text),
+                "{text}: {class:?}"
+            );
+            assert_eq!(
+                class == ErrorClass::ContextOverflow,
+                crate::overflow::matches_overflow_text(text),
+                "{text}"
+            );
+        }
+        assert_eq!(class_from_text("501 Not Implemented"), ErrorClass::Other);
+    }
+
+    #[test]
+    fn provider_errors() {
+        let class = classify_provider_error;
+        // The code wins over the status, the status over silence.
+        assert_eq!(
+            class(Some(400), &["rate_limit_exceeded"], "400 x"),
+            ErrorClass::RateLimit
+        );
+        assert_eq!(class(Some(503), &[], "503 x"), ErrorClass::Overloaded);
+        assert_eq!(class(Some(403), &[], "403 x"), ErrorClass::Auth);
+        assert_eq!(class(Some(400), &[], "400 x"), ErrorClass::Other);
+        // Overflow and quota wording win over codes that say less.
+        assert_eq!(
+            class(
+                Some(400),
+                &["invalid_request_error"],
+                "400 prompt is too long: 5 > 4"
+            ),
+            ErrorClass::ContextOverflow
+        );
+        assert_eq!(
+            class(
+                Some(429),
+                &["rate_limit_error"],
+                "429 You exceeded your current quota (billing)"
+            ),
+            ErrorClass::Quota
+        );
+        assert_eq!(
+            class(
+                None,
+                &["context_length_exceeded"],
+                "Error Code context_length_exceeded: x"
+            ),
+            ErrorClass::ContextOverflow
+        );
     }
 }

@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::clock::Clock;
 use crate::error::AiError;
+use crate::error::StreamFailure;
 use crate::model::Model;
 use crate::retry::HttpFailure;
 use crate::retry::ProviderRetry;
@@ -165,7 +166,7 @@ pub(crate) enum ErrorStyle {
 /// Why sending failed.
 pub(crate) enum SendError {
     Aborted,
-    Failed(String),
+    Failed(StreamFailure),
 }
 
 /// Joins a base URL and a path without doubling the slash.
@@ -227,6 +228,30 @@ pub(crate) fn format_http_error(status: u16, body: &str, style: ErrorStyle) -> S
     }
 }
 
+/// The failure an error response stands for: its text as the SDKs format it, its class from
+/// the status and the error codes or types the body names.
+pub(crate) fn http_failure(status: u16, body: &str, style: ErrorStyle) -> StreamFailure {
+    let message = format_http_error(status, body, style);
+    let json = serde_json::from_str::<Value>(body.trim()).ok();
+    let codes = json.as_ref().map(error_codes).unwrap_or_default();
+    StreamFailure::provider(Some(status), &codes, message)
+}
+
+/// The codes and types an error object names (`error.type`, `error.code`, `error.status`),
+/// in the shapes Anthropic, OpenAI and Gemini send, alone or wrapped in `{"error": …}` or a
+/// one-element array.
+pub(crate) fn error_codes(json: &Value) -> Vec<&str> {
+    let json = match json {
+        Value::Array(items) => items.first().unwrap_or(json),
+        other => other,
+    };
+    let error = json.get("error").unwrap_or(json);
+    ["type", "code", "status"]
+        .iter()
+        .filter_map(|key| error.get(*key).and_then(Value::as_str))
+        .collect()
+}
+
 fn compact_json(value: &Value) -> String {
     truncate(&value.to_string(), 4000).to_owned()
 }
@@ -260,6 +285,11 @@ pub(crate) fn describe_transport_error(error: &reqwest::Error) -> String {
     }
 }
 
+/// A transport error as a failure: always the network's.
+pub(crate) fn transport_failure(error: &reqwest::Error) -> StreamFailure {
+    StreamFailure::network(describe_transport_error(error))
+}
+
 /// The idle timeout; 0 means "none", expressed as a year so timers stay in range.
 pub(crate) fn idle_timeout(policy: &ProviderRetry) -> Duration {
     if policy.timeout_ms == 0 {
@@ -291,13 +321,13 @@ pub(crate) async fn send_with_retry(
             _ = cancel.cancelled() => return Err(SendError::Aborted),
             result = tokio::time::timeout(timeout, builder.send()) => result,
         };
-        let (failure, message) = match sent {
+        let (failure, failed) = match sent {
             Err(_) => (
                 HttpFailure::default(),
-                format!(
+                StreamFailure::network(format!(
                     "Request timed out after {} ms without a response",
                     policy.timeout_ms
-                ),
+                )),
             ),
             Ok(Ok(response)) if response.status().is_success() => return Ok(response),
             Ok(Ok(response)) => {
@@ -307,12 +337,12 @@ pub(crate) async fn send_with_retry(
                     _ = cancel.cancelled() => return Err(SendError::Aborted),
                     body = response.text() => body.unwrap_or_default(),
                 };
-                (failure, format_http_error(status, &body, style))
+                (failure, http_failure(status, &body, style))
             }
-            Ok(Err(error)) => (HttpFailure::default(), describe_transport_error(&error)),
+            Ok(Err(error)) => (HttpFailure::default(), transport_failure(&error)),
         };
         if retry_index >= policy.max_retries || !failure.is_retryable() {
-            return Err(SendError::Failed(message));
+            return Err(SendError::Failed(failed));
         }
         let delay = provider_retry_delay(
             &failure,
@@ -320,7 +350,7 @@ pub(crate) async fn send_with_retry(
             policy,
             clock.now_ms(),
             clock.random(),
-            &message,
+            &failed,
         )
         .map_err(SendError::Failed)?;
         retry_index += 1;

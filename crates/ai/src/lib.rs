@@ -6,8 +6,10 @@
 //!   the partial message for UIs; the stream ends with one `Done` or `Error` carrying the final
 //!   protocol [`AssistantMessage`](knightcode_protocol::AssistantMessage).
 //! * Failures never escape as `Err`: they end the stream with a message whose `stopReason` is
-//!   `error` or `aborted`. [`classify_error_message`], [`is_retryable_assistant_error`] and
-//!   [`is_context_overflow`] tell the agent what to do next.
+//!   `error` or `aborted`, and whose `error_class` (in memory only) says what kind of failure
+//!   it was, decided where it arose ([`StreamFailure`]). [`is_retryable_assistant_error`] and
+//!   [`is_context_overflow`] read it to tell the agent what to do next;
+//!   [`classify_error_message`] names the class of a bare text.
 //! * The model catalog, `models.json`, auth resolution and `--list-models` live in
 //!   [`models`], [`auth`] and [`list_models`].
 
@@ -57,6 +59,7 @@ pub use driver::ABORTED_MESSAGE;
 pub use driver::WireDecoder;
 pub use error::AiError;
 pub use error::ErrorClass;
+pub use error::StreamFailure;
 pub use error::classify_error_message;
 pub use error_summary::ErrorSummary;
 pub use event::Accumulator;

@@ -340,8 +340,8 @@ impl ModelRegistry {
         };
         let mut errors = Vec::new();
         for (id, provider) in config.map(|c| c.providers.as_slice()).unwrap_or_default() {
-            if let Err(message) = registry.apply_provider(id, provider) {
-                errors.push(message);
+            if let Err(error) = registry.apply_provider(id, provider) {
+                errors.push(error.to_string());
             }
             registry.providers.insert(id.clone(), provider.clone());
         }
@@ -351,7 +351,7 @@ impl ModelRegistry {
         registry
     }
 
-    fn apply_provider(&mut self, id: &str, config: &ProviderConfig) -> Result<(), String> {
+    fn apply_provider(&mut self, id: &str, config: &ProviderConfig) -> Result<(), AiError> {
         let mut models: Vec<Model> = self
             .models
             .iter()
@@ -406,7 +406,7 @@ impl ModelRegistry {
     /// `models` the provider's models are replaced by those; with only `baseUrl` the
     /// existing models move there. `apiKey`, `headers` and `authHeader` are used for its
     /// requests as a models.json entry's are. Registering a name again merges the configs.
-    pub fn register_provider(&mut self, id: &str, config: ProviderConfig) -> Result<(), String> {
+    pub fn register_provider(&mut self, id: &str, config: ProviderConfig) -> Result<(), AiError> {
         validate_registration(id, &config)?;
         if self.before_registered.is_none() {
             self.before_registered = Some(Box::new(self.clone()));
@@ -440,7 +440,7 @@ impl ModelRegistry {
         self.registered.iter().map(|(name, _)| name.as_str())
     }
 
-    fn reapply_registered(&mut self) -> Result<(), String> {
+    fn reapply_registered(&mut self) -> Result<(), AiError> {
         let Some(base) = self.before_registered.clone() else {
             return Ok(());
         };
@@ -458,7 +458,7 @@ impl ModelRegistry {
         result
     }
 
-    fn apply_registration(&mut self, id: &str, config: &ProviderConfig) -> Result<(), String> {
+    fn apply_registration(&mut self, id: &str, config: &ProviderConfig) -> Result<(), AiError> {
         let mut request = self.providers.get(id).cloned().unwrap_or_default();
         for key in ["apiKey", "headers", "authHeader", "baseUrl", "api"] {
             if let Some(value) = config.raw.get(key).filter(|v| !v.is_null()) {
@@ -576,33 +576,33 @@ impl ModelRegistry {
 }
 
 /// The reference's checks of a registration (its messages).
-fn validate_registration(id: &str, config: &ProviderConfig) -> Result<(), String> {
+fn validate_registration(id: &str, config: &ProviderConfig) -> Result<(), AiError> {
     if config.raw.get("streamSimple").and_then(Value::as_bool) == Some(true)
         && config.str("api").is_none()
     {
-        return Err(format!(
+        return Err(AiError::ProviderConfig(format!(
             "Provider {id}: \"api\" is required when registering streamSimple."
-        ));
+        )));
     }
     if config.models().is_empty() {
         return Ok(());
     }
     if config.str("baseUrl").is_none() {
-        return Err(format!(
+        return Err(AiError::ProviderConfig(format!(
             "Provider {id}: \"baseUrl\" is required when defining models."
-        ));
+        )));
     }
     if config.api_key().is_none() && config.raw.get("oauth").is_none_or(Value::is_null) {
-        return Err(format!(
+        return Err(AiError::ProviderConfig(format!(
             "Provider {id}: \"apiKey\" or \"oauth\" is required when defining models."
-        ));
+        )));
     }
     for def in config.models() {
         if def.get("api").and_then(Value::as_str).is_none() && config.str("api").is_none() {
-            return Err(format!(
+            return Err(AiError::ProviderConfig(format!(
                 "Provider {id}, model {}: no \"api\" specified.",
                 def.get("id").and_then(Value::as_str).unwrap_or("")
-            ));
+            )));
         }
     }
     Ok(())
@@ -647,7 +647,7 @@ fn model_from_json(
     def: &Map<String, Value>,
     config: &ProviderConfig,
     existing: &[Model],
-) -> Result<Model, String> {
+) -> Result<Model, AiError> {
     let id = def_str(def, "id");
     let wanted_api = def.get("api").and_then(Value::as_str).or(config.str("api"));
     // Only api and baseUrl are inherited from a sibling model, and only from one on the same
@@ -667,7 +667,7 @@ fn model_from_json(
         .map(str::to_owned)
         .or_else(|| defaults.map(|m| m.api.clone()))
         .ok_or_else(|| {
-            format!("Provider {provider}, model {id}: no \"api\" specified. Set at provider or model level.")
+            AiError::ProviderConfig(format!("Provider {provider}, model {id}: no \"api\" specified. Set at provider or model level."))
         })?;
     let base_url = def
         .get("baseUrl")
@@ -676,7 +676,9 @@ fn model_from_json(
         .map(str::to_owned)
         .or_else(|| defaults.map(|m| m.base_url.clone()))
         .ok_or_else(|| {
-            format!("Provider {provider}: \"baseUrl\" is required when defining custom models.")
+            AiError::ProviderConfig(format!(
+                "Provider {provider}: \"baseUrl\" is required when defining custom models."
+            ))
         })?;
     let parse = |key: &str| def.get(key).cloned();
     Ok(Model {
@@ -929,7 +931,7 @@ mod tests {
             .register_provider("bad", config(serde_json::json!({"models": [{"id": "x"}]})))
             .unwrap_err();
         assert_eq!(
-            error,
+            error.to_string(),
             "Provider bad: \"baseUrl\" is required when defining models."
         );
         registry.unregister_provider("anthropic");

@@ -5,6 +5,8 @@
 
 use knightcode_protocol::AssistantMessage;
 use knightcode_protocol::ContentBlock;
+use knightcode_protocol::ErrorClass;
+use knightcode_protocol::MemoryOnly;
 use knightcode_protocol::StopReason;
 use knightcode_protocol::TextContent;
 use knightcode_protocol::ThinkingContent;
@@ -13,6 +15,7 @@ use knightcode_protocol::ToolCall;
 use knightcode_protocol::Usage;
 
 use crate::cost::calculate_cost;
+use crate::error::StreamFailure;
 use crate::event::StreamEvent;
 use crate::json_partial::parse_streaming_json;
 use crate::model::Model;
@@ -245,7 +248,8 @@ impl Output {
 
     /// Ends the message with an error (or an abort), keeping the partial content. Tool calls
     /// that were still streaming keep whatever arguments parsed so far.
-    pub(crate) fn fail(&mut self, aborted: bool, error_message: String, now_ms: i64) {
+    pub(crate) fn fail(&mut self, failure: StreamFailure, now_ms: i64) {
+        let aborted = failure.class == ErrorClass::Aborted;
         for (index, buffer) in self.args.iter_mut().enumerate() {
             if let Some(text) = buffer.take()
                 && let Some(ContentBlock::ToolCall(call)) = self.message.content.get_mut(index)
@@ -259,7 +263,8 @@ impl Output {
             StopReason::Error
         };
         self.message.stop_reason = reason.into();
-        self.message.error_message = Some(error_message);
+        self.message.error_message = Some(failure.message);
+        self.message.error_class = MemoryOnly(Some(failure.class));
         self.stamp_duration(now_ms);
         self.events.push(StreamEvent::Error {
             reason,

@@ -4,6 +4,7 @@
 use std::sync::LazyLock;
 
 use knightcode_protocol::AssistantMessage;
+use knightcode_protocol::ErrorClass;
 use knightcode_protocol::StopReason;
 use regex::Regex;
 
@@ -56,17 +57,21 @@ pub fn matches_overflow_text(error_message: &str) -> bool {
 
 /// Whether an assistant message represents a context overflow.
 ///
-/// Besides error texts this catches servers that overflow silently: a successful reply whose
+/// Besides failures this catches servers that overflow silently: a successful reply whose
 /// input exceeds the window, or a `length` stop with no output and a window ≥ 99 % full.
 /// `context_window` is the model's window when known.
 pub fn is_context_overflow(message: &AssistantMessage, context_window: Option<u64>) -> bool {
     let stop = message.stop_reason.known();
-    if stop == Some(StopReason::Error)
-        && message
+    // The class decided where the failure arose answers; without one (a message read from a
+    // session file, a failure that exists only as text) the reference's text rule does.
+    let said_overflow = match message.error_class.get() {
+        Some(class) => *class == ErrorClass::ContextOverflow,
+        None => message
             .error_message
             .as_deref()
-            .is_some_and(matches_overflow_text)
-    {
+            .is_some_and(matches_overflow_text),
+    };
+    if stop == Some(StopReason::Error) && said_overflow {
         return true;
     }
     let Some(window) = context_window.filter(|w| *w > 0) else {

@@ -12,6 +12,9 @@ use knightcode_protocol::AssistantMessage;
 use knightcode_protocol::StopReason;
 use regex::Regex;
 
+use crate::error::ErrorClass;
+use crate::error::StreamFailure;
+
 /// Subscription, quota and billing limits: they do not go away in seconds.
 const NON_RETRYABLE_PATTERNS: &[&str] = &[
     "GoUsageLimitError",
@@ -100,14 +103,21 @@ pub fn is_retryable_error_message(error_message: &str) -> bool {
 
 /// Whether a failed assistant message should be retried by the agent. Callers check context
 /// overflow first ([`crate::is_context_overflow`]): overflow is compacted, not retried.
+///
+/// The class decided where the failure arose answers. Without one the text does, with the
+/// reference's rule (which decides everything by text): messages read from a session file,
+/// and failures that exist only as text (an extension's provider, a scripted test provider).
 pub fn is_retryable_assistant_error(message: &AssistantMessage) -> bool {
     if message.stop_reason.known() != Some(StopReason::Error) {
         return false;
     }
-    message
-        .error_message
-        .as_deref()
-        .is_some_and(|text| !text.is_empty() && is_retryable_error_message(text))
+    let Some(text) = message.error_message.as_deref().filter(|t| !t.is_empty()) else {
+        return false;
+    };
+    match message.error_class.get() {
+        Some(class) => class.is_transient(),
+        None => is_retryable_error_message(text),
+    }
 }
 
 /// Agent-level retry settings (`retry.*` in settings.json).
@@ -203,22 +213,33 @@ impl HttpFailure {
 /// Delay before provider retry number `retry_index` (0-based).
 ///
 /// Server-requested delays above `max_retry_delay_ms` (when non-zero) are an error whose text
-/// matches the agent-level "retry delay" pattern.
+/// matches the agent-level "retry delay" pattern. It stays transient: the agent retries it
+/// later, with its own delays (a non-transient class of the response becomes `RateLimit`: the
+/// server asked to wait).
 pub fn provider_retry_delay(
     failure: &HttpFailure,
     retry_index: u32,
     policy: &ProviderRetry,
     now_ms: i64,
     jitter: f64,
-    provider_message: &str,
-) -> Result<Duration, String> {
+    provider_failure: &StreamFailure,
+) -> Result<Duration, StreamFailure> {
     if let Some(delay) = failure.server_delay_ms(now_ms) {
         let max = policy.max_retry_delay_ms as f64;
         if max > 0.0 && delay > max {
-            return Err(format!(
-                "Server requested {}s retry delay (max: {}s). {provider_message}",
-                (delay / 1000.0).ceil(),
-                (max / 1000.0).ceil()
+            let class = if provider_failure.class.is_transient() {
+                provider_failure.class
+            } else {
+                ErrorClass::RateLimit
+            };
+            return Err(StreamFailure::new(
+                class,
+                format!(
+                    "Server requested {}s retry delay (max: {}s). {}",
+                    (delay / 1000.0).ceil(),
+                    (max / 1000.0).ceil(),
+                    provider_failure.message
+                ),
             ));
         }
         return Ok(Duration::from_millis(delay.max(0.0) as u64));
@@ -324,7 +345,8 @@ mod tests {
             retry_after: s.map(str::to_owned),
             ..HttpFailure::default()
         };
-        let delay = |f: &HttpFailure, i| provider_retry_delay(f, i, &policy, 0, 0.0, "x");
+        let x = StreamFailure::new(ErrorClass::RateLimit, "x");
+        let delay = |f: &HttpFailure, i| provider_retry_delay(f, i, &policy, 0, 0.0, &x);
         assert_eq!(
             delay(&header(Some("1500"), Some("9")), 0),
             Ok(Duration::from_millis(1500))
@@ -341,7 +363,10 @@ mod tests {
         let err = delay(&header(None, Some("120")), 0);
         assert_eq!(
             err,
-            Err("Server requested 120s retry delay (max: 60s). x".to_owned())
+            Err(StreamFailure::new(
+                ErrorClass::RateLimit,
+                "Server requested 120s retry delay (max: 60s). x"
+            ))
         );
         assert_eq!(
             parse_http_date_ms("Sun, 06 Nov 1994 08:49:37 GMT"),
@@ -349,7 +374,7 @@ mod tests {
         );
         let date = header(None, Some("Thu, 01 Jan 1970 00:00:03 GMT"));
         assert_eq!(
-            provider_retry_delay(&date, 0, &policy, 1000, 0.0, ""),
+            provider_retry_delay(&date, 0, &policy, 1000, 0.0, &StreamFailure::other("")),
             Ok(Duration::from_secs(2))
         );
     }

@@ -150,6 +150,7 @@ mod tests {
     use rustls::pki_types::PrivatePkcs8KeyDer;
 
     use super::*;
+    use crate::error::StreamFailure;
     use crate::http::build_http_client_with;
 
     const CA: &[u8] = include_bytes!("../tests/data/tls/ca.der");
@@ -203,13 +204,16 @@ mod tests {
         let _ = stream.flush();
     }
 
-    async fn get(client: &reqwest::Client, url: &str) -> Result<String, String> {
+    async fn get(client: &reqwest::Client, url: &str) -> Result<String, StreamFailure> {
         let response = client
             .get(url)
             .send()
             .await
-            .map_err(|e| crate::http::describe_transport_error(&e))?;
-        response.text().await.map_err(|e| e.to_string())
+            .map_err(|e| crate::http::transport_failure(&e))?;
+        response
+            .text()
+            .await
+            .map_err(|e| crate::http::transport_failure(&e))
     }
 
     #[tokio::test]
@@ -238,7 +242,7 @@ mod tests {
         assert!(verifier.is_loaded());
         // UnknownIssuer, or the load failure on a system without any roots.
         assert!(
-            error.contains("UnknownIssuer") || error.contains("root certificates"),
+            error.message.contains("UnknownIssuer") || error.message.contains("root certificates"),
             "{error}"
         );
     }

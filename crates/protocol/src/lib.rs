@@ -5,6 +5,7 @@
 
 pub mod content;
 pub mod entry;
+mod error_class;
 pub mod event;
 pub mod file_history;
 pub mod message;
@@ -20,6 +21,7 @@ pub use content::TextContent;
 pub use content::ThinkingContent;
 pub use content::ToolCall;
 pub use entry::*;
+pub use error_class::ErrorClass;
 pub use event::AgentEvent;
 pub use event::AssistantMessageEvent;
 pub use event::CompactionReason;
@@ -29,6 +31,7 @@ pub use usage::Cost;
 pub use usage::Usage;
 pub use wire::Extra;
 pub use wire::JsNumber;
+pub use wire::MemoryOnly;
 pub use wire::Millis;
 pub use wire::Object;
 pub use wire::Tokens;

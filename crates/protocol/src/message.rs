@@ -162,7 +162,13 @@ wire_struct! {
         opt "rawStopReason" raw_stop_reason: Option<String>,
         opt "durationMs" duration_ms: Option<Tokens>,
         opt "deferred" deferred: Option<serde_json::Value>,
-        opt "endTurn" end_turn: Option<bool>,
+        opt "endTurn" end_turn: Option<bool>;
+        memory {
+            /// What kind of failure ended the response, decided where it arose (HTTP status,
+            /// the provider's error code, the transport); `None` for successes and for
+            /// messages read from files or made by providers that give only a text.
+            error_class: crate::wire::MemoryOnly<crate::ErrorClass>,
+        }
     }
 }
 

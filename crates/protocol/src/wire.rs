@@ -343,6 +343,30 @@ impl<T: WireObject> WireObject for Box<T> {
     }
 }
 
+/// A value a wire object carries in memory only (see `wire_struct!`'s `memory` section): it is
+/// not serialized, reads back as `None`, and does not take part in equality, so an object
+/// read from a file equals the one that was written.
+#[derive(Debug, Clone, Copy)]
+pub struct MemoryOnly<T>(pub Option<T>);
+
+impl<T> Default for MemoryOnly<T> {
+    fn default() -> Self {
+        Self(None)
+    }
+}
+
+impl<T> PartialEq for MemoryOnly<T> {
+    fn eq(&self, _other: &Self) -> bool {
+        true
+    }
+}
+
+impl<T> MemoryOnly<T> {
+    pub fn get(&self) -> Option<&T> {
+        self.0.as_ref()
+    }
+}
+
 /// Serializes one field of a `wire_struct!`: `req` fields always, `opt` fields only when set.
 #[doc(hidden)]
 #[macro_export]
@@ -359,19 +383,25 @@ macro_rules! __wire_ser_field {
 
 /// Declares a wire struct: fields in TypeScript insertion order, each `req` (always written;
 /// missing on input reads as the type's default) or `opt` (an `Option`, omitted when `None`),
-/// plus an `extra` map that carries unknown keys through a round trip.
+/// plus an `extra` map that carries unknown keys through a round trip. An optional
+/// `; memory { name: Type }` section after the fields declares fields that exist only in
+/// memory: never serialized, `Default` when read (wrap them in [`MemoryOnly`]).
 #[macro_export]
 macro_rules! wire_struct {
     (
         $(#[$meta:meta])*
         pub struct $name:ident {
             $( $(#[$fmeta:meta])* $mode:ident $json:literal $field:ident : $ty:ty ),* $(,)?
+            $( ; memory { $( $(#[$mmeta:meta])* $mfield:ident : $mty:ty ),* $(,)? } )?
         }
     ) => {
         $(#[$meta])*
         #[derive(Debug, Clone, Default, PartialEq)]
         pub struct $name {
             $( $(#[$fmeta])* pub $field: $ty, )*
+            // Fields after `memory`: what the process knows about the object beyond its wire
+            // form; never written, default when read (see `MemoryOnly`).
+            $( $( $(#[$mmeta])* pub $mfield: $mty, )* )?
             /// Keys this version does not know; written back after the known ones.
             pub extra: $crate::wire::Extra,
         }
@@ -402,7 +432,11 @@ macro_rules! wire_struct {
                         }
                     }
                 }
-                Ok(Self { $( $field: $field.unwrap_or_default(), )* extra })
+                Ok(Self {
+                    $( $field: $field.unwrap_or_default(), )*
+                    $( $( $mfield: ::std::default::Default::default(), )* )?
+                    extra,
+                })
             }
         }
 

@@ -266,6 +266,16 @@ pub fn error_reply(error: &str) -> Reply {
     }
 }
 
+/// A failure before anything streamed whose kind the provider decided (as the HTTP client
+/// does from a status or error code), with `error` as its text.
+pub fn classified_error_reply(error: &str, class: knightcode_ai::ErrorClass) -> Reply {
+    let mut reply = error_reply(error);
+    if let Some(StreamEvent::Error { message, .. }) = reply.events.last_mut() {
+        message.error_class = knightcode_protocol::MemoryOnly(Some(class));
+    }
+    reply
+}
+
 /// A provider that plays scripted replies and records every request and cancel token.
 #[derive(Default)]
 pub struct ScriptedProvider {

@@ -95,6 +95,46 @@ async fn no_retry_for_auth_errors_or_context_overflow() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_error_class_decides_over_the_wording() {
+    use knightcode_ai::ErrorClass;
+    // (text, class the provider decided, retried?)
+    let cases = [
+        // A rate limit whose text names no kind (an OpenAI-compatible error chunk's message).
+        ("Slow down", ErrorClass::RateLimit, true),
+        ("Connection dropped", ErrorClass::Network, true),
+        // Wording that looks transient, for a failure the provider's code called otherwise.
+        ("400 upstream overloaded", ErrorClass::Other, false),
+        (
+            "503 Service Unavailable",
+            ErrorClass::ContextOverflow,
+            false,
+        ),
+        ("429 Too many requests", ErrorClass::Quota, false),
+    ];
+    for (error, class, retried) in cases {
+        let provider =
+            ScriptedProvider::new(vec![classified_error_reply(error, class), text_reply("ok")]);
+        let Setup {
+            agent, mut events, ..
+        } = setup(provider.clone(), vec![]);
+        let (_agent, result, seen) = run(agent, &mut events, "hi").await;
+        let outcome = result.unwrap();
+        let lines = describe(&seen);
+        assert!(
+            lines.contains(&format!("agent_end 2 willRetry={retried}")),
+            "{error}: {lines:?}"
+        );
+        assert_eq!(
+            provider.requests().len(),
+            if retried { 2 } else { 1 },
+            "{error}"
+        );
+        let expected_error = (!retried).then_some(error);
+        assert_eq!(outcome.error.as_deref(), expected_error, "{error}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gives_up_after_max_retries_with_exponential_backoff() {
     let failure = "503 Service Unavailable";
     let provider = ScriptedProvider::new(vec![

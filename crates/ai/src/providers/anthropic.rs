@@ -16,6 +16,7 @@ use super::WireFormat;
 use super::parse_event;
 use super::with_repair;
 use crate::driver::Decoder;
+use crate::error::StreamFailure;
 use crate::http::ErrorStyle;
 use crate::http::Headers;
 use crate::http::HttpRequest;
@@ -118,7 +119,7 @@ pub(crate) fn build_request(
     context: &Context,
     options: &StreamOptions,
     user_agent: &str,
-) -> Result<HttpRequest, String> {
+) -> Result<HttpRequest, StreamFailure> {
     let compat = Compat::of(model);
     let retention = options.cache_retention();
     let cache_control = match retention {
@@ -261,7 +262,7 @@ pub(crate) fn build_request(
     match options.api_key.as_deref().filter(|k| !k.is_empty()) {
         Some(key) => headers.set("x-api-key", key),
         None if auth_header_present(&headers) => {}
-        None => return Err(crate::auth::no_api_key_message(&model.provider, None, None)),
+        None => return Err(crate::auth::no_api_key_failure(&model.provider)),
     }
     headers.set("anthropic-version", API_VERSION);
     headers.set("content-type", "application/json");
@@ -281,7 +282,8 @@ pub(crate) fn build_request(
         headers.set("anthropic-beta", betas.join(","));
     }
 
-    let body = serde_json::to_vec(&Value::Object(body)).map_err(|e| e.to_string())?;
+    let body = serde_json::to_vec(&Value::Object(body))
+        .map_err(|e| StreamFailure::other(e.to_string()))?;
     Ok(HttpRequest {
         url: join_url(&model.base_url, "/v1/messages?beta=true"),
         headers,
@@ -689,9 +691,9 @@ impl AnthropicDecoder {
                         block.name.as_deref().unwrap_or_default(),
                     ),
                     "fallback" if out.len() > 0 => {
-                        return Err(Fail::Other(
-                            "Anthropic performed an unsupported mid-output model fallback".into(),
-                        ));
+                        return Err(Fail::Other(StreamFailure::other(
+                            "Anthropic performed an unsupported mid-output model fallback",
+                        )));
                     }
                     _ => return Ok(()),
                 };
@@ -760,9 +762,12 @@ impl AnthropicDecoder {
             }
             "message_stop" => self.saw_stop = true,
             "error" => {
-                return Err(Fail::Other(
-                    String::from_utf8_lossy(event.data).into_owned(),
-                ));
+                // `{"type":"error","error":{"type":"overloaded_error","message":…}}`: the
+                // error's type decides the class.
+                let text = String::from_utf8_lossy(event.data).into_owned();
+                let json = serde_json::from_slice::<Value>(event.data).unwrap_or_default();
+                let codes = crate::http::error_codes(&json);
+                return Err(Fail::Other(StreamFailure::provider(None, &codes, text)));
             }
             _ => {}
         }
@@ -773,7 +778,7 @@ impl AnthropicDecoder {
 fn map_stop_reason(
     reason: &str,
     details: Option<&Value>,
-) -> Result<(StopReason, Option<String>), String> {
+) -> Result<(StopReason, Option<String>), StreamFailure> {
     Ok(match reason {
         "end_turn" | "pause_turn" | "stop_sequence" => (StopReason::Stop, None),
         "max_tokens" => (StopReason::Length, None),
@@ -793,25 +798,35 @@ fn map_stop_reason(
             StopReason::Error,
             Some("Provider stopped with: sensitive".to_owned()),
         ),
-        other => return Err(format!("Unhandled stop reason: {other}")),
+        other => {
+            return Err(StreamFailure::other(format!(
+                "Unhandled stop reason: {other}"
+            )));
+        }
     })
 }
 
 impl Decoder for AnthropicDecoder {
-    fn event(&mut self, event: SseEvent<'_>, out: &mut Output) -> Result<(), String> {
+    fn event(&mut self, event: SseEvent<'_>, out: &mut Output) -> Result<(), StreamFailure> {
         with_repair(self, &event, out, Self::handle)
     }
 
-    fn finish(&mut self, _out: &mut Output) -> Result<StopReason, String> {
+    fn finish(&mut self, _out: &mut Output) -> Result<StopReason, StreamFailure> {
         if self.saw_start && !self.saw_stop {
-            return Err("Anthropic stream ended before message_stop".to_owned());
+            return Err(StreamFailure::network(
+                "Anthropic stream ended before message_stop",
+            ));
         }
         match self.stop {
-            None => Err("Anthropic stream ended without a stop reason".to_owned()),
-            Some(StopReason::Error) => Err(self
-                .stop_error
-                .clone()
-                .unwrap_or_else(|| "An unknown error occurred".to_owned())),
+            None => Err(StreamFailure::network(
+                "Anthropic stream ended without a stop reason",
+            )),
+            // A refusal or a safety stop: the model's answer, not a transient failure.
+            Some(StopReason::Error) => Err(StreamFailure::other(
+                self.stop_error
+                    .clone()
+                    .unwrap_or_else(|| "An unknown error occurred".to_owned()),
+            )),
             Some(reason) => Ok(reason),
         }
     }

@@ -17,6 +17,7 @@ use super::WireFormat;
 use super::parse_event;
 use super::with_repair;
 use crate::driver::Decoder;
+use crate::error::StreamFailure;
 use crate::http::ErrorStyle;
 use crate::http::HttpRequest;
 use crate::http::base_headers;
@@ -100,7 +101,7 @@ fn valid_signature(signature: Option<&str>) -> Option<&str> {
     })
 }
 
-fn thinking_config(model: &Model, options: &StreamOptions) -> Result<Option<Value>, String> {
+fn thinking_config(model: &Model, options: &StreamOptions) -> Result<Option<Value>, StreamFailure> {
     if !model.reasoning {
         return Ok(None);
     }
@@ -126,12 +127,12 @@ fn thinking_config(model: &Model, options: &StreamOptions) -> Result<Option<Valu
     let resolved = match resolved.as_str() {
         "minimal" | "low" | "medium" | "high" => resolved,
         _ => {
-            return Err(format!(
+            return Err(StreamFailure::other(format!(
                 "Unsupported Google thinking level mapping for {}/{}: {} -> {resolved}",
                 model.provider,
                 model.id,
                 level.as_str()
-            ));
+            )));
         }
     };
     if is_gemini3_pro(id) || is_gemini3_flash(id) || is_gemma4(id) {
@@ -177,9 +178,9 @@ pub(crate) fn build_request(
     context: &Context,
     options: &StreamOptions,
     user_agent: &str,
-) -> Result<HttpRequest, String> {
+) -> Result<HttpRequest, StreamFailure> {
     let Some(key) = options.api_key.as_deref().filter(|k| !k.is_empty()) else {
-        return Err(crate::auth::no_api_key_message(&model.provider, None, None));
+        return Err(crate::auth::no_api_key_failure(&model.provider));
     };
     let max_tokens = clamp_max_tokens_to_context(
         model,
@@ -230,7 +231,8 @@ pub(crate) fn build_request(
         headers.set("x-goog-api-key", key);
     }
     headers.set("content-type", "application/json");
-    let body = serde_json::to_vec(&Value::Object(body)).map_err(|e| e.to_string())?;
+    let body = serde_json::to_vec(&Value::Object(body))
+        .map_err(|e| StreamFailure::other(e.to_string()))?;
     let path = format!("/models/{}:streamGenerateContent?alt=sse", model.id);
     Ok(HttpRequest {
         url: join_url(&model.base_url, &path),
@@ -473,6 +475,17 @@ pub(crate) struct GoogleDecoder {
     generated_ids: u64,
 }
 
+/// A Gemini error object (`{"code": 429, "status": "RESOURCE_EXHAUSTED", "message": …}`)
+/// inside the stream: its numeric code is an HTTP status, its status the kind.
+fn error_failure(error: &Value) -> StreamFailure {
+    let status = error
+        .get("code")
+        .and_then(Value::as_u64)
+        .and_then(|c| u16::try_from(c).ok());
+    let codes = crate::http::error_codes(error);
+    StreamFailure::provider(status, &codes, error_text(error))
+}
+
 fn error_text(error: &Value) -> String {
     let code = error.get("code").map(|c| match c {
         Value::String(s) => s.clone(),
@@ -500,7 +513,7 @@ impl GoogleDecoder {
     fn handle(&mut self, event: &SseEvent<'_>, out: &mut Output) -> Result<(), Fail> {
         let chunk: Chunk<'_> = parse_event("Google", event)?;
         if let Some(error) = &chunk.error {
-            return Err(Fail::Other(error_text(error)));
+            return Err(Fail::Other(error_failure(error)));
         }
         if out.message.response_id.is_none() {
             out.message.response_id = chunk.response_id.filter(|id| !id.is_empty());
@@ -608,7 +621,7 @@ impl GoogleDecoder {
 }
 
 impl Decoder for GoogleDecoder {
-    fn event(&mut self, event: SseEvent<'_>, out: &mut Output) -> Result<(), String> {
+    fn event(&mut self, event: SseEvent<'_>, out: &mut Output) -> Result<(), StreamFailure> {
         with_repair(self, &event, out, Self::handle)
     }
 
@@ -616,24 +629,26 @@ impl Decoder for GoogleDecoder {
         true
     }
 
-    fn raw(&mut self, value: Value, _out: &mut Output) -> Result<(), String> {
+    fn raw(&mut self, value: Value, _out: &mut Output) -> Result<(), StreamFailure> {
         match value.get("error") {
-            Some(error) => Err(error_text(error)),
+            Some(error) => Err(error_failure(error)),
             None => Ok(()),
         }
     }
 
-    fn finish(&mut self, out: &mut Output) -> Result<StopReason, String> {
+    fn finish(&mut self, out: &mut Output) -> Result<StopReason, StreamFailure> {
         self.close_current(out);
         match self.stop {
-            None => Err("Google stream ended without a finish reason".to_owned()),
-            Some(StopReason::Error) => Err(format!(
+            None => Err(StreamFailure::network(
+                "Google stream ended without a finish reason",
+            )),
+            Some(StopReason::Error) => Err(StreamFailure::from_text(format!(
                 "Provider stopped with: {}",
                 out.message
                     .raw_stop_reason
                     .as_deref()
                     .unwrap_or("an unknown reason")
-            )),
+            ))),
             Some(reason) => Ok(reason),
         }
     }

@@ -3,6 +3,7 @@
 use serde::Deserialize;
 
 use crate::driver::Decoder;
+use crate::error::StreamFailure;
 use crate::http::ErrorStyle;
 use crate::http::HttpRequest;
 use crate::model::Api;
@@ -22,7 +23,7 @@ pub(crate) mod openai_responses;
 pub(crate) struct WireFormat {
     /// URL, headers and JSON body for a request (`user_agent` as the last argument).
     pub(crate) build_request:
-        fn(&Model, &Context, &StreamOptions, &str) -> Result<HttpRequest, String>,
+        fn(&Model, &Context, &StreamOptions, &str) -> Result<HttpRequest, StreamFailure>,
     /// A fresh response decoder for one request.
     pub(crate) decoder: fn(&Model) -> Box<dyn Decoder>,
     /// How error bodies become messages.
@@ -39,15 +40,16 @@ pub(crate) fn wire_format(api: Api) -> &'static WireFormat {
     }
 }
 
-/// A decoding failure: unparsable JSON (retried once on a repaired copy) or anything else.
+/// A decoding failure: unparsable JSON (retried once on a repaired copy; a bad payload, not
+/// transient) or anything else.
 pub(crate) enum Fail {
     Parse(String),
-    Other(String),
+    Other(StreamFailure),
 }
 
-impl From<String> for Fail {
-    fn from(message: String) -> Self {
-        Self::Other(message)
+impl From<StreamFailure> for Fail {
+    fn from(failure: StreamFailure) -> Self {
+        Self::Other(failure)
     }
 }
 
@@ -76,22 +78,22 @@ pub(crate) fn with_repair<S>(
     event: &SseEvent<'_>,
     out: &mut Output,
     handle: impl Fn(&mut S, &SseEvent<'_>, &mut Output) -> Result<(), Fail>,
-) -> Result<(), String> {
+) -> Result<(), StreamFailure> {
     match handle(state, event, out) {
         Ok(()) => Ok(()),
-        Err(Fail::Other(message)) => Err(message),
+        Err(Fail::Other(failure)) => Err(failure),
         Err(Fail::Parse(message)) => {
             let text = String::from_utf8_lossy(event.data);
             let repaired = crate::json_partial::repair_json(&text);
             if repaired == text {
-                return Err(message);
+                return Err(StreamFailure::other(message));
             }
             let retry = SseEvent {
                 event: event.event,
                 data: repaired.as_bytes(),
             };
             handle(state, &retry, out).map_err(|fail| match fail {
-                Fail::Parse(_) => message,
+                Fail::Parse(_) => StreamFailure::other(message),
                 Fail::Other(other) => other,
             })
         }

@@ -19,6 +19,7 @@ use super::WireFormat;
 use super::parse_event;
 use super::with_repair;
 use crate::driver::Decoder;
+use crate::error::StreamFailure;
 use crate::http::ErrorStyle;
 use crate::http::Headers;
 use crate::http::HttpRequest;
@@ -126,7 +127,7 @@ pub(crate) fn build_request(
     context: &Context,
     options: &StreamOptions,
     user_agent: &str,
-) -> Result<HttpRequest, String> {
+) -> Result<HttpRequest, StreamFailure> {
     let compat = Compat::of(model);
     let retention = options.cache_retention();
     let level = if model.reasoning && options.thinking != ThinkingLevel::Off {
@@ -232,7 +233,7 @@ pub(crate) fn build_request(
             let mut probe = base_headers(model, user_agent);
             probe.merge(Some(&options.headers));
             if !(probe.has("authorization") || probe.has("cf-aig-authorization")) {
-                return Err(crate::auth::no_api_key_message(&model.provider, None, None));
+                return Err(crate::auth::no_api_key_failure(&model.provider));
             }
         }
     }
@@ -252,7 +253,8 @@ pub(crate) fn build_request(
     headers.merge(Some(&options.headers));
     headers.set("content-type", "application/json");
 
-    let body = serde_json::to_vec(&Value::Object(body)).map_err(|e| e.to_string())?;
+    let body = serde_json::to_vec(&Value::Object(body))
+        .map_err(|e| StreamFailure::other(e.to_string()))?;
     Ok(HttpRequest {
         url: join_url(&model.base_url, "/responses"),
         headers,
@@ -757,7 +759,11 @@ impl ResponsesDecoder {
                     },
                 );
                 let message = ev.message.unwrap_or_else(|| "Unknown error".to_owned());
-                return Err(Fail::Other(format!("Error Code {code}: {message}")));
+                return Err(Fail::Other(StreamFailure::provider(
+                    None,
+                    &[code.as_str()],
+                    format!("Error Code {code}: {message}"),
+                )));
             }
             "response.failed" => {
                 self.terminal = true;
@@ -770,22 +776,28 @@ impl ResponsesDecoder {
                 let text = |v: Option<&Value>, default: &str| {
                     v.and_then(Value::as_str).unwrap_or(default).to_owned()
                 };
-                let message = match error {
-                    Some(e) if !e.is_null() => format!(
-                        "{}: {}",
-                        text(e.get("code"), "unknown"),
-                        text(e.get("message"), "no message")
+                let failure = match error {
+                    Some(e) if !e.is_null() => StreamFailure::provider(
+                        None,
+                        &crate::http::error_codes(e),
+                        format!(
+                            "{}: {}",
+                            text(e.get("code"), "unknown"),
+                            text(e.get("message"), "no message")
+                        ),
                     ),
-                    _ => match response
-                        .get("incomplete_details")
-                        .and_then(|d| d.get("reason"))
-                        .and_then(Value::as_str)
-                    {
-                        Some(reason) => format!("incomplete: {reason}"),
-                        None => "Unknown error (no error details in response)".to_owned(),
-                    },
+                    _ => StreamFailure::from_text(
+                        match response
+                            .get("incomplete_details")
+                            .and_then(|d| d.get("reason"))
+                            .and_then(Value::as_str)
+                        {
+                            Some(reason) => format!("incomplete: {reason}"),
+                            None => "Unknown error (no error details in response)".to_owned(),
+                        },
+                    ),
                 };
-                return Err(Fail::Other(message));
+                return Err(Fail::Other(failure));
             }
             _ => {}
         }
@@ -794,21 +806,25 @@ impl ResponsesDecoder {
 }
 
 impl Decoder for ResponsesDecoder {
-    fn event(&mut self, event: SseEvent<'_>, out: &mut Output) -> Result<(), String> {
+    fn event(&mut self, event: SseEvent<'_>, out: &mut Output) -> Result<(), StreamFailure> {
         with_repair(self, &event, out, Self::handle)
     }
 
-    fn finish(&mut self, _out: &mut Output) -> Result<StopReason, String> {
+    fn finish(&mut self, _out: &mut Output) -> Result<StopReason, StreamFailure> {
         if !self.terminal {
-            return Err(
-                "OpenAI Responses stream ended before a terminal response event".to_owned(),
-            );
+            return Err(StreamFailure::network(
+                "OpenAI Responses stream ended before a terminal response event",
+            ));
         }
         match &self.stop {
-            None => Err("OpenAI Responses stream ended without a stop reason".to_owned()),
-            Some((StopReason::Error, message)) => Err(message
-                .clone()
-                .unwrap_or_else(|| "An unknown error occurred".to_owned())),
+            None => Err(StreamFailure::network(
+                "OpenAI Responses stream ended without a stop reason",
+            )),
+            Some((StopReason::Error, message)) => Err(StreamFailure::from_text(
+                message
+                    .clone()
+                    .unwrap_or_else(|| "An unknown error occurred".to_owned()),
+            )),
             Some((reason, _)) => Ok(*reason),
         }
     }

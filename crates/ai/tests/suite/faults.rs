@@ -83,6 +83,8 @@ fn assert_failed(message: &AssistantMessage, class: ErrorClass, context: &str) {
     );
     let text = message.error_message.as_deref().unwrap_or_default();
     assert_eq!(classify_error_message(text), class, "{context}: {text}");
+    // The class was decided where the failure arose, and agrees with what the text says.
+    assert_eq!(message.error_class.get(), Some(&class), "{context}: {text}");
 }
 
 #[tokio::test]

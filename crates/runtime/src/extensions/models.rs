@@ -147,7 +147,8 @@ impl SharedModels {
             .registry
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .register_provider(&spec.name, provider_config(spec))?;
+            .register_provider(&spec.name, provider_config(spec))
+            .map_err(|error| error.to_string())?;
         let api = spec.config.get("api").and_then(serde_json::Value::as_str);
         let streams = spec.config.get("streamSimple") == Some(&serde_json::Value::Bool(true));
         if let (Some(api), true, Some(host)) = (api, streams, self.0.host.upgrade()) {

@@ -340,22 +340,48 @@ async fn every_wire_formats_overflow_error_is_compacted_and_retried() {
     }
 }
 
+/// An overflow the server names only by its error code: the message says nothing the
+/// reference's wording rules know, so only the kind the provider layer decided from the code
+/// tells overflow handling what happened.
+fn overflow_by_code_only() -> ScriptedReply {
+    ScriptedReply::fault(Fault::HttpStatus {
+        status: 400,
+        retry_after: None,
+        body: Some(
+            r#"{"error":{"message":"Request refused","type":"invalid_request_error","code":"context_length_exceeded"}}"#
+                .into(),
+        ),
+        headers: Vec::new(),
+    })
+}
+
 /// A young session with default settings (everything within `keepRecentTokens`) that
 /// overflows on its first prompt is compacted and retried, as the reference does, on every
 /// wire format; before, recovery failed with "Nothing to compact (session too small)".
+/// Not retried as a transient error either: that would take the summary as its answer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_overflow_in_a_short_session_is_compacted_and_retried_on_every_wire_format() {
-    for format in [
-        WireFormat::AnthropicMessages,
-        WireFormat::OpenAiCompletions,
-        WireFormat::OpenAiResponses,
-        WireFormat::Google,
+    for (format, overflow) in [
+        (
+            WireFormat::AnthropicMessages,
+            overflow_of(WireFormat::AnthropicMessages),
+        ),
+        (
+            WireFormat::OpenAiCompletions,
+            overflow_of(WireFormat::OpenAiCompletions),
+        ),
+        (
+            WireFormat::OpenAiResponses,
+            overflow_of(WireFormat::OpenAiResponses),
+        ),
+        (WireFormat::Google, overflow_of(WireFormat::Google)),
+        (WireFormat::OpenAiCompletions, overflow_by_code_only()),
     ] {
         let mut run = start(
             format,
             r#"{"retry": {"baseDelayMs": 1}}"#,
             vec![
-                overflow_of(format),
+                overflow,
                 ScriptedReply::text("SUMMARY-OF-A-SHORT-SESSION"),
                 ScriptedReply::text("recovered"),
             ],

@@ -17,6 +17,7 @@ use compat::ThinkingFormat;
 pub(crate) use stream::CompletionsDecoder;
 
 use super::WireFormat;
+use crate::error::StreamFailure;
 use crate::http::ErrorStyle;
 use crate::http::HttpRequest;
 use crate::http::base_headers;
@@ -91,7 +92,7 @@ pub(crate) fn build_request(
     context: &Context,
     options: &StreamOptions,
     user_agent: &str,
-) -> Result<HttpRequest, String> {
+) -> Result<HttpRequest, StreamFailure> {
     let compat = Compat::of(model);
     let retention = options.cache_retention();
     let level = if model.reasoning && options.thinking != ThinkingLevel::Off {
@@ -213,7 +214,7 @@ pub(crate) fn build_request(
         let mut request_headers = crate::http::Headers::default();
         request_headers.merge(Some(&options.headers));
         if !(request_headers.has("authorization") || request_headers.has("cf-aig-authorization")) {
-            return Err(crate::auth::no_api_key_message(&model.provider, None, None));
+            return Err(crate::auth::no_api_key_failure(&model.provider));
         }
     }
     if let Some(key) = key {
@@ -242,7 +243,8 @@ pub(crate) fn build_request(
     headers.merge(Some(&options.headers));
     headers.set("content-type", "application/json");
 
-    let body = serde_json::to_vec(&Value::Object(body)).map_err(|e| e.to_string())?;
+    let body = serde_json::to_vec(&Value::Object(body))
+        .map_err(|e| StreamFailure::other(e.to_string()))?;
     Ok(HttpRequest {
         url: join_url(&model.base_url, "/chat/completions"),
         headers,

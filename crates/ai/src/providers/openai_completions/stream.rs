@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use super::Compat;
 use crate::driver::Decoder;
+use crate::error::StreamFailure;
 use crate::output::Output;
 use crate::providers::Fail;
 use crate::providers::parse_event;
@@ -300,11 +301,11 @@ impl CompletionsDecoder {
             return Ok(());
         }
         if event.event == "error" {
-            return Err(Fail::Other(error_text(event.data)));
+            return Err(Fail::Other(error_event_failure(event.data)));
         }
         let chunk: Chunk<'_> = parse_event("OpenAI", event)?;
         if let Some(error) = chunk.error {
-            return Err(Fail::Other(describe_error(&error)));
+            return Err(Fail::Other(error_failure(&error)));
         }
         if out.message.response_id.is_none()
             && let Some(id) = chunk.id.filter(|id| !id.is_empty())
@@ -443,10 +444,25 @@ fn describe_error(error: &Value) -> String {
     }
 }
 
-fn error_text(data: &[u8]) -> String {
+/// An error object in a chunk: its `code` (a status as a number on gateways such as
+/// OpenRouter, a name at OpenAI) and `type` decide the class.
+fn error_failure(error: &Value) -> StreamFailure {
+    let status = error
+        .get("code")
+        .and_then(Value::as_u64)
+        .and_then(|c| u16::try_from(c).ok());
+    StreamFailure::provider(
+        status,
+        &crate::http::error_codes(error),
+        describe_error(error),
+    )
+}
+
+/// An SSE `error` event: an error object, or text that is all there is to go by.
+fn error_event_failure(data: &[u8]) -> StreamFailure {
     match serde_json::from_slice::<Value>(data) {
-        Ok(value) => describe_error(value.get("error").unwrap_or(&value)),
-        Err(_) => String::from_utf8_lossy(data).into_owned(),
+        Ok(value) => error_failure(value.get("error").unwrap_or(&value)),
+        Err(_) => StreamFailure::from_text(String::from_utf8_lossy(data).into_owned()),
     }
 }
 
@@ -463,7 +479,7 @@ fn map_finish_reason(reason: &str) -> (StopReason, Option<String>) {
 }
 
 impl Decoder for CompletionsDecoder {
-    fn event(&mut self, event: SseEvent<'_>, out: &mut Output) -> Result<(), String> {
+    fn event(&mut self, event: SseEvent<'_>, out: &mut Output) -> Result<(), StreamFailure> {
         with_repair(self, &event, out, Self::handle)
     }
 
@@ -471,7 +487,7 @@ impl Decoder for CompletionsDecoder {
         self.store_reasoning_details(out);
     }
 
-    fn finish(&mut self, out: &mut Output) -> Result<StopReason, String> {
+    fn finish(&mut self, out: &mut Output) -> Result<StopReason, StreamFailure> {
         self.store_reasoning_details(out);
         for index in 0..out.len() {
             match out.message.content.get(index) {
@@ -492,10 +508,12 @@ impl Decoder for CompletionsDecoder {
             } else {
                 StopReason::Stop
             }),
-            None => Err("Stream ended without finish_reason".to_owned()),
-            Some((StopReason::Error, message)) => Err(message
-                .clone()
-                .unwrap_or_else(|| "Provider returned an error stop reason".to_owned())),
+            None => Err(StreamFailure::network("Stream ended without finish_reason")),
+            Some((StopReason::Error, message)) => {
+                Err(StreamFailure::from_text(message.clone().unwrap_or_else(
+                    || "Provider returned an error stop reason".to_owned(),
+                )))
+            }
             Some((reason, _)) => Ok(*reason),
         }
     }
