@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 use crate::engine::Engine;
 use crate::error::ExtError;
 use crate::ops::Ops;
-use crate::ops::SessionPort;
+use crate::session_op::SessionPort;
 
 /// How the host runs: which extensions, where, and in which mode.
 #[derive(Debug, Clone, Default)]

@@ -22,24 +22,9 @@ use tokio_util::sync::CancellationToken;
 use crate::providers_ops::async_op;
 use crate::resolve::Resolved;
 
-/// An answer the session gives later (a dialog, a session replacement).
-pub type PortFuture =
-    std::pin::Pin<Box<dyn std::future::Future<Output = Result<Value, String>> + Send + 'static>>;
-
-/// What the session offers its extensions (entries, messages, state). The runtime
-/// implements it; `op` names a `pi`/`ctx` member (`appendEntry`, `getBranch`, …).
-pub trait SessionPort: Send + Sync {
-    fn call(&self, op: &str, args: Value) -> Result<Value, String>;
-
-    /// An operation whose answer takes time (`ctx.ui.select`, `ctx.newSession`): the JS
-    /// side gets a promise and keeps running. `cancel` fires when the caller's
-    /// `AbortSignal` aborts.
-    fn call_async(&self, op: &str, args: Value, cancel: CancellationToken) -> PortFuture {
-        let _ = (args, cancel);
-        let message = format!("{op} is not supported by KnightCode's extension host yet");
-        Box::pin(std::future::ready(Err(message)))
-    }
-}
+use crate::session_op::PortFuture;
+use crate::session_op::SessionPort;
+use crate::session_op::unsupported;
 
 /// Shared between the host and the JS thread.
 #[derive(Default)]
@@ -133,6 +118,9 @@ impl Ops {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
+        let Some(op) = crate::SessionOp::parse(op) else {
+            return error("ERR_KC_SESSION", &unsupported(op));
+        };
         match port {
             Some(port) => match port.call(op, args) {
                 Ok(value) => json!({ "ok": value }),
@@ -157,6 +145,9 @@ impl Ops {
                 "ERR_KC_NOT_BOUND",
                 "Extension runtime not initialized. Action methods cannot be called during extension loading.",
             ));
+        };
+        let Some(op) = crate::SessionOp::parse(op) else {
+            return Ok(Box::pin(std::future::ready(Err(unsupported(op)))));
         };
         let cancel = CancellationToken::new();
         self.cancels

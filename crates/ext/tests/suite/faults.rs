@@ -25,8 +25,8 @@ use tokio_util::sync::CancellationToken;
 struct Signals(Mutex<mpsc::UnboundedSender<String>>);
 
 impl SessionPort for Signals {
-    fn call(&self, op: &str, args: Value) -> Result<Value, String> {
-        if op == "setSessionName" {
+    fn call(&self, op: knightcode_ext::SessionOp, args: Value) -> Result<Value, String> {
+        if op == knightcode_ext::SessionOp::SetSessionName {
             let name = args["name"].as_str().unwrap_or_default().to_owned();
             let _ = self.0.lock().unwrap().send(name);
         }

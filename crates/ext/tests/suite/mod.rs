@@ -4,5 +4,6 @@ mod cache;
 mod faults;
 mod fs_watch;
 mod host;
+mod session_ops;
 mod tui_package;
 mod typebox;

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::Mutex;
 
+use knightcode_ext::SessionOp;
 use knightcode_ext::SessionPort;
 use knightcode_protocol::AgentMessage;
 use knightcode_protocol::ContentBlock;
@@ -105,7 +106,7 @@ fn ui_request(
 impl SessionPort for Port {
     fn call_async(
         &self,
-        op: &str,
+        op: SessionOp,
         args: Value,
         cancel: CancellationToken,
     ) -> knightcode_ext::PortFuture {
@@ -113,19 +114,19 @@ impl SessionPort for Port {
         use crate::actor::Reply;
         let text = |key: &str| args.get(key).and_then(Value::as_str).map(str::to_owned);
         let command = match op {
-            "ui" => return ui_request(&self.actions, args, cancel),
-            "waitForIdle" => Command::WaitForIdle,
-            "newSession" => Command::NewSession {
+            SessionOp::Ui => return ui_request(&self.actions, args, cancel),
+            SessionOp::WaitForIdle => Command::WaitForIdle,
+            SessionOp::NewSession => Command::NewSession {
                 parent_session: text("parentSession"),
             },
-            "fork" => Command::ExtensionFork {
+            SessionOp::Fork => Command::ExtensionFork {
                 entry_id: text("entryId").unwrap_or_default(),
                 at: text("position").as_deref() == Some("at"),
             },
-            "switchSession" => {
+            SessionOp::SwitchSession => {
                 Command::SwitchSession(PathBuf::from(text("path").unwrap_or_default()))
             }
-            "navigateTree" => Command::NavigateTree {
+            SessionOp::NavigateTree => Command::NavigateTree {
                 entry_id: text("targetId"),
                 summary: (args.get("summarize").and_then(Value::as_bool) == Some(true)).then(
                     || crate::actor::SummaryRequest {
@@ -139,9 +140,9 @@ impl SessionPort for Port {
                 label: text("label"),
                 restore_files: false,
             },
-            "reload" => Command::Reload,
-            "reloadContext" => Command::ReloadContext,
-            "compact" => Command::Compact {
+            SessionOp::Reload => Command::Reload,
+            SessionOp::ReloadContext => Command::ReloadContext,
+            SessionOp::Compact => Command::Compact {
                 custom_instructions: text("customInstructions"),
             },
             other => {
@@ -152,7 +153,6 @@ impl SessionPort for Port {
         };
         let what = format!("ctx.{op}");
         let reply = self.actions.request(command, &what);
-        let op = op.to_owned();
         let actions = Arc::clone(&self.actions);
         Box::pin(async move {
             let reply = reply.await?;
@@ -166,30 +166,35 @@ impl SessionPort for Port {
             );
             if moved
                 && matches!(
-                    op.as_str(),
-                    "newSession" | "fork" | "switchSession" | "navigateTree"
+                    op,
+                    SessionOp::NewSession
+                        | SessionOp::Fork
+                        | SessionOp::SwitchSession
+                        | SessionOp::NavigateTree
                 )
             {
                 actions.dialogs().session_replaced().await;
             }
-            match op.as_str() {
-                "compact" => match reply {
+            match op {
+                SessionOp::Compact => match reply {
                     Reply::Compacted(result) => {
                         serde_json::to_value(result).map_err(|e| e.to_string())
                     }
                     Reply::Failed(error) => Err(error.to_string()),
                     _ => Ok(Value::Null),
                 },
-                "waitForIdle" | "reload" | "reloadContext" => match reply {
-                    Reply::Failed(error) => Err(error.to_string()),
-                    _ => Ok(Value::Null),
-                },
+                SessionOp::WaitForIdle | SessionOp::Reload | SessionOp::ReloadContext => {
+                    match reply {
+                        Reply::Failed(error) => Err(error.to_string()),
+                        _ => Ok(Value::Null),
+                    }
+                }
                 _ => replaced(reply),
             }
         })
     }
 
-    fn call(&self, op: &str, args: Value) -> Result<Value, String> {
+    fn call(&self, op: SessionOp, args: Value) -> Result<Value, String> {
         if let Some(result) = self.state_call(op, &args) {
             return result;
         }
@@ -204,53 +209,55 @@ impl Port {
     /// The UI and run-state reads and signals (`ctx.hasUI`, `ctx.isIdle()`, `ctx.abort()`,
     /// `ctx.model`, …); `None` for other ops, and for `getModel`/`getThinkingLevel` before
     /// the session reported a selection.
-    fn state_call(&self, op: &str, args: &Value) -> Option<Result<Value, String>> {
+    fn state_call(&self, op: SessionOp, args: &Value) -> Option<Result<Value, String>> {
         match op {
-            "hasUI" => return Some(Ok(Value::Bool(self.actions.has_ui()))),
-            "getEditorText" => {
+            SessionOp::HasUi => return Some(Ok(Value::Bool(self.actions.has_ui()))),
+            SessionOp::GetEditorText => {
                 return Some(Ok(Value::String(
                     self.actions.dialogs().editor_text().unwrap_or_default(),
                 )));
             }
-            "uiComponent" => {
+            SessionOp::UiComponent => {
                 self.actions.extension_component(args.clone());
                 return Some(Ok(Value::Null));
             }
-            "uiTerminal" => {
+            SessionOp::UiTerminal => {
                 let lend = args.get("lend").and_then(Value::as_bool) == Some(true);
                 self.actions.dialogs().lend_terminal(lend);
                 return Some(Ok(Value::Null));
             }
-            "isProjectTrusted" => return Some(Ok(Value::Bool(self.project_trusted))),
-            "getSystemPrompt" => return Some(Ok(Value::String(self.actions.system_prompt()))),
-            "getSystemPromptOptions" => return Some(Ok(self.actions.prompt_options())),
-            "shutdown" => {
+            SessionOp::IsProjectTrusted => return Some(Ok(Value::Bool(self.project_trusted))),
+            SessionOp::GetSystemPrompt => {
+                return Some(Ok(Value::String(self.actions.system_prompt())));
+            }
+            SessionOp::GetSystemPromptOptions => return Some(Ok(self.actions.prompt_options())),
+            SessionOp::Shutdown => {
                 self.actions.request_shutdown();
                 return Some(Ok(Value::Null));
             }
-            "isIdle" => {
+            SessionOp::IsIdle => {
                 return Some(Ok(Value::Bool(
                     self.actions.view().is_none_or(|view| !view.is_running()),
                 )));
             }
-            "hasPendingMessages" => {
+            SessionOp::HasPendingMessages => {
                 return Some(Ok(Value::Bool(
                     self.actions.view().is_some_and(|view| view.has_queued()),
                 )));
             }
-            "abort" => {
+            SessionOp::Abort => {
                 if let Some(view) = self.actions.view() {
                     view.abort();
                 }
                 return Some(Ok(Value::Null));
             }
-            "getContextUsage" => {
+            SessionOp::GetContextUsage => {
                 let usage = self.actions.view().and_then(|view| view.context_usage());
                 return Some(serde_json::to_value(usage).map_err(|e| e.to_string()));
             }
             // The whole model as the session last reported it (`ctx.model`), else what
             // the actor's view says.
-            "getModel" => {
+            SessionOp::GetModel => {
                 if let Some((model, _)) = self.actions.selection() {
                     return Some(Ok(model));
                 }
@@ -259,7 +266,7 @@ impl Port {
                     return Some(Ok(json!({ "provider": model.provider, "id": model.id })));
                 }
             }
-            "getThinkingLevel" => {
+            SessionOp::GetThinkingLevel => {
                 if let Some((_, level)) = self.actions.selection() {
                     return Some(Ok(json!(level)));
                 }
@@ -274,27 +281,27 @@ impl Port {
 
     /// What extensions ask the session to do (`pi.sendUserMessage`, `pi.setModel`,
     /// `pi.registerProvider`, `pi.setActiveTools`, …); `None` for other ops.
-    fn action_call(&self, op: &str, args: &Value) -> Option<Result<Value, String>> {
+    fn action_call(&self, op: SessionOp, args: &Value) -> Option<Result<Value, String>> {
         if !matches!(
             op,
-            "sendUserMessage"
-                | "sendMessage"
-                | "setModel"
-                | "setThinkingLevel"
-                | "registerProvider"
-                | "unregisterProvider"
-                | "refreshTools"
-                | "getActiveTools"
-                | "setActiveTools"
+            SessionOp::SendUserMessage
+                | SessionOp::SendMessage
+                | SessionOp::SetModel
+                | SessionOp::SetThinkingLevel
+                | SessionOp::RegisterProvider
+                | SessionOp::UnregisterProvider
+                | SessionOp::RefreshTools
+                | SessionOp::GetActiveTools
+                | SessionOp::SetActiveTools
         ) {
             return None;
         }
         Some(self.action(op, args))
     }
 
-    fn action(&self, op: &str, args: &Value) -> Result<Value, String> {
+    fn action(&self, op: SessionOp, args: &Value) -> Result<Value, String> {
         match op {
-            "sendUserMessage" => {
+            SessionOp::SendUserMessage => {
                 let (text, images) = user_content(args.get("content").unwrap_or(&Value::Null))?;
                 let steer =
                     args.pointer("/options/deliverAs").and_then(Value::as_str) == Some("steer");
@@ -306,7 +313,7 @@ impl Port {
                     .send_user_message(text, images, steer, as_typed)?;
                 return Ok(Value::Null);
             }
-            "sendMessage" => {
+            SessionOp::SendMessage => {
                 let message = args.get("message").cloned().unwrap_or(Value::Null);
                 let message = super::adapter::custom_message(&message).ok_or_else(|| {
                     "sendMessage: expected {customType, content: string or content blocks, display}"
@@ -321,36 +328,36 @@ impl Port {
                     .send_custom_message(message, deliver_as, trigger)?;
                 return Ok(Value::Null);
             }
-            "setModel" => {
+            SessionOp::SetModel => {
                 let text = |key: &str| args.get(key).and_then(Value::as_str).unwrap_or("");
                 self.actions.set_model(text("provider"), text("id"))?;
                 return Ok(Value::Null);
             }
-            "setThinkingLevel" => {
+            SessionOp::SetThinkingLevel => {
                 let name = args.get("level").and_then(Value::as_str).unwrap_or("");
                 let level = knightcode_ai::ThinkingLevel::parse(name)
                     .ok_or_else(|| format!("setThinkingLevel: unknown level \"{name}\""))?;
                 self.actions.set_thinking_level(level)?;
                 return Ok(Value::Null);
             }
-            "registerProvider" => {
+            SessionOp::RegisterProvider => {
                 let spec: knightcode_ext::ProviderSpec = serde_json::from_value(args.clone())
                     .map_err(|e| format!("registerProvider: {e}"))?;
                 let name = spec.name.clone();
                 self.actions.extension_provider(&name, Some(spec))?;
                 return Ok(Value::Null);
             }
-            "unregisterProvider" => {
+            SessionOp::UnregisterProvider => {
                 let name = args.get("name").and_then(Value::as_str).unwrap_or("");
                 self.actions.extension_provider(name, None)?;
                 return Ok(Value::Null);
             }
-            "refreshTools" => {
+            SessionOp::RefreshTools => {
                 self.actions.refresh_tools()?;
                 return Ok(Value::Null);
             }
-            "getActiveTools" => return Ok(json!(self.actions.active_tools())),
-            "setActiveTools" => {
+            SessionOp::GetActiveTools => return Ok(json!(self.actions.active_tools())),
+            SessionOp::SetActiveTools => {
                 let names: Vec<String> = args
                     .get("names")
                     .cloned()
@@ -365,27 +372,33 @@ impl Port {
     }
 
     /// The session file's reads and writes (`ctx.sessionManager`, `pi.appendEntry`, …).
-    fn session_file_call(&self, op: &str, args: &Value) -> Result<Value, String> {
+    fn session_file_call(&self, op: SessionOp, args: &Value) -> Result<Value, String> {
         let mut session = lock(&self.session);
         let text = |key: &str| args.get(key).and_then(Value::as_str).map(str::to_owned);
         match op {
-            "getEntries" => serde_json::to_value(session.entries()).map_err(|e| e.to_string()),
-            "getBranch" => {
+            SessionOp::GetEntries => {
+                serde_json::to_value(session.entries()).map_err(|e| e.to_string())
+            }
+            SessionOp::GetBranch => {
                 let leaf = text("leafId");
                 let branch = session.branch(leaf.as_deref()).map_err(|e| e.to_string())?;
                 serde_json::to_value(branch).map_err(|e| e.to_string())
             }
-            "getLeafId" => Ok(json!(session.leaf_id())),
-            "getSessionFile" => Ok(json!(session.session_file().map(|p| p.to_string_lossy()))),
-            "getSessionId" => Ok(json!(session.session_id())),
-            "getHeader" => serde_json::to_value(session.header()).map_err(|e| e.to_string()),
-            "getSessionName" => Ok(json!(session.session_name())),
-            "setSessionName" => {
+            SessionOp::GetLeafId => Ok(json!(session.leaf_id())),
+            SessionOp::GetSessionFile => {
+                Ok(json!(session.session_file().map(|p| p.to_string_lossy())))
+            }
+            SessionOp::GetSessionId => Ok(json!(session.session_id())),
+            SessionOp::GetHeader => {
+                serde_json::to_value(session.header()).map_err(|e| e.to_string())
+            }
+            SessionOp::GetSessionName => Ok(json!(session.session_name())),
+            SessionOp::SetSessionName => {
                 let name = text("name").unwrap_or_default();
                 session.set_session_name(&name).map_err(|e| e.to_string())?;
                 Ok(Value::Null)
             }
-            "setLabel" => {
+            SessionOp::SetLabel => {
                 let target = text("entryId").unwrap_or_default();
                 let label = text("label");
                 session
@@ -395,7 +408,7 @@ impl Port {
             }
             // `newSession`'s `setup`: a message written straight into the new session (the
             // agent takes the session's context up afterwards, `reloadContext`).
-            "appendMessage" => {
+            SessionOp::AppendMessage => {
                 let message: AgentMessage = args
                     .get("message")
                     .cloned()
@@ -404,7 +417,7 @@ impl Port {
                 let id = session.append_message(message).map_err(|e| e.to_string())?;
                 Ok(json!(id))
             }
-            "appendEntry" => {
+            SessionOp::AppendEntry => {
                 let custom_type = text("customType").unwrap_or_default();
                 let data = args.get("data").cloned().filter(|d| !d.is_null());
                 session
@@ -413,7 +426,7 @@ impl Port {
                 Ok(Value::Null)
             }
             // `newSession`'s `setup`: a custom message written straight into the new session.
-            "appendCustomMessageEntry" => {
+            SessionOp::AppendCustomMessageEntry => {
                 let message = args.get("message").cloned().unwrap_or(Value::Null);
                 let custom_type = message
                     .get("customType")
@@ -438,8 +451,8 @@ impl Port {
                     .map_err(|e| e.to_string())?;
                 Ok(json!(id))
             }
-            "getModel" => Ok(json!({ "provider": self.model.0, "id": self.model.1 })),
-            "getThinkingLevel" => Ok(json!(self.thinking)),
+            SessionOp::GetModel => Ok(json!({ "provider": self.model.0, "id": self.model.1 })),
+            SessionOp::GetThinkingLevel => Ok(json!(self.thinking)),
             other => Err(format!(
                 "{other} is not supported by KnightCode's extension host yet"
             )),
