@@ -349,13 +349,20 @@ fn waits_for_exit(until: &Value) -> bool {
 const DIALOGS: [&str; 4] = ["select", "confirm", "input", "editor"];
 
 /// Whether `line` is what a step waits for: `until` is `"response"` (to this step's id), an
-/// event type, `{"ui": method}` (with `"contains"`: a request containing that text), `"exit"`
+/// event type, `{"event": type, "contains": text}` (an event of that type containing the
+/// text), `{"ui": method}` (with `"contains"`: a request containing that text), `"exit"`
 /// (the output closes), or a list of these (any).
 fn reached(line: &Value, until: &Value, id: &str) -> bool {
     match until {
         Value::Array(any) => any.iter().any(|u| reached(line, u, id)),
         Value::String(s) if s == "response" => line["type"] == "response" && line["id"] == id,
         Value::String(s) => line["type"] == s.as_str(),
+        Value::Object(o) if o.contains_key("event") => {
+            line["type"] == o["event"]
+                && o.get("contains")
+                    .and_then(Value::as_str)
+                    .is_none_or(|text| super::check::contains(line, text))
+        }
         Value::Object(o) if o.contains_key("ui") => {
             line["type"] == "extension_ui_request"
                 && line["method"] == o["ui"]
