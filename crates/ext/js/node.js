@@ -193,6 +193,41 @@
   g.console = { log: print, info: print, warn: print, error: print, debug: print, trace: print, dir: (v) => print(inspect(v)), table: print, time() {}, timeEnd() {}, group() {}, groupEnd() {}, assert(c, ...m) { if (!c) print("Assertion failed", ...m); } };
   internal.defineHost("node:console", () => g.console);
 
+  // ---- Intl: QuickJS has none. Extensions truncate text by grapheme with
+  // `new Intl.Segmenter(undefined, { granularity: "grapheme" })`; the segments are the
+  // terminal's own (`__kc.tui.graphemes`), an escape sequence split into its characters as
+  // Intl does. Other granularities throw ERR_KC_UNSUPPORTED; other Intl classes are absent.
+  if (typeof g.Intl !== "object") {
+    class Segmenter {
+      constructor(locales, options) {
+        const granularity = (options && options.granularity) || "grapheme";
+        if (granularity !== "grapheme") throw internal.unsupported(`Intl.Segmenter({ granularity: "${granularity}" })`);
+        this.granularity = granularity;
+      }
+      resolvedOptions() { return { locale: "en-US", granularity: this.granularity }; }
+      segment(input) {
+        const text = String(input);
+        const segments = [];
+        let index = 0;
+        for (const part of kc.tui.graphemes(text)) {
+          for (const segment of part.startsWith("\x1b") ? Array.from(part) : [part]) {
+            segments.push({ segment, index, input: text });
+            index += segment.length;
+          }
+        }
+        return {
+          [Symbol.iterator]: () => segments[Symbol.iterator](),
+          containing(at = 0) {
+            const i = Number(at);
+            return segments.find((s) => i >= s.index && i < s.index + s.segment.length);
+          },
+        };
+      }
+      static supportedLocalesOf() { return ["en-US"]; }
+    }
+    g.Intl = { Segmenter };
+  }
+
   // ---- text, base64, structuredClone, AbortController ----
   if (typeof g.TextEncoder !== "function") {
     g.TextEncoder = class TextEncoder {
