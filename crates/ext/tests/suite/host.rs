@@ -346,3 +346,65 @@ export default function (pi) {
             "Body text", ["out", "err", 4]])
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn node_shims_the_npm_packages_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = load(
+        dir.path(),
+        &[(
+            "npm.ts",
+            r#"
+import { spawn } from "node:child_process";
+
+export default function (pi) {
+  pi.registerTool({
+    name: "probe", label: "probe", description: "d", parameters: { type: "object", properties: {} },
+    async execute() {
+      // pi-processes and pi-subagents truncate by grapheme at load.
+      const graphemes = [...new Intl.Segmenter(undefined, { granularity: "grapheme" }).segment("e\u0301👍🏽x")]
+        .map((s) => [s.segment.length, s.index]);
+      let word;
+      try { new Intl.Segmenter("en", { granularity: "word" }); } catch (e) { word = e.code; }
+      // pi-markdown-preview pipes its page to pandoc: `spawn(...).stdin.end(input)`.
+      const piped = await new Promise((resolve) => {
+        const child = spawn("sh", ["-c", "tr a-z A-Z"]);
+        let out = "";
+        child.stdout.on("data", (d) => { out += d.toString(); });
+        child.on("close", (code) => resolve([out, code, child.unref() === child]));
+        child.stdin.write("piped ");
+        child.stdin.end("input");
+      });
+      // pi-collaborating-agents keeps agents whose pid answers `kill(pid, 0)`.
+      let gone;
+      try { process.kill(2147483646, 0); } catch (e) { gone = e.code; }
+      const out = [graphemes, word, piped, process.kill(process.pid, 0), gone];
+      return { content: [{ type: "text", text: JSON.stringify(out) }], details: undefined };
+    },
+  });
+}
+"#,
+        )],
+    )
+    .await
+    .unwrap();
+    let tool = host.tools().remove(0);
+    let out = tool
+        .execute(
+            json!({}),
+            ToolContext::new("c", dir.path(), CancellationToken::new()),
+        )
+        .await
+        .unwrap();
+    let value: serde_json::Value = serde_json::from_str(out.content[0].as_text().unwrap()).unwrap();
+    assert_eq!(
+        value,
+        json!([
+            [[2, 0], [4, 2], [1, 6]],
+            "ERR_KC_UNSUPPORTED",
+            ["PIPED INPUT", 0, true],
+            true,
+            "ESRCH"
+        ])
+    );
+}
