@@ -356,11 +356,25 @@ async fn node_shims_the_npm_packages_use() {
             "npm.ts",
             r#"
 import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { debuglog } from "node:util";
+import { Compile } from "typebox/compile";
+import { Type } from "typebox";
 
 export default function (pi) {
   pi.registerTool({
     name: "probe", label: "probe", description: "d", parameters: { type: "object", properties: {} },
     async execute() {
+      // pi-subagents and pi-markdown-preview name runs and caches by SHA-256.
+      const hashes = [
+        createHash("sha256").update("abc").digest("hex"),
+        createHash("sha256").update("é".repeat(100)).update("x").update(new Uint8Array([1, 2, 3])).digest("base64url"),
+        createHash("sha256").digest("hex"),
+      ];
+      // pi-subagents: a silent debug log, and a compiled validator at load.
+      const log = debuglog("kc-test");
+      const validator = Compile(Type.Object({ n: Type.Number() }));
+      const checks = [log.enabled, validator.Check({ n: 1 }), validator.Check({ n: "x" }), [...validator.Errors({})].length > 0];
       // pi-processes and pi-subagents truncate by grapheme at load.
       const graphemes = [...new Intl.Segmenter(undefined, { granularity: "grapheme" }).segment("e\u0301👍🏽x")]
         .map((s) => [s.segment.length, s.index]);
@@ -378,7 +392,7 @@ export default function (pi) {
       // pi-collaborating-agents keeps agents whose pid answers `kill(pid, 0)`.
       let gone;
       try { process.kill(2147483646, 0); } catch (e) { gone = e.code; }
-      const out = [graphemes, word, piped, process.kill(process.pid, 0), gone];
+      const out = [hashes, checks, graphemes, word, piped, process.kill(process.pid, 0), gone];
       return { content: [{ type: "text", text: JSON.stringify(out) }], details: undefined };
     },
   });
@@ -400,6 +414,12 @@ export default function (pi) {
     assert_eq!(
         value,
         json!([
+            [
+                "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+                "dDWDstQmFbRM_fEcfoNdRaC7Z9LyV_FjVVb5SNjBlz8",
+                "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+            ],
+            [false, true, false, true],
             [[2, 0], [4, 2], [1, 6]],
             "ERR_KC_UNSUPPORTED",
             ["PIPED INPUT", 0, true],
