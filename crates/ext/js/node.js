@@ -555,6 +555,32 @@
   internal.defineHost("node:util", () => util);
   internal.defineHost("node:util/types", () => util.types);
 
+  // ---- async_hooks: AsyncLocalStorage without async context (QuickJS has none). The store
+  // is what `run` set while its callback runs synchronously; after the callback's first
+  // `await` it is the one outside again. Enough for extensions that scope a setting around
+  // a call and treat a missing store as "not set" (pi-web-access's proxy).
+  class AsyncLocalStorage {
+    constructor() { this.store = undefined; this.enabled = true; }
+    getStore() { return this.enabled ? this.store : undefined; }
+    run(store, callback, ...args) {
+      const outer = this.store;
+      this.store = store;
+      try { return callback(...args); } finally { this.store = outer; }
+    }
+    exit(callback, ...args) { return this.run(undefined, callback, ...args); }
+    enterWith(store) { this.store = store; }
+    disable() { this.enabled = false; this.store = undefined; }
+    static bind(fn) { return fn; }
+    static snapshot() { return (fn, ...args) => fn(...args); }
+  }
+  internal.defineHost("node:async_hooks", () => ({
+    AsyncLocalStorage,
+    AsyncResource: internal.missing("async_hooks.AsyncResource"),
+    createHook: internal.missing("async_hooks.createHook"),
+    executionAsyncId: () => 0,
+    triggerAsyncId: () => 0,
+  }));
+
   // ---- child_process ----
   function spawnResult(r, options) {
     const enc = encodingOf(options);

@@ -360,6 +360,8 @@ import { createHash } from "node:crypto";
 import { debuglog } from "node:util";
 import { Compile } from "typebox/compile";
 import { Type } from "typebox";
+import { AsyncLocalStorage } from "node:async_hooks";
+import { lookup } from "node:dns/promises";
 
 export default function (pi) {
   pi.registerTool({
@@ -375,6 +377,9 @@ export default function (pi) {
       const log = debuglog("kc-test");
       const validator = Compile(Type.Object({ n: Type.Number() }));
       const checks = [log.enabled, validator.Check({ n: 1 }), validator.Check({ n: "x" }), [...validator.Errors({})].length > 0];
+      // pi-web-access scopes its proxy setting with AsyncLocalStorage; it imports dns too.
+      const storage = new AsyncLocalStorage();
+      checks.push(storage.run("inside", () => storage.getStore()), storage.getStore() === undefined, typeof lookup);
       // pi-processes and pi-subagents truncate by grapheme at load.
       const graphemes = [...new Intl.Segmenter(undefined, { granularity: "grapheme" }).segment("e\u0301👍🏽x")]
         .map((s) => [s.segment.length, s.index]);
@@ -419,7 +424,7 @@ export default function (pi) {
                 "dDWDstQmFbRM_fEcfoNdRaC7Z9LyV_FjVVb5SNjBlz8",
                 "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
             ],
-            [false, true, false, true],
+            [false, true, false, true, "inside", true, "function"],
             [[2, 0], [4, 2], [1, 6]],
             "ERR_KC_UNSUPPORTED",
             ["PIPED INPUT", 0, true],
