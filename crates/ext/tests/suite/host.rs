@@ -352,8 +352,9 @@ async fn node_shims_the_npm_packages_use() {
     let dir = tempfile::tempdir().unwrap();
     let host = load(
         dir.path(),
-        &[(
-            "npm.ts",
+        &[
+            (
+                "npm.ts",
             r#"
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -362,6 +363,7 @@ import { Compile } from "typebox/compile";
 import { Type } from "typebox";
 import { AsyncLocalStorage } from "node:async_hooks";
 import { lookup } from "node:dns/promises";
+import Layout, { helper } from "./lib/umd.js";
 
 export default function (pi) {
   pi.registerTool({
@@ -380,6 +382,8 @@ export default function (pi) {
       // pi-web-access scopes its proxy setting with AsyncLocalStorage; it imports dns too.
       const storage = new AsyncLocalStorage();
       checks.push(storage.run("inside", () => storage.getStore()), storage.getStore() === undefined, typeof lookup);
+      // beautiful-mermaid imports elkjs, whose CommonJS exports carry a `default` of their own.
+      checks.push(new Layout().kind, helper());
       // pi-processes and pi-subagents truncate by grapheme at load.
       const graphemes = [...new Intl.Segmenter(undefined, { granularity: "grapheme" }).segment("e\u0301👍🏽x")]
         .map((s) => [s.segment.length, s.index]);
@@ -403,7 +407,12 @@ export default function (pi) {
   });
 }
 "#,
-        )],
+            ),
+            (
+                "lib/umd.js",
+                "class Layout { constructor() { this.kind = 'layout'; } }\nmodule.exports = Layout;\nLayout.default = Layout;\nLayout.helper = () => 'helped';\n",
+            ),
+        ],
     )
     .await
     .unwrap();
@@ -424,7 +433,9 @@ export default function (pi) {
                 "dDWDstQmFbRM_fEcfoNdRaC7Z9LyV_FjVVb5SNjBlz8",
                 "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
             ],
-            [false, true, false, true, "inside", true, "function"],
+            [
+                false, true, false, true, "inside", true, "function", "layout", "helped"
+            ],
             [[2, 0], [4, 2], [1, 6]],
             "ERR_KC_UNSUPPORTED",
             ["PIPED INPUT", 0, true],
