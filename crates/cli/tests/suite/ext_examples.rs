@@ -14,6 +14,8 @@
 //!   every probe must pass there (that is what makes it a probe).
 //! - `KC_EXAMPLES_ONLY=a.ts,b` runs only those examples; `KC_EXAMPLES_DUMP=1` adds the whole
 //!   output and the model requests of a failing run to its report.
+//! - `KC_EXAMPLES_AGENT=<knightcode binary>` runs that copy of ours instead of the one cargo
+//!   built (another checkout sharing the target folder may rebuild it during a long run).
 //!
 //! The corpus comes from `npm pack` into `~/.cache/knightcode-rs/npm` (kept); npm is
 //! required, and its absence fails the test.
@@ -279,8 +281,13 @@ pub fn problems(examples: &[Example], outcomes: &[Outcome], reference: bool) -> 
 pub fn agent(reference: Option<&PathBuf>, columns: &[Column]) -> (Agent, Vec<Column>) {
     match reference {
         Some(pi) => (Agent::Reference(pi.clone()), vec![Column::Original]),
+        // `KC_EXAMPLES_AGENT`: a copy of our binary, for a target folder other checkouts
+        // share (their builds replace `target/debug/knightcode` under a running test).
         None => (
-            Agent::Ours(PathBuf::from(env!("CARGO_BIN_EXE_knightcode"))),
+            Agent::Ours(std::env::var_os("KC_EXAMPLES_AGENT").map_or_else(
+                || PathBuf::from(env!("CARGO_BIN_EXE_knightcode")),
+                PathBuf::from,
+            )),
             columns.to_vec(),
         ),
     }
