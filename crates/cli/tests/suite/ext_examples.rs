@@ -232,7 +232,8 @@ pub fn run_probes(
 
 /// What is wrong with the outcomes: a probe that fails (with the reference, any; with ours,
 /// one not listed as a known failure) or a known failure that passes. Failures are also
-/// printed, with a count.
+/// printed, with a count (what `--nocapture` shows of a run whose failures are all known).
+#[allow(clippy::print_stderr)]
 pub fn problems(examples: &[Example], outcomes: &[Outcome], reference: bool) -> Vec<String> {
     let mut problems = Vec::new();
     for o in outcomes {
