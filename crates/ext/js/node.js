@@ -288,6 +288,51 @@
     if (reason !== undefined) e.cause = reason;
     return e;
   }
+  // The DOM event globals Node has (MCP's SDK builds on them): listeners by type, `once`,
+  // `handleEvent` objects, `preventDefault`; no capture or bubbling (nothing nests).
+  if (typeof g.Event !== "function") {
+    g.Event = class Event {
+      constructor(type, init) {
+        if (arguments.length === 0) throw new TypeError('The "type" argument must be specified');
+        this.type = String(type); this.bubbles = !!(init && init.bubbles); this.cancelable = !!(init && init.cancelable);
+        this.defaultPrevented = false; this.timeStamp = g.performance ? g.performance.now() : Date.now();
+        this.target = null; this.currentTarget = null;
+      }
+      preventDefault() { if (this.cancelable) this.defaultPrevented = true; }
+      stopPropagation() {}
+      stopImmediatePropagation() { this._stopped = true; }
+    };
+    g.CustomEvent = class CustomEvent extends g.Event {
+      constructor(type, init) { super(type, init); this.detail = init && init.detail !== undefined ? init.detail : null; }
+    };
+    g.EventTarget = class EventTarget {
+      addEventListener(type, listener, options) {
+        if (!listener) return;
+        const map = this._kcListeners || (this._kcListeners = new Map());
+        const list = map.get(type) || [];
+        if (list.some((l) => l.listener === listener)) return;
+        list.push({ listener, once: !!(options && typeof options === "object" && options.once) });
+        map.set(type, list);
+        const signal = options && options.signal;
+        if (signal) signal.addEventListener("abort", () => this.removeEventListener(type, listener), { once: true });
+      }
+      removeEventListener(type, listener) {
+        const list = this._kcListeners && this._kcListeners.get(type);
+        if (list) this._kcListeners.set(type, list.filter((l) => l.listener !== listener));
+      }
+      dispatchEvent(event) {
+        event.target = event.currentTarget = this;
+        const list = ((this._kcListeners && this._kcListeners.get(event.type)) || []).slice();
+        for (const l of list) {
+          if (l.once) this.removeEventListener(event.type, l.listener);
+          if (typeof l.listener === "function") l.listener.call(this, event);
+          else l.listener.handleEvent(event);
+          if (event._stopped) break;
+        }
+        return !event.defaultPrevented;
+      }
+    };
+  }
   class AbortSignal {
     constructor() { this.aborted = false; this.reason = undefined; this._listeners = []; this.onabort = null; }
     addEventListener(type, fn, opts) { if (type === "abort") this._listeners.push({ fn, once: opts && opts.once }); }

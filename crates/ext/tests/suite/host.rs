@@ -384,6 +384,14 @@ export default function (pi) {
       checks.push(storage.run("inside", () => storage.getStore()), storage.getStore() === undefined, typeof lookup);
       // beautiful-mermaid imports elkjs, whose CommonJS exports carry a `default` of their own.
       checks.push(new Layout().kind, helper());
+      // pi-mcp-adapter's MCP SDK builds on the DOM event globals.
+      const target = new EventTarget();
+      const seen = [];
+      target.addEventListener("ping", (e) => seen.push(e.detail), { once: true });
+      target.addEventListener("ping", { handleEvent: (e) => seen.push(e.type) });
+      target.dispatchEvent(new CustomEvent("ping", { detail: 1 }));
+      target.dispatchEvent(new Event("ping"));
+      checks.push(seen);
       // pi-processes and pi-subagents truncate by grapheme at load.
       const graphemes = [...new Intl.Segmenter(undefined, { granularity: "grapheme" }).segment("e\u0301👍🏽x")]
         .map((s) => [s.segment.length, s.index]);
@@ -434,7 +442,16 @@ export default function (pi) {
                 "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
             ],
             [
-                false, true, false, true, "inside", true, "function", "layout", "helped"
+                false,
+                true,
+                false,
+                true,
+                "inside",
+                true,
+                "function",
+                "layout",
+                "helped",
+                [1, "ping", "ping"]
             ],
             [[2, 0], [4, 2], [1, 6]],
             "ERR_KC_UNSUPPORTED",

@@ -184,7 +184,7 @@ pub fn write(section: Section, text: &str) {
     let joined = if tail.is_empty() {
         head
     } else {
-        format!("{}\n{NPM_MARKER}{tail}", head.trim_end())
+        format!("{}\n\n{NPM_MARKER}\n{}", head.trim_end(), tail.trim_start())
     };
     std::fs::write(path, joined).unwrap();
 }
