@@ -9,6 +9,7 @@
 //!   one commit), `settings` (the agent's `settings.json`), `replies` (the model's script:
 //!   `{"text"}`, `{"tool", "args"}`, `{"calls": [{"tool","args"}]}`), `env` (added to the
 //!   scrubbed environment).
+//! - `watchdog_secs`: the bound of this probe's run instead of 90 s (see [`watchdog`]).
 //! - `ui`: answers to RPC dialogs in order (`{"method", "value"|"confirmed"|"cancelled"}`);
 //!   an unanswered dialog is cancelled.
 //! - `checks`: see [`check`].
@@ -33,6 +34,15 @@ use serde_json::json;
 /// Upper bound of one run: a hang fails the probe instead of blocking the suite. A passing
 /// probe never gets near it, so it is not a timing assertion.
 const WATCHDOG: Duration = Duration::from_secs(90);
+
+/// The probe's bound: [`WATCHDOG`], or `"watchdog_secs"` for a probe whose extension loads
+/// a very large library on first use (pi-mermaid's `import("mermaid")`, cold, on a loaded
+/// machine).
+fn watchdog(probe: &Value) -> Duration {
+    probe["watchdog_secs"]
+        .as_u64()
+        .map_or(WATCHDOG, Duration::from_secs)
+}
 
 /// Which agent runs the probe.
 #[derive(Clone)]
@@ -252,7 +262,8 @@ pub fn run(agent: &Agent, ext: &Path, probe: &Value) -> Observed {
                     .flatten()
                     .map(|a| expand(a.as_str().unwrap(), &dirs, ext)),
             );
-            let (code, stdout, stderr, broken) = run_once(command(agent, &dirs, probe, &args));
+            let (code, stdout, stderr, broken) =
+                run_once(command(agent, &dirs, probe, &args), watchdog(probe));
             (code, stdout, stderr, Vec::new(), broken)
         }
     };
@@ -285,7 +296,7 @@ pub fn run(agent: &Agent, ext: &Path, probe: &Value) -> Observed {
 
 type Finished = (Option<i32>, String, String, Option<String>);
 
-fn run_once(mut command: Command) -> Finished {
+fn run_once(mut command: Command, limit: Duration) -> Finished {
     let child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -297,7 +308,7 @@ fn run_once(mut command: Command) -> Finished {
     std::thread::spawn(move || {
         let _ = tx.send(child.wait_with_output());
     });
-    match rx.recv_timeout(WATCHDOG) {
+    match rx.recv_timeout(limit) {
         Ok(Ok(output)) => (
             output.status.code(),
             String::from_utf8_lossy(&output.stdout).into_owned(),
@@ -443,7 +454,7 @@ fn drive_rpc(
             }
         });
         loop {
-            match rx.recv_timeout(WATCHDOG) {
+            match rx.recv_timeout(watchdog(probe)) {
                 Ok(line) => {
                     if reached(&handle(&line, &mut stdin, &mut out), &until, &id) {
                         break;
@@ -461,7 +472,7 @@ fn drive_rpc(
     drop(stdin);
     // What is still written after stdin closed is kept (no more answers are sent).
     loop {
-        match rx.recv_timeout(WATCHDOG) {
+        match rx.recv_timeout(watchdog(probe)) {
             Ok(line) => {
                 out.push_str(&line);
                 out.push('\n');
