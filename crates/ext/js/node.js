@@ -308,7 +308,21 @@
     nextTick: (fn, ...args) => { Promise.resolve().then(() => fn(...args)); },
     emitWarning: (w) => kc.print(`Warning: ${w instanceof Error ? w.message : w}\n`),
     exit: () => { throw internal.unsupported("process.exit"); },
-    kill: () => { throw internal.unsupported("process.kill"); },
+    // Through the system's `kill` (no signal op of our own): `kill(pid, 0)` asks whether the
+    // process lives, as extensions that keep registries of agents by pid do.
+    kill(pid, signal = "SIGTERM") {
+      const n = Number(pid);
+      if (!Number.isInteger(n)) throw new TypeError('The "pid" argument must be of type number');
+      const name = typeof signal === "number" ? String(signal) : String(signal).replace(/^SIG/, "");
+      const r = op(kc.spawnSync(JSON.stringify({ file: "kill", args: [`-${name}`, "--", String(n)], shell: false })));
+      if (r.status !== 0) {
+        const code = /not permitted/i.test(r.stderr) ? "EPERM" : "ESRCH";
+        const e = new Error(`kill ${code}`);
+        e.code = code; e.errno = code === "EPERM" ? -1 : -3; e.syscall = "kill";
+        throw e;
+      }
+      return true;
+    },
     stdout: stdio(1),
     stderr: stdio(2),
     stdin: { isTTY: false, fd: 0, on() { return this; }, once() { return this; }, off() { return this; }, resume() {}, pause() {}, setRawMode() {} },
@@ -590,6 +604,13 @@
     promisify, format, inspect,
     inherits(ctor, superCtor) { Object.setPrototypeOf(ctor.prototype, superCtor.prototype); Object.setPrototypeOf(ctor, superCtor); },
     deprecate: (fn) => fn,
+    // Logs to stderr when NODE_DEBUG names the section, as Node does; silent otherwise.
+    debuglog(section) {
+      const wanted = String(g.process.env.NODE_DEBUG || "").split(/[\s,]+/).some((s) => s && new RegExp(`^${s.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*")}$`, "i").test(section));
+      const log = (...args) => { if (wanted) g.process.stderr.write(`${String(section).toUpperCase()} ${g.process.pid}: ${format(...args)}\n`); };
+      log.enabled = wanted;
+      return log;
+    },
     isDeepStrictEqual: (a, b) => JSON.stringify(a) === JSON.stringify(b),
     types: { isPromise: (v) => v instanceof Promise, isDate: (v) => v instanceof Date, isRegExp: (v) => v instanceof RegExp },
     TextEncoder: g.TextEncoder, TextDecoder: g.TextDecoder,
@@ -648,21 +669,42 @@
       return new EventEmitter();
     },
     // Buffered: the child runs to its end, then its output arrives as one `data` chunk per
-    // stream, then `exit` and `close`. Enough for callers that collect output; there is no
-    // stdin and no kill yet (no streaming op).
+    // stream, then `exit` and `close`. Enough for callers that collect output. Its stdin
+    // takes what is written in the tick that spawned it (the usual `child.stdin.end(input)`)
+    // and hands it over whole when the child starts; there is no kill and no pid yet (no
+    // streaming op).
     spawn(file, args, options) {
       if (!Array.isArray(args)) { options = args; args = []; }
       const stream = () => Object.assign(new EventEmitter(), { setEncoding() { return this; }, pipe: (dest) => dest });
-      const child = Object.assign(new EventEmitter(), { stdout: stream(), stderr: stream(), stdin: null, pid: undefined, exitCode: null, signalCode: null, killed: false });
+      const input = [];
+      const stdin = Object.assign(new EventEmitter(), {
+        writable: true,
+        write(chunk, encoding, done) {
+          if (chunk !== undefined && chunk !== null) input.push(text(chunk));
+          const callback = typeof encoding === "function" ? encoding : done;
+          if (callback) queueMicrotask(callback);
+          return true;
+        },
+        end(chunk, encoding, done) {
+          if (typeof chunk === "function") return this.end(undefined, undefined, chunk);
+          this.write(chunk, encoding, done);
+          this.writable = false;
+          return this;
+        },
+        destroy() { this.writable = false; return this; },
+        setDefaultEncoding() { return this; },
+      });
+      const child = Object.assign(new EventEmitter(), { stdout: stream(), stderr: stream(), stdin, pid: undefined, exitCode: null, signalCode: null, killed: false });
       child.kill = () => false;
-      kc.exec(JSON.stringify(req(file, args, options, !!(options && options.shell)))).then(op).then((r) => {
+      child.ref = child.unref = () => child;
+      queueMicrotask(() => kc.exec(JSON.stringify({ ...req(file, args, options, !!(options && options.shell)), ...(input.length ? { input: input.join("") } : {}) })).then(op).then((r) => {
         if (r.stdout) child.stdout.emit("data", Buffer.from(r.stdout));
         if (r.stderr) child.stderr.emit("data", Buffer.from(r.stderr));
         child.stdout.emit("end"); child.stderr.emit("end");
         child.exitCode = r.status; child.signalCode = r.signal || null;
         child.emit("exit", r.status, r.signal || null);
         child.emit("close", r.status, r.signal || null);
-      }, (e) => child.emit("error", e));
+      }, (e) => child.emit("error", e)));
       return child;
     },
     fork: internal.missing("child_process.fork"),
@@ -692,7 +734,24 @@
     },
     getRandomValues(array) { for (let i = 0; i < array.length; i++) array[i] = Math.floor(Math.random() * 256); return array; },
     randomBytes(n) { return crypto.getRandomValues(Buffer.alloc(n)); },
-    createHash: internal.missing("crypto.createHash"),
+    createHash(algorithm) {
+      const name = String(algorithm).toLowerCase().replace("-", "");
+      if (name !== "sha256") throw internal.unsupported(`crypto.createHash("${algorithm}")`);
+      const parts = [];
+      const hash = {
+        update(data, encoding) {
+          parts.push(typeof data === "string" ? Buffer.from(data, encoding) : new Uint8Array(data.buffer || data, data.byteOffset || 0, data.byteLength));
+          return hash;
+        },
+        digest(encoding) {
+          const out = Buffer.from(internal.sha256(parts));
+          if (encoding === "base64url") return out.toString("base64").replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+          return encoding ? out.toString(encoding) : out;
+        },
+        copy() { const c = crypto.createHash(algorithm); for (const p of parts) c.update(p); return c; },
+      };
+      return hash;
+    },
   };
   if (typeof g.crypto !== "object") g.crypto = { randomUUID: crypto.randomUUID, getRandomValues: crypto.getRandomValues };
   internal.defineHost("node:crypto", () => crypto);

@@ -86,6 +86,9 @@
     const ns = Object.create(null);
     if (value && (typeof value === "object" || typeof value === "function")) {
       for (const key of Object.keys(value)) {
+        // `default` is `module.exports` itself, as in Node, even when the exports carry a
+        // `default` key of their own (elkjs: `module.exports = ELK; ELK.default = ELK`).
+        if (key === "default") continue;
         Object.defineProperty(ns, key, { enumerable: true, get: () => record.module.exports[key] });
       }
     }

@@ -158,7 +158,20 @@
     Errors: errors,
     Parse: internal.missing("typebox Value.Parse"),
   };
-  const typebox = { Type, Kind, OptionalKind, Value, default: Type };
+  // `typebox/compile`'s `Compile(schema)` (and `@sinclair/typebox/compiler`'s
+  // `TypeCompiler.Compile`): a validator over the same checks as `Value`, nothing compiled.
+  const Compile = (schema) => ({
+    schema: () => schema,
+    Check: (value) => Value.Check(schema, value),
+    Errors: (value) => errors(schema, value),
+    Decode(value) {
+      const found = errors(schema, value);
+      if (found.length) throw new Error(`Unable to decode value: ${found[0].message}`);
+      return value;
+    },
+    Encode: (value) => value,
+  });
+  const typebox = { Type, Kind, OptionalKind, Value, Compile, TypeCompiler: { Compile }, default: Type };
   Object.assign(typebox, Type);
   internal.Type = Type;
   internal.defineHost("typebox", () => typebox);

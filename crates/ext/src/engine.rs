@@ -31,6 +31,7 @@ type Job = Box<dyn for<'js> FnOnce(Ctx<'js>) + Send>;
 const BOOTSTRAP: &[(&str, &str)] = &[
     ("kc:runner.js", include_str!("../js/runner.js")),
     ("kc:node.js", include_str!("../js/node.js")),
+    ("kc:web.js", include_str!("../js/web.js")),
     ("kc:typebox.js", include_str!("../js/typebox.js")),
     ("kc:packages.js", include_str!("../js/packages.js")),
     ("kc:tui.js", include_str!("../js/tui.js")),

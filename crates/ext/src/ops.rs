@@ -494,14 +494,29 @@ fn spawn_sync(args: &Value) -> Value {
 /// (the JS thread's runtime does not reap children), the JS thread awaits the result.
 async fn exec_async(args: Value) -> Value {
     let mut command = command_for(&args);
-    command.stdin(std::process::Stdio::null());
+    // `input`: what `spawn`'s stdin was given, written whole on a thread of its own so a
+    // child that fills its output pipes before reading cannot deadlock against it.
+    let input = args.get("input").and_then(Value::as_str).map(str::to_owned);
+    command.stdin(if input.is_some() {
+        std::process::Stdio::piped()
+    } else {
+        std::process::Stdio::null()
+    });
     command.stdout(std::process::Stdio::piped());
     command.stderr(std::process::Stdio::piped());
     let file = str_arg(&args, "file").to_owned();
-    let child = match command.spawn() {
+    let mut child = match command.spawn() {
         Ok(child) => child,
         Err(e) => return io_error(&e, &format!("spawn {file}"), &file),
     };
+    if let (Some(text), Some(mut stdin)) = (input, child.stdin.take()) {
+        std::thread::spawn(move || {
+            use std::io::Write;
+            // A child that exits without reading its input closes the pipe: not an error
+            // of ours (Node reports EPIPE on the stream, which callers ignore).
+            let _ = stdin.write_all(text.as_bytes());
+        });
+    }
     let pid = child.id();
     let (tx, rx) = tokio::sync::oneshot::channel();
     std::thread::spawn(move || {

@@ -47,6 +47,7 @@ const NODE_BUILTINS: &[&str] = &[
     "crypto",
     "dgram",
     "dns",
+    "dns/promises",
     "events",
     "fs",
     "fs/promises",

@@ -14,6 +14,8 @@
 //!   every probe must pass there (that is what makes it a probe).
 //! - `KC_EXAMPLES_ONLY=a.ts,b` runs only those examples; `KC_EXAMPLES_DUMP=1` adds the whole
 //!   output and the model requests of a failing run to its report.
+//! - `KC_EXAMPLES_AGENT=<knightcode binary>` runs that copy of ours instead of the one cargo
+//!   built (another checkout sharing the target folder may rebuild it during a long run).
 //!
 //! The corpus comes from `npm pack` into `~/.cache/knightcode-rs/npm` (kept); npm is
 //! required, and its absence fails the test.
@@ -21,6 +23,7 @@
 pub(crate) mod check;
 pub(crate) mod corpus;
 pub(crate) mod doc;
+pub(crate) mod npm;
 pub(crate) mod probe;
 
 use std::path::Path;
@@ -71,17 +74,19 @@ pub struct Outcome {
     pub failures: Vec<String>,
 }
 
-fn probes_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suite/ext_examples/probes")
+/// The folder of a corpus's probe files, `tests/suite/<subject>/probes`.
+pub fn probes_dir(subject: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/suite/{subject}/probes"))
 }
 
-/// The probe files of `names`, and the names without one.
-fn load_examples(names: &[String]) -> (Vec<Example>, Vec<String>) {
+/// The probe files of `names` in `dir` (a `/` in a name is `+` in its file name), and the
+/// names without one.
+pub fn load_examples(dir: &Path, names: &[String]) -> (Vec<Example>, Vec<String>) {
     let mut missing = Vec::new();
     let examples = names
         .iter()
         .filter_map(|name| {
-            let path = probes_dir().join(format!("{name}.json"));
+            let path = dir.join(format!("{}.json", name.replace('/', "+")));
             let Ok(text) = std::fs::read_to_string(&path) else {
                 missing.push(name.clone());
                 return None;
@@ -167,6 +172,128 @@ fn on_path(program: &str) -> bool {
         .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
 }
 
+/// `KC_EXAMPLES_ONLY`: the entries to run, if not all.
+pub fn only() -> Option<Vec<String>> {
+    std::env::var("KC_EXAMPLES_ONLY")
+        .ok()
+        .map(|s| s.split(',').map(str::to_owned).collect())
+}
+
+/// `KC_EXAMPLES_REFERENCE`: the reference agent to run instead of ours.
+pub fn reference() -> Option<PathBuf> {
+    std::env::var_os("KC_EXAMPLES_REFERENCE").map(PathBuf::from)
+}
+
+/// Runs every probe of `examples` (those `only` names) in each of `columns`, `locate`
+/// naming the extension to load, on parallel workers; the outcomes are sorted.
+pub fn run_probes(
+    agent: &Agent,
+    examples: &[Example],
+    columns: &[Column],
+    only: Option<&[String]>,
+    locate: &(dyn Fn(&Example, Column) -> PathBuf + Sync),
+) -> Vec<Outcome> {
+    let mut queue = Vec::new();
+    for (e, example) in examples.iter().enumerate() {
+        if only.is_some_and(|o| !o.contains(&example.name)) {
+            continue;
+        }
+        for p in 0..example.probes().len() {
+            for &column in columns {
+                queue.push((e, p, column));
+            }
+        }
+    }
+    let queue = Mutex::new(queue);
+    let outcomes = Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..jobs() {
+            scope.spawn(|| {
+                loop {
+                    let Some((e, p, column)) = queue.lock().unwrap().pop() else {
+                        break;
+                    };
+                    let example = &examples[e];
+                    let failures = judge(agent, &locate(example, column), &example.probes()[p]);
+                    outcomes.lock().unwrap().push(Outcome {
+                        example: e,
+                        probe: p,
+                        column,
+                        failures,
+                    });
+                }
+            });
+        }
+    });
+    let mut outcomes = outcomes.into_inner().unwrap();
+    outcomes.sort_by_key(|o| (o.example, o.probe, o.column == Column::Rewritten));
+    outcomes
+}
+
+/// What is wrong with the outcomes: a probe that fails (with the reference, any; with ours,
+/// one not listed as a known failure) or a known failure that passes. Failures are also
+/// printed, with a count (what `--nocapture` shows of a run whose failures are all known).
+#[allow(clippy::print_stderr)]
+pub fn problems(examples: &[Example], outcomes: &[Outcome], reference: bool) -> Vec<String> {
+    let mut problems = Vec::new();
+    for o in outcomes {
+        let example = &examples[o.example];
+        let probe = &example.probes()[o.probe];
+        let label = format!(
+            "{} probe {:?}{}",
+            example.name,
+            probe["name"].as_str().unwrap_or("?"),
+            if o.column == Column::Rewritten {
+                " (rewritten imports)"
+            } else {
+                ""
+            }
+        );
+        let known = Example::known_failure(probe, o.column);
+        match (reference, known, o.failures.is_empty()) {
+            (true, _, false) | (false, None, false) => {
+                problems.push(format!("{label} fails:\n    {}", o.failures.join("\n    ")));
+            }
+            (false, Some(reason), true) => problems.push(format!(
+                "{label} passes but is listed as a known failure ({reason}); remove `known_failure` from its probe file"
+            )),
+            _ => {}
+        }
+        if !o.failures.is_empty() {
+            eprintln!(
+                "{} #{} {}: {}",
+                example.name,
+                o.probe,
+                if o.column == Column::Rewritten {
+                    "rewritten"
+                } else {
+                    "original"
+                },
+                o.failures.join(" | ")
+            );
+        }
+    }
+    let failed = outcomes.iter().filter(|o| !o.failures.is_empty()).count();
+    eprintln!("{} probe runs, {failed} failed", outcomes.len());
+    problems
+}
+
+/// The agent that runs the probes, and the columns it is judged in.
+pub fn agent(reference: Option<&PathBuf>, columns: &[Column]) -> (Agent, Vec<Column>) {
+    match reference {
+        Some(pi) => (Agent::Reference(pi.clone()), vec![Column::Original]),
+        // `KC_EXAMPLES_AGENT`: a copy of our binary, for a target folder other checkouts
+        // share (their builds replace `target/debug/knightcode` under a running test).
+        None => (
+            Agent::Ours(std::env::var_os("KC_EXAMPLES_AGENT").map_or_else(
+                || PathBuf::from(env!("CARGO_BIN_EXE_knightcode")),
+                PathBuf::from,
+            )),
+            columns.to_vec(),
+        ),
+    }
+}
+
 #[test]
 fn example_extensions_behave_as_in_the_reference() {
     let corpus = corpus::corpus();
@@ -177,7 +304,7 @@ fn example_extensions_behave_as_in_the_reference() {
         "the corpus of {} changed: {names:?}",
         corpus::VERSION
     );
-    let (examples, missing) = load_examples(&names);
+    let (examples, missing) = load_examples(&probes_dir("ext_examples"), &names);
     // A terminal test a probe file names must exist (the compatibility table cites it).
     // `"terminal": "test_name"` is in tui_examples.rs, `"file::test_name"` in file.rs.
     let terminal_tests = [
@@ -195,104 +322,26 @@ fn example_extensions_behave_as_in_the_reference() {
             );
         }
     }
-    let only: Option<Vec<String>> = std::env::var("KC_EXAMPLES_ONLY")
-        .ok()
-        .map(|s| s.split(',').map(str::to_owned).collect());
+    let only = only();
     assert!(
         only.is_some() || missing.is_empty(),
         "examples without a probe file in tests/suite/ext_examples/probes: {missing:?}"
     );
-    let reference = std::env::var_os("KC_EXAMPLES_REFERENCE").map(PathBuf::from);
-    let (agent, columns) = match &reference {
-        Some(pi) => (Agent::Reference(pi.clone()), vec![Column::Original]),
-        None => (
-            Agent::Ours(PathBuf::from(env!("CARGO_BIN_EXE_knightcode"))),
-            vec![Column::Original, Column::Rewritten],
-        ),
-    };
-    let mut queue = Vec::new();
-    for (e, example) in examples.iter().enumerate() {
-        if only.as_ref().is_some_and(|o| !o.contains(&example.name)) {
-            continue;
-        }
-        for p in 0..example.probes().len() {
-            for &column in &columns {
-                queue.push((e, p, column));
-            }
-        }
-    }
-    let queue = Mutex::new(queue);
-    let outcomes = Mutex::new(Vec::new());
-    std::thread::scope(|scope| {
-        for _ in 0..jobs() {
-            scope.spawn(|| {
-                loop {
-                    let Some((e, p, column)) = queue.lock().unwrap().pop() else {
-                        break;
-                    };
-                    let example = &examples[e];
-                    let dir = match column {
-                        Column::Original => &corpus.original,
-                        Column::Rewritten => &corpus.rewritten,
-                    };
-                    let failures = judge(&agent, &dir.join(&example.name), &example.probes()[p]);
-                    outcomes.lock().unwrap().push(Outcome {
-                        example: e,
-                        probe: p,
-                        column,
-                        failures,
-                    });
-                }
-            });
-        }
-    });
-    let mut outcomes = outcomes.into_inner().unwrap();
-    outcomes.sort_by_key(|o| (o.example, o.probe, o.column == Column::Rewritten));
-    let mut problems = Vec::new();
-    for o in &outcomes {
-        let example = &examples[o.example];
-        let probe = &example.probes()[o.probe];
-        let label = format!(
-            "{} probe {:?}{}",
-            example.name,
-            probe["name"].as_str().unwrap_or("?"),
-            if o.column == Column::Rewritten {
-                " (rewritten imports)"
-            } else {
-                ""
-            }
-        );
-        let known = Example::known_failure(probe, o.column);
-        match (&reference, known, o.failures.is_empty()) {
-            (Some(_), _, false) | (None, None, false) => {
-                problems.push(format!("{label} fails:\n    {}", o.failures.join("\n    ")));
-            }
-            (None, Some(reason), true) => problems.push(format!(
-                "{label} passes but is listed as a known failure ({reason}); remove `known_failure` from its probe file"
-            )),
-            _ => {}
-        }
-    }
+    let reference = reference();
+    let (agent, columns) = agent(reference.as_ref(), &[Column::Original, Column::Rewritten]);
+    let outcomes = run_probes(
+        &agent,
+        &examples,
+        &columns,
+        only.as_deref(),
+        &|example, column| match column {
+            Column::Original => corpus.original.join(&example.name),
+            Column::Rewritten => corpus.rewritten.join(&example.name),
+        },
+    );
     if reference.is_none() && only.is_none() && std::env::var_os("KC_WRITE_COMPAT").is_some() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/extensions-compat.md");
-        std::fs::write(path, doc::render(&examples, &outcomes)).unwrap();
+        doc::write(doc::Section::Examples, &doc::render(&examples, &outcomes));
     }
-    for o in &outcomes {
-        if !o.failures.is_empty() {
-            eprintln!(
-                "{} #{} {}: {}",
-                examples[o.example].name,
-                o.probe,
-                if o.column == Column::Rewritten {
-                    "rewritten"
-                } else {
-                    "original"
-                },
-                o.failures.join(" | ")
-            );
-        }
-    }
-    let failed = outcomes.iter().filter(|o| !o.failures.is_empty()).count();
-    eprintln!("{} probe runs, {failed} failed", outcomes.len());
+    let problems = problems(&examples, &outcomes, reference.is_some());
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

@@ -10,6 +10,7 @@ mod ext_late_provider;
 mod ext_message_end;
 mod ext_messages;
 mod ext_nested;
+mod ext_npm;
 mod ext_oauth;
 mod ext_prompt_options;
 mod ext_provider_hooks;

@@ -346,3 +346,118 @@ export default function (pi) {
             "Body text", ["out", "err", 4]])
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn node_shims_the_npm_packages_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = load(
+        dir.path(),
+        &[
+            (
+                "npm.ts",
+            r#"
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { debuglog } from "node:util";
+import { Compile } from "typebox/compile";
+import { Type } from "typebox";
+import { AsyncLocalStorage } from "node:async_hooks";
+import { lookup } from "node:dns/promises";
+import Layout, { helper } from "./lib/umd.js";
+
+export default function (pi) {
+  pi.registerTool({
+    name: "probe", label: "probe", description: "d", parameters: { type: "object", properties: {} },
+    async execute() {
+      // pi-subagents and pi-markdown-preview name runs and caches by SHA-256.
+      const hashes = [
+        createHash("sha256").update("abc").digest("hex"),
+        createHash("sha256").update("é".repeat(100)).update("x").update(new Uint8Array([1, 2, 3])).digest("base64url"),
+        createHash("sha256").digest("hex"),
+      ];
+      // pi-subagents: a silent debug log, and a compiled validator at load.
+      const log = debuglog("kc-test");
+      const validator = Compile(Type.Object({ n: Type.Number() }));
+      const checks = [log.enabled, validator.Check({ n: 1 }), validator.Check({ n: "x" }), [...validator.Errors({})].length > 0];
+      // pi-web-access scopes its proxy setting with AsyncLocalStorage; it imports dns too.
+      const storage = new AsyncLocalStorage();
+      checks.push(storage.run("inside", () => storage.getStore()), storage.getStore() === undefined, typeof lookup);
+      // beautiful-mermaid imports elkjs, whose CommonJS exports carry a `default` of their own.
+      checks.push(new Layout().kind, helper());
+      // pi-mcp-adapter's MCP SDK builds on the DOM event globals.
+      const target = new EventTarget();
+      const seen = [];
+      target.addEventListener("ping", (e) => seen.push(e.detail), { once: true });
+      target.addEventListener("ping", { handleEvent: (e) => seen.push(e.type) });
+      target.dispatchEvent(new CustomEvent("ping", { detail: 1 }));
+      target.dispatchEvent(new Event("ping"));
+      checks.push(seen);
+      // pi-processes and pi-subagents truncate by grapheme at load.
+      const graphemes = [...new Intl.Segmenter(undefined, { granularity: "grapheme" }).segment("e\u0301👍🏽x")]
+        .map((s) => [s.segment.length, s.index]);
+      let word;
+      try { new Intl.Segmenter("en", { granularity: "word" }); } catch (e) { word = e.code; }
+      // pi-markdown-preview pipes its page to pandoc: `spawn(...).stdin.end(input)`.
+      const piped = await new Promise((resolve) => {
+        const child = spawn("sh", ["-c", "tr a-z A-Z"]);
+        let out = "";
+        child.stdout.on("data", (d) => { out += d.toString(); });
+        child.on("close", (code) => resolve([out, code, child.unref() === child]));
+        child.stdin.write("piped ");
+        child.stdin.end("input");
+      });
+      // pi-collaborating-agents keeps agents whose pid answers `kill(pid, 0)`.
+      let gone;
+      try { process.kill(2147483646, 0); } catch (e) { gone = e.code; }
+      const out = [hashes, checks, graphemes, word, piped, process.kill(process.pid, 0), gone];
+      return { content: [{ type: "text", text: JSON.stringify(out) }], details: undefined };
+    },
+  });
+}
+"#,
+            ),
+            (
+                "lib/umd.js",
+                "class Layout { constructor() { this.kind = 'layout'; } }\nmodule.exports = Layout;\nLayout.default = Layout;\nLayout.helper = () => 'helped';\n",
+            ),
+        ],
+    )
+    .await
+    .unwrap();
+    let tool = host.tools().remove(0);
+    let out = tool
+        .execute(
+            json!({}),
+            ToolContext::new("c", dir.path(), CancellationToken::new()),
+        )
+        .await
+        .unwrap();
+    let value: serde_json::Value = serde_json::from_str(out.content[0].as_text().unwrap()).unwrap();
+    assert_eq!(
+        value,
+        json!([
+            [
+                "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+                "dDWDstQmFbRM_fEcfoNdRaC7Z9LyV_FjVVb5SNjBlz8",
+                "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+            ],
+            [
+                false,
+                true,
+                false,
+                true,
+                "inside",
+                true,
+                "function",
+                "layout",
+                "helped",
+                [1, "ping", "ping"]
+            ],
+            [[2, 0], [4, 2], [1, 6]],
+            "ERR_KC_UNSUPPORTED",
+            ["PIPED INPUT", 0, true],
+            true,
+            "ESRCH"
+        ])
+    );
+}

@@ -30,7 +30,7 @@ pub struct Corpus {
     pub rewritten: PathBuf,
 }
 
-fn cache_root() -> PathBuf {
+pub fn cache_root() -> PathBuf {
     if let Some(dir) = std::env::var_os("KC_EXAMPLES_CACHE") {
         return PathBuf::from(dir);
     }
@@ -40,7 +40,7 @@ fn cache_root() -> PathBuf {
     base.join("knightcode-rs").join("npm")
 }
 
-fn run(command: &mut Command, what: &str) {
+pub fn run(command: &mut Command, what: &str) {
     let output = command
         .output_within(REGISTRY_LIMIT, what)
         .unwrap_or_else(|e| panic!("{what}: cannot run it ({e}); npm and tar must be installed"));

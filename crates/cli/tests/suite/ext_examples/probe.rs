@@ -11,6 +11,7 @@
 //!   one commit), `settings` (the agent's `settings.json`), `replies` (the model's script:
 //!   `{"text"}`, `{"tool", "args"}`, `{"calls": [{"tool","args"}]}`), `env` (added to the
 //!   scrubbed environment).
+//! - `watchdog_secs`: the bound of this probe's run instead of 90 s (see [`watchdog`]).
 //! - `ui`: answers to RPC dialogs in order (`{"method", "value"|"confirmed"|"cancelled"}`);
 //!   an unanswered dialog is cancelled.
 //! - `checks`: see [`check`].
@@ -35,6 +36,15 @@ use serde_json::json;
 /// Upper bound of one run: a hang fails the probe instead of blocking the suite. A passing
 /// probe never gets near it, so it is not a timing assertion.
 const WATCHDOG: Duration = Duration::from_secs(90);
+
+/// The probe's bound: [`WATCHDOG`], or `"watchdog_secs"` for a probe whose extension loads
+/// a very large library on first use (pi-mermaid's `import("mermaid")`, cold, on a loaded
+/// machine).
+fn watchdog(probe: &Value) -> Duration {
+    probe["watchdog_secs"]
+        .as_u64()
+        .map_or(WATCHDOG, Duration::from_secs)
+}
 
 /// Which agent runs the probe.
 #[derive(Clone)]
@@ -255,7 +265,8 @@ pub fn run(agent: &Agent, ext: &Path, probe: &Value) -> Observed {
                     .flatten()
                     .map(|a| expand(a.as_str().unwrap(), &dirs, ext)),
             );
-            let (code, stdout, stderr, broken) = run_once(command(agent, &dirs, probe, &args));
+            let (code, stdout, stderr, broken) =
+                run_once(command(agent, &dirs, probe, &args), watchdog(probe));
             (code, stdout, stderr, Vec::new(), broken)
         }
     };
@@ -309,7 +320,7 @@ fn replaced_copy(ext: &Path, probe: &Value, dirs: &Dirs) -> PathBuf {
 
 type Finished = (Option<i32>, String, String, Option<String>);
 
-fn run_once(mut command: Command) -> Finished {
+fn run_once(mut command: Command, limit: Duration) -> Finished {
     let child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -321,7 +332,7 @@ fn run_once(mut command: Command) -> Finished {
     std::thread::spawn(move || {
         let _ = tx.send(child.wait_with_output());
     });
-    match rx.recv_timeout(WATCHDOG) {
+    match rx.recv_timeout(limit) {
         Ok(Ok(output)) => (
             output.status.code(),
             String::from_utf8_lossy(&output.stdout).into_owned(),
@@ -373,13 +384,20 @@ fn waits_for_exit(until: &Value) -> bool {
 const DIALOGS: [&str; 4] = ["select", "confirm", "input", "editor"];
 
 /// Whether `line` is what a step waits for: `until` is `"response"` (to this step's id), an
-/// event type, `{"ui": method}` (with `"contains"`: a request containing that text), `"exit"`
+/// event type, `{"event": type, "contains": text}` (an event of that type containing the
+/// text), `{"ui": method}` (with `"contains"`: a request containing that text), `"exit"`
 /// (the output closes), or a list of these (any).
 fn reached(line: &Value, until: &Value, id: &str) -> bool {
     match until {
         Value::Array(any) => any.iter().any(|u| reached(line, u, id)),
         Value::String(s) if s == "response" => line["type"] == "response" && line["id"] == id,
         Value::String(s) => line["type"] == s.as_str(),
+        Value::Object(o) if o.contains_key("event") => {
+            line["type"] == o["event"]
+                && o.get("contains")
+                    .and_then(Value::as_str)
+                    .is_none_or(|text| super::check::contains(line, text))
+        }
         Value::Object(o) if o.contains_key("ui") => {
             line["type"] == "extension_ui_request"
                 && line["method"] == o["ui"]
@@ -460,7 +478,7 @@ fn drive_rpc(
             }
         });
         loop {
-            match rx.recv_timeout(WATCHDOG) {
+            match rx.recv_timeout(watchdog(probe)) {
                 Ok(line) => {
                     if reached(&handle(&line, &mut stdin, &mut out), &until, &id) {
                         break;
@@ -478,7 +496,7 @@ fn drive_rpc(
     drop(stdin);
     // What is still written after stdin closed is kept (no more answers are sent).
     loop {
-        match rx.recv_timeout(WATCHDOG) {
+        match rx.recv_timeout(watchdog(probe)) {
             Ok(line) => {
                 out.push_str(&line);
                 out.push('\n');
