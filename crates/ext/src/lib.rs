@@ -16,6 +16,7 @@ pub mod discover;
 mod engine;
 mod error;
 mod fetch;
+mod fs_ops;
 mod hooks;
 mod host;
 mod js_heap;
