@@ -98,6 +98,9 @@ pub(crate) struct Shared {
     queues: Mutex<Queues>,
     /// The abort token of the run in progress.
     run: Mutex<Option<CancellationToken>>,
+    /// Set while `agent_end` is being delivered: the low-level run has ended, though the
+    /// prompt has not returned yet (see [`AgentHandle::run_ending`]).
+    pub(crate) ending: std::sync::atomic::AtomicBool,
     pub(crate) events: EventSender,
 }
 
@@ -215,6 +218,12 @@ impl AgentHandle {
     pub fn is_running(&self) -> bool {
         lock(&self.shared.run).is_some()
     }
+
+    /// Whether the run is delivering `agent_end`: its turns are over, so a message queued
+    /// now would start another run rather than join this one.
+    pub fn run_ending(&self) -> bool {
+        self.is_running() && self.shared.ending.load(std::sync::atomic::Ordering::SeqCst)
+    }
 }
 
 /// The agent: the conversation so far plus everything needed to extend it.
@@ -255,6 +264,7 @@ impl Agent {
             shared: Arc::new(Shared {
                 queues: Mutex::new(Queues::default()),
                 run: Mutex::new(None),
+                ending: std::sync::atomic::AtomicBool::new(false),
                 events,
             }),
         }

@@ -251,6 +251,9 @@ impl Agent {
         prompts: Vec<AgentMessage>,
         poll_steering: bool,
     ) -> Result<LowRun, AgentError> {
+        self.shared
+            .ending
+            .store(false, std::sync::atomic::Ordering::SeqCst);
         self.shared.events.emit(AgentEvent::AgentStart).await;
         self.shared.events.emit(AgentEvent::TurnStart).await;
         let mut messages = Vec::new();
@@ -264,6 +267,11 @@ impl Agent {
             }
             _ => false,
         };
+        // Until the next low-level run starts (a retry, or a late queued message's), the
+        // session treats this run as over (`AgentHandle::run_ending`).
+        self.shared
+            .ending
+            .store(true, std::sync::atomic::Ordering::SeqCst);
         self.shared
             .events
             .emit(AgentEvent::AgentEnd {

@@ -456,16 +456,19 @@
   function watchIterator(filename, options) {
     options = watchOptions(options);
     const id = openWatch(filename, options);
-    let pending = [], done = false;
-    const close = () => { if (!done) { done = true; kc.watchClose(id); } };
-    if (options.signal) options.signal.addEventListener("abort", close, { once: true });
+    let pending = [], done = false, aborted = false;
+    const close = () => { if (!done) { done = true; pending = []; kc.watchClose(id); } };
+    // As in Node, an abort ends the iteration with an AbortError.
+    if (options.signal) options.signal.addEventListener("abort", () => { aborted = !done; close(); }, { once: true });
+    const abortError = () => Object.assign(new Error("The operation was aborted"), { name: "AbortError", code: "ABORT_ERR" });
     return {
       async next() {
         while (pending.length === 0 && !done) {
           const batch = op(await kc.watchNext(id));
           if (batch.closed) done = true;
-          else pending = batch.events.filter((e) => !e.error);
+          else if (!done) pending = batch.events.filter((e) => !e.error);
         }
+        if (aborted) throw abortError();
         if (pending.length > 0) return { value: pending.shift(), done: false };
         return { value: undefined, done: true };
       },

@@ -201,3 +201,47 @@ fn send_user_message_expands_templates_skills_and_commands_only_when_asked() {
     assert_eq!(last_user(3), "SHOUTED loud");
     assert_eq!(last_user(4), "/shout quiet");
 }
+
+const AT_AGENT_END: &str = r#"
+export default function (pi) {
+  pi.on("agent_end", () => {
+    pi.sendMessage({ customType: "summary", content: "the run ended", display: true });
+  });
+}
+"#;
+
+/// A message sent from an `agent_end` handler without `triggerTurn` joins the conversation
+/// (as in pi, where the run is over by then); it does not start another model turn. The
+/// next prompt carries it.
+#[test]
+fn a_message_sent_at_agent_end_joins_the_conversation_without_another_turn() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![
+            ScriptedReply::text("first answer"),
+            ScriptedReply::text("second answer"),
+            ScriptedReply::text("never asked"),
+        ],
+    )
+    .unwrap();
+    let sb = sandbox(&server);
+    std::fs::write(sb.project.join("end.ts"), AT_AGENT_END).unwrap();
+    let run = knightcode(&sb, &["--mode", "json", "-e", "end.ts", "hello", "again"]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "one request per prompt: {requests:#?}");
+    let second = user_texts(&requests[1].body);
+    assert!(
+        second.iter().any(|t| t.contains("the run ended")),
+        "{second:?}"
+    );
+    let file = rpc_common::session_files(&sb.agent).pop().unwrap();
+    let text = std::fs::read_to_string(file).unwrap();
+    assert!(
+        text.lines()
+            .filter(|l| l.contains("\"custom_message\"") && l.contains("the run ended"))
+            .count()
+            >= 1,
+        "{text}"
+    );
+}

@@ -244,8 +244,20 @@ async fn busy_own_rule(
             return None;
         }
         Command::SendCustomMessage {
-            message, follow_up, ..
+            message,
+            follow_up,
+            trigger_turn,
         } => {
+            if !*trigger_turn && ctx.handle.run_ending() {
+                // Sent while the run delivers `agent_end` (its handlers): the run is over,
+                // so, as in the reference, the message joins the conversation once the run
+                // has returned instead of starting another one.
+                ctx.deferred.push(Deferred::Command(Envelope {
+                    command: command.clone(),
+                    responder,
+                }));
+                return None;
+            }
             if *follow_up {
                 ctx.handle.follow_up((**message).clone());
             } else {
