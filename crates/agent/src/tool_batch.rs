@@ -295,11 +295,18 @@ impl ToolBatch<'_> {
                 (result, clock.monotonic().saturating_sub(started))
             });
             // The first poll happens here, in the model's order, before the next call starts
-            // (see the module docs); a spawned task's first poll could come in any order.
-            let first = std::future::poll_fn(|cx| Poll::Ready(execution.as_mut().poll(cx))).await;
+            // (see the module docs); a spawned task's first poll could come in any order. A
+            // panic there is handed to the task, so it ends the call as any tool panic does.
+            let first = std::future::poll_fn(|cx| {
+                Poll::Ready(std::panic::catch_unwind(std::panic::AssertUnwindSafe(
+                    || execution.as_mut().poll(cx),
+                )))
+            })
+            .await;
             let task = match first {
-                Poll::Ready(done) => running.spawn(async move { done }),
-                Poll::Pending => running.spawn(execution),
+                Ok(Poll::Ready(done)) => running.spawn(async move { done }),
+                Ok(Poll::Pending) => running.spawn(execution),
+                Err(panic) => running.spawn(async move { std::panic::resume_unwind(panic) }),
             };
             index_of_task.insert(task.id(), index);
             slots[index] = Some(slot);

@@ -261,6 +261,45 @@ async fn parallel_calls_start_in_the_models_order_and_run_together() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_that_panics_on_its_first_step_fails_its_call_and_the_run_goes_on() {
+    // The first poll of a call happens in the loop's own task (in the model's order): a
+    // panic there must end only that call, as a panic later in the call does.
+    let crashing = tool("crashing", ExecutionMode::Parallel, |_args, _ctx| async {
+        panic!("the tool's own bug");
+    });
+    let fine = tool("fine", ExecutionMode::Parallel, |_args, _ctx| async {
+        Ok(ToolOutput::text("fine result"))
+    });
+    let provider = ScriptedProvider::new(vec![
+        reply()
+            .tool_call("c1", "crashing", json!({"text": "x"}))
+            .tool_call("c2", "fine", json!({"text": "y"}))
+            .done(),
+        text_reply("ok"),
+    ]);
+    let Setup {
+        agent, mut events, ..
+    } = setup(provider.clone(), vec![crashing, fine]);
+    let (_agent, result, seen) = run(agent, &mut events, "go").await;
+    result.unwrap();
+    let lines = describe(&seen);
+    for expected in [
+        "message_start toolResult c1 error \"The tool crashed (panicked) while running. This is a bug in the tool; the call did not complete.\"",
+        "message_start toolResult c2 \"fine result\"",
+    ] {
+        assert!(
+            lines.iter().any(|l| l == expected),
+            "{expected} missing in {lines:#?}"
+        );
+    }
+    assert_eq!(
+        provider.contexts().len(),
+        2,
+        "the run asked the model again"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn invalid_arguments_unknown_tools_and_failures_become_error_results() {
     let executed = Arc::new(Mutex::new(Vec::<String>::new()));
     let record = executed.clone();
