@@ -138,6 +138,18 @@ fn io_error(message: String) -> io::Error {
     io::Error::new(kind, message)
 }
 
+/// The strings of a JSON array (anything else: none).
+fn strings(value: &Value) -> Vec<String> {
+    value
+        .as_array()
+        .map(|list| {
+            list.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 fn path_text(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
@@ -236,14 +248,7 @@ impl FileOps for JsOperations {
                 .call("readdir", json!([path_text(path)]))
                 .await
                 .map_err(io_error)?;
-            Ok(value
-                .as_array()
-                .map(|list| {
-                    list.iter()
-                        .filter_map(|v| v.as_str().map(str::to_owned))
-                        .collect()
-                })
-                .unwrap_or_default())
+            Ok(strings(&value))
         })
     }
 
@@ -267,15 +272,7 @@ impl FileOps for JsOperations {
                 () = request.cancel.cancelled() => return Err(ToolsError::Aborted),
                 value = call => value.map_err(ToolsError::message)?,
             };
-            let paths: Vec<String> = value
-                .as_array()
-                .map(|list| {
-                    list.iter()
-                        .filter_map(|v| v.as_str().map(str::to_owned))
-                        .collect()
-                })
-                .unwrap_or_default();
-            Ok(GlobOutput::from(paths))
+            Ok(GlobOutput::from(strings(&value)))
         })
     }
 }
@@ -367,18 +364,10 @@ impl BuiltinRun {
             tool_call_id: text("toolCallId"),
             params: args.get("params").cloned().unwrap_or(json!({})),
             spawn: args.get("spawn").cloned().filter(|v| !v.is_null()),
-            operations: args.get("operations").and_then(Value::as_u64).map(|h| {
-                let methods = args
-                    .get("methods")
-                    .and_then(Value::as_array)
-                    .map(|l| {
-                        l.iter()
-                            .filter_map(|v| v.as_str().map(str::to_owned))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                (h, methods)
-            }),
+            operations: args
+                .get("operations")
+                .and_then(Value::as_u64)
+                .map(|h| (h, strings(&args["methods"]))),
             run: args.get("run").and_then(Value::as_u64).unwrap_or(0),
             js_updates: args.get("jsUpdates").and_then(Value::as_bool) == Some(true),
             auto_resize_images: args.get("autoResizeImages").and_then(Value::as_bool)
