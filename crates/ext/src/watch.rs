@@ -131,6 +131,10 @@ impl Watches {
     /// directory, watch '<path>'`).
     fn open(&self, path: &str, recursive: bool) -> Value {
         let root = PathBuf::from(path);
+        // notify reports a missing path only on some platforms; Node always does.
+        if let Err(error) = std::fs::metadata(&root) {
+            return crate::ops::io_error(&error, "watch", path);
+        }
         let queue = Arc::new(Queue::default());
         let sink = Arc::clone(&queue);
         let handler_root = root.clone();
@@ -152,10 +156,6 @@ impl Watches {
             Ok(watcher) => watcher,
             Err(error) => return watch_error(&error, path),
         };
-        // notify reports a missing path only on some platforms; Node always does.
-        if let Err(error) = std::fs::metadata(&root) {
-            return crate::ops::io_error(&error, "watch", path);
-        }
         let mode = if recursive {
             RecursiveMode::Recursive
         } else {
