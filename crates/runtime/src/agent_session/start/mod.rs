@@ -89,7 +89,7 @@ impl AgentSession {
             &mut notices,
         )
         .await?;
-        record_selection(&mut session, &setup, &chosen.model, chosen.thinking)?;
+        record_selection(&mut session, &setup, &chosen)?;
         let model_port_registry = extension_host.as_ref().map(|_| registry.clone());
         let (ops, model, thinking, resolved) = ops_state(
             &setup,
@@ -270,6 +270,7 @@ fn ops_state(
         runtime_keys,
         cli,
         scope,
+        ..
     } = chosen;
     let mut ops = operations::OpsState::new(
         setup,

@@ -29,6 +29,9 @@ pub(super) struct ChosenModel {
     /// The model and level the command line named, for later model switches.
     pub(super) cli: (Option<Model>, Option<ThinkingLevel>),
     pub(super) scope: Vec<model_select::ScopedModel>,
+    /// The model and level the session file last recorded (step 5 records what changed).
+    restored_model: Option<knightcode_session::ModelRef>,
+    restored_thinking: Option<ThinkingLevel>,
 }
 
 /// Step 4: the model (command line, the resumed session's, the scope's first, the saved
@@ -162,6 +165,8 @@ pub(super) async fn choose_model(
         runtime_keys,
         cli,
         scope,
+        restored_model,
+        restored_thinking,
     })
 }
 
@@ -178,19 +183,18 @@ fn no_model_message(agent_dir: &Path) -> String {
 pub(super) fn record_selection(
     session: &mut SessionManager,
     setup: &SessionSetup,
-    model: &Model,
-    thinking: ThinkingLevel,
+    chosen: &ChosenModel,
 ) -> Result<()> {
-    let restored_model = session.build_context().model;
-    let restored_thinking = restored_thinking_level(session).flatten();
-    let model_changed = restored_model
+    let model = &chosen.model;
+    let model_changed = chosen
+        .restored_model
         .as_ref()
         .is_none_or(|m| m.provider != model.provider || m.model_id != model.id);
     if model_changed {
         session.append_model_change(&model.provider, &model.id)?;
     }
-    if restored_thinking != Some(thinking) {
-        session.append_thinking_level_change(thinking.as_str())?;
+    if chosen.restored_thinking != Some(chosen.thinking) {
+        session.append_thinking_level_change(chosen.thinking.as_str())?;
     }
     if let Some(name) = &setup.name {
         session.set_session_name(name)?;
