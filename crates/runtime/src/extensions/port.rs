@@ -194,14 +194,62 @@ impl SessionPort for Port {
         })
     }
 
+    /// Each operation goes to its family's handler; the table names every operation, so a
+    /// new one does not compile until it has a home here.
     fn call(&self, op: SessionOp, args: Value) -> Result<Value, String> {
-        if let Some(result) = self.state_call(op, &args) {
-            return result;
+        use SessionOp as Op;
+        match op {
+            Op::HasUi
+            | Op::UiComponent
+            | Op::UiTerminal
+            | Op::GetEditorText
+            | Op::IsProjectTrusted
+            | Op::GetSystemPrompt
+            | Op::GetSystemPromptOptions
+            | Op::IsIdle
+            | Op::HasPendingMessages
+            | Op::GetContextUsage
+            | Op::Abort
+            | Op::Shutdown
+            // Before the session reported a selection, the model the port started with.
+            | Op::GetModel
+            | Op::GetThinkingLevel => self
+                .state_call(op, &args)
+                .unwrap_or_else(|| self.session_file_call(op, &args)),
+            Op::SendUserMessage
+            | Op::SendMessage
+            | Op::SetModel
+            | Op::SetThinkingLevel
+            | Op::RegisterProvider
+            | Op::UnregisterProvider
+            | Op::RefreshTools
+            | Op::GetActiveTools
+            | Op::SetActiveTools => self.action(op, &args),
+            Op::GetEntries
+            | Op::GetBranch
+            | Op::GetLeafId
+            | Op::GetSessionFile
+            | Op::GetSessionId
+            | Op::GetHeader
+            | Op::GetSessionName
+            | Op::SetSessionName
+            | Op::SetLabel
+            | Op::AppendMessage
+            | Op::AppendEntry
+            | Op::AppendCustomMessageEntry => self.session_file_call(op, &args),
+            // Answered later: `call_async`.
+            Op::Ui
+            | Op::WaitForIdle
+            | Op::NewSession
+            | Op::SwitchSession
+            | Op::Fork
+            | Op::NavigateTree
+            | Op::Reload
+            | Op::ReloadContext
+            | Op::Compact => Err(format!(
+                "{op} is not supported by KnightCode's extension host yet"
+            )),
         }
-        if let Some(result) = self.action_call(op, &args) {
-            return result;
-        }
-        self.session_file_call(op, &args)
     }
 }
 
@@ -280,25 +328,7 @@ impl Port {
     }
 
     /// What extensions ask the session to do (`pi.sendUserMessage`, `pi.setModel`,
-    /// `pi.registerProvider`, `pi.setActiveTools`, …); `None` for other ops.
-    fn action_call(&self, op: SessionOp, args: &Value) -> Option<Result<Value, String>> {
-        if !matches!(
-            op,
-            SessionOp::SendUserMessage
-                | SessionOp::SendMessage
-                | SessionOp::SetModel
-                | SessionOp::SetThinkingLevel
-                | SessionOp::RegisterProvider
-                | SessionOp::UnregisterProvider
-                | SessionOp::RefreshTools
-                | SessionOp::GetActiveTools
-                | SessionOp::SetActiveTools
-        ) {
-            return None;
-        }
-        Some(self.action(op, args))
-    }
-
+    /// `pi.registerProvider`, `pi.setActiveTools`, …).
     fn action(&self, op: SessionOp, args: &Value) -> Result<Value, String> {
         match op {
             SessionOp::SendUserMessage => {
