@@ -29,10 +29,22 @@ pub(crate) fn unsupported(op: &str) -> String {
     format!("{op} is not supported by KnightCode's extension host yet")
 }
 
-/// One session operation, by the name JS calls it with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// One session operation, by the name JS calls it with (camelCase of the variant).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    strum::EnumIter,
+    strum::EnumString,
+    strum::IntoStaticStr,
+)]
+#[strum(serialize_all = "camelCase")]
 pub enum SessionOp {
     // The UI and the run's state.
+    #[strum(serialize = "hasUI")]
     HasUi,
     Ui,
     UiComponent,
@@ -83,106 +95,18 @@ pub enum SessionOp {
 
 impl SessionOp {
     /// Every operation, in declaration order.
-    pub const ALL: [Self; 44] = [
-        Self::HasUi,
-        Self::Ui,
-        Self::UiComponent,
-        Self::UiTerminal,
-        Self::GetEditorText,
-        Self::IsProjectTrusted,
-        Self::GetSystemPrompt,
-        Self::GetSystemPromptOptions,
-        Self::IsIdle,
-        Self::HasPendingMessages,
-        Self::GetContextUsage,
-        Self::GetModel,
-        Self::GetThinkingLevel,
-        Self::GetActiveTools,
-        Self::Abort,
-        Self::Shutdown,
-        Self::WaitForIdle,
-        Self::SendUserMessage,
-        Self::SendMessage,
-        Self::SetModel,
-        Self::SetThinkingLevel,
-        Self::RegisterProvider,
-        Self::UnregisterProvider,
-        Self::RefreshTools,
-        Self::SetActiveTools,
-        Self::Compact,
-        Self::Reload,
-        Self::ReloadContext,
-        Self::NewSession,
-        Self::SwitchSession,
-        Self::Fork,
-        Self::NavigateTree,
-        Self::GetEntries,
-        Self::GetBranch,
-        Self::GetLeafId,
-        Self::GetSessionFile,
-        Self::GetSessionId,
-        Self::GetHeader,
-        Self::GetSessionName,
-        Self::SetSessionName,
-        Self::SetLabel,
-        Self::AppendMessage,
-        Self::AppendEntry,
-        Self::AppendCustomMessageEntry,
-    ];
+    pub fn all() -> impl Iterator<Item = Self> {
+        <Self as strum::IntoEnumIterator>::iter()
+    }
 
     /// The name JS calls the operation by.
     pub fn name(self) -> &'static str {
-        match self {
-            Self::HasUi => "hasUI",
-            Self::Ui => "ui",
-            Self::UiComponent => "uiComponent",
-            Self::UiTerminal => "uiTerminal",
-            Self::GetEditorText => "getEditorText",
-            Self::IsProjectTrusted => "isProjectTrusted",
-            Self::GetSystemPrompt => "getSystemPrompt",
-            Self::GetSystemPromptOptions => "getSystemPromptOptions",
-            Self::IsIdle => "isIdle",
-            Self::HasPendingMessages => "hasPendingMessages",
-            Self::GetContextUsage => "getContextUsage",
-            Self::GetModel => "getModel",
-            Self::GetThinkingLevel => "getThinkingLevel",
-            Self::GetActiveTools => "getActiveTools",
-            Self::Abort => "abort",
-            Self::Shutdown => "shutdown",
-            Self::WaitForIdle => "waitForIdle",
-            Self::SendUserMessage => "sendUserMessage",
-            Self::SendMessage => "sendMessage",
-            Self::SetModel => "setModel",
-            Self::SetThinkingLevel => "setThinkingLevel",
-            Self::RegisterProvider => "registerProvider",
-            Self::UnregisterProvider => "unregisterProvider",
-            Self::RefreshTools => "refreshTools",
-            Self::SetActiveTools => "setActiveTools",
-            Self::Compact => "compact",
-            Self::Reload => "reload",
-            Self::ReloadContext => "reloadContext",
-            Self::NewSession => "newSession",
-            Self::SwitchSession => "switchSession",
-            Self::Fork => "fork",
-            Self::NavigateTree => "navigateTree",
-            Self::GetEntries => "getEntries",
-            Self::GetBranch => "getBranch",
-            Self::GetLeafId => "getLeafId",
-            Self::GetSessionFile => "getSessionFile",
-            Self::GetSessionId => "getSessionId",
-            Self::GetHeader => "getHeader",
-            Self::GetSessionName => "getSessionName",
-            Self::SetSessionName => "setSessionName",
-            Self::SetLabel => "setLabel",
-            Self::AppendMessage => "appendMessage",
-            Self::AppendEntry => "appendEntry",
-            Self::AppendCustomMessageEntry => "appendCustomMessageEntry",
-        }
+        self.into()
     }
 
     /// The operation JS named; `None` for a name this host does not have.
     pub fn parse(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|op| op.name() == name)
+        name.parse().ok()
     }
 }
 

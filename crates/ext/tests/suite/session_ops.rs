@@ -46,9 +46,8 @@ fn the_js_side_calls_exactly_the_session_operations_rust_defines() {
             }
         }
     }
-    let unused: Vec<&str> = SessionOp::ALL
-        .iter()
-        .map(|op| op.name())
+    let unused: Vec<&str> = SessionOp::all()
+        .map(SessionOp::name)
         .filter(|name| !used.contains(*name))
         .collect();
     assert!(
@@ -56,7 +55,7 @@ fn the_js_side_calls_exactly_the_session_operations_rust_defines() {
         "defined but never called from JS: {unused:?}"
     );
     // Names are unique and round-trip.
-    for op in SessionOp::ALL {
+    for op in SessionOp::all() {
         assert_eq!(SessionOp::parse(op.name()), Some(op));
     }
 }
