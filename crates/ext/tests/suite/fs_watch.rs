@@ -3,12 +3,10 @@
 
 use std::sync::Arc;
 
-use knightcode_agent::ToolContext;
 use knightcode_ext::ExtensionHost;
 use knightcode_ext::HostConfig;
 use serde_json::Value;
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
 
 /// A tool whose body is `body` (an async function of `dir`, the test's folder, returning
 /// what the tool answers); `waitFor(what, register)` resolves with the first value a
@@ -53,15 +51,7 @@ async fn run(body: &str) -> Value {
     )
     .await
     .unwrap();
-    let tool = host.tools().remove(0);
-    let out = tool
-        .execute(
-            json!({}),
-            ToolContext::new("c", dir.path(), CancellationToken::new()),
-        )
-        .await
-        .unwrap();
-    serde_json::from_str(out.content[0].as_text().unwrap()).unwrap()
+    crate::common::probe_result(&host, dir.path()).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -330,15 +330,7 @@ export default function (pi) {
     )
     .await
     .unwrap();
-    let tool = host.tools().remove(0);
-    let out = tool
-        .execute(
-            json!({}),
-            ToolContext::new("c", dir.path(), CancellationToken::new()),
-        )
-        .await
-        .unwrap();
-    let value: serde_json::Value = serde_json::from_str(out.content[0].as_text().unwrap()).unwrap();
+    let value = crate::common::probe_result(&host, dir.path()).await;
     assert_eq!(
         value,
         json!(["ctrl+alt+p", "ctrl+shift+u", "escape", "/",
@@ -424,15 +416,7 @@ export default function (pi) {
     )
     .await
     .unwrap();
-    let tool = host.tools().remove(0);
-    let out = tool
-        .execute(
-            json!({}),
-            ToolContext::new("c", dir.path(), CancellationToken::new()),
-        )
-        .await
-        .unwrap();
-    let value: serde_json::Value = serde_json::from_str(out.content[0].as_text().unwrap()).unwrap();
+    let value = crate::common::probe_result(&host, dir.path()).await;
     assert_eq!(
         value,
         json!([

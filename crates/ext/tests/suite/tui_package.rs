@@ -9,12 +9,9 @@ use std::path::Path;
 use std::path::PathBuf;
 use std::process::Command;
 
-use knightcode_agent::ToolContext;
 use knightcode_ext::ExtensionHost;
 use knightcode_ext::HostConfig;
 use serde_json::Value;
-use serde_json::json;
-use tokio_util::sync::CancellationToken;
 
 const PI_TUI: &str = "@mariozechner/pi-tui@0.73.1";
 const CASES: &str = include_str!("tui_package/cases.mjs");
@@ -144,15 +141,7 @@ export default function (pi) {
     })
     .await
     .unwrap();
-    let tool = host.tools().remove(0);
-    let out = tool
-        .execute(
-            json!({}),
-            ToolContext::new("c", dir, CancellationToken::new()),
-        )
-        .await
-        .unwrap();
-    serde_json::from_str(out.content[0].as_text().unwrap()).unwrap()
+    crate::common::probe_result(&host, dir).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
