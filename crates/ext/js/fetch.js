@@ -1,6 +1,6 @@
-// `fetch`, `Headers`, `Response` (bodies read chunk by chunk: `response.body` is
-// async-iterable and has `getReader()`), a `FormData` for `instanceof` checks and a small
-// `ReadableStream`, over the `fetch` ops (`src/fetch.rs`). Enough for OAuth token exchanges,
+// `fetch`, `Headers`, `Response` (bodies read chunk by chunk: `response.body` is a web
+// `ReadableStream`), `Blob`/`File` and a `FormData` sent as multipart, over the `fetch` ops
+// (`src/fetch.rs`). Enough for OAuth token exchanges,
 // JSON APIs and SDKs reading server-sent events (the Anthropic SDK).
 (function (g) {
   "use strict";
@@ -28,26 +28,19 @@
     [Symbol.iterator]() { return this.map.entries(); }
   }
   const fromBase64 = (b64) => { const s = g.atob(b64); const out = new Uint8Array(s.length); for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i); return out; };
-  // A response body read from Rust chunk by chunk: async-iterable and with `getReader()`.
-  class BodyStream {
-    constructor(id) { this.id = id; this.done = false; this.locked = false; }
-    async next() {
-      if (this.done) return { done: true, value: undefined };
-      const b64 = op(await kc.fetchRead(this.id));
-      if (b64 === null) { this.done = true; return { done: true, value: undefined }; }
-      return { done: false, value: fromBase64(b64) };
-    }
-    async cancel() { this.done = true; kc.fetchClose(this.id); }
-    getReader() {
-      this.locked = true;
-      return { read: () => this.next(), cancel: () => this.cancel(), releaseLock: () => { this.locked = false; }, closed: Promise.resolve() };
-    }
-    [Symbol.asyncIterator]() { return { next: () => this.next(), return: async () => { await this.cancel(); return { done: true, value: undefined }; }, [Symbol.asyncIterator]() { return this; } }; }
-  }
+  // A response body read from Rust chunk by chunk, as a web ReadableStream (`js/stream.js`):
+  // async-iterable, `getReader()`, `pipeThrough` (SDKs decode server-sent events with it).
+  const bodyStream = (id) => new g.ReadableStream({
+    async pull(controller) {
+      const b64 = op(await kc.fetchRead(id));
+      if (b64 === null) controller.close(); else controller.enqueue(fromBase64(b64));
+    },
+    cancel() { kc.fetchClose(id); },
+  });
   class Response {
     constructor(body, init) {
       const o = init || {};
-      this._stream = body instanceof BodyStream ? body : null;
+      this._stream = body instanceof g.ReadableStream ? body : null;
       this._body = this._stream ? null : body === undefined || body === null ? "" : String(body);
       this.status = o.status === undefined ? 200 : o.status;
       this.statusText = o.statusText || "";
@@ -64,7 +57,8 @@
       if (!this._stream) return new TextEncoder().encode(this._body);
       const parts = [];
       let length = 0;
-      for (;;) { const r = await this._stream.next(); if (r.done) break; parts.push(r.value); length += r.value.length; }
+      const reader = this._stream.getReader();
+      for (;;) { const r = await reader.read(); if (r.done) break; parts.push(r.value); length += r.value.length; }
       const out = new Uint8Array(length);
       let at = 0;
       for (const p of parts) { out.set(p, at); at += p.length; }
@@ -106,34 +100,6 @@
     entries() { return this.entries_[Symbol.iterator](); }
     [Symbol.iterator]() { return this.entries(); }
   }
-  // A small ReadableStream for code that builds one from a source (`start`/`pull`).
-  class ReadableStream {
-    constructor(source) {
-      this.source = source || {};
-      this.queue = [];
-      this.closed = false;
-      this.locked = false;
-      const controller = { enqueue: (v) => this.queue.push(v), close: () => { this.closed = true; }, error: (e) => { this.failure = e; } };
-      this.controller = controller;
-      this.started = Promise.resolve(this.source.start && this.source.start(controller));
-    }
-    async next() {
-      await this.started;
-      while (this.queue.length === 0 && !this.closed && !this.failure) {
-        if (!this.source.pull) { this.closed = true; break; }
-        await this.source.pull(this.controller);
-      }
-      if (this.failure) throw this.failure;
-      if (this.queue.length > 0) return { done: false, value: this.queue.shift() };
-      return { done: true, value: undefined };
-    }
-    async cancel(reason) { this.closed = true; if (this.source.cancel) await this.source.cancel(reason); }
-    getReader() {
-      this.locked = true;
-      return { read: () => this.next(), cancel: (r) => this.cancel(r), releaseLock: () => { this.locked = false; }, closed: Promise.resolve() };
-    }
-    [Symbol.asyncIterator]() { return { next: () => this.next(), return: async () => { await this.cancel(); return { done: true, value: undefined }; }, [Symbol.asyncIterator]() { return this; } }; }
-  }
   // The request body as the `fetch` op takes it: text, or bytes as base64 (typed arrays,
   // Blob/File, FormData as multipart, streams and async iterables read to the end), and
   // the content type the body implies when the caller set none.
@@ -169,7 +135,7 @@
     if (body instanceof Blob) { typed(body.type); return { bodyBase64: base64(body.bytes_) }; }
     if (body instanceof FormData) { const m = multipart(body); typed(m.type); return { bodyBase64: base64(m.bytes) }; }
     if (body instanceof ArrayBuffer || ArrayBuffer.isView(body)) return { bodyBase64: base64(bytesOf(body)) };
-    const iterable = body instanceof ReadableStream ? body : body && typeof body[Symbol.asyncIterator] === "function" ? body : null;
+    const iterable = body instanceof g.ReadableStream ? body : body && typeof body[Symbol.asyncIterator] === "function" ? body : null;
     if (iterable) {
       const chunks = [];
       for await (const chunk of iterable) chunks.push(bytesOf(chunk));
@@ -185,7 +151,7 @@
     new Headers(o.headers).forEach((v, k) => { headers[k] = v; });
     const body = await requestBody(o.body, headers);
     const r = op(await kc.fetch(JSON.stringify(Object.assign({ url, method: o.method || "GET", headers }, body))));
-    const stream = new BodyStream(r.bodyId);
+    const stream = bodyStream(r.bodyId);
     if (o.signal) o.signal.addEventListener("abort", () => { stream.cancel(); });
     return new Response(stream, { status: r.status, statusText: r.statusText, headers: r.headers, url: r.url });
   }
@@ -195,5 +161,4 @@
   g.FormData = g.FormData || FormData;
   g.Blob = g.Blob || Blob;
   g.File = g.File || File;
-  g.ReadableStream = g.ReadableStream || ReadableStream;
 })(globalThis);

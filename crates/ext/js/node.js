@@ -308,20 +308,11 @@
     nextTick: (fn, ...args) => { Promise.resolve().then(() => fn(...args)); },
     emitWarning: (w) => kc.print(`Warning: ${w instanceof Error ? w.message : w}\n`),
     exit: () => { throw internal.unsupported("process.exit"); },
-    // Through the system's `kill` (no signal op of our own): `kill(pid, 0)` asks whether the
-    // process lives, as extensions that keep registries of agents by pid do.
+    // `kill(pid, 0)` asks whether the process lives, as extensions that keep registries of
+    // agents by pid do; a negative pid signals a process group.
     kill(pid, signal = "SIGTERM") {
-      const n = Number(pid);
-      if (!Number.isInteger(n)) throw new TypeError('The "pid" argument must be of type number');
-      const name = typeof signal === "number" ? String(signal) : String(signal).replace(/^SIG/, "");
-      const r = op(kc.spawnSync(JSON.stringify({ file: "kill", args: [`-${name}`, "--", String(n)], shell: false })));
-      if (r.status !== 0) {
-        const code = /not permitted/i.test(r.stderr) ? "EPERM" : "ESRCH";
-        const e = new Error(`kill ${code}`);
-        e.code = code; e.errno = code === "EPERM" ? -1 : -3; e.syscall = "kill";
-        throw e;
-      }
-      return true;
+      if (!Number.isInteger(Number(pid))) throw new TypeError('The "pid" argument must be of type number');
+      return op(kc.kill(Number(pid), JSON.stringify(signal)));
     },
     stdout: stdio(1),
     stderr: stdio(2),
@@ -331,32 +322,11 @@
     getgid: () => 0,
   });
   g.process = process;
+  // Node's old name for the global object (CommonJS code such as cross-spawn's reads it).
+  if (typeof g.global !== "object") g.global = g;
   internal.defineHost("node:process", () => process);
 
-  // ---- Buffer (UTF-8, base64, hex; enough for the examples) ----
-  class Buffer extends Uint8Array {
-    static from(value, encoding) {
-      if (typeof value === "string") {
-        if (encoding === "base64") { const s = g.atob(value); const b = new Buffer(s.length); for (let i = 0; i < s.length; i++) b[i] = s.charCodeAt(i); return b; }
-        if (encoding === "hex") { const b = new Buffer(value.length >> 1); for (let i = 0; i < b.length; i++) b[i] = parseInt(value.substr(i * 2, 2), 16); return b; }
-        const bytes = new g.TextEncoder().encode(value);
-        const b = new Buffer(bytes.length); b.set(bytes); return b;
-      }
-      if (value instanceof ArrayBuffer) { const b = new Buffer(value.byteLength); b.set(new Uint8Array(value)); return b; }
-      const b = new Buffer(value.length); b.set(value); return b;
-    }
-    static alloc(n, fill = 0) { const b = new Buffer(n); b.fill(fill); return b; }
-    static isBuffer(v) { return v instanceof Buffer; }
-    static byteLength(s) { return typeof s === "string" ? new g.TextEncoder().encode(s).length : s.length; }
-    static concat(list) { const n = list.reduce((a, b) => a + b.length, 0); const out = new Buffer(n); let o = 0; for (const b of list) { out.set(b, o); o += b.length; } return out; }
-    toString(encoding) {
-      if (encoding === "base64") { let s = ""; for (const x of this) s += String.fromCharCode(x); return g.btoa(s); }
-      if (encoding === "hex") return Array.from(this, (x) => x.toString(16).padStart(2, "0")).join("");
-      return new g.TextDecoder().decode(this);
-    }
-  }
-  g.Buffer = Buffer;
-  internal.defineHost("node:buffer", () => ({ Buffer }));
+  // `Buffer` is js/buffer.js's global (evaluated next; used here only inside functions).
   const decode = (data, encoding) => (data === null || data === undefined ? null : encoding ? data : Buffer.from(data));
 
   // ---- fs ----
@@ -621,101 +591,6 @@
   };
   internal.defineHost("node:util", () => util);
   internal.defineHost("node:util/types", () => util.types);
-
-  // ---- child_process ----
-  function spawnResult(r, options) {
-    const enc = encodingOf(options);
-    return { pid: 0, status: r.status, signal: r.signal, stdout: decode(r.stdout, enc === "buffer" ? undefined : enc), stderr: decode(r.stderr, enc === "buffer" ? undefined : enc), output: [null, r.stdout, r.stderr] };
-  }
-  function execError(command, r) {
-    const e = new Error(`Command failed: ${command}\n${r.stderr}`);
-    e.status = r.status; e.signal = r.signal; e.stdout = r.stdout; e.stderr = r.stderr; e.code = r.status;
-    return e;
-  }
-  // Node's `stdio` option as three slots ("pipe", "inherit" or "ignore").
-  const stdioOf = (stdio) => {
-    const one = (v) => (v === "inherit" || v === 0 || v === 1 || v === 2 || v === g.process.stdin || v === g.process.stdout || v === g.process.stderr ? "inherit" : v === "ignore" ? "ignore" : "pipe");
-    if (typeof stdio === "string") return [one(stdio), one(stdio), one(stdio)];
-    if (Array.isArray(stdio)) return [0, 1, 2].map((n) => one(stdio[n]));
-    return undefined;
-  };
-  const req = (file, args, options, shell) => ({ file, args: args || [], cwd: options && options.cwd ? pathOf(options.cwd) : cwd, env: options && options.env, input: options && options.input !== undefined ? text(options.input) : undefined, shell, timeout: options && options.timeout, stdio: stdioOf(options && options.stdio) });
-  const child_process = {
-    spawnSync(file, args, options) {
-      if (!Array.isArray(args)) { options = args; args = []; }
-      return spawnResult(op(kc.spawnSync(JSON.stringify(req(file, args, options, !!(options && options.shell))))), options);
-    },
-    execSync(command, options) {
-      const r = op(kc.spawnSync(JSON.stringify(req(command, [], options, true))));
-      if (r.status !== 0) throw execError(command, r);
-      const enc = encodingOf(options);
-      return enc && enc !== "buffer" ? r.stdout : Buffer.from(r.stdout);
-    },
-    execFileSync(file, args, options) {
-      if (!Array.isArray(args)) { options = args; args = []; }
-      const r = op(kc.spawnSync(JSON.stringify(req(file, args, options, !!(options && options.shell)))));
-      if (r.status !== 0) throw execError([file, ...args].join(" "), r);
-      const enc = encodingOf(options);
-      return enc && enc !== "buffer" ? r.stdout : Buffer.from(r.stdout);
-    },
-    exec(command, options, callback) {
-      if (typeof options === "function") { callback = options; options = {}; }
-      const p = kc.exec(JSON.stringify(req(command, [], options, true))).then(op);
-      p.then((r) => { if (callback) callback(r.status === 0 ? null : execError(command, r), r.stdout, r.stderr); }, (e) => callback && callback(e, "", ""));
-      return new EventEmitter();
-    },
-    execFile(file, args, options, callback) {
-      if (typeof args === "function") { callback = args; args = []; options = {}; }
-      if (typeof options === "function") { callback = options; options = {}; }
-      const p = kc.exec(JSON.stringify(req(file, args, options, false))).then(op);
-      p.then((r) => { if (callback) callback(r.status === 0 ? null : execError(file, r), r.stdout, r.stderr); }, (e) => callback && callback(e, "", ""));
-      return new EventEmitter();
-    },
-    // Buffered: the child runs to its end, then its output arrives as one `data` chunk per
-    // stream, then `exit` and `close`. Enough for callers that collect output. Its stdin
-    // takes what is written in the tick that spawned it (the usual `child.stdin.end(input)`)
-    // and hands it over whole when the child starts; there is no kill and no pid yet (no
-    // streaming op).
-    spawn(file, args, options) {
-      if (!Array.isArray(args)) { options = args; args = []; }
-      const stream = () => Object.assign(new EventEmitter(), { setEncoding() { return this; }, pipe: (dest) => dest });
-      const input = [];
-      const stdin = Object.assign(new EventEmitter(), {
-        writable: true,
-        write(chunk, encoding, done) {
-          if (chunk !== undefined && chunk !== null) input.push(text(chunk));
-          const callback = typeof encoding === "function" ? encoding : done;
-          if (callback) queueMicrotask(callback);
-          return true;
-        },
-        end(chunk, encoding, done) {
-          if (typeof chunk === "function") return this.end(undefined, undefined, chunk);
-          this.write(chunk, encoding, done);
-          this.writable = false;
-          return this;
-        },
-        destroy() { this.writable = false; return this; },
-        setDefaultEncoding() { return this; },
-      });
-      const child = Object.assign(new EventEmitter(), { stdout: stream(), stderr: stream(), stdin, pid: undefined, exitCode: null, signalCode: null, killed: false });
-      child.kill = () => false;
-      child.ref = child.unref = () => child;
-      queueMicrotask(() => kc.exec(JSON.stringify({ ...req(file, args, options, !!(options && options.shell)), ...(input.length ? { input: input.join("") } : {}) })).then(op).then((r) => {
-        if (r.stdout) child.stdout.emit("data", Buffer.from(r.stdout));
-        if (r.stderr) child.stderr.emit("data", Buffer.from(r.stderr));
-        child.stdout.emit("end"); child.stderr.emit("end");
-        child.exitCode = r.status; child.signalCode = r.signal || null;
-        child.emit("exit", r.status, r.signal || null);
-        child.emit("close", r.status, r.signal || null);
-      }, (e) => child.emit("error", e)));
-      return child;
-    },
-    fork: internal.missing("child_process.fork"),
-  };
-  child_process.exec[promisify.custom] = (command, options) => kc.exec(JSON.stringify(req(command, [], options, true))).then(op).then((r) => { if (r.status !== 0) throw execError(command, r); return { stdout: r.stdout, stderr: r.stderr }; });
-  child_process.execFile[promisify.custom] = (file, args, options) => kc.exec(JSON.stringify(req(file, args, options, false))).then(op).then((r) => { if (r.status !== 0) throw execError(file, r); return { stdout: r.stdout, stderr: r.stderr }; });
-  internal.defineHost("node:child_process", () => child_process);
-  internal.execAsync = (file, args, options) => kc.exec(JSON.stringify(req(file, args, options, false))).then(op);
 
   // ---- module ----
   internal.defineHost("node:module", () => ({

@@ -15,7 +15,10 @@
     e.code = error.code;
     if (error.syscall) e.syscall = error.syscall;
     if (error.path) e.path = error.path;
-    if (error.code === "ENOENT") e.errno = -2;
+    if (error.spawnargs) e.spawnargs = error.spawnargs;
+    if (typeof error.errno === "number") e.errno = error.errno;
+    else if (error.code === "ENOENT") e.errno = -2;
+    if (error.code === "ERR_UNKNOWN_SIGNAL" || error.code === "ERR_INVALID_ARG_TYPE") Object.setPrototypeOf(e, TypeError.prototype);
     return e;
   }
   function op(text) {

@@ -113,6 +113,58 @@
     triggerAsyncId: () => 0,
   }));
 
+  // ---- diagnostics_channel: named channels that libraries publish to (undici does at load);
+  // subscribers get what is published, as in Node. No tracing of our own.
+  const channels = new Map();
+  class Channel {
+    constructor(name) { this.name = name; this.subscribers = []; }
+    get hasSubscribers() { return this.subscribers.length > 0; }
+    publish(message) { for (const fn of [...this.subscribers]) { try { fn(message, this.name); } catch (e) { internal.reportUncaught(e); } } }
+    subscribe(fn) { this.subscribers.push(fn); }
+    unsubscribe(fn) { const i = this.subscribers.indexOf(fn); if (i >= 0) this.subscribers.splice(i, 1); return i >= 0; }
+    bindStore() {}
+    unbindStore() { return false; }
+    runStores(_data, fn, self, ...args) { return fn.apply(self, args); }
+  }
+  const channel = (name) => { if (!channels.has(name)) channels.set(name, new Channel(name)); return channels.get(name); };
+  const tracingChannel = (name) => {
+    const parts = ["start", "end", "asyncStart", "asyncEnd", "error"].map((event) => [event, channel(`tracing:${name}:${event}`)]);
+    const traced = Object.fromEntries(parts);
+    return Object.assign(traced, {
+      get hasSubscribers() { return parts.some(([, c]) => c.hasSubscribers); },
+      subscribe(handlers) { for (const [event, c] of parts) if (handlers[event]) c.subscribe(handlers[event]); },
+      unsubscribe(handlers) { for (const [event, c] of parts) if (handlers[event]) c.unsubscribe(handlers[event]); },
+      traceSync: (fn, _context, self, ...args) => fn.apply(self, args),
+      tracePromise: (fn, _context, self, ...args) => fn.apply(self, args),
+      traceCallback: (fn, _position, _context, self, ...args) => fn.apply(self, args),
+    });
+  };
+  internal.defineHost("node:diagnostics_channel", () => ({
+    channel, tracingChannel, Channel,
+    hasSubscribers: (name) => channels.has(name) && channels.get(name).hasSubscribers,
+    subscribe: (name, fn) => channel(name).subscribe(fn),
+    unsubscribe: (name, fn) => channel(name).unsubscribe(fn),
+  }));
+
+  // ---- worker_threads: we run one JS thread, the main one; no Worker.
+  const environmentData = new Map();
+  internal.defineHost("node:worker_threads", () => ({
+    isMainThread: true,
+    parentPort: null,
+    workerData: null,
+    threadId: 0,
+    resourceLimits: {},
+    SHARE_ENV: Symbol.for("nodejs.worker_threads.SHARE_ENV"),
+    markAsUncloneable() {},
+    markAsUntransferable() {},
+    getEnvironmentData: (key) => environmentData.get(key),
+    setEnvironmentData: (key, value) => (value === undefined ? environmentData.delete(key) : environmentData.set(key, value)),
+    Worker: internal.missing("worker_threads.Worker"),
+    MessageChannel: internal.missing("worker_threads.MessageChannel"),
+    MessagePort: internal.missing("worker_threads.MessagePort"),
+    BroadcastChannel: internal.missing("worker_threads.BroadcastChannel"),
+  }));
+
   // SHA-256 (FIPS 180-4) of byte arrays, for `createHash("sha256")`: extensions name caches
   // and runs by it. Plain JS: the inputs are small (keys, pages), not files.
   const SHA256_K = new Uint32Array([

@@ -31,7 +31,13 @@ type Job = Box<dyn for<'js> FnOnce(Ctx<'js>) + Send>;
 const BOOTSTRAP: &[(&str, &str)] = &[
     ("kc:runner.js", include_str!("../js/runner.js")),
     ("kc:node.js", include_str!("../js/node.js")),
+    ("kc:buffer.js", include_str!("../js/buffer.js")),
     ("kc:web.js", include_str!("../js/web.js")),
+    ("kc:stream.js", include_str!("../js/stream.js")),
+    (
+        "kc:child_process.js",
+        include_str!("../js/child_process.js"),
+    ),
     ("kc:typebox.js", include_str!("../js/typebox.js")),
     ("kc:packages.js", include_str!("../js/packages.js")),
     ("kc:tui.js", include_str!("../js/tui.js")),
@@ -194,6 +200,17 @@ fn rejection_json(reason: &rquickjs::Value<'_>) -> Value {
     })
 }
 
+/// QuickJS has no WebAssembly. Libraries such as undici 6 start compiling their wasm at
+/// import and need it only when used (where the error reaches the caller again), so that
+/// eager rejection is not reported; Node would have compiled it. JS gives a ReferenceError
+/// no code, so the message is what tells it apart.
+fn lacks_webassembly(reason: &rquickjs::Value<'_>) -> bool {
+    reason
+        .as_exception()
+        .and_then(rquickjs::Exception::message)
+        .is_some_and(|message| message == "WebAssembly is not defined")
+}
+
 /// An [`Engine`] that does not keep the JS thread alive (held by the ops themselves).
 #[derive(Clone)]
 pub struct WeakEngine {
@@ -284,7 +301,7 @@ impl Engine {
                                     list.retain(|(p, _)| {
                                         p.clone().restore(&ctx).ok().as_ref() != Some(&promise)
                                     });
-                                } else {
+                                } else if !lacks_webassembly(&reason) {
                                     list.push((
                                         rquickjs::Persistent::save(&ctx, promise),
                                         rejection_json(&reason),

@@ -24,6 +24,7 @@ mod loader;
 mod loadout;
 mod nested;
 mod ops;
+mod process;
 mod providers;
 mod providers_ops;
 pub mod resolve;

@@ -21,7 +21,6 @@ use tokio_util::sync::CancellationToken;
 pub(crate) use crate::fs_ops::error;
 use crate::fs_ops::fs_op;
 pub(crate) use crate::fs_ops::io_error;
-use crate::fs_ops::str_arg;
 use crate::providers_ops::async_op;
 use crate::resolve::Resolved;
 
@@ -195,184 +194,6 @@ impl Ops {
     }
 }
 
-fn env_of(args: &Value) -> Option<Vec<(String, String)>> {
-    args.get("env").and_then(Value::as_object).map(|map| {
-        map.iter()
-            .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_owned())))
-            .collect()
-    })
-}
-
-/// The command an `exec`/`spawn` request describes (`shell` runs `file` through `sh -c`).
-fn command_for(args: &Value) -> std::process::Command {
-    let file = str_arg(args, "file");
-    let list: Vec<String> = args
-        .get("args")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default();
-    let shell = args.get("shell").and_then(Value::as_bool) == Some(true);
-    let mut command = if shell {
-        let mut line = file.to_owned();
-        for arg in &list {
-            line.push(' ');
-            line.push_str(arg);
-        }
-        let mut c = std::process::Command::new("/bin/sh");
-        c.arg("-c").arg(line);
-        c
-    } else {
-        let mut c = std::process::Command::new(file);
-        c.args(&list);
-        c
-    };
-    let cwd = str_arg(args, "cwd");
-    if !cwd.is_empty() {
-        command.current_dir(cwd);
-    }
-    if let Some(env) = env_of(args) {
-        command.env_clear();
-        command.envs(env);
-    }
-    command
-}
-
-fn output_json(output: &std::process::Output) -> Value {
-    #[cfg(unix)]
-    let signal = {
-        use std::os::unix::process::ExitStatusExt as _;
-        output.status.signal()
-    };
-    #[cfg(not(unix))]
-    let signal: Option<i32> = None;
-    json!({
-        "stdout": String::from_utf8_lossy(&output.stdout),
-        "stderr": String::from_utf8_lossy(&output.stderr),
-        "status": output.status.code(),
-        "signal": signal.map(signal_name),
-    })
-}
-
-fn signal_name(signal: i32) -> String {
-    match signal {
-        1 => "SIGHUP",
-        2 => "SIGINT",
-        9 => "SIGKILL",
-        15 => "SIGTERM",
-        _ => return format!("SIG{signal}"),
-    }
-    .to_owned()
-}
-
-/// `spawnSync` / `execSync`: blocks the JS thread (as in Node), never an agent worker.
-fn spawn_sync(args: &Value) -> Value {
-    let mut command = command_for(args);
-    let input = args.get("input").and_then(Value::as_str).map(str::to_owned);
-    // `stdio`: "pipe", "inherit" or "ignore" per stream (`["inherit", …]` as Node takes
-    // it); an inherited stream is the terminal (a program run after `tui.stop()`).
-    let slot = |n: usize| {
-        args.get("stdio")
-            .and_then(Value::as_array)
-            .and_then(|slots| slots.get(n))
-            .and_then(Value::as_str)
-            .unwrap_or("pipe")
-    };
-    let stream = |n: usize| match slot(n) {
-        "inherit" => std::process::Stdio::inherit(),
-        "ignore" => std::process::Stdio::null(),
-        _ if n == 0 && input.is_none() => std::process::Stdio::null(),
-        _ => std::process::Stdio::piped(),
-    };
-    command.stdin(stream(0));
-    command.stdout(stream(1));
-    command.stderr(stream(2));
-    let child = command.spawn();
-    let result = child.and_then(|mut child| {
-        if let (Some(text), Some(mut stdin)) = (input.clone(), child.stdin.take()) {
-            let _ = stdin.write_all(text.as_bytes());
-        }
-        child.wait_with_output()
-    });
-    match result {
-        Ok(output) => {
-            let mut out = output_json(&output);
-            // Node gives `null` for a stream that was not piped.
-            for (n, key) in [(1, "stdout"), (2, "stderr")] {
-                if slot(n) != "pipe" {
-                    out[key] = Value::Null;
-                }
-            }
-            json!({ "ok": out })
-        }
-        Err(e) => io_error(
-            &e,
-            &format!("spawnSync {}", str_arg(args, "file")),
-            str_arg(args, "file"),
-        ),
-    }
-}
-
-/// `pi.exec` and `child_process.exec*`: the process is waited for on a helper thread
-/// (the JS thread's runtime does not reap children), the JS thread awaits the result.
-async fn exec_async(args: Value) -> Value {
-    let mut command = command_for(&args);
-    // `input`: what `spawn`'s stdin was given, written whole on a thread of its own so a
-    // child that fills its output pipes before reading cannot deadlock against it.
-    let input = args.get("input").and_then(Value::as_str).map(str::to_owned);
-    command.stdin(if input.is_some() {
-        std::process::Stdio::piped()
-    } else {
-        std::process::Stdio::null()
-    });
-    command.stdout(std::process::Stdio::piped());
-    command.stderr(std::process::Stdio::piped());
-    let file = str_arg(&args, "file").to_owned();
-    let mut child = match command.spawn() {
-        Ok(child) => child,
-        Err(e) => return io_error(&e, &format!("spawn {file}"), &file),
-    };
-    if let (Some(text), Some(mut stdin)) = (input, child.stdin.take()) {
-        std::thread::spawn(move || {
-            use std::io::Write;
-            // A child that exits without reading its input closes the pipe: not an error
-            // of ours (Node reports EPIPE on the stream, which callers ignore).
-            let _ = stdin.write_all(text.as_bytes());
-        });
-    }
-    let pid = child.id();
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    let timeout = args
-        .get("timeout")
-        .and_then(Value::as_f64)
-        .filter(|t| *t > 0.0)
-        .map(|t| std::time::Duration::from_millis(t as u64));
-    let output = match timeout {
-        Some(limit) => match tokio::time::timeout(limit, rx).await {
-            Ok(output) => output,
-            Err(_) => {
-                let _ = std::process::Command::new("kill")
-                    .arg("-TERM")
-                    .arg(pid.to_string())
-                    .status();
-                return json!({ "ok": { "stdout": "", "stderr": "", "status": null, "signal": "SIGTERM", "killed": true } });
-            }
-        },
-        None => rx.await,
-    };
-    match output {
-        Ok(Ok(output)) => json!({ "ok": output_json(&output) }),
-        Ok(Err(e)) => io_error(&e, &format!("spawn {file}"), &file),
-        Err(_) => error("EIO", "the process waiter stopped"),
-    }
-}
-
 fn os_info() -> Value {
     let home = std::env::home_dir().map(|p| p.to_string_lossy().into_owned());
     let env: serde_json::Map<String, Value> = std::env::vars()
@@ -481,23 +302,7 @@ pub fn install<'js>(ctx: &Ctx<'js>, ops: Arc<Ops>) -> rquickjs::Result<()> {
             fs_op(&op, &args).to_string()
         })?,
     )?;
-    kc.set(
-        "spawnSync",
-        Function::new(ctx.clone(), |args: String| {
-            let args: Value = serde_json::from_str(&args).unwrap_or(Value::Null);
-            spawn_sync(&args).to_string()
-        })?,
-    )?;
-    kc.set(
-        "exec",
-        Function::new(
-            ctx.clone(),
-            |ctx: Ctx<'js>, args: String| -> rquickjs::Result<Promise<'js>> {
-                let args: Value = serde_json::from_str(&args).unwrap_or(Value::Null);
-                async_op(&ctx, async move { exec_async(args).await.to_string() })
-            },
-        )?,
-    )?;
+    crate::process::install(ctx, &kc)?;
     kc.set(
         "sleep",
         Function::new(

@@ -1,57 +1,17 @@
 //! `fs.watch`, `fs.promises.watch` and `fs.watchFile` as extensions use them: real changes
 //! to real files, observed through the host's tool API.
 
-use std::sync::Arc;
-
-use knightcode_ext::ExtensionHost;
-use knightcode_ext::HostConfig;
 use serde_json::Value;
 use serde_json::json;
 
-/// A tool whose body is `body` (an async function of `dir`, the test's folder, returning
-/// what the tool answers); `waitFor(what, register)` resolves with the first value a
-/// callback gets, or rejects after 20 s naming what it waited for.
-const TOOL: &str = r#"
+const IMPORTS: &str = r#"
 import * as fs from "node:fs";
 import * as fsp from "node:fs/promises";
 import { join } from "node:path";
-
-function waitFor(what, register) {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), 20000);
-    register((value) => { clearTimeout(timer); resolve(value); });
-  });
-}
-
-export default function (pi) {
-  pi.registerTool({
-    name: "probe", label: "probe", description: "d", parameters: { type: "object", properties: {} },
-    async execute(_id, _params, _signal, _onUpdate, ctx) {
-      const dir = ctx.cwd;
-      const out = await (BODY)(dir);
-      return { content: [{ type: "text", text: JSON.stringify(out) }], details: undefined };
-    },
-  });
-}
 "#;
 
 async fn run(body: &str) -> Value {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("watch.ts");
-    std::fs::write(&path, TOOL.replace("BODY", body)).unwrap();
-    let host: Arc<ExtensionHost> = ExtensionHost::load_with_cache(
-        HostConfig {
-            paths: vec![path],
-            cwd: dir.path().to_path_buf(),
-            mode: "print".to_owned(),
-            flags: serde_json::Map::new(),
-            memory_limit: None,
-        },
-        None,
-    )
-    .await
-    .unwrap();
-    crate::common::probe_result(&host, dir.path()).await
+    crate::common::run_probe_body(IMPORTS, body).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
