@@ -63,16 +63,14 @@ pub fn run(
             .worker_threads(1)
             .enable_all()
             .build()?;
-        let notices = runtime
-            .block_on(
-                knightcode_runtime::extensions::models::add_extension_models(
-                    paths,
-                    extensions,
-                    &cwd,
-                    &mut registry,
-                ),
-            )
-            .map_err(|message| anyhow::anyhow!(message))?;
+        let notices = runtime.block_on(
+            knightcode_runtime::extensions::models::add_extension_models(
+                paths,
+                extensions,
+                &cwd,
+                &mut registry,
+            ),
+        )?;
         warnings.extend(notices);
     }
     let storage = AuthStorage::load(&agent_dir).unwrap_or_else(|error| {

@@ -21,6 +21,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::sync::oneshot;
 
+use crate::error::CallError;
 use crate::error::ExtError;
 use crate::ops::Ops;
 
@@ -129,7 +130,7 @@ impl Watch {
 
 /// What `__kc_call` answered: its JSON text (decoded by the caller, off the JS thread), or
 /// why it has none.
-type Reply = oneshot::Sender<Result<String, String>>;
+type Reply = oneshot::Sender<Result<String, CallError>>;
 
 /// Calls waiting for JS, by id. An interrupt that hits a promise job unwinds code whose
 /// call would otherwise never settle, so every waiting call is failed then.
@@ -146,15 +147,15 @@ impl Inflight {
         id
     }
 
-    fn settle(&self, id: u64, result: Result<String, String>) {
+    fn settle(&self, id: u64, result: Result<String, CallError>) {
         if let Some(reply) = self.lock().remove(&id) {
             let _ = reply.send(result);
         }
     }
 
-    fn fail_all(&self, message: &str) {
+    fn fail_all(&self, failure: &CallError) {
         for (_, reply) in self.lock().drain() {
-            let _ = reply.send(Err(message.to_owned()));
+            let _ = reply.send(Err(failure.clone()));
         }
     }
 
@@ -164,8 +165,6 @@ impl Inflight {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
-
-const INTERRUPTED: &str = "the extension code was interrupted by an abort";
 
 /// A handle on the JS thread. Dropping every handle ends the thread.
 #[derive(Clone)]
@@ -264,7 +263,7 @@ impl Engine {
         let failing = Arc::clone(&inflight);
         let replies = Arc::clone(&inflight);
         let deadlines = Arc::clone(&watch);
-        let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), String>>();
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), ExtError>>();
         std::thread::Builder::new()
             .name("knightcode-js".to_owned())
             .stack_size(THREAD_STACK)
@@ -275,7 +274,7 @@ impl Engine {
                 {
                     Ok(runtime) => runtime,
                     Err(error) => {
-                        let _ = ready_tx.send(Err(error.to_string()));
+                        let _ = ready_tx.send(Err(ExtError::Stopped(error.to_string())));
                         return;
                     }
                 };
@@ -284,7 +283,8 @@ impl Engine {
                 let reporting = Arc::clone(&ops);
                 local.block_on(&runtime, async move {
                     let setup = async {
-                        let rt = AsyncRuntime::new_with_alloc(crate::js_heap::JsHeap).map_err(|e| e.to_string())?;
+                        let rt = AsyncRuntime::new_with_alloc(crate::js_heap::JsHeap)
+                            .map_err(|e| ExtError::Stopped(e.to_string()))?;
                         rt.set_memory_limit(memory_limit.unwrap_or(MEMORY_LIMIT))
                             .await;
                         rt.set_max_stack_size(MAX_STACK).await;
@@ -310,7 +310,9 @@ impl Engine {
                             },
                         )))
                         .await;
-                        let context = AsyncContext::full(&rt).await.map_err(|e| e.to_string())?;
+                        let context = AsyncContext::full(&rt)
+                            .await
+                            .map_err(|e| ExtError::Stopped(e.to_string()))?;
                         context
                             .with(|ctx| bootstrap(&ctx, ops, &replies, &deadlines))
                             .await
@@ -349,7 +351,7 @@ impl Engine {
                         watching.running.store(false, Ordering::Relaxed);
                         watching.interrupt.store(false, Ordering::Relaxed);
                         if watching.fired.swap(false, Ordering::Relaxed) {
-                            failing.fail_all(INTERRUPTED);
+                            failing.fail_all(&CallError::Interrupted);
                         }
                         if watching.deadline_passed.swap(false, Ordering::Relaxed) {
                             context.with(|ctx| deadline_passed(&ctx)).await;
@@ -406,7 +408,7 @@ impl Engine {
                 watch,
                 inflight,
             }),
-            Ok(Err(error)) => Err(ExtError::Stopped(error)),
+            Ok(Err(error)) => Err(error),
             Err(_) => Err(ExtError::Stopped(
                 "the JS thread exited at start".to_owned(),
             )),
@@ -437,12 +439,12 @@ impl Engine {
         method: &str,
         payload: &Value,
         cancel: &tokio_util::sync::CancellationToken,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, CallError> {
         tokio::select! {
             result = self.call(method, payload) => result,
             () = cancel.cancelled() => {
                 self.interrupt();
-                Err(INTERRUPTED.to_owned())
+                Err(CallError::Interrupted)
             }
         }
     }
@@ -462,7 +464,7 @@ impl Engine {
     /// Calls `__kc_call(method, payload, id)` on the JS thread and returns what it resolved
     /// to. The JS side answers through the `reply` op when the call settles, so the JS
     /// thread hands the answer straight back (no future of ours waits on the promise).
-    pub async fn call(&self, method: &str, payload: &Value) -> Result<Value, String> {
+    pub async fn call(&self, method: &str, payload: &Value) -> Result<Value, CallError> {
         self.queue_call(method, payload).await
     }
 
@@ -473,8 +475,8 @@ impl Engine {
         &self,
         method: &str,
         payload: &Value,
-    ) -> impl std::future::Future<Output = Result<Value, String>> + Send + 'static + use<> {
-        let (tx, rx) = oneshot::channel::<Result<String, String>>();
+    ) -> impl std::future::Future<Output = Result<Value, CallError>> + Send + 'static + use<> {
+        let (tx, rx) = oneshot::channel::<Result<String, CallError>>();
         let id = self.inflight.add(tx);
         let inflight = Arc::clone(&self.inflight);
         let watch = Arc::clone(&self.watch);
@@ -489,16 +491,15 @@ impl Engine {
                 let described = describe(&ctx, error);
                 // QuickJS's own "interrupted" says nothing to a user.
                 let reply = if watch.fired.load(Ordering::Relaxed) {
-                    INTERRUPTED.to_owned()
+                    CallError::Interrupted
                 } else {
-                    described
+                    CallError::Threw(described)
                 };
                 inflight.settle(id, Err(reply));
             }
         });
         if self.jobs.send(job).is_err() {
-            self.inflight
-                .settle(id, Err("the extension host stopped".to_owned()));
+            self.inflight.settle(id, Err(CallError::Stopped));
         }
         async move {
             let mut rx = rx;
@@ -512,21 +513,22 @@ impl Engine {
                 Some(answer) => answer,
                 None => rx.await.map_err(|_| ()),
             };
-            let text = answer.map_err(|()| "the extension host stopped".to_owned())??;
+            let text = answer.map_err(|()| CallError::Stopped)??;
             decode(&text)
         }
     }
 }
 
 /// `{"ok": v}` → `Ok(v)`, `{"error": e}` → `Err(e)`.
-fn decode(text: &str) -> Result<Value, String> {
-    let mut value: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+fn decode(text: &str) -> Result<Value, CallError> {
+    let mut value: Value =
+        serde_json::from_str(text).map_err(|e| CallError::Malformed(e.to_string()))?;
     if let Some(error) = value.get("error").and_then(Value::as_str) {
         // A call an abort unwound rejects with QuickJS's bare "interrupted".
         if error == "interrupted" {
-            return Err(INTERRUPTED.to_owned());
+            return Err(CallError::Interrupted);
         }
-        return Err(error.to_owned());
+        return Err(CallError::Threw(error.to_owned()));
     }
     Ok(value.get_mut("ok").map(Value::take).unwrap_or(Value::Null))
 }
@@ -536,13 +538,13 @@ fn bootstrap(
     ops: Arc<Ops>,
     inflight: &Arc<Inflight>,
     watch: &Arc<Watch>,
-) -> Result<(), String> {
-    crate::ops::install(ctx, Arc::clone(&ops)).map_err(|e| describe(ctx, e))?;
-    install_reply(ctx, inflight).map_err(|e| describe(ctx, e))?;
-    install_deadline(ctx, watch).map_err(|e| describe(ctx, e))?;
+) -> Result<(), ExtError> {
+    crate::ops::install(ctx, Arc::clone(&ops)).map_err(|e| ExtError::Stopped(describe(ctx, e)))?;
+    install_reply(ctx, inflight).map_err(|e| ExtError::Stopped(describe(ctx, e)))?;
+    install_deadline(ctx, watch).map_err(|e| ExtError::Stopped(describe(ctx, e)))?;
     for (name, source) in BOOTSTRAP {
         crate::loader::bootstrap_script(ctx, ops.cache(), name, source)
-            .map_err(|e| format!("{name}: {}", describe(ctx, e)))?;
+            .map_err(|e| ExtError::Stopped(format!("{name}: {}", describe(ctx, e))))?;
     }
     Ok(())
 }

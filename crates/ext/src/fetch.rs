@@ -14,14 +14,14 @@ use std::sync::atomic::Ordering;
 use serde_json::Value;
 use serde_json::json;
 
-fn client() -> Result<&'static reqwest::Client, String> {
-    static CLIENT: OnceLock<Result<reqwest::Client, String>> = OnceLock::new();
+fn client() -> Result<&'static reqwest::Client, crate::ExtError> {
+    static CLIENT: OnceLock<Result<reqwest::Client, crate::ExtError>> = OnceLock::new();
     CLIENT
         .get_or_init(|| {
             knightcode_ai::http_client_builder()
-                .map_err(|e| e.to_string())?
+                .map_err(|e| crate::ExtError::Http(e.to_string()))?
                 .build()
-                .map_err(|e| e.to_string())
+                .map_err(|e| crate::ExtError::Http(e.to_string()))
         })
         .as_ref()
         .map_err(Clone::clone)
@@ -95,7 +95,7 @@ fn encode_base64(bytes: &[u8]) -> String {
 pub(crate) async fn fetch(args: Value, bodies: Arc<Bodies>) -> Value {
     let client = match client() {
         Ok(client) => client,
-        Err(message) => return failure(&message),
+        Err(unavailable) => return failure(&unavailable.to_string()),
     };
     let url = args.get("url").and_then(Value::as_str).unwrap_or("");
     let method = args.get("method").and_then(Value::as_str).unwrap_or("GET");

@@ -133,7 +133,7 @@ impl Tool for JsTool {
             self.ops.nested.unwatch(&id);
             match result {
                 Ok(value) => Ok(tool_output(&value)),
-                Err(message) => Err(ToolError::failed(message)),
+                Err(failure) => Err(ToolError::failed(failure.to_string())),
             }
         })
     }

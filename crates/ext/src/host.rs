@@ -16,6 +16,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::Engine;
+use crate::error::CallError;
 use crate::error::ExtError;
 use crate::ops::Ops;
 use crate::session_op::SessionPort;
@@ -351,7 +352,10 @@ impl ExtensionHost {
             .engine
             .call("restart", &json!({ "reload": reload }))
             .await
-            .and_then(|value| serde_json::from_value::<Loaded>(value).map_err(|e| e.to_string()));
+            .and_then(|value| {
+                serde_json::from_value::<Loaded>(value)
+                    .map_err(|e| CallError::Malformed(e.to_string()))
+            });
         match reply {
             Ok(loaded) => {
                 *self.registry.lock().unwrap_or_else(PoisonError::into_inner) = loaded.registry;
@@ -371,7 +375,7 @@ impl ExtensionHost {
                 self.report(vec![HandlerError {
                     extension_path: "<host>".to_owned(),
                     event: "load".to_owned(),
-                    error: message,
+                    error: message.to_string(),
                     stack: None,
                 }])
                 .await;
@@ -446,7 +450,7 @@ impl ExtensionHost {
                 self.report(vec![HandlerError {
                     extension_path: "<host>".to_owned(),
                     event: event.to_owned(),
-                    error: message,
+                    error: message.to_string(),
                     stack: None,
                 }])
                 .await;
@@ -486,7 +490,7 @@ impl ExtensionHost {
                     host.report(vec![HandlerError {
                         extension_path: "<host>".to_owned(),
                         event: "command".to_owned(),
-                        error: message,
+                        error: message.to_string(),
                         stack: None,
                     }])
                     .await;
@@ -544,7 +548,7 @@ async fn run_factories(
     let loaded = engine
         .call("load", &payload)
         .await
-        .map_err(ExtError::Stopped)?;
+        .map_err(|e| ExtError::Stopped(e.to_string()))?;
     let mut loaded: Loaded =
         serde_json::from_value(loaded).map_err(|e| ExtError::Stopped(e.to_string()))?;
     if !loaded.errors.is_empty() {
@@ -574,8 +578,8 @@ impl ExtensionOAuth {
         provider: &str,
         op: &str,
         credentials: &serde_json::Map<String, Value>,
-    ) -> Result<Value, String> {
-        let host = self.0.upgrade().ok_or("the extension host stopped")?;
+    ) -> Result<Value, CallError> {
+        let host = self.0.upgrade().ok_or(CallError::Stopped)?;
         host.engine
             .call(
                 "oauth",
@@ -601,7 +605,11 @@ impl knightcode_ai::OAuthProviders for ExtensionOAuth {
         credentials: &'a serde_json::Map<String, Value>,
     ) -> knightcode_ai::OAuthFuture<'a, serde_json::Map<String, Value>> {
         Box::pin(async move {
-            match self.call(provider, "refresh", credentials).await? {
+            match self
+                .call(provider, "refresh", credentials)
+                .await
+                .map_err(|e| e.to_string())?
+            {
                 Value::Object(fresh) => Ok(fresh),
                 other => Err(format!("refreshToken returned {other}")),
             }
@@ -614,7 +622,11 @@ impl knightcode_ai::OAuthProviders for ExtensionOAuth {
         credentials: &'a serde_json::Map<String, Value>,
     ) -> knightcode_ai::OAuthFuture<'a, String> {
         Box::pin(async move {
-            match self.call(provider, "apiKey", credentials).await? {
+            match self
+                .call(provider, "apiKey", credentials)
+                .await
+                .map_err(|e| e.to_string())?
+            {
                 Value::String(key) => Ok(key),
                 other => Err(format!("getApiKey returned {other}")),
             }

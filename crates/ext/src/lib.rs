@@ -34,7 +34,10 @@ pub mod transpile;
 mod tui_ops;
 mod watch;
 
+pub use error::CallError;
 pub use error::ExtError;
+pub use error::PortError;
+pub use error::ResolveError;
 pub use hooks::JsTool;
 pub use host::CommandSpec;
 pub use host::ExtensionHost;

@@ -28,7 +28,7 @@ impl ExtensionHost {
                 self.report(vec![HandlerError {
                     extension_path: "<host>".to_owned(),
                     event: "prepare_loadout".to_owned(),
-                    error,
+                    error: error.to_string(),
                     stack: None,
                 }])
                 .await;

@@ -26,7 +26,12 @@ use crate::resolve::Resolved;
 
 use crate::session_op::PortFuture;
 use crate::session_op::SessionPort;
-use crate::session_op::unsupported;
+
+/// What JS throws for a session operation that failed (one code for every kind: callers
+/// tell them apart by message, as the reference's own errors are told apart).
+fn port_error(failure: &crate::PortError) -> Value {
+    error("ERR_KC_SESSION", &failure.to_string())
+}
 
 /// Shared between the host and the JS thread.
 #[derive(Default)]
@@ -121,12 +126,12 @@ impl Ops {
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
         let Some(op) = crate::SessionOp::parse(op) else {
-            return error("ERR_KC_SESSION", &unsupported(op));
+            return port_error(&crate::PortError::Unsupported(op.to_owned()));
         };
         match port {
             Some(port) => match port.call(op, args) {
                 Ok(value) => json!({ "ok": value }),
-                Err(message) => error("ERR_KC_SESSION", &message),
+                Err(failure) => port_error(&failure),
             },
             None => error(
                 "ERR_KC_NOT_BOUND",
@@ -149,7 +154,9 @@ impl Ops {
             ));
         };
         let Some(op) = crate::SessionOp::parse(op) else {
-            return Ok(Box::pin(std::future::ready(Err(unsupported(op)))));
+            return Ok(Box::pin(std::future::ready(Err(
+                crate::PortError::Unsupported(op.to_owned()),
+            ))));
         };
         let cancel = CancellationToken::new();
         self.cancels
@@ -262,7 +269,7 @@ fn resolve_op(specifier: &str, from_dir: &str, importer: &str) -> Value {
     match crate::resolve::resolve(specifier, &PathBuf::from(from_dir), importer) {
         Ok(Resolved::Host(id)) => json!({ "ok": { "host": id } }),
         Ok(Resolved::File(path)) => json!({ "ok": { "file": path.to_string_lossy() } }),
-        Err(message) => error("ERR_MODULE_NOT_FOUND", &message),
+        Err(not_found) => error("ERR_MODULE_NOT_FOUND", &not_found.to_string()),
     }
 }
 
@@ -384,7 +391,7 @@ pub fn install<'js>(ctx: &Ctx<'js>, ops: Arc<Ops>) -> rquickjs::Result<()> {
                         tokio::task::spawn_local(async move {
                             let reply = match future.await {
                                 Ok(value) => json!({ "ok": value }),
-                                Err(message) => error("ERR_KC_SESSION", &message),
+                                Err(failure) => port_error(&failure),
                             };
                             done.forget_async(id);
                             let _ = tx.send(reply);
@@ -394,9 +401,10 @@ pub fn install<'js>(ctx: &Ctx<'js>, ops: Arc<Ops>) -> rquickjs::Result<()> {
                         let _ = tx.send(reply);
                     }
                 }
+                let what = op;
                 async_op(&ctx, async move {
                     rx.await
-                        .unwrap_or_else(|_| error("ERR_KC_SESSION", "the session has ended"))
+                        .unwrap_or_else(|_| port_error(&crate::PortError::Ended { what }))
                         .to_string()
                 })
             },

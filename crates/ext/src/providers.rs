@@ -55,7 +55,10 @@ pub trait ModelPort: Send + Sync {
     /// Every model, with whether its provider has credentials.
     fn models(&self) -> Vec<(Model, bool)>;
     /// The key and headers a request to `model` would use; `None` without credentials.
-    fn resolve_auth(&self, model: Model) -> AuthFuture<Result<Option<RequestAuth>, String>>;
+    fn resolve_auth(
+        &self,
+        model: Model,
+    ) -> AuthFuture<Result<Option<RequestAuth>, knightcode_ai::AiError>>;
     /// What the session streams with (extension APIs included).
     fn provider(&self) -> Arc<dyn Provider>;
     /// The built-in client only (`streamSimpleAnthropic` and co. name their API).
@@ -158,7 +161,7 @@ impl ProviderOps {
             match port.resolve_auth(model).await {
                 Ok(Some(auth)) => ok(json!({ "apiKey": auth.api_key, "headers": auth.headers })),
                 Ok(None) => ok(Value::Null),
-                Err(message) => error(&message),
+                Err(failure) => error(&failure.to_string()),
             }
         })
     }
@@ -178,7 +181,7 @@ impl ProviderOps {
         };
         let context = match context_from_js(args.get("context").unwrap_or(&Value::Null)) {
             Ok(context) => context,
-            Err(message) => return error(&message),
+            Err(invalid) => return error(&invalid.to_string()),
         };
         let js_options = args.get("options").cloned().unwrap_or(Value::Null);
         let id = self.id();
@@ -217,10 +220,10 @@ impl ProviderOps {
                         }
                     }
                     Ok(None) => {}
-                    Err(message) => {
+                    Err(failure) => {
                         let _ = tx.send(
                             json!({ "type": "error", "reason": "error",
-                                    "error": failed_message(&model, &message) })
+                                    "error": failed_message(&model, &failure.to_string()) })
                             .to_string(),
                         );
                         return;
@@ -307,7 +310,7 @@ fn js_response_callback(engine: WeakEngine, id: u64) -> knightcode_ai::ResponseH
 }
 
 /// pi's `Context` (`{systemPrompt, messages, tools}`) as ours.
-fn context_from_js(value: &Value) -> Result<Context, String> {
+fn context_from_js(value: &Value) -> Result<Context, crate::ExtError> {
     let messages = value
         .get("messages")
         .and_then(Value::as_array)
@@ -316,7 +319,9 @@ fn context_from_js(value: &Value) -> Result<Context, String> {
                 .map(|m| {
                     serde_json::from_value::<AgentMessage>(m.clone())
                         .map(Arc::new)
-                        .map_err(|e| format!("invalid message in context: {e}"))
+                        .map_err(|e| {
+                            crate::ExtError::Invalid(format!("invalid message in context: {e}"))
+                        })
                 })
                 .collect::<Result<Vec<_>, _>>()
         })
@@ -630,8 +635,10 @@ impl Provider for JsApiProvider {
                 }
             }
             if !finished {
-                let why = failure
-                    .unwrap_or_else(|| "The response stream ended without a result".to_owned());
+                let why = failure.map_or_else(
+                    || "The response stream ended without a result".to_owned(),
+                    |failure| failure.to_string(),
+                );
                 let _ = tx
                     .send(StreamEvent::Error {
                         reason: StopReason::Error,

@@ -243,14 +243,21 @@ fn node_modules(specifier: &str, from_dir: &Path) -> Option<PathBuf> {
 }
 
 /// Resolves `specifier` imported from a file in `from_dir`; the error is Node's wording.
-pub fn resolve(specifier: &str, from_dir: &Path, importer: &str) -> Result<Resolved, String> {
+pub fn resolve(
+    specifier: &str,
+    from_dir: &Path,
+    importer: &str,
+) -> Result<Resolved, crate::ResolveError> {
     if let Some(id) = host_package(specifier) {
         return Ok(Resolved::Host(id.to_owned()));
     }
     if let Some(id) = node_builtin(specifier) {
         return Ok(Resolved::Host(id));
     }
-    let not_found = || format!("Cannot find module '{specifier}' imported from {importer}");
+    let not_found = || crate::ResolveError {
+        specifier: specifier.to_owned(),
+        importer: importer.to_owned(),
+    };
     let path = if let Some(rest) = specifier.strip_prefix("file://") {
         Some(PathBuf::from(percent_decode(rest)))
     } else if specifier.starts_with("./")
@@ -347,7 +354,9 @@ mod tests {
             file("node_modules/old/main.js")
         );
         assert_eq!(
-            resolve("missing", root, "/ext/a.ts").unwrap_err(),
+            resolve("missing", root, "/ext/a.ts")
+                .unwrap_err()
+                .to_string(),
             "Cannot find module 'missing' imported from /ext/a.ts"
         );
     }

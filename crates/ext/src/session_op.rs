@@ -7,26 +7,24 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 /// An answer the session gives later (a dialog, a session replacement).
-pub type PortFuture =
-    std::pin::Pin<Box<dyn std::future::Future<Output = Result<Value, String>> + Send + 'static>>;
+pub type PortFuture = std::pin::Pin<
+    Box<dyn std::future::Future<Output = Result<Value, crate::PortError>> + Send + 'static>,
+>;
 
 /// What the session offers its extensions (entries, messages, state). The runtime
 /// implements it; `op` names a `pi`/`ctx` member (`appendEntry`, `getBranch`, …).
 pub trait SessionPort: Send + Sync {
-    fn call(&self, op: SessionOp, args: Value) -> Result<Value, String>;
+    fn call(&self, op: SessionOp, args: Value) -> Result<Value, crate::PortError>;
 
     /// An operation whose answer takes time (`ctx.ui.select`, `ctx.newSession`): the JS
     /// side gets a promise and keeps running. `cancel` fires when the caller's
     /// `AbortSignal` aborts.
     fn call_async(&self, op: SessionOp, args: Value, cancel: CancellationToken) -> PortFuture {
         let _ = (args, cancel);
-        Box::pin(std::future::ready(Err(unsupported(op.name()))))
+        Box::pin(std::future::ready(Err(crate::PortError::Unsupported(
+            op.name().to_owned(),
+        ))))
     }
-}
-
-/// What an operation this host does not have answers with.
-pub(crate) fn unsupported(op: &str) -> String {
-    format!("{op} is not supported by KnightCode's extension host yet")
 }
 
 /// One session operation, by the name JS calls it with (camelCase of the variant).

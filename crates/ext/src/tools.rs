@@ -35,6 +35,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::WeakEngine;
+use crate::error::CallError;
 
 /// Runs in progress (their cancellation) and the output sinks of JS `exec` operations.
 #[derive(Default)]
@@ -113,11 +114,8 @@ impl JsOperations {
         ))
     }
 
-    async fn call(&self, method: &str, args: Value) -> Result<Value, String> {
-        let engine = self
-            .engine
-            .upgrade()
-            .ok_or_else(|| "the extension host stopped".to_owned())?;
+    async fn call(&self, method: &str, args: Value) -> Result<Value, CallError> {
+        let engine = self.engine.upgrade().ok_or(CallError::Stopped)?;
         engine
             .call(
                 "toolOp",
@@ -127,7 +125,8 @@ impl JsOperations {
     }
 }
 
-fn io_error(message: String) -> io::Error {
+fn io_error(failure: CallError) -> io::Error {
+    let message = failure.to_string();
     let kind = if message.contains("ENOENT") || message.contains("No such file") {
         io::ErrorKind::NotFound
     } else if message.contains("EACCES") {
@@ -270,7 +269,7 @@ impl FileOps for JsOperations {
             let value = tokio::select! {
                 biased;
                 () = request.cancel.cancelled() => return Err(ToolsError::Aborted),
-                value = call => value.map_err(ToolsError::message)?,
+                value = call => value.map_err(|e| ToolsError::message(e.to_string()))?,
             };
             Ok(GlobOutput::from(strings(&value)))
         })
@@ -322,9 +321,13 @@ impl ExecOps for JsOperations {
                         .and_then(Value::as_i64)
                         .and_then(|c| i32::try_from(c).ok()),
                 }),
-                Err(message) if message.starts_with("timeout") => Err(ToolsError::TimedOut),
-                Err(message) if message == "aborted" => Err(ToolsError::Aborted),
-                Err(message) => Err(ToolsError::message(message)),
+                // pi's bash tool tells its operations' rejections apart by message
+                // ("timeout:<secs>", "aborted"), so custom operations reject that way.
+                Err(CallError::Threw(message)) if message.starts_with("timeout") => {
+                    Err(ToolsError::TimedOut)
+                }
+                Err(CallError::Threw(message)) if message == "aborted" => Err(ToolsError::Aborted),
+                Err(failure) => Err(ToolsError::message(failure.to_string())),
             }
         })
     }

@@ -25,7 +25,11 @@ use tokio_util::sync::CancellationToken;
 struct Signals(Mutex<mpsc::UnboundedSender<String>>);
 
 impl SessionPort for Signals {
-    fn call(&self, op: knightcode_ext::SessionOp, args: Value) -> Result<Value, String> {
+    fn call(
+        &self,
+        op: knightcode_ext::SessionOp,
+        args: Value,
+    ) -> Result<Value, knightcode_ext::PortError> {
         if op == knightcode_ext::SessionOp::SetSessionName {
             let name = args["name"].as_str().unwrap_or_default().to_owned();
             let _ = self.0.lock().unwrap().send(name);

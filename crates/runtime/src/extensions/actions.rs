@@ -6,6 +6,7 @@ use tokio::sync::mpsc;
 use tokio::sync::oneshot;
 
 use knightcode_ai::ThinkingLevel;
+use knightcode_ext::PortError;
 use knightcode_protocol::AgentMessage;
 use knightcode_protocol::ContentBlock;
 
@@ -125,7 +126,7 @@ impl ExtensionActions {
     }
 
     /// `pi.setModel`: switches once a running prompt has finished.
-    pub(crate) fn set_model(&self, provider: &str, model_id: &str) -> Result<(), String> {
+    pub(crate) fn set_model(&self, provider: &str, model_id: &str) -> Result<(), PortError> {
         let command = Command::SetModelForSession {
             provider: provider.to_owned(),
             model_id: model_id.to_owned(),
@@ -134,7 +135,7 @@ impl ExtensionActions {
     }
 
     /// `pi.setThinkingLevel` (clamped to the model by the session).
-    pub(crate) fn set_thinking_level(&self, level: ThinkingLevel) -> Result<(), String> {
+    pub(crate) fn set_thinking_level(&self, level: ThinkingLevel) -> Result<(), PortError> {
         self.command_or_pending(
             Command::SetThinkingLevelForSession(level),
             "setThinkingLevel",
@@ -142,7 +143,7 @@ impl ExtensionActions {
     }
 
     /// As [`Self::command`]; before the session is spawned the command waits for it.
-    fn command_or_pending(&self, command: Command, what: &str) -> Result<(), String> {
+    fn command_or_pending(&self, command: Command, what: &str) -> Result<(), PortError> {
         if self.inbox.get().is_none() {
             self.pending
                 .lock()
@@ -303,26 +304,31 @@ impl ExtensionActions {
         &self,
         command: Command,
         what: &str,
-    ) -> impl std::future::Future<Output = Result<Reply, String>> + Send + 'static {
+    ) -> impl std::future::Future<Output = Result<Reply, PortError>> + Send + 'static {
         let (tx, rx) = oneshot::channel();
         let sent = self
             .inbox
             .get()
             .and_then(mpsc::WeakUnboundedSender::upgrade)
-            .ok_or_else(|| format!("{what}: the session is not running"))
+            .ok_or_else(|| PortError::NotRunning {
+                what: what.to_owned(),
+            })
             .and_then(|inbox| {
                 inbox
                     .send(Envelope {
                         command,
                         responder: Responder::Oneshot(tx),
                     })
-                    .map_err(|_| format!("{what}: the session has ended"))
+                    .map_err(|_| PortError::Ended {
+                        what: what.to_owned(),
+                    })
             });
         let what = what.to_owned();
         async move {
             sent?;
-            rx.await
-                .map_err(|_| format!("{what}: the session has ended"))
+            rx.await.map_err(|_| PortError::Ended {
+                what: what.to_owned(),
+            })
         }
     }
 
@@ -340,18 +346,22 @@ impl ExtensionActions {
         }
     }
 
-    fn command(&self, command: Command, what: &str) -> Result<(), String> {
+    fn command(&self, command: Command, what: &str) -> Result<(), PortError> {
         let inbox = self
             .inbox
             .get()
             .and_then(mpsc::WeakUnboundedSender::upgrade)
-            .ok_or_else(|| format!("{what}: the session is not running"))?;
+            .ok_or_else(|| PortError::NotRunning {
+                what: what.to_owned(),
+            })?;
         inbox
             .send(Envelope {
                 command,
                 responder: Responder::Nobody,
             })
-            .map_err(|_| format!("{what}: the session has ended"))
+            .map_err(|_| PortError::Ended {
+                what: what.to_owned(),
+            })
     }
 
     /// `registerProvider`/`unregisterProvider` after loading.
@@ -361,10 +371,12 @@ impl ExtensionActions {
         &self,
         name: &str,
         spec: Option<knightcode_ext::ProviderSpec>,
-    ) -> Result<(), String> {
+    ) -> Result<(), PortError> {
         if let Some(models) = self.models.get() {
             match &spec {
-                Some(spec) => models.register(spec)?,
+                Some(spec) => models
+                    .register(spec)
+                    .map_err(|e| PortError::Invalid(e.to_string()))?,
                 None => models.unregister(name),
             }
         }
@@ -380,7 +392,7 @@ impl ExtensionActions {
     }
 
     /// `registerTool` after `session_start`: the session takes up the new tools.
-    pub(crate) fn refresh_tools(&self) -> Result<(), String> {
+    pub(crate) fn refresh_tools(&self) -> Result<(), PortError> {
         self.command(Command::RefreshExtensionTools, "refreshTools")
     }
 
@@ -409,7 +421,7 @@ impl ExtensionActions {
 
     /// Offers exactly these tools (the registered ones among them) from the next request
     /// on (after a running prompt); `active_tools` says so at once.
-    pub(crate) fn set_active_tools(&self, names: &[String]) -> Result<(), String> {
+    pub(crate) fn set_active_tools(&self, names: &[String]) -> Result<(), PortError> {
         let registered = self
             .registered
             .lock()
@@ -450,7 +462,7 @@ impl ExtensionActions {
         message: AgentMessage,
         deliver_as: Option<&str>,
         trigger_turn: bool,
-    ) -> Result<(), String> {
+    ) -> Result<(), PortError> {
         if deliver_as == Some("nextTurn") {
             self.next_turn
                 .lock()
@@ -484,7 +496,7 @@ impl ExtensionActions {
         images: Vec<ContentBlock>,
         steer: bool,
         as_typed: bool,
-    ) -> Result<(), String> {
+    ) -> Result<(), PortError> {
         let queueing = if steer {
             Queueing::Steer
         } else {

@@ -79,7 +79,7 @@ pub async fn add_extension_models(
     sources: &crate::ExtensionSources,
     cwd: &Path,
     registry: &mut ModelRegistry,
-) -> std::result::Result<Vec<String>, String> {
+) -> std::result::Result<Vec<String>, crate::RuntimeError> {
     if paths.is_empty() {
         return Ok(Vec::new());
     }
@@ -91,7 +91,11 @@ pub async fn add_extension_models(
         ..Default::default()
     })
     .await
-    .map_err(|e| format!("{e}\nStart without extensions using \"knightcode -ne\""))?;
+    .map_err(|e| {
+        crate::RuntimeError::Setup(format!(
+            "{e}\nStart without extensions using \"knightcode -ne\""
+        ))
+    })?;
     let mut notices: Vec<String> = host.diagnostics();
     notices.extend(register_providers(&host, registry));
     Ok(notices)
@@ -142,13 +146,15 @@ impl SharedModels {
     /// `registerProvider` after loading, at once (a bad config is the caller's error).
     /// A JS `streamSimple` joins the session's router too, so the next request to one of
     /// its models streams through the extension.
-    pub(crate) fn register(&self, spec: &knightcode_ext::ProviderSpec) -> Result<(), String> {
+    pub(crate) fn register(
+        &self,
+        spec: &knightcode_ext::ProviderSpec,
+    ) -> Result<(), knightcode_ai::AiError> {
         self.0
             .registry
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .register_provider(&spec.name, provider_config(spec))
-            .map_err(|error| error.to_string())?;
+            .register_provider(&spec.name, provider_config(spec))?;
         let api = spec.config.get("api").and_then(serde_json::Value::as_str);
         let streams = spec.config.get("streamSimple") == Some(&serde_json::Value::Bool(true));
         if let (Some(api), true, Some(host)) = (api, streams, self.0.host.upgrade()) {
@@ -245,14 +251,11 @@ impl ModelPort for SessionModels {
     fn resolve_auth(
         &self,
         model: Model,
-    ) -> AuthFuture<std::result::Result<Option<RequestAuth>, String>> {
+    ) -> AuthFuture<std::result::Result<Option<RequestAuth>, knightcode_ai::AiError>> {
         let inner = Arc::clone(&self.inner);
         Box::pin(async move {
             let registry = inner.registry();
-            let resolved = registry
-                .resolve_auth(&model, &inner.auth())
-                .await
-                .map_err(|e| e.to_string())?;
+            let resolved = registry.resolve_auth(&model, &inner.auth()).await?;
             Ok(resolved.map(|r| RequestAuth {
                 api_key: r.api_key,
                 headers: r.headers,

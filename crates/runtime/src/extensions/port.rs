@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::Mutex;
 
+use knightcode_ext::PortError;
 use knightcode_ext::SessionOp;
 use knightcode_ext::SessionPort;
 use knightcode_protocol::AgentMessage;
@@ -26,14 +27,22 @@ pub(crate) struct Port {
     pub project_trusted: bool,
 }
 
+/// A failure of the session itself (a refused command, a session file that could not be
+/// written), as the extension sees it.
+fn failed(error: impl std::fmt::Display) -> PortError {
+    PortError::Failed(error.to_string())
+}
+
 /// `sendUserMessage`'s content (a string, or text and image blocks) as prompt text and
 /// images.
-fn user_content(content: &Value) -> Result<(String, Vec<ContentBlock>), String> {
+fn user_content(content: &Value) -> Result<(String, Vec<ContentBlock>), PortError> {
     match content {
         Value::String(text) => Ok((text.clone(), Vec::new())),
         Value::Array(_) => {
-            let blocks: Vec<ContentBlock> = serde_json::from_value(content.clone())
-                .map_err(|e| format!("sendUserMessage: content blocks are invalid ({e})"))?;
+            let blocks: Vec<ContentBlock> =
+                serde_json::from_value(content.clone()).map_err(|e| {
+                    PortError::Invalid(format!("sendUserMessage: content blocks are invalid ({e})"))
+                })?;
             let text = blocks
                 .iter()
                 .filter_map(ContentBlock::as_text)
@@ -45,12 +54,14 @@ fn user_content(content: &Value) -> Result<(String, Vec<ContentBlock>), String> 
                 .collect();
             Ok((text, images))
         }
-        _ => Err("sendUserMessage: content must be a string or content blocks".to_owned()),
+        _ => Err(PortError::Invalid(
+            "sendUserMessage: content must be a string or content blocks".to_owned(),
+        )),
     }
 }
 
 /// `{"cancelled": …}` for a session replacement's reply.
-fn replaced(reply: crate::actor::Reply) -> Result<Value, String> {
+fn replaced(reply: crate::actor::Reply) -> Result<Value, PortError> {
     use crate::actor::Reply;
     match reply {
         Reply::SessionReplaced { cancelled } => Ok(json!({ "cancelled": cancelled })),
@@ -60,7 +71,7 @@ fn replaced(reply: crate::actor::Reply) -> Result<Value, String> {
         Reply::Failed(crate::actor::CommandError::NavigationCancelled) => {
             Ok(json!({ "cancelled": true }))
         }
-        Reply::Failed(error) => Err(error.to_string()),
+        Reply::Failed(error) => Err(failed(error)),
         _ => Ok(json!({ "cancelled": false })),
     }
 }
@@ -80,9 +91,9 @@ fn ui_request(
     let request: UiRequestKind = match serde_json::from_value(args) {
         Ok(request) => request,
         Err(e) => {
-            return Box::pin(std::future::ready(Err(format!(
+            return Box::pin(std::future::ready(Err(PortError::Invalid(format!(
                 "ctx.ui: invalid request ({e})"
-            ))));
+            )))));
         }
     };
     let timeout = match &request {
@@ -146,9 +157,9 @@ impl SessionPort for Port {
                 custom_instructions: text("customInstructions"),
             },
             other => {
-                let message =
-                    format!("{other} is not supported by KnightCode's extension host yet");
-                return Box::pin(std::future::ready(Err(message)));
+                return Box::pin(std::future::ready(Err(PortError::Unsupported(
+                    other.to_string(),
+                ))));
             }
         };
         let what = format!("ctx.{op}");
@@ -177,15 +188,13 @@ impl SessionPort for Port {
             }
             match op {
                 SessionOp::Compact => match reply {
-                    Reply::Compacted(result) => {
-                        serde_json::to_value(result).map_err(|e| e.to_string())
-                    }
-                    Reply::Failed(error) => Err(error.to_string()),
+                    Reply::Compacted(result) => serde_json::to_value(result).map_err(failed),
+                    Reply::Failed(error) => Err(failed(error)),
                     _ => Ok(Value::Null),
                 },
                 SessionOp::WaitForIdle | SessionOp::Reload | SessionOp::ReloadContext => {
                     match reply {
-                        Reply::Failed(error) => Err(error.to_string()),
+                        Reply::Failed(error) => Err(failed(error)),
                         _ => Ok(Value::Null),
                     }
                 }
@@ -196,7 +205,7 @@ impl SessionPort for Port {
 
     /// Each operation goes to its family's handler; the table names every operation, so a
     /// new one does not compile until it has a home here.
-    fn call(&self, op: SessionOp, args: Value) -> Result<Value, String> {
+    fn call(&self, op: SessionOp, args: Value) -> Result<Value, PortError> {
         use SessionOp as Op;
         match op {
             Op::HasUi
@@ -246,9 +255,7 @@ impl SessionPort for Port {
             | Op::NavigateTree
             | Op::Reload
             | Op::ReloadContext
-            | Op::Compact => Err(format!(
-                "{op} is not supported by KnightCode's extension host yet"
-            )),
+            | Op::Compact => Err(PortError::Unsupported(op.to_string())),
         }
     }
 }
@@ -257,7 +264,7 @@ impl Port {
     /// The UI and run-state reads and signals (`ctx.hasUI`, `ctx.isIdle()`, `ctx.abort()`,
     /// `ctx.model`, …); `None` for other ops, and for `getModel`/`getThinkingLevel` before
     /// the session reported a selection.
-    fn state_call(&self, op: SessionOp, args: &Value) -> Option<Result<Value, String>> {
+    fn state_call(&self, op: SessionOp, args: &Value) -> Option<Result<Value, PortError>> {
         match op {
             SessionOp::HasUi => return Some(Ok(Value::Bool(self.actions.has_ui()))),
             SessionOp::GetEditorText => {
@@ -301,7 +308,7 @@ impl Port {
             }
             SessionOp::GetContextUsage => {
                 let usage = self.actions.view().and_then(|view| view.context_usage());
-                return Some(serde_json::to_value(usage).map_err(|e| e.to_string()));
+                return Some(serde_json::to_value(usage).map_err(failed));
             }
             // The whole model as the session last reported it (`ctx.model`), else what
             // the actor's view says.
@@ -329,7 +336,7 @@ impl Port {
 
     /// What extensions ask the session to do (`pi.sendUserMessage`, `pi.setModel`,
     /// `pi.registerProvider`, `pi.setActiveTools`, …).
-    fn action(&self, op: SessionOp, args: &Value) -> Result<Value, String> {
+    fn action(&self, op: SessionOp, args: &Value) -> Result<Value, PortError> {
         match op {
             SessionOp::SendUserMessage => {
                 let (text, images) = user_content(args.get("content").unwrap_or(&Value::Null))?;
@@ -346,8 +353,10 @@ impl Port {
             SessionOp::SendMessage => {
                 let message = args.get("message").cloned().unwrap_or(Value::Null);
                 let message = super::adapter::custom_message(&message).ok_or_else(|| {
-                    "sendMessage: expected {customType, content: string or content blocks, display}"
-                        .to_owned()
+                    PortError::Invalid(
+                        "sendMessage: expected {customType, content: string or content blocks, display}"
+                            .to_owned(),
+                    )
                 })?;
                 let deliver_as = args.pointer("/options/deliverAs").and_then(Value::as_str);
                 let trigger = args
@@ -365,14 +374,15 @@ impl Port {
             }
             SessionOp::SetThinkingLevel => {
                 let name = args.get("level").and_then(Value::as_str).unwrap_or("");
-                let level = knightcode_ai::ThinkingLevel::parse(name)
-                    .ok_or_else(|| format!("setThinkingLevel: unknown level \"{name}\""))?;
+                let level = knightcode_ai::ThinkingLevel::parse(name).ok_or_else(|| {
+                    PortError::Invalid(format!("setThinkingLevel: unknown level \"{name}\""))
+                })?;
                 self.actions.set_thinking_level(level)?;
                 return Ok(Value::Null);
             }
             SessionOp::RegisterProvider => {
                 let spec: knightcode_ext::ProviderSpec = serde_json::from_value(args.clone())
-                    .map_err(|e| format!("registerProvider: {e}"))?;
+                    .map_err(|e| PortError::Invalid(format!("registerProvider: {e}")))?;
                 let name = spec.name.clone();
                 self.actions.extension_provider(&name, Some(spec))?;
                 return Ok(Value::Null);
@@ -392,7 +402,11 @@ impl Port {
                     .get("names")
                     .cloned()
                     .and_then(|v| serde_json::from_value(v).ok())
-                    .ok_or_else(|| "setActiveTools: expected an array of tool names".to_owned())?;
+                    .ok_or_else(|| {
+                        PortError::Invalid(
+                            "setActiveTools: expected an array of tool names".to_owned(),
+                        )
+                    })?;
                 self.actions.set_active_tools(&names)?;
                 return Ok(Value::Null);
             }
@@ -402,30 +416,26 @@ impl Port {
     }
 
     /// The session file's reads and writes (`ctx.sessionManager`, `pi.appendEntry`, …).
-    fn session_file_call(&self, op: SessionOp, args: &Value) -> Result<Value, String> {
+    fn session_file_call(&self, op: SessionOp, args: &Value) -> Result<Value, PortError> {
         let mut session = lock(&self.session);
         let text = |key: &str| args.get(key).and_then(Value::as_str).map(str::to_owned);
         match op {
-            SessionOp::GetEntries => {
-                serde_json::to_value(session.entries()).map_err(|e| e.to_string())
-            }
+            SessionOp::GetEntries => serde_json::to_value(session.entries()).map_err(failed),
             SessionOp::GetBranch => {
                 let leaf = text("leafId");
-                let branch = session.branch(leaf.as_deref()).map_err(|e| e.to_string())?;
-                serde_json::to_value(branch).map_err(|e| e.to_string())
+                let branch = session.branch(leaf.as_deref()).map_err(failed)?;
+                serde_json::to_value(branch).map_err(failed)
             }
             SessionOp::GetLeafId => Ok(json!(session.leaf_id())),
             SessionOp::GetSessionFile => {
                 Ok(json!(session.session_file().map(|p| p.to_string_lossy())))
             }
             SessionOp::GetSessionId => Ok(json!(session.session_id())),
-            SessionOp::GetHeader => {
-                serde_json::to_value(session.header()).map_err(|e| e.to_string())
-            }
+            SessionOp::GetHeader => serde_json::to_value(session.header()).map_err(failed),
             SessionOp::GetSessionName => Ok(json!(session.session_name())),
             SessionOp::SetSessionName => {
                 let name = text("name").unwrap_or_default();
-                session.set_session_name(&name).map_err(|e| e.to_string())?;
+                session.set_session_name(&name).map_err(failed)?;
                 Ok(Value::Null)
             }
             SessionOp::SetLabel => {
@@ -433,7 +443,7 @@ impl Port {
                 let label = text("label");
                 session
                     .set_label(&target, label.as_deref())
-                    .map_err(|e| e.to_string())?;
+                    .map_err(failed)?;
                 Ok(Value::Null)
             }
             // `newSession`'s `setup`: a message written straight into the new session (the
@@ -443,8 +453,8 @@ impl Port {
                     .get("message")
                     .cloned()
                     .and_then(|m| serde_json::from_value(m).ok())
-                    .ok_or_else(|| "appendMessage: not a message".to_owned())?;
-                let id = session.append_message(message).map_err(|e| e.to_string())?;
+                    .ok_or_else(|| PortError::Invalid("appendMessage: not a message".to_owned()))?;
+                let id = session.append_message(message).map_err(failed)?;
                 Ok(json!(id))
             }
             SessionOp::AppendEntry => {
@@ -452,7 +462,7 @@ impl Port {
                 let data = args.get("data").cloned().filter(|d| !d.is_null());
                 session
                     .append_custom_entry(&custom_type, data)
-                    .map_err(|e| e.to_string())?;
+                    .map_err(failed)?;
                 Ok(Value::Null)
             }
             // `newSession`'s `setup`: a custom message written straight into the new session.
@@ -468,8 +478,10 @@ impl Port {
                     .cloned()
                     .and_then(|c| serde_json::from_value(c).ok())
                     .ok_or_else(|| {
-                        "appendCustomMessageEntry: content must be a string or content blocks"
-                            .to_owned()
+                        PortError::Invalid(
+                            "appendCustomMessageEntry: content must be a string or content blocks"
+                                .to_owned(),
+                        )
                     })?;
                 let display = message
                     .get("display")
@@ -478,14 +490,12 @@ impl Port {
                 let details = message.get("details").cloned().filter(|d| !d.is_null());
                 let id = session
                     .append_custom_message(&custom_type, content, display, details)
-                    .map_err(|e| e.to_string())?;
+                    .map_err(failed)?;
                 Ok(json!(id))
             }
             SessionOp::GetModel => Ok(json!({ "provider": self.model.0, "id": self.model.1 })),
             SessionOp::GetThinkingLevel => Ok(json!(self.thinking)),
-            other => Err(format!(
-                "{other} is not supported by KnightCode's extension host yet"
-            )),
+            other => Err(PortError::Unsupported(other.to_string())),
         }
     }
 }
