@@ -4,6 +4,7 @@
 mod compacting;
 mod loadout;
 pub mod operations;
+mod prompt;
 mod recorder;
 mod request;
 mod start;
@@ -297,16 +298,6 @@ impl AgentSession {
     /// The skills and prompt templates loaded (with their diagnostics).
     pub fn resources(&self) -> &Arc<knightcode_resources::Resources> {
         &self.resources
-    }
-
-    /// A prompt's text as it becomes a user message: `/skill:name` and `/template`
-    /// expanded. A skill file that cannot be read leaves the text as typed, with a warning.
-    pub(crate) fn expand_prompt(&mut self, text: &str) -> String {
-        let expansion = self.resources.expand(text);
-        if let Some(error) = expansion.error {
-            self.ops.warnings.push(error);
-        }
-        expansion.text
     }
 
     /// `/reload`: skills, prompt templates and context files read again (with the settings

@@ -19,7 +19,6 @@ use std::sync::Arc;
 use std::sync::Mutex;
 
 use knightcode_agent::QueueMode;
-use knightcode_agent::RunOutcome;
 use knightcode_ai::AuthContext;
 use knightcode_ai::AuthStorage;
 use knightcode_ai::Model;
@@ -41,16 +40,15 @@ pub use self::user_bash::BashOutput;
 pub use self::user_bash::UserBash;
 pub use self::view::SessionView;
 pub use self::view::model_info;
+pub use super::prompt::PromptStart;
+pub use super::prompt::user_message;
 
 use super::AgentSession;
 use super::SessionSetup;
 use super::lock;
-use super::now_millis;
 use crate::compaction::context_messages;
 use crate::error::Result;
 use crate::error::RuntimeError;
-use crate::hooks::InputAction;
-use crate::hooks::PromptInput;
 use crate::model_select::ScopedModel;
 
 /// Shown when a fork or clone needs the source file on disk and it is not there yet.
@@ -146,15 +144,6 @@ impl OpsState {
     }
 }
 
-/// What [`AgentSession::begin_prompt`] made of a prompt.
-#[derive(Debug, Clone, PartialEq)]
-pub enum PromptStart {
-    /// An input hook consumed it; nothing runs.
-    Handled,
-    /// Run these messages (the user message, then any a start hook added).
-    Run(Vec<AgentMessage>),
-}
-
 /// What a model switch did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelSwitch {
@@ -193,60 +182,9 @@ impl AgentSession {
         )
     }
 
-    /// Checks and records a prompt: the input hook sees it first (and may handle or rewrite
-    /// it), the system prompt is brought up to date, the context loaded into the agent, the
-    /// user message built, and the start hook may add messages or force a system prompt.
-    /// Run it with [`AgentSession::run_prompt`]; the split lets a front end report
-    /// acceptance before the run starts.
-    pub async fn begin_prompt(&mut self, input: PromptInput) -> Result<PromptStart> {
-        if super::is_undo_command(&input.text) {
-            // Direct callers (the session actor runs it as a job of its own, see
-            // `actor::task`).
-            self.undo_with_dialogs(&tokio_util::sync::CancellationToken::new())
-                .await?;
-            return Ok(PromptStart::Handled);
-        }
-        let cancel = tokio_util::sync::CancellationToken::new();
-        let hooks = Arc::clone(&self.hooks);
-        let (text, images) = match hooks.transform_input(&input, &cancel).await {
-            InputAction::Handled => return Ok(PromptStart::Handled),
-            InputAction::Transform { text, images } => (text, images),
-            InputAction::Continue => (input.text, input.images),
-        };
-        // An extension's `sendUserMessage` is sent as written unless it asked for
-        // `expandPromptTemplates` (`InputSource::ExtensionTyped`).
-        let text = if input.source == crate::hooks::InputSource::Extension {
-            text
-        } else {
-            self.expand_prompt(&text)
-        };
-        let (text, images) = if self.settings.values().images_auto_resize {
-            let limits = super::image_policy(self.settings.values(), &self.model).limits;
-            fit_prompt_images(text, images, limits).await
-        } else {
-            (text, images)
-        };
-        let added = self.before_run(&text, &images, None, &cancel).await?;
-        let mut messages = vec![user_message(&text, images)];
-        messages.extend(self.extension_actions.take_next_turn());
-        messages.extend(added);
-        Ok(PromptStart::Run(messages))
-    }
-
-    /// Runs a prompt made by [`AgentSession::begin_prompt`] to completion.
-    pub async fn run_prompt(&mut self, messages: Vec<AgentMessage>) -> Result<RunOutcome> {
-        self.refresh_compaction_target();
-        self.refresh_session_env();
-        self.refresh_oauth_key().await?;
-        self.agent
-            .prompt(messages)
-            .await
-            .map_err(RuntimeError::from)
-    }
-
     /// The bash tool's `KNIGHTCODE_*` variables and the read tool's image policy follow
     /// model, thinking, settings and session changes.
-    fn refresh_session_env(&self) {
+    pub(super) fn refresh_session_env(&self) {
         *self
             .image_policy
             .lock()
@@ -694,52 +632,6 @@ impl AgentSession {
         lock(&self.session).append_message(AgentMessage::BashExecution(Box::new(message)))?;
         Ok(())
     }
-}
-
-/// Attached images fitted to the model's image limits;
-/// one that cannot be fitted is dropped with a note appended to the text.
-async fn fit_prompt_images(
-    mut text: String,
-    images: Vec<ContentBlock>,
-    limits: knightcode_tools::ResizeLimits,
-) -> (String, Vec<ContentBlock>) {
-    if images.is_empty() {
-        return (text, images);
-    }
-    let fitted = tokio::task::spawn_blocking(move || {
-        images
-            .into_iter()
-            .map(|block| match block {
-                ContentBlock::Image(image) => knightcode_tools::image::fit_encoded_image(
-                    &image.data,
-                    &image.mime_type,
-                    &limits,
-                )
-                .map(|fitted| ContentBlock::image(fitted.data, fitted.mime_type)),
-                other => Some(other),
-            })
-            .collect::<Vec<_>>()
-    })
-    .await
-    .unwrap_or_default();
-    let mut kept = Vec::with_capacity(fitted.len());
-    for block in fitted {
-        match block {
-            Some(block) => kept.push(block),
-            None => {
-                text.push('\n');
-                text.push_str(knightcode_tools::image::IMAGE_TOO_LARGE_NOTE);
-            }
-        }
-    }
-    (text, kept)
-}
-
-/// A user prompt, steering or follow-up message: the text, then any images, stamped now.
-pub fn user_message(text: &str, images: Vec<ContentBlock>) -> AgentMessage {
-    let mut blocks = vec![ContentBlock::text(text)];
-    blocks.extend(images);
-    AgentMessage::user(Content::Blocks(blocks), now_millis())
 }
 
 /// A user message's text blocks joined without separator (the reference's rule for fork

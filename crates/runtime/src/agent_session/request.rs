@@ -6,60 +6,18 @@ use std::sync::Arc;
 
 use knightcode_agent::ToolRegistry;
 use knightcode_protocol::AgentMessage;
-use knightcode_protocol::ContentBlock;
 use knightcode_session::SystemState;
-use tokio_util::sync::CancellationToken;
 
 use super::AgentSession;
 use super::lock;
 use super::now_millis;
 use crate::error::Result;
-use crate::hooks::AgentStart;
 use crate::system_prompt::PromptInputs;
 use crate::system_prompt::ToolPromptInfo;
 use crate::system_prompt::build_sections;
 use crate::system_prompt::system_message_for;
 
 impl AgentSession {
-    /// Readies a run's first request and asks `before_agent_start`: the system prompt as
-    /// the extensions leave it (a forced one replaces it for this run); returns the messages
-    /// they add after the run's own. `custom` is the message starting a `sendMessage` turn.
-    pub(super) async fn before_run(
-        &mut self,
-        prompt: &str,
-        images: &[ContentBlock],
-        custom: Option<&AgentMessage>,
-        cancel: &CancellationToken,
-    ) -> Result<Vec<AgentMessage>> {
-        self.refresh_loadout().await;
-        self.prepare_request()?;
-        let options = self.system_prompt_options();
-        let system_prompt = self
-            .agent
-            .config()
-            .system_prompt
-            .clone()
-            .unwrap_or_default();
-        let hooks = Arc::clone(&self.hooks);
-        let changes = hooks
-            .before_agent_start(
-                AgentStart {
-                    prompt,
-                    images,
-                    custom,
-                    system_prompt_options: &options,
-                    system_prompt: &system_prompt,
-                },
-                cancel,
-            )
-            .await;
-        if let Some(forced) = changes.system_prompt {
-            self.extension_actions.note_system_prompt(&forced);
-            self.agent.config_mut().system_prompt = Some(forced);
-        }
-        Ok(changes.messages)
-    }
-
     /// Keeps `ctx.getSystemPromptOptions()` current (after every command and run), for
     /// extensions only.
     pub(crate) fn note_prompt_options(&self) {
@@ -70,7 +28,7 @@ impl AgentSession {
     }
 
     /// `systemPromptOptions` for `before_agent_start`: what the prompt is built from.
-    fn system_prompt_options(&self) -> serde_json::Value {
+    pub(super) fn system_prompt_options(&self) -> serde_json::Value {
         let active: Vec<String> = self.agent.config().active_tools.clone().unwrap_or_default();
         let infos = tool_prompt_infos(&self.agent.config().tools, &active);
         crate::system_prompt::prompt_options_json(
@@ -84,7 +42,7 @@ impl AgentSession {
 
     /// Brings the persisted system prompt up to date and loads the branch's context into the
     /// agent: every finished message is already in the session file before this request.
-    fn prepare_request(&mut self) -> Result<()> {
+    pub(super) fn prepare_request(&mut self) -> Result<()> {
         let tools = self.agent.config().tools.clone();
         let active: Vec<String> = self.agent.config().active_tools.clone().unwrap_or_default();
         let loadout = self.agent.config().loadout.clone();

@@ -235,7 +235,7 @@ impl AgentSession {
     /// An extension provider's OAuth login that expired since the model was chosen is
     /// refreshed (through the extension) before the prompt goes out, as the reference
     /// resolves the key per request.
-    pub(super) async fn refresh_oauth_key(&mut self) -> Result<()> {
+    pub(in crate::agent_session) async fn refresh_oauth_key(&mut self) -> Result<()> {
         if !self.ops.auth_storage.oauth_expired(&self.model.provider) {
             return Ok(());
         }
