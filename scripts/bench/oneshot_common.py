@@ -14,7 +14,8 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 TARGET = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
-KNIGHTCODE = os.path.join(TARGET, "release", "knightcode")
+# KC_BENCH_BINARY: another build of ours (copied aside), to compare two builds in one sitting.
+KNIGHTCODE = os.environ.get("KC_BENCH_BINARY") or os.path.join(TARGET, "release", "knightcode")
 MOCK = os.path.join(TARGET, "release", "knightcode-mock-provider")
 PI = os.path.join(ROOT, "scripts", "pi", "node_modules", ".bin", "pi")
 AGENTS = ("ours", "pi")

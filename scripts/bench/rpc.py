@@ -26,7 +26,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 TARGET = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
-KNIGHTCODE = os.path.join(TARGET, "release", "knightcode")
+# KC_BENCH_BINARY: another build of ours (copied aside), to compare two builds in one sitting.
+KNIGHTCODE = os.environ.get("KC_BENCH_BINARY") or os.path.join(TARGET, "release", "knightcode")
 PI = os.path.join(ROOT, "scripts", "pi", "node_modules", ".bin", "pi")
 
 ARGS = ["--provider", "mock", "--model", "mock-model", "--mode", "rpc"]

@@ -14,6 +14,7 @@ pub mod exec;
 pub mod find;
 pub mod grep;
 pub mod image;
+pub mod lines;
 mod listing;
 pub mod ls;
 pub mod ops;

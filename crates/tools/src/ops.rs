@@ -14,6 +14,9 @@ use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::ToolsError;
+use crate::lines::LineSlice;
+use crate::lines::LineWindow;
+use crate::lines::slice_lines;
 
 /// A boxed, sendable future (the traits stay object-safe).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -99,6 +102,20 @@ pub trait FileOps: Send + Sync {
         })
     }
 
+    /// A window of a text file's lines and its line count ([`crate::lines`]). The default
+    /// reads the whole file; implementations that can stream it should, so memory stays
+    /// bounded however large the file.
+    fn read_lines<'a>(
+        &'a self,
+        path: &'a Path,
+        window: LineWindow,
+    ) -> BoxFuture<'a, io::Result<LineSlice>> {
+        Box::pin(async move {
+            let data = self.read_file(path).await?;
+            slice_lines(data.as_slice(), window)
+        })
+    }
+
     /// Paths under `request.dir` matching the glob, at most `request.limit`.
     fn glob<'a>(&'a self, request: GlobRequest) -> BoxFuture<'a, Result<GlobOutput, ToolsError>>;
 }
@@ -160,6 +177,21 @@ impl FileOps for LocalFileOps {
             let mut data = Vec::with_capacity(max);
             file.take(max as u64).read_to_end(&mut data).await?;
             Ok(data)
+        })
+    }
+
+    fn read_lines<'a>(
+        &'a self,
+        path: &'a Path,
+        window: LineWindow,
+    ) -> BoxFuture<'a, io::Result<LineSlice>> {
+        let path = path.to_path_buf();
+        Box::pin(async move {
+            // One pass over the file on a blocking thread: a multi-gigabyte file takes a
+            // while, and the runtime's workers stay free meanwhile.
+            tokio::task::spawn_blocking(move || slice_lines(std::fs::File::open(&path)?, window))
+                .await
+                .map_err(io::Error::other)?
         })
     }
 

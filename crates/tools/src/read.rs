@@ -13,6 +13,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::image::{IMAGE_TOO_LARGE_NOTE, ImagePolicy, ImagePolicySource, NON_VISION_NOTE};
+use crate::lines::{LineSlice, LineWindow};
 use crate::ops::{Access, FileOps};
 use crate::path::resolve_read_path;
 use crate::truncate::{
@@ -103,8 +104,26 @@ impl ReadTool {
             let data = ops.read_file(&path).await.map_err(read_error)?;
             return Ok(read_image(data, mime, self.image_policy()).await);
         }
-        let data = ops.read_file(&path).await.map_err(read_error)?;
-        read_text(&String::from_utf8_lossy(&data), &args)
+        if crate::lines::looks_binary(&head) {
+            let size = ops.stat(&path).await.map(|stat| stat.size).unwrap_or(0);
+            return Ok(ToolOutput::text(format!(
+                "[{} is a binary file ({}); read shows text files and images only. Use bash to inspect it (for example: xxd {} | head).]",
+                args.path,
+                format_size(size),
+                args.path
+            ))
+            .with_details(json!({ "binary": true, "size": size })));
+        }
+        let start = first_line(&args);
+        // The window's text is kept up to twice the output limit: enough for the truncation
+        // below to see that it was cut, never the whole of a large file.
+        let window = LineWindow {
+            start,
+            lines: args.limit.map(|limit| limit.max(0.0).trunc() as usize),
+            max_bytes: 2 * DEFAULT_MAX_BYTES,
+        };
+        let slice = ops.read_lines(&path, window).await.map_err(read_error)?;
+        read_text(&slice, start, &args)
     }
 }
 
@@ -165,32 +184,28 @@ async fn read_image(data: Vec<u8>, mime: &str, policy: ImagePolicy) -> ToolOutpu
     }
 }
 
+/// The 0-based line `offset` (1-based, 0 meaning the start) asks for.
+fn first_line(args: &ReadArgs) -> usize {
+    args.offset
+        .filter(|offset| *offset != 0.0)
+        .map_or(0, |offset| (offset - 1.0).max(0.0).trunc() as usize)
+}
+
 /// Pages and truncates text per the arguments, with the notices that tell the model how to
 /// continue.
-fn read_text(text: &str, args: &ReadArgs) -> Result<ToolOutput, ToolError> {
-    let lines: Vec<&str> = text.split('\n').collect();
-    let total = lines.len();
-    let start = args
-        .offset
-        .filter(|offset| *offset != 0.0)
-        .map_or(0, |offset| (offset - 1.0).max(0.0).trunc() as usize);
+fn read_text(slice: &LineSlice, start: usize, args: &ReadArgs) -> Result<ToolOutput, ToolError> {
+    let total = slice.total;
     if start >= total {
         let offset = args.offset.map(format_js_number).unwrap_or_default();
         return Err(ToolError::failed(format!(
             "Offset {offset} is beyond end of file ({total} lines total)"
         )));
     }
-    let (selected, user_limited) = match args.limit {
-        Some(limit) => {
-            let end = (start + limit.max(0.0).trunc() as usize).min(total);
-            (lines[start..end].join("\n"), Some(end - start))
-        }
-        None => (lines[start..].join("\n"), None),
-    };
-    let truncation = truncate_head(&selected, TruncationOptions::default());
+    let user_limited = args.limit.map(|_| slice.window_lines);
+    let truncation = truncate_head(&slice.text, TruncationOptions::default());
     let first_display = start + 1;
     if truncation.first_line_exceeds_limit {
-        let size = format_size(lines[start].len() as u64);
+        let size = format_size(slice.first_line_len as u64);
         let text = format!(
             "[Line {first_display} is {size}, exceeds {} limit. Use bash: sed -n '{first_display}p' {} | head -c {DEFAULT_MAX_BYTES}]",
             format_size(DEFAULT_MAX_BYTES as u64),

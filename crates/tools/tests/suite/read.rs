@@ -167,13 +167,63 @@ async fn a_directory_cannot_be_read() {
 }
 
 #[tokio::test]
-async fn binary_files_are_decoded_lossily_like_the_reference() {
+async fn a_binary_file_is_named_as_one_instead_of_dumped() {
+    // The reference decodes it lossily and returns up to 50 KB of noise; a NUL byte in the
+    // first bytes (git's test) makes it a notice with the size and how to look inside.
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("b.bin"), b"ab\x00\xff\xfecd").unwrap();
     let out = call(tool("read").as_ref(), dir.path(), json!({"path": "b.bin"}))
         .await
         .unwrap();
-    assert_eq!(text(&out), "ab\u{0}\u{FFFD}\u{FFFD}cd");
+    assert_eq!(
+        text(&out),
+        "[b.bin is a binary file (7B); read shows text files and images only. Use bash to inspect it (for example: xxd b.bin | head).]"
+    );
+    assert_eq!(out.details, Some(json!({"binary": true, "size": 7})));
+}
+
+#[tokio::test]
+async fn a_huge_sparse_file_is_not_loaded() {
+    // 2 GiB of holes: reading it whole took 43 s and 6 GB of memory, and aborted the
+    // process under a memory limit.
+    let dir = tempfile::tempdir().unwrap();
+    let file = std::fs::File::create(dir.path().join("sparse.img")).unwrap();
+    file.set_len(2 << 30).unwrap();
+    let out = call(tool("read").as_ref(), dir.path(), json!({"path": "sparse.img"}))
+        .await
+        .unwrap();
+    assert!(text(&out).starts_with("[sparse.img is a binary file (2048.0MB)"), "{}", text(&out));
+}
+
+#[tokio::test]
+async fn a_large_text_file_is_paged_from_one_pass_over_it() {
+    // 300,000 lines (about 2 MB): the window near the end and the total both come from
+    // one streaming pass, with only the window kept.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("big.log"), numbered(300_000)).unwrap();
+    let out = call(
+        tool("read").as_ref(),
+        dir.path(),
+        json!({"path": "big.log", "offset": 299_998, "limit": 2}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        text(&out),
+        "299998\n299999\n\n[1 more lines in file. Use offset=300000 to continue.]"
+    );
+    let out = call(
+        tool("read").as_ref(),
+        dir.path(),
+        json!({"path": "big.log", "offset": 100_001}),
+    )
+    .await
+    .unwrap();
+    assert!(
+        text(&out).ends_with("[Showing lines 100001-102000 of 300000. Use offset=102001 to continue.]"),
+        "{}",
+        &text(&out)[text(&out).len() - 200..]
+    );
 }
 
 /// The read tool asking `policy` about images.
