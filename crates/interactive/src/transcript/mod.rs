@@ -196,6 +196,15 @@ struct Retry {
     hidden: Vec<usize>,
 }
 
+/// How the agent's retries ended (`auto_retry_end`).
+enum RetryOutcome<'a> {
+    Succeeded,
+    /// An abort stopped them before the next attempt.
+    Cancelled,
+    /// The last attempt failed too, with this error.
+    GaveUp(Option<&'a str>),
+}
+
 fn content_text(content: &Content) -> (String, usize) {
     match content {
         Content::Text(text) => (text.clone(), 0),
@@ -645,8 +654,16 @@ impl Transcript {
                 success,
                 attempt,
                 final_error,
+                cancelled,
             } => {
-                self.retry_ended(*success, *attempt, final_error.as_deref());
+                let outcome = if *success {
+                    RetryOutcome::Succeeded
+                } else if *cancelled {
+                    RetryOutcome::Cancelled
+                } else {
+                    RetryOutcome::GaveUp(final_error.as_deref())
+                };
+                self.retry_ended(outcome, *attempt);
                 true
             }
             AgentEvent::CompactionEnd {
@@ -725,7 +742,7 @@ impl Transcript {
 
     /// The retries ended: a success leaves no trace; a cancelled retry shows the failure it
     /// was for again; the last failure says it was the last.
-    fn retry_ended(&mut self, success: bool, attempt: u32, final_error: Option<&str>) {
+    fn retry_ended(&mut self, outcome: RetryOutcome<'_>, attempt: u32) {
         let Some(retry) = self.retry.take() else {
             return;
         };
@@ -735,19 +752,14 @@ impl Transcript {
             }
             self.touch(index);
         }
-        if success {
-            return;
-        }
-        if final_error == Some(knightcode_agent::RETRY_CANCELLED) {
-            if let Some(&index) = retry.hidden.last() {
-                if let Some(Card::Assistant(card)) = self.cards.get_mut(index) {
-                    card.hidden = false;
-                }
-                self.touch(index);
+        let final_error = match outcome {
+            RetryOutcome::Succeeded => return,
+            RetryOutcome::Cancelled => {
+                self.retry_cancelled(&retry);
+                return;
             }
-            self.notice(NoticeKind::Info, "Retry cancelled.");
-            return;
-        }
+            RetryOutcome::GaveUp(final_error) => final_error,
+        };
         if let (Some(index), Some(error)) = (self.last_failed_reply(), final_error) {
             let provider = self.provider.clone();
             if let Some(Card::Assistant(card)) = self.cards.get_mut(index) {
@@ -755,6 +767,17 @@ impl Transcript {
             }
             self.touch(index);
         }
+    }
+
+    /// An abort ended the retries: the failure they were for shows again.
+    fn retry_cancelled(&mut self, retry: &Retry) {
+        if let Some(&index) = retry.hidden.last() {
+            if let Some(Card::Assistant(card)) = self.cards.get_mut(index) {
+                card.hidden = false;
+            }
+            self.touch(index);
+        }
+        self.notice(NoticeKind::Info, "Retry cancelled.");
     }
 
     /// The newest reply on screen that ended in an error (the attempt a retry is about).
