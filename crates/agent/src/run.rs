@@ -154,6 +154,7 @@ impl Agent {
                     success: false,
                     attempt: run.retry_attempt,
                     final_error: failed.error_message.clone(),
+                    cancelled: false,
                 });
                 run.retry_attempt = 0;
             }
@@ -229,6 +230,7 @@ impl Agent {
                 success: false,
                 attempt: run.retry_attempt,
                 final_error: Some(RETRY_CANCELLED.to_owned()),
+                cancelled: true,
             });
             run.retry_attempt = 0;
         }
@@ -332,6 +334,7 @@ impl Agent {
                         success: true,
                         attempt: run.retry_attempt,
                         final_error: None,
+                        cancelled: false,
                     });
                     run.retry_attempt = 0;
                 }

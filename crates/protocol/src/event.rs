@@ -229,6 +229,11 @@ pub enum AgentEvent {
         attempt: u32,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         final_error: Option<String>,
+        /// An abort ended the retry before its attempt (in memory only): the agent says so
+        /// where it happens, so front ends need not recognise `finalError`'s words. On the
+        /// wire the reference gives only those words; an event read back says `false`.
+        #[serde(skip)]
+        cancelled: bool,
     },
     SummarizationRetryScheduled {
         attempt: u32,

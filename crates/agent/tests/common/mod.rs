@@ -619,7 +619,11 @@ fn describe_one(event: &AgentEvent) -> String {
             success,
             attempt,
             final_error,
-        } => format!("auto_retry_end success={success} attempt={attempt} {final_error:?}"),
+            cancelled,
+        } => format!(
+            "auto_retry_end success={success} attempt={attempt} {final_error:?}{}",
+            if *cancelled { " cancelled" } else { "" }
+        ),
         other => serde_json::to_value(other).unwrap()["type"]
             .as_str()
             .unwrap()

@@ -216,7 +216,7 @@ async fn abort_during_backoff_cancels_the_retry() {
         lines[lines.len() - 3..],
         [
             format!("auto_retry_start 1/3 2000ms {OVERLOADED:?}"),
-            format!("auto_retry_end success=false attempt=1 Some({RETRY_CANCELLED:?})"),
+            format!("auto_retry_end success=false attempt=1 Some({RETRY_CANCELLED:?}) cancelled"),
             "agent_settled aborted=true".to_owned(),
         ]
     );

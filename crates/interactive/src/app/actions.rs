@@ -89,13 +89,13 @@ impl Ui {
         match wake {
             Wake::Input(bytes) => {
                 let events = self.parse_input(&bytes);
-                self.queued_input.extend(events);
+                self.keys.queue(events);
                 self.next_queued_input()
             }
             Wake::Queued => self.next_queued_input(),
             Wake::InputClosed => {
                 // The terminal is gone: nothing more can be typed or shown.
-                self.quitting = true;
+                self.quit();
                 vec![Action::Abort]
             }
             Wake::Event(event) => {
@@ -105,9 +105,8 @@ impl Ui {
                 Vec::new()
             }
             Wake::SessionEnded => {
-                self.handle = None;
-                self.events = None;
-                self.running = false;
+                self.link.disconnect();
+                self.session.set_running(false);
                 self.set_working(None);
                 self.error("The session stopped unexpectedly (this is a bug in knightcode). Everything up to the last response is saved; quit with ctrl+d and continue with knightcode --continue.");
                 Vec::new()
@@ -132,34 +131,21 @@ impl Ui {
             Wake::Timer => {
                 self.drain_events();
                 let events = self.on_timer();
-                self.queued_input.extend(events);
+                self.keys.queue(events);
                 self.next_queued_input()
             }
             Wake::Signal(code) => {
-                self.exit_code = code;
-                self.quitting = true;
+                self.quit_with(code);
                 vec![Action::Abort]
             }
         }
-    }
-
-    /// Handles queued input events up to the first that asks for an action; the rest wait
-    /// until that action has run, so they reach whatever it opened.
-    fn next_queued_input(&mut self) -> Vec<Action> {
-        while let Some(event) = self.queued_input.pop_front() {
-            let actions = self.on_input(event);
-            if !actions.is_empty() {
-                return actions;
-            }
-        }
-        Vec::new()
     }
 
     /// One item of the session's stream.
     pub fn on_session_event(&mut self, event: SessionEvent) {
         match event {
             SessionEvent::Agent(AgentEvent::BashExecutionUpdate { id, delta }) => {
-                let card = id.as_ref().and_then(|id| self.bash_cards.get(id)).copied();
+                let card = id.as_deref().and_then(|id| self.session.bash_card(id));
                 if let Some(card) = card.and_then(|c| self.screen.transcript.bash_card(c)) {
                     card.append_output(&delta);
                     self.mark_dirty();
@@ -169,8 +155,8 @@ impl Ui {
                 let settled = matches!(event, AgentEvent::AgentSettled { .. });
                 self.on_agent_event(&event);
                 if settled {
-                    self.running = false;
-                    if self.bash_cards.is_empty() {
+                    self.session.set_running(false);
+                    if !self.session.bash_running() {
                         self.set_working(None);
                     } else {
                         self.set_working(Some(SHELL_WORKING));
@@ -179,7 +165,7 @@ impl Ui {
                 }
             }
             SessionEvent::Reply { tag, reply } => {
-                if let Some(pending) = self.pending.remove(&tag) {
+                if let Some(pending) = self.link.reply_to(tag) {
                     self.on_reply(pending, reply);
                 }
             }
@@ -196,7 +182,7 @@ impl Ui {
     }
 
     fn on_reply(&mut self, pending: Pending, reply: Reply) {
-        if matches!(pending, Pending::Navigated(_)) && self.compacting {
+        if matches!(pending, Pending::Navigated(_)) && self.session.compacting() {
             // The branch summary is written (or not).
             self.session_job_ended();
             if let Reply::Failed(CommandError::NavigationCancelled) = &reply {
@@ -219,11 +205,11 @@ impl Ui {
         if let Reply::Failed(error) = &reply {
             let message = &error.to_string();
             if pending == Pending::Prompt {
-                self.running = false;
+                self.session.set_running(false);
                 self.set_working(None);
             }
             if let Pending::Bash { id, .. } = &pending {
-                self.bash_cards.remove(id);
+                self.session.bash_ended(id);
                 self.bash_finished();
                 self.error(&format!("The command could not run: {message}"));
                 return;
@@ -233,12 +219,12 @@ impl Ui {
         }
         match (pending, reply) {
             (Pending::Prompt, Reply::Prompt(PromptDisposition::Handled)) => {
-                self.running = false;
+                self.session.set_running(false);
                 self.set_working(None);
             }
             (Pending::Prompt | Pending::Queued, _) => {}
             (Pending::Bash { card, id }, Reply::Bash(result)) => {
-                self.bash_cards.remove(&id);
+                self.session.bash_ended(&id);
                 if let Some(c) = self.screen.transcript.bash_card(card) {
                     c.finish_result(&result);
                 }
@@ -259,9 +245,7 @@ impl Ui {
                     self.screen.hint = then.hint;
                 }
                 if then.answer_extensions {
-                    for shown in self.ext_ui.replaced.drain(..) {
-                        let _ = shown.send(());
-                    }
+                    self.ext_ui.answer_replaced();
                 }
             }
             (Pending::Changed { done, reload }, _) => {
@@ -282,7 +266,7 @@ impl Ui {
                 self.request_snapshot();
             }
             (Pending::Model, Reply::ModelCycled(None)) => {
-                if self.scoped_models.is_empty() {
+                if self.session.scoped_models().is_empty() {
                     self.info(super::overlay::ONLY_ONE_MODEL);
                 } else {
                     self.info("Only one model is in the scope; change it with /scoped-models.");
@@ -345,10 +329,10 @@ impl Ui {
     /// A compaction or branch summary ended: the working row goes back to the run's, a
     /// shell command's, or none.
     pub fn session_job_ended(&mut self) {
-        self.compacting = false;
-        let row = if self.running {
+        self.session.set_compacting(false);
+        let row = if self.session.running() {
             Some("Working…")
-        } else if !self.bash_cards.is_empty() {
+        } else if self.session.bash_running() {
             Some(SHELL_WORKING)
         } else {
             None
@@ -357,7 +341,7 @@ impl Ui {
     }
 
     fn bash_finished(&mut self) {
-        if self.bash_cards.is_empty() && !self.running {
+        if !self.session.bash_running() && !self.session.running() {
             self.set_working(None);
         }
         // The command may have switched branches.
@@ -388,7 +372,7 @@ fn perform_one(ui: &mut Ui, action: Action) {
             let images = ui.take_images();
             submit(ui, text, images);
         }
-        Action::FollowUp(text) if ui.running => {
+        Action::FollowUp(text) if ui.session.running() => {
             let images = ui.take_images();
             ui.send(Command::FollowUp { text, images }, Pending::Queued);
         }
@@ -397,18 +381,16 @@ fn perform_one(ui: &mut Ui, action: Action) {
             submit(ui, text, images);
         }
         Action::Abort => {
-            if ui.running {
-                if let Some(handle) = &ui.handle {
-                    handle.abort_now();
-                }
+            if ui.session.running() {
+                ui.link.abort_now();
                 ui.set_working(Some("Interrupting…"));
-            } else if ui.compacting {
+            } else if ui.session.compacting() {
                 // A compaction outside a run (`/compact`, before a prompt) is the session
                 // task's own work: it stops on the command.
                 ui.send(Command::Abort, Pending::Quiet);
                 ui.set_working(Some("Interrupting…"));
             }
-            if !ui.bash_cards.is_empty() {
+            if ui.session.bash_running() {
                 ui.send(Command::AbortBash, Pending::Quiet);
             }
         }
@@ -426,19 +408,17 @@ fn perform_one(ui: &mut Ui, action: Action) {
         Action::ExternalEditor => ui.external_editor(),
         Action::Suspend => ui.suspend(),
         Action::Quit => {
-            if ui.running
-                && let Some(handle) = &ui.handle
-            {
-                handle.abort_now();
+            if ui.session.running() {
+                ui.link.abort_now();
             }
-            ui.quitting = true;
+            ui.quit();
         }
     }
 }
 
 /// While a prompt runs, model and session changes wait for it to end: say so.
 fn applies_later(ui: &mut Ui) {
-    if ui.running {
+    if ui.session.running() {
         ui.screen.hint = Some("The change applies when the current response ends.".to_owned());
     }
 }
@@ -449,7 +429,7 @@ pub fn submit(ui: &mut Ui, text: String, images: Vec<ContentBlock>) {
     ui.screen.editor.clear();
     if let Some(command) = commands::parse(text.trim_start())
         && !matches!(command, SlashCommand::Unknown(_))
-        && !ui.extension_takes_command(text.trim_start())
+        && !ui.ext_ui.takes_command(text.trim_start())
     {
         slash_command(ui, command);
         return;
@@ -468,10 +448,10 @@ pub fn submit(ui: &mut Ui, text: String, images: Vec<ContentBlock>) {
             .transcript
             .start_bash(command.to_owned(), excluded);
         let id = format!("bash-{card}");
-        ui.bash_cards.insert(id.clone(), card);
+        ui.session.bash_started(id.clone(), card);
         // The working row says a command runs and which key cancels it (while the agent
         // works, its own row stays).
-        if !ui.running {
+        if !ui.session.running() {
             ui.set_working(Some(SHELL_WORKING));
         }
         ui.send(
@@ -485,7 +465,7 @@ pub fn submit(ui: &mut Ui, text: String, images: Vec<ContentBlock>) {
         ui.mark_urgent();
         return;
     }
-    if ui.running {
+    if ui.session.running() {
         ui.send(
             Command::Prompt {
                 text,
@@ -499,8 +479,8 @@ pub fn submit(ui: &mut Ui, text: String, images: Vec<ContentBlock>) {
         return;
     }
     // Running from now on: a second Enter before the session answers steers this run.
-    ui.running = true;
-    if !ui.is_extension_command(&text) {
+    ui.session.set_running(true);
+    if !ui.ext_ui.is_command(&text) {
         ui.set_working(Some("Working…"));
     }
     ui.send(
@@ -577,7 +557,8 @@ fn slash_command(ui: &mut Ui, command: SlashCommand) {
         }
         SlashCommand::Model(Some(spec)) => {
             let found = ui
-                .models
+                .session
+                .models()
                 .iter()
                 .find(|m| format!("{}/{}", m.provider, m.id) == spec || m.id == spec)
                 .map(|m| (m.provider.clone(), m.id.clone()));
@@ -601,7 +582,8 @@ fn set_thinking(ui: &mut Ui, level: &str) {
     let Some(parsed) = knightcode_ai::ThinkingLevel::parse(level) else {
         ui.error(&format!(
             "Unknown thinking level '{level}'. Levels: {}",
-            ui.thinking_levels
+            ui.session
+                .thinking_levels()
                 .iter()
                 .map(|l| l.as_str())
                 .collect::<Vec<_>>()
@@ -653,9 +635,9 @@ fn picked(ui: &mut Ui, result: OverlayResult) {
             );
         }
         OverlayResult::TreeEntry { entry_id } => {
-            let ask = match (&entry_id, &ui.view) {
+            let ask = match (&entry_id, ui.session.view()) {
                 (Some(id), Some(view)) => {
-                    !ui.skip_branch_summary_prompt && view.navigation_abandons(id)
+                    !ui.session.skip_branch_summary_prompt() && view.navigation_abandons(id)
                 }
                 _ => false,
             };

@@ -2,6 +2,7 @@
 //! then the editor. Nothing here needs the session, so it runs the same while a prompt
 //! streams; the resulting [`Action`]s are carried out by `actions`.
 
+use std::collections::VecDeque;
 use std::time::Duration;
 use std::time::Instant;
 
@@ -38,21 +39,53 @@ pub enum Action {
     Quit,
 }
 
+/// Keys between their arrival and their handling, and what a key means after the one
+/// before it (double presses).
+#[derive(Default)]
+pub struct KeyState {
+    /// Input events not handled yet: keys typed after Enter wait until the submitted line
+    /// has been acted on (a command may open a picker they belong to).
+    queued: VecDeque<InputEvent>,
+    last_ctrl_c: Option<Instant>,
+    /// Escape was pressed on an empty editor; the next Escape opens the tree.
+    escape_armed: bool,
+}
+
+impl KeyState {
+    /// Events parsed from input, to handle in order.
+    pub fn queue(&mut self, events: Vec<InputEvent>) {
+        self.queued.extend(events);
+    }
+
+    pub fn has_queued(&self) -> bool {
+        !self.queued.is_empty()
+    }
+}
+
 /// A paste as the terminal sent it, for extensions that read raw input.
 fn bracketed_paste(text: &str) -> String {
     format!("\x1b[200~{text}\x1b[201~")
 }
 
 impl Ui {
+    /// Handles queued input events up to the first that asks for an action; the rest wait
+    /// until that action has run, so they reach whatever it opened.
+    pub(super) fn next_queued_input(&mut self) -> Vec<Action> {
+        while let Some(event) = self.keys.queued.pop_front() {
+            let actions = self.on_input(event);
+            if !actions.is_empty() {
+                return actions;
+            }
+        }
+        Vec::new()
+    }
+
     /// Handles one input event.
     pub fn on_input(&mut self, event: InputEvent) -> Vec<Action> {
         self.mark_urgent();
-        self.ext_ui.answer_due = self.components.is_some();
+        self.ext_ui.input_arrived();
         // `onTerminalInput` listeners see raw input first; what they leave comes back.
-        if self.ext_ui.input_listened
-            && !self.ext_ui.replaying
-            && let Some(channel) = &self.components
-        {
+        if let Some(channel) = self.ext_ui.raw_input_listener() {
             let raw = match &event {
                 InputEvent::Key(key) => key.raw.clone(),
                 InputEvent::Paste(text) => bracketed_paste(text),
@@ -70,16 +103,17 @@ impl Ui {
         }
         match event {
             InputEvent::Paste(text) => {
-                if let (Some(id), Some(channel)) = (self.focused_floating(), &self.components) {
+                if let (Some(id), Some(channel)) = (self.focused_floating(), self.ext_ui.channel())
+                {
                     channel.input(id, &bracketed_paste(&text));
                 } else if let (Some(super::overlay::Overlay::Js(panel)), Some(channel)) =
-                    (&self.screen.overlay, &self.components)
+                    (&self.screen.overlay, self.ext_ui.channel())
                 {
                     channel.input(panel.id, &bracketed_paste(&text));
                 } else if let (None, Some((id, _)), Some(channel)) = (
                     &self.screen.overlay,
                     &self.screen.custom_editor,
-                    &self.components,
+                    self.ext_ui.channel(),
                 ) {
                     channel.input(*id, &bracketed_paste(&text));
                 } else if let Some(overlay) = &mut self.screen.overlay {
@@ -92,12 +126,13 @@ impl Ui {
             InputEvent::Key(key) => {
                 // A component takes every key, releases too (it may want them): the
                 // focused overlay first, then one in the editor's place.
-                if let (Some(id), Some(channel)) = (self.focused_floating(), &self.components) {
+                if let (Some(id), Some(channel)) = (self.focused_floating(), self.ext_ui.channel())
+                {
                     channel.input(id, &key.raw);
                     return Vec::new();
                 }
                 if let (Some(super::overlay::Overlay::Js(panel)), Some(channel)) =
-                    (&self.screen.overlay, &self.components)
+                    (&self.screen.overlay, self.ext_ui.channel())
                 {
                     channel.input(panel.id, &key.raw);
                     return Vec::new();
@@ -107,7 +142,7 @@ impl Ui {
                 if let (None, Some((id, _)), Some(channel)) = (
                     &self.screen.overlay,
                     &self.screen.custom_editor,
-                    &self.components,
+                    self.ext_ui.channel(),
                 ) {
                     channel.input(*id, &key.raw);
                     return Vec::new();
@@ -137,7 +172,7 @@ impl Ui {
     }
 
     fn on_key(&mut self, key: &Key) -> Vec<Action> {
-        let b = &self.bindings;
+        let b = self.prefs.bindings();
         // Ctrl+C and Escape keep their app meaning over pickers only for exiting.
         if let Some(overlay) = &mut self.screen.overlay {
             return match overlay.handle_key(key, b) {
@@ -157,23 +192,20 @@ impl Ui {
         if self.screen.editor.is_showing_completions() {
             return self.editor_key(key);
         }
-        if let (Some((_, shortcut)), Some(channel)) = (
-            self.ext_shortcuts
-                .iter()
-                .find(|(binding, _)| binding.matches(key)),
-            &self.components,
-        ) {
+        if let (Some(shortcut), Some(channel)) =
+            (self.ext_ui.shortcut_for(key), self.ext_ui.channel())
+        {
             channel.run_shortcut(shortcut);
             return Vec::new();
         }
         if b.matches("app.interrupt", key) {
             return self.on_escape();
         }
-        self.escape_armed = false;
+        self.keys.escape_armed = false;
         if b.matches("app.clear", key) {
             return self.on_ctrl_c();
         }
-        self.last_ctrl_c = None;
+        self.keys.last_ctrl_c = None;
         if b.matches("app.exit", key) && self.screen.editor.text().is_empty() {
             return vec![Action::Quit];
         }
@@ -207,7 +239,7 @@ impl Ui {
             let expanded = look.tools_expanded;
             self.screen.transcript.invalidate();
             self.request_tool_renders(None);
-            if let Some(channel) = &self.components {
+            if let Some(channel) = self.ext_ui.channel() {
                 channel.theme(serde_json::json!({ "toolsExpanded": expanded }));
             }
             self.request_full_redraw();
@@ -248,7 +280,7 @@ impl Ui {
     }
 
     fn editor_key(&mut self, key: &Key) -> Vec<Action> {
-        match self.screen.editor.handle_key(key, &self.bindings) {
+        match self.screen.editor.handle_key(key, self.prefs.bindings()) {
             EditorOutcome::Submit(text) => {
                 if text.trim().is_empty() && self.screen.attachments.is_empty() {
                     return Vec::new();
@@ -264,15 +296,15 @@ impl Ui {
     }
 
     fn on_escape(&mut self) -> Vec<Action> {
-        let armed = std::mem::take(&mut self.escape_armed);
-        if self.compacting {
+        let armed = std::mem::take(&mut self.keys.escape_armed);
+        if self.session.compacting() {
             return vec![Action::Abort];
         }
-        if self.running {
+        if self.session.running() {
             self.restore_queued();
             return vec![Action::Abort];
         }
-        if !self.bash_cards.is_empty() {
+        if self.session.bash_running() {
             return vec![Action::Abort];
         }
         if !self.screen.editor.text().is_empty() {
@@ -280,7 +312,7 @@ impl Ui {
         }
         // The second press acts whenever it comes, as long as no other key came between:
         // the hint on screen says what it will do (`doubleEscapeAction`).
-        let (action, what) = match self.display.double_escape {
+        let (action, what) = match self.prefs.display().double_escape {
             super::settings::DoubleEscape::None => return Vec::new(),
             super::settings::DoubleEscape::Tree => (Action::OpenTree, "open the session tree"),
             super::settings::DoubleEscape::Fork => {
@@ -290,7 +322,7 @@ impl Ui {
         if armed {
             return vec![action];
         }
-        self.escape_armed = true;
+        self.keys.escape_armed = true;
         self.screen.hint = Some(format!("Press escape again to {what}"));
         Vec::new()
     }
@@ -299,28 +331,27 @@ impl Ui {
         let now = Instant::now();
         if !self.screen.editor.text().is_empty() || !self.screen.attachments.is_empty() {
             self.screen.editor.clear();
-            self.screen.attachments.clear();
-            self.pending_images.clear();
-            self.last_ctrl_c = None;
+            self.clear_attachments();
+            self.keys.last_ctrl_c = None;
             return Vec::new();
         }
         if self
+            .keys
             .last_ctrl_c
             .is_some_and(|at| now.duration_since(at) <= DOUBLE_PRESS * 2)
         {
             return vec![Action::Quit];
         }
-        self.last_ctrl_c = Some(now);
+        self.keys.last_ctrl_c = Some(now);
         self.screen.hint = Some("Press ctrl+c again to exit".to_owned());
         Vec::new()
     }
 
     /// Queued steering and follow-up messages go back into the editor (Escape, Alt+Up).
     pub fn restore_queued(&mut self) {
-        let Some(handle) = &self.handle else {
+        let Some(cleared) = self.link.clear_queue_now() else {
             return;
         };
-        let cleared = handle.clear_queue_now();
         let mut texts = cleared.steering_texts();
         texts.extend(cleared.follow_up_texts());
         if texts.is_empty() {

@@ -6,18 +6,23 @@
 //! Keys are served the whole time; the session decides what waits for a running prompt.
 
 mod actions;
+mod attachments;
 mod clipboard;
 mod clipboard_image;
 mod completion;
-mod ext_complete;
 pub mod ext_ui;
 mod input;
+mod jobs;
 mod ops;
 pub mod overlay;
+mod places;
 pub mod screen;
+mod session_link;
+mod session_mirror;
 mod settings;
 mod sharing;
 mod startup;
+mod terminal_io;
 pub(crate) mod theme;
 mod theme_watch;
 mod ui;
@@ -93,7 +98,7 @@ pub fn run(mut setup: SessionSetup, options: InteractiveOptions) -> Result<u8, I
 /// grace period) until it has stopped, so no command outlives the app and the aborted
 /// messages are saved.
 async fn stop_session(ui: &mut Ui) {
-    let (Some(handle), Some(mut events)) = (ui.handle.take(), ui.events.take()) else {
+    let Some((handle, mut events)) = ui.link.disconnect() else {
         return;
     };
     shutdown::stop(handle, &mut events, shutdown::EXIT_GRACE, drop).await;
@@ -131,7 +136,7 @@ async fn main_loop(
     if let Some(text) = options.initial_message.clone() {
         actions::submit(ui, text, options.initial_images.clone());
     }
-    while !ui.quitting {
+    while !ui.quitting() {
         let wake = ui.wait().await;
         let action = ui.on_wake(wake);
         actions::perform(ui, action);
@@ -141,5 +146,5 @@ async fn main_loop(
     }
     stop_session(ui).await;
     ui.set_resume_hint();
-    Ok(ui.exit_code)
+    Ok(ui.exit_code())
 }

@@ -3,25 +3,12 @@
 
 use knightcode_protocol::AgentEvent;
 use knightcode_protocol::AgentMessage;
-use knightcode_protocol::ContentBlock;
-use knightcode_protocol::ImageContent;
 use knightcode_runtime::Command;
 
 use super::actions::Pending;
 use super::clipboard;
-use super::clipboard_image;
-use super::clipboard_image::ClipboardRead;
 use super::ui::Ui;
 use crate::transcript::summary::thousands;
-
-/// Image files a pasted path may name.
-const IMAGE_TYPES: &[(&str, &str)] = &[
-    ("png", "image/png"),
-    ("jpg", "image/jpeg"),
-    ("jpeg", "image/jpeg"),
-    ("gif", "image/gif"),
-    ("webp", "image/webp"),
-];
 
 /// The working row while a compaction's summary is written.
 pub const COMPACTING: &str = "Compacting conversation…";
@@ -87,9 +74,6 @@ fn program_exists(program: &str) -> bool {
     })
 }
 
-/// Images above this size are refused (providers reject them anyway).
-const MAX_IMAGE_BYTES: u64 = 20 * 1024 * 1024;
-
 impl Ui {
     pub fn on_agent_event(&mut self, event: &AgentEvent) {
         if self.screen.transcript.apply(event) {
@@ -122,7 +106,7 @@ impl Ui {
                 self.mark_dirty();
             }
             AgentEvent::CompactionStart { .. } => {
-                self.compacting = true;
+                self.session.set_compacting(true);
                 self.set_working(Some(COMPACTING));
             }
             AgentEvent::CompactionEnd { result, .. } => {
@@ -137,7 +121,7 @@ impl Ui {
                 self.mark_dirty();
             }
             AgentEvent::AutoRetryStart { .. } => self.set_working(Some("Retrying…")),
-            AgentEvent::AutoRetryEnd { .. } | AgentEvent::TurnStart if self.running => {
+            AgentEvent::AutoRetryEnd { .. } | AgentEvent::TurnStart if self.session.running() => {
                 self.set_working(Some("Working…"));
             }
             AgentEvent::SessionInfoChanged { .. } | AgentEvent::ThinkingLevelChanged { .. } => {
@@ -150,117 +134,9 @@ impl Ui {
 
     /// Takes every event queued so far.
     pub fn drain_events(&mut self) {
-        let mut drained = Vec::new();
-        if let Some(events) = &mut self.events {
-            while let Ok(event) = events.try_recv() {
-                drained.push(event);
-            }
-        }
-        for event in drained {
+        for event in self.link.drain() {
             self.on_session_event(event);
         }
-    }
-
-    pub fn take_images(&mut self) -> Vec<ContentBlock> {
-        self.screen.attachments.clear();
-        std::mem::take(&mut self.pending_images)
-    }
-
-    /// A pasted path to an image file attaches the image instead of inserting text.
-    pub fn attach_image_path(&mut self, pasted: &str) -> bool {
-        let trimmed = pasted.trim().trim_matches(['\'', '"']);
-        if trimmed.contains('\n') || trimmed.is_empty() {
-            return false;
-        }
-        let unescaped = trimmed.replace("\\ ", " ");
-        let path = if let Some(rest) = unescaped.strip_prefix("~/") {
-            match &self.home {
-                Some(home) => home.join(rest),
-                None => return false,
-            }
-        } else {
-            self.cwd.join(&unescaped)
-        };
-        let Some(ext) = path.extension().and_then(|e| e.to_str()) else {
-            return false;
-        };
-        let Some((_, mime)) = IMAGE_TYPES
-            .iter()
-            .find(|(e, _)| e.eq_ignore_ascii_case(ext))
-        else {
-            return false;
-        };
-        let Ok(meta) = std::fs::metadata(&path) else {
-            return false;
-        };
-        if !meta.is_file() {
-            return false;
-        }
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        if meta.len() > MAX_IMAGE_BYTES {
-            self.warn(&format!(
-                "{name} is larger than 20 MB and was not attached."
-            ));
-            return true;
-        }
-        match std::fs::read(&path) {
-            Ok(bytes) => self.attach_image(name, &bytes, mime),
-            Err(error) => self.error(&format!("Could not read {}: {error}", path.display())),
-        }
-        true
-    }
-
-    /// Attaches an image to the next prompt, shown by `name` above the editor.
-    pub fn attach_image(&mut self, name: String, bytes: &[u8], mime: &str) {
-        if bytes.len() as u64 > MAX_IMAGE_BYTES {
-            self.warn(&format!(
-                "{name} is larger than 20 MB and was not attached."
-            ));
-            return;
-        }
-        self.pending_images.push(ContentBlock::Image(ImageContent {
-            data: clipboard::base64(bytes),
-            mime_type: mime.to_owned(),
-            ..ImageContent::default()
-        }));
-        self.screen.attachments.push(name);
-        if let Some(model) = &self.current_model
-            && !model.input.iter().any(|kind| kind == "image")
-        {
-            self.warn(&format!(
-                "{} does not take images; it will get a note that an image was left out. Pick another model with ctrl+l.",
-                model.id
-            ));
-        }
-    }
-
-    /// Ctrl+V: reads an image from the system clipboard; it is attached when it arrives.
-    pub fn paste_clipboard_image(&mut self) {
-        clipboard_image::spawn_read(self.clipboard_env.clone(), self.clipboard_tx.clone());
-        self.screen.hint = Some("Reading an image from the clipboard…".to_owned());
-    }
-
-    pub fn on_clipboard_image(&mut self, read: ClipboardRead) {
-        self.screen.hint = None;
-        match read {
-            Ok(Some(image)) => {
-                self.clipboard_images += 1;
-                let extension = image
-                    .mime_type
-                    .trim_start_matches("image/")
-                    .replace("jpeg", "jpg");
-                let name = format!("clipboard-{}.{extension}", self.clipboard_images);
-                self.attach_image(name, &image.bytes, &image.mime_type);
-            }
-            Ok(None) => self.info(
-                "The clipboard holds no image (copy one first, or paste the image file's path).",
-            ),
-            Err(message) => self.warn(&message),
-        }
-        self.mark_urgent();
     }
 
     /// Ctrl+G: edits the prompt in the `externalEditor` setting's editor, else `$VISUAL`,
@@ -273,7 +149,7 @@ impl Ui {
         if !program_exists(&program) {
             self.warn(&format!(
                 "Could not start the external editor: {program} (from {source}) is not installed or not on PATH. Set \"externalEditor\" in {}, or $VISUAL or $EDITOR, to the editor to use.",
-                self.agent_dir.join("settings.json").display()
+                self.places.agent_dir().join("settings.json").display()
             ));
             return;
         }
@@ -319,8 +195,11 @@ impl Ui {
 
     /// The editor to run and where that choice came from (named when it fails).
     fn editor_command(&self) -> (String, &'static str) {
-        let settings =
-            knightcode_runtime::Settings::load(&self.agent_dir, &self.cwd, self.session_trusted);
+        let settings = knightcode_runtime::Settings::load(
+            self.places.agent_dir(),
+            self.places.cwd(),
+            self.session.trusted(),
+        );
         let configured = settings
             .get("externalEditor")
             .and_then(serde_json::Value::as_str)
@@ -355,7 +234,7 @@ impl Ui {
             .iter()
             .map(|(title, _)| (*title, Vec::new()))
             .collect();
-        for (action, keys) in self.bindings.actions() {
+        for (action, keys) in self.prefs.bindings().actions() {
             if keys.is_empty() {
                 continue;
             }
@@ -407,13 +286,13 @@ impl Ui {
     }
 
     pub fn show_session_info(&mut self) {
-        let Some(view) = &self.view else {
+        let Some(view) = self.session.view() else {
             return;
         };
         let stats = view.stats();
         let mut rows = Vec::new();
         let mut row = |label: &str, value: String| rows.push((label.to_owned(), value));
-        if let Some(name) = self.library.as_ref().and_then(|l| l.session_name()) {
+        if let Some(name) = self.session.library().and_then(|l| l.session_name()) {
             row("Name:", name);
         }
         row(
@@ -484,10 +363,10 @@ impl Ui {
     /// `/reload`: keybindings and themes now; skills, prompt templates and context files in the
     /// session (after a running prompt), answered with what it loaded.
     pub fn reload(&mut self) {
-        let path = self.agent_dir.join("keybindings.json");
+        let path = self.places.agent_dir().join("keybindings.json");
         match knightcode_tui::keybindings::Keybindings::load(&path) {
             Ok((bindings, warnings)) => {
-                self.bindings = bindings;
+                self.prefs.set_bindings(bindings);
                 for warning in warnings {
                     self.warn(&warning);
                 }
@@ -496,7 +375,7 @@ impl Ui {
         }
         // Themes are the interface's: read again here, with the settings as they are now.
         let settings = self.current_settings();
-        for warning in self.load_theme(&settings, self.session_trusted) {
+        for warning in self.load_theme(&settings, self.session.trusted()) {
             self.warn(&warning);
         }
         self.apply_display_settings(&settings);
@@ -509,21 +388,13 @@ impl Ui {
         &mut self,
         resources: &std::sync::Arc<knightcode_runtime::resources::Resources>,
     ) {
-        self.resources = Some(std::sync::Arc::clone(resources));
+        self.session.set_resources(resources);
         self.refresh_resource_commands();
         self.refresh_shortcuts();
         // Themes were read before the extensions reloaded: again if theirs changed.
-        if self.theme_flags.packages != resources.package_themes
-            || self.theme_flags.extensions != resources.extension_themes
-        {
-            self.theme_flags
-                .packages
-                .clone_from(&resources.package_themes);
-            self.theme_flags
-                .extensions
-                .clone_from(&resources.extension_themes);
+        if self.themes.adopt_sources(resources) {
             let settings = self.current_settings();
-            for warning in self.load_theme(&settings, self.session_trusted) {
+            for warning in self.load_theme(&settings, self.session.trusted()) {
                 self.warn(&warning);
             }
         }

@@ -339,14 +339,18 @@ impl Ui {
 
     /// `/tree` is about to leave a branch: ask whether to summarise it.
     pub fn ask_branch_summary(&mut self, entry_id: String) {
-        let prompt = BranchSummaryPrompt::new(entry_id, self.screen.theme.clone(), &self.bindings);
+        let prompt =
+            BranchSummaryPrompt::new(entry_id, self.screen.theme.clone(), self.prefs.bindings());
         self.show_overlay(Overlay::BranchSummary(prompt));
     }
 
     pub fn open_session_picker(&mut self) {
-        let (dir, filter) = self.sessions_location.clone();
-        let cwd = self.cwd.clone();
-        let Some(library) = self.library.clone() else {
+        let (dir, filter) = (
+            self.places.sessions_dir().to_path_buf(),
+            self.places.sessions_filter_by_cwd(),
+        );
+        let cwd = self.places.cwd().to_path_buf();
+        let Some(library) = self.session.library().cloned() else {
             return;
         };
         let current = library.list(&dir, filter.then_some(cwd.as_path()));
@@ -359,10 +363,10 @@ impl Ui {
         let picker = SessionPicker::new(
             current,
             self.screen.theme.clone(),
-            &self.bindings,
+            self.prefs.bindings(),
             SessionPickerOptions {
                 now_ms: now_ms(),
-                home: self.home.as_ref().map(|h| h.to_string_lossy().into_owned()),
+                home: self.places.home_string(),
                 current_session: current_file,
                 allow_rename: true,
                 in_use,
@@ -372,25 +376,26 @@ impl Ui {
     }
 
     pub fn open_model_picker(&mut self) {
-        if self.models.is_empty() {
+        if self.session.models().is_empty() {
             self.info(
                 "No models are available; set a provider's API key (see knightcode --list-models).",
             );
             return;
         }
         let current = self
-            .current_model
-            .as_ref()
+            .session
+            .current_model()
             .map(|m| (m.provider.clone(), m.id.clone()));
         let mut picker = ModelPicker::new(
-            self.models.clone(),
+            self.session.models().to_vec(),
             current.as_ref().map(|(p, i)| (p.as_str(), i.as_str())),
             self.screen.theme.clone(),
-            &self.bindings,
+            self.prefs.bindings(),
         );
-        if !self.scoped_models.is_empty() {
+        if !self.session.scoped_models().is_empty() {
             let scoped: Vec<(&str, &str)> = self
-                .scoped_models
+                .session
+                .scoped_models()
                 .iter()
                 .map(|(p, i)| (p.as_str(), i.as_str()))
                 .collect();
@@ -400,47 +405,47 @@ impl Ui {
     }
 
     pub fn open_scope_picker(&mut self) {
-        if self.models.len() < 2 {
+        if self.session.models().len() < 2 {
             self.info(ONLY_ONE_MODEL);
             return;
         }
         let picker = ScopePicker::new(
-            self.models.clone(),
-            &self.scoped_models,
+            self.session.models().to_vec(),
+            self.session.scoped_models(),
             self.screen.theme.clone(),
-            &self.bindings,
+            self.prefs.bindings(),
         );
         self.show_overlay(Overlay::Scope(picker));
     }
 
     pub fn open_thinking_picker(&mut self) {
-        if self.thinking_levels.len() < 2 {
+        if self.session.thinking_levels().len() < 2 {
             self.info("This model does not support thinking levels.");
             return;
         }
-        let Some(current) = self.view.as_ref().map(|v| v.thinking_level()) else {
+        let Some(current) = self.session.view().map(|v| v.thinking_level()) else {
             return;
         };
         let picker = ThinkingPicker::new(
-            self.thinking_levels.clone(),
+            self.session.thinking_levels().to_vec(),
             current,
             self.screen.theme.clone(),
-            &self.bindings,
+            self.prefs.bindings(),
         );
         self.show_overlay(Overlay::Thinking(picker));
     }
 
     pub fn open_tree(&mut self) {
-        let Some(library) = self.library.clone() else {
+        let Some(library) = self.session.library().cloned() else {
             return;
         };
         let options = TreeViewOptions {
-            filter: self.display.tree_filter,
+            filter: self.prefs.display().tree_filter,
             now_ms: now_ms(),
-            home: self.home.as_ref().map(|h| h.to_string_lossy().into_owned()),
+            home: self.places.home_string(),
             ..TreeViewOptions::default()
         };
-        let (theme, bindings) = (self.screen.theme.clone(), &self.bindings);
+        let (theme, bindings) = (self.screen.theme.clone(), self.prefs.bindings());
         match library.with_tree(|tree| TreeView::new(tree, theme, bindings, options)) {
             Some(view) => self.show_overlay(Overlay::Tree(view)),
             None => self.info("The session is empty; there is no tree to navigate yet."),
@@ -448,7 +453,7 @@ impl Ui {
     }
 
     pub fn open_fork_picker(&mut self) {
-        let Some(view) = &self.view else {
+        let Some(view) = self.session.view() else {
             return;
         };
         let candidates = view.fork_messages();
@@ -465,7 +470,7 @@ impl Ui {
                 })
                 .collect(),
             self.screen.theme.clone(),
-            &self.bindings,
+            self.prefs.bindings(),
         );
         self.show_overlay(Overlay::Fork(picker));
     }
@@ -473,7 +478,7 @@ impl Ui {
     /// A session another process owns was picked: ask whether to continue it in a fork.
     /// `None` when nobody else owns it (it can be opened as it is).
     pub fn fork_busy_prompt(&self, path: &std::path::Path, keep: &str) -> Option<Overlay> {
-        let library = self.library.as_ref()?;
+        let library = self.session.library()?;
         if library.current_file().as_deref() == Some(path) {
             return None;
         }
@@ -498,7 +503,7 @@ impl Ui {
             ),
             vec!["Continue in a fork".to_owned(), keep.to_owned()],
             self.screen.theme.clone(),
-            &self.bindings,
+            self.prefs.bindings(),
         );
         Overlay::ForkBusy(prompt, path.to_path_buf())
     }
@@ -514,7 +519,7 @@ impl Ui {
             super::web_tools::summary(status),
             answers,
             self.screen.theme.clone(),
-            &self.bindings,
+            self.prefs.bindings(),
         );
         self.show_overlay(Overlay::WebTools(prompt, changes));
     }
@@ -529,23 +534,24 @@ impl Ui {
         match request {
             OverlayRequest::Session(SessionRequest::LoadAllSessions) => {
                 let all = self
-                    .library
-                    .as_ref()
-                    .map(|library| library.list_all(&self.agent_dir.join("sessions")))
+                    .session
+                    .library()
+                    .map(|library| library.list_all(&self.places.agent_dir().join("sessions")))
                     .unwrap_or_default();
-                let in_use: Vec<PathBuf> = self.library.as_ref().map_or_else(Vec::new, |library| {
-                    all.iter()
-                        .filter(|s| library.owner(&s.path).is_some())
-                        .map(|s| s.path.clone())
-                        .collect()
-                });
+                let in_use: Vec<PathBuf> =
+                    self.session.library().map_or_else(Vec::new, |library| {
+                        all.iter()
+                            .filter(|s| library.owner(&s.path).is_some())
+                            .map(|s| s.path.clone())
+                            .collect()
+                    });
                 if let Some(Overlay::Sessions(p)) = &mut self.screen.overlay {
                     p.set_all_sessions(all);
                     p.mark_in_use(in_use);
                 }
             }
             OverlayRequest::Session(SessionRequest::Rename { path, name }) => {
-                let result = match &self.library {
+                let result = match self.session.library() {
                     Some(library) => library.rename(&path, &name).map_err(|e| e.to_string()),
                     None => Err("the session is unavailable".to_owned()),
                 };
@@ -558,7 +564,7 @@ impl Ui {
                 self.update_footer();
             }
             OverlayRequest::Session(SessionRequest::Delete(path)) => {
-                let result = match &self.library {
+                let result = match self.session.library() {
                     Some(library) => library.delete(&path).map_err(|e| e.to_string()),
                     None => Err("the session is unavailable".to_owned()),
                 };
@@ -575,7 +581,7 @@ impl Ui {
                 self.write_raw(&bytes);
             }
             OverlayRequest::Tree(TreeRequest::Label { id, label }) => {
-                let result = self.library.as_ref().map(|library| {
+                let result = self.session.library().map(|library| {
                     library
                         .set_label(&id, label.as_deref())
                         .map_err(|e| e.to_string())

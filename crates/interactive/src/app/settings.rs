@@ -5,6 +5,7 @@
 
 use knightcode_runtime::Command;
 use knightcode_runtime::Settings;
+use knightcode_tui::keybindings::Keybindings;
 use serde_json::Value;
 
 use super::actions::Pending;
@@ -65,6 +66,48 @@ impl Default for DisplaySettings {
             hardware_cursor: false,
             terminal_progress: false,
         }
+    }
+}
+
+/// The keybindings and interface settings in effect, and the settings this process
+/// changed (`/settings`, Ctrl+T) on top of the file's until the session has written them.
+pub struct Preferences {
+    bindings: Keybindings,
+    display: DisplaySettings,
+    changes: serde_json::Map<String, Value>,
+    /// `enableSkillCommands`: skills are offered as `/skill:name` in completion.
+    skill_commands: bool,
+}
+
+impl Preferences {
+    pub fn new(bindings: Keybindings) -> Self {
+        Self {
+            bindings,
+            display: DisplaySettings::default(),
+            changes: serde_json::Map::new(),
+            skill_commands: true,
+        }
+    }
+
+    pub fn bindings(&self) -> &Keybindings {
+        &self.bindings
+    }
+
+    /// `/reload` read `keybindings.json` again.
+    pub fn set_bindings(&mut self, bindings: Keybindings) {
+        self.bindings = bindings;
+    }
+
+    pub fn display(&self) -> &DisplaySettings {
+        &self.display
+    }
+
+    pub fn skill_commands(&self) -> bool {
+        self.skill_commands
+    }
+
+    pub fn set_skill_commands(&mut self, on: bool) {
+        self.skill_commands = on;
     }
 }
 
@@ -157,22 +200,26 @@ impl Ui {
     /// The settings as the file has them, with this process's changes on top (a save may
     /// still be on its way to the file).
     pub fn current_settings(&self) -> Settings {
-        Settings::load(&self.agent_dir, &self.cwd, self.session_trusted)
-            .with_overrides(&self.settings_changes)
+        Settings::load(
+            self.places.agent_dir(),
+            self.places.cwd(),
+            self.session.trusted(),
+        )
+        .with_overrides(&self.prefs.changes)
     }
 
     /// Takes up the interface's settings: at start, and after `/reload`.
     pub fn apply_display_settings(&mut self, settings: &Settings) {
-        self.display = DisplaySettings::from_settings(settings);
+        self.prefs.display = DisplaySettings::from_settings(settings);
         self.screen.transcript.look.thinking_hidden = boolean(settings, "hideThinkingBlock", false);
         self.screen.transcript.invalidate();
         self.screen
             .editor
-            .set_padding_x(self.display.editor_padding);
+            .set_padding_x(self.prefs.display.editor_padding);
         self.screen
             .editor
-            .set_autocomplete_max_visible(self.display.autocomplete_max_visible);
-        self.set_hardware_cursor(self.display.hardware_cursor);
+            .set_autocomplete_max_visible(self.prefs.display.autocomplete_max_visible);
+        self.set_hardware_cursor(self.prefs.display.hardware_cursor);
         self.request_full_redraw();
     }
 
@@ -180,15 +227,15 @@ impl Ui {
         let settings = self.current_settings();
         let values = settings.values();
         let thinking = self
-            .view
-            .as_ref()
+            .session
+            .view()
             .map_or(values.default_thinking_level, |v| v.thinking_level());
         let themes: Vec<(String, String)> = self
             .theme_names()
             .into_iter()
             .map(|name| (name, String::new()))
             .collect();
-        let current_theme = self.theme_name.clone();
+        let current_theme = self.themes.name().to_owned();
         let mut items = vec![
             SettingItem {
                 id: "autocompact",
@@ -216,7 +263,7 @@ impl Ui {
                 id: "skill-commands",
                 label: "Skill commands",
                 description: "Register skills as /skill:name commands".to_owned(),
-                value: on_off(self.skill_commands),
+                value: on_off(self.prefs.skill_commands),
                 kind: toggle(),
             },
             SettingItem {
@@ -224,21 +271,21 @@ impl Ui {
                 label: "Show hardware cursor",
                 description: "Show the terminal cursor while still positioning it for IME support"
                     .to_owned(),
-                value: on_off(self.display.hardware_cursor),
+                value: on_off(self.prefs.display.hardware_cursor),
                 kind: toggle(),
             },
             SettingItem {
                 id: "editor-padding",
                 label: "Editor padding",
                 description: "Horizontal padding for input editor (0-3)".to_owned(),
-                value: self.display.editor_padding.to_string(),
+                value: self.prefs.display.editor_padding.to_string(),
                 kind: cycle(&["0", "1", "2", "3"]),
             },
             SettingItem {
                 id: "autocomplete-max-visible",
                 label: "Autocomplete max items",
                 description: "Max visible items in autocomplete dropdown (3-20)".to_owned(),
-                value: self.display.autocomplete_max_visible.to_string(),
+                value: self.prefs.display.autocomplete_max_visible.to_string(),
                 kind: cycle(&["3", "5", "7", "10", "15", "20"]),
             },
             SettingItem {
@@ -246,7 +293,7 @@ impl Ui {
                 label: "Terminal progress",
                 description: "Show OSC 9;4 progress indicators in the terminal tab bar"
                     .to_owned(),
-                value: on_off(self.display.terminal_progress),
+                value: on_off(self.prefs.display.terminal_progress),
                 kind: toggle(),
             },
             SettingItem {
@@ -281,18 +328,18 @@ impl Ui {
                 id: "double-escape-action",
                 label: "Double-escape action",
                 description: "Action when pressing Escape twice with empty editor".to_owned(),
-                value: self.display.double_escape.as_str().to_owned(),
+                value: self.prefs.display.double_escape.as_str().to_owned(),
                 kind: cycle(&["tree", "fork", "none"]),
             },
             SettingItem {
                 id: "tree-filter-mode",
                 label: "Tree filter mode",
                 description: "Default filter when opening /tree".to_owned(),
-                value: tree_filter_name(self.display.tree_filter).to_owned(),
+                value: tree_filter_name(self.prefs.display.tree_filter).to_owned(),
                 kind: cycle(&["default", "no-tools", "user-only", "labeled-only", "all"]),
             },
         ];
-        if self.thinking_levels.len() > 1 {
+        if self.session.thinking_levels().len() > 1 {
             items.push(SettingItem {
                 id: "thinking",
                 label: "Thinking level",
@@ -302,7 +349,8 @@ impl Ui {
                     title: "Thinking Level".to_owned(),
                     description: "Select reasoning depth for thinking-capable models".to_owned(),
                     options: self
-                        .thinking_levels
+                        .session
+                        .thinking_levels()
                         .iter()
                         .map(|l| (l.as_str().to_owned(), thinking_description(*l).to_owned()))
                         .collect(),
@@ -330,7 +378,7 @@ impl Ui {
     /// Remembers and saves settings (dotted keys) to the global file through the session.
     pub fn save_settings(&mut self, values: Vec<(String, Value)>) {
         for (key, value) in &values {
-            insert_dotted(&mut self.settings_changes, key, value.clone());
+            insert_dotted(&mut self.prefs.changes, key, value.clone());
         }
         self.send(Command::SaveSettings(values), Pending::Quiet);
     }
@@ -355,7 +403,7 @@ impl Ui {
         let count = || value.parse::<u64>().unwrap_or(0);
         match id {
             "autocompact" => {
-                insert_dotted(&mut self.settings_changes, "compaction.enabled", on.into());
+                insert_dotted(&mut self.prefs.changes, "compaction.enabled", on.into());
                 self.send(Command::SetAutoCompaction(on), Pending::Quiet);
                 // The footer's "(auto)" follows.
                 self.request_snapshot();
@@ -371,7 +419,7 @@ impl Ui {
                 } else {
                     ("followUpMode", Command::SetFollowUpMode(mode))
                 };
-                insert_dotted(&mut self.settings_changes, key, value.into());
+                insert_dotted(&mut self.prefs.changes, key, value.into());
                 self.send(command, Pending::Quiet);
             }
             "thinking" => {
@@ -386,30 +434,30 @@ impl Ui {
                 self.save_settings(vec![("images.autoResize".into(), on.into())])
             }
             "skill-commands" => {
-                self.skill_commands = on;
+                self.prefs.skill_commands = on;
                 self.save_settings(vec![("enableSkillCommands".into(), on.into())]);
                 self.refresh_resource_commands();
             }
             "show-hardware-cursor" => {
-                self.display.hardware_cursor = on;
+                self.prefs.display.hardware_cursor = on;
                 self.set_hardware_cursor(on);
                 self.save_settings(vec![("showHardwareCursor".into(), on.into())]);
             }
             "editor-padding" => {
-                self.display.editor_padding = count().min(3) as usize;
+                self.prefs.display.editor_padding = count().min(3) as usize;
                 self.screen
                     .editor
-                    .set_padding_x(self.display.editor_padding);
+                    .set_padding_x(self.prefs.display.editor_padding);
                 self.save_settings(vec![("editorPaddingX".into(), count().min(3).into())]);
             }
             "autocomplete-max-visible" => {
                 let n = count().clamp(3, 20);
-                self.display.autocomplete_max_visible = n as usize;
+                self.prefs.display.autocomplete_max_visible = n as usize;
                 self.screen.editor.set_autocomplete_max_visible(n as usize);
                 self.save_settings(vec![("autocompleteMaxVisible".into(), n.into())]);
             }
             "terminal-progress" => {
-                self.display.terminal_progress = on;
+                self.prefs.display.terminal_progress = on;
                 if !on {
                     self.clear_progress();
                 }
@@ -418,11 +466,11 @@ impl Ui {
             "hide-thinking" => self.set_thinking_hidden(on),
             "quiet-startup" => self.save_settings(vec![("quietStartup".into(), on.into())]),
             "double-escape-action" => {
-                self.display.double_escape = DoubleEscape::parse(Some(value));
+                self.prefs.display.double_escape = DoubleEscape::parse(Some(value));
                 self.save_settings(vec![("doubleEscapeAction".into(), value.into())]);
             }
             "tree-filter-mode" => {
-                self.display.tree_filter = tree_filter(Some(value));
+                self.prefs.display.tree_filter = tree_filter(Some(value));
                 self.save_settings(vec![("treeFilterMode".into(), value.into())]);
             }
             "theme" => {
@@ -440,12 +488,16 @@ impl Ui {
     /// Changes go to the global file; a project file that sets the same key wins at the
     /// next start, so say so.
     fn note_project_override(&mut self, key: &str) {
-        let project = Settings::load(&self.agent_dir, &self.cwd, self.session_trusted);
+        let project = Settings::load(
+            self.places.agent_dir(),
+            self.places.cwd(),
+            self.session.trusted(),
+        );
         if project.project_value(key).is_some() {
             self.info(&format!(
                 "Saved {key} to {}; {} sets it too, and wins when knightcode starts here.",
-                self.agent_dir.join("settings.json").display(),
-                knightcode_runtime::settings::project_settings_path(&self.cwd).display()
+                self.places.agent_dir().join("settings.json").display(),
+                knightcode_runtime::settings::project_settings_path(self.places.cwd()).display()
             ));
         }
     }

@@ -143,7 +143,7 @@ fn scratch_dir(purpose: &str) -> std::io::Result<PathBuf> {
 
 impl Ui {
     fn colors(&self) -> ExportColors {
-        let [page_bg, card_bg, info_bg] = self.export_backgrounds.clone();
+        let [page_bg, card_bg, info_bg] = self.themes.export_backgrounds().clone();
         ExportColors {
             page_bg,
             card_bg,
@@ -182,7 +182,7 @@ impl Ui {
             ),
             vec!["Import and continue it".to_owned(), "Cancel".to_owned()],
             self.screen.theme.clone(),
-            &self.bindings,
+            self.prefs.bindings(),
         );
         self.screen.overlay = Some(Overlay::Choice(prompt, Question::Import(path)));
         self.mark_urgent();
@@ -198,7 +198,7 @@ impl Ui {
                 "Include the transcript".to_owned(),
             ],
             self.screen.theme.clone(),
-            &self.bindings,
+            self.prefs.bindings(),
         );
         self.screen.overlay = Some(Overlay::Choice(
             prompt,
@@ -227,17 +227,17 @@ impl Ui {
     }
 
     fn import_session(&mut self, path: &str) {
-        let Some(library) = self.library.clone() else {
+        let Some(library) = self.session.library().cloned() else {
             return;
         };
         let dir = library
             .current_file()
             .and_then(|f| f.parent().map(Path::to_path_buf))
-            .unwrap_or_else(|| self.sessions_location.0.clone());
+            .unwrap_or_else(|| self.places.sessions_dir().to_path_buf());
         let input = if Path::new(path).is_absolute() {
             PathBuf::from(path)
         } else {
-            self.cwd.join(path)
+            self.places.cwd().join(path)
         };
         match library.import(&dir, &input) {
             Ok(copy) => {
@@ -255,8 +255,11 @@ impl Ui {
 
     /// `/share`: the page goes to a private gist through the GitHub CLI.
     pub fn share_session(&mut self) {
-        let settings =
-            knightcode_runtime::Settings::load(&self.agent_dir, &self.cwd, self.session_trusted);
+        let settings = knightcode_runtime::Settings::load(
+            self.places.agent_dir(),
+            self.places.cwd(),
+            self.session.trusted(),
+        );
         let destination = settings
             .get("sessionShareDestination")
             .and_then(serde_json::Value::as_str)
@@ -300,7 +303,7 @@ impl Ui {
                     .ok()
                     .filter(|v| !v.is_empty())
                     .unwrap_or_else(|| DEFAULT_VIEWER.to_owned());
-                let tx = self.jobs_tx.clone();
+                let tx = self.jobs.reporter();
                 tokio::spawn(async move {
                     let done = match create_gist(&path, &viewer).await {
                         Ok(text) => JobDone::Status(text),
@@ -322,25 +325,25 @@ impl Ui {
     fn bug_report(&mut self, description: Option<String>, transcript: Option<String>) {
         let input = bug_report::BugReportInput {
             description,
-            agent_dir: self.agent_dir.clone(),
-            cwd: self.cwd.clone(),
+            agent_dir: self.places.agent_dir().to_path_buf(),
+            cwd: self.places.cwd().to_path_buf(),
             env: std::env::vars().collect(),
             version: env!("CARGO_PKG_VERSION").to_owned(),
             model: self
-                .current_model
-                .as_ref()
+                .session
+                .current_model()
                 .map(|m| format!("{}/{}", m.provider, m.id)),
             thinking: self
-                .view
-                .as_ref()
+                .session
+                .view()
                 .map(|v| v.thinking_level().as_str().to_owned()),
-            session_file: self.library.as_ref().and_then(|l| l.current_file()),
-            diagnostics: self.recent_diagnostics.iter().cloned().collect(),
+            session_file: self.session.library().and_then(|l| l.current_file()),
+            diagnostics: self.recent_diagnostics().cloned().collect(),
             transcript,
         };
         let time = iso_now();
-        let zip = bug_report::default_path(&self.agent_dir, &time);
-        let tx = self.jobs_tx.clone();
+        let zip = bug_report::default_path(self.places.agent_dir(), &time);
+        let tx = self.jobs.reporter();
         self.screen.hint = Some("Preparing the bug report…".to_owned());
         tokio::task::spawn_blocking(move || {
             let files = bug_report::build(&input);

@@ -99,11 +99,11 @@ async fn run_modal(ui: &mut Ui, overlay: Overlay) -> Option<OverlayResult> {
             match action {
                 Action::Picked(OverlayResult::Request(request)) => ui.overlay_request(request),
                 Action::Picked(result) => return Some(result),
-                Action::Quit | Action::Abort if ui.quitting => return None,
+                Action::Quit | Action::Abort if ui.quitting() => return None,
                 _ => {}
             }
         }
-        if ui.quitting {
+        if ui.quitting() {
             return None;
         }
         ui.screen.overlay.as_ref()?;
@@ -142,9 +142,14 @@ pub async fn resolve_trust(
         return Ok(Some(setup));
     }
     setup.first_pass = Some(ahead);
-    let prompt = TrustPrompt::startup(&setup.cwd, protected, ui.screen.theme.clone(), &ui.bindings);
+    let prompt = TrustPrompt::startup(
+        &setup.cwd,
+        protected,
+        ui.screen.theme.clone(),
+        ui.prefs.bindings(),
+    );
     let Some(OverlayResult::Trust(choice)) = run_modal(ui, Overlay::Trust(prompt)).await else {
-        if ui.quitting {
+        if ui.quitting() {
             return Ok(None);
         }
         // Escape: nothing is saved and nothing protected loads.
@@ -184,31 +189,31 @@ fn apply_trust_choice(store: &mut TrustStore, cwd: &Path, choice: TrustChoice) -
 
 /// The `/trust` selector for the current folder.
 pub fn trust_selector(ui: &Ui) -> TrustPrompt {
-    let store = TrustStore::load(&ui.agent_dir).unwrap_or_default();
-    let saved = match store.lookup(&ui.cwd) {
+    let store = TrustStore::load(ui.places.agent_dir()).unwrap_or_default();
+    let saved = match store.lookup(ui.places.cwd()) {
         Some((trusted, path)) => SavedTrust::Saved { trusted, path },
         None => SavedTrust::None,
     };
     TrustPrompt::command(
-        &ui.cwd,
+        ui.places.cwd(),
         saved,
-        ui.session_trusted,
+        ui.session.trusted(),
         ui.screen.theme.clone(),
-        &ui.bindings,
+        ui.prefs.bindings(),
     )
 }
 
 impl Ui {
     /// `/trust`: writes the decision for future runs; this session keeps its state.
     pub fn save_trust(&mut self, choice: TrustChoice) {
-        let mut store = match TrustStore::load(&self.agent_dir) {
+        let mut store = match TrustStore::load(self.places.agent_dir()) {
             Ok(store) => store,
             Err(error) => {
                 self.error(&format!("Could not read trust.json: {error}"));
                 return;
             }
         };
-        let cwd = self.cwd.clone();
+        let cwd = self.places.cwd().to_path_buf();
         let trusted = apply_trust_choice(&mut store, &cwd, choice);
         self.info(&format!(
             "Saved: {} is {}. The decision applies from the next start of knightcode.",
@@ -248,7 +253,7 @@ pub async fn resolve_owned_session(
             };
             (target, notice)
         }
-        _ if ui.quitting => return Ok(None),
+        _ if ui.quitting() => return Ok(None),
         _ => {
             let target = SessionTarget::New {
                 dir,
@@ -280,7 +285,7 @@ pub async fn pick_session_at_start(
                 .fork_session_file(&path)
                 .await
                 .map(|_| format!("Continued {} in a fork: a new session file (the other process keeps the original).", path.display())),
-            _ if ui.quitting => return Ok(false),
+            _ if ui.quitting() => return Ok(false),
             _ => {
                 ui.info("Started a new session.");
                 return Ok(true);

@@ -11,6 +11,12 @@ use knightcode_tui::SyntaxStyles;
 use knightcode_tui::Theme;
 use knightcode_tui::style::Color;
 
+use knightcode_runtime::resources::Resources;
+use knightcode_runtime::resources::ThemeFlags;
+use knightcode_runtime::resources::themes::Themes;
+use tokio::sync::mpsc;
+
+use super::theme_watch::ThemeWatch;
 use super::ui::Ui;
 
 fn color(value: ThemeColor) -> Option<Color> {
@@ -187,25 +193,88 @@ fn export_backgrounds(file: &ThemeFile) -> [Option<String>; 3] {
     })
 }
 
+/// The themes found and the one drawn with, and the watch on its file.
+pub struct ThemeState {
+    /// `--theme`, `--no-themes`, `--use-theme`, and the themes packages and extensions add.
+    flags: ThemeFlags,
+    loaded: Themes,
+    /// The name of the theme drawn with.
+    name: String,
+    /// The terminal shows 24-bit colour (else themes use the 256-colour palette).
+    truecolor: bool,
+    /// The theme file's export `pageBg`, `cardBg` and `infoBg` (HTML export).
+    export_backgrounds: [Option<String>; 3],
+    watch: ThemeWatch,
+    /// The watched file changed.
+    changed: mpsc::UnboundedReceiver<()>,
+}
+
+impl ThemeState {
+    pub fn new(flags: ThemeFlags) -> Self {
+        let (changed_tx, changed) = mpsc::unbounded_channel();
+        Self {
+            flags,
+            loaded: Themes::default(),
+            name: "dark".to_owned(),
+            truecolor: true,
+            export_backgrounds: [None, None, None],
+            watch: ThemeWatch::start(changed_tx),
+            changed,
+        }
+    }
+
+    /// Takes up the themes packages and extensions bring; true when they changed.
+    pub fn adopt_sources(&mut self, resources: &Resources) -> bool {
+        if self.flags.packages == resources.package_themes
+            && self.flags.extensions == resources.extension_themes
+        {
+            return false;
+        }
+        self.flags.packages.clone_from(&resources.package_themes);
+        self.flags
+            .extensions
+            .clone_from(&resources.extension_themes);
+        true
+    }
+
+    /// The name of the theme drawn with.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The theme file's export backgrounds (`pageBg`, `cardBg`, `infoBg`).
+    pub fn export_backgrounds(&self) -> &[Option<String>; 3] {
+        &self.export_backgrounds
+    }
+
+    /// Waits until the watched theme file changes. Cancel-safe.
+    pub async fn changed(&mut self) {
+        if self.changed.recv().await.is_none() {
+            // The watcher is gone: no change will come.
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
 impl Ui {
     /// Loads the themes and switches to the one the flags or the `theme` setting name;
     /// returns the problems to show (once the transcript is loaded). `NO_COLOR` keeps the
     /// plain theme.
     pub fn load_theme(&mut self, settings: &Settings, trusted: bool) -> Vec<String> {
-        let flags = self.theme_flags.clone();
+        let flags = self.themes.flags.clone();
         let appearance = Appearance::from_colorfgbg(std::env::var("COLORFGBG").ok().as_deref());
         let (loaded, file, warnings) = knightcode_runtime::resources::load_themes(
             &flags,
             settings,
-            &self.cwd,
-            &self.agent_dir,
-            self.home.as_deref(),
+            self.places.cwd(),
+            self.places.agent_dir(),
+            self.places.home(),
             trusted,
             appearance,
         );
-        self.themes = loaded;
-        self.truecolor = truecolor(settings, &|name| std::env::var(name).ok());
-        self.theme_name.clone_from(&file.name);
+        self.themes.loaded = loaded;
+        self.themes.truecolor = truecolor(settings, &|name| std::env::var(name).ok());
+        self.themes.name.clone_from(&file.name);
         if self.screen.theme == Theme::plain() {
             return warnings;
         }
@@ -215,10 +284,10 @@ impl Ui {
 
     /// Draws with `file` from the next frame on, and watches its file.
     fn apply_theme_file(&mut self, file: &ThemeFile) {
-        self.theme_watch.watch(file.path.as_deref());
-        self.theme_name.clone_from(&file.name);
-        self.export_backgrounds = export_backgrounds(file);
-        let theme = tui_theme(file, self.truecolor);
+        self.themes.watch.watch(file.path.as_deref());
+        self.themes.name.clone_from(&file.name);
+        self.themes.export_backgrounds = export_backgrounds(file);
+        let theme = tui_theme(file, self.themes.truecolor);
         self.screen.border = theme.thinking_borders[0];
         self.screen.editor.set_theme(&theme);
         self.screen
@@ -227,8 +296,8 @@ impl Ui {
         self.screen.transcript.look.theme = theme.clone();
         self.screen.transcript.invalidate();
         self.screen.theme = theme;
-        if let Some(channel) = &self.components {
-            let mut table = component_theme(file, self.truecolor);
+        if let Some(channel) = self.ext_ui.channel() {
+            let mut table = component_theme(file, self.themes.truecolor);
             table["names"] = self.theme_names().into();
             table["toolsExpanded"] = self.screen.transcript.look.tools_expanded.into();
             channel.theme(table);
@@ -239,7 +308,7 @@ impl Ui {
     /// The active theme's file changed: read it again and redraw. A file that does not
     /// parse (an edit half done) keeps the colours in use and says why.
     pub fn reload_theme_file(&mut self) {
-        let Some(path) = self.theme_watch.path() else {
+        let Some(path) = self.themes.watch.path() else {
             return;
         };
         let parsed = std::fs::read_to_string(&path)
@@ -249,6 +318,7 @@ impl Ui {
             Ok(file) => {
                 if let Some(slot) = self
                     .themes
+                    .loaded
                     .themes
                     .iter_mut()
                     .find(|t| t.path.as_deref() == Some(&path))
@@ -267,7 +337,12 @@ impl Ui {
 
     /// The names of the themes loaded, sorted (the settings menu lists them).
     pub fn theme_names(&self) -> Vec<String> {
-        self.themes.names().into_iter().map(str::to_owned).collect()
+        self.themes
+            .loaded
+            .names()
+            .into_iter()
+            .map(str::to_owned)
+            .collect()
     }
 
     /// `/settings`: draws with the theme called `name` (a loaded one; others are left
@@ -276,7 +351,7 @@ impl Ui {
         if self.screen.theme == Theme::plain() {
             return;
         }
-        if let Some(file) = self.themes.get(name).cloned() {
+        if let Some(file) = self.themes.loaded.get(name).cloned() {
             self.apply_theme_file(&file);
         }
     }

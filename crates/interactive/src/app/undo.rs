@@ -18,11 +18,11 @@ impl Ui {
     /// `/undo`: the branch's user messages, newest at the bottom, each with its time and
     /// the files an undo to it would restore.
     pub fn open_undo_picker(&mut self) {
-        if self.running || self.compacting {
+        if self.session.running() || self.session.compacting() {
             self.info(undo::UNDO_BUSY);
             return;
         }
-        let Some(view) = &self.view else {
+        let Some(view) = self.session.view() else {
             return;
         };
         let points = view.undo_points();
@@ -61,7 +61,7 @@ impl Ui {
             candidates,
             details,
             self.screen.theme.clone(),
-            &self.bindings,
+            self.prefs.bindings(),
         );
         self.screen.overlay = Some(Overlay::Undo(picker));
         self.mark_urgent();
@@ -71,8 +71,8 @@ impl Ui {
     /// changed some, else goes.
     pub fn go_back(&mut self, entry_id: Option<String>, summary: Option<SummaryRequest>) {
         let plan = self
-            .view
-            .as_ref()
+            .session
+            .view()
             .map(|v| v.restore_plan(entry_id.as_deref()))
             .unwrap_or_default();
         if plan.files.is_empty() {
@@ -88,7 +88,7 @@ impl Ui {
                 undo::restore_option(&plan),
             ],
             self.screen.theme.clone(),
-            &self.bindings,
+            self.prefs.bindings(),
         );
         self.screen.overlay = Some(Overlay::Restore(prompt, GoingBack { entry_id, summary }));
         self.mark_urgent();
@@ -102,7 +102,7 @@ impl Ui {
 
     fn navigate(&mut self, going: GoingBack, restore_files: bool, warning: Option<String>) {
         if going.summary.is_some() {
-            self.compacting = true;
+            self.session.set_compacting(true);
             self.set_working(Some(super::actions::SUMMARIZING_BRANCH));
         }
         self.send(

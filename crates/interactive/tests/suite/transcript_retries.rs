@@ -80,6 +80,7 @@ fn retries_show_one_line_in_words_that_goes_when_one_works() {
         success: true,
         attempt: 2,
         final_error: None,
+        cancelled: false,
     });
     assert_eq!(text(&mut transcript).trim(), "Here you go.");
 }
@@ -94,9 +95,28 @@ fn the_last_failure_is_said_once_with_what_to_do() {
         success: false,
         attempt: 1,
         final_error: Some(RATE_LIMITED.to_owned()),
+        cancelled: false,
     });
     assert_eq!(
         text(&mut transcript).trim(),
         "Error: Rate limited by anthropic (gave up after 1 retry): Slow down\n Wait a minute and send again, or switch models with /model."
+    );
+}
+
+#[test]
+fn a_cancelled_retry_shows_its_failure_again() {
+    let mut transcript = transcript();
+    attempt(&mut transcript, reply("", Some(RATE_LIMITED)));
+    retry_start(&mut transcript, 1);
+    // The agent's words for it; what decides is `cancelled`.
+    transcript.apply(&AgentEvent::AutoRetryEnd {
+        success: false,
+        attempt: 1,
+        final_error: Some("Retry cancelled".to_owned()),
+        cancelled: true,
+    });
+    assert_eq!(
+        text(&mut transcript).trim(),
+        "Error: Rate limited by anthropic: Slow down\n Wait a minute and send again, or switch models with /model.\n\n Retry cancelled."
     );
 }

@@ -9,7 +9,7 @@ use knightcode_tui::editor::CompletionItem;
 use knightcode_tui::editor::Completions;
 use serde_json::Value;
 
-use super::ui::Ui;
+use crate::app::ui::Ui;
 
 /// What the extensions were last asked about.
 #[derive(Debug, Default)]
@@ -30,12 +30,13 @@ struct Asked {
 impl Ui {
     /// After a key reached our editor: asks the extensions' providers about the text
     /// before the cursor if it changed since they were last asked.
-    pub(super) fn ask_extension_completions(&mut self) {
-        let completion = &mut self.ext_ui.completion;
+    pub(in crate::app) fn ask_extension_completions(&mut self) {
+        let ext_ui = &mut self.ext_ui;
+        let completion = &mut ext_ui.completion;
         if !completion.active {
             return;
         }
-        let Some(channel) = &self.components else {
+        let Some(channel) = &ext_ui.channel else {
             return;
         };
         let editor = &self.screen.editor;
