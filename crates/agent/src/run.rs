@@ -184,7 +184,12 @@ impl Agent {
         run: &mut RunState,
         failed: &AssistantMessage,
     ) -> Result<bool, AgentError> {
-        let delay_ms = self.config.retry.delay_ms(run.retry_attempt);
+        // The server's `retry-after` when it asks for longer than our own back-off.
+        let delay_ms = self
+            .config
+            .retry
+            .delay_ms(run.retry_attempt)
+            .max(failed.retry_after_ms.get().copied().unwrap_or(0));
         self.shared
             .events
             .emit(AgentEvent::AutoRetryStart {
@@ -236,9 +241,14 @@ impl Agent {
         }
     }
 
-    /// A transient failure that is not a context overflow (overflow is compacted, not retried).
+    /// A transient failure that is not a context overflow (overflow is compacted, not
+    /// retried), and whose server did not ask for a longer wait than the retry settings allow
+    /// (its message says so).
     fn is_retryable(&self, message: &AssistantMessage) -> bool {
-        !self.is_overflow(message) && is_retryable_assistant_error(message)
+        let cap = self.config.retry.max_agent_delay_ms;
+        let waits_too_long =
+            cap > 0 && message.retry_after_ms.get().is_some_and(|wait| *wait > cap);
+        !self.is_overflow(message) && !waits_too_long && is_retryable_assistant_error(message)
     }
 
     fn is_overflow(&self, message: &AssistantMessage) -> bool {

@@ -77,6 +77,8 @@ pub enum AiError {
 pub struct StreamFailure {
     pub class: ErrorClass,
     pub message: String,
+    /// The wait the server asked for before a retry (its `retry-after`), in milliseconds.
+    pub retry_after_ms: Option<u64>,
 }
 
 impl StreamFailure {
@@ -84,6 +86,7 @@ impl StreamFailure {
         Self {
             class,
             message: message.into(),
+            retry_after_ms: None,
         }
     }
 

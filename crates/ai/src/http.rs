@@ -342,7 +342,12 @@ pub(crate) async fn send_with_retry(
             Ok(Err(error)) => (HttpFailure::default(), transport_failure(&error)),
         };
         if retry_index >= policy.max_retries || !failure.is_retryable() {
-            return Err(SendError::Failed(failed));
+            return Err(SendError::Failed(with_server_delay(
+                failed,
+                &failure,
+                policy,
+                clock.now_ms(),
+            )));
         }
         let delay = provider_retry_delay(
             &failure,
@@ -359,6 +364,34 @@ pub(crate) async fn send_with_retry(
             _ = clock.sleep(delay) => {}
         }
     }
+}
+
+/// A failure the provider layer gives up on, with the wait its server asked for, for the
+/// agent's retry to honour. A wait beyond `max_retry_delay_ms` says so in the message, in the
+/// provider layer's own words, so the user learns why no retry follows.
+fn with_server_delay(
+    mut failed: StreamFailure,
+    failure: &HttpFailure,
+    policy: &ProviderRetry,
+    now_ms: i64,
+) -> StreamFailure {
+    if !failure.is_retryable() {
+        return failed;
+    }
+    let Some(delay) = failure.server_delay_ms(now_ms).filter(|d| *d >= 0.0) else {
+        return failed;
+    };
+    let max = policy.max_retry_delay_ms as f64;
+    if max > 0.0 && delay > max {
+        failed.message = format!(
+            "Server requested {}s retry delay (max: {}s). {}",
+            (delay / 1000.0).ceil(),
+            (max / 1000.0).ceil(),
+            failed.message
+        );
+    }
+    failed.retry_after_ms = Some(delay.ceil() as u64);
+    failed
 }
 
 #[cfg(test)]

@@ -265,6 +265,7 @@ impl Output {
         self.message.stop_reason = reason.into();
         self.message.error_message = Some(failure.message);
         self.message.error_class = MemoryOnly(Some(failure.class));
+        self.message.retry_after_ms = MemoryOnly(failure.retry_after_ms);
         self.stamp_duration(now_ms);
         self.events.push(StreamEvent::Error {
             reason,

@@ -168,6 +168,10 @@ wire_struct! {
             /// the provider's error code, the transport); `None` for successes and for
             /// messages read from files or made by providers that give only a text.
             error_class: crate::wire::MemoryOnly<crate::ErrorClass>,
+            /// How long the server asked to wait before trying again (`retry-after-ms`,
+            /// `retry-after` in seconds or as a date), in milliseconds; the agent's retry
+            /// honours it.
+            retry_after_ms: crate::wire::MemoryOnly<u64>,
         }
     }
 }

@@ -530,3 +530,86 @@ async fn with_auto_retry_off_a_failure_ends_the_run() {
     })
     .await;
 }
+
+fn rate_limited(headers: &[(&str, &str)]) -> ScriptedReply {
+    ScriptedReply::fault(Fault::HttpStatus {
+        status: 429,
+        retry_after: None,
+        body: None,
+        headers: headers
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect(),
+    })
+}
+
+/// The wait of the first retry the agent announces after `reply`, then the retry is
+/// cancelled (nothing waits out the delay).
+async fn first_retry_delay(reply: ScriptedReply) -> u64 {
+    let mut rpc = Rpc::start(vec![reply]).await;
+    rpc.client.prompt("Try").await.unwrap();
+    let events = rpc
+        .agent_until(|e| matches!(e, AgentEvent::AutoRetryStart { .. }))
+        .await;
+    let delay = events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::AutoRetryStart { delay_ms, .. } => Some(*delay_ms),
+            _ => None,
+        })
+        .unwrap();
+    rpc.client.abort_retry().await.unwrap();
+    rpc.settled().await;
+    assert_eq!(rpc.shutdown().await, Some(0));
+    delay
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rate_limit_retry_waits_as_long_as_the_server_asks() {
+    watchdog(async {
+        // The agent's own first wait is 2 s; the server's longer waits win, in seconds,
+        // in milliseconds, and not when shorter.
+        assert_eq!(
+            first_retry_delay(rate_limited(&[("retry-after", "5")])).await,
+            5000
+        );
+        assert_eq!(
+            first_retry_delay(rate_limited(&[("retry-after-ms", "7250")])).await,
+            7250
+        );
+        assert_eq!(
+            first_retry_delay(rate_limited(&[("retry-after", "1")])).await,
+            2000
+        );
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_wait_beyond_the_retry_cap_is_not_retried_and_says_so() {
+    watchdog(async {
+        let mut rpc = Rpc::start(vec![rate_limited(&[("retry-after", "3600")])]).await;
+        rpc.client.prompt("Try").await.unwrap();
+        let events = rpc.settled().await;
+        assert!(
+            !events
+                .iter()
+                .any(|e| matches!(e, AgentEvent::AutoRetryStart { .. })),
+            "a retry an hour away was scheduled"
+        );
+        let error = events.iter().rev().find_map(|e| match e {
+            AgentEvent::MessageEnd {
+                message: AgentMessage::Assistant(message),
+            } => message.error_message.clone(),
+            _ => None,
+        });
+        let error = error.unwrap();
+        assert!(
+            error.starts_with("Server requested 3600s retry delay (max: 60s). 429"),
+            "{error}"
+        );
+        assert_eq!(rpc.server.requests().len(), 1);
+        assert_eq!(rpc.shutdown().await, Some(0));
+    })
+    .await;
+}

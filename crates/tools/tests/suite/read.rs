@@ -189,10 +189,18 @@ async fn a_huge_sparse_file_is_not_loaded() {
     let dir = tempfile::tempdir().unwrap();
     let file = std::fs::File::create(dir.path().join("sparse.img")).unwrap();
     file.set_len(2 << 30).unwrap();
-    let out = call(tool("read").as_ref(), dir.path(), json!({"path": "sparse.img"}))
-        .await
-        .unwrap();
-    assert!(text(&out).starts_with("[sparse.img is a binary file (2048.0MB)"), "{}", text(&out));
+    let out = call(
+        tool("read").as_ref(),
+        dir.path(),
+        json!({"path": "sparse.img"}),
+    )
+    .await
+    .unwrap();
+    assert!(
+        text(&out).starts_with("[sparse.img is a binary file (2048.0MB)"),
+        "{}",
+        text(&out)
+    );
 }
 
 #[tokio::test]
@@ -220,7 +228,8 @@ async fn a_large_text_file_is_paged_from_one_pass_over_it() {
     .await
     .unwrap();
     assert!(
-        text(&out).ends_with("[Showing lines 100001-102000 of 300000. Use offset=102001 to continue.]"),
+        text(&out)
+            .ends_with("[Showing lines 100001-102000 of 300000. Use offset=102001 to continue.]"),
         "{}",
         &text(&out)[text(&out).len() - 200..]
     );
