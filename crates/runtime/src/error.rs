@@ -45,6 +45,31 @@ pub enum RuntimeError {
         #[source]
         source: serde_json::Error,
     },
+
+    /// Another process holds the global settings file's lock (a `.lock` directory beside it)
+    /// for longer than a save waits.
+    #[error(
+        "could not save settings: {lock} is locked by another process; remove it if no knightcode is running"
+    )]
+    SettingsLocked { lock: PathBuf },
+
+    #[error("could not lock {lock} to save settings: {source}")]
+    SettingsLock {
+        lock: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// The global settings file holds something a save would destroy: it is left as it is.
+    #[error("not saving settings: {path} does not hold a JSON object")]
+    SettingsNotAnObject { path: PathBuf },
+
+    #[error("not saving settings: {path} is not valid JSON ({source})")]
+    SettingsInvalidJson {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
 }
 
 impl RuntimeError {
