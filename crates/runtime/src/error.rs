@@ -33,6 +33,31 @@ pub enum RuntimeError {
     #[error("{}", crate::actor::NAVIGATION_CANCELLED)]
     NavigationCancelled,
 
+    /// `--model`/`--provider` cannot be resolved: no models at all, an unknown provider, a
+    /// bare id several providers serve, or a model that is nowhere.
+    #[error("No models available. Check your installation or add models to models.json.")]
+    NoModels,
+
+    #[error("Unknown provider \"{name}\". Use --list-models to see available providers/models.")]
+    UnknownProvider { name: String },
+
+    /// `candidates` are `provider/id`, sorted; `several_authenticated` says whether the
+    /// ambiguity is among providers with credentials or among providers without any.
+    #[error(
+        "Model \"{pattern}\" is ambiguous across providers: {}. {} Use --provider or provider/model.",
+        .candidates.join(", "),
+        crate::model_select::ambiguity_hint(*.several_authenticated)
+    )]
+    AmbiguousModel {
+        pattern: String,
+        candidates: Vec<String>,
+        several_authenticated: bool,
+    },
+
+    /// `model` as it was asked for (`provider/id` when the provider was given).
+    #[error("Model \"{model}\" not found. Use --list-models to see available models.")]
+    ModelNotFound { model: String },
+
     #[error(transparent)]
     Session(#[from] knightcode_session::SessionError),
 
