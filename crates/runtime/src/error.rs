@@ -58,6 +58,14 @@ pub enum RuntimeError {
     #[error("Model \"{model}\" not found. Use --list-models to see available models.")]
     ModelNotFound { model: String },
 
+    /// `tools.json` could not be written; the change applies to the running session only.
+    #[error("could not save {path} ({source}); the change holds for this session only")]
+    WebToolsNotSaved {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
     #[error(transparent)]
     Session(#[from] knightcode_session::SessionError),
 
