@@ -603,7 +603,10 @@ impl knightcode_ai::OAuthProviders for ExtensionOAuth {
         Box::pin(async move {
             match self.call(provider, "refresh", credentials).await? {
                 Value::Object(fresh) => Ok(fresh),
-                other => Err(format!("refreshToken returned {other}")),
+                other => Err(knightcode_ai::OAuthHookError::UnexpectedAnswer {
+                    hook: "refreshToken",
+                    answer: other,
+                }),
             }
         })
     }
@@ -616,7 +619,10 @@ impl knightcode_ai::OAuthProviders for ExtensionOAuth {
         Box::pin(async move {
             match self.call(provider, "apiKey", credentials).await? {
                 Value::String(key) => Ok(key),
-                other => Err(format!("getApiKey returned {other}")),
+                other => Err(knightcode_ai::OAuthHookError::UnexpectedAnswer {
+                    hook: "getApiKey",
+                    answer: other,
+                }),
             }
         })
     }
