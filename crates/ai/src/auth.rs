@@ -18,6 +18,7 @@ use crate::config_value;
 use crate::config_value::EnvSource;
 use crate::config_value::LayeredEnv;
 use crate::error::AiError;
+use crate::error::OAuthHookError;
 
 /// Environment variables that hold a provider's API key, in lookup order.
 pub fn provider_env_vars(provider: &str) -> &'static [&'static str] {
@@ -178,10 +179,9 @@ impl Credential {
 /// templates; they come back with the key they resolved.
 pub type CredentialEnv = HashMap<String, String>;
 
-/// What an OAuth hook answers. The error is the extension's own text (its `refreshToken` or
-/// `getApiKey` threw or returned the wrong thing), which the caller wraps in
-/// [`AiError::OAuthRefresh`] or [`AiError::OAuthApiKey`].
-pub type OAuthFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, String>> + Send + 'a>>;
+/// What an OAuth hook answers. The caller wraps its error in [`AiError::OAuthRefresh`] or
+/// [`AiError::OAuthApiKey`].
+pub type OAuthFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, OAuthHookError>> + Send + 'a>>;
 
 /// OAuth implemented outside this crate: an extension's `registerProvider({ oauth })`.
 /// A stored `oauth` credential of a provider these hooks know is refreshed through them
@@ -305,7 +305,7 @@ impl AuthStorage {
                     self.write_refreshed(provider, &entry)?;
                     credentials = entry;
                 }
-                Err(message) => {
+                Err(source) => {
                     let on_disk = self
                         .on_disk()
                         .credentials
@@ -315,7 +315,7 @@ impl AuthStorage {
                         .filter(|c| !expired(c));
                     credentials = on_disk.ok_or_else(|| AiError::OAuthRefresh {
                         provider: provider.to_owned(),
-                        message,
+                        source,
                     })?;
                 }
             }
@@ -323,9 +323,9 @@ impl AuthStorage {
         hooks
             .api_key(provider, &credentials)
             .await
-            .map_err(|message| AiError::OAuthApiKey {
+            .map_err(|source| AiError::OAuthApiKey {
                 provider: provider.to_owned(),
-                message,
+                source,
             })
     }
 

@@ -57,17 +57,45 @@ pub enum AiError {
     MissingEnv { names: String, what: String },
 
     #[error(
-        "Could not refresh the OAuth login of provider \"{provider}\": {message}. Log in again with /login {provider}."
+        "Could not refresh the OAuth login of provider \"{provider}\": {source}. Log in again with /login {provider}."
     )]
-    OAuthRefresh { provider: String, message: String },
-    #[error("The OAuth login of provider \"{provider}\" gave no API key: {message}")]
-    OAuthApiKey { provider: String, message: String },
+    OAuthRefresh {
+        provider: String,
+        source: OAuthHookError,
+    },
+    #[error("The OAuth login of provider \"{provider}\" gave no API key: {source}")]
+    OAuthApiKey {
+        provider: String,
+        source: OAuthHookError,
+    },
     #[error("Could not set up the HTTP client: {0}. This is a bug or a broken TLS installation.")]
     HttpClient(String),
     /// A `models.json` provider entry or an extension's `registerProvider` config the
     /// registry refuses; the text is the reference's.
     #[error("{0}")]
     ProviderConfig(String),
+}
+
+/// Why an OAuth hook ([`OAuthProviders`](crate::OAuthProviders), implemented outside this
+/// crate by the extension host) failed. The implementation decides which; the provider's name
+/// is added by [`AiError::OAuthRefresh`] and [`AiError::OAuthApiKey`], which carry it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum OAuthHookError {
+    /// The hook threw or could not be run: the extension's (or the host's) own words.
+    #[error("{0}")]
+    Failed(String),
+    /// The hook answered, but not with what it must return; `hook` is its JavaScript name.
+    #[error("{hook} returned {answer}")]
+    UnexpectedAnswer {
+        hook: &'static str,
+        answer: serde_json::Value,
+    },
+}
+
+impl From<String> for OAuthHookError {
+    fn from(message: String) -> Self {
+        Self::Failed(message)
+    }
 }
 
 /// A model call's failure, where it arose: the text the failed message's `errorMessage`

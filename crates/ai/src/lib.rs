@@ -59,6 +59,7 @@ pub use driver::ABORTED_MESSAGE;
 pub use driver::WireDecoder;
 pub use error::AiError;
 pub use error::ErrorClass;
+pub use error::OAuthHookError;
 pub use error::StreamFailure;
 pub use error::classify_error_message;
 pub use error_summary::ErrorSummary;

@@ -14,7 +14,26 @@ use crate::error::Result;
 
 const TEMPLATE: &str = include_str!("../assets/template.html");
 const CSS: &str = include_str!("../assets/page.css");
-const JS: &str = include_str!("../assets/page.js");
+/// The page's script. It renders the session from the JSON in `#session-data`, everything on
+/// demand: the tree shows only the rows in view, and the conversation grows in batches as it
+/// is scrolled, so a session with tens of thousands of entries opens at once. Its parts run
+/// in this order inside one function, whose variables they share (the page keeps one script
+/// and adds nothing to the window's globals).
+const JS: &str = concat!(
+    "(function () {\n\"use strict\";\n\n",
+    include_str!("../assets/page/session.js"),
+    "\n",
+    include_str!("../assets/page/text.js"),
+    "\n",
+    include_str!("../assets/page/entries.js"),
+    "\n",
+    include_str!("../assets/page/sidebar.js"),
+    "\n",
+    include_str!("../assets/page/conversation.js"),
+    "\n",
+    include_str!("../assets/page/start.js"),
+    "})();\n",
+);
 
 /// What the page shows: the whole tree, the current leaf and, when known, the system prompt
 /// and tools. Serialised as the page's data (`{header, entries, leafId, systemPrompt?,

@@ -611,7 +611,10 @@ impl knightcode_ai::OAuthProviders for ExtensionOAuth {
                 .map_err(|e| e.to_string())?
             {
                 Value::Object(fresh) => Ok(fresh),
-                other => Err(format!("refreshToken returned {other}")),
+                other => Err(knightcode_ai::OAuthHookError::UnexpectedAnswer {
+                    hook: "refreshToken",
+                    answer: other,
+                }),
             }
         })
     }
@@ -628,7 +631,10 @@ impl knightcode_ai::OAuthProviders for ExtensionOAuth {
                 .map_err(|e| e.to_string())?
             {
                 Value::String(key) => Ok(key),
-                other => Err(format!("getApiKey returned {other}")),
+                other => Err(knightcode_ai::OAuthHookError::UnexpectedAnswer {
+                    hook: "getApiKey",
+                    answer: other,
+                }),
             }
         })
     }

@@ -114,21 +114,29 @@ fn strings(value: &Value, out: &mut Vec<String>) {
     }
 }
 
-/// A JSON-with-comments file as JSON; the reason when it cannot be read.
-fn read_json(path: &Path) -> std::result::Result<Option<Value>, String> {
+/// Why a configuration file was left out of the report. Not a failure of the report: its
+/// text goes into the report's notes after the file's name.
+#[derive(Debug, thiserror::Error)]
+enum UnreadableConfig {
+    #[error("{0}")]
+    Read(#[from] std::io::Error),
+    #[error("not valid JSON ({0})")]
+    InvalidJson(#[from] serde_json::Error),
+}
+
+/// A JSON-with-comments file as JSON (`None` when there is no such file).
+fn read_json(path: &Path) -> std::result::Result<Option<Value>, UnreadableConfig> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(error) => return Err(error.to_string()),
+        Err(error) => return Err(error.into()),
     };
     let stripped: String = text
         .lines()
         .filter(|line| !line.trim_start().starts_with("//"))
         .collect::<Vec<_>>()
         .join("\n");
-    serde_json::from_str(&stripped)
-        .map(Some)
-        .map_err(|error| format!("not valid JSON ({error})"))
+    Ok(Some(serde_json::from_str(&stripped)?))
 }
 
 fn pretty(value: &Value) -> String {

@@ -33,6 +33,39 @@ pub enum RuntimeError {
     #[error("{}", crate::actor::NAVIGATION_CANCELLED)]
     NavigationCancelled,
 
+    /// `--model`/`--provider` cannot be resolved: no models at all, an unknown provider, a
+    /// bare id several providers serve, or a model that is nowhere.
+    #[error("No models available. Check your installation or add models to models.json.")]
+    NoModels,
+
+    #[error("Unknown provider \"{name}\". Use --list-models to see available providers/models.")]
+    UnknownProvider { name: String },
+
+    /// `candidates` are `provider/id`, sorted; `several_authenticated` says whether the
+    /// ambiguity is among providers with credentials or among providers without any.
+    #[error(
+        "Model \"{pattern}\" is ambiguous across providers: {}. {} Use --provider or provider/model.",
+        .candidates.join(", "),
+        crate::model_select::ambiguity_hint(*.several_authenticated)
+    )]
+    AmbiguousModel {
+        pattern: String,
+        candidates: Vec<String>,
+        several_authenticated: bool,
+    },
+
+    /// `model` as it was asked for (`provider/id` when the provider was given).
+    #[error("Model \"{model}\" not found. Use --list-models to see available models.")]
+    ModelNotFound { model: String },
+
+    /// `tools.json` could not be written; the change applies to the running session only.
+    #[error("could not save {path} ({source}); the change holds for this session only")]
+    WebToolsNotSaved {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
     #[error(transparent)]
     Session(#[from] knightcode_session::SessionError),
 
@@ -42,6 +75,31 @@ pub enum RuntimeError {
     #[error("could not encode {what}: {source}")]
     Encode {
         what: &'static str,
+        #[source]
+        source: serde_json::Error,
+    },
+
+    /// Another process holds the global settings file's lock (a `.lock` directory beside it)
+    /// for longer than a save waits.
+    #[error(
+        "could not save settings: {lock} is locked by another process; remove it if no knightcode is running"
+    )]
+    SettingsLocked { lock: PathBuf },
+
+    #[error("could not lock {lock} to save settings: {source}")]
+    SettingsLock {
+        lock: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// The global settings file holds something a save would destroy: it is left as it is.
+    #[error("not saving settings: {path} does not hold a JSON object")]
+    SettingsNotAnObject { path: PathBuf },
+
+    #[error("not saving settings: {path} is not valid JSON ({source})")]
+    SettingsInvalidJson {
+        path: PathBuf,
         #[source]
         source: serde_json::Error,
     },

@@ -4,6 +4,8 @@
 use knightcode_ai::Model;
 use knightcode_ai::ThinkingLevel;
 
+use crate::error::RuntimeError;
+
 /// Preferred model per known provider, in fallback priority order: with no `--model` and no
 /// saved default, the first of these that has auth is used.
 pub const DEFAULT_MODEL_PER_PROVIDER: &[(&str, &str)] = &[
@@ -181,11 +183,9 @@ pub fn resolve_cli_model(
     cli_thinking: Option<ThinkingLevel>,
     models: &[Model],
     has_auth: &dyn Fn(&str) -> bool,
-) -> Result<CliModel, String> {
+) -> Result<CliModel, RuntimeError> {
     if models.is_empty() {
-        return Err(
-            "No models available. Check your installation or add models to models.json.".to_owned(),
-        );
+        return Err(RuntimeError::NoModels);
     }
     let find_provider = |name: &str| {
         models
@@ -194,11 +194,11 @@ pub fn resolve_cli_model(
             .map(|m| m.provider.clone())
     };
     let mut provider = match cli_provider {
-        Some(name) => Some(find_provider(name).ok_or_else(|| {
-            format!(
-                "Unknown provider \"{name}\". Use --list-models to see available providers/models."
-            )
-        })?),
+        Some(name) => Some(
+            find_provider(name).ok_or_else(|| RuntimeError::UnknownProvider {
+                name: name.to_owned(),
+            })?,
+        ),
         None => None,
     };
     let mut pattern = cli_model.to_owned();
@@ -233,17 +233,13 @@ pub fn resolve_cli_model(
                     warning: None,
                 });
             }
-            let mut names: Vec<String> = exact.iter().map(|m| canonical(m)).collect();
-            names.sort();
-            let hint = if authed.is_empty() {
-                "No matching provider is authenticated."
-            } else {
-                "More than one matching provider is authenticated."
-            };
-            return Err(format!(
-                "Model \"{cli_model}\" is ambiguous across providers: {}. {hint} Use --provider or provider/model.",
-                names.join(", ")
-            ));
+            let mut candidates: Vec<String> = exact.iter().map(|m| canonical(m)).collect();
+            candidates.sort();
+            return Err(RuntimeError::AmbiguousModel {
+                pattern: cli_model.to_owned(),
+                candidates,
+                several_authenticated: !authed.is_empty(),
+            });
         }
     }
     if let (Some(_), Some(provider)) = (cli_provider, provider.as_deref()) {
@@ -309,13 +305,22 @@ pub fn resolve_cli_model(
                 )),
             });
         }
-        return Err(format!(
-            "Model \"{provider}/{pattern}\" not found. Use --list-models to see available models."
-        ));
+        return Err(RuntimeError::ModelNotFound {
+            model: format!("{provider}/{pattern}"),
+        });
     }
-    Err(format!(
-        "Model \"{cli_model}\" not found. Use --list-models to see available models."
-    ))
+    Err(RuntimeError::ModelNotFound {
+        model: cli_model.to_owned(),
+    })
+}
+
+/// The sentence of [`RuntimeError::AmbiguousModel`] that says which providers matched.
+pub(crate) fn ambiguity_hint(several_authenticated: bool) -> &'static str {
+    if several_authenticated {
+        "More than one matching provider is authenticated."
+    } else {
+        "No matching provider is authenticated."
+    }
 }
 
 /// A model of the `--models` / `enabledModels` scope, with the thinking level its pattern

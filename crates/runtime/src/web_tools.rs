@@ -13,6 +13,8 @@ pub use knightcode_tools::SearchProvider;
 use knightcode_tools::SearchSettings;
 use serde_json::{Map, Value};
 
+use crate::error::RuntimeError;
+
 /// The tools `/tools` switches.
 pub const WEB_TOOL_NAMES: [&str; 2] = ["webfetch", "websearch"];
 
@@ -168,7 +170,11 @@ impl WebTools {
             dirty = true;
         }
         *self.search.lock().unwrap_or_else(PoisonError::into_inner) = self.search_settings();
-        let save_error = if dirty { self.save().err() } else { None };
+        let save_error = if dirty {
+            self.save().err().map(|error| error.to_string())
+        } else {
+            None
+        };
         let mut status = self.status(active);
         status.save_error = save_error;
         status
@@ -198,14 +204,12 @@ impl WebTools {
     }
 
     /// Writes the file readable by its owner only, replacing it in one step.
-    fn save(&self) -> Result<(), String> {
+    fn save(&self) -> Result<(), RuntimeError> {
         use std::io::Write as _;
         use std::os::unix::fs::OpenOptionsExt as _;
-        let fail = |error: std::io::Error| {
-            format!(
-                "could not save {} ({error}); the change holds for this session only",
-                self.path.display()
-            )
+        let fail = |source: std::io::Error| RuntimeError::WebToolsNotSaved {
+            path: self.path.clone(),
+            source,
         };
         if let Some(parent) = self.path.parent() {
             std::fs::create_dir_all(parent).map_err(fail)?;

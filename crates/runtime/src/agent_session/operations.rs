@@ -225,7 +225,13 @@ impl AgentSession {
     /// [`AgentSession::settings_saved`]).
     pub fn take_warnings(&mut self) -> Vec<String> {
         let mut warnings = std::mem::take(&mut self.ops.warnings);
-        warnings.extend(self.ops.settings_writer.take_errors());
+        warnings.extend(
+            self.ops
+                .settings_writer
+                .take_errors()
+                .iter()
+                .map(ToString::to_string),
+        );
         warnings
     }
 

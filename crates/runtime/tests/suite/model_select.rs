@@ -75,9 +75,10 @@ fn cli_resolution_rules() {
     let r = resolve_cli_model(None, "anthropic/sonnet", None, &models, &none).unwrap();
     assert_eq!(r.model.id, "claude-sonnet-4-5");
     let err = resolve_cli_model(None, "gpt-5.5", None, &models, &none).unwrap_err();
-    assert!(
-        err.contains("ambiguous across providers: openai/gpt-5.5, openrouter/gpt-5.5"),
-        "{err}"
+    assert_eq!(
+        err.to_string(),
+        "Model \"gpt-5.5\" is ambiguous across providers: openai/gpt-5.5, openrouter/gpt-5.5. \
+         No matching provider is authenticated. Use --provider or provider/model."
     );
     let r = resolve_cli_model(None, "gpt-5.5", None, &models, &only_openai).unwrap();
     assert_eq!(r.model.provider, "openai");
@@ -95,12 +96,12 @@ fn cli_resolution_rules() {
     assert!(r.warning.unwrap().contains("Using custom model id"));
     let err = resolve_cli_model(Some("nope"), "x", None, &models, &none).unwrap_err();
     assert_eq!(
-        err,
+        err.to_string(),
         "Unknown provider \"nope\". Use --list-models to see available providers/models."
     );
     let err = resolve_cli_model(None, "zzz", None, &models, &none).unwrap_err();
     assert_eq!(
-        err,
+        err.to_string(),
         "Model \"zzz\" not found. Use --list-models to see available models."
     );
 }

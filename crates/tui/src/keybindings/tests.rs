@@ -1,5 +1,6 @@
+use super::key_binding::SYMBOLS;
 use super::*;
-use crate::keys::{InputEvent, InputParser};
+use crate::keys::{InputEvent, InputParser, KeyCode, Modifiers};
 
 fn kb(text: &str) -> KeyBinding {
     KeyBinding::parse(text).unwrap()

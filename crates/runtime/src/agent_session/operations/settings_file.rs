@@ -18,6 +18,7 @@ use serde_json::Map;
 use serde_json::Value;
 use tokio::sync::watch;
 
+use crate::error::RuntimeError;
 use crate::settings::global_settings_path;
 
 /// Lock attempts, 20 ms apart (the reference's synchronous lock).
@@ -50,7 +51,7 @@ struct Queue {
     /// A worker is draining `pending`.
     running: bool,
     /// Failures not reported yet.
-    errors: Vec<String>,
+    errors: Vec<RuntimeError>,
 }
 
 impl SettingsWriter {
@@ -104,7 +105,7 @@ impl SettingsWriter {
     }
 
     /// Failures since the last call.
-    pub(super) fn take_errors(&self) -> Vec<String> {
+    pub(super) fn take_errors(&self) -> Vec<RuntimeError> {
         std::mem::take(&mut self.shared.lock().errors)
     }
 }
@@ -177,7 +178,7 @@ impl Drop for LockDir {
     }
 }
 
-fn acquire(lock: &Path, backoff: &dyn Fn(u32)) -> Result<LockDir, String> {
+fn acquire(lock: &Path, backoff: &dyn Fn(u32)) -> Result<LockDir, RuntimeError> {
     for attempt in 0..LOCK_ATTEMPTS {
         match std::fs::create_dir(lock) {
             Ok(()) => return Ok(LockDir(lock.to_path_buf())),
@@ -186,30 +187,28 @@ fn acquire(lock: &Path, backoff: &dyn Fn(u32)) -> Result<LockDir, String> {
                     backoff(attempt);
                 }
             }
-            Err(error) => {
-                return Err(format!(
-                    "could not lock {} to save settings: {error}",
-                    lock.display()
-                ));
+            Err(source) => {
+                return Err(RuntimeError::SettingsLock {
+                    lock: lock.to_path_buf(),
+                    source,
+                });
             }
         }
     }
-    Err(format!(
-        "could not save settings: {} is locked by another process; remove it if no knightcode is running",
-        lock.display()
-    ))
+    Err(RuntimeError::SettingsLocked {
+        lock: lock.to_path_buf(),
+    })
 }
 
 /// Applies `values` to `<agent_dir>/settings.json`, calling `backoff` between attempts to
-/// take the lock. Blocks; the error text says what failed.
+/// take the lock. Blocks.
 fn update_global(
     agent_dir: &Path,
     values: &[(&str, Value)],
     backoff: &dyn Fn(u32),
-) -> Result<(), String> {
+) -> Result<(), RuntimeError> {
     let path = global_settings_path(agent_dir);
-    std::fs::create_dir_all(agent_dir)
-        .map_err(|e| format!("could not create {}: {e}", agent_dir.display()))?;
+    std::fs::create_dir_all(agent_dir).map_err(RuntimeError::io("create", agent_dir))?;
     let mut lock_name = path.file_name().unwrap_or_default().to_os_string();
     lock_name.push(".lock");
     let _lock = acquire(&path.with_file_name(lock_name), backoff)?;
@@ -219,32 +218,26 @@ fn update_global(
             match serde_json::from_str::<Value>(text) {
                 Ok(Value::Object(map)) => map,
                 Ok(_) | Err(_) if text.trim().is_empty() => Map::new(),
-                Ok(_) => {
-                    return Err(format!(
-                        "not saving settings: {} does not hold a JSON object",
-                        path.display()
-                    ));
-                }
-                Err(error) => {
-                    return Err(format!(
-                        "not saving settings: {} is not valid JSON ({error})",
-                        path.display()
-                    ));
-                }
+                Ok(_) => return Err(RuntimeError::SettingsNotAnObject { path }),
+                Err(source) => return Err(RuntimeError::SettingsInvalidJson { path, source }),
             }
         }
         Err(error) if error.kind() == ErrorKind::NotFound => Map::new(),
-        Err(error) => return Err(format!("could not read {}: {error}", path.display())),
+        Err(error) => return Err(RuntimeError::io("read", path)(error)),
     };
     for (key, value) in values {
         insert_dotted(&mut current, key, value.clone());
     }
-    let text = serde_json::to_string_pretty(&Value::Object(current))
-        .map_err(|e| format!("could not encode settings: {e}"))?;
+    let text = serde_json::to_string_pretty(&Value::Object(current)).map_err(|source| {
+        RuntimeError::Encode {
+            what: "settings",
+            source,
+        }
+    })?;
     let temp = path.with_file_name(format!(".settings.json.{}.tmp", std::process::id()));
     std::fs::write(&temp, text.as_bytes())
         .and_then(|()| std::fs::rename(&temp, &path))
-        .map_err(|e| format!("could not write {}: {e}", path.display()))
+        .map_err(RuntimeError::io("write", path))
 }
 
 #[cfg(test)]
@@ -279,7 +272,7 @@ mod tests {
 
         std::fs::write(&path, "{broken").unwrap();
         let error = update_global(dir.path(), &[("x", Value::Null)], &|_| {}).unwrap_err();
-        assert!(error.contains("not valid JSON"), "{error}");
+        assert!(error.to_string().contains("not valid JSON"), "{error}");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "{broken");
     }
 
@@ -354,9 +347,12 @@ mod tests {
         writer.saved().await;
         let errors = writer.take_errors();
         assert_eq!(errors.len(), 1, "{errors:?}");
-        assert!(
-            errors[0].contains("is locked by another process"),
-            "{errors:?}"
+        assert_eq!(
+            errors[0].to_string(),
+            format!(
+                "could not save settings: {} is locked by another process; remove it if no knightcode is running",
+                dir.path().join("settings.json.lock").display()
+            )
         );
         assert!(writer.take_errors().is_empty(), "reported once");
         assert!(!dir.path().join("settings.json").exists());

@@ -85,8 +85,7 @@ pub(super) async fn choose_model(
                 setup.thinking,
                 registry.models(),
                 &has_auth,
-            )
-            .map_err(RuntimeError::Setup)?;
+            )?;
             notices.extend(chosen.warning);
             (chosen.model, chosen.thinking)
         }
