@@ -56,7 +56,7 @@ async fn run_async(setup: SessionSetup, prompts: OneShotPrompts, mode: OneShotMo
     let mut out = Output {
         stdout: tokio::io::stdout(),
         json: mode == OneShotMode::Json,
-        closed: false,
+        lost: None,
     };
     if out.json {
         match session.header().to_json_line() {
@@ -85,6 +85,24 @@ async fn run_async(setup: SessionSetup, prompts: OneShotPrompts, mode: OneShotMo
             }
         }
     };
+    if let Err(Stopped::OutputLost) = finished {
+        // Nobody reads the events any more: stop the run rather than spend a model's time
+        // on output that goes nowhere (as a Unix filter does on a closed pipe).
+        handle.abort_now();
+        let _ = tokio::time::timeout(shutdown::EXIT_GRACE, async {
+            while let Some(item) = stream.recv().await {
+                if matches!(item, SessionEvent::Agent(AgentEvent::AgentSettled { .. })) {
+                    break;
+                }
+            }
+        })
+        .await;
+        let why = out.lost.as_deref().unwrap_or("closed");
+        stderr_line(&format!(
+            "Error: the JSON output (stdout) was {why}: nobody reads the events any more, so the run was stopped. What was stored is in the session file; continue with knightcode --continue."
+        ));
+        return 1;
+    }
     // The session ends with the last handle; its remaining events still go out.
     drop(handle);
     while let Some(item) = stream.recv().await {
@@ -92,18 +110,18 @@ async fn run_async(setup: SessionSetup, prompts: OneShotPrompts, mode: OneShotMo
     }
     let last = match finished {
         Ok(last) => last,
-        Err(message) => {
+        Err(Stopped::Failed(message)) => {
             stderr_line(&format!("Error: {message}"));
             return 1;
         }
+        Err(Stopped::OutputLost) => return 1,
     };
-    if out.json {
-        return 0;
-    }
     let Some(message) = last else {
         return 0;
     };
     match message.stop_reason.known() {
+        // The answer is an error (retries ran out, the request was refused): exit 1 in both
+        // modes; JSON mode has the whole story in its events, stderr gets the gist.
         Some(reason @ (StopReason::Error | StopReason::Aborted)) => {
             let text = message
                 .error_message
@@ -112,6 +130,7 @@ async fn run_async(setup: SessionSetup, prompts: OneShotPrompts, mode: OneShotMo
             stderr_line(&text);
             1
         }
+        _ if out.json => 0,
         _ => {
             let mut text = String::new();
             for block in message.content.iter() {
@@ -126,14 +145,22 @@ async fn run_async(setup: SessionSetup, prompts: OneShotPrompts, mode: OneShotMo
     }
 }
 
+/// Why the prompts stopped before their runs settled.
+enum Stopped {
+    /// A prompt was refused or a run failed: what to tell the user.
+    Failed(String),
+    /// JSON mode's stdout is gone.
+    OutputLost,
+}
+
 /// Runs each prompt until its run has settled; returns the last assistant message of the
-/// last run, or the message of a prompt that was refused or a run that failed.
+/// last run.
 async fn run_prompts(
     handle: &SessionHandle,
     stream: &mut SessionEvents,
     out: &mut Output,
     prompts: OneShotPrompts,
-) -> Result<Option<AssistantMessage>, String> {
+) -> Result<Option<AssistantMessage>, Stopped> {
     let OneShotPrompts { first, rest } = prompts;
     let texts = std::iter::once(first).chain(rest.into_iter().map(|text| (text, Vec::new())));
     let mut last = None;
@@ -150,12 +177,12 @@ async fn run_prompts(
         let mut running = false;
         loop {
             let Some(item) = stream.recv().await else {
-                return Err("the session ended unexpectedly".to_owned());
+                return Err(Stopped::Failed("the session ended unexpectedly".to_owned()));
             };
             match &item {
                 SessionEvent::Reply { reply, .. } => match reply {
                     Reply::Prompt(PromptDisposition::Started) => running = true,
-                    Reply::Failed(error) => return Err(error.to_string()),
+                    Reply::Failed(error) => return Err(Stopped::Failed(error.to_string())),
                     // Handled by a hook: nothing runs, unless the handler started a turn of
                     // its own (an extension command's `sendUserMessage`), which was queued
                     // before this reply; then that run is this prompt's.
@@ -174,13 +201,16 @@ async fn run_prompts(
                     message: AgentMessage::Assistant(message),
                 }) => last = Some((**message).clone()),
                 SessionEvent::RunFailed(message) => {
-                    return Err(format!("the run failed: {message}"));
+                    return Err(Stopped::Failed(format!("the run failed: {message}")));
                 }
                 _ => {}
             }
             let settled =
                 running && matches!(item, SessionEvent::Agent(AgentEvent::AgentSettled { .. }));
             out.event(item).await;
+            if out.json && out.lost.is_some() {
+                return Err(Stopped::OutputLost);
+            }
             if settled {
                 break;
             }
@@ -189,11 +219,13 @@ async fn run_prompts(
     Ok(last)
 }
 
-/// stdout, which may go away (a reader that stopped is not our failure: keep running).
+/// stdout, which may go away: JSON mode then stops its run; print mode's answer is written
+/// once at the end, so a reader that left early costs nothing.
 struct Output {
     stdout: tokio::io::Stdout,
     json: bool,
-    closed: bool,
+    /// Why writing failed, once it has.
+    lost: Option<String>,
 }
 
 impl Output {
@@ -216,15 +248,15 @@ impl Output {
     }
 
     async fn raw(&mut self, text: &str) {
-        if self.closed {
+        if self.lost.is_some() {
             return;
         }
         let written = async {
             self.stdout.write_all(text.as_bytes()).await?;
             self.stdout.flush().await
         };
-        if written.await.is_err() {
-            self.closed = true;
+        if let Err(error) = written.await {
+            self.lost = Some(format!("closed ({error})"));
         }
     }
 }

@@ -252,6 +252,28 @@ fn provider_errors_exit_1_with_the_message_and_keep_the_session() {
 }
 
 #[test]
+fn json_mode_also_exits_1_when_the_answer_is_an_error() {
+    // Print mode exits 1 on a failed answer; JSON mode used to exit 0 with the error only in
+    // its events (a script checking `$?` saw success).
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![ScriptedReply::http_error(400)],
+    )
+    .unwrap();
+    let sandbox = sandbox(&server);
+    let run = knightcode(&sandbox, &["--mode", "json", "-p", "hello"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("400"), "{}", run.stderr);
+    let error = run
+        .stdout
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|event| event["type"] == "message_end")
+        .find_map(|event| event["message"]["errorMessage"].as_str().map(str::to_owned));
+    assert!(error.is_some_and(|e| e.contains("400")), "{}", run.stdout);
+}
+
+#[test]
 fn untrusted_project_settings_are_skipped_with_a_notice() {
     let server = MockServer::start_blocking(
         WireFormat::OpenAiCompletions,

@@ -1,5 +1,6 @@
 //! One module per subject; see CONTRIBUTING.md ("Where a test goes").
 
+mod broken_pipe;
 mod cli;
 mod e2e_oneshot;
 mod ext_examples;

@@ -112,6 +112,7 @@ where
     let mut shutdown_requested = false;
     let mut shutting_down = false;
     let mut responded = false;
+    let mut output_lost = false;
     let (handle, mut stream) = session.spawn(events);
     let pending = Arc::new(Mutex::new(Pending::default()));
     let input_ended = Arc::new(AtomicBool::new(false));
@@ -190,8 +191,11 @@ where
         match line {
             Some(Ok(line)) => {
                 let more = !stream.is_empty() || !bridge_lines.is_empty();
-                if !stdout.write(line, more).await {
-                    // Nobody reads the output any more: finish as on EOF.
+                if !stdout.write(line, more).await && !output_lost {
+                    // Nobody reads the output any more: finish as on EOF, and say why on
+                    // stderr (the exit code says it too).
+                    output_lost = true;
+                    diagnostics(&output_lost_message(stdout.failed.as_ref()));
                     input_ended.store(true, Ordering::SeqCst);
                     handle.send(Command::EndOfInput, Responder::Nobody);
                 }
@@ -208,6 +212,12 @@ where
     while let Ok(line) = bridge_lines.try_recv() {
         stdout.write(line, true).await;
     }
+    // A client that stopped reading is a failed run for whoever started it.
+    let code = if code == 0 && stdout.failed.is_some() {
+        1
+    } else {
+        code
+    };
     let closed = stdout.close();
     let flushed = if code == 0 {
         Ok(closed.await)
@@ -221,6 +231,14 @@ where
         _ => {}
     }
     code
+}
+
+/// What stderr says when stdout went away under a running session.
+fn output_lost_message(error: Option<&std::io::Error>) -> String {
+    let why = error.map_or_else(|| "closed".to_owned(), |e| format!("closed ({e})"));
+    format!(
+        "Error: the RPC output (stdout) was {why}: no client reads the session any more, so it stops as at the end of input. What was stored is in the session file; continue with knightcode --continue."
+    )
 }
 
 /// stdout: records written in order; after a failed write nothing more is tried.
