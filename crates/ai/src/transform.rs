@@ -298,7 +298,8 @@ fn transform_assistant<'a>(
     Cow::Owned(owned)
 }
 
-/// Drops failed assistant turns and adds an error result for every tool call left without one.
+/// Drops failed assistant turns and tool results without their call, and adds an error result
+/// for every tool call left without one.
 fn insert_synthetic_results(messages: Vec<LlmMessage<'_>>) -> Vec<LlmMessage<'_>> {
     let mut out = Vec::with_capacity(messages.len());
     let mut pending: Vec<(String, String)> = Vec::new();
@@ -336,6 +337,12 @@ fn insert_synthetic_results(messages: Vec<LlmMessage<'_>>) -> Vec<LlmMessage<'_>
                 out.push(message);
             }
             LlmMessage::ToolResult(r) => {
+                // A result whose call is not in the assistant message before it (that message
+                // was lost from a damaged session file, or dropped as failed): every API
+                // refuses such a result, so it is left out.
+                if !pending.iter().any(|(id, _)| *id == r.tool_call_id) {
+                    continue;
+                }
                 answered.insert(r.tool_call_id.clone());
                 out.push(message);
             }
@@ -409,6 +416,39 @@ mod tests {
         };
         assert_eq!(r.tool_call_id, "a_b");
         assert!(r.is_error);
+    }
+
+    #[test]
+    fn a_tool_result_without_its_call_is_left_out() {
+        // The assistant message with the call was lost (a damaged session line), or it
+        // failed and is dropped: its result alone would be refused by every API.
+        let model = Model::new("anthropic", "m", Api::AnthropicMessages, "http://x");
+        let result = |id: &str| {
+            AgentMessage::ToolResult(Box::new(ToolResultMessage {
+                tool_call_id: id.into(),
+                tool_name: "read".into(),
+                content: Blocks(vec![ContentBlock::text("contents")]),
+                ..ToolResultMessage::default()
+            }))
+        };
+        let messages = vec![
+            result("lost"),
+            AgentMessage::user("hi", Millis(1)),
+            assistant("m", vec![call("kept")], StopReason::ToolUse),
+            result("kept"),
+            assistant("m", vec![call("failed")], StopReason::Error),
+            result("failed"),
+        ];
+        let out = prepare_messages(&messages, &model, None);
+        let results: Vec<&str> = out
+            .iter()
+            .filter_map(|m| match m {
+                LlmMessage::ToolResult(r) => Some(r.tool_call_id.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(results, ["kept"]);
+        assert!(matches!(out[0], LlmMessage::User(_)));
     }
 
     #[test]

@@ -49,6 +49,20 @@ pub enum SessionError {
     #[error("session {path} is closed; open it again to write")]
     Closed { path: PathBuf },
 
+    #[error(
+        "session {path} is a folder, not a session file; pass a session file (<folder>/<name>.jsonl), or --session-dir to keep sessions in that folder"
+    )]
+    IsADirectory { path: PathBuf },
+
+    #[error(
+        "session {path} was written by a newer knightcode (session format {version}; this build writes {supported}); it was left unchanged. Update knightcode to continue it"
+    )]
+    NewerVersion {
+        path: PathBuf,
+        version: u32,
+        supported: u32,
+    },
+
     #[error("session {path} was opened read-only")]
     ReadOnly { path: PathBuf },
 

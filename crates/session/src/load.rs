@@ -26,8 +26,14 @@ pub enum LoadWarning {
     TornTail { line: usize, bytes: usize },
     /// Two entries share an id; the later one wins lookups.
     DuplicateId { id: String },
-    /// An entry names a parent that does not exist; it is treated as a root.
-    Orphan { id: String, parent_id: String },
+    /// An entry names a parent that does not exist (a lost or damaged line): it is attached
+    /// to the entry before it in the file (`attached_to`), so the intact history before it
+    /// stays in its context; the first entry becomes a root.
+    Orphan {
+        id: String,
+        parent_id: String,
+        attached_to: Option<String>,
+    },
     /// Following parents from this entry loops; the loop is cut here.
     Cycle { id: String },
 }
@@ -50,9 +56,21 @@ impl std::fmt::Display for LoadWarning {
                 f,
                 "entry id {id} appears more than once; the last one is used"
             ),
-            Self::Orphan { id, parent_id } => write!(
+            Self::Orphan {
+                id,
+                parent_id,
+                attached_to: Some(previous),
+            } => write!(
                 f,
-                "entry {id} points at missing parent {parent_id}; it is treated as a root"
+                "entry {id} points at missing parent {parent_id} (a lost or damaged line); it is attached to {previous}, the entry before it in the file, so the history before it is kept"
+            ),
+            Self::Orphan {
+                id,
+                parent_id,
+                attached_to: None,
+            } => write!(
+                f,
+                "entry {id} points at missing parent {parent_id} (a lost or damaged line); it is treated as a root"
             ),
             Self::Cycle { id } => write!(
                 f,

@@ -473,10 +473,14 @@ impl Ownership {
     /// Takes (or shares) ownership of a session file. Refuses hard-linked files.
     pub fn acquire(&self, path: &Path) -> Result<Arc<SessionLock>> {
         let canonical = canonical_session_path(path)?;
-        if let Ok(meta) = std::fs::metadata(&canonical)
-            && meta.nlink() > 1
-        {
-            return Err(SessionError::HardLinked { path: canonical });
+        if let Ok(meta) = std::fs::metadata(&canonical) {
+            // A folder has several links too; say what it is instead.
+            if meta.is_dir() {
+                return Err(SessionError::IsADirectory { path: canonical });
+            }
+            if meta.nlink() > 1 {
+                return Err(SessionError::HardLinked { path: canonical });
+            }
         }
         let mut held = self.held.lock().map_err(|_| SessionError::OwnershipLost {
             path: canonical.clone(),

@@ -138,6 +138,16 @@ impl SessionStore {
             missing_final_newline,
             len,
         } = loaded;
+        // Appending entries of our format to a newer one could corrupt it for the build
+        // that wrote it; reading it (listing, export) stays possible.
+        let version = header.format_version();
+        if version > knightcode_protocol::CURRENT_SESSION_VERSION {
+            return Err(SessionError::NewerVersion {
+                path: path.to_owned(),
+                version,
+                supported: knightcode_protocol::CURRENT_SESSION_VERSION,
+            });
+        }
         let mut len = len;
         if let Some(torn) = torn_tail {
             set_aside(path, &torn.bytes)?;

@@ -51,18 +51,24 @@ impl SessionTree {
                 });
             }
         }
-        for entry in &entries {
+        for (index, entry) in entries.iter().enumerate() {
             let parent = match entry.parent_id() {
                 None => None,
                 Some(parent_id) if parent_id == entry.id() => None,
                 Some(parent_id) => match tree.by_id.get(parent_id) {
                     Some(index) => Some(*index),
                     None => {
+                        // The parent's line was lost or damaged. Sessions are appended in
+                        // order, so the entry before this one is the nearest intact
+                        // ancestor there is evidence for; as a root, it would cut every
+                        // earlier message out of its context.
+                        let previous = index.checked_sub(1);
                         warnings.push(LoadWarning::Orphan {
                             id: entry.id().to_owned(),
                             parent_id: parent_id.to_owned(),
+                            attached_to: previous.map(|p| entries[p].id().to_owned()),
                         });
-                        None
+                        previous.map(|p| p as EntryIndex)
                     }
                 },
             };

@@ -103,10 +103,10 @@ impl WriteTool {
                 aborted()?;
                 let previous = self.previous(&path).await;
                 aborted()?;
-                if let Some(parent) = path.parent() {
-                    self.ops.create_dir_all(parent).await.map_err(|error| {
-                        ToolError::failed(crate::util::node_error(&error, "mkdir", Some(parent)))
-                    })?;
+                if let Some(parent) = path.parent()
+                    && let Err(error) = self.ops.create_dir_all(parent).await
+                {
+                    return Err(ToolError::failed(mkdir_error(&error, parent)));
                 }
                 aborted()?;
                 self.ops
@@ -137,4 +137,21 @@ impl Tool for WriteTool {
             self.run(args, &context).await
         })
     }
+}
+
+/// Why the folders of a written file could not be made. A file standing where a folder must
+/// be comes back from `mkdir -p` as "already exists"; Node (and so the model) knows that case
+/// as ENOTDIR, and the file in the way is what to fix.
+fn mkdir_error(error: &std::io::Error, parent: &std::path::Path) -> String {
+    if error.kind() == std::io::ErrorKind::AlreadyExists
+        && let Some(file) = parent.ancestors().find(|dir| dir.is_file())
+    {
+        let not_a_dir = std::io::Error::from_raw_os_error(nix::errno::Errno::ENOTDIR as i32);
+        return format!(
+            "{} ({} is a file, not a folder)",
+            crate::util::node_error(&not_a_dir, "mkdir", Some(parent)),
+            file.display()
+        );
+    }
+    crate::util::node_error(error, "mkdir", Some(parent))
 }

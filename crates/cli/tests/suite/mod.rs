@@ -2,6 +2,7 @@
 
 mod broken_pipe;
 mod cli;
+mod damaged_session;
 mod e2e_oneshot;
 mod ext_examples;
 mod ext_exposure;

@@ -268,7 +268,7 @@ fn malformed_middle_lines_are_skipped_and_never_hide_the_rest() {
 }
 
 #[test]
-fn orphans_become_roots_and_cycles_are_broken() {
+fn orphans_join_the_entry_before_them_and_cycles_are_broken() {
     let dir = tempfile::tempdir().unwrap();
     let path = write_session(
         dir.path(),
@@ -291,11 +291,13 @@ fn orphans_become_roots_and_cycles_are_broken() {
             .iter()
             .any(|w| matches!(w, LoadWarning::Orphan { .. }))
     );
-    assert_eq!(context_of(&s), ["user:orphan"]);
+    // b1's parent is lost: it hangs under a3, the entry before it, instead of starting a
+    // history of its own.
+    assert_eq!(context_of(&s), ["user:2", "user:3", "user:orphan"]);
     s.navigate("a3").unwrap();
     // a1 -> a3 -> a2 -> a1 is cut where the walk from a1 closes the loop (at a2).
     assert_eq!(context_of(&s), ["user:2", "user:3"]);
-    assert_eq!(s.forest().roots.len(), 2);
+    assert_eq!(s.forest().roots.len(), 1);
 }
 
 #[test]
@@ -540,4 +542,45 @@ fn large_files_with_damage_load_like_small_ones() {
         })
     );
     assert!(loaded.torn_tail.is_some());
+}
+
+#[test]
+fn a_session_of_a_newer_format_is_read_but_never_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let newer = r#"{"type":"session","version":99,"id":"sid","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#;
+    let path = write_session(
+        dir.path(),
+        &[
+            newer,
+            r#"{"type":"message","id":"a1","parentId":null,"timestamp":"t1","message":{"role":"user","content":"1","timestamp":1}}"#,
+        ],
+    );
+    let before = std::fs::read(&path).unwrap();
+    let error = store()
+        .open(&path, dir.path())
+        .expect_err("a version-99 session was opened for writing");
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "session {} was written by a newer knightcode (session format 99; this build writes 3); it was left unchanged. Update knightcode to continue it",
+            path.display()
+        )
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    // Listing and export still read it.
+    let s = store().open_read_only(&path).unwrap();
+    assert_eq!(context_of(&s), ["user:1"]);
+}
+
+#[test]
+fn a_folder_given_as_the_session_is_named_as_a_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("sessions");
+    std::fs::create_dir(&folder).unwrap();
+    let error = store()
+        .open(&folder, dir.path())
+        .expect_err("a folder was opened as a session");
+    let text = error.to_string();
+    assert!(text.contains("is a folder, not a session file"), "{text}");
+    assert!(!text.contains("hard link"), "{text}");
 }

@@ -74,6 +74,30 @@ async fn writing_over_a_directory_fails_with_the_os_error() {
 }
 
 #[tokio::test]
+async fn a_file_where_a_folder_must_be_is_named() {
+    // `file.py/x.txt`: mkdir -p meets a file. It used to say "EEXIST … mkdir".
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("file.py"), "print(1)\n").unwrap();
+    let message = common::failure(
+        call(
+            tool("write").as_ref(),
+            dir.path(),
+            json!({"path": "file.py/x.txt", "content": "x"}),
+        )
+        .await,
+    );
+    let folder = dir.path().join("file.py");
+    assert_eq!(
+        message,
+        format!(
+            "ENOTDIR: not a directory, mkdir '{0}' ({0} is a file, not a folder)",
+            folder.display()
+        )
+    );
+    assert_eq!(std::fs::read_to_string(&folder).unwrap(), "print(1)\n");
+}
+
+#[tokio::test]
 async fn an_aborted_write_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let ctx = common::context(dir.path());
