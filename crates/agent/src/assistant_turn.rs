@@ -112,13 +112,9 @@ pub(crate) async fn stream_assistant(
             .await;
     }
     let finished = AgentMessage::Assistant(Box::new(message));
-    let finished = crate::hooks::finish_message(hooks, finished, cancel).await;
-    events
-        .emit(AgentEvent::MessageEnd {
-            message: finished.clone(),
-        })
-        .await;
-    match finished {
+    // `message_end` goes out once the caller has stored the message (acknowledged means
+    // stored).
+    match crate::hooks::finish_message(hooks, finished, cancel).await {
         AgentMessage::Assistant(message) => *message,
         // `finish_message` keeps the role.
         _ => AssistantMessage::default(),

@@ -336,7 +336,15 @@ impl Agent {
                 .await;
                 drop(request);
                 let assistant = AgentMessage::Assistant(Box::new(response.clone()));
+                // Stored before `message_end` reports it: whoever sees the event (and then
+                // a crash) finds the message in the session file.
                 self.record(assistant.clone(), new)?;
+                self.shared
+                    .events
+                    .emit(AgentEvent::MessageEnd {
+                        message: assistant.clone(),
+                    })
+                    .await;
                 last = Some(response.clone());
                 let stop = stop_reason(&response);
                 if stop != Some(StopReason::Error) && run.retry_attempt > 0 {
@@ -425,13 +433,13 @@ impl Agent {
             &tokio_util::sync::CancellationToken::new(),
         )
         .await;
+        // Stored before `message_end` reports it (acknowledged means stored).
+        self.record(message.clone(), new)?;
         self.shared
             .events
-            .emit(AgentEvent::MessageEnd {
-                message: message.clone(),
-            })
+            .emit(AgentEvent::MessageEnd { message })
             .await;
-        self.record(message, new)
+        Ok(())
     }
 
     /// Carries out a boundary hook's action; returns `(end, continue)`.
@@ -485,6 +493,13 @@ impl Agent {
                     .await;
                 let message =
                     crate::hooks::finish_message(self.hooks.as_ref(), message, &run.cancel).await;
+                // Stored before `message_end` reports it, and before a later group starts.
+                self.store
+                    .append(&message)
+                    .map_err(|source| AgentError::Persist {
+                        role: message.role().to_owned(),
+                        source,
+                    })?;
                 batch
                     .events
                     .emit(AgentEvent::MessageEnd {
@@ -493,16 +508,7 @@ impl Agent {
                     .await;
                 finished.push(message);
             }
-            // Recorded per group: a later group must not start before the earlier results
-            // are safely stored.
             for message in finished.drain(..) {
-                let store = &mut self.store;
-                store
-                    .append(&message)
-                    .map_err(|source| AgentError::Persist {
-                        role: message.role().to_owned(),
-                        source,
-                    })?;
                 self.messages.push(Arc::new(message.clone()));
                 new.push(message.clone());
                 results.push(message);

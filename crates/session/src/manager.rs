@@ -60,8 +60,10 @@ pub struct SessionManager {
     pub(crate) storage: Storage,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) warnings: Vec<LoadWarning>,
-    /// Whether the branch holds an assistant message: the trigger for the lazy first write.
-    pub(crate) has_assistant: bool,
+    /// Whether the session holds a message (a prompt the agent accepted, an answer): the
+    /// trigger for the first write. Acknowledged means stored: a prompt is on disk before
+    /// the events that report it, even if no answer ever comes (a crash, an abort).
+    pub(crate) has_conversation: bool,
 }
 
 impl SessionManager {
@@ -72,17 +74,14 @@ impl SessionManager {
         clock: Arc<dyn Clock>,
         warnings: Vec<LoadWarning>,
     ) -> Self {
-        let has_assistant = tree
-            .entries()
-            .iter()
-            .any(|e| matches!(e.message(), Some(AgentMessage::Assistant(_))));
+        let has_conversation = tree.entries().iter().any(|e| e.message().is_some());
         Self {
             header,
             tree,
             storage,
             clock,
             warnings,
-            has_assistant,
+            has_conversation,
         }
     }
 
@@ -121,7 +120,7 @@ impl SessionManager {
         self.storage.path()
     }
 
-    /// Whether the file exists on disk yet (false until the first assistant message).
+    /// Whether the file exists on disk yet (false until the first message).
     pub fn is_persisted(&self) -> bool {
         match &self.storage {
             Storage::File(writer) => writer.is_on_disk(),
@@ -240,7 +239,7 @@ impl SessionManager {
     }
 
     /// Appends a built entry as a child of the leaf, persisting it (or buffering it until the
-    /// first assistant message). A failed write leaves the session as it was.
+    /// first message). A failed write leaves the session as it was.
     pub fn append_entry(&mut self, entry: SessionEntry) -> Result<String> {
         match &self.storage {
             Storage::ReadOnly { path } => {
@@ -251,14 +250,14 @@ impl SessionManager {
         }
         let id = entry.id().to_owned();
         let previous_leaf = self.tree.leaf();
-        let had_assistant = self.has_assistant;
-        if matches!(entry.message(), Some(AgentMessage::Assistant(_))) {
-            self.has_assistant = true;
+        let had_conversation = self.has_conversation;
+        if entry.message().is_some() {
+            self.has_conversation = true;
         }
         self.tree.push(entry);
         if let Err(error) = self.persist_last() {
             self.tree.pop(previous_leaf);
-            self.has_assistant = had_assistant;
+            self.has_conversation = had_conversation;
             return Err(error);
         }
         Ok(id)
@@ -273,10 +272,10 @@ impl SessionManager {
                 return Ok(());
             };
             writer.append(last)
-        } else if self.has_assistant {
+        } else if self.has_conversation {
             writer.create(&self.header, self.tree.entries())
         } else {
-            // Lazy creation: a session abandoned before any reply leaves no file.
+            // Lazy creation: a session abandoned before its first prompt leaves no file.
             writer.lock.verify()
         }
     }

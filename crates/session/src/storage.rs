@@ -19,7 +19,7 @@ use crate::lock::SessionLock;
 pub(crate) enum Storage {
     /// `--no-session`: never touches disk.
     Memory,
-    /// Owned file; written lazily until the first assistant message, then append-only.
+    /// Owned file; written lazily until the first message, then append-only.
     File(FileWriter),
     /// Listing, export, fork source: never written.
     ReadOnly { path: PathBuf },

@@ -90,7 +90,7 @@ impl SessionStore {
         })
     }
 
-    /// A new owned session in `dir`, written on the first assistant message.
+    /// A new owned session in `dir`, written on its first message.
     pub fn create(&self, dir: &Path, cwd: &Path, options: NewSession) -> Result<SessionManager> {
         let header = self.new_header(cwd, &options)?;
         let path = dir.join(session_file_name(&header.timestamp, &header.id));
@@ -289,7 +289,7 @@ impl SessionStore {
         };
         let mut manager =
             SessionManager::new_parts(header, tree, storage, Arc::clone(&self.clock), warnings);
-        if manager.has_assistant
+        if manager.has_conversation
             && let Storage::File(writer) = &mut manager.storage
         {
             writer.create(&manager.header, manager.tree.entries())?;

@@ -1,5 +1,6 @@
 //! One module per subject; see CONTRIBUTING.md ("Where a test goes").
 
+mod acknowledged;
 mod broken_pipe;
 mod cli;
 mod damaged_session;

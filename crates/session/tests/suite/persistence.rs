@@ -32,22 +32,34 @@ fn jsonl_files(dir: &Path) -> Vec<PathBuf> {
 }
 
 #[test]
-fn nothing_is_written_before_the_first_assistant_message() {
+fn nothing_is_written_before_the_first_message_and_a_prompt_is_stored_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let store = store();
     let mut s = store
         .create(dir.path(), Path::new("/proj"), NewSession::default())
         .unwrap();
     s.append_thinking_level_change("high").unwrap();
-    s.append_message(user("hello")).unwrap();
-    assert!(jsonl_files(dir.path()).is_empty(), "no file before a reply");
+    assert!(
+        jsonl_files(dir.path()).is_empty(),
+        "no file before a prompt"
+    );
     assert!(!s.is_persisted());
-    s.append_message(assistant("hi")).unwrap();
+    // The accepted prompt is on disk before any answer: a crash now loses nothing the
+    // agent acknowledged (the reference waits for the first reply).
+    s.append_message(user("hello")).unwrap();
+    assert!(s.is_persisted());
     let files = jsonl_files(dir.path());
     assert_eq!(files.len(), 1);
     let text = std::fs::read_to_string(&files[0]).unwrap();
+    assert_eq!(
+        text.lines().count(),
+        3,
+        "header + 2 entries written at once"
+    );
+    s.append_message(assistant("hi")).unwrap();
+    let text = std::fs::read_to_string(&files[0]).unwrap();
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines.len(), 4, "header + 3 entries written at once");
+    assert_eq!(lines.len(), 4, "header + 3 entries");
     assert!(lines[0].starts_with(r#"{"type":"session","version":3,"id":""#));
     assert!(lines[0].contains(r#""cwd":"/proj""#));
     // File name is <iso with : and . replaced>_<id>.jsonl
@@ -144,8 +156,9 @@ fn opening_a_missing_path_creates_there_and_an_empty_file_is_initialised() {
     let store = store();
     let missing = dir.path().join("chosen.jsonl");
     let mut s = store.open(&missing, Path::new("/p")).unwrap();
-    s.append_message(user("u")).unwrap();
     assert!(!missing.exists());
+    s.append_message(user("u")).unwrap();
+    assert!(missing.exists());
     s.append_message(assistant("a")).unwrap();
     assert_eq!(
         std::fs::read_to_string(&missing).unwrap().lines().count(),
