@@ -252,6 +252,42 @@ fn provider_errors_exit_1_with_the_message_and_keep_the_session() {
 }
 
 #[test]
+fn a_clean_exit_leaves_no_lock_file() {
+    // The session gives its file up before the event stream ends, so the front end never
+    // exits ahead of the lock's removal (about every other print-mode run left its `.lock`).
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        (0..5).map(|_| ScriptedReply::text("ok")).collect(),
+    )
+    .unwrap();
+    let sandbox = sandbox(&server);
+    for _ in 0..5 {
+        let run = knightcode(&sandbox, &["-p", "hello"]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+    }
+    let sessions = sandbox.agent.join("sessions");
+    let locks: Vec<_> = walk(&sessions)
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "lock"))
+        .collect();
+    assert!(locks.is_empty(), "left behind: {locks:?}");
+    assert_eq!(session_files(&sandbox.agent).len(), 5);
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(walk(&path));
+        } else {
+            found.push(path);
+        }
+    }
+    found
+}
+
+#[test]
 fn json_mode_also_exits_1_when_the_answer_is_an_error() {
     // Print mode exits 1 on a failed answer; JSON mode used to exit 0 with the error only in
     // its events (a script checking `$?` saw success).

@@ -536,6 +536,12 @@ impl AgentSession {
         }
     }
 
+    /// Gives the session file up at the end (its ownership lock goes with it, whoever still
+    /// holds the session for reading).
+    pub(crate) fn close_session_file(&self) {
+        lock(&self.session).close();
+    }
+
     fn swap_session(&mut self, replacement: SessionManager) {
         let mut session = lock(&self.session);
         let mut old = std::mem::replace(&mut *session, replacement);
