@@ -402,9 +402,7 @@ impl AuthStorage {
         }
         let text = serde_json::to_string_pretty(&Value::Object(self.credentials.clone()))
             .map_err(|e| write_err(std::io::Error::other(e)))?;
-        let tmp = self.path.with_extension("json.tmp");
-        write_private(&tmp, text.as_bytes()).map_err(write_err)?;
-        std::fs::rename(&tmp, &self.path).map_err(write_err)
+        write_private(&self.path, text.as_bytes()).map_err(write_err)
     }
 
     /// The key of a stored API-key credential, resolving `!command` (cached) and templates.
@@ -466,20 +464,16 @@ impl AuthStorage {
 }
 
 #[cfg(unix)]
+/// Replaces `path` whole with owner-only permissions: temp file (made 0600 before a byte is
+/// written), fsync, rename, fsync of the folder.
 fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
     use std::os::unix::fs::PermissionsExt;
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)?;
-    // The mode applies only on creation; an older file may be more open.
-    file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    let mut file = atomic_write_file::AtomicWriteFile::open(path)?;
+    file.as_file()
+        .set_permissions(std::fs::Permissions::from_mode(0o600))?;
     file.write_all(bytes)?;
-    file.sync_all()
+    file.commit()
 }
 
 #[cfg(not(unix))]

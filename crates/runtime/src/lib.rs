@@ -3,6 +3,7 @@
 
 pub mod actor;
 pub mod agent_session;
+mod atomic;
 pub mod block_images;
 pub mod bug_report;
 pub mod compaction;

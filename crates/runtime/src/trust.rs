@@ -158,11 +158,8 @@ impl TrustStore {
             std::fs::create_dir_all(parent)
                 .map_err(RuntimeError::io("create directory", parent))?;
         }
-        let temp = self
-            .path
-            .with_extension(format!("json.{}.tmp", std::process::id()));
-        std::fs::write(&temp, text).map_err(RuntimeError::io("write", &temp))?;
-        std::fs::rename(&temp, &self.path).map_err(RuntimeError::io("replace", &self.path))
+        crate::atomic::replace(&self.path, text.as_bytes(), None)
+            .map_err(RuntimeError::io("write", &self.path))
     }
 }
 

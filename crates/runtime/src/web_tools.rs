@@ -205,8 +205,6 @@ impl WebTools {
 
     /// Writes the file readable by its owner only, replacing it in one step.
     fn save(&self) -> Result<(), RuntimeError> {
-        use std::io::Write as _;
-        use std::os::unix::fs::OpenOptionsExt as _;
         let fail = |source: std::io::Error| RuntimeError::WebToolsNotSaved {
             path: self.path.clone(),
             source,
@@ -216,18 +214,8 @@ impl WebTools {
         }
         let text = serde_json::to_string_pretty(&Value::Object(self.file.clone()))
             .unwrap_or_else(|_| "{}".to_owned());
-        let temp = self.path.with_extension("json.tmp");
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&temp)
-            .map_err(fail)?;
-        file.write_all(format!("{text}\n").as_bytes())
-            .and_then(|()| file.sync_all())
-            .map_err(fail)?;
-        std::fs::rename(&temp, &self.path).map_err(fail)
+        crate::atomic::replace(&self.path, format!("{text}\n").as_bytes(), Some(0o600))
+            .map_err(fail)
     }
 }
 

@@ -336,9 +336,13 @@ fn rewrite(path: &Path, header: &SessionHeader, entries: &[SessionEntry]) -> Res
         .into_owned();
     let backup = path.with_file_name(format!("{file_name}.pre-v{CURRENT_SESSION_VERSION}.bak"));
     std::fs::copy(path, &backup).map_err(SessionError::io("back up", path))?;
-    let temp = path.with_file_name(format!(".{file_name}.{}.migrating", std::process::id()));
-    std::fs::write(&temp, text.as_bytes()).map_err(SessionError::io("write", &temp))?;
-    std::fs::rename(&temp, path).map_err(SessionError::io("replace", path))?;
+    // Temp file, fsync, rename, fsync of the folder: a crash leaves the old file or the
+    // migrated one (and the backup), never half of either.
+    let mut file =
+        atomic_write_file::AtomicWriteFile::open(path).map_err(SessionError::io("write", path))?;
+    std::io::Write::write_all(&mut file, text.as_bytes())
+        .and_then(|()| file.commit())
+        .map_err(SessionError::io("replace", path))?;
     Ok(text.len() as u64)
 }
 

@@ -2,7 +2,6 @@
 //! `index.json` (read, and written atomically), and the start-up pruning of old sessions'
 //! folders.
 
-use std::io::Write as _;
 use std::path::Path;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -54,18 +53,12 @@ pub fn load(dir: &Path) -> std::io::Result<Index> {
     }
 }
 
-/// Writes the index to a temporary file beside it and renames it into place, so a reader
-/// (or a crash) never sees half of it.
+/// Replaces the index whole (`crate::atomic`), so a reader (or a crash) never sees half of
+/// it.
 pub fn save(dir: &Path, index: &Index) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let json = serde_json::to_vec(index).map_err(std::io::Error::other)?;
-    let temp = dir.join(format!("index.json.{}.tmp", std::process::id()));
-    let mut file = std::fs::File::create(&temp)?;
-    file.write_all(&json)?;
-    drop(file);
-    std::fs::rename(&temp, dir.join("index.json")).inspect_err(|_| {
-        let _ = std::fs::remove_file(&temp);
-    })
+    crate::atomic::replace(&dir.join("index.json"), &json, None)
 }
 
 /// Removes every session folder under `root` last changed before `now - MAX_AGE`; returns

@@ -234,10 +234,7 @@ fn update_global(
             source,
         }
     })?;
-    let temp = path.with_file_name(format!(".settings.json.{}.tmp", std::process::id()));
-    std::fs::write(&temp, text.as_bytes())
-        .and_then(|()| std::fs::rename(&temp, &path))
-        .map_err(RuntimeError::io("write", path))
+    crate::atomic::replace(&path, text.as_bytes(), None).map_err(RuntimeError::io("write", path))
 }
 
 #[cfg(test)]
