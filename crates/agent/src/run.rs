@@ -494,12 +494,7 @@ impl Agent {
                 let message =
                     crate::hooks::finish_message(self.hooks.as_ref(), message, &run.cancel).await;
                 // Stored before `message_end` reports it, and before a later group starts.
-                self.store
-                    .append(&message)
-                    .map_err(|source| AgentError::Persist {
-                        role: message.role().to_owned(),
-                        source,
-                    })?;
+                persist(self.store.as_mut(), &message)?;
                 batch
                     .events
                     .emit(AgentEvent::MessageEnd {
@@ -523,12 +518,7 @@ impl Agent {
         message: AgentMessage,
         new: &mut Vec<AgentMessage>,
     ) -> Result<(), AgentError> {
-        self.store
-            .append(&message)
-            .map_err(|source| AgentError::Persist {
-                role: message.role().to_owned(),
-                source,
-            })?;
+        persist(self.store.as_mut(), &message)?;
         self.messages.push(Arc::new(message.clone()));
         new.push(message);
         Ok(())
@@ -571,4 +561,12 @@ impl Agent {
             options,
         }
     }
+}
+
+/// Appends `message` to the session's store; the error names its role.
+fn persist(store: &mut dyn crate::MessageStore, message: &AgentMessage) -> Result<(), AgentError> {
+    store.append(message).map_err(|source| AgentError::Persist {
+        role: message.role().to_owned(),
+        source,
+    })
 }

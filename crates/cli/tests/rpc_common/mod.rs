@@ -50,6 +50,34 @@ impl Sandbox {
             .kill_on_drop(true);
         command
     }
+
+    /// `knightcode --provider mock --model mock-model --mode json -p PROMPT` in the project,
+    /// killed with the test.
+    pub fn json_command(&self, prompt: &str) -> tokio::process::Command {
+        let mut command = tokio::process::Command::from(self.command(&[
+            "--provider",
+            "mock",
+            "--model",
+            "mock-model",
+            "--mode",
+            "json",
+            "-p",
+            prompt,
+        ]));
+        command.kill_on_drop(true);
+        command
+    }
+}
+
+/// Everything `child` writes to its (piped) stderr until it exits, and its exit code.
+pub async fn stderr_and_exit(child: &mut Child) -> (String, Option<i32>) {
+    use tokio::io::AsyncReadExt as _;
+    let mut stderr = String::new();
+    if let Some(mut pipe) = child.stderr.take() {
+        pipe.read_to_string(&mut stderr).await.unwrap();
+    }
+    let status = child.wait().await.unwrap();
+    (stderr, status.code())
 }
 
 /// A server, a sandbox and a connected client.

@@ -25,20 +25,10 @@ async fn a_prompt_reported_in_json_mode_survives_kill_9_before_any_answer() {
         .await
         .unwrap();
         let sandbox = Sandbox::new(&server);
-        let mut command = tokio::process::Command::from(sandbox.command(&[
-            "--provider",
-            "mock",
-            "--model",
-            "mock-model",
-            "--mode",
-            "json",
-            "-p",
-            "Remember this prompt",
-        ]));
-        let mut child = command
+        let mut child = sandbox
+            .json_command("Remember this prompt")
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
-            .kill_on_drop(true)
             .spawn()
             .unwrap();
         let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();

@@ -12,9 +12,9 @@ use knightcode_testkit::ScriptedReply;
 use knightcode_testkit::WireFormat;
 use rpc_common::Sandbox;
 use rpc_common::read_jsonl;
+use rpc_common::stderr_and_exit;
 use rpc_common::watchdog;
 use tokio::io::AsyncBufReadExt as _;
-use tokio::io::AsyncReadExt as _;
 use tokio::io::AsyncWriteExt as _;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -30,32 +30,14 @@ async fn json_mode_stops_its_run_when_stdout_is_closed() {
         // The reader is gone before the first event is written (`| head -0`).
         let (reader, writer) = std::io::pipe().unwrap();
         drop(reader);
-        let mut command = tokio::process::Command::from(sandbox.command(&[
-            "--provider",
-            "mock",
-            "--model",
-            "mock-model",
-            "--mode",
-            "json",
-            "-p",
-            "Go",
-        ]));
-        let mut child = command
+        let mut child = sandbox
+            .json_command("Go")
             .stdout(writer)
             .stderr(Stdio::piped())
-            .kill_on_drop(true)
             .spawn()
             .unwrap();
-        let mut stderr = String::new();
-        child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut stderr)
-            .await
-            .unwrap();
-        let status = child.wait().await.unwrap();
-        assert_eq!(status.code(), Some(1), "stderr: {stderr}");
+        let (stderr, code) = stderr_and_exit(&mut child).await;
+        assert_eq!(code, Some(1), "stderr: {stderr}");
         assert!(
             stderr.contains("Error: the JSON output (stdout) was closed (Broken pipe"),
             "{stderr}"
@@ -102,16 +84,8 @@ async fn rpc_mode_ends_with_code_1_and_says_why_when_stdout_is_closed() {
             .write_all(b"{\"type\":\"get_state\",\"id\":\"s\"}\n")
             .await
             .unwrap();
-        let mut stderr = String::new();
-        child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut stderr)
-            .await
-            .unwrap();
-        let status = child.wait().await.unwrap();
-        assert_eq!(status.code(), Some(1), "stderr: {stderr}");
+        let (stderr, code) = stderr_and_exit(&mut child).await;
+        assert_eq!(code, Some(1), "stderr: {stderr}");
         assert!(
             stderr.contains("Error: the RPC output (stdout) was closed (Broken pipe"),
             "{stderr}"
