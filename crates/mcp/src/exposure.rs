@@ -53,9 +53,8 @@ pub(crate) fn for_tool(server: Exposure, rules: &[(String, Exposure)], tool: &st
 /// `*` matches any run of characters (none included); everything else matches itself.
 fn glob_matches(pattern: &str, text: &str) -> bool {
     let parts: Vec<&str> = pattern.split('*').collect();
-    let (first, rest) = match parts.split_first() {
-        Some(split) => split,
-        None => return text.is_empty(),
+    let Some((first, rest)) = parts.split_first() else {
+        return text.is_empty();
     };
     let Some(mut remaining) = text.strip_prefix(first) else {
         return false;

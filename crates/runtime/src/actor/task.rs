@@ -238,6 +238,7 @@ pub(super) async fn run(
             if let Some(extensions) = ctx.extensions.take() {
                 extensions.shut_down("quit").await;
             }
+            session.stop_mcp().await;
             return;
         }
         let flow = tokio::select! {
