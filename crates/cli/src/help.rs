@@ -420,7 +420,9 @@ pub fn text() -> String {
          knightcode list\n  \
          knightcode config [-l|--local]\n  \
          knightcode auth check|print-api-key|print-bearer-token --provider <name> | --model <pattern>\n  \
-         knightcode mcp list | add <name> [-l] -- <command> [args...] | add <name> --url <url> | remove <name>\n\
+         knightcode mcp list\n  \
+         knightcode mcp add <name> [-l] [--exposure <e>] (-- <command> [args...] | --url <url>)\n  \
+         knightcode mcp remove <name> [-l]\n\
          \n\
          With no -p and a terminal on both ends, knightcode opens its interactive interface.\n\
          With -p, or when input or output is redirected, it answers once and exits. The first\n\

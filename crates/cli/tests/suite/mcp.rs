@@ -377,3 +377,125 @@ fn mcp_login_is_not_built_yet_and_says_what_to_do_instead() {
         run.stderr
     );
 }
+
+/// Blocks the fixture's `echo` before it runs: MCP calls go through the `tool_call` hooks.
+const GATE: &str = r#"
+export default function (pi) {
+  pi.on("tool_call", async (event) => {
+    if (event.toolName === "mcp__fixture__echo") {
+      return { block: true, reason: "MCP echo blocked by the test's gate" };
+    }
+  });
+}
+"#;
+
+#[test]
+fn an_extension_gate_sees_and_blocks_an_mcp_call() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![
+            ScriptedReply::tool_call("call_1", "mcp__fixture__echo", r#"{"message":"hi"}"#),
+            ScriptedReply::text("Blocked."),
+        ],
+    )
+    .unwrap();
+    let sandbox = sandbox(&server);
+    write_config(&sandbox, json!({"fixture": fixture_entry(&sandbox)}));
+    std::fs::write(sandbox.project.join("gate.ts"), GATE).unwrap();
+    let run = knightcode(&sandbox, &["-e", "gate.ts", "-p", "echo hi"]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let text = returned_result(&server)["content"].to_string();
+    assert!(
+        text.contains("MCP echo blocked by the test's gate"),
+        "{text}"
+    );
+    assert!(!text.contains("echo: hi"), "{text}");
+}
+
+/// `server-everything` over streamable HTTP on a free loopback port; killed when dropped.
+struct HttpEverything {
+    child: std::process::Child,
+    url: String,
+}
+
+impl Drop for HttpEverything {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn http_everything(script: &std::path::Path) -> HttpEverything {
+    use std::io::BufRead as _;
+    // A port the system just handed out; the server says if someone took it meanwhile.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = std::process::Command::new("node")
+        .arg(script)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (ready, listening) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            let _ = ready.send(line);
+        }
+    });
+    let server = HttpEverything {
+        child,
+        url: format!("http://127.0.0.1:{port}/mcp"),
+    };
+    loop {
+        let line = listening
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("server-everything did not say it was listening within 60 s");
+        assert!(!line.contains("Failed to start"), "{line}");
+        if line.contains("listening on port") {
+            return server;
+        }
+    }
+}
+
+#[test]
+fn server_everything_over_streamable_http_lists_its_tools_and_echoes() {
+    let node_modules = super::ext_examples::npm::install_pinned("mcp-servers", &EVERYTHING);
+    let script = node_modules.join("@modelcontextprotocol/server-everything/dist/index.js");
+    let everything = http_everything(&script);
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![
+            ScriptedReply::tool_call("call_1", "mcp__web__echo", r#"{"message":"over http"}"#),
+            ScriptedReply::text("Done."),
+        ],
+    )
+    .unwrap();
+    let sandbox = sandbox(&server);
+    write_config(
+        &sandbox,
+        json!({"web": {"url": everything.url, "exposure": "direct"}}),
+    );
+    let run = knightcode(&sandbox, &["mcp", "list"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.starts_with("web: connected, ")
+            && run.stdout.contains(" tools (http, direct, global)"),
+        "{}",
+        run.stdout
+    );
+    let run = knightcode(&sandbox, &["-p", "echo over http"]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let result = returned_result(&server);
+    assert!(
+        result["content"].to_string().contains("Echo: over http"),
+        "{result}"
+    );
+}
