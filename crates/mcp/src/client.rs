@@ -6,6 +6,7 @@
 // spoken here, they are current and servers (server-filesystem) rely on them.
 #![allow(deprecated)]
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::Mutex;
@@ -101,10 +102,18 @@ impl StderrTail {
     }
 }
 
-/// Answers the server: `roots/list` with the session's folder; notes `tools/list_changed`.
+/// Receives a call's progress as text (`Progress 2/5`, or the server's message).
+pub type ProgressSink = Arc<dyn Fn(String) + Send + Sync>;
+
+/// The progress sinks of the calls in flight, by progress token (as JSON).
+type ProgressSinks = Arc<Mutex<HashMap<String, ProgressSink>>>;
+
+/// Answers the server: `roots/list` with the session's folder; notes `tools/list_changed`;
+/// passes progress to the call it belongs to.
 pub(crate) struct Handler {
     roots: Vec<Root>,
     pub tools_changed: Arc<AtomicBool>,
+    progress: ProgressSinks,
 }
 
 impl ClientHandler for Handler {
@@ -117,6 +126,28 @@ impl ClientHandler for Handler {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.tools_changed.store(true, Ordering::SeqCst);
+    }
+
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let key = serde_json::to_string(&params.progress_token).unwrap_or_default();
+        let sink = self
+            .progress
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&key)
+            .cloned();
+        if let Some(sink) = sink {
+            let text = match (params.message, params.total) {
+                (Some(message), _) => message,
+                (None, Some(total)) => format!("Progress {}/{total}", params.progress),
+                (None, None) => format!("Progress {}", params.progress),
+            };
+            sink(text);
+        }
     }
 
     fn get_info(&self) -> rmcp::model::ClientConfig {
@@ -136,6 +167,22 @@ pub(crate) struct Connection {
     pub stderr: StderrTail,
     pub tools: Vec<ToolInfo>,
     pub tools_changed: Arc<AtomicBool>,
+    progress: ProgressSinks,
+}
+
+/// Removes a call's progress sink when the call ends, however it ends.
+struct ProgressGuard {
+    sinks: ProgressSinks,
+    key: String,
+}
+
+impl Drop for ProgressGuard {
+    fn drop(&mut self) {
+        self.sinks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.key);
+    }
 }
 
 /// What connecting needs besides the server's entry.
@@ -150,9 +197,11 @@ pub(crate) async fn connect(
 ) -> Result<Connection, McpError> {
     let stderr = StderrTail::default();
     let tools_changed = Arc::new(AtomicBool::new(false));
+    let progress = ProgressSinks::default();
     let handler = Handler {
         roots: vec![root(context.resolver.cwd)],
         tools_changed: Arc::clone(&tools_changed),
+        progress: Arc::clone(&progress),
     };
     let fail = |reason: String, stderr: &StderrTail| McpError::Connect {
         server: server.name.clone(),
@@ -184,6 +233,7 @@ pub(crate) async fn connect(
         stderr,
         tools: Vec::new(),
         tools_changed,
+        progress,
     };
     connection.tools = connection.list_tools(&server.name).await?;
     Ok(connection)
@@ -320,7 +370,8 @@ impl Connection {
         Ok(tools.into_iter().map(tool_info).collect())
     }
 
-    /// `tools/call`, bounded by `timeout` (renewed by progress), cancelled on `cancel`.
+    /// `tools/call`, bounded by `timeout` (renewed by progress, which also goes to
+    /// `progress`), cancelled on `cancel`.
     pub async fn call(
         &self,
         server: &str,
@@ -328,6 +379,7 @@ impl Connection {
         arguments: Value,
         timeout: Duration,
         cancel: &CancellationToken,
+        progress: Option<ProgressSink>,
     ) -> Result<Value, McpError> {
         let mut params = rmcp::model::CallToolRequestParams::new(tool.to_owned());
         if let Value::Object(arguments) = arguments {
@@ -342,6 +394,17 @@ impl Connection {
             .await
             .map_err(|e| self.request_error(server, &e))?;
         let id = handle.id.clone();
+        let _progress = progress.map(|sink| {
+            let key = serde_json::to_string(&handle.progress_token).unwrap_or_default();
+            self.progress
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(key.clone(), sink);
+            ProgressGuard {
+                sinks: Arc::clone(&self.progress),
+                key,
+            }
+        });
         let answer = tokio::select! {
             answer = handle.await_response() => answer,
             () = cancel.cancelled() => {

@@ -31,6 +31,7 @@ pub use error::McpError;
 pub use exposure::Exposure;
 pub use manager::ConnectOptions;
 pub use manager::McpManager;
+pub use manager::ProgressSink;
 pub use manager::ServerState;
 pub use manager::ServerStatus;
 pub use manager::ToolInfo;

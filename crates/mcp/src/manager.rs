@@ -12,6 +12,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::client::Connection;
+pub use crate::client::ProgressSink;
 pub use crate::client::ToolInfo;
 use crate::config::ServerConfig;
 use crate::error::McpError;
@@ -197,13 +198,14 @@ impl McpManager {
     }
 
     /// Calls `tool` of `server`: reconnects first when the connection dropped, never retries
-    /// the call itself.
+    /// the call itself. The server's progress notifications go to `progress` as text.
     pub async fn call(
         &self,
         server: &str,
         tool: &str,
         arguments: Value,
         cancel: &CancellationToken,
+        progress: Option<ProgressSink>,
     ) -> Result<CallOutput, McpError> {
         let slot = self
             .inner
@@ -220,7 +222,14 @@ impl McpManager {
             },
         };
         let answer = connection
-            .call(server, tool, arguments, slot.config.timeout, cancel)
+            .call(
+                server,
+                tool,
+                arguments,
+                slot.config.timeout,
+                cancel,
+                progress,
+            )
             .await;
         match answer {
             Ok(result) => Ok(crate::result::call_output(server, tool, result)),

@@ -244,9 +244,18 @@ impl Tool for McpTool {
 
     fn execute(&self, arguments: serde_json::Value, context: ToolContext) -> ToolFuture<'_> {
         Box::pin(async move {
+            let updates = context.clone();
+            let progress: knightcode_mcp::ProgressSink =
+                Arc::new(move |text| updates.update(ToolOutput::text(text)));
             let output = self
                 .manager
-                .call(&self.server, &self.tool, arguments, &context.cancel)
+                .call(
+                    &self.server,
+                    &self.tool,
+                    arguments,
+                    &context.cancel,
+                    Some(progress),
+                )
                 .await;
             match output {
                 Ok(output) if output.is_error => {

@@ -499,3 +499,36 @@ fn server_everything_over_streamable_http_lists_its_tools_and_echoes() {
         "{result}"
     );
 }
+
+#[test]
+fn a_servers_progress_becomes_tool_updates() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![
+            ScriptedReply::tool_call(
+                "call_1",
+                "mcp__fixture__progress",
+                r#"{"steps":3,"ms":200}"#,
+            ),
+            ScriptedReply::text("Done."),
+        ],
+    )
+    .unwrap();
+    let sandbox = sandbox(&server);
+    write_config(&sandbox, json!({"fixture": fixture_entry(&sandbox)}));
+    let run = knightcode(&sandbox, &["--mode", "json", "count"]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let update = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|e| e["type"] == "tool_execution_update")
+        .unwrap_or_else(|| panic!("no update in {}", run.stdout));
+    assert_eq!(update["toolCallId"], "call_1");
+    assert!(update.to_string().contains("Progress 1/3"), "{update}");
+    assert!(
+        returned_result(&server)["content"]
+            .to_string()
+            .contains("done after 3 steps")
+    );
+}

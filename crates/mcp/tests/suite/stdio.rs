@@ -38,7 +38,7 @@ async fn lists_every_page_and_calls_a_tool() {
 
     let cancel = CancellationToken::new();
     let output = manager
-        .call("fixture", "echo", json!({"message": "hi"}), &cancel)
+        .call("fixture", "echo", json!({"message": "hi"}), &cancel, None)
         .await
         .unwrap();
     assert_eq!(text(&output), "echo: hi");
@@ -46,14 +46,14 @@ async fn lists_every_page_and_calls_a_tool() {
     assert_eq!(output.structured["content"][0]["text"], "echo: hi");
 
     let failed = manager
-        .call("fixture", "fail", json!({}), &cancel)
+        .call("fixture", "fail", json!({}), &cancel, None)
         .await
         .unwrap();
     assert!(failed.is_error);
     assert_eq!(text(&failed), "MCP tool fixture/fail returned an error");
 
     let big = manager
-        .call("fixture", "big", json!({}), &cancel)
+        .call("fixture", "big", json!({}), &cancel, None)
         .await
         .unwrap();
     assert!(
@@ -70,7 +70,13 @@ async fn the_session_folder_is_the_one_root() {
     let server = common::fixture_server(dir.path(), "fixture", Duration::from_secs(30));
     let manager = common::started(vec![server], dir.path()).await;
     let output = manager
-        .call("fixture", "roots", json!({}), &CancellationToken::new())
+        .call(
+            "fixture",
+            "roots",
+            json!({}),
+            &CancellationToken::new(),
+            None,
+        )
         .await
         .unwrap();
     let roots: serde_json::Value = serde_json::from_str(&text(&output)).unwrap();
@@ -88,24 +94,40 @@ async fn the_session_folder_is_the_one_root() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn progress_renews_the_timeout_and_silence_ends_it() {
+async fn progress_renews_the_timeout_is_reported_and_silence_ends_it() {
     let dir = tempfile::tempdir().unwrap();
-    // Four steps 400 ms apart take longer than the 1 s timeout, each step renews it.
+    // Four steps 400 ms apart take longer than the 1 s timeout; each step renews it.
     let server = common::fixture_server(dir.path(), "fixture", Duration::from_secs(1));
     let manager = common::started(vec![server], dir.path()).await;
     let cancel = CancellationToken::new();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = std::sync::Arc::clone(&seen);
+    let progress: knightcode_mcp::ProgressSink =
+        std::sync::Arc::new(move |text| sink.lock().unwrap().push(text));
     let output = manager
         .call(
             "fixture",
             "progress",
             json!({"steps": 4, "ms": 400}),
             &cancel,
+            Some(progress),
         )
         .await
         .unwrap();
     assert_eq!(text(&output), "done after 4 steps");
+    // rmcp hands notifications to the handler on tasks of their own, so the last one can
+    // lose the race with the answer (which ends the call); the earlier ones came 400 ms ahead.
+    let seen: Vec<String> = seen.lock().unwrap().clone();
+    let seen: Vec<&str> = seen.iter().map(String::as_str).collect();
+    let all = [
+        "Progress 1/4",
+        "Progress 2/4",
+        "Progress 3/4",
+        "Progress 4/4",
+    ];
+    assert!(!seen.is_empty() && all.starts_with(&seen), "{seen:?}");
     let error = manager
-        .call("fixture", "hang", json!({}), &cancel)
+        .call("fixture", "hang", json!({}), &cancel, None)
         .await
         .unwrap_err();
     assert!(matches!(error, McpError::Timeout { .. }), "{error}");
@@ -117,7 +139,13 @@ async fn progress_renews_the_timeout_and_silence_ends_it() {
     );
     // The server is still there.
     let output = manager
-        .call("fixture", "echo", json!({"message": "after"}), &cancel)
+        .call(
+            "fixture",
+            "echo",
+            json!({"message": "after"}),
+            &cancel,
+            None,
+        )
         .await
         .unwrap();
     assert_eq!(text(&output), "echo: after");
@@ -130,7 +158,7 @@ async fn an_abort_cancels_the_call() {
     let server = common::fixture_server(dir.path(), "fixture", Duration::from_secs(60));
     let manager = common::started(vec![server], dir.path()).await;
     let cancel = CancellationToken::new();
-    let call = manager.call("fixture", "hang", json!({}), &cancel);
+    let call = manager.call("fixture", "hang", json!({}), &cancel, None);
     cancel.cancel();
     let error = call.await.unwrap_err();
     assert!(matches!(error, McpError::Aborted), "{error}");
@@ -144,7 +172,7 @@ async fn a_crash_mid_call_is_an_error_with_stderr_and_the_next_call_reconnects()
     let manager = common::started(vec![server], dir.path()).await;
     let cancel = CancellationToken::new();
     let error = manager
-        .call("fixture", "crash", json!({}), &cancel)
+        .call("fixture", "crash", json!({}), &cancel, None)
         .await
         .unwrap_err();
     let message = error.to_string();
@@ -158,7 +186,13 @@ async fn a_crash_mid_call_is_an_error_with_stderr_and_the_next_call_reconnects()
     );
     assert_eq!(manager.statuses()[0].state, ServerState::Disconnected);
     let output = manager
-        .call("fixture", "echo", json!({"message": "again"}), &cancel)
+        .call(
+            "fixture",
+            "echo",
+            json!({"message": "again"}),
+            &cancel,
+            None,
+        )
         .await
         .unwrap();
     assert_eq!(text(&output), "echo: again");
@@ -236,7 +270,7 @@ async fn env_values_are_resolved_when_the_server_starts() {
     assert!(manager.wait_settled(Duration::from_secs(30)).await);
     // The server quotes its environment on stderr; a crash shows the tail.
     let error = manager
-        .call("env", "crash", json!({}), &CancellationToken::new())
+        .call("env", "crash", json!({}), &CancellationToken::new(), None)
         .await
         .unwrap_err();
     assert!(
