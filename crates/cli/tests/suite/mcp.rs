@@ -532,3 +532,31 @@ fn a_servers_progress_becomes_tool_updates() {
             .contains("done after 3 steps")
     );
 }
+
+#[test]
+fn the_projects_mcp_json_starts_servers_only_when_the_project_is_trusted() {
+    for (flag, offered) in [("--no-approve", false), ("--approve", true)] {
+        let server = MockServer::start_blocking(
+            WireFormat::OpenAiCompletions,
+            vec![ScriptedReply::text("Fine.")],
+        )
+        .unwrap();
+        let sandbox = sandbox(&server);
+        let dot = sandbox.project.join(".knightcode");
+        std::fs::create_dir_all(&dot).unwrap();
+        std::fs::write(
+            dot.join("mcp.json"),
+            json!({"mcpServers": {"fixture": fixture_entry(&sandbox)}}).to_string(),
+        )
+        .unwrap();
+        let run = knightcode(&sandbox, &[flag, "-p", "hello"]);
+        assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+        let tools = offered_tools(&server.requests()[0].body);
+        assert_eq!(
+            tools.iter().any(|n| n == "mcp__fixture__echo"),
+            offered,
+            "{flag}: {tools:?}\n{}",
+            run.stderr
+        );
+    }
+}
