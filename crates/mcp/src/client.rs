@@ -114,6 +114,8 @@ pub(crate) struct Handler {
     roots: Vec<Root>,
     pub tools_changed: Arc<AtomicBool>,
     progress: ProgressSinks,
+    /// Told when the tool list changed, so waiters look again.
+    changes: Arc<tokio::sync::watch::Sender<u64>>,
 }
 
 impl ClientHandler for Handler {
@@ -126,6 +128,7 @@ impl ClientHandler for Handler {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.tools_changed.store(true, Ordering::SeqCst);
+        self.changes.send_modify(|n| *n += 1);
     }
 
     async fn on_progress(
@@ -189,6 +192,8 @@ impl Drop for ProgressGuard {
 pub(crate) struct ConnectContext<'a> {
     pub resolver: Resolver<'a>,
     pub http: Option<reqwest::Client>,
+    /// The manager's change counter.
+    pub changes: Arc<tokio::sync::watch::Sender<u64>>,
 }
 
 pub(crate) async fn connect(
@@ -202,6 +207,7 @@ pub(crate) async fn connect(
         roots: vec![root(context.resolver.cwd)],
         tools_changed: Arc::clone(&tools_changed),
         progress: Arc::clone(&progress),
+        changes: Arc::clone(&context.changes),
     };
     let fail = |reason: String, stderr: &StderrTail| McpError::Connect {
         server: server.name.clone(),

@@ -91,7 +91,7 @@ pub struct McpManager {
 struct Inner {
     options: ConnectOptions,
     slots: Vec<Arc<Slot>>,
-    changes: tokio::sync::watch::Sender<u64>,
+    changes: Arc<tokio::sync::watch::Sender<u64>>,
 }
 
 impl McpManager {
@@ -121,7 +121,7 @@ impl McpManager {
             inner: Arc::new(Inner {
                 options,
                 slots,
-                changes,
+                changes: Arc::new(changes),
             }),
         }
     }
@@ -139,7 +139,8 @@ impl McpManager {
         }
     }
 
-    /// Bumped whenever a server's state or tools change.
+    /// Bumped whenever a server's state or tools change, or a server says its tool list
+    /// changed (then [`McpManager::refresh_changed_tools`] lists them again).
     pub fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
         self.inner.changes.subscribe()
     }
@@ -273,6 +274,7 @@ impl Inner {
                 cwd: &self.options.cwd,
             },
             http: self.options.http.clone(),
+            changes: Arc::clone(&self.changes),
         };
         match crate::client::connect(&slot.config, &context).await {
             Ok(connection) => {

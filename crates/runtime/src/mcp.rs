@@ -144,10 +144,17 @@ impl McpSession {
                 warnings.push(exposure_warning(&status.config.name, &unavailable));
             }
         }
-        // Tools a server withdrew (or a disconnected server's, until it is back) stay
-        // registered but leave the model's list.
+        // A tool its server withdrew stays registered but leaves the model's list (other
+        // tools, an extension's `mcp__` ones included, are not ours to touch). A disconnected
+        // server keeps its tools: the next call reconnects.
         let wanted_names: HashSet<&str> = wanted.iter().map(|d| d.name.as_str()).collect();
-        active.retain(|name| !name.starts_with("mcp__") || wanted_names.contains(name.as_str()));
+        let withdrawn: HashSet<&str> = self
+            .offered
+            .iter()
+            .map(|d| d.name.as_str())
+            .filter(|name| !wanted_names.contains(name))
+            .collect();
+        active.retain(|name| !withdrawn.contains(name.as_str()));
         for definition in &wanted {
             let newly = !self.offered.iter().any(|d| d.name == definition.name);
             if newly

@@ -153,7 +153,7 @@ fn tools_with_an_exposure_this_build_lacks_are_not_offered_and_said_once() {
     let offered = offered_tools(&server.requests()[0].body);
     let mcp: Vec<&String> = offered.iter().filter(|n| n.starts_with("mcp__")).collect();
     assert_eq!(mcp, ["mcp__fixture__echo"]);
-    let warning = "MCP server \"fixture\" has 4 tools with exposure \"codemode\" and 1 tool with exposure \"deferred\", which this build cannot offer yet";
+    let warning = "MCP server \"fixture\" has 5 tools with exposure \"codemode\" and 1 tool with exposure \"deferred\", which this build cannot offer yet";
     assert_eq!(run.stderr.matches(warning).count(), 1, "{}", run.stderr);
 }
 
@@ -221,7 +221,7 @@ fn mcp_list_connects_to_each_server_and_fails_on_a_problem() {
     let lines: Vec<&str> = run.stdout.lines().collect();
     assert_eq!(
         lines[0],
-        "fixture: connected, 7 tools (stdio, direct, global)"
+        "fixture: connected, 8 tools (stdio, direct, global)"
     );
     assert_eq!(lines[1], "missing: failed (stdio, codemode, global)");
     assert!(
@@ -559,4 +559,34 @@ fn the_projects_mcp_json_starts_servers_only_when_the_project_is_trusted() {
             run.stderr
         );
     }
+}
+
+#[test]
+fn a_tool_the_server_withdraws_leaves_the_models_list_at_the_next_prompt() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![
+            ScriptedReply::tool_call("call_1", "mcp__fixture__shrink", "{}"),
+            ScriptedReply::text("Shrunk."),
+            ScriptedReply::text("Still here."),
+        ],
+    )
+    .unwrap();
+    let sandbox = sandbox(&server);
+    write_config(&sandbox, json!({"fixture": fixture_entry(&sandbox)}));
+    let run = knightcode(&sandbox, &["-p", "shrink it", "and now?"]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let before = offered_tools(&requests[0].body);
+    let after = offered_tools(&requests[2].body);
+    assert!(
+        before.iter().any(|n| n == "mcp__fixture__crash"),
+        "{before:?}"
+    );
+    assert!(
+        !after.iter().any(|n| n == "mcp__fixture__crash"),
+        "{after:?}"
+    );
+    assert!(after.iter().any(|n| n == "mcp__fixture__echo"), "{after:?}");
 }

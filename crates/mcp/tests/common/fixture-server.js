@@ -12,6 +12,8 @@ const ask = (method, params) => new Promise((resolve) => {
   send({ jsonrpc: '2.0', id, method, params });
 });
 const result = (text) => ({ content: [{ type: 'text', text }] });
+let shrunk = false;
+const listed = (names) => names.filter((n) => !(shrunk && n === 'crash'));
 process.stderr.write('fixture server started\n');
 rl.on('line', async (line) => {
   const msg = JSON.parse(line);
@@ -27,9 +29,10 @@ rl.on('line', async (line) => {
       return reply({ protocolVersion: msg.params.protocolVersion, capabilities: { tools: { listChanged: true } }, serverInfo: { name: 'fixture', version: '1.0.0' } });
     case 'tools/list':
       if (!msg.params || !msg.params.cursor) {
-        return reply({ tools: [tool('echo', 'Echoes the message back'), tool('crash', 'Exits mid-call')], nextCursor: 'page-2' });
+        const first = { echo: 'Echoes the message back', crash: 'Exits mid-call' };
+        return reply({ tools: listed(Object.keys(first)).map((n) => tool(n, first[n])), nextCursor: 'page-2' });
       }
-      return reply({ tools: ['hang', 'progress', 'roots', 'fail', 'big'].map((n) => tool(n, 'Fixture tool ' + n)) });
+      return reply({ tools: listed(['hang', 'progress', 'roots', 'fail', 'big', 'shrink']).map((n) => tool(n, 'Fixture tool ' + n)) });
     case 'tools/call': {
       const args = msg.params.arguments || {};
       const token = msg.params._meta && msg.params._meta.progressToken;
@@ -51,6 +54,10 @@ rl.on('line', async (line) => {
         }
         case 'fail': return reply({ content: [], isError: true });
         case 'big': return reply(result('x'.repeat(60000)));
+        case 'shrink':
+          shrunk = true;
+          send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+          return reply(result('crash withdrawn'));
         default: return send({ jsonrpc: '2.0', id: msg.id, error: { code: -32602, message: 'unknown tool' } });
       }
     }

@@ -14,7 +14,8 @@ use knightcode_mcp::Transport;
 /// The fixture server. Tools: `echo {message}`; `crash` (writes to stderr, exits 3 mid-call);
 /// `hang` (never answers); `progress {steps, ms}` (sends progress every `ms`, then answers);
 /// `roots` (asks the client for its roots and returns them); `fail` (`isError` without
-/// text); `big` (60,000 characters). `tools/list` comes in two pages.
+/// text); `big` (60,000 characters); `shrink` (withdraws `crash` and says
+/// `tools/list_changed`). `tools/list` comes in two pages.
 pub const SERVER_JS: &str = include_str!("fixture-server.js");
 
 /// Writes the fixture into `dir` and returns a stdio entry that runs it.

@@ -28,7 +28,9 @@ async fn lists_every_page_and_calls_a_tool() {
     let names: Vec<&str> = status.tools.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(
         names,
-        ["echo", "crash", "hang", "progress", "roots", "fail", "big"]
+        [
+            "echo", "crash", "hang", "progress", "roots", "fail", "big", "shrink"
+        ]
     );
     assert_eq!(
         status.tools[0].description.as_deref(),
@@ -277,4 +279,38 @@ async fn env_values_are_resolved_when_the_server_starts() {
         error.to_string().contains("A=x-value-y B=from-a-command"),
         "{error}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_tool_list_is_listed_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = common::fixture_server(dir.path(), "fixture", Duration::from_secs(30));
+    let manager = common::started(vec![server], dir.path()).await;
+    let mut changes = manager.changes();
+    let output = manager
+        .call(
+            "fixture",
+            "shrink",
+            json!({}),
+            &CancellationToken::new(),
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(text(&output), "crash withdrawn");
+    let withdrawn = async {
+        loop {
+            manager.refresh_changed_tools().await;
+            let tools = manager.statuses()[0].tools.clone();
+            if tools.iter().all(|t| t.name != "crash") {
+                return tools.len();
+            }
+            changes.changed().await.unwrap();
+        }
+    };
+    let left = tokio::time::timeout(Duration::from_secs(30), withdrawn)
+        .await
+        .expect("the withdrawn tool was still listed after 30 s");
+    assert_eq!(left, 7);
+    manager.stop().await;
 }
