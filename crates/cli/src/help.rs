@@ -164,7 +164,7 @@ const SECTIONS: &[(&str, &[Opt])] = &[
             opt(
                 "--no-mcp",
                 "",
-                "Leave MCP servers off for this run (this build has no MCP support yet, so they are always off)",
+                "Leave MCP servers off for this run: no mcp.json is read, no server started",
             ),
         ],
     ),
@@ -420,7 +420,9 @@ pub fn text() -> String {
          knightcode list\n  \
          knightcode config [-l|--local]\n  \
          knightcode auth check|print-api-key|print-bearer-token --provider <name> | --model <pattern>\n  \
-         knightcode mcp add|remove|list|login|logout ...\n\
+         knightcode mcp list\n  \
+         knightcode mcp add <name> [-l] [--exposure <e>] (-- <command> [args...] | --url <url>)\n  \
+         knightcode mcp remove <name> [-l]\n\
          \n\
          With no -p and a terminal on both ends, knightcode opens its interactive interface.\n\
          With -p, or when input or output is redirected, it answers once and exits. The first\n\
@@ -460,9 +462,10 @@ pub fn text() -> String {
     }
     out.push_str(
         "This build runs the interactive, print (-p), JSON (--mode json) and RPC (--mode rpc)\n\
-         modes, --export and the install, remove, update, list and config commands\n\
-         (docs/packages.md). Not available yet: the auth and mcp commands (they say so and\n\
-         exit with status 1). Extensions load\n\
+         modes, --export, the install, remove, update, list and config commands\n\
+         (docs/packages.md) and mcp list, add and remove (docs/mcp.md). Not available yet:\n\
+         the auth command and mcp login and logout (they say so and exit with status 1).\n\
+         Extensions load\n\
          in every mode, without a terminal UI of their own yet (docs/extensions.md).\n",
     );
     out

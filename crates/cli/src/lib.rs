@@ -6,6 +6,7 @@ pub mod help;
 pub mod initial;
 pub mod interactive;
 pub mod list_models;
+pub mod mcp;
 pub mod oneshot;
 pub mod packages;
 pub mod setup;

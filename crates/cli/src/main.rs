@@ -29,6 +29,9 @@ fn main() -> ExitCode {
 
 fn run(argv: &[String]) -> ExitCode {
     if let Some(name) = args::subcommand(argv) {
+        if name == "mcp" {
+            return mcp_command(&argv[1..]);
+        }
         return match package_command(argv) {
             Some(code) => code,
             None => not_available(&format!("`knightcode {name}`")),
@@ -183,6 +186,32 @@ fn package_command(argv: &[String]) -> Option<ExitCode> {
         &mut std::io::stderr(),
     )?;
     Some(ExitCode::from(code))
+}
+
+/// `knightcode mcp list|add|remove`.
+fn mcp_command(argv: &[String]) -> ExitCode {
+    let layout = match (list_models::agent_dir(), std::env::current_dir()) {
+        (Ok(agent_dir), Ok(cwd)) => knightcode_cli::mcp::Layout {
+            agent_dir,
+            cwd,
+            home: std::env::home_dir(),
+        },
+        (Err(e), _) => {
+            stderr_line(&format!("Error: {e:#}"));
+            return ExitCode::FAILURE;
+        }
+        (_, Err(e)) => {
+            stderr_line(&format!("Error: cannot read the current folder: {e}"));
+            return ExitCode::FAILURE;
+        }
+    };
+    let code = knightcode_cli::mcp::run(
+        argv,
+        &layout,
+        &mut std::io::stdout(),
+        &mut std::io::stderr(),
+    );
+    ExitCode::from(code)
 }
 
 fn not_available(what: &str) -> ExitCode {

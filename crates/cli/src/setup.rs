@@ -170,6 +170,7 @@ pub fn session_setup_with_location(
         knightcode_runtime::project_packages::InstallOutput::Stderr
     };
     setup.name = args.name.clone();
+    setup.no_mcp = args.no_mcp;
     setup.models = args.models.clone();
     setup.extensions = knightcode_runtime::ExtensionSources {
         cli: args.extensions.clone(),

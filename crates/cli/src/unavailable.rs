@@ -3,8 +3,8 @@
 //!
 //! The reference ignores unknown `--flags` that no extension declares (cli.md §3), so these
 //! are warnings, never errors. Options that are honestly satisfied already are not warned
-//! about: `--offline` (this build makes no automatic network requests), `--no-mcp` (there is
-//! no MCP support to turn off) and `--verbose` (the start-up header is always complete).
+//! about: `--offline` (this build makes no automatic network requests), `--no-mcp` (it turns
+//! MCP servers off) and `--verbose` (the start-up header is always complete).
 //! Themes load (`--theme`, `--use-theme`, `--no-themes`); their problems are the interactive
 //! mode's warnings.
 

@@ -15,6 +15,7 @@ pub mod export;
 pub mod extensions;
 pub mod file_history;
 pub mod hooks;
+pub mod mcp;
 pub mod model_select;
 pub mod paths;
 pub mod project_packages;

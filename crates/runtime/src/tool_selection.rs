@@ -101,6 +101,30 @@ fn unmatched_warning(source: &str, unmatched: &[&str], registered: &[&str]) -> O
     ))
 }
 
+const MCP_PREFIX: &str = "mcp__";
+
+/// Whether an MCP tool offered directly is active under `selection`: MCP tools are kept
+/// unless a `--tools` entry starts with `mcp__` (then only those named are), `--exclude-tools`
+/// applies to them too, and `--no-tools` turns them off.
+pub(crate) fn mcp_tool_selected(selection: &ToolSelection, name: &str) -> bool {
+    if selection.no_tools {
+        return false;
+    }
+    if selection
+        .exclude
+        .iter()
+        .any(|e| Entry::parse(e).matches(name))
+    {
+        return false;
+    }
+    match &selection.allow {
+        Some(allow) if allow.iter().any(|e| e.starts_with(MCP_PREFIX)) => {
+            allow.iter().any(|e| Entry::parse(e).matches(name))
+        }
+        _ => true,
+    }
+}
+
 /// The active tools for `selection`, given the resolved `defaultTools` list (names and
 /// patterns) and the names of the registered tools in registration order.
 pub fn select_tools(
@@ -112,8 +136,12 @@ pub fn select_tools(
         Some(allow) => ("--tools", allow.as_slice()),
         None => ("defaultTools setting", default_tools),
     };
-    let (mut active, unmatched) = expand(entries, registered);
-    let (excluded, unmatched_excludes) = expand(&selection.exclude, registered);
+    let (mut active, mut unmatched) = expand(entries, registered);
+    let (excluded, mut unmatched_excludes) = expand(&selection.exclude, registered);
+    // MCP tools arrive after start-up, as their servers connect: `mcp__` entries are
+    // applied to them then (`mcp_tool_selected`).
+    unmatched.retain(|entry| !entry.starts_with(MCP_PREFIX));
+    unmatched_excludes.retain(|entry| !entry.starts_with(MCP_PREFIX));
     active.retain(|name| !excluded.contains(name));
     if selection.no_tools || selection.no_builtin {
         active.clear();

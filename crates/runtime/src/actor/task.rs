@@ -238,6 +238,7 @@ pub(super) async fn run(
             if let Some(extensions) = ctx.extensions.take() {
                 extensions.shut_down("quit").await;
             }
+            session.stop_mcp().await;
             // The session file (and its ownership lock) is given up before the event stream
             // closes: a front end exits once the stream ends, and a lock released after that
             // was left behind (1 in 2 print-mode runs kept its `.lock`).

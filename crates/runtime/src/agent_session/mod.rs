@@ -118,6 +118,8 @@ pub struct SessionSetup {
     /// What building this setup has to tell the user (an untrusted project's `sessionDir`
     /// left unused); shown first among the session's notices.
     pub notices: Vec<String>,
+    /// `--no-mcp`: no `mcp.json` is read and no server started.
+    pub no_mcp: bool,
 }
 
 impl SessionSetup {
@@ -144,6 +146,7 @@ impl SessionSetup {
             package_installs: crate::project_packages::InstallOutput::default(),
             first_pass: None,
             notices: Vec::new(),
+            no_mcp: false,
         }
     }
 }
@@ -206,6 +209,8 @@ pub struct AgentSession {
     /// Resource paths of `-e` packages and `resources_discover`, and the `-e` values.
     extension_resources: crate::resources::ExtensionResources,
     extension_cli: Vec<String>,
+    /// The MCP servers and the tools of theirs the model is offered.
+    mcp: crate::mcp::McpSession,
 }
 
 impl std::fmt::Debug for AgentSession {

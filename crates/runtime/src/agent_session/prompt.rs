@@ -101,6 +101,7 @@ impl AgentSession {
         custom: Option<&AgentMessage>,
         cancel: &CancellationToken,
     ) -> Result<Vec<AgentMessage>> {
+        self.sync_mcp_tools().await;
         self.refresh_loadout().await;
         self.prepare_request()?;
         let options = self.system_prompt_options();
@@ -128,6 +129,31 @@ impl AgentSession {
             self.agent.config_mut().system_prompt = Some(forced);
         }
         Ok(changes.messages)
+    }
+}
+
+impl AgentSession {
+    /// Stops the MCP servers (the session is ending).
+    pub(crate) async fn stop_mcp(&mut self) {
+        self.mcp.stop().await;
+    }
+
+    /// The MCP servers' direct tools as they stand (the first prompt waits for servers
+    /// still connecting, up to `mcp::FIRST_PROMPT_WAIT`); what needs saying goes to the
+    /// warnings.
+    async fn sync_mcp_tools(&mut self) {
+        if self.mcp.manager().is_none() {
+            return;
+        }
+        let mut registry = self.agent.config().tools.clone();
+        let mut active = self.agent.config().active_tools.clone().unwrap_or_default();
+        let warnings = self.mcp.sync(&mut registry, &mut active).await;
+        self.ops.warnings.extend(warnings);
+        self.extension_actions
+            .note_registered_tools(super::loadout::activatable_names(&registry));
+        self.extension_actions.note_active_tools(&active);
+        self.agent.config_mut().tools = registry;
+        self.agent.config_mut().active_tools = Some(active);
     }
 }
 

@@ -29,11 +29,18 @@ pub const PACKAGES: [(&str, &str); 11] = [
 /// list: the cache entry is named by a digest of the list, and a finished one is renamed
 /// into place whole, so a concurrent or interrupted run never sees half of one.
 pub fn node_modules() -> PathBuf {
+    install_pinned("npm-packages", &PACKAGES)
+}
+
+/// The `node_modules` folder holding `packages` (pinned `name`, `version` pairs), installed
+/// once per list into the cache as `<label>-<digest>` (the MCP tests' servers come from
+/// here too).
+pub fn install_pinned(label: &str, packages: &[(&str, &str)]) -> PathBuf {
     // npm is required even when the cache is warm (see `corpus::corpus`).
     run(Command::new("npm").arg("--version"), "npm --version");
-    let specs: Vec<String> = PACKAGES.iter().map(|(n, v)| format!("{n}@{v}")).collect();
+    let specs: Vec<String> = packages.iter().map(|(n, v)| format!("{n}@{v}")).collect();
     let root = cache_root();
-    let entry = root.join(format!("npm-packages-{:016x}", digest(&specs.join(" "))));
+    let entry = root.join(format!("{label}-{:016x}", digest(&specs.join(" "))));
     if !entry.join("done").exists() {
         std::fs::create_dir_all(&root).unwrap();
         let staging = tempfile::tempdir_in(&root).unwrap();
@@ -50,7 +57,7 @@ pub fn node_modules() -> PathBuf {
                 .args(["--ignore-scripts", "--omit=dev", "--save-exact"])
                 .args(&specs)
                 .current_dir(staging.path()),
-            "npm install of the npm-packages corpus",
+            &format!("npm install of {label}"),
         );
         std::fs::write(staging.path().join("done"), specs.join("\n")).unwrap();
         let staged = staging.keep();

@@ -75,7 +75,8 @@ impl AgentSession {
             trust,
             first_pass,
             settings,
-        } = trust_and_settings(&mut setup, &mut notices).await?;
+            mcp,
+        } = trust_and_settings(&mut setup, &env, &mut notices).await?;
         let mut session = session_file(&store, &setup, &mut notices)?;
         let (registry, extension_host, auth_storage) =
             extension_host(&setup, &settings, &trust, first_pass, &mut notices).await?;
@@ -100,7 +101,6 @@ impl AgentSession {
             chosen,
             &env,
         );
-
         let session_id = session.session_id().to_owned();
         let session_file = session.session_file().map(Path::to_path_buf);
         let file_history = file_history(&setup, env.as_ref(), clock.as_ref(), &session_id);
@@ -204,6 +204,7 @@ impl AgentSession {
                 extension_actions,
                 extension_resources: toolbox.resources,
                 extension_cli: setup.extensions.cli.clone(),
+                mcp,
             },
             receiver,
         ))
@@ -369,18 +370,23 @@ fn prompt_inputs(
     }
 }
 
-/// The project's trust, decided before anything is read from it, and the settings it allows.
+/// The project's trust, decided before anything is read from it, and the settings and MCP
+/// servers it allows.
 struct Trusted {
     trust: TrustDecision,
     /// The host of the first trust pass, when extensions were asked about the project.
     first_pass: LoadedHost,
     settings: Settings,
+    /// Connecting in the background already.
+    mcp: crate::mcp::McpSession,
 }
 
 /// Step 1: trust (saved decision, `--approve`, or the extensions' `project_trust`), the
-/// trusted project's missing packages, then the settings the decision allows.
+/// trusted project's missing packages, then the settings the decision allows, and the MCP
+/// servers started (in the background: start-up never waits for a server).
 async fn trust_and_settings(
     setup: &mut SessionSetup,
+    env: &Arc<dyn knightcode_ai::EnvSource>,
     notices: &mut Vec<String>,
 ) -> Result<Trusted> {
     let global_only = Settings::load(&setup.agent_dir, &setup.cwd, false);
@@ -422,10 +428,12 @@ async fn trust_and_settings(
     let settings = Settings::load(&setup.agent_dir, &setup.cwd, trust.trusted);
     notices.extend(settings.diagnostics().iter().map(ToString::to_string));
     notices.extend(crate::settings::unsupported::notices(&settings));
+    let mcp = crate::mcp::McpSession::start(setup, trust.trusted, env, notices);
     Ok(Trusted {
         trust,
         first_pass,
         settings,
+        mcp,
     })
 }
 

@@ -1,0 +1,334 @@
+//! `knightcode mcp list|add|remove`: the MCP servers of `mcp.json` (docs/mcp.md), checked by
+//! connecting to each, and entries added or removed without touching the rest of the file.
+
+use std::io::Write;
+use std::path::Path;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use knightcode_mcp::Scope;
+use knightcode_mcp::ServerState;
+use serde_json::Value;
+use serde_json::json;
+
+const USAGE: &str = "Usage:\n  knightcode mcp list\n  knightcode mcp add <name> [--scope user|project] [-l|--local] [--env K=V]... [--exposure E] [--description D] -- <command> [args...]\n  knightcode mcp add <name> [--scope user|project] [-l|--local] [--header K=V]... [--exposure E] [--description D] --url <url>\n  knightcode mcp remove <name> [--scope user|project] [-l|--local]\n";
+
+/// How long `list` waits for each server to connect and list its tools.
+const LIST_WAIT: Duration = Duration::from_secs(60);
+
+/// Where the command works.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    pub agent_dir: PathBuf,
+    pub cwd: PathBuf,
+    pub home: Option<PathBuf>,
+}
+
+/// Runs `knightcode mcp …` (`argv` starts after `mcp`); the exit code.
+pub fn run(argv: &[String], layout: &Layout, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    let result = match argv.first().map(String::as_str) {
+        Some("list") => list(layout, out, err),
+        Some("add") => add(&argv[1..], layout, out),
+        Some("remove" | "rm") => remove(&argv[1..], layout, out),
+        Some(command @ ("login" | "logout")) => {
+            let _ = writeln!(
+                err,
+                "Error: `knightcode mcp {command}` is not available yet in this build of knightcode (no OAuth for MCP servers yet); give a token in the server's \"headers\" instead, for example \"Authorization\": \"Bearer ${{TOKEN}}\"."
+            );
+            return 1;
+        }
+        Some("-h" | "--help" | "help") => {
+            let _ = out.write_all(USAGE.as_bytes());
+            return 0;
+        }
+        Some(other) => Err(format!(
+            "unknown mcp command \"{other}\"; the commands are list, add and remove"
+        )),
+        None => Err("knightcode mcp needs a command: list, add or remove".to_owned()),
+    };
+    match result {
+        Ok(code) => code,
+        Err(message) => {
+            let _ = writeln!(err, "Error: {message}\n\n{USAGE}");
+            1
+        }
+    }
+}
+
+/// Whether the project's `mcp.json` may be read: the saved trust decision, as print mode
+/// decides it (an undecided project is not trusted).
+fn project_trusted(layout: &Layout) -> bool {
+    let Ok(store) = knightcode_runtime::TrustStore::load(&layout.agent_dir) else {
+        return false;
+    };
+    knightcode_runtime::trust::resolve_non_interactive(
+        &layout.cwd,
+        layout.home.as_deref(),
+        None,
+        &store,
+        knightcode_runtime::settings::DefaultProjectTrust::Ask,
+    )
+    .trusted
+}
+
+fn list(layout: &Layout, out: &mut dyn Write, err: &mut dyn Write) -> Result<u8, String> {
+    let config =
+        knightcode_mcp::load_config(&layout.agent_dir, &layout.cwd, project_trusted(layout));
+    let mut code = 0;
+    for issue in &config.issues {
+        let _ = writeln!(err, "Error: {issue}");
+        code = 1;
+    }
+    if let Some(path) = &config.ignored_project_file {
+        let _ = writeln!(
+            err,
+            "Note: {} was not read: the project is not trusted.",
+            path.display()
+        );
+    }
+    if config.servers.is_empty() {
+        let _ = writeln!(
+            out,
+            "No MCP servers configured. Add one with: knightcode mcp add <name> -- <command> [args...]"
+        );
+        return Ok(code);
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let statuses = runtime.block_on(async {
+        let options = knightcode_mcp::ConnectOptions {
+            cwd: layout.cwd.clone(),
+            home: layout.home.clone(),
+            env: std::sync::Arc::new(|name| std::env::var(name).ok()),
+            http: knightcode_ai::http_client_builder()
+                .ok()
+                .and_then(|b| b.build().ok()),
+        };
+        let manager = knightcode_mcp::McpManager::new(config.servers.clone(), options);
+        manager.start();
+        manager.wait_settled(LIST_WAIT).await;
+        let statuses = manager.statuses();
+        let _ = tokio::time::timeout(Duration::from_secs(5), manager.stop()).await;
+        statuses
+    });
+    for status in &statuses {
+        let server = &status.config;
+        let scope = server.scope.as_str();
+        let transport = server.transport.kind();
+        let exposure = server.exposure;
+        let detail = format!("{transport}, {exposure}, {scope}");
+        let line = match status.state {
+            ServerState::Connected => {
+                let n = status.tools.len();
+                let tools = if n == 1 { "tool" } else { "tools" };
+                format!("{}: connected, {n} {tools} ({detail})", server.name)
+            }
+            state => format!("{}: {} ({detail})", server.name, state.as_str()),
+        };
+        let _ = writeln!(out, "{line}");
+        if let Some(error) = &status.error {
+            for error_line in error.lines() {
+                let _ = writeln!(out, "  {error_line}");
+            }
+        }
+        let differing: Vec<String> = status
+            .tools
+            .iter()
+            .filter(|t| server.exposure_of(&t.name) != exposure)
+            .map(|t| format!("{} ({})", t.name, server.exposure_of(&t.name)))
+            .collect();
+        if !differing.is_empty() {
+            let _ = writeln!(out, "  other exposure: {}", differing.join(", "));
+        }
+        if server.enabled && status.state != ServerState::Connected {
+            code = 1;
+        }
+    }
+    Ok(code)
+}
+
+/// `--scope user|project` or `-l`/`--local`.
+fn scope_option(args: &[String], i: &mut usize, scope: &mut Scope) -> Result<bool, String> {
+    match args[*i].as_str() {
+        "-l" | "--local" => *scope = Scope::Project,
+        "--scope" => {
+            *i += 1;
+            *scope = match args.get(*i).map(String::as_str) {
+                Some("user" | "global") => Scope::User,
+                Some("project" | "local") => Scope::Project,
+                _ => return Err("--scope takes user or project".to_owned()),
+            };
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+fn path_for(scope: Scope, layout: &Layout) -> PathBuf {
+    match scope {
+        Scope::User => knightcode_mcp::user_config_path(&layout.agent_dir),
+        Scope::Project => knightcode_mcp::project_config_path(&layout.cwd),
+    }
+}
+
+fn pair(flag: &str, value: Option<&String>) -> Result<(String, String), String> {
+    value
+        .and_then(|v| v.split_once('='))
+        .filter(|(k, _)| !k.is_empty())
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .ok_or_else(|| format!("{flag} takes KEY=VALUE"))
+}
+
+fn add(args: &[String], layout: &Layout, out: &mut dyn Write) -> Result<u8, String> {
+    let name = args
+        .first()
+        .filter(|n| !n.starts_with('-'))
+        .ok_or("knightcode mcp add needs a server name")?;
+    let mut scope = Scope::User;
+    let mut url = None;
+    let mut env = serde_json::Map::new();
+    let mut headers = serde_json::Map::new();
+    let mut exposure = None;
+    let mut description = None;
+    let mut command: Vec<String> = Vec::new();
+    let mut i = 1;
+    while i < args.len() {
+        if scope_option(args, &mut i, &mut scope)? {
+            i += 1;
+            continue;
+        }
+        match args[i].as_str() {
+            "--url" => {
+                i += 1;
+                url = Some(args.get(i).ok_or("--url needs a URL")?.clone());
+            }
+            "--env" | "-e" => {
+                i += 1;
+                let (k, v) = pair("--env", args.get(i))?;
+                env.insert(k, Value::String(v));
+            }
+            "--header" => {
+                i += 1;
+                let (k, v) = pair("--header", args.get(i))?;
+                headers.insert(k, Value::String(v));
+            }
+            "--exposure" => {
+                i += 1;
+                exposure = Some(args.get(i).ok_or("--exposure needs a value")?.clone());
+            }
+            "--description" => {
+                i += 1;
+                description = Some(args.get(i).ok_or("--description needs a value")?.clone());
+            }
+            "--" => {
+                command = args[i + 1..].to_vec();
+                break;
+            }
+            other if other.starts_with('-') => return Err(format!("unknown option {other}")),
+            // The command starts here; its own flags pass through untouched.
+            _ => {
+                command = args[i..].to_vec();
+                break;
+            }
+        }
+        i += 1;
+    }
+    let mut entry = match (url, command.split_first()) {
+        (Some(_), Some(_)) => return Err("give either --url or a command, not both".to_owned()),
+        (None, None) => {
+            return Err("give a command after -- (stdio) or --url (streamable HTTP)".to_owned());
+        }
+        (Some(url), None) => {
+            if !env.is_empty() {
+                return Err("--env only applies to stdio servers.".to_owned());
+            }
+            let mut entry = json!({"url": url});
+            if !headers.is_empty() {
+                entry["headers"] = Value::Object(headers);
+            }
+            entry
+        }
+        (None, Some((program, rest))) => {
+            if !headers.is_empty() {
+                return Err("--header only applies to HTTP servers.".to_owned());
+            }
+            let mut entry = json!({"command": program});
+            if !rest.is_empty() {
+                entry["args"] = json!(rest);
+            }
+            if !env.is_empty() {
+                entry["env"] = Value::Object(env);
+            }
+            entry
+        }
+    };
+    if let Some(exposure) = exposure {
+        entry["exposure"] = Value::String(exposure);
+    }
+    if let Some(description) = description {
+        entry["description"] = Value::String(description);
+    }
+    knightcode_mcp::check_entry(name, &entry, scope).map_err(|e| e.to_string())?;
+    let path = path_for(scope, layout);
+    let replaced = knightcode_mcp::add_server(&path, name, entry).map_err(|e| e.to_string())?;
+    let verb = if replaced { "Replaced" } else { "Added" };
+    let _ = writeln!(
+        out,
+        "{verb} {} MCP server \"{name}\" in {}.",
+        scope.as_str(),
+        path.display()
+    );
+    if scope == Scope::Project && !project_trusted(layout) {
+        let _ = writeln!(
+            out,
+            "The project is not trusted yet: its mcp.json is read once you trust it."
+        );
+    }
+    let _ = writeln!(out, "Check it with: knightcode mcp list");
+    Ok(0)
+}
+
+fn remove(args: &[String], layout: &Layout, out: &mut dyn Write) -> Result<u8, String> {
+    let name = args
+        .first()
+        .filter(|n| !n.starts_with('-'))
+        .ok_or("knightcode mcp remove needs a server name")?;
+    let mut scope = Scope::User;
+    let mut i = 1;
+    while i < args.len() {
+        if !scope_option(args, &mut i, &mut scope)? {
+            return Err(format!("unknown option {}", args[i]));
+        }
+        i += 1;
+    }
+    let path = path_for(scope, layout);
+    if knightcode_mcp::remove_server(&path, name).map_err(|e| e.to_string())? {
+        let _ = writeln!(
+            out,
+            "Removed {} MCP server \"{name}\" from {}.",
+            scope.as_str(),
+            path.display()
+        );
+        return Ok(0);
+    }
+    let (other, hint) = match scope {
+        Scope::User => (Scope::Project, "; use --local"),
+        Scope::Project => (Scope::User, "; omit --local"),
+    };
+    let defined_there = defines(&path_for(other, layout), name);
+    Err(format!(
+        "MCP server \"{name}\" is not defined in {}{}",
+        path.display(),
+        if defined_there { hint } else { "" }
+    ))
+}
+
+fn defines(path: &Path, name: &str) -> bool {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+        .is_some_and(|v| v["mcpServers"].get(name).is_some())
+}

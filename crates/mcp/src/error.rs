@@ -1,0 +1,57 @@
+//! The crate's one error type.
+
+use std::path::PathBuf;
+
+/// What went wrong with a server, a call or a config file; the text is what users read.
+#[derive(Debug, thiserror::Error)]
+pub enum McpError {
+    /// The server could not be started or did not complete `initialize`.
+    #[error("MCP server \"{server}\" failed to connect: {reason}{}", tail(stderr))]
+    Connect {
+        server: String,
+        reason: String,
+        stderr: String,
+    },
+    /// The connection ended (the process exited, the HTTP session went away).
+    #[error("MCP server \"{server}\": Connection closed{}", tail(stderr))]
+    Closed { server: String, stderr: String },
+    /// The server answered a request with an error, or the request could not be sent.
+    #[error("MCP server \"{server}\": {reason}{}", tail(stderr))]
+    Request {
+        server: String,
+        reason: String,
+        stderr: String,
+    },
+    /// No answer within the server's timeout (progress renews it).
+    #[error(
+        "MCP server \"{server}\" did not answer {tool} within {seconds} s; raise \"timeout\" in its mcp.json entry if it needs longer"
+    )]
+    Timeout {
+        server: String,
+        tool: String,
+        seconds: f64,
+    },
+    /// The call was aborted by the user.
+    #[error("Operation aborted")]
+    Aborted,
+    /// No server of that name is configured (or it is disabled).
+    #[error("MCP server \"{0}\" is not configured or is disabled; run knightcode mcp list")]
+    UnknownServer(String),
+    /// A `${NAME}` or `!command` value could not be resolved.
+    #[error("server \"{server}\": {reason}")]
+    Value { server: String, reason: String },
+    /// An entry that does not follow the file format.
+    #[error("{0}")]
+    Invalid(String),
+    /// A config file could not be read or written.
+    #[error("{}: {reason}", path.display())]
+    File { path: PathBuf, reason: String },
+}
+
+fn tail(stderr: &str) -> String {
+    if stderr.trim().is_empty() {
+        String::new()
+    } else {
+        format!("\n{}", stderr.trim_end())
+    }
+}

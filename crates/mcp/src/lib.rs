@@ -1,0 +1,40 @@
+//! KnightCode's MCP client (docs/mcp.md): the `mcp.json` files (user, and the project's when
+//! it is trusted) read and checked entry by entry, and a [`McpManager`] that connects every
+//! enabled server in the background (stdio in its own process group, streamable HTTP), lists
+//! their tools and calls them with a timeout that progress renews.
+//!
+//! Built on `rmcp`, the official Rust SDK, with the client side only. What the model sees of
+//! a server (tool names, exposure, result text) is decided here too, so the runtime only
+//! wraps each tool for the agent's registry.
+
+mod client;
+mod config;
+mod error;
+mod exposure;
+mod interpolate;
+mod manager;
+mod names;
+mod result;
+
+pub use config::ConfigIssue;
+pub use config::LoadedConfig;
+pub use config::Scope;
+pub use config::ServerConfig;
+pub use config::Transport;
+pub use config::add_server;
+pub use config::check_entry;
+pub use config::load_config;
+pub use config::project_config_path;
+pub use config::remove_server;
+pub use config::user_config_path;
+pub use error::McpError;
+pub use exposure::Exposure;
+pub use manager::ConnectOptions;
+pub use manager::McpManager;
+pub use manager::ProgressSink;
+pub use manager::ServerState;
+pub use manager::ServerStatus;
+pub use manager::ToolInfo;
+pub use names::tool_name;
+pub use result::CallOutput;
+pub use result::TRUNCATE_LIMIT;

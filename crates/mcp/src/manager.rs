@@ -1,0 +1,313 @@
+//! Every configured server's connection: started in the background, watched, reconnected on
+//! the next call after it dropped, stopped together.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::PoisonError;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::client::Connection;
+pub use crate::client::ProgressSink;
+pub use crate::client::ToolInfo;
+use crate::config::ServerConfig;
+use crate::error::McpError;
+use crate::interpolate::EnvLookup;
+use crate::interpolate::Resolver;
+use crate::result::CallOutput;
+
+/// What connections need from the session.
+#[derive(Clone)]
+pub struct ConnectOptions {
+    /// The session's folder: the servers' root, and where relative `cwd`s start.
+    pub cwd: PathBuf,
+    /// For a leading `~/` in commands, arguments and folders.
+    pub home: Option<PathBuf>,
+    /// For `${NAME}` values.
+    pub env: EnvLookup,
+    /// For streamable HTTP servers (built by the caller with the workspace's TLS setup).
+    pub http: Option<reqwest::Client>,
+}
+
+/// Where a server's connection stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServerState {
+    Connecting,
+    Connected,
+    /// It was connected and the connection dropped; the next call reconnects.
+    Disconnected,
+    Failed,
+    /// `enabled: false`.
+    Disabled,
+}
+
+impl ServerState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Connecting => "connecting",
+            Self::Connected => "connected",
+            Self::Disconnected => "disconnected",
+            Self::Failed => "failed",
+            Self::Disabled => "disabled",
+        }
+    }
+}
+
+/// One server as the manager sees it now.
+#[derive(Debug, Clone)]
+pub struct ServerStatus {
+    pub config: ServerConfig,
+    pub state: ServerState,
+    /// The tools of its last successful listing.
+    pub tools: Vec<ToolInfo>,
+    /// Why it failed or dropped (with the stderr tail of a stdio server).
+    pub error: Option<String>,
+}
+
+struct Slot {
+    config: ServerConfig,
+    status: Mutex<SlotStatus>,
+    /// Held while connecting, so two callers never start the same server twice.
+    connecting: tokio::sync::Mutex<()>,
+}
+
+struct SlotStatus {
+    state: ServerState,
+    connection: Option<Arc<Connection>>,
+    tools: Vec<ToolInfo>,
+    error: Option<String>,
+}
+
+/// The session's MCP servers.
+#[derive(Clone)]
+pub struct McpManager {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    options: ConnectOptions,
+    slots: Vec<Arc<Slot>>,
+    changes: Arc<tokio::sync::watch::Sender<u64>>,
+}
+
+impl McpManager {
+    pub fn new(servers: Vec<ServerConfig>, options: ConnectOptions) -> Self {
+        let slots = servers
+            .into_iter()
+            .map(|config| {
+                let state = if config.enabled {
+                    ServerState::Connecting
+                } else {
+                    ServerState::Disabled
+                };
+                Arc::new(Slot {
+                    config,
+                    status: Mutex::new(SlotStatus {
+                        state,
+                        connection: None,
+                        tools: Vec::new(),
+                        error: None,
+                    }),
+                    connecting: tokio::sync::Mutex::new(()),
+                })
+            })
+            .collect();
+        let (changes, _) = tokio::sync::watch::channel(0);
+        Self {
+            inner: Arc::new(Inner {
+                options,
+                slots,
+                changes: Arc::new(changes),
+            }),
+        }
+    }
+
+    /// Connects every enabled server, each on its own task; returns at once.
+    pub fn start(&self) {
+        for slot in &self.inner.slots {
+            if slot.config.enabled {
+                let inner = Arc::clone(&self.inner);
+                let slot = Arc::clone(slot);
+                tokio::spawn(async move {
+                    let _ = inner.connect(&slot).await;
+                });
+            }
+        }
+    }
+
+    /// Bumped whenever a server's state or tools change, or a server says its tool list
+    /// changed (then [`McpManager::refresh_changed_tools`] lists them again).
+    pub fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.inner.changes.subscribe()
+    }
+
+    /// Waits until no server is connecting, at most `limit`; whether they all settled.
+    pub async fn wait_settled(&self, limit: Duration) -> bool {
+        let mut changes = self.changes();
+        let settled = async {
+            loop {
+                if !self
+                    .statuses()
+                    .iter()
+                    .any(|s| s.state == ServerState::Connecting)
+                {
+                    return;
+                }
+                if changes.changed().await.is_err() {
+                    return;
+                }
+            }
+        };
+        tokio::time::timeout(limit, settled).await.is_ok()
+    }
+
+    pub fn statuses(&self) -> Vec<ServerStatus> {
+        self.inner
+            .slots
+            .iter()
+            .map(|slot| {
+                let status = slot.status.lock().unwrap_or_else(PoisonError::into_inner);
+                ServerStatus {
+                    config: slot.config.clone(),
+                    state: status.state,
+                    tools: status.tools.clone(),
+                    error: status.error.clone(),
+                }
+            })
+            .collect()
+    }
+
+    /// Lists again the tools of servers that said their list changed.
+    pub async fn refresh_changed_tools(&self) {
+        for slot in &self.inner.slots {
+            let connection = slot.status().connection.clone();
+            let Some(connection) = connection else {
+                continue;
+            };
+            if !connection.tools_changed.swap(false, Ordering::SeqCst) {
+                continue;
+            }
+            if let Ok(tools) = connection.list_tools(&slot.config.name).await {
+                slot.status().tools = tools;
+                self.inner.changes.send_modify(|n| *n += 1);
+            }
+        }
+    }
+
+    /// Calls `tool` of `server`: reconnects first when the connection dropped, never retries
+    /// the call itself. The server's progress notifications go to `progress` as text.
+    pub async fn call(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Value,
+        cancel: &CancellationToken,
+        progress: Option<ProgressSink>,
+    ) -> Result<CallOutput, McpError> {
+        let slot = self
+            .inner
+            .slots
+            .iter()
+            .find(|s| s.config.name == server && s.config.enabled)
+            .ok_or_else(|| McpError::UnknownServer(server.to_owned()))?;
+        let live = slot.status().connection.clone().filter(|c| !c.is_closed());
+        let connection = match live {
+            Some(connection) => connection,
+            None => tokio::select! {
+                connected = self.inner.connect(slot) => connected?,
+                () = cancel.cancelled() => return Err(McpError::Aborted),
+            },
+        };
+        let answer = connection
+            .call(
+                server,
+                tool,
+                arguments,
+                slot.config.timeout,
+                cancel,
+                progress,
+            )
+            .await;
+        match answer {
+            Ok(result) => Ok(crate::result::call_output(server, tool, result)),
+            Err(error) => {
+                if connection.is_closed() {
+                    self.inner.dropped(slot, &error);
+                }
+                Err(error)
+            }
+        }
+    }
+
+    /// Stops every server (stdio: stdin closed, SIGTERM, SIGKILL to its group).
+    pub async fn stop(&self) {
+        for slot in &self.inner.slots {
+            let connection = slot.status().connection.take();
+            if let Some(connection) = connection.and_then(|c| Arc::try_unwrap(c).ok()) {
+                connection.stop().await;
+            }
+        }
+    }
+}
+
+impl Slot {
+    fn status(&self) -> std::sync::MutexGuard<'_, SlotStatus> {
+        self.status.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Inner {
+    async fn connect(&self, slot: &Slot) -> Result<Arc<Connection>, McpError> {
+        let _connecting = slot.connecting.lock().await;
+        if let Some(live) = slot.status().connection.clone().filter(|c| !c.is_closed()) {
+            return Ok(live);
+        }
+        self.set(slot, |s| s.state = ServerState::Connecting);
+        let context = crate::client::ConnectContext {
+            resolver: Resolver {
+                env: &self.options.env,
+                home: self.options.home.as_deref(),
+                cwd: &self.options.cwd,
+            },
+            http: self.options.http.clone(),
+            changes: Arc::clone(&self.changes),
+        };
+        match crate::client::connect(&slot.config, &context).await {
+            Ok(connection) => {
+                let connection = Arc::new(connection);
+                self.set(slot, |s| {
+                    s.state = ServerState::Connected;
+                    s.tools = connection.tools.clone();
+                    s.error = None;
+                    s.connection = Some(Arc::clone(&connection));
+                });
+                Ok(connection)
+            }
+            Err(error) => {
+                self.set(slot, |s| {
+                    s.state = ServerState::Failed;
+                    s.error = Some(error.to_string());
+                    s.connection = None;
+                });
+                Err(error)
+            }
+        }
+    }
+
+    fn dropped(&self, slot: &Slot, error: &McpError) {
+        self.set(slot, |s| {
+            s.state = ServerState::Disconnected;
+            s.error = Some(error.to_string());
+            s.connection = None;
+        });
+    }
+
+    fn set(&self, slot: &Slot, change: impl FnOnce(&mut SlotStatus)) {
+        change(&mut slot.status());
+        self.changes.send_modify(|n| *n += 1);
+    }
+}

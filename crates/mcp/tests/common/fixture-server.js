@@ -1,0 +1,67 @@
+// The MCP fixture server of the tests (knightcode-mcp's and knightcode-cli's): see
+// SERVER_JS in crates/mcp/tests/common/mod.rs for its tools.
+const readline = require('readline');
+const rl = readline.createInterface({ input: process.stdin });
+const send = (m) => process.stdout.write(JSON.stringify(m) + '\n');
+const tool = (name, description) => ({ name, description, inputSchema: { type: 'object', properties: { message: { type: 'string' } } } });
+const pending = new Map();
+let next = 1;
+const ask = (method, params) => new Promise((resolve) => {
+  const id = 'fixture-' + next++;
+  pending.set(id, resolve);
+  send({ jsonrpc: '2.0', id, method, params });
+});
+const result = (text) => ({ content: [{ type: 'text', text }] });
+let shrunk = false;
+const listed = (names) => names.filter((n) => !(shrunk && n === 'crash'));
+process.stderr.write('fixture server started\n');
+rl.on('line', async (line) => {
+  const msg = JSON.parse(line);
+  if (msg.id !== undefined && !msg.method) {
+    const resolve = pending.get(msg.id);
+    pending.delete(msg.id);
+    if (resolve) resolve(msg.result);
+    return;
+  }
+  const reply = (r) => send({ jsonrpc: '2.0', id: msg.id, result: r });
+  switch (msg.method) {
+    case 'initialize':
+      return reply({ protocolVersion: msg.params.protocolVersion, capabilities: { tools: { listChanged: true } }, serverInfo: { name: 'fixture', version: '1.0.0' } });
+    case 'tools/list':
+      if (!msg.params || !msg.params.cursor) {
+        const first = { echo: 'Echoes the message back', crash: 'Exits mid-call' };
+        return reply({ tools: listed(Object.keys(first)).map((n) => tool(n, first[n])), nextCursor: 'page-2' });
+      }
+      return reply({ tools: listed(['hang', 'progress', 'roots', 'fail', 'big', 'shrink']).map((n) => tool(n, 'Fixture tool ' + n)) });
+    case 'tools/call': {
+      const args = msg.params.arguments || {};
+      const token = msg.params._meta && msg.params._meta.progressToken;
+      switch (msg.params.name) {
+        case 'echo': return reply(result('echo: ' + args.message));
+        case 'crash':
+          process.stderr.write('fixture: crashing on purpose\n');
+          return process.exit(3);
+        case 'hang': return;
+        case 'progress':
+          for (let i = 1; i <= args.steps; i++) {
+            await new Promise((r) => setTimeout(r, args.ms));
+            send({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: token, progress: i, total: args.steps } });
+          }
+          return reply(result('done after ' + args.steps + ' steps'));
+        case 'roots': {
+          const answer = await ask('roots/list', {});
+          return reply(result(JSON.stringify(answer.roots)));
+        }
+        case 'fail': return reply({ content: [], isError: true });
+        case 'big': return reply(result('x'.repeat(60000)));
+        case 'shrink':
+          shrunk = true;
+          send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+          return reply(result('crash withdrawn'));
+        default: return send({ jsonrpc: '2.0', id: msg.id, error: { code: -32602, message: 'unknown tool' } });
+      }
+    }
+    default:
+      if (msg.id !== undefined) send({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: 'method not found' } });
+  }
+});
