@@ -177,12 +177,9 @@ impl ModelPicker {
         } else if bindings.matches("app.models.save", key) {
             return self.choose(true);
         } else if bindings.matches("tui.select.cancel", key) {
-            if self.search.is_empty() {
-                return PickerOutcome::Cancel;
-            }
-            self.search.clear();
-            self.refilter();
-            self.select_current();
+            // As the hint says ("escape cancel") and as pi does: one press closes, filter
+            // or not.
+            return PickerOutcome::Cancel;
         } else if self.search.handle_key(key, bindings) {
             self.refilter();
             self.selected = 0;

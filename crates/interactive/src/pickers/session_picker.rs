@@ -347,12 +347,9 @@ impl SessionPicker {
                 return PickerOutcome::Done(path.to_owned());
             }
         } else if bindings.matches("tui.select.cancel", key) {
-            // The first Escape clears a search, the next one closes.
-            if self.search.is_empty() {
-                return PickerOutcome::Cancel;
-            }
-            self.search.clear();
-            self.query_changed();
+            // As the hint says ("escape cancel") and as pi does: one press closes, search
+            // or not.
+            return PickerOutcome::Cancel;
         } else if self.search.handle_key(key, bindings) {
             self.query_changed();
         }
