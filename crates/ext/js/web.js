@@ -1,10 +1,12 @@
 // Web and Node globals beyond the Node layer (`node.js`) that npm packages reach for:
-// `Intl.Segmenter`, the DOM event classes, `node:async_hooks`, and the SHA-256 behind
-// `crypto.createHash`. Evaluated after `node.js`.
+// `Intl.Segmenter`, the DOM event classes, `node:async_hooks`, `node:diagnostics_channel`,
+// `node:worker_threads`, `URL` with `node:url`, and `crypto` with `node:crypto` (its SHA-256
+// in plain JS). Evaluated after `node.js` (`node:path`) and `buffer.js` (`Buffer`).
 (function (g) {
   "use strict";
   const internal = g.__kcInternal;
   const kc = internal.kc;
+  const path = internal.hostModule("node:path");
 
   // ---- Intl: QuickJS has none. Extensions truncate text by grapheme with
   // `new Intl.Segmenter(undefined, { granularity: "grapheme" })`; the segments are the
@@ -243,6 +245,172 @@
     BroadcastChannel: internal.missing("worker_threads.BroadcastChannel"),
   }));
 
+  // ---- url ----
+  function fileURLToPath(url) {
+    const s = typeof url === "string" ? url : url.href;
+    if (!s.startsWith("file://")) {
+      const e = new TypeError("The URL must be of scheme file");
+      e.code = "ERR_INVALID_URL_SCHEME";
+      throw e;
+    }
+    return decodeURIComponent(s.slice(7).replace(/^[^/]*/, ""));
+  }
+  const pathToFileURL = (p) => new URL(internal.fileUrl(path.resolve(p)));
+  if (typeof g.URL !== "function") {
+    class URLSearchParams {
+      constructor(init) {
+        this._list = [];
+        if (typeof init === "string") {
+          for (const part of init.replace(/^\?/, "").split("&"))
+            if (part) {
+              const [k, v = ""] = part.split("=");
+              this._list.push([decodeURIComponent(k.replace(/\+/g, " ")), decodeURIComponent(v.replace(/\+/g, " "))]);
+            }
+        } else if (init && typeof init === "object") {
+          for (const [k, v] of Array.isArray(init) ? init : Object.entries(init))
+            this._list.push([String(k), String(v)]);
+        }
+      }
+      append(k, v) {
+        this._list.push([String(k), String(v)]);
+      }
+      set(k, v) {
+        this.delete(k);
+        this.append(k, v);
+      }
+      get(k) {
+        const e = this._list.find((x) => x[0] === k);
+        return e ? e[1] : null;
+      }
+      getAll(k) {
+        return this._list.filter((x) => x[0] === k).map((x) => x[1]);
+      }
+      has(k) {
+        return this._list.some((x) => x[0] === k);
+      }
+      delete(k) {
+        this._list = this._list.filter((x) => x[0] !== k);
+      }
+      entries() {
+        return this._list[Symbol.iterator]();
+      }
+      keys() {
+        return this._list.map((x) => x[0])[Symbol.iterator]();
+      }
+      values() {
+        return this._list.map((x) => x[1])[Symbol.iterator]();
+      }
+      forEach(fn) {
+        for (const [k, v] of this._list) fn(v, k, this);
+      }
+      [Symbol.iterator]() {
+        return this.entries();
+      }
+      toString() {
+        return this._list.map(([k, v]) => encodeURIComponent(k) + "=" + encodeURIComponent(v)).join("&");
+      }
+    }
+    class URL {
+      constructor(input, base) {
+        let s = String(input);
+        if (base !== undefined && !/^[a-z][a-z0-9+.-]*:/i.test(s)) {
+          const b = new URL(base);
+          s = s.startsWith("/")
+            ? `${b.protocol}//${b.host}${s}`
+            : `${b.protocol}//${b.host}${b.pathname.replace(/[^/]*$/, "")}${s}`;
+        }
+        const m = /^([a-z][a-z0-9+.-]*:)(\/\/([^/?#@]*@)?([^/?#:]*)(:\d+)?)?([^?#]*)(\?[^#]*)?(#.*)?$/i.exec(s);
+        if (!m) {
+          const e = new TypeError(`Invalid URL: ${s}`);
+          e.code = "ERR_INVALID_URL";
+          throw e;
+        }
+        this.protocol = m[1].toLowerCase();
+        this.username = m[3] ? m[3].slice(0, -1).split(":")[0] : "";
+        this.password = m[3] && m[3].includes(":") ? m[3].slice(0, -1).split(":")[1] : "";
+        this.hostname = m[4] || "";
+        this.port = m[5] ? m[5].slice(1) : "";
+        this.pathname = path.normalize(m[6] || "/").replace(/^\.$/, "/") || "/";
+        this.search = m[7] && m[7] !== "?" ? m[7] : "";
+        this.hash = m[8] && m[8] !== "#" ? m[8] : "";
+        this.searchParams = new URLSearchParams(this.search);
+      }
+      get host() {
+        return this.hostname + (this.port ? ":" + this.port : "");
+      }
+      get origin() {
+        return `${this.protocol}//${this.host}`;
+      }
+      get href() {
+        const q = this.searchParams.toString();
+        return `${this.protocol}//${this.username ? this.username + (this.password ? ":" + this.password : "") + "@" : ""}${this.host}${this.pathname}${q ? "?" + q : ""}${this.hash}`;
+      }
+      toString() {
+        return this.href;
+      }
+      toJSON() {
+        return this.href;
+      }
+    }
+    g.URL = URL;
+    g.URLSearchParams = URLSearchParams;
+  }
+  internal.defineHost("node:url", () => ({
+    URL: g.URL,
+    URLSearchParams: g.URLSearchParams,
+    fileURLToPath,
+    pathToFileURL,
+  }));
+
+  // ---- crypto (what needs no native code) ----
+  const crypto = {
+    randomUUID() {
+      const h = [];
+      for (let i = 0; i < 16; i++) h.push(Math.floor(Math.random() * 256));
+      h[6] = (h[6] & 0x0f) | 0x40;
+      h[8] = (h[8] & 0x3f) | 0x80;
+      const x = h.map((b) => b.toString(16).padStart(2, "0")).join("");
+      return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
+    },
+    getRandomValues(array) {
+      for (let i = 0; i < array.length; i++) array[i] = Math.floor(Math.random() * 256);
+      return array;
+    },
+    randomBytes(n) {
+      return crypto.getRandomValues(Buffer.alloc(n));
+    },
+    createHash(algorithm) {
+      const name = String(algorithm).toLowerCase().replace("-", "");
+      if (name !== "sha256") throw internal.unsupported(`crypto.createHash("${algorithm}")`);
+      const parts = [];
+      const hash = {
+        update(data, encoding) {
+          parts.push(
+            typeof data === "string"
+              ? Buffer.from(data, encoding)
+              : new Uint8Array(data.buffer || data, data.byteOffset || 0, data.byteLength),
+          );
+          return hash;
+        },
+        digest(encoding) {
+          const out = Buffer.from(sha256(parts));
+          if (encoding === "base64url")
+            return out.toString("base64").replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+          return encoding ? out.toString(encoding) : out;
+        },
+        copy() {
+          const c = crypto.createHash(algorithm);
+          for (const p of parts) c.update(p);
+          return c;
+        },
+      };
+      return hash;
+    },
+  };
+  if (typeof g.crypto !== "object")
+    g.crypto = { randomUUID: crypto.randomUUID, getRandomValues: crypto.getRandomValues };
+  internal.defineHost("node:crypto", () => crypto);
+
   // SHA-256 (FIPS 180-4) of byte arrays, for `createHash("sha256")`: extensions name caches
   // and runs by it. Plain JS: the inputs are small (keys, pages), not files.
   const SHA256_K = new Uint32Array([
@@ -306,5 +474,4 @@
     for (let i = 0; i < 8; i++) outView.setUint32(i * 4, h[i]);
     return out;
   }
-  internal.sha256 = sha256;
 })(globalThis);

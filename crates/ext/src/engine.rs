@@ -34,6 +34,7 @@ const BOOTSTRAP: &[(&str, &str)] = &[
     ("kc:node.js", include_str!("../js/node.js")),
     ("kc:buffer.js", include_str!("../js/buffer.js")),
     ("kc:web.js", include_str!("../js/web.js")),
+    ("kc:fs.js", include_str!("../js/fs.js")),
     ("kc:stream.js", include_str!("../js/stream.js")),
     (
         "kc:child_process.js",
