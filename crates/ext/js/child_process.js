@@ -10,7 +10,7 @@
   const EventEmitter = internal.hostModule("node:events");
   const { fileURLToPath } = internal.hostModule("node:url");
   const { promisify } = internal.hostModule("node:util");
-  const { Readable, Writable } = internal.streams;
+  const { Readable, Writable } = internal.hostModule("node:stream");
   const Buffer = g.Buffer;
 
   const text = (data) =>

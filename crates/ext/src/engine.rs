@@ -36,6 +36,7 @@ const BOOTSTRAP: &[(&str, &str)] = &[
     ("kc:web.js", include_str!("../js/web.js")),
     ("kc:fs.js", include_str!("../js/fs.js")),
     ("kc:stream.js", include_str!("../js/stream.js")),
+    ("kc:webstreams.js", include_str!("../js/webstreams.js")),
     (
         "kc:child_process.js",
         include_str!("../js/child_process.js"),
