@@ -43,6 +43,7 @@ const BOOTSTRAP: &[(&str, &str)] = &[
     ),
     ("kc:typebox.js", include_str!("../js/typebox.js")),
     ("kc:packages.js", include_str!("../js/packages.js")),
+    ("kc:tui_widgets.js", include_str!("../js/tui_widgets.js")),
     ("kc:tui.js", include_str!("../js/tui.js")),
     ("kc:providers.js", include_str!("../js/providers.js")),
     ("kc:fetch.js", include_str!("../js/fetch.js")),
