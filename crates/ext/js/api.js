@@ -32,7 +32,7 @@
         : String(e);
   // Stacks point at the TypeScript lines, not the stripped code QuickJS ran.
   const stackOf = (e) => (e && typeof e === "object" && e.stack ? kc.mapStack(String(e.stack)) : undefined);
-  const session = (name, args) => op(kc.session(name, JSON.stringify(args === undefined ? null : args)));
+  const { SessionOp, session, sessionAsync } = internal;
 
   const noUi = {
     select: async () => undefined,
@@ -74,49 +74,33 @@
   };
 
   const sessionManager = {
-    getEntries: () => session("getEntries"),
-    getBranch: (leafId) => session("getBranch", { leafId }),
-    getEntry: (id) => session("getEntries").find((e) => e.id === id),
-    getLeafId: () => session("getLeafId"),
+    getEntries: () => session(SessionOp.getEntries),
+    getBranch: (leafId) => session(SessionOp.getBranch, { leafId }),
+    getEntry: (id) => session(SessionOp.getEntries).find((e) => e.id === id),
+    getLeafId: () => session(SessionOp.getLeafId),
     getLeafEntry: () => {
-      const b = session("getBranch", {});
+      const b = session(SessionOp.getBranch, {});
       return b[b.length - 1];
     },
-    getSessionFile: () => session("getSessionFile"),
-    getSessionId: () => session("getSessionId"),
-    getSessionName: () => session("getSessionName"),
+    getSessionFile: () => session(SessionOp.getSessionFile),
+    getSessionId: () => session(SessionOp.getSessionId),
+    getSessionName: () => session(SessionOp.getSessionName),
     getCwd: () => settings.cwd,
-    getHeader: () => session("getHeader"),
+    getHeader: () => session(SessionOp.getHeader),
     // The last `label` entry for the id wins; one without a label clears it (as pi's labelsById).
     getLabel: (id) => {
       let label;
-      for (const e of session("getEntries")) if (e.type === "label" && e.targetId === id) label = e.label || undefined;
+      for (const e of session(SessionOp.getEntries))
+        if (e.type === "label" && e.targetId === id) label = e.label || undefined;
       return label;
     },
   };
-
-  // Async session ops: a promise per call; an aborted `signal` cancels the Rust side.
-  let asyncIds = 0;
-  function sessionAsync(name, args, signal) {
-    const id = ++asyncIds;
-    const pending = kc.sessionAsync(id, name, JSON.stringify(args === undefined ? null : args)).then(op);
-    if (signal && typeof signal.addEventListener === "function") {
-      const onAbort = () => kc.cancelAsync(id);
-      if (signal.aborted) onAbort();
-      else {
-        signal.addEventListener("abort", onAbort, { once: true });
-        const off = () => signal.removeEventListener("abort", onAbort);
-        pending.then(off, off);
-      }
-    }
-    return pending;
-  }
 
   // The front end's UI (RPC: the extension-UI subprotocol, spec rpc.md §6). The host writes
   // a request while the call is made, so requests keep call order and precede whatever the
   // session emits afterwards (a notify before `ctx.abort()` comes before the run's end).
   const uiSend = (method, args) => {
-    sessionAsync("ui", Object.assign({ method }, args)).then(
+    sessionAsync(SessionOp.ui, Object.assign({ method }, args)).then(
       () => {},
       () => {},
     );
@@ -124,7 +108,7 @@
   const dialog = (method, args, opts, fallback) => {
     const signal = opts && opts.signal;
     if (signal && signal.aborted) return Promise.resolve(fallback);
-    return sessionAsync("ui", Object.assign({ method }, args), signal).then(
+    return sessionAsync(SessionOp.ui, Object.assign({ method }, args), signal).then(
       (r) => (r === null || r === undefined ? fallback : r),
       () => fallback,
     );
@@ -212,7 +196,7 @@
   }
   const hasUI = () => {
     try {
-      return session("hasUI") === true;
+      return session(SessionOp.hasUI) === true;
     } catch {
       return false;
     }
@@ -255,14 +239,14 @@
     },
     get model() {
       try {
-        return session("getModel");
+        return session(SessionOp.getModel);
       } catch {
         return undefined;
       }
     },
     get thinkingLevel() {
       try {
-        return session("getThinkingLevel");
+        return session(SessionOp.getThinkingLevel);
       } catch {
         return undefined;
       }
@@ -270,17 +254,17 @@
     signal: undefined,
     modelRegistry: internal.modelRegistry,
     scopedModels: [],
-    isIdle: () => session("isIdle"),
-    isProjectTrusted: () => session("isProjectTrusted"),
+    isIdle: () => session(SessionOp.isIdle),
+    isProjectTrusted: () => session(SessionOp.isProjectTrusted),
     abort: () => {
-      session("abort");
+      session(SessionOp.abort);
     },
-    hasPendingMessages: () => session("hasPendingMessages"),
-    shutdown: () => session("shutdown"),
-    getContextUsage: () => session("getContextUsage") || undefined,
+    hasPendingMessages: () => session(SessionOp.hasPendingMessages),
+    shutdown: () => session(SessionOp.shutdown),
+    getContextUsage: () => session(SessionOp.getContextUsage) || undefined,
     compact(options) {
       const o = options || {};
-      sessionAsync("compact", { customInstructions: o.customInstructions }).then(
+      sessionAsync(SessionOp.compact, { customInstructions: o.customInstructions }).then(
         (result) => {
           if (typeof o.onComplete === "function") o.onComplete(result);
         },
@@ -289,7 +273,7 @@
         },
       );
     },
-    getSystemPrompt: () => session("getSystemPrompt"),
+    getSystemPrompt: () => session(SessionOp.getSystemPrompt),
   });
   function context(extra) {
     const ctx = Object.defineProperties({}, ctxMembers);
@@ -359,37 +343,37 @@
       return { cancelled: false };
     };
     const members = {
-      waitForIdle: () => sessionAsync("waitForIdle").then(() => {}),
+      waitForIdle: () => sessionAsync(SessionOp.waitForIdle).then(() => {}),
       async newSession(options) {
         const o = options || {};
-        const result = await sessionAsync("newSession", { parentSession: o.parentSession });
+        const result = await sessionAsync(SessionOp.newSession, { parentSession: o.parentSession });
         if (result.cancelled) return { cancelled: true };
         if (typeof o.setup === "function") {
           // The new session, writable: what setup appends is the conversation's start.
           const writable = Object.assign({}, sessionManager, {
-            appendMessage: (m) => session("appendMessage", { message: m }),
+            appendMessage: (m) => session(SessionOp.appendMessage, { message: m }),
             appendCustomEntry: (customType, data) => {
-              session("appendEntry", { customType, data });
+              session(SessionOp.appendEntry, { customType, data });
             },
             appendCustomMessageEntry: (customType, content, display, details) => {
-              session("appendCustomMessageEntry", { message: { customType, content, display, details } });
+              session(SessionOp.appendCustomMessageEntry, { message: { customType, content, display, details } });
             },
           });
           await o.setup(writable);
-          await sessionAsync("reloadContext");
+          await sessionAsync(SessionOp.reloadContext);
         }
         return replaced(result, o);
       },
       async fork(entryId, options) {
         const o = options || {};
-        return replaced(await sessionAsync("fork", { entryId, position: o.position || "before" }), o);
+        return replaced(await sessionAsync(SessionOp.fork, { entryId, position: o.position || "before" }), o);
       },
       async switchSession(path, options) {
-        return replaced(await sessionAsync("switchSession", { path }), options);
+        return replaced(await sessionAsync(SessionOp.switchSession, { path }), options);
       },
       async navigateTree(targetId, options) {
         const o = options || {};
-        const result = await sessionAsync("navigateTree", {
+        const result = await sessionAsync(SessionOp.navigateTree, {
           targetId,
           summarize: !!o.summarize,
           customInstructions: o.customInstructions,
@@ -398,10 +382,10 @@
         });
         return { cancelled: !!(result && result.cancelled) };
       },
-      reload: () => sessionAsync("reload").then(() => {}),
+      reload: () => sessionAsync(SessionOp.reload).then(() => {}),
       // What the base system prompt is built from (as `before_agent_start`'s
       // `systemPromptOptions`); a copy, so changing it changes nothing.
-      getSystemPromptOptions: () => session("getSystemPromptOptions") || { cwd: settings.cwd },
+      getSystemPromptOptions: () => session(SessionOp.getSystemPromptOptions) || { cwd: settings.cwd },
     };
     return context({ members });
   }
@@ -443,7 +427,7 @@
         // After loading, the session takes the tool up at once (from its next request).
         if (ext.state === "active") {
           try {
-            session("refreshTools");
+            session(SessionOp.refreshTools);
           } catch (_) {
             /* not bound yet */
           }
@@ -488,24 +472,24 @@
         internal.addToolRenderer(resolver);
       },
       sendMessage: action("sendMessage", (msg, options) => {
-        session("sendMessage", { message: msg, options: options || {} });
+        session(SessionOp.sendMessage, { message: msg, options: options || {} });
       }),
       sendUserMessage: action("sendUserMessage", (content, options) => {
-        session("sendUserMessage", { content, options: options || {} });
+        session(SessionOp.sendUserMessage, { content, options: options || {} });
       }),
       appendEntry: action("appendEntry", (customType, data) => {
-        session("appendEntry", { customType, data });
+        session(SessionOp.appendEntry, { customType, data });
       }),
       setSessionName: action("setSessionName", (name) => {
-        session("setSessionName", { name });
+        session(SessionOp.setSessionName, { name });
       }),
-      getSessionName: action("getSessionName", () => session("getSessionName")),
+      getSessionName: action("getSessionName", () => session(SessionOp.getSessionName)),
       setLabel: action("setLabel", (entryId, label) => {
-        session("setLabel", { entryId, label });
+        session(SessionOp.setLabel, { entryId, label });
       }),
-      getActiveTools: action("getActiveTools", () => session("getActiveTools")),
+      getActiveTools: action("getActiveTools", () => session(SessionOp.getActiveTools)),
       setActiveTools: action("setActiveTools", (names) => {
-        session("setActiveTools", { names });
+        session(SessionOp.setActiveTools, { names });
       }),
       getAllTools: action("getAllTools", () => internal.allTools([...tools.values()])),
       getCommands: action("getCommands", () =>
@@ -516,16 +500,16 @@
           sourceInfo: { path: c.ext.path },
         })),
       ),
-      getThinkingLevel: action("getThinkingLevel", () => session("getThinkingLevel")),
+      getThinkingLevel: action("getThinkingLevel", () => session(SessionOp.getThinkingLevel)),
       setThinkingLevel: action("setThinkingLevel", (level) => {
-        session("setThinkingLevel", { level });
+        session(SessionOp.setThinkingLevel, { level });
       }),
       // False when the model's provider has no credentials; the switch happens once a
       // running prompt has finished (session-only, the default is unchanged… see docs).
       setModel: async (model) => {
         if (ext.state === "loading") throw new Error(NOT_BOUND);
         if (!model || !internal.modelRegistry.hasConfiguredAuth(model)) return false;
-        session("setModel", { provider: model.provider, id: model.id });
+        session(SessionOp.setModel, { provider: model.provider, id: model.id });
         return true;
       },
       getSettings: () => ({}),
@@ -554,7 +538,7 @@
       },
       refreshTools() {
         try {
-          session("refreshTools");
+          session(SessionOp.refreshTools);
         } catch (_) {
           /* not bound yet */
         }

@@ -7,6 +7,7 @@
   const internal = g.__kcInternal;
   const kc = internal.kc;
   const op = internal.op;
+  const SessionOp = internal.SessionOp;
   const ai = internal.hostModule("ai");
   const calls = (internal.extraCalls = internal.extraCalls || {});
 
@@ -149,7 +150,7 @@
     // After loading it takes effect at once (a bad config throws to the caller): the
     // session's registry takes the provider, its models can be listed and selected.
     validate(name, config);
-    op(kc.session("registerProvider", JSON.stringify({ name, config: jsonConfig(config), extensionPath: ext.path })));
+    internal.session(SessionOp.registerProvider, { name, config: jsonConfig(config), extensionPath: ext.path });
     apply({ ext, name, config });
   };
   internal.unregisterProvider = function (ext, name) {
@@ -159,7 +160,7 @@
     }
     const index = registered.findIndex((r) => r.name === name);
     if (index >= 0) registered.splice(index, 1);
-    op(kc.session("unregisterProvider", JSON.stringify({ name })));
+    internal.session(SessionOp.unregisterProvider, { name });
   };
   // Applies what an extension queued while loading; a registration that fails is reported
   // (`register_provider`) and the extension stays loaded, as in the reference.

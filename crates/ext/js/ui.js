@@ -8,6 +8,7 @@
   "use strict";
   const internal = g.__kcInternal;
   const kc = internal.kc;
+  const SessionOp = internal.SessionOp;
   const calls = (internal.extraCalls = internal.extraCalls || {});
 
   let columns = 80;
@@ -19,7 +20,7 @@
 
   const send = (message) => {
     try {
-      internal.op(kc.session("uiComponent", JSON.stringify(message)));
+      internal.session(SessionOp.uiComponent, message);
     } catch (e) {
       internal.reportUncaught(e);
     }
@@ -167,7 +168,7 @@
   }
   function lendTerminal(lend) {
     try {
-      internal.op(kc.session("uiTerminal", JSON.stringify({ lend })));
+      internal.session(SessionOp.uiTerminal, { lend });
     } catch (e) {
       internal.reportUncaught(e);
     }
@@ -472,7 +473,7 @@
       }
     }
     try {
-      return String(internal.op(kc.session("getEditorText", "null")) ?? "");
+      return String(internal.session(SessionOp.getEditorText) ?? "");
     } catch {
       return "";
     }

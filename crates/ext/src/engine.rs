@@ -31,6 +31,7 @@ type Job = Box<dyn for<'js> FnOnce(Ctx<'js>) + Send>;
 /// The scripts evaluated at start, in order (globals, Node layer, host packages, API).
 const BOOTSTRAP: &[(&str, &str)] = &[
     ("kc:runner.js", include_str!("../js/runner.js")),
+    ("kc:session.js", include_str!("../js/session.js")),
     ("kc:node.js", include_str!("../js/node.js")),
     ("kc:buffer.js", include_str!("../js/buffer.js")),
     ("kc:web.js", include_str!("../js/web.js")),
