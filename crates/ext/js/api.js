@@ -549,6 +549,8 @@
       commands.clear();
       shortcuts.clear();
       internal.resetTerminalUi();
+      internal.resetRenderers();
+      internal.resetAutocomplete();
       flags.clear();
       if (reload) internal.records.clear();
       const paths = settings.paths || [];

@@ -3,7 +3,8 @@
 // their lines. Whenever one may have changed (`tui.requestRender()`, a key it handled,
 // a new width or theme) it renders again and, if its lines differ, they go to the
 // terminal in one message, so an idle component costs nothing and a slow one never
-// blocks the terminal's own drawing.
+// blocks the terminal's own drawing. Tool and message renderers are renderers.js,
+// autocomplete providers autocomplete.js; both answer on this file's component channel.
 (function (g) {
   "use strict";
   const internal = g.__kcInternal;
@@ -18,6 +19,7 @@
   const views = new Map();
   const inputListeners = [];
 
+  // A message on the terminal's component channel; a failure is reported, never thrown.
   const send = (message) => {
     try {
       internal.session(SessionOp.uiComponent, message);
@@ -25,6 +27,7 @@
       internal.reportUncaught(e);
     }
   };
+  internal.sendComponentMessage = send;
   // A component's `render` or `handleInput` that has not returned after this long is
   // stopped (the engine unwinds it), shown as failed and reported: the JS thread, and with
   // it every extension's events and tools, is never held for good by one stuck component.
@@ -660,12 +663,7 @@
     },
     // Autocomplete providers wrap the one before them (the built-in first); the terminal
     // asks the chain after a key changes the editor, and shows what it answers.
-    addAutocompleteProvider(factory) {
-      if (typeof factory !== "function") return;
-      completionFactories.push(factory);
-      completionChain = null;
-      send({ op: "autocomplete" });
-    },
+    addAutocompleteProvider: (factory) => internal.addAutocompleteProvider(factory),
     setHiddenThinkingLabel(label) {
       send({ op: "thinkingLabel", label: typeof label === "string" && label ? label : null });
     },
@@ -683,137 +681,6 @@
     },
   });
 
-  // Tool renderers: a tool's own `renderCall`/`renderResult`/`renderShell`, after the
-  // resolvers of `registerToolRenderer` (load order; `next()` is the rest of the chain).
-  const toolResolvers = [];
-  internal.addToolRenderer = (resolver) => {
-    if (typeof resolver === "function") toolResolvers.push(resolver);
-  };
-  function renderersFor(name) {
-    const own = () => {
-      const def = internal.toolDefinition ? internal.toolDefinition(name) : undefined;
-      if (!def || !(def.renderCall || def.renderResult || def.renderShell)) return undefined;
-      return {
-        renderCall: def.renderCall && def.renderCall.bind(def),
-        renderResult: def.renderResult && def.renderResult.bind(def),
-        renderShell: def.renderShell,
-      };
-    };
-    const at = (i) => {
-      if (i >= toolResolvers.length) return own();
-      let found;
-      try {
-        found = toolResolvers[i](name, () => at(i + 1));
-      } catch (e) {
-        internal.reportUncaught(e);
-      }
-      return found || at(i + 1);
-    };
-    return at(0);
-  }
-  // Per tool call: the renderers' shared state and their last components.
-  const toolRows = new Map();
-  function renderTool(request) {
-    const renderers = renderersFor(request.toolName);
-    if (!renderers) return;
-    let row = toolRows.get(request.toolCallId);
-    if (!row) {
-      row = { state: {}, call: undefined, result: undefined };
-      toolRows.set(request.toolCallId, row);
-    }
-    row.request = request;
-    const context = (last) => ({
-      args: request.args,
-      toolCallId: request.toolCallId,
-      lastComponent: last,
-      state: row.state,
-      cwd: g.process.cwd(),
-      executionStarted: !!request.executionStarted,
-      argsComplete: request.argsComplete !== false,
-      isPartial: !!request.isPartial,
-      expanded: !!request.expanded,
-      showImages: false,
-      isError: !!request.isError,
-      invalidate: () => {
-        const again = row.request;
-        Promise.resolve().then(() => renderTool(again));
-      },
-    });
-    const lines = (component) => {
-      const out = component && typeof component.render === "function" ? component.render(request.width) : [];
-      return Array.isArray(out) ? out.map((l) => String(l)) : [];
-    };
-    let call = null;
-    let result = null;
-    // Whether the result is the extension's to draw: then, before it has drawn one, the
-    // card shows no output rather than ours for a moment.
-    let resultRenderer = typeof renderers.renderResult === "function";
-    if (renderers.renderCall) {
-      try {
-        row.call = renderers.renderCall(request.args, theme, context(row.call));
-        call = lines(row.call);
-      } catch (e) {
-        row.call = undefined;
-        call = null;
-        internal.reportUncaught(e);
-      }
-    }
-    if (request.result && renderers.renderResult) {
-      try {
-        const shown = { content: request.result.content || [], details: request.result.details };
-        row.result = renderers.renderResult(
-          shown,
-          { expanded: !!request.expanded, isPartial: !!request.isPartial },
-          theme,
-          context(row.result),
-        );
-        result = lines(row.result);
-      } catch (e) {
-        row.result = undefined;
-        result = null;
-        resultRenderer = false;
-        internal.reportUncaught(e);
-      }
-    }
-    send({
-      op: "tool",
-      toolCallId: request.toolCallId,
-      call,
-      result,
-      resultRenderer,
-      shell: renderers.renderShell === "self" ? "self" : "default",
-    });
-  }
-  calls.uiRenderTool = (request) => {
-    renderTool(request);
-    return null;
-  };
-
-  // Message renderers (`registerMessageRenderer`), by custom type; the last one wins.
-  const messageRenderers = new Map();
-  internal.addMessageRenderer = (customType, renderer) => {
-    if (typeof customType === "string" && typeof renderer === "function") messageRenderers.set(customType, renderer);
-  };
-  // What the terminal asks to draw: tools with renderers of their own, whether any
-  // resolver may take a tool, and the custom types with a message renderer.
-  internal.rendererSummary = (ownTools) => ({
-    tools: ownTools,
-    resolvers: toolResolvers.length > 0,
-    messages: [...messageRenderers.keys()],
-  });
-  calls.uiRenderMessage = ({ key, message, expanded, width }) => {
-    const renderer = messageRenderers.get(message && message.customType);
-    if (!renderer) return null;
-    try {
-      const component = renderer(message, { expanded: !!expanded, outputPad: 1 }, theme);
-      if (!component) return null;
-      const out = typeof component.render === "function" ? component.render(width) : [];
-      send({ op: "message", key, lines: Array.isArray(out) ? out.map((l) => String(l)) : [] });
-    } catch (e) {
-      internal.reportUncaught(e);
-    }
-    return null;
-  };
   // The terminal changes the replacement editor's text (ctrl+c clears it, a follow-up
   // takes it).
   calls.uiSetEditorText = ({ text }) => {
@@ -822,60 +689,6 @@
       view.component.setText(String(text));
       requestRender();
     }
-    return null;
-  };
-
-  // Autocomplete: the built-in provider, as the chain's `current`, only says "ours".
-  const completionFactories = [];
-  let completionChain = null;
-  const BUILTIN = Object.freeze({ items: [], prefix: "", builtin: true });
-  const builtinProvider = {
-    getSuggestions: async () => BUILTIN,
-    applyCompletion(lines, cursorLine, cursorCol, item, prefix) {
-      const line = lines[cursorLine] || "";
-      const start = Math.max(0, cursorCol - String(prefix || "").length);
-      const next = [...lines];
-      next[cursorLine] = line.slice(0, start) + item.value + line.slice(cursorCol);
-      return { lines: next, cursorLine, cursorCol: start + item.value.length };
-    },
-    shouldTriggerFileCompletion: () => true,
-  };
-  function completionProvider() {
-    if (completionChain) return completionChain;
-    let provider = builtinProvider;
-    for (const factory of completionFactories) {
-      try {
-        provider = factory(provider) || provider;
-      } catch (e) {
-        internal.reportUncaught(e);
-      }
-    }
-    return (completionChain = provider);
-  }
-  let completionAbort = null;
-  calls.uiAutocomplete = ({ id, lines, cursorLine, cursorCol }) => {
-    if (completionAbort) completionAbort.abort();
-    const controller = (completionAbort = new AbortController());
-    Promise.resolve()
-      .then(() =>
-        completionProvider().getSuggestions(lines, cursorLine, cursorCol, { signal: controller.signal, force: false }),
-      )
-      .then((found) => {
-        if (controller.signal.aborted) return;
-        if (!found || found === BUILTIN || found.builtin === true || !Array.isArray(found.items)) {
-          send({ op: "completions", id, builtin: true });
-          return;
-        }
-        const items = found.items
-          .filter((i) => i && i.value !== undefined)
-          .map((i) => ({
-            value: String(i.value),
-            label: i.label === undefined ? String(i.value) : String(i.label),
-            description: i.description === undefined ? undefined : String(i.description),
-          }));
-        send({ op: "completions", id, prefix: String(found.prefix || ""), items });
-      })
-      .catch((e) => internal.reportUncaught(e));
     return null;
   };
 
@@ -889,11 +702,6 @@
     headerId = null;
     statuses.clear();
     branchListeners.clear();
-    completionFactories.length = 0;
-    completionChain = null;
-    toolResolvers.length = 0;
-    messageRenderers.clear();
-    toolRows.clear();
   };
 
   calls.uiInput = ({ id, data }) => {

@@ -50,6 +50,8 @@ const BOOTSTRAP: &[(&str, &str)] = &[
     ("kc:fetch.js", include_str!("../js/fetch.js")),
     ("kc:tools.js", include_str!("../js/tools.js")),
     ("kc:ui.js", include_str!("../js/ui.js")),
+    ("kc:renderers.js", include_str!("../js/renderers.js")),
+    ("kc:autocomplete.js", include_str!("../js/autocomplete.js")),
     ("kc:ctx_ui.js", include_str!("../js/ctx_ui.js")),
     ("kc:dispatch.js", include_str!("../js/dispatch.js")),
     ("kc:api.js", include_str!("../js/api.js")),
