@@ -13,7 +13,7 @@
   const flags = new Map();
   // Keyboard shortcuts by key id, in load order (a later one replaces an earlier).
   const shortcuts = new Map();
-  const bus = internal.createEventBus();
+  const bus = internal.hostModule("cli").createEventBus();
   const running = new Map();
   let settings = { cwd: g.process.cwd(), mode: "print", flags: {} };
   const NOT_BOUND = "Extension runtime not initialized. Action methods cannot be called during extension loading.";

@@ -265,8 +265,7 @@
   async function fetch(input, init) {
     const o = init || {};
     const url = typeof input === "string" ? input : input && (input.href || input.url || String(input));
-    if (o.signal && o.signal.aborted)
-      throw internal.abortError ? internal.abortError() : new Error("This operation was aborted");
+    if (o.signal && o.signal.aborted) throw internal.abortError();
     const headers = {};
     new Headers(o.headers).forEach((v, k) => {
       headers[k] = v;

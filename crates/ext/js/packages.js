@@ -5,7 +5,7 @@
   "use strict";
   const internal = g.__kcInternal;
   const kc = internal.kc;
-  const Type = internal.Type;
+  const { Type } = internal.hostModule("typebox");
   const missing = (pkg, names) => Object.fromEntries(names.map((n) => [n, internal.missing(`${pkg}.${n}`)]));
 
   class ExtensionStartupError extends Error {
@@ -86,7 +86,6 @@
       },
     };
   }
-  internal.createEventBus = createEventBus;
   // Frontmatter as pi reads it (`---\n<yaml>\n---`), for the flat YAML that agent and prompt
   // files use: `key: scalar`, inline `[a, b]` lists and `- item` lists.
   function yamlScalar(text) {

@@ -17,7 +17,7 @@
   };
   function renderersFor(name) {
     const own = () => {
-      const def = internal.toolDefinition ? internal.toolDefinition(name) : undefined;
+      const def = internal.toolDefinition(name);
       if (!def || !(def.renderCall || def.renderResult || def.renderShell)) return undefined;
       return {
         renderCall: def.renderCall && def.renderCall.bind(def),

@@ -207,8 +207,6 @@
     }
     return record;
   }
-  internal.load = load;
-  internal.namespaceOf = namespaceOf;
 
   // Loads an entry file and waits for a module that awaits at top level.
   internal.importEntry = async function (path) {

@@ -253,6 +253,5 @@
   });
   const typebox = { Type, Kind, OptionalKind, Value, Compile, TypeCompiler: { Compile }, default: Type };
   Object.assign(typebox, Type);
-  internal.Type = Type;
   internal.defineHost("typebox", () => typebox);
 })(globalThis);
