@@ -75,7 +75,10 @@
   // Session replacement and reload bump the generation: every ctx made before is stale.
   let generation = 0;
   const STALE =
-    "This extension ctx is stale after session replacement or reload. Do not use a captured pi or command ctx after ctx.newSession(), ctx.fork(), ctx.switchSession(), or ctx.reload(). For newSession, fork, and switchSession, move post-replacement work into withSession and use the ctx passed to withSession. For reload, do not use the old ctx after await ctx.reload().";
+    "This extension ctx is stale after session replacement or reload. Do not use a captured pi or command ctx " +
+    "after ctx.newSession(), ctx.fork(), ctx.switchSession(), or ctx.reload(). For newSession, fork, and " +
+    "switchSession, move post-replacement work into withSession and use the ctx passed to withSession. " +
+    "For reload, do not use the old ctx after await ctx.reload().";
   const guard = (target, gen) =>
     new Proxy(target, {
       get(t, key, receiver) {

@@ -221,7 +221,8 @@
     for (const [name, value] of form.entries_) {
       let head = `--${boundary}\r\nContent-Disposition: form-data; name="${quote(name)}"`;
       if (value instanceof Blob) {
-        head += `; filename="${quote(value.name !== undefined ? value.name : "blob")}"\r\nContent-Type: ${value.type || "application/octet-stream"}`;
+        const filename = quote(value.name !== undefined ? value.name : "blob");
+        head += `; filename="${filename}"\r\nContent-Type: ${value.type || "application/octet-stream"}`;
         chunks.push(bytesOf(`${head}\r\n\r\n`), value.bytes_, bytesOf("\r\n"));
       } else {
         chunks.push(bytesOf(`${head}\r\n\r\n${String(value)}\r\n`));

@@ -171,8 +171,10 @@
         if (calls.length) parts.push(`[Assistant tool calls]: ${calls.join("; ")}`);
       } else if (m.role === "toolResult") {
         let text = texts(m.content);
-        if (text.length > SUMMARY_RESULT_CHARS)
-          text = `${text.slice(0, SUMMARY_RESULT_CHARS)}\n\n[... ${text.length - SUMMARY_RESULT_CHARS} more characters truncated]`;
+        if (text.length > SUMMARY_RESULT_CHARS) {
+          const more = text.length - SUMMARY_RESULT_CHARS;
+          text = `${text.slice(0, SUMMARY_RESULT_CHARS)}\n\n[... ${more} more characters truncated]`;
+        }
         if (text) parts.push(`[Tool result]: ${text}`);
       }
     }

@@ -343,7 +343,8 @@
       }
       get href() {
         const q = this.searchParams.toString();
-        return `${this.protocol}//${this.username ? this.username + (this.password ? ":" + this.password : "") + "@" : ""}${this.host}${this.pathname}${q ? "?" + q : ""}${this.hash}`;
+        const user = this.username ? this.username + (this.password ? ":" + this.password : "") + "@" : "";
+        return `${this.protocol}//${user}${this.host}${this.pathname}${q ? "?" + q : ""}${this.hash}`;
       }
       toString() {
         return this.href;
