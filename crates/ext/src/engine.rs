@@ -28,7 +28,8 @@ use crate::ops::Ops;
 /// A piece of work run on the JS thread with the context.
 type Job = Box<dyn for<'js> FnOnce(Ctx<'js>) + Send>;
 
-/// The scripts evaluated at start, in order (globals, Node layer, host packages, API).
+/// The scripts evaluated at start, in order (globals, Node layer, host packages, API); what
+/// each holds and what they share is in docs/extensions.md, "The bootstrap scripts".
 const BOOTSTRAP: &[(&str, &str)] = &[
     ("kc:runner.js", include_str!("../js/runner.js")),
     ("kc:session.js", include_str!("../js/session.js")),
