@@ -14,7 +14,10 @@ Counts:
   cli src/): `== <...>CANCELLED|BUSY|PROCESSING` constants
 - policy_wildcards: `_ =>` arms in the command policy (runtime/src/actor/policy.rs)
 - long_functions: functions over 150 lines in runtime/src
-- long_files: .rs/.js files over 800 lines outside tests and generated code
+- long_files: .rs/.js files over 800 lines outside tests and generated code (the extension
+  host's crates/ext/js/*.js included)
+- long_js_lines: lines over 119 columns in crates/ext/js (prettier wraps code at 119 but
+  not strings or comments)
 """
 import json
 import os
@@ -122,12 +125,22 @@ def long_files(limit=800):
     return hits
 
 
+def long_js_lines(limit=119):
+    hits = []
+    for path in sources("crates/ext/js", exts=(".js",)):
+        for n, line in enumerate(read(path).splitlines(), 1):
+            if len(line) > limit:
+                hits.append(f"{rel(path)}:{n} ({len(line)} columns)")
+    return hits
+
+
 CHECKS = {
     "result_string": result_string,
     "error_text_compare": error_text_compare,
     "policy_wildcards": policy_wildcards,
     "long_functions": long_functions,
     "long_files": long_files,
+    "long_js_lines": long_js_lines,
 }
 
 

@@ -1,6 +1,7 @@
 // The extension API: one `ExtensionAPI` per extension, handler tables, tools, commands,
 // and the entry points Rust calls through `__kc_call` (load, dispatch, executeTool,
-// command, abort). Every entry point resolves to `{"ok": …}` or `{"error": …}`.
+// command, abort). Every entry point resolves to `{"ok": …}` or `{"error": …}`. How an
+// event's results compose is dispatch.js; `ctx.ui` per front end is ctx_ui.js. Evaluated last.
 (function (g) {
   "use strict";
   const internal = g.__kcInternal;
@@ -12,174 +13,136 @@
   const flags = new Map();
   // Keyboard shortcuts by key id, in load order (a later one replaces an earlier).
   const shortcuts = new Map();
-  const bus = internal.createEventBus();
+  const bus = internal.hostModule("cli").createEventBus();
   const running = new Map();
   let settings = { cwd: g.process.cwd(), mode: "print", flags: {} };
   const NOT_BOUND = "Extension runtime not initialized. Action methods cannot be called during extension loading.";
   // Errors no call returns (a throwing timer or event-bus callback) are reported at once.
-  internal.reportUncaught = (e) => { kc.reportUncaught(JSON.stringify({ extensionPath: "<unknown>", event: "uncaught", error: message(e), stack: stackOf(e) })); };
+  internal.reportUncaught = (e) => {
+    kc.reportUncaught(
+      JSON.stringify({ extensionPath: "<unknown>", event: "uncaught", error: message(e), stack: stackOf(e) }),
+    );
+  };
 
   // QuickJS throws `null` when it cannot even allocate the "out of memory" error.
-  const message = (e) => (e === null ? "out of memory (or the extension threw null)" : e && typeof e === "object" && "message" in e ? String(e.message) : String(e));
+  const message = (e) =>
+    e === null
+      ? "out of memory (or the extension threw null)"
+      : e && typeof e === "object" && "message" in e
+        ? String(e.message)
+        : String(e);
   // Stacks point at the TypeScript lines, not the stripped code QuickJS ran.
   const stackOf = (e) => (e && typeof e === "object" && e.stack ? kc.mapStack(String(e.stack)) : undefined);
-  const session = (name, args) => op(kc.session(name, JSON.stringify(args === undefined ? null : args)));
+  const { SessionOp, session, sessionAsync } = internal;
 
-  const noUi = {
-    select: async () => undefined, confirm: async () => false, input: async () => undefined, editor: async () => undefined,
-    custom: async () => undefined, notify() {}, onTerminalInput: () => () => {}, setStatus() {}, setWorkingMessage() {},
-    setWorkingVisible() {}, setWorkingIndicator() {}, setHiddenThinkingLabel() {}, setWidget() {}, setFooter() {}, setHeader() {},
-    setTitle() {}, pasteToEditor() {}, setEditorText() {}, getEditorText: () => "", addAutocompleteProvider() {},
-    setEditorComponent() {}, getEditorComponent: () => undefined, getAllThemes: () => [], getTheme: () => undefined,
-    setTheme: () => ({ success: false, error: "UI not available" }), getToolsExpanded: () => false, setToolsExpanded() {},
-    theme: { fg: (_, t) => t, bg: (_, t) => t, bold: (t) => t, italic: (t) => t, underline: (t) => t, dim: (t) => t, strikethrough: (t) => t },
-  };
+  const { noUi, hostUi, terminalUi } = internal.contextUi(run);
 
   const sessionManager = {
-    getEntries: () => session("getEntries"),
-    getBranch: (leafId) => session("getBranch", { leafId }),
-    getEntry: (id) => session("getEntries").find((e) => e.id === id),
-    getLeafId: () => session("getLeafId"),
-    getLeafEntry: () => { const b = session("getBranch", {}); return b[b.length - 1]; },
-    getSessionFile: () => session("getSessionFile"),
-    getSessionId: () => session("getSessionId"),
-    getSessionName: () => session("getSessionName"),
-    getCwd: () => settings.cwd,
-    getHeader: () => session("getHeader"),
-    // The last `label` entry for the id wins; one without a label clears it (as pi's labelsById).
-    getLabel: (id) => { let label; for (const e of session("getEntries")) if (e.type === "label" && e.targetId === id) label = e.label || undefined; return label; },
-  };
-
-  // Async session ops: a promise per call; an aborted `signal` cancels the Rust side.
-  let asyncIds = 0;
-  function sessionAsync(name, args, signal) {
-    const id = ++asyncIds;
-    const pending = kc.sessionAsync(id, name, JSON.stringify(args === undefined ? null : args)).then(op);
-    if (signal && typeof signal.addEventListener === "function") {
-      const onAbort = () => kc.cancelAsync(id);
-      if (signal.aborted) onAbort();
-      else {
-        signal.addEventListener("abort", onAbort, { once: true });
-        const off = () => signal.removeEventListener("abort", onAbort);
-        pending.then(off, off);
-      }
-    }
-    return pending;
-  }
-
-  // The front end's UI (RPC: the extension-UI subprotocol, spec rpc.md §6). The host writes
-  // a request while the call is made, so requests keep call order and precede whatever the
-  // session emits afterwards (a notify before `ctx.abort()` comes before the run's end).
-  const uiSend = (method, args) => {
-    sessionAsync("ui", Object.assign({ method }, args)).then(() => {}, () => {});
-  };
-  const dialog = (method, args, opts, fallback) => {
-    const signal = opts && opts.signal;
-    if (signal && signal.aborted) return Promise.resolve(fallback);
-    return sessionAsync("ui", Object.assign({ method }, args), signal)
-      .then((r) => (r === null || r === undefined ? fallback : r), () => fallback);
-  };
-  const timeoutOf = (opts) => (opts && typeof opts.timeout === "number" && opts.timeout > 0 ? opts.timeout : undefined);
-  const hostUi = Object.assign({}, noUi, {
-    select: (title, options, opts) => dialog("select", { title, options, timeout: timeoutOf(opts) }, opts, undefined),
-    confirm: (title, message, opts) => dialog("confirm", { title, message, timeout: timeoutOf(opts) }, opts, false),
-    input: (title, placeholder, opts) => dialog("input", { title, placeholder, timeout: timeoutOf(opts) }, opts, undefined),
-    // As in the reference, the editor dialog takes no timeout or signal.
-    editor: (title, prefill) => dialog("editor", { title, prefill }, undefined, undefined),
-    notify(message, type) { uiSend("notify", { message, notifyType: type }); },
-    setStatus(key, text) { uiSend("setStatus", { statusKey: key, statusText: text }); },
-    setWidget(key, content, options) {
-      // Component factories need a terminal: only string arrays (or a clear) are forwarded.
-      if (content === undefined || Array.isArray(content)) {
-        uiSend("setWidget", { widgetKey: key, widgetLines: content, widgetPlacement: options && options.placement });
-      }
+    getEntries: () => session(SessionOp.getEntries),
+    getBranch: (leafId) => session(SessionOp.getBranch, { leafId }),
+    getEntry: (id) => session(SessionOp.getEntries).find((e) => e.id === id),
+    getLeafId: () => session(SessionOp.getLeafId),
+    getLeafEntry: () => {
+      const b = session(SessionOp.getBranch, {});
+      return b[b.length - 1];
     },
-    setTitle(title) { uiSend("setTitle", { title }); },
-    pasteToEditor(text) { uiSend("set_editor_text", { text }); },
-    setEditorText(text) { uiSend("set_editor_text", { text }); },
-    setTheme: () => ({ success: false, error: "Theme switching not supported in RPC mode" }),
-  });
-  // The terminal UI also draws components (ui.js).
-  const terminalUi = Object.assign({}, hostUi, internal.terminalUi(uiSend));
-  // Blocking prompts tell the extensions when they open and close (`ui_prompt_start`,
-  // `ui_prompt_end`): once for the outermost of nested prompts, from a microtask, so a
-  // handler never runs inside the call that opened the prompt.
-  let promptDepth = 0;
-  let activePrompt;
-  const promptEvent = (type, prompt) => {
-    const event = Object.assign({ type, reason: "ui_prompt", kind: prompt.kind }, prompt.title ? { title: prompt.title } : {});
-    queueMicrotask(() => {
-      const errors = [];
-      run(type, event, null, errors).then(() => {
-        for (const error of errors) kc.reportUncaught(JSON.stringify(error));
-      });
-    });
+    getSessionFile: () => session(SessionOp.getSessionFile),
+    getSessionId: () => session(SessionOp.getSessionId),
+    getSessionName: () => session(SessionOp.getSessionName),
+    getCwd: () => settings.cwd,
+    getHeader: () => session(SessionOp.getHeader),
+    // The last `label` entry for the id wins; one without a label clears it (as pi's labelsById).
+    getLabel: (id) => {
+      let label;
+      for (const e of session(SessionOp.getEntries))
+        if (e.type === "label" && e.targetId === id) label = e.label || undefined;
+      return label;
+    },
   };
-  const withPrompt = (kind, title, open) => {
-    if (promptDepth++ === 0) {
-      activePrompt = { kind, title: typeof title === "string" ? title : undefined };
-      promptEvent("ui_prompt_start", activePrompt);
+
+  const hasUI = () => {
+    try {
+      return session(SessionOp.hasUI) === true;
+    } catch {
+      return false;
     }
-    const finish = () => {
-      if (--promptDepth > 0) return;
-      promptDepth = 0;
-      const prompt = activePrompt || { kind };
-      activePrompt = undefined;
-      promptEvent("ui_prompt_end", prompt);
-    };
-    let pending;
-    try { pending = Promise.resolve(open()); } catch (e) { finish(); throw e; }
-    return pending.finally(finish);
   };
-  for (const target of [hostUi, terminalUi]) {
-    const { select, confirm, input, editor, custom } = target;
-    target.select = (title, options, opts) => withPrompt("select", title, () => select(title, options, opts));
-    target.confirm = (title, message, opts) => withPrompt("confirm", title, () => confirm(title, message, opts));
-    target.input = (title, placeholder, opts) => withPrompt("input", title, () => input(title, placeholder, opts));
-    target.editor = (title, prefill) => withPrompt("editor", title, () => editor(title, prefill));
-    if (typeof custom === "function") target.custom = (factory, options) => withPrompt("custom", undefined, () => custom(factory, options));
-  }
-  const hasUI = () => { try { return session("hasUI") === true; } catch { return false; } };
-  internal.toolDefinition = (name) => { const entry = tools.get(name); return entry ? entry.def : undefined; };
+  internal.toolDefinition = (name) => {
+    const entry = tools.get(name);
+    return entry ? entry.def : undefined;
+  };
 
   // Session replacement and reload bump the generation: every ctx made before is stale.
   let generation = 0;
-  const STALE = "This extension ctx is stale after session replacement or reload. Do not use a captured pi or command ctx after ctx.newSession(), ctx.fork(), ctx.switchSession(), or ctx.reload(). For newSession, fork, and switchSession, move post-replacement work into withSession and use the ctx passed to withSession. For reload, do not use the old ctx after await ctx.reload().";
-  const guard = (target, gen) => new Proxy(target, {
-    get(t, key, receiver) {
-      if (gen !== generation && typeof key === "string" && key !== "then") throw new Error(STALE);
-      return Reflect.get(t, key, receiver);
-    },
-  });
+  const STALE =
+    "This extension ctx is stale after session replacement or reload. Do not use a captured pi or command ctx " +
+    "after ctx.newSession(), ctx.fork(), ctx.switchSession(), or ctx.reload(). For newSession, fork, and " +
+    "switchSession, move post-replacement work into withSession and use the ctx passed to withSession. " +
+    "For reload, do not use the old ctx after await ctx.reload().";
+  const guard = (target, gen) =>
+    new Proxy(target, {
+      get(t, key, receiver) {
+        if (gen !== generation && typeof key === "string" && key !== "then") throw new Error(STALE);
+        return Reflect.get(t, key, receiver);
+      },
+    });
 
   // The members of every ctx, made once: building the object literal (a closure per getter
   // and method) for each handler was most of an event's cost. A ctx is a fresh object with
   // these properties, so it looks as before (own enumerable members, in this order).
   const ctxMembers = Object.getOwnPropertyDescriptors({
-    get ui() { return hasUI() ? (settings.mode === "tui" ? terminalUi : hostUi) : noUi; },
-    get mode() { return settings.mode; },
-    get hasUI() { return hasUI(); },
-    get cwd() { return settings.cwd; },
-    get sessionManager() { return sessionManager; },
-    get model() { try { return session("getModel"); } catch { return undefined; } },
-    get thinkingLevel() { try { return session("getThinkingLevel"); } catch { return undefined; } },
+    get ui() {
+      return hasUI() ? (settings.mode === "tui" ? terminalUi : hostUi) : noUi;
+    },
+    get mode() {
+      return settings.mode;
+    },
+    get hasUI() {
+      return hasUI();
+    },
+    get cwd() {
+      return settings.cwd;
+    },
+    get sessionManager() {
+      return sessionManager;
+    },
+    get model() {
+      try {
+        return session(SessionOp.getModel);
+      } catch {
+        return undefined;
+      }
+    },
+    get thinkingLevel() {
+      try {
+        return session(SessionOp.getThinkingLevel);
+      } catch {
+        return undefined;
+      }
+    },
     signal: undefined,
     modelRegistry: internal.modelRegistry,
     scopedModels: [],
-    isIdle: () => session("isIdle"),
-    isProjectTrusted: () => session("isProjectTrusted"),
-    abort: () => { session("abort"); },
-    hasPendingMessages: () => session("hasPendingMessages"),
-    shutdown: () => session("shutdown"),
-    getContextUsage: () => session("getContextUsage") || undefined,
+    isIdle: () => session(SessionOp.isIdle),
+    isProjectTrusted: () => session(SessionOp.isProjectTrusted),
+    abort: () => {
+      session(SessionOp.abort);
+    },
+    hasPendingMessages: () => session(SessionOp.hasPendingMessages),
+    shutdown: () => session(SessionOp.shutdown),
+    getContextUsage: () => session(SessionOp.getContextUsage) || undefined,
     compact(options) {
       const o = options || {};
-      sessionAsync("compact", { customInstructions: o.customInstructions }).then(
-        (result) => { if (typeof o.onComplete === "function") o.onComplete(result); },
-        (e) => { if (typeof o.onError === "function") o.onError(e instanceof Error ? e : new Error(String(e))); },
+      sessionAsync(SessionOp.compact, { customInstructions: o.customInstructions }).then(
+        (result) => {
+          if (typeof o.onComplete === "function") o.onComplete(result);
+        },
+        (e) => {
+          if (typeof o.onError === "function") o.onError(e instanceof Error ? e : new Error(String(e)));
+        },
       );
     },
-    getSystemPrompt: () => session("getSystemPrompt"),
+    getSystemPrompt: () => session(SessionOp.getSystemPrompt),
   });
   function context(extra) {
     const ctx = Object.defineProperties({}, ctxMembers);
@@ -194,7 +157,10 @@
   let eventCtx;
   let eventCtxGeneration = -1;
   function eventContext() {
-    if (eventCtxGeneration !== generation) { eventCtx = context(); eventCtxGeneration = generation; }
+    if (eventCtxGeneration !== generation) {
+      eventCtx = context();
+      eventCtxGeneration = generation;
+    }
     return eventCtx;
   }
 
@@ -208,7 +174,12 @@
     const o = options || {};
     const id = ++nestedIds;
     if (typeof o.onUpdate === "function") nestedUpdates.set(id, o.onUpdate);
-    const request = { parentToolCallId, name, arguments: args === undefined ? {} : args, updates: nestedUpdates.has(id) };
+    const request = {
+      parentToolCallId,
+      name,
+      arguments: args === undefined ? {} : args,
+      updates: nestedUpdates.has(id),
+    };
     const pending = kc.executeNested(id, JSON.stringify(request)).then(op);
     const signal = o.signal;
     if (signal && typeof signal.addEventListener === "function") {
@@ -220,13 +191,17 @@
         pending.then(off, off);
       }
     }
-    const done = () => { nestedUpdates.delete(id); };
+    const done = () => {
+      nestedUpdates.delete(id);
+    };
     pending.then(done, done);
     return pending;
   }
   const toolMembers = (toolCallId) => ({
     executeTool: (name, args, options) => executeNested(toolCallId, name, args, options),
-    get tools() { return JSON.parse(kc.nestedTools(toolCallId)); },
+    get tools() {
+      return JSON.parse(kc.nestedTools(toolCallId));
+    },
   });
 
   // A command handler's ctx: the session-control members on top of the event ctx.
@@ -237,86 +212,116 @@
       return { cancelled: false };
     };
     const members = {
-      waitForIdle: () => sessionAsync("waitForIdle").then(() => {}),
+      waitForIdle: () => sessionAsync(SessionOp.waitForIdle).then(() => {}),
       async newSession(options) {
         const o = options || {};
-        const result = await sessionAsync("newSession", { parentSession: o.parentSession });
+        const result = await sessionAsync(SessionOp.newSession, { parentSession: o.parentSession });
         if (result.cancelled) return { cancelled: true };
         if (typeof o.setup === "function") {
           // The new session, writable: what setup appends is the conversation's start.
           const writable = Object.assign({}, sessionManager, {
-            appendMessage: (m) => session("appendMessage", { message: m }),
-            appendCustomEntry: (customType, data) => { session("appendEntry", { customType, data }); },
+            appendMessage: (m) => session(SessionOp.appendMessage, { message: m }),
+            appendCustomEntry: (customType, data) => {
+              session(SessionOp.appendEntry, { customType, data });
+            },
             appendCustomMessageEntry: (customType, content, display, details) => {
-              session("appendCustomMessageEntry", { message: { customType, content, display, details } });
+              session(SessionOp.appendCustomMessageEntry, { message: { customType, content, display, details } });
             },
           });
           await o.setup(writable);
-          await sessionAsync("reloadContext");
+          await sessionAsync(SessionOp.reloadContext);
         }
         return replaced(result, o);
       },
       async fork(entryId, options) {
         const o = options || {};
-        return replaced(await sessionAsync("fork", { entryId, position: o.position || "before" }), o);
+        return replaced(await sessionAsync(SessionOp.fork, { entryId, position: o.position || "before" }), o);
       },
       async switchSession(path, options) {
-        return replaced(await sessionAsync("switchSession", { path }), options);
+        return replaced(await sessionAsync(SessionOp.switchSession, { path }), options);
       },
       async navigateTree(targetId, options) {
         const o = options || {};
-        const result = await sessionAsync("navigateTree", { targetId, summarize: !!o.summarize, customInstructions: o.customInstructions, replaceInstructions: o.replaceInstructions, label: o.label });
+        const result = await sessionAsync(SessionOp.navigateTree, {
+          targetId,
+          summarize: !!o.summarize,
+          customInstructions: o.customInstructions,
+          replaceInstructions: o.replaceInstructions,
+          label: o.label,
+        });
         return { cancelled: !!(result && result.cancelled) };
       },
-      reload: () => sessionAsync("reload").then(() => {}),
+      reload: () => sessionAsync(SessionOp.reload).then(() => {}),
       // What the base system prompt is built from (as `before_agent_start`'s
       // `systemPromptOptions`); a copy, so changing it changes nothing.
-      getSystemPromptOptions: () => session("getSystemPromptOptions") || { cwd: settings.cwd },
+      getSystemPromptOptions: () => session(SessionOp.getSystemPromptOptions) || { cwd: settings.cwd },
     };
     return context({ members });
   }
 
   function createAPI(ext) {
-    const action = (name, fn) => (...args) => {
-      if (ext.state === "failed") throw new Error(`Extension "${ext.path}" failed to load and its API is no longer active.`);
-      if (ext.state === "stale") throw new Error(STALE);
-      if (ext.state === "loading") throw new Error(NOT_BOUND);
-      return fn(...args);
-    };
+    const action =
+      (name, fn) =>
+      (...args) => {
+        if (ext.state === "failed")
+          throw new Error(`Extension "${ext.path}" failed to load and its API is no longer active.`);
+        if (ext.state === "stale") throw new Error(STALE);
+        if (ext.state === "loading") throw new Error(NOT_BOUND);
+        return fn(...args);
+      };
     return {
       on(event, handler) {
         if (typeof handler !== "function") throw new TypeError(`pi.on("${event}") needs a handler function`);
         if (!ext.handlers.has(event)) ext.handlers.set(event, []);
         const list = ext.handlers.get(event);
         list.push(handler);
-        return () => { const i = list.indexOf(handler); if (i >= 0) list.splice(i, 1); };
+        return () => {
+          const i = list.indexOf(handler);
+          if (i >= 0) list.splice(i, 1);
+        };
       },
       registerTool(def) {
-        if (!def || typeof def.name !== "string" || !def.name) throw new TypeError("registerTool needs a tool with a name");
+        if (!def || typeof def.name !== "string" || !def.name)
+          throw new TypeError("registerTool needs a tool with a name");
         const p = def.parameters;
-        if (!p || typeof p !== "object" || Array.isArray(p)) throw new TypeError(`Tool "${def.name}": parameters must be an object schema`);
+        if (!p || typeof p !== "object" || Array.isArray(p))
+          throw new TypeError(`Tool "${def.name}": parameters must be an object schema`);
         if (typeof def.execute !== "function") throw new TypeError(`Tool "${def.name}" has no execute function`);
         const owner = tools.get(def.name);
-        if (owner && owner.ext !== ext) { ext.diagnostics.push(`Tool "${def.name}" conflicts with ${owner.ext.path}`); return; }
+        if (owner && owner.ext !== ext) {
+          ext.diagnostics.push(`Tool "${def.name}" conflicts with ${owner.ext.path}`);
+          return;
+        }
         tools.set(def.name, { ext, def });
         // After loading, the session takes the tool up at once (from its next request).
-        if (ext.state === "active") { try { session("refreshTools"); } catch (_) { /* not bound yet */ } }
+        if (ext.state === "active") {
+          try {
+            session(SessionOp.refreshTools);
+          } catch (_) {
+            /* not bound yet */
+          }
+        }
       },
       registerCommand(name, options) {
-        if (!options || typeof options.handler !== "function") throw new TypeError(`Command "${name}" needs a handler`);
+        if (!options || typeof options.handler !== "function")
+          throw new TypeError(`Command "${name}" needs a handler`);
         let key = name;
         for (let n = 1; commands.has(key) && commands.get(key).ext !== ext; n++) key = `${name}:${n}`;
         commands.set(key, { ext, name: key, options });
       },
       registerShortcut(shortcut, options) {
-        if (typeof shortcut !== "string" || !options || typeof options.handler !== "function") throw new TypeError("registerShortcut needs a key and a handler");
+        if (typeof shortcut !== "string" || !options || typeof options.handler !== "function")
+          throw new TypeError("registerShortcut needs a key and a handler");
         shortcuts.set(shortcut.toLowerCase(), { shortcut, ext, options });
       },
       registerFlag(name, options) {
         const type = (options && options.type) || "boolean";
         const d = options && options.default;
         if (d !== undefined && typeof d !== type) throw new TypeError(`Flag "--${name}": default must be a ${type}`);
-        if (flags.has(name) && flags.get(name).ext !== ext) { ext.diagnostics.push(`Flag "--${name}" conflicts with ${flags.get(name).ext.path}`); return; }
+        if (flags.has(name) && flags.get(name).ext !== ext) {
+          ext.diagnostics.push(`Flag "--${name}" conflicts with ${flags.get(name).ext.path}`);
+          return;
+        }
         flags.set(name, { ext, options: Object.assign({ type }, options) });
       },
       getFlag(name) {
@@ -327,43 +332,94 @@
         if (flag.options.type === "boolean") return value === true || value === "true";
         return value === true ? "" : String(value);
       },
-      registerMessageRenderer(customType, renderer) { internal.addMessageRenderer(customType, renderer); },
-      registerEntryRenderer() {}, registerMarkdownTransformer() {},
-      registerToolRenderer(resolver) { internal.addToolRenderer(resolver); },
-      sendMessage: action("sendMessage", (msg, options) => { session("sendMessage", { message: msg, options: options || {} }); }),
-      sendUserMessage: action("sendUserMessage", (content, options) => { session("sendUserMessage", { content, options: options || {} }); }),
-      appendEntry: action("appendEntry", (customType, data) => { session("appendEntry", { customType, data }); }),
-      setSessionName: action("setSessionName", (name) => { session("setSessionName", { name }); }),
-      getSessionName: action("getSessionName", () => session("getSessionName")),
-      setLabel: action("setLabel", (entryId, label) => { session("setLabel", { entryId, label }); }),
-      getActiveTools: action("getActiveTools", () => session("getActiveTools")),
-      setActiveTools: action("setActiveTools", (names) => { session("setActiveTools", { names }); }),
+      registerMessageRenderer(customType, renderer) {
+        internal.addMessageRenderer(customType, renderer);
+      },
+      registerEntryRenderer() {},
+      registerMarkdownTransformer() {},
+      registerToolRenderer(resolver) {
+        internal.addToolRenderer(resolver);
+      },
+      sendMessage: action("sendMessage", (msg, options) => {
+        session(SessionOp.sendMessage, { message: msg, options: options || {} });
+      }),
+      sendUserMessage: action("sendUserMessage", (content, options) => {
+        session(SessionOp.sendUserMessage, { content, options: options || {} });
+      }),
+      appendEntry: action("appendEntry", (customType, data) => {
+        session(SessionOp.appendEntry, { customType, data });
+      }),
+      setSessionName: action("setSessionName", (name) => {
+        session(SessionOp.setSessionName, { name });
+      }),
+      getSessionName: action("getSessionName", () => session(SessionOp.getSessionName)),
+      setLabel: action("setLabel", (entryId, label) => {
+        session(SessionOp.setLabel, { entryId, label });
+      }),
+      getActiveTools: action("getActiveTools", () => session(SessionOp.getActiveTools)),
+      setActiveTools: action("setActiveTools", (names) => {
+        session(SessionOp.setActiveTools, { names });
+      }),
       getAllTools: action("getAllTools", () => internal.allTools([...tools.values()])),
-      getCommands: action("getCommands", () => [...commands.values()].map((c) => ({ name: c.name, description: c.options.description, source: "extension", sourceInfo: { path: c.ext.path } }))),
-      getThinkingLevel: action("getThinkingLevel", () => session("getThinkingLevel")),
-      setThinkingLevel: action("setThinkingLevel", (level) => { session("setThinkingLevel", { level }); }),
+      getCommands: action("getCommands", () =>
+        [...commands.values()].map((c) => ({
+          name: c.name,
+          description: c.options.description,
+          source: "extension",
+          sourceInfo: { path: c.ext.path },
+        })),
+      ),
+      getThinkingLevel: action("getThinkingLevel", () => session(SessionOp.getThinkingLevel)),
+      setThinkingLevel: action("setThinkingLevel", (level) => {
+        session(SessionOp.setThinkingLevel, { level });
+      }),
       // False when the model's provider has no credentials; the switch happens once a
       // running prompt has finished (session-only, the default is unchanged… see docs).
       setModel: async (model) => {
         if (ext.state === "loading") throw new Error(NOT_BOUND);
         if (!model || !internal.modelRegistry.hasConfiguredAuth(model)) return false;
-        session("setModel", { provider: model.provider, id: model.id });
+        session(SessionOp.setModel, { provider: model.provider, id: model.id });
         return true;
       },
       getSettings: () => ({}),
       exec(command, args, options) {
         const o = options || {};
-        return internal.execAsync(command, args || [], { cwd: o.cwd || settings.cwd, timeout: o.timeout, env: o.env }).then((r) => ({ stdout: r.stdout, stderr: r.stderr, code: r.status === null ? 1 : r.status, killed: !!r.killed }));
+        return internal
+          .execAsync(command, args || [], { cwd: o.cwd || settings.cwd, timeout: o.timeout, env: o.env })
+          .then((r) => ({
+            stdout: r.stdout,
+            stderr: r.stderr,
+            code: r.status === null ? 1 : r.status,
+            killed: !!r.killed,
+          }));
       },
-      registerProvider(name, config) { internal.registerProvider(ext, name, config); },
-      unregisterProvider(name) { internal.unregisterProvider(ext, name); },
-      registerMcpServer() { throw internal.unsupported("pi.registerMcpServer"); },
-      registerVirtualModel() { throw internal.unsupported("pi.registerVirtualModel"); },
-      refreshTools() { try { session("refreshTools"); } catch (_) { /* not bound yet */ } },
+      registerProvider(name, config) {
+        internal.registerProvider(ext, name, config);
+      },
+      unregisterProvider(name) {
+        internal.unregisterProvider(ext, name);
+      },
+      registerMcpServer() {
+        throw internal.unsupported("pi.registerMcpServer");
+      },
+      registerVirtualModel() {
+        throw internal.unsupported("pi.registerVirtualModel");
+      },
+      refreshTools() {
+        try {
+          session(SessionOp.refreshTools);
+        } catch (_) {
+          /* not bound yet */
+        }
+      },
       events: {
         emit: (channel, data) => bus.emit(channel, data),
         // The subscriptions of a runtime end with it (session replacement, reload).
-        on: (channel, fn) => { const off = bus.on(channel, fn); ext.unsubscribe.push(off); return off; },
+        on: (channel, fn) => {
+          const off = bus.on(channel, fn);
+          ext.unsubscribe.push(off);
+          return off;
+        },
       },
     };
   }
@@ -373,17 +429,38 @@
     for (const ext of extensions) for (const [name, list] of ext.handlers) if (list.length) events.add(name);
     return {
       tools: [...tools.values()].map(({ ext, def }) => ({
-        name: def.name, label: def.label || def.name, description: def.description || "",
-        parameters: JSON.parse(JSON.stringify(def.parameters)), promptSnippet: def.promptSnippet, promptGuidelines: def.promptGuidelines || [],
-        executionMode: def.executionMode || "parallel", extensionPath: ext.path,
+        name: def.name,
+        label: def.label || def.name,
+        description: def.description || "",
+        parameters: JSON.parse(JSON.stringify(def.parameters)),
+        promptSnippet: def.promptSnippet,
+        promptGuidelines: def.promptGuidelines || [],
+        executionMode: def.executionMode || "parallel",
+        extensionPath: ext.path,
         exposure: typeof def.exposure === "string" ? def.exposure : "direct",
         defaultActive: typeof def.defaultActive === "boolean" ? def.defaultActive : undefined,
         prepareLoadout: typeof def.prepareLoadout === "function",
       })),
-      commands: [...commands.values()].map((c) => ({ name: c.name, description: c.options.description, extensionPath: c.ext.path })),
-      flags: [...flags.entries()].map(([name, f]) => ({ name, type: f.options.type, description: f.options.description })),
-      shortcuts: [...shortcuts.values()].map((s) => ({ shortcut: s.shortcut, description: s.options.description, extensionPath: s.ext.path })),
-      renderers: internal.rendererSummary([...tools.values()].filter(({ def }) => def.renderCall || def.renderResult || def.renderShell).map(({ def }) => def.name)),
+      commands: [...commands.values()].map((c) => ({
+        name: c.name,
+        description: c.options.description,
+        extensionPath: c.ext.path,
+      })),
+      flags: [...flags.entries()].map(([name, f]) => ({
+        name,
+        type: f.options.type,
+        description: f.options.description,
+      })),
+      shortcuts: [...shortcuts.values()].map((s) => ({
+        shortcut: s.shortcut,
+        description: s.options.description,
+        extensionPath: s.ext.path,
+      })),
+      renderers: internal.rendererSummary(
+        [...tools.values()]
+          .filter(({ def }) => def.renderCall || def.renderResult || def.renderShell)
+          .map(({ def }) => def.name),
+      ),
       events: [...events],
       providers: internal.providerSpecs(),
       apis: internal.customApis(),
@@ -428,8 +505,10 @@
         try {
           const ns = await internal.importEntry(path);
           let factory = ns && ns.default;
-          if (factory && typeof factory !== "function" && typeof factory.default === "function") factory = factory.default;
-          if (typeof factory !== "function") throw new Error(`Extension does not export a valid factory function: ${path}`);
+          if (factory && typeof factory !== "function" && typeof factory.default === "function")
+            factory = factory.default;
+          if (typeof factory !== "function")
+            throw new Error(`Extension does not export a valid factory function: ${path}`);
           await factory(api);
           ext.state = "active";
           internal.commitProviders(ext);
@@ -442,9 +521,13 @@
           // The user's file and line where the factory failed (our own frames are
           // `kc:`); syntax errors name theirs already.
           const stack = stackOf(e);
-          const frame = stack && e.code !== "ERR_KC_SYNTAX"
-            ? stack.split("\n").map((l) => l.trim()).find((l) => l.startsWith("at ") && !l.includes("kc:"))
-            : undefined;
+          const frame =
+            stack && e.code !== "ERR_KC_SYNTAX"
+              ? stack
+                  .split("\n")
+                  .map((l) => l.trim())
+                  .find((l) => l.startsWith("at ") && !l.includes("kc:"))
+              : undefined;
           const where = frame && /([^\s(]+:\d+:\d+)\)?$/.exec(frame);
           errors.push({ path, message: where ? `${message(e)}\n    at ${where[1]}` : message(e), stack });
         }
@@ -458,124 +541,51 @@
       generation++;
       for (const ext of extensions) {
         ext.state = "stale";
-        for (const off of ext.unsubscribe.splice(0)) { try { off(); } catch {} }
+        for (const off of ext.unsubscribe.splice(0)) {
+          try {
+            off();
+          } catch {}
+        }
       }
       extensions.length = 0;
       tools.clear();
       commands.clear();
       shortcuts.clear();
       internal.resetTerminalUi();
+      internal.resetRenderers();
+      internal.resetAutocomplete();
       flags.clear();
       if (reload) internal.records.clear();
       const paths = settings.paths || [];
       settings.paths = [];
       return calls.load({ paths, cwd: settings.cwd, mode: settings.mode, flags: settings.flags });
     },
-    async dispatch({ event: name, payload }) {
-      const errors = [];
-      const event = Object.assign({ type: name }, payload);
-      let result = null;
-      if (name === "tool_call") {
-        const before = JSON.stringify(event.input);
-        await run(name, event, (r) => { if (r && r.block) { result = { block: true, reason: r.reason || "Blocked by extension" }; return true; } return false; }, errors);
-        const after = JSON.stringify(event.input);
-        if (!result && after !== before) result = { input: event.input };
-      } else if (name === "project_trust") {
-        // The first "yes" or "no" decides; "undecided" (or nothing) falls through.
-        await run(name, event, (r) => {
-          if (r && (r.trusted === "yes" || r.trusted === "no")) { result = { trusted: r.trusted, remember: r.remember === true }; return true; }
-          return false;
-        }, errors);
-      } else if (name === "tool_result") {
-        const patch = {};
-        await run(name, event, (r) => {
-          if (!r || typeof r !== "object") return false;
-          for (const key of ["content", "details", "isError"]) if (r[key] !== undefined) { patch[key] = r[key]; event[key] = r[key]; }
-          return false;
-        }, errors);
-        result = patch;
-      } else if (name === "input") {
-        result = { action: "continue" };
-        await run(name, event, (r) => {
-          if (!r || r.action === "continue") return false;
-          if (r.action === "handled") { result = { action: "handled" }; return true; }
-          if (r.action === "transform") { event.text = r.text; if (r.images) event.images = r.images; result = { action: "transform", text: event.text, images: event.images }; }
-          return false;
-        }, errors);
-      } else if (name === "before_agent_start") {
-        result = { messages: [] };
-        await run(name, event, (r) => {
-          if (!r) return false;
-          if (r.message) result.messages.push(r.message);
-          if (typeof r.systemPrompt === "string") { result.systemPrompt = r.systemPrompt; event.systemPrompt = r.systemPrompt; }
-          return false;
-        }, errors);
-      } else if (name === "message_end") {
-        // A `{message}` with the same role replaces it; each handler sees the one before.
-        const role = event.message && event.message.role;
-        await run(name, event, (r, ev, ext) => {
-          if (!r || !r.message) return false;
-          if (r.message.role !== role) {
-            errors.push({ extensionPath: ext.path, event: "message_end", error: "message_end handlers must return a message with the same role" });
-            return false;
-          }
-          event.message = r.message;
-          result = { message: r.message };
-          return false;
-        }, errors);
-      } else if (name === "before_provider_headers") {
-        // Handlers edit `event.headers` in place; what they leave is sent.
-        await run(name, event, null, errors);
-        result = { headers: event.headers };
-      } else if (name === "before_provider_request") {
-        // Any non-undefined return replaces the payload; later handlers see the new one.
-        await run(name, event, (r) => { if (r !== undefined) { event.payload = r; result = { payload: r }; } return false; }, errors);
-      } else if (name === "context") {
-        const before = JSON.stringify(event.messages);
-        await run(name, event, (r) => { if (r && Array.isArray(r.messages)) event.messages = r.messages; return false; }, errors);
-        if (JSON.stringify(event.messages) !== before) result = { messages: event.messages };
-      } else if (name === "resources_discover") {
-        // Every handler's paths in load order, each with the extension that named it.
-        result = { skillPaths: [], promptPaths: [], themePaths: [] };
-        await run(name, event, (r, _event, ext) => {
-          if (!r || typeof r !== "object") return false;
-          for (const key of Object.keys(result)) {
-            if (!Array.isArray(r[key])) continue;
-            for (const path of r[key]) if (typeof path === "string") result[key].push({ path, extensionPath: ext.path });
-          }
-          return false;
-        }, errors);
-      } else if (name === "user_bash") {
-        // The first handler with `{result}` (or `{operations}`) takes the command.
-        await run(name, event, (r) => {
-          if (!r || typeof r !== "object" || (r.result === undefined && r.operations === undefined)) return false;
-          result = r.result !== undefined ? { result: r.result } : { operations: true };
-          return true;
-        }, errors);
-        // A throwing handler blocks the command (fail-safe, as for tool_call).
-        if (!result && errors.length > 0) result = { blocked: `${errors[0].error}` };
-      } else if (name.startsWith("session_before_")) {
-        // The last result stands; the first `cancel: true` stops and cancels.
-        await run(name, event, (r) => {
-          if (!r || typeof r !== "object") return false;
-          result = r;
-          return r.cancel === true;
-        }, errors);
-      } else {
-        await run(name, event, null, errors);
-      }
-      return { result, errors };
-    },
+    // The composition rules are dispatch.js's (an async function: no extra tick here).
+    dispatch: (request) => internal.dispatchEvent(run, request),
     async executeTool({ name, toolCallId, params }) {
       const entry = tools.get(name);
       if (!entry) return { error: `Tool ${name} not found` };
       const controller = new AbortController();
       running.set(toolCallId, controller);
-      const onUpdate = (partial) => { kc.toolUpdate(JSON.stringify({ toolCallId, partial })); };
+      const onUpdate = (partial) => {
+        kc.toolUpdate(JSON.stringify({ toolCallId, partial }));
+      };
       try {
-        const r = await entry.def.execute(toolCallId, params, controller.signal, onUpdate, context({ signal: controller.signal, members: toolMembers(toolCallId) }));
+        const r = await entry.def.execute(
+          toolCallId,
+          params,
+          controller.signal,
+          onUpdate,
+          context({ signal: controller.signal, members: toolMembers(toolCallId) }),
+        );
         const out = r && typeof r === "object" ? r : { content: [{ type: "text", text: String(r) }] };
-        return { content: Array.isArray(out.content) ? out.content : [], details: out.details, isError: !!out.isError, terminate: out.terminate === true, usage: out.usage };
+        return {
+          content: Array.isArray(out.content) ? out.content : [],
+          details: out.details,
+          isError: !!out.isError,
+          terminate: out.terminate === true,
+          usage: out.usage,
+        };
       } catch (e) {
         return { error: message(e) };
       } finally {
@@ -586,9 +596,14 @@
     // declarations the model gets (later hooks win a description; hidden ones add up).
     async loadout({ declared, callable, registered, exposures, guidelines }) {
       const loadout = {
-        declared, callable, registered,
+        declared,
+        callable,
+        registered,
         getExposure: (name) => exposures[name] || "direct",
-        getNamespace: (name) => { const entry = tools.get(name); return entry ? entry.def.namespace : undefined; },
+        getNamespace: (name) => {
+          const entry = tools.get(name);
+          return entry ? entry.def.namespace : undefined;
+        },
         getPromptGuidelines: (name) => guidelines[name] || [],
       };
       const descriptions = {};
@@ -599,10 +614,17 @@
         if (!entry || typeof entry.def.prepareLoadout !== "function") continue;
         try {
           const changes = entry.def.prepareLoadout(loadout);
-          for (const [name, text] of Object.entries((changes && changes.descriptions) || {})) descriptions[name] = String(text);
-          for (const name of (changes && changes.hiddenDeclarations) || []) if (!hidden.includes(name)) hidden.push(String(name));
+          for (const [name, text] of Object.entries((changes && changes.descriptions) || {}))
+            descriptions[name] = String(text);
+          for (const name of (changes && changes.hiddenDeclarations) || [])
+            if (!hidden.includes(name)) hidden.push(String(name));
         } catch (e) {
-          errors.push({ extensionPath: entry.ext.path, event: "prepare_loadout", error: message(e), stack: stackOf(e) });
+          errors.push({
+            extensionPath: entry.ext.path,
+            event: "prepare_loadout",
+            error: message(e),
+            stack: stackOf(e),
+          });
         }
       }
       return { descriptions, hidden, errors };
@@ -635,7 +657,10 @@
         await entry.options.handler(args, commandContext());
         return { found: true, errors: [] };
       } catch (e) {
-        return { found: true, errors: [{ extensionPath: entry.ext.path, event: "command", error: message(e), stack: stackOf(e) }] };
+        return {
+          found: true,
+          errors: [{ extensionPath: entry.ext.path, event: "command", error: message(e), stack: stackOf(e) }],
+        };
       }
     },
   };
@@ -647,7 +672,8 @@
       const fn = calls[method];
       if (!fn) throw new Error(`unknown host call ${method}`);
       const value = await fn(JSON.parse(payload));
-      if (value && typeof value === "object" && typeof value.error === "string" && method === "executeTool") return JSON.stringify({ error: value.error });
+      if (value && typeof value === "object" && typeof value.error === "string" && method === "executeTool")
+        return JSON.stringify({ error: value.error });
       return JSON.stringify({ ok: value === undefined ? null : value });
     } catch (e) {
       return JSON.stringify({ error: message(e) });
@@ -658,6 +684,10 @@
   // `post`) answers nothing. A call unwound by an abort rejects: that is an answer too.
   g.__kc_call = function (method, payload, id) {
     const settled = call(method, payload);
-    if (id !== undefined) settled.then((text) => kc.reply(id, text), (e) => kc.reply(id, JSON.stringify({ error: message(e) })));
+    if (id !== undefined)
+      settled.then(
+        (text) => kc.reply(id, text),
+        (e) => kc.reply(id, JSON.stringify({ error: message(e) })),
+      );
   };
 })(globalThis);

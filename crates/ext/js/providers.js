@@ -7,6 +7,7 @@
   const internal = g.__kcInternal;
   const kc = internal.kc;
   const op = internal.op;
+  const SessionOp = internal.SessionOp;
   const ai = internal.hostModule("ai");
   const calls = (internal.extraCalls = internal.extraCalls || {});
 
@@ -18,7 +19,9 @@
       this.queue = [];
       this.waiting = [];
       this.done = false;
-      this.finalResultPromise = new Promise((resolve) => { this.resolveFinalResult = resolve; });
+      this.finalResultPromise = new Promise((resolve) => {
+        this.resolveFinalResult = resolve;
+      });
     }
     push(event) {
       if (this.done) return;
@@ -46,20 +49,39 @@
         }
       }
     }
-    result() { return this.finalResultPromise; }
+    result() {
+      return this.finalResultPromise;
+    }
   }
   class AssistantMessageEventStream extends EventStream {
     constructor() {
-      super((e) => e.type === "done" || e.type === "error", (e) => (e.type === "done" ? e.message : e.error));
+      super(
+        (e) => e.type === "done" || e.type === "error",
+        (e) => (e.type === "done" ? e.message : e.error),
+      );
     }
   }
   const createAssistantMessageEventStream = () => new AssistantMessageEventStream();
 
-  const emptyUsage = () => ({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } });
+  const emptyUsage = () => ({
+    input: 0,
+    output: 0,
+    cacheRead: 0,
+    cacheWrite: 0,
+    totalTokens: 0,
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+  });
   function failure(model, text, reason) {
     return {
-      role: "assistant", content: [], api: model && model.api, provider: model && model.provider, model: model && model.id,
-      usage: emptyUsage(), stopReason: reason || "error", errorMessage: text, timestamp: Date.now(),
+      role: "assistant",
+      content: [],
+      api: model && model.api,
+      provider: model && model.provider,
+      model: model && model.id,
+      usage: emptyUsage(),
+      stopReason: reason || "error",
+      errorMessage: text,
+      timestamp: Date.now(),
     };
   }
   function calculateCost(model, usage) {
@@ -79,18 +101,27 @@
 
   function validate(name, config) {
     if (!config || typeof config !== "object") throw new TypeError(`Provider ${name}: config must be an object`);
-    if (config.streamSimple && !config.api) throw new Error(`Provider ${name}: "api" is required when registering streamSimple.`);
+    if (config.streamSimple && !config.api)
+      throw new Error(`Provider ${name}: "api" is required when registering streamSimple.`);
     if (!config.models || config.models.length === 0) return;
     if (!config.baseUrl) throw new Error(`Provider ${name}: "baseUrl" is required when defining models.`);
-    if (!config.apiKey && !config.oauth) throw new Error(`Provider ${name}: "apiKey" or "oauth" is required when defining models.`);
-    for (const m of config.models) if (!m.api && !config.api) throw new Error(`Provider ${name}, model ${m.id}: no "api" specified.`);
+    if (!config.apiKey && !config.oauth)
+      throw new Error(`Provider ${name}: "apiKey" or "oauth" is required when defining models.`);
+    for (const m of config.models)
+      if (!m.api && !config.api) throw new Error(`Provider ${name}, model ${m.id}: no "api" specified.`);
   }
   // What Rust keeps of a config: its JSON, the functions reduced to markers.
   function jsonConfig(config) {
     const out = {};
     for (const [k, v] of Object.entries(config)) {
-      if (typeof v === "function") { if (k === "streamSimple") out.streamSimple = true; continue; }
-      if (k === "oauth") { out.oauth = v ? { name: v.name } : null; continue; }
+      if (typeof v === "function") {
+        if (k === "streamSimple") out.streamSimple = true;
+        continue;
+      }
+      if (k === "oauth") {
+        out.oauth = v ? { name: v.name } : null;
+        continue;
+      }
       if (v !== undefined) out[k] = JSON.parse(JSON.stringify(v));
     }
     return out;
@@ -102,24 +133,34 @@
       apis.set(config.api, { streamSimple, stream: streamSimple, sourceId: `provider:${name}` });
     }
     const existing = registered.find((r) => r.name === name);
-    if (!existing) { registered.push({ ext: entry.ext, name, config: Object.assign({}, config) }); return; }
+    if (!existing) {
+      registered.push({ ext: entry.ext, name, config: Object.assign({}, config) });
+      return;
+    }
     for (const k of Object.keys(config)) if (config[k] !== undefined) existing.config[k] = config[k];
   }
   internal.registerProvider = function (ext, name, config) {
-    if (typeof name === "object" && name && typeof name.id === "string") return internal.registerProvider(ext, name.id, name);
+    if (typeof name === "object" && name && typeof name.id === "string")
+      return internal.registerProvider(ext, name.id, name);
     // Queued as the reference does; a bad config is reported when the queue is applied.
-    if (ext.state === "loading") { (ext.providers = ext.providers || []).push({ ext, name, config }); return; }
+    if (ext.state === "loading") {
+      (ext.providers = ext.providers || []).push({ ext, name, config });
+      return;
+    }
     // After loading it takes effect at once (a bad config throws to the caller): the
     // session's registry takes the provider, its models can be listed and selected.
     validate(name, config);
-    op(kc.session("registerProvider", JSON.stringify({ name, config: jsonConfig(config), extensionPath: ext.path })));
+    internal.session(SessionOp.registerProvider, { name, config: jsonConfig(config), extensionPath: ext.path });
     apply({ ext, name, config });
   };
   internal.unregisterProvider = function (ext, name) {
-    if (ext.state === "loading") { ext.providers = (ext.providers || []).filter((p) => p.name !== name); return; }
+    if (ext.state === "loading") {
+      ext.providers = (ext.providers || []).filter((p) => p.name !== name);
+      return;
+    }
     const index = registered.findIndex((r) => r.name === name);
     if (index >= 0) registered.splice(index, 1);
-    op(kc.session("unregisterProvider", JSON.stringify({ name })));
+    internal.session(SessionOp.unregisterProvider, { name });
   };
   // Applies what an extension queued while loading; a registration that fails is reported
   // (`register_provider`) and the extension stays loaded, as in the reference.
@@ -129,12 +170,15 @@
         validate(entry.name, entry.config);
         apply(entry);
       } catch (e) {
-        ext.diagnostics.push(`Extension error (${ext.path}, register_provider): ${e && e.message ? e.message : String(e)}`);
+        ext.diagnostics.push(
+          `Extension error (${ext.path}, register_provider): ${e && e.message ? e.message : String(e)}`,
+        );
       }
     }
     ext.providers = [];
   };
-  internal.providerSpecs = () => registered.map((r) => ({ name: r.name, config: jsonConfig(r.config), extensionPath: r.ext.path }));
+  internal.providerSpecs = () =>
+    registered.map((r) => ({ name: r.name, config: jsonConfig(r.config), extensionPath: r.ext.path }));
   internal.customApis = () => [...apis.keys()];
 
   function registerApiProvider(provider, sourceId) {
@@ -143,7 +187,9 @@
     if (typeof streamSimple !== "function") throw new TypeError(`API provider ${provider.api} has no stream function`);
     apis.set(provider.api, { streamSimple, stream: provider.stream || streamSimple, sourceId });
   }
-  function unregisterApiProviders(sourceId) { for (const [api, p] of [...apis]) if (p.sourceId === sourceId) apis.delete(api); }
+  function unregisterApiProviders(sourceId) {
+    for (const [api, p] of [...apis]) if (p.sourceId === sourceId) apis.delete(api);
+  }
 
   // ---- JS providers driven by the agent loop (Rust calls `streamSimple`) ----
   const jsStreams = new Map(); // streamId -> AbortController
@@ -155,7 +201,8 @@
     if (event.type === "start") out.partial = event.partial;
     if (event.type === "toolcall_start" && event.partial && Array.isArray(event.partial.content)) {
       const block = event.partial.content[event.contentIndex] || {};
-      out.id = block.id || ""; out.toolName = block.name || "";
+      out.id = block.id || "";
+      out.toolName = block.name || "";
     }
     return out;
   }
@@ -168,7 +215,10 @@
   function headerObject(headers) {
     const out = {};
     if (!headers) return out;
-    if (typeof headers.forEach === "function" && !Array.isArray(headers)) headers.forEach((v, k) => { out[String(k).toLowerCase()] = String(v); });
+    if (typeof headers.forEach === "function" && !Array.isArray(headers))
+      headers.forEach((v, k) => {
+        out[String(k).toLowerCase()] = String(v);
+      });
     else for (const [k, v] of Object.entries(headers)) out[String(k).toLowerCase()] = String(v);
     return out;
   }
@@ -179,7 +229,8 @@
     jsStreams.set(streamId, controller);
     const opts = clean(options);
     opts.signal = controller.signal;
-    opts.onPayload = async (payload) => (hasPayloadHook ? op(await kc.jsStreamPayload(streamId, JSON.stringify(payload))) : undefined);
+    opts.onPayload = async (payload) =>
+      hasPayloadHook ? op(await kc.jsStreamPayload(streamId, JSON.stringify(payload))) : undefined;
     opts.onResponse = async (response) => {
       if (!hasResponseHook || !response) return;
       op(await kc.jsStreamResponse(streamId, response.status || 0, JSON.stringify(headerObject(response.headers))));
@@ -222,16 +273,35 @@
     const c = state.partial && state.partial.content;
     const i = event.contentIndex;
     switch (event.type) {
-      case "start": state.partial = event.partial; break;
-      case "text_start": c[i] = { type: "text", text: "" }; break;
-      case "text_delta": if (c[i]) c[i].text += event.delta; break;
-      case "text_end": if (c[i]) c[i].text = event.content; break;
-      case "thinking_start": c[i] = { type: "thinking", thinking: "" }; break;
-      case "thinking_delta": if (c[i]) c[i].thinking += event.delta; break;
-      case "thinking_end": if (c[i]) c[i].thinking = event.content; break;
-      case "toolcall_start": c[i] = { type: "toolCall", id: event.id, name: event.toolName, arguments: {} }; break;
-      case "toolcall_end": c[i] = event.toolCall; break;
-      default: break;
+      case "start":
+        state.partial = event.partial;
+        break;
+      case "text_start":
+        c[i] = { type: "text", text: "" };
+        break;
+      case "text_delta":
+        if (c[i]) c[i].text += event.delta;
+        break;
+      case "text_end":
+        if (c[i]) c[i].text = event.content;
+        break;
+      case "thinking_start":
+        c[i] = { type: "thinking", thinking: "" };
+        break;
+      case "thinking_delta":
+        if (c[i]) c[i].thinking += event.delta;
+        break;
+      case "thinking_end":
+        if (c[i]) c[i].thinking = event.content;
+        break;
+      case "toolcall_start":
+        c[i] = { type: "toolCall", id: event.id, name: event.toolName, arguments: {} };
+        break;
+      case "toolcall_end":
+        c[i] = event.toolCall;
+        break;
+      default:
+        break;
     }
     if (event.type !== "done" && event.type !== "error") event.partial = state.partial;
     return event;
@@ -239,14 +309,34 @@
   function rustStream(model, context, options, builtin, reportedApi) {
     const out = createAssistantMessageEventStream();
     const o = options || {};
-    const ctxJson = { systemPrompt: context && context.systemPrompt, messages: (context && context.messages) || [], tools: (context && context.tools) || [] };
+    const ctxJson = {
+      systemPrompt: context && context.systemPrompt,
+      messages: (context && context.messages) || [],
+      tools: (context && context.tools) || [],
+    };
     const jsonOptions = clean({
-      apiKey: o.apiKey, reasoning: o.reasoning || o.reasoningEffort, maxTokens: o.maxTokens, temperature: o.temperature,
-      headers: o.headers, sessionId: o.sessionId, cacheRetention: o.cacheRetention,
+      apiKey: o.apiKey,
+      reasoning: o.reasoning || o.reasoningEffort,
+      maxTokens: o.maxTokens,
+      temperature: o.temperature,
+      headers: o.headers,
+      sessionId: o.sessionId,
+      cacheRetention: o.cacheRetention,
     });
     let id;
     try {
-      id = op(kc.modelStream(JSON.stringify({ model, context: ctxJson, options: jsonOptions, builtin: !!builtin, onPayload: typeof o.onPayload === "function", onResponse: typeof o.onResponse === "function" })));
+      id = op(
+        kc.modelStream(
+          JSON.stringify({
+            model,
+            context: ctxJson,
+            options: jsonOptions,
+            builtin: !!builtin,
+            onPayload: typeof o.onPayload === "function",
+            onResponse: typeof o.onResponse === "function",
+          }),
+        ),
+      );
     } catch (e) {
       const error = failure(model, e.message);
       out.push({ type: "error", reason: "error", error });
@@ -302,25 +392,43 @@
   }
   // These name their wire API, whatever the model's `api` says (an extension's own API id
   // delegating to ours); messages keep the model's `api`, as pi's do.
-  const builtinStream = (api) => (model, context, options) => rustStream(Object.assign({}, model, { api }), context, options, true, model.api);
+  const builtinStream = (api) => (model, context, options) =>
+    rustStream(Object.assign({}, model, { api }), context, options, true, model.api);
 
   // ---- models ----
   const allModels = () => op(kc.models());
   const sameModel = (a, b) => a && b && a.provider === b.provider && a.id === b.id;
-  function getModel(provider, id) { const m = allModels().find((x) => x.model.provider === provider && x.model.id === id); return m && m.model; }
-  function getModels(provider) { return allModels().map((x) => x.model).filter((m) => provider === undefined || m.provider === provider); }
-  function getProviders() { return [...new Set(allModels().map((x) => x.model.provider))]; }
-  async function auth(model) { return op(await kc.modelAuth(JSON.stringify(model))); }
+  function getModel(provider, id) {
+    const m = allModels().find((x) => x.model.provider === provider && x.model.id === id);
+    return m && m.model;
+  }
+  function getModels(provider) {
+    return allModels()
+      .map((x) => x.model)
+      .filter((m) => provider === undefined || m.provider === provider);
+  }
+  function getProviders() {
+    return [...new Set(allModels().map((x) => x.model.provider))];
+  }
+  async function auth(model) {
+    return op(await kc.modelAuth(JSON.stringify(model)));
+  }
 
   internal.modelRegistry = {
     getAll: () => getModels(),
-    getAvailable: () => allModels().filter((x) => x.available).map((x) => x.model),
+    getAvailable: () =>
+      allModels()
+        .filter((x) => x.available)
+        .map((x) => x.model),
     find: (provider, id) => getModel(provider, id),
     hasConfiguredAuth: (model) => allModels().some((x) => sameModel(x.model, model) && x.available),
     isUsingOAuth: () => false,
     getError: () => undefined,
     refresh() {},
-    async getApiKey(model) { const a = await auth(model); return a ? a.apiKey || undefined : undefined; },
+    async getApiKey(model) {
+      const a = await auth(model);
+      return a ? a.apiKey || undefined : undefined;
+    },
     async getApiKeyForProvider(provider) {
       const model = getModels(provider)[0];
       if (!model) return undefined;
@@ -337,25 +445,46 @@
         return { ok: false, error: e.message };
       }
     },
-    getProviderDisplayName: (provider) => { const r = registered.find((p) => p.name === provider); return (r && (r.config.name || (r.config.oauth && r.config.oauth.name))) || provider; },
+    getProviderDisplayName: (provider) => {
+      const r = registered.find((p) => p.name === provider);
+      return (r && (r.config.name || (r.config.oauth && r.config.oauth.name))) || provider;
+    },
     streamSimple: (model, context, options) => streamSimple(model, context, options),
     complete: (model, context, options) => streamSimple(model, context, options).result(),
     registerProvider: internal.missing("ctx.modelRegistry.registerProvider"),
   };
 
   Object.assign(ai, {
-    EventStream, AssistantMessageEventStream, createAssistantMessageEventStream,
+    EventStream,
+    AssistantMessageEventStream,
+    createAssistantMessageEventStream,
     calculateCost,
-    stream, streamSimple,
+    stream,
+    streamSimple,
     complete: (model, context, options) => stream(model, context, options).result(),
     completeSimple: (model, context, options) => streamSimple(model, context, options).result(),
-    streamAnthropic: builtinStream("anthropic-messages"), streamSimpleAnthropic: builtinStream("anthropic-messages"),
-    streamOpenAIResponses: builtinStream("openai-responses"), streamSimpleOpenAIResponses: builtinStream("openai-responses"),
-    streamOpenAICompletions: builtinStream("openai-completions"), streamSimpleOpenAICompletions: builtinStream("openai-completions"),
-    streamGoogle: builtinStream("google-generative-ai"), streamSimpleGoogle: builtinStream("google-generative-ai"),
-    registerApiProvider, unregisterApiProviders,
-    getApiProvider: (api) => { const p = apis.get(api); return p ? { api, stream: p.stream, streamSimple: p.streamSimple } : undefined; },
-    getModel, getModels, getProviders,
-    getCurrentTools: (messages) => { let tools = []; for (const m of messages || []) if (m.role === "system" && Array.isArray(m.toolsAdded)) tools = tools.concat(m.toolsAdded); return tools; },
+    streamAnthropic: builtinStream("anthropic-messages"),
+    streamSimpleAnthropic: builtinStream("anthropic-messages"),
+    streamOpenAIResponses: builtinStream("openai-responses"),
+    streamSimpleOpenAIResponses: builtinStream("openai-responses"),
+    streamOpenAICompletions: builtinStream("openai-completions"),
+    streamSimpleOpenAICompletions: builtinStream("openai-completions"),
+    streamGoogle: builtinStream("google-generative-ai"),
+    streamSimpleGoogle: builtinStream("google-generative-ai"),
+    registerApiProvider,
+    unregisterApiProviders,
+    getApiProvider: (api) => {
+      const p = apis.get(api);
+      return p ? { api, stream: p.stream, streamSimple: p.streamSimple } : undefined;
+    },
+    getModel,
+    getModels,
+    getProviders,
+    getCurrentTools: (messages) => {
+      let tools = [];
+      for (const m of messages || [])
+        if (m.role === "system" && Array.isArray(m.toolsAdded)) tools = tools.concat(m.toolsAdded);
+      return tools;
+    },
   });
 })(globalThis);

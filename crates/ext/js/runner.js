@@ -7,7 +7,12 @@
   const kc = g.__kc;
   delete g.__kc;
   const internal = Object.create(null);
-  Object.defineProperty(g, "__kcInternal", { value: internal, enumerable: false, configurable: false, writable: false });
+  Object.defineProperty(g, "__kcInternal", {
+    value: internal,
+    enumerable: false,
+    configurable: false,
+    writable: false,
+  });
   internal.kc = kc;
 
   function fail(error) {
@@ -18,7 +23,8 @@
     if (error.spawnargs) e.spawnargs = error.spawnargs;
     if (typeof error.errno === "number") e.errno = error.errno;
     else if (error.code === "ENOENT") e.errno = -2;
-    if (error.code === "ERR_UNKNOWN_SIGNAL" || error.code === "ERR_INVALID_ARG_TYPE") Object.setPrototypeOf(e, TypeError.prototype);
+    if (error.code === "ERR_UNKNOWN_SIGNAL" || error.code === "ERR_INVALID_ARG_TYPE")
+      Object.setPrototypeOf(e, TypeError.prototype);
     return e;
   }
   function op(text) {
@@ -37,24 +43,31 @@
   internal.unsupported = unsupported;
   // A function standing for an export we lack: importing it works, using it throws.
   internal.missing = function (what) {
-    const f = function () { throw unsupported(what); };
+    const f = function () {
+      throw unsupported(what);
+    };
     return f;
   };
 
   const hosts = new Map();
-  internal.defineHost = function (id, factory) { hosts.set(id, { factory, exports: undefined }); };
+  internal.defineHost = function (id, factory) {
+    hosts.set(id, { factory, exports: undefined });
+  };
   function hostModule(id) {
     const entry = hosts.get(id);
     if (!entry) {
       // A real built-in we do not have: it imports, and every member throws when used.
       const name = id.replace(/^node:/, "");
-      return new Proxy({}, {
-        get(_, key) {
-          if (typeof key === "symbol" || key === "then" || key === "__esModule") return undefined;
-          if (key === "default") return this;
-          return internal.missing(`${name}.${String(key)}`);
+      return new Proxy(
+        {},
+        {
+          get(_, key) {
+            if (typeof key === "symbol" || key === "then" || key === "__esModule") return undefined;
+            if (key === "default") return this;
+            return internal.missing(`${name}.${String(key)}`);
+          },
         },
-      });
+      );
     }
     if (entry.exports === undefined) {
       entry.exports = entry.factory();
@@ -71,7 +84,9 @@
     return i <= 0 ? "/" : path.slice(0, i);
   }
   internal.dirname = dirname;
-  function fileUrl(path) { return "file://" + encodeURI(path).replace(/[?#]/g, encodeURIComponent); }
+  function fileUrl(path) {
+    return "file://" + encodeURI(path).replace(/[?#]/g, encodeURIComponent);
+  }
   internal.fileUrl = fileUrl;
 
   function resolve(specifier, fromDir, importer) {
@@ -192,8 +207,6 @@
     }
     return record;
   }
-  internal.load = load;
-  internal.namespaceOf = namespaceOf;
 
   // Loads an entry file and waits for a module that awaits at top level.
   internal.importEntry = async function (path) {

@@ -1,7 +1,6 @@
 // Streams: Node's `node:stream` (Readable, Writable, Duplex, Transform, PassThrough,
-// pipeline, finished), `node:string_decoder`, and the web streams (ReadableStream,
-// WritableStream, TransformStream, TextDecoderStream, TextEncoderStream). Live children's
-// stdio (`js/child_process.js`), the MCP SDK's transports and fetch bodies are built on them.
+// pipeline, finished) and `node:string_decoder`; the web streams are `webstreams.js`. Live
+// children's stdio (`js/child_process.js`) and the MCP SDK's transports are built on them.
 // Event-driven and simple: no highWaterMark accounting beyond "is anything queued".
 (function (g) {
   "use strict";
@@ -21,14 +20,24 @@
     }
     return n;
   }
-  internal.completeUpTo = completeUpTo;
   class StringDecoder {
-    constructor(encoding) { this.encoding = String(encoding || "utf8").toLowerCase().replace("-", ""); this.rest = null; }
+    constructor(encoding) {
+      this.encoding = String(encoding || "utf8")
+        .toLowerCase()
+        .replace("-", "");
+      this.rest = null;
+    }
     write(chunk) {
       if (typeof chunk === "string") return chunk;
       let bytes = chunk instanceof Uint8Array ? chunk : Buffer.from(chunk);
       if (this.encoding !== "utf8") return Buffer.from(bytes).toString(this.encoding);
-      if (this.rest) { const joined = new Uint8Array(this.rest.length + bytes.length); joined.set(this.rest); joined.set(bytes, this.rest.length); bytes = joined; this.rest = null; }
+      if (this.rest) {
+        const joined = new Uint8Array(this.rest.length + bytes.length);
+        joined.set(this.rest);
+        joined.set(bytes, this.rest.length);
+        bytes = joined;
+        this.rest = null;
+      }
       const end = completeUpTo(bytes);
       if (end < bytes.length) this.rest = bytes.slice(end);
       return new g.TextDecoder().decode(bytes.subarray(0, end));
@@ -43,15 +52,30 @@
   internal.defineHost("node:string_decoder", () => ({ StringDecoder }));
 
   // ---- node:stream ----
-  const toBuffer = (chunk, encoding) => (typeof chunk === "string" ? Buffer.from(chunk, encoding) : chunk instanceof Buffer ? chunk : chunk instanceof Uint8Array ? Object.setPrototypeOf(chunk, Buffer.prototype) : Buffer.from(chunk));
+  const toBuffer = (chunk, encoding) =>
+    typeof chunk === "string"
+      ? Buffer.from(chunk, encoding)
+      : chunk instanceof Buffer
+        ? chunk
+        : chunk instanceof Uint8Array
+          ? Object.setPrototypeOf(chunk, Buffer.prototype)
+          : Buffer.from(chunk);
   const streamError = (code, message) => Object.assign(new Error(message), { code });
 
   class Stream extends EventEmitter {
     // `src.pipe(dest)`: everything `src` gives is written to `dest`, which is ended with it.
     pipe(dest, options) {
       const end = !options || options.end !== false;
-      this.on("data", (chunk) => { if (dest.write(chunk) === false && this.pause && dest.once) { this.pause(); dest.once("drain", () => this.resume()); } });
-      if (end) this.once("end", () => { if (dest !== g.process.stdout && dest !== g.process.stderr) dest.end(); });
+      this.on("data", (chunk) => {
+        if (dest.write(chunk) === false && this.pause && dest.once) {
+          this.pause();
+          dest.once("drain", () => this.resume());
+        }
+      });
+      if (end)
+        this.once("end", () => {
+          if (dest !== g.process.stdout && dest !== g.process.stderr) dest.end();
+        });
       if (dest.emit) dest.emit("pipe", this);
       return dest;
     }
@@ -76,10 +100,16 @@
       if (o.destroy) this._destroy = o.destroy;
     }
     _read() {}
-    _destroy(error, callback) { callback(error); }
+    _destroy(error, callback) {
+      callback(error);
+    }
     push(chunk, encoding) {
       if (this._pushedEnd || this.destroyed) return false;
-      if (chunk === null) { this._pushedEnd = true; this._schedule(); return false; }
+      if (chunk === null) {
+        this._pushedEnd = true;
+        this._schedule();
+        return false;
+      }
       if (!this._objectMode) chunk = toBuffer(chunk, encoding);
       if (this._decoder && !this._objectMode) chunk = this._decoder.write(chunk);
       if (chunk === "") return true;
@@ -88,31 +118,62 @@
       this._schedule();
       return this._queue.length < 16;
     }
-    unshift(chunk) { this._queue.unshift(chunk); this._schedule(); }
-    setEncoding(encoding) { this._decoder = new StringDecoder(encoding); return this; }
+    unshift(chunk) {
+      this._queue.unshift(chunk);
+      this._schedule();
+    }
+    setEncoding(encoding) {
+      this._decoder = new StringDecoder(encoding);
+      return this;
+    }
     on(name, fn) {
       super.on(name, fn);
       if (name === "data" && this._flowing !== false) this.resume();
       return this;
     }
-    resume() { this._flowing = true; this.readableFlowing = true; this._schedule(); return this; }
-    pause() { this._flowing = false; this.readableFlowing = false; return this; }
-    isPaused() { return this._flowing === false; }
+    resume() {
+      this._flowing = true;
+      this.readableFlowing = true;
+      this._schedule();
+      return this;
+    }
+    pause() {
+      this._flowing = false;
+      this.readableFlowing = false;
+      return this;
+    }
+    isPaused() {
+      return this._flowing === false;
+    }
     read() {
-      if (this._queue.length === 0) { if (!this._pushedEnd) this._read(); this._schedule(); return null; }
-      const out = this._objectMode ? this._queue.shift() : this._decoder ? this._queue.splice(0).join("") : Buffer.concat(this._queue.splice(0));
+      if (this._queue.length === 0) {
+        if (!this._pushedEnd) this._read();
+        this._schedule();
+        return null;
+      }
+      const out = this._objectMode
+        ? this._queue.shift()
+        : this._decoder
+          ? this._queue.splice(0).join("")
+          : Buffer.concat(this._queue.splice(0));
       this._schedule();
       return out;
     }
     _schedule() {
       if (this._scheduled) return;
       this._scheduled = true;
-      queueMicrotask(() => { this._scheduled = false; this._flow(); });
+      queueMicrotask(() => {
+        this._scheduled = false;
+        this._flow();
+      });
     }
     _flow() {
       while (this._flowing && this._queue.length && !this.destroyed) this.emit("data", this._queue.shift());
       if (this._pushedEnd && this._queue.length === 0 && !this.readableEnded && this._flowing) {
-        if (this._decoder) { const rest = this._decoder.end(); if (rest) this.emit("data", rest); }
+        if (this._decoder) {
+          const rest = this._decoder.end();
+          if (rest) this.emit("data", rest);
+        }
         this.readableEnded = true;
         this.readable = false;
         this.emit("end");
@@ -123,10 +184,18 @@
       if (this.destroyed) return this;
       this.destroyed = true;
       this.readable = false;
-      this._destroy(error || null, (e) => queueMicrotask(() => { if (e) this.emit("error", e); this.emit("close"); }));
+      this._destroy(error || null, (e) =>
+        queueMicrotask(() => {
+          if (e) this.emit("error", e);
+          this.emit("close");
+        }),
+      );
       return this;
     }
-    unpipe() { this.removeAllListeners("data"); return this; }
+    unpipe() {
+      this.removeAllListeners("data");
+      return this;
+    }
     [Symbol.asyncIterator]() {
       const pending = [];
       const waiting = [];
@@ -140,20 +209,47 @@
           else w.resolve({ done: true, value: undefined });
         }
       };
-      this.on("data", (chunk) => { pending.push(chunk); settle(); });
-      this.once("end", () => { done = true; settle(); });
-      this.once("close", () => { done = true; settle(); });
-      this.once("error", (e) => { failure = e; settle(); });
+      this.on("data", (chunk) => {
+        pending.push(chunk);
+        settle();
+      });
+      this.once("end", () => {
+        done = true;
+        settle();
+      });
+      this.once("close", () => {
+        done = true;
+        settle();
+      });
+      this.once("error", (e) => {
+        failure = e;
+        settle();
+      });
       return {
-        next: () => new Promise((resolve, reject) => { waiting.push({ resolve, reject }); settle(); }),
-        return: async () => { done = true; this.destroy(); return { done: true, value: undefined }; },
-        [Symbol.asyncIterator]() { return this; },
+        next: () =>
+          new Promise((resolve, reject) => {
+            waiting.push({ resolve, reject });
+            settle();
+          }),
+        return: async () => {
+          done = true;
+          this.destroy();
+          return { done: true, value: undefined };
+        },
+        [Symbol.asyncIterator]() {
+          return this;
+        },
       };
     }
     static from(iterable, options) {
       const stream = new Readable(Object.assign({ objectMode: true }, options));
       (async () => {
-        try { for await (const item of iterable) stream.push(item); stream.push(null); } catch (e) { stream.destroy(e); }
+        try {
+          for await (const item of iterable) stream.push(item);
+          stream.push(null);
+        } catch (e) {
+          stream.destroy(e);
+        }
       })();
       return stream;
     }
@@ -174,15 +270,26 @@
       if (o.writev) this._writev = o.writev;
       if (o.final) this._final = o.final;
     },
-    _write(chunk, encoding, callback) { callback(); },
+    _write(chunk, encoding, callback) {
+      callback();
+    },
     write(chunk, encoding, callback) {
-      if (typeof encoding === "function") { callback = encoding; encoding = undefined; }
+      if (typeof encoding === "function") {
+        callback = encoding;
+        encoding = undefined;
+      }
       if (this.writableEnded || this.destroyed) {
         const e = streamError("ERR_STREAM_WRITE_AFTER_END", "write after end");
-        queueMicrotask(() => { if (callback) callback(e); this.emit("error", e); });
+        queueMicrotask(() => {
+          if (callback) callback(e);
+          this.emit("error", e);
+        });
         return false;
       }
-      const data = this.writableObjectMode || typeof chunk !== "string" ? chunk : toBuffer(chunk, encoding || this._defaultEncoding);
+      const data =
+        this.writableObjectMode || typeof chunk !== "string"
+          ? chunk
+          : toBuffer(chunk, encoding || this._defaultEncoding);
       this._writes.push({ chunk: data, encoding: encoding || "buffer", callback });
       this._nextWrite();
       return this._writes.length < 16;
@@ -202,22 +309,35 @@
         called = true;
         this._writing = false;
         if (next.callback) next.callback(error || null);
-        if (error) { this.destroy(error); return; }
+        if (error) {
+          this.destroy(error);
+          return;
+        }
         queueMicrotask(() => this._nextWrite());
       });
     },
     _finish() {
       const done = (error) => {
-        if (error) { this.destroy(error); return; }
+        if (error) {
+          this.destroy(error);
+          return;
+        }
         this.writableFinished = true;
         this.emit("finish");
         if (!this.readable || this._readableDone) this.destroy();
       };
-      if (this._final) this._final(done); else done();
+      if (this._final) this._final(done);
+      else done();
     },
     end(chunk, encoding, callback) {
-      if (typeof chunk === "function") { callback = chunk; chunk = undefined; }
-      if (typeof encoding === "function") { callback = encoding; encoding = undefined; }
+      if (typeof chunk === "function") {
+        callback = chunk;
+        chunk = undefined;
+      }
+      if (typeof encoding === "function") {
+        callback = encoding;
+        encoding = undefined;
+      }
       if (chunk !== undefined && chunk !== null) this.write(chunk, encoding);
       if (callback) this.once("finish", () => callback());
       if (this.writableEnded) return this;
@@ -229,7 +349,10 @@
     },
     cork() {},
     uncork() {},
-    setDefaultEncoding(encoding) { this._defaultEncoding = encoding; return this; },
+    setDefaultEncoding(encoding) {
+      this._defaultEncoding = encoding;
+      return this;
+    },
   };
 
   class Writable extends Stream {
@@ -240,12 +363,19 @@
       this._initWritable(o);
       if (o.destroy) this._destroy = o.destroy;
     }
-    _destroy(error, callback) { callback(error); }
+    _destroy(error, callback) {
+      callback(error);
+    }
     destroy(error) {
       if (this.destroyed) return this;
       this.destroyed = true;
       this.writable = false;
-      this._destroy(error || null, (e) => queueMicrotask(() => { if (e) this.emit("error", e); this.emit("close"); }));
+      this._destroy(error || null, (e) =>
+        queueMicrotask(() => {
+          if (e) this.emit("error", e);
+          this.emit("close");
+        }),
+      );
       return this;
     }
   }
@@ -259,7 +389,10 @@
       this.allowHalfOpen = o.allowHalfOpen !== false;
       // A duplex is torn down once both halves are done, not when its readable side ends.
       this._autoDestroy = false;
-      this.once("end", () => { this._readableDone = true; if (this.writableFinished || !this.allowHalfOpen) this.destroy(); });
+      this.once("end", () => {
+        this._readableDone = true;
+        if (this.writableFinished || !this.allowHalfOpen) this.destroy();
+      });
     }
     destroy(error) {
       this.writable = false;
@@ -275,7 +408,9 @@
       if (o.transform) this._transform = o.transform;
       if (o.flush) this._flush = o.flush;
     }
-    _transform(chunk, encoding, callback) { callback(null, chunk); }
+    _transform(chunk, encoding, callback) {
+      callback(null, chunk);
+    }
     _write(chunk, encoding, callback) {
       this._transform(chunk, encoding, (error, data) => {
         if (data !== undefined && data !== null) this.push(data);
@@ -288,7 +423,8 @@
         this.push(null);
         callback(error);
       };
-      if (this._flush) this._flush(close); else close();
+      if (this._flush) this._flush(close);
+      else close();
     }
   }
   class PassThrough extends Transform {}
@@ -296,7 +432,12 @@
   function finished(stream, options, callback) {
     if (typeof options === "function") callback = options;
     let called = false;
-    const done = (error) => { if (!called) { called = true; callback(error || undefined); } };
+    const done = (error) => {
+      if (!called) {
+        called = true;
+        callback(error || undefined);
+      }
+    };
     stream.once("error", done);
     stream.once("end", () => done());
     stream.once("finish", () => done());
@@ -306,210 +447,37 @@
   function pipeline(...streams) {
     const callback = typeof streams[streams.length - 1] === "function" ? streams.pop() : () => {};
     let failed = false;
-    const fail = (error) => { if (failed) return; failed = true; for (const s of streams) if (s.destroy) s.destroy(); callback(error); };
-    for (let i = 0; i < streams.length - 1; i++) { streams[i].once("error", fail); streams[i].pipe(streams[i + 1]); }
+    const fail = (error) => {
+      if (failed) return;
+      failed = true;
+      for (const s of streams) if (s.destroy) s.destroy();
+      callback(error);
+    };
+    for (let i = 0; i < streams.length - 1; i++) {
+      streams[i].once("error", fail);
+      streams[i].pipe(streams[i + 1]);
+    }
     const last = streams[streams.length - 1];
     last.once("error", fail);
     finished(last, (error) => (error ? fail(error) : !failed && callback()));
     return last;
   }
   const promises = {
-    pipeline: (...streams) => new Promise((resolve, reject) => pipeline(...streams, (e) => (e ? reject(e) : resolve()))),
+    pipeline: (...streams) =>
+      new Promise((resolve, reject) => pipeline(...streams, (e) => (e ? reject(e) : resolve()))),
     finished: (stream) => new Promise((resolve, reject) => finished(stream, (e) => (e ? reject(e) : resolve()))),
   };
-  const stream = Object.assign(Stream, { Stream, Readable, Writable, Duplex, Transform, PassThrough, pipeline, finished, promises });
+  const stream = Object.assign(Stream, {
+    Stream,
+    Readable,
+    Writable,
+    Duplex,
+    Transform,
+    PassThrough,
+    pipeline,
+    finished,
+    promises,
+  });
   internal.defineHost("node:stream", () => stream);
   internal.defineHost("node:stream/promises", () => promises);
-  internal.streams = { Readable, Writable };
-
-  // ---- web streams ----
-  // A queue with a controller; `pull` is asked for more whenever a reader waits on an
-  // empty queue.
-  class ReadableStream {
-    constructor(source, strategy) {
-      this._source = source || {};
-      this._queue = [];
-      this._waiting = [];
-      this._state = "readable";
-      this._failure = undefined;
-      this._pulling = false;
-      this.locked = false;
-      const stream = this;
-      this._closed = new Promise((resolve, reject) => { this._closedSettle = { resolve, reject }; });
-      this._closed.catch(() => {});
-      this._controller = {
-        get desiredSize() { return stream._state === "readable" ? 1 - stream._queue.length : 0; },
-        enqueue(chunk) { if (stream._state !== "readable") throw new TypeError("Invalid state: the stream is closed"); stream._queue.push(chunk); stream._settle(); },
-        close() { if (stream._state === "readable") { stream._state = "closed"; stream._closedSettle.resolve(); stream._settle(); } },
-        error(e) { if (stream._state === "readable") { stream._state = "errored"; stream._failure = e; stream._queue = []; stream._closedSettle.reject(e); stream._settle(); } },
-      };
-      void strategy;
-      this._started = Promise.resolve().then(() => this._source.start && this._source.start(this._controller)).catch((e) => this._controller.error(e));
-    }
-    _settle() {
-      while (this._waiting.length) {
-        if (this._queue.length) this._waiting.shift().resolve({ done: false, value: this._queue.shift() });
-        else if (this._state === "errored") this._waiting.shift().reject(this._failure);
-        else if (this._state === "closed") this._waiting.shift().resolve({ done: true, value: undefined });
-        else break;
-      }
-      if (this._waiting.length && this._state === "readable") this._pull();
-    }
-    _pull() {
-      if (this._pulling || !this._source.pull) return;
-      this._pulling = true;
-      this._started
-        .then(() => this._source.pull(this._controller))
-        .then(() => { this._pulling = false; if (this._waiting.length && !this._queue.length && this._state === "readable") this._pull(); else this._settle(); },
-          (e) => { this._pulling = false; this._controller.error(e); });
-    }
-    _read() {
-      return new Promise((resolve, reject) => { this._waiting.push({ resolve, reject }); this._started.then(() => this._settle()); });
-    }
-    async cancel(reason) {
-      this._queue = [];
-      if (this._state === "readable") { this._state = "closed"; this._closedSettle.resolve(); }
-      this._settle();
-      if (this._source.cancel) await this._source.cancel(reason);
-    }
-    getReader() {
-      if (this.locked) throw new TypeError("ReadableStream is locked");
-      this.locked = true;
-      const stream = this;
-      return {
-        read: () => stream._read(),
-        cancel: (reason) => stream.cancel(reason),
-        releaseLock: () => { stream.locked = false; },
-        get closed() { return stream._closed; },
-      };
-    }
-    pipeThrough(transform, options) {
-      this.pipeTo(transform.writable, options).catch(() => {});
-      return transform.readable;
-    }
-    async pipeTo(destination, options) {
-      const reader = this.getReader();
-      const writer = destination.getWriter();
-      try {
-        for (;;) {
-          if (options && options.signal && options.signal.aborted) throw options.signal.reason;
-          const { done, value } = await reader.read();
-          if (done) break;
-          await writer.write(value);
-        }
-        if (!options || !options.preventClose) await writer.close();
-      } catch (e) {
-        if (!options || !options.preventAbort) await writer.abort(e);
-        throw e;
-      } finally {
-        reader.releaseLock();
-        writer.releaseLock();
-      }
-    }
-    tee() {
-      const branches = [[], []].map(() => {
-        let controller;
-        const stream = new ReadableStream({ start: (c) => { controller = c; } });
-        return { stream, push: (v) => controller.enqueue(v), close: () => controller.close(), error: (e) => controller.error(e) };
-      });
-      (async () => {
-        const reader = this.getReader();
-        try {
-          for (;;) { const { done, value } = await reader.read(); if (done) break; for (const b of branches) b.push(value); }
-          for (const b of branches) b.close();
-        } catch (e) { for (const b of branches) b.error(e); }
-      })();
-      return branches.map((b) => b.stream);
-    }
-    values() { return this[Symbol.asyncIterator](); }
-    [Symbol.asyncIterator]() {
-      const reader = this.getReader();
-      return {
-        next: () => reader.read(),
-        return: async () => { await reader.cancel(); return { done: true, value: undefined }; },
-        [Symbol.asyncIterator]() { return this; },
-      };
-    }
-    static from(iterable) {
-      const iterator = (iterable[Symbol.asyncIterator] || iterable[Symbol.iterator]).call(iterable);
-      return new ReadableStream({
-        async pull(controller) { const { done, value } = await iterator.next(); if (done) controller.close(); else controller.enqueue(value); },
-        async cancel() { if (iterator.return) await iterator.return(); },
-      });
-    }
-  }
-
-  class WritableStream {
-    constructor(sink) {
-      this._sink = sink || {};
-      this._state = "writable";
-      this.locked = false;
-      this._controller = { error: (e) => { this._state = "errored"; this._failure = e; }, signal: new g.AbortController().signal };
-      this._chain = Promise.resolve().then(() => this._sink.start && this._sink.start(this._controller));
-    }
-    _enqueue(step) {
-      const next = this._chain.then(() => { if (this._state === "errored") throw this._failure; return step(); });
-      this._chain = next.catch((e) => { this._state = "errored"; this._failure = e; });
-      return next;
-    }
-    getWriter() {
-      if (this.locked) throw new TypeError("WritableStream is locked");
-      this.locked = true;
-      const stream = this;
-      return {
-        write: (chunk) => stream._enqueue(() => stream._sink.write && stream._sink.write(chunk, stream._controller)),
-        close: () => stream._enqueue(() => { stream._state = "closed"; return stream._sink.close && stream._sink.close(); }),
-        abort: (reason) => { stream._state = "errored"; stream._failure = reason; return Promise.resolve(stream._sink.abort && stream._sink.abort(reason)); },
-        releaseLock: () => { stream.locked = false; },
-        get ready() { return stream._chain; },
-        get closed() { return stream._chain.then(() => undefined); },
-        get desiredSize() { return stream._state === "writable" ? 1 : 0; },
-      };
-    }
-    abort(reason) { return this.getWriter().abort(reason); }
-    close() { const w = this.getWriter(); const p = w.close(); w.releaseLock(); return p; }
-  }
-
-  class TransformStream {
-    constructor(transformer) {
-      const t = transformer || {};
-      let controller;
-      this.readable = new ReadableStream({ start: (c) => { controller = c; } });
-      const transformController = {
-        enqueue: (chunk) => controller.enqueue(chunk),
-        error: (e) => controller.error(e),
-        terminate: () => controller.close(),
-        get desiredSize() { return controller.desiredSize; },
-      };
-      const started = this.readable._started.then(() => t.start && t.start(transformController));
-      this.writable = new WritableStream({
-        write: async (chunk) => { await started; if (t.transform) await t.transform(chunk, transformController); else transformController.enqueue(chunk); },
-        close: async () => { await started; if (t.flush) await t.flush(transformController); controller.close(); },
-        abort: (reason) => controller.error(reason),
-      });
-    }
-  }
-
-  class TextDecoderStream extends TransformStream {
-    constructor(encoding) {
-      const decoder = new StringDecoder(encoding || "utf-8");
-      super({
-        transform(chunk, controller) { const text = decoder.write(chunk); if (text) controller.enqueue(text); },
-        flush(controller) { const text = decoder.end(); if (text) controller.enqueue(text); },
-      });
-      this.encoding = "utf-8";
-    }
-  }
-  class TextEncoderStream extends TransformStream {
-    constructor() {
-      const encoder = new g.TextEncoder();
-      super({ transform(chunk, controller) { controller.enqueue(encoder.encode(String(chunk))); } });
-      this.encoding = "utf-8";
-    }
-  }
-
-  for (const [name, value] of Object.entries({ ReadableStream, WritableStream, TransformStream, TextDecoderStream, TextEncoderStream })) {
-    if (typeof g[name] !== "function") g[name] = value;
-  }
-  internal.defineHost("node:stream/web", () => ({ ReadableStream, WritableStream, TransformStream, TextDecoderStream, TextEncoderStream }));
 })(globalThis);

@@ -47,8 +47,32 @@
       if (signal && signal.aborted) throw new Error("Operation aborted");
       if (signal) signal.addEventListener("abort", abort);
       try {
-        const shell = name === "bash" ? { shellPath: o.shellPath, commandPrefix: o.commandPrefix } : name === "read" ? { autoResizeImages: o.autoResizeImages !== false } : {};
-        const r = op(await kc.builtinTool(JSON.stringify(Object.assign({ name, cwd: cwd || g.process.cwd(), toolCallId, params, spawn, operations: handle, methods, run, jsUpdates }, shell))));
+        const shell =
+          name === "bash"
+            ? { shellPath: o.shellPath, commandPrefix: o.commandPrefix }
+            : name === "read"
+              ? { autoResizeImages: o.autoResizeImages !== false }
+              : {};
+        const r = op(
+          await kc.builtinTool(
+            JSON.stringify(
+              Object.assign(
+                {
+                  name,
+                  cwd: cwd || g.process.cwd(),
+                  toolCallId,
+                  params,
+                  spawn,
+                  operations: handle,
+                  methods,
+                  run,
+                  jsUpdates,
+                },
+                shell,
+              ),
+            ),
+          ),
+        );
         const out = { content: r.content, details: r.details === null ? undefined : r.details };
         if (r.isError) out.isError = true;
         return out;
@@ -58,8 +82,12 @@
       }
     }
     const tool = {
-      name: d.name, label: d.label, description: d.description, parameters: d.parameters,
-      promptSnippet: d.promptSnippet || undefined, promptGuidelines: d.promptGuidelines && d.promptGuidelines.length ? d.promptGuidelines : undefined,
+      name: d.name,
+      label: d.label,
+      description: d.description,
+      parameters: d.parameters,
+      promptSnippet: d.promptSnippet || undefined,
+      promptGuidelines: d.promptGuidelines && d.promptGuidelines.length ? d.promptGuidelines : undefined,
       execute,
     };
     // Marks a tool that is ours, so hosts can tell it from an extension's own.
@@ -71,7 +99,11 @@
   calls.toolPartial = function ({ run, partial }) {
     const onUpdate = partials.get(run);
     if (onUpdate) {
-      try { onUpdate({ content: partial.content, details: partial.details === null ? undefined : partial.details }); } catch (e) { internal.reportUncaught(e); }
+      try {
+        onUpdate({ content: partial.content, details: partial.details === null ? undefined : partial.details });
+      } catch (e) {
+        internal.reportUncaught(e);
+      }
     }
     return null;
   };
@@ -80,19 +112,30 @@
     const operations = operationSets.get(handle);
     if (!operations) throw new Error("unknown tool operations");
     switch (method) {
-      case "readFile": return toBase64(await operations.readFile(args[0]));
-      case "writeFile": await operations.writeFile(args[0], args[1]); return null;
-      case "access": await operations.access(args[0]); return null;
-      case "mkdir": await operations.mkdir(args[0]); return null;
+      case "readFile":
+        return toBase64(await operations.readFile(args[0]));
+      case "writeFile":
+        await operations.writeFile(args[0], args[1]);
+        return null;
+      case "access":
+        await operations.access(args[0]);
+        return null;
+      case "mkdir":
+        await operations.mkdir(args[0]);
+        return null;
       case "stat": {
         const s = await operations.stat(args[0]);
         const flag = (v) => (typeof v === "function" ? v.call(s) : !!v);
         return { isDirectory: flag(s.isDirectory), isFile: flag(s.isFile), size: s.size || 0 };
       }
-      case "readdir": return (await operations.readdir(args[0])).map((e) => (typeof e === "string" ? e : e.name));
-      case "isDirectory": return !!(await operations.isDirectory(args[0]));
-      case "exists": return !!(await operations.exists(args[0]));
-      case "glob": return Array.from(await operations.glob(args[0], args[1], args[2]), String);
+      case "readdir":
+        return (await operations.readdir(args[0])).map((e) => (typeof e === "string" ? e : e.name));
+      case "isDirectory":
+        return !!(await operations.isDirectory(args[0]));
+      case "exists":
+        return !!(await operations.exists(args[0]));
+      case "glob":
+        return Array.from(await operations.glob(args[0], args[1], args[2]), String);
       case "exec": {
         const controller = new AbortController();
         execs.set(args.sink, controller);
@@ -108,8 +151,13 @@
           execs.delete(args.sink);
         }
       }
-      case "abort": { const c = execs.get(args.sink); if (c) c.abort(); return null; }
-      default: throw new Error(`unknown tool operation ${method}`);
+      case "abort": {
+        const c = execs.get(args.sink);
+        if (c) c.abort();
+        return null;
+      }
+      default:
+        throw new Error(`unknown tool operation ${method}`);
     }
   };
 
@@ -121,11 +169,23 @@
     const names = new Set(registered.map((t) => t.def.name));
     const builtins = BUILTIN.filter((n) => !names.has(n)).map((n) => {
       const d = definitionOf(n);
-      return { name: d.name, description: d.description, parameters: d.parameters, promptGuidelines: d.promptGuidelines && d.promptGuidelines.length ? d.promptGuidelines : undefined, exposure: "direct", sourceInfo: synthetic(`<builtin:${n}>`, "builtin") };
+      return {
+        name: d.name,
+        description: d.description,
+        parameters: d.parameters,
+        promptGuidelines: d.promptGuidelines && d.promptGuidelines.length ? d.promptGuidelines : undefined,
+        exposure: "direct",
+        sourceInfo: synthetic(`<builtin:${n}>`, "builtin"),
+      };
     });
     const own = registered.map(({ ext, def }) => ({
-      name: def.name, description: def.description, parameters: def.parameters, promptGuidelines: def.promptGuidelines,
-      exposure: def.exposure || "direct", namespace: def.namespace, annotations: def.annotations ? Object.assign({}, def.annotations) : undefined,
+      name: def.name,
+      description: def.description,
+      parameters: def.parameters,
+      promptGuidelines: def.promptGuidelines,
+      exposure: def.exposure || "direct",
+      namespace: def.namespace,
+      annotations: def.annotations ? Object.assign({}, def.annotations) : undefined,
       reachesTools: typeof def.reachesTools === "function" ? def.reachesTools.bind(def) : undefined,
       sourceInfo: synthetic(ext.path, "local", internal.dirname(ext.path)),
     }));
@@ -133,7 +193,15 @@
   };
 
   const factories = {};
-  for (const [tool, name] of [["Read", "read"], ["Bash", "bash"], ["Edit", "edit"], ["Write", "write"], ["Grep", "grep"], ["Find", "find"], ["Ls", "ls"]]) {
+  for (const [tool, name] of [
+    ["Read", "read"],
+    ["Bash", "bash"],
+    ["Edit", "edit"],
+    ["Write", "write"],
+    ["Grep", "grep"],
+    ["Find", "find"],
+    ["Ls", "ls"],
+  ]) {
     factories[`create${tool}Tool`] = (cwd, options) => make(name, cwd, options);
     factories[`create${tool}ToolDefinition`] = (cwd, options) => make(name, cwd, options);
   }

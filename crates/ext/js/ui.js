@@ -3,11 +3,13 @@
 // their lines. Whenever one may have changed (`tui.requestRender()`, a key it handled,
 // a new width or theme) it renders again and, if its lines differ, they go to the
 // terminal in one message, so an idle component costs nothing and a slow one never
-// blocks the terminal's own drawing.
+// blocks the terminal's own drawing. Tool and message renderers are renderers.js,
+// autocomplete providers autocomplete.js; both answer on this file's component channel.
 (function (g) {
   "use strict";
   const internal = g.__kcInternal;
   const kc = internal.kc;
+  const SessionOp = internal.SessionOp;
   const calls = (internal.extraCalls = internal.extraCalls || {});
 
   let columns = 80;
@@ -17,9 +19,15 @@
   const views = new Map();
   const inputListeners = [];
 
+  // A message on the terminal's component channel; a failure is reported, never thrown.
   const send = (message) => {
-    try { internal.op(kc.session("uiComponent", JSON.stringify(message))); } catch (e) { internal.reportUncaught(e); }
+    try {
+      internal.session(SessionOp.uiComponent, message);
+    } catch (e) {
+      internal.reportUncaught(e);
+    }
   };
+  internal.sendComponentMessage = send;
   // A component's `render` or `handleInput` that has not returned after this long is
   // stopped (the engine unwinds it), shown as failed and reported: the JS thread, and with
   // it every extension's events and tools, is never held for good by one stuck component.
@@ -28,7 +36,12 @@
   const limited = (id, what, run) => {
     underLimit = { id, what };
     kc.deadline(LIMIT_MS);
-    try { return run(); } finally { kc.deadline(0); underLimit = null; }
+    try {
+      return run();
+    } finally {
+      kc.deadline(0);
+      underLimit = null;
+    }
   };
   const same = (a, b) => a && b && a.length === b.length && a.every((line, i) => line === b[i]);
 
@@ -45,9 +58,14 @@
     return p === undefined ? undefined : Math.floor((whole * p) / 100);
   }
   function overlayLayout(opt, height) {
-    const m = typeof opt.margin === "number" ? { top: opt.margin, right: opt.margin, bottom: opt.margin, left: opt.margin } : (opt.margin || {});
-    const top = Math.max(0, m.top || 0), right = Math.max(0, m.right || 0);
-    const bottom = Math.max(0, m.bottom || 0), left = Math.max(0, m.left || 0);
+    const m =
+      typeof opt.margin === "number"
+        ? { top: opt.margin, right: opt.margin, bottom: opt.margin, left: opt.margin }
+        : opt.margin || {};
+    const top = Math.max(0, m.top || 0),
+      right = Math.max(0, m.right || 0);
+    const bottom = Math.max(0, m.bottom || 0),
+      left = Math.max(0, m.left || 0);
     const availW = Math.max(1, columns - left - right);
     const availH = Math.max(1, rows - top - bottom);
     let width = sizeOf(opt.width, columns);
@@ -60,7 +78,8 @@
     const anchor = opt.anchor || "center";
     const vertical = anchor.startsWith("top") ? "start" : anchor.startsWith("bottom") ? "end" : "middle";
     const horizontal = /left/.test(anchor) ? "start" : /right/.test(anchor) ? "end" : "middle";
-    const place = (where, size, avail, start) => where === "start" ? start : where === "end" ? start + avail - size : start + Math.floor((avail - size) / 2);
+    const place = (where, size, avail, start) =>
+      where === "start" ? start : where === "end" ? start + avail - size : start + Math.floor((avail - size) / 2);
     const percent = (value, size, avail, start) => {
       const p = percentOf(value);
       return p === undefined ? undefined : start + Math.floor(Math.max(0, avail - size) * (p / 100));
@@ -81,9 +100,14 @@
     let at;
     try {
       const layout = view.overlay && overlayLayout(view.overlay, 0);
-      const hidden = view.overlay && (view.hidden || (typeof view.overlay.visible === "function" && !view.overlay.visible(columns, rows)));
-      const out = hidden ? [] : view.component && typeof view.component.render === "function"
-        ? limited(id, "render", () => view.component.render(layout ? layout.width : columns)) : [];
+      const hidden =
+        view.overlay &&
+        (view.hidden || (typeof view.overlay.visible === "function" && !view.overlay.visible(columns, rows)));
+      const out = hidden
+        ? []
+        : view.component && typeof view.component.render === "function"
+          ? limited(id, "render", () => view.component.render(layout ? layout.width : columns))
+          : [];
       lines = Array.isArray(out) ? out.map((l) => String(l)) : [];
       if (layout) {
         if (layout.maxHeight !== undefined) lines = lines.slice(0, layout.maxHeight);
@@ -121,47 +145,78 @@
     if (!stopped) return;
     const view = views.get(stopped.id);
     if (view) view.stuck = true;
-    if (view) fail(stopped.id, view, new Error(`its ${stopped.what}() was stopped after running for ${LIMIT_MS / 1000} s`));
+    if (view)
+      fail(stopped.id, view, new Error(`its ${stopped.what}() was stopped after running for ${LIMIT_MS / 1000} s`));
     flushing = false;
     scheduleFlush();
   };
   function flush() {
     flushing = false;
     for (const [id, view] of views) {
-      if (view.dirty) { view.dirty = false; if (!view.stuck) render(id, view); }
+      if (view.dirty) {
+        view.dirty = false;
+        if (!view.stuck) render(id, view);
+      }
     }
   }
   function scheduleFlush() {
-    if (!flushing) { flushing = true; Promise.resolve().then(flush); }
+    if (!flushing) {
+      flushing = true;
+      Promise.resolve().then(flush);
+    }
   }
   function requestRender() {
     for (const view of views.values()) view.dirty = true;
     scheduleFlush();
   }
   function lendTerminal(lend) {
-    try { internal.op(kc.session("uiTerminal", JSON.stringify({ lend }))); } catch (e) { internal.reportUncaught(e); }
+    try {
+      internal.session(SessionOp.uiTerminal, { lend });
+    } catch (e) {
+      internal.reportUncaught(e);
+    }
   }
   function invalidateAll() {
-    for (const view of views.values()) { try { view.component?.invalidate?.(); } catch (e) { internal.reportUncaught(e); } }
+    for (const view of views.values()) {
+      try {
+        view.component?.invalidate?.();
+      } catch (e) {
+        internal.reportUncaught(e);
+      }
+    }
   }
 
   // The `tui` object factories receive.
   const tui = {
     requestRender,
-    get terminal() { return { columns, rows, write() {} }; },
+    get terminal() {
+      return { columns, rows, write() {} };
+    },
     // Focus among overlays; any other component (or null) means the app's own routing.
     setFocus(component) {
       const id = overlays.find((o) => views.get(o)?.component === component);
-      if (setFocusId(id === undefined ? null : id)) { sendLayers(); requestRender(); }
+      if (setFocusId(id === undefined ? null : id)) {
+        sendLayers();
+        requestRender();
+      }
     },
-    showOverlay(component, options) { return overlayHandle(showOverlay(component, options)); },
-    hideOverlay() { if (overlays.length > 0) close(overlays[overlays.length - 1]); },
+    showOverlay(component, options) {
+      return overlayHandle(showOverlay(component, options));
+    },
+    hideOverlay() {
+      if (overlays.length > 0) close(overlays[overlays.length - 1]);
+    },
     hasOverlay: () => overlays.some((id) => overlayVisible(views.get(id))),
     // A program that takes over the terminal (`spawnSync(…, {stdio: "inherit"})`) runs
     // between stop() and start(): the terminal is handed over and taken back at once.
-    stop() { lendTerminal(true); },
-    start() { lendTerminal(false); },
-    addChild() {}, removeChild() {},
+    stop() {
+      lendTerminal(true);
+    },
+    start() {
+      lendTerminal(false);
+    },
+    addChild() {},
+    removeChild() {},
   };
 
   // The theme object: colour roles to SGR sequences (the terminal sends its table).
@@ -169,7 +224,9 @@
   let themeNames = ["dark", "light"];
   let toolsExpanded = false;
   const theme = {
-    get name() { return table.name; },
+    get name() {
+      return table.name;
+    },
     fg: (role, text) => (table.fg[role] ? `${table.fg[role]}${text}\x1b[39m` : String(text)),
     bg: (role, text) => (table.bg[role] ? `${table.bg[role]}${text}\x1b[49m` : String(text)),
     bold: (text) => `\x1b[1m${text}\x1b[22m`,
@@ -182,7 +239,15 @@
     getBgAnsi: (role) => table.bg[role] || "",
     getColorMode: () => "truecolor",
     getThinkingBorderColor: (level) => {
-      const role = { off: "thinkingOff", minimal: "thinkingMinimal", low: "thinkingLow", medium: "thinkingMedium", high: "thinkingHigh", xhigh: "thinkingXhigh" }[level] || "thinkingOff";
+      const role =
+        {
+          off: "thinkingOff",
+          minimal: "thinkingMinimal",
+          low: "thinkingLow",
+          medium: "thinkingMedium",
+          high: "thinkingHigh",
+          xhigh: "thinkingXhigh",
+        }[level] || "thinkingOff";
       return (text) => theme.fg(role, text);
     },
     getBashModeBorderColor: () => (text) => theme.fg("bashMode", text),
@@ -197,7 +262,11 @@
     const view = { component, kind, dirty: false, lines: null, overlay };
     views.set(id, view);
     // An overlay is focused by the stack's rules (showOverlay), the others by their kind.
-    if (component && "focused" in component) { try { component.focused = !overlay && (kind === "custom" || kind === "editor"); } catch {} }
+    if (component && "focused" in component) {
+      try {
+        component.focused = !overlay && (kind === "custom" || kind === "editor");
+      } catch {}
+    }
     send(Object.assign({ op: "show", id, kind }, extra));
     if (placed) placed(id, view);
     render(id, view);
@@ -212,7 +281,11 @@
       if (focusedId === id) refocus(view);
     }
     views.delete(id);
-    try { view.component?.dispose?.(); } catch (e) { internal.reportUncaught(e); }
+    try {
+      view.component?.dispose?.();
+    } catch (e) {
+      internal.reportUncaught(e);
+    }
     // With an overlay, where the keys go now comes in the same message: a key the terminal
     // reads once the overlay is gone goes there.
     send(stacked >= 0 ? { op: "close", id, layers: layers() } : { op: "close", id });
@@ -232,7 +305,12 @@
   function overlayVisible(view) {
     if (!view || view.hidden) return false;
     if (view.overlay && typeof view.overlay.visible === "function") {
-      try { return !!view.overlay.visible(columns, rows); } catch (e) { internal.reportUncaught(e); return false; }
+      try {
+        return !!view.overlay.visible(columns, rows);
+      } catch (e) {
+        internal.reportUncaught(e);
+        return false;
+      }
     }
     return true;
   }
@@ -249,7 +327,11 @@
     if (focusedId === id) return false;
     const mark = (at, focused) => {
       const component = at === null ? undefined : views.get(at)?.component;
-      if (component && "focused" in component) { try { component.focused = focused; } catch {} }
+      if (component && "focused" in component) {
+        try {
+          component.focused = focused;
+        } catch {}
+      }
     };
     mark(focusedId, false);
     focusedId = id;
@@ -292,8 +374,12 @@
         const v = view();
         if (!v || !!v.hidden === !!hidden) return;
         v.hidden = !!hidden;
-        if (v.hidden) { if (focusedId === id) refocus(v); }
-        else if (!v.overlay.nonCapturing && overlayVisible(v)) { v.order = ++stackOrder; setFocusId(id); }
+        if (v.hidden) {
+          if (focusedId === id) refocus(v);
+        } else if (!v.overlay.nonCapturing && overlayVisible(v)) {
+          v.order = ++stackOrder;
+          setFocusId(id);
+        }
         sendLayers();
         requestRender();
       },
@@ -322,9 +408,24 @@
   let editorFactory;
   // App actions a replacement editor hands back to the terminal (as the reference's
   // CustomEditor does through its action handlers).
-  const APP_ACTIONS = ["app.clear", "app.suspend", "app.thinking.cycle", "app.model.cycleForward", "app.model.cycleBackward",
-    "app.model.select", "app.tools.expand", "app.thinking.toggle", "app.editor.external", "app.message.followUp",
-    "app.message.dequeue", "app.message.copy", "app.session.new", "app.session.tree", "app.session.fork", "app.session.resume"];
+  const APP_ACTIONS = [
+    "app.clear",
+    "app.suspend",
+    "app.thinking.cycle",
+    "app.model.cycleForward",
+    "app.model.cycleBackward",
+    "app.model.select",
+    "app.tools.expand",
+    "app.thinking.toggle",
+    "app.editor.external",
+    "app.message.followUp",
+    "app.message.dequeue",
+    "app.message.copy",
+    "app.session.new",
+    "app.session.tree",
+    "app.session.fork",
+    "app.session.resume",
+  ];
   const editorView = () => (editorId === null ? undefined : views.get(editorId));
   let footerId = null;
   let headerId = null;
@@ -342,7 +443,9 @@
     onBranchChange(callback) {
       if (typeof callback !== "function") return () => {};
       branchListeners.add(callback);
-      return () => { branchListeners.delete(callback); };
+      return () => {
+        branchListeners.delete(callback);
+      };
     },
   };
   calls.uiFooterData = (data) => {
@@ -350,7 +453,13 @@
     providerCount = Number(data.providers) || 0;
     if (branch !== gitBranch) {
       gitBranch = branch;
-      for (const callback of [...branchListeners]) { try { callback(); } catch (e) { internal.reportUncaught(e); } }
+      for (const callback of [...branchListeners]) {
+        try {
+          callback();
+        } catch (e) {
+          internal.reportUncaught(e);
+        }
+      }
     }
     requestRender();
     return null;
@@ -359,8 +468,18 @@
   // The members `ctx.ui` has in the terminal on top of the RPC-shaped ones.
   function currentEditorText() {
     const view = editorView();
-    if (view && typeof view.component.getText === "function") { try { return String(view.component.getText()); } catch { return ""; } }
-    try { return String(internal.op(kc.session("getEditorText", "null")) ?? ""); } catch { return ""; }
+    if (view && typeof view.component.getText === "function") {
+      try {
+        return String(view.component.getText());
+      } catch {
+        return "";
+      }
+    }
+    try {
+      return String(internal.session(SessionOp.getEditorText) ?? "");
+    } catch {
+      return "";
+    }
   }
 
   internal.terminalUi = (uiSend) => ({
@@ -369,7 +488,13 @@
       else statuses.set(String(key), String(text));
       uiSend("setStatus", { statusKey: key, statusText: text });
       // A footer showing the statuses draws them again.
-      if (footerId !== null) { const view = views.get(footerId); if (view) { view.dirty = true; scheduleFlush(); } }
+      if (footerId !== null) {
+        const view = views.get(footerId);
+        if (view) {
+          view.dirty = true;
+          scheduleFlush();
+        }
+      }
     },
     custom(factory, options) {
       return new Promise((resolve, reject) => {
@@ -384,12 +509,22 @@
         Promise.resolve()
           .then(() => factory(tui, theme, keybindings(), done))
           .then((component) => {
-            if (closed) { try { component?.dispose?.(); } catch {} return; }
+            if (closed) {
+              try {
+                component?.dispose?.();
+              } catch {}
+              return;
+            }
             if (options && options.overlay) {
               // Options given once, or by a function asked once; else the component's width.
               let overlayOptions = options.overlayOptions;
               if (typeof overlayOptions === "function") {
-                try { overlayOptions = overlayOptions(); } catch (e) { internal.reportUncaught(e); overlayOptions = undefined; }
+                try {
+                  overlayOptions = overlayOptions();
+                } catch (e) {
+                  internal.reportUncaught(e);
+                  overlayOptions = undefined;
+                }
               }
               if (!overlayOptions && component && component.width) overlayOptions = { width: component.width };
               id = showOverlay(component, overlayOptions);
@@ -402,14 +537,23 @@
             const shown = views.get(id);
             if (shown) shown.done = done;
           })
-          .catch((e) => { closed = true; reject(e); });
+          .catch((e) => {
+            closed = true;
+            reject(e);
+          });
       });
     },
     setWidget(key, content, options) {
-      if (widgets.has(key)) { close(widgets.get(key)); widgets.delete(key); }
+      if (widgets.has(key)) {
+        close(widgets.get(key));
+        widgets.delete(key);
+      }
       if (typeof content === "function") {
         const component = content(tui, theme);
-        widgets.set(key, show("widget", component, { key, placement: (options && options.placement) || "aboveEditor" }));
+        widgets.set(
+          key,
+          show("widget", component, { key, placement: (options && options.placement) || "aboveEditor" }),
+        );
         uiSend("setWidget", { widgetKey: key, widgetLines: undefined });
         return;
       }
@@ -421,7 +565,10 @@
       // The text in the editor being replaced moves to the next one (typed before an
       // extension's editor arrived, or in it before it leaves), as in the reference.
       const carried = currentEditorText();
-      if (editorId !== null) { close(editorId); editorId = null; }
+      if (editorId !== null) {
+        close(editorId);
+        editorId = null;
+      }
       editorFactory = typeof factory === "function" ? factory : undefined;
       if (!editorFactory) {
         if (carried) uiSend("set_editor_text", { text: carried });
@@ -433,45 +580,74 @@
         selectList: internal.hostModule("cli").getSelectListTheme(),
       };
       const editor = editorFactory(tui, editorTheme, keybindings());
-      if (carried && typeof editor.setText === "function") { try { editor.setText(carried); } catch (e) { internal.reportUncaught(e); } }
-      const text = () => { try { return typeof editor.getText === "function" ? editor.getText() : ""; } catch { return ""; } };
+      if (carried && typeof editor.setText === "function") {
+        try {
+          editor.setText(carried);
+        } catch (e) {
+          internal.reportUncaught(e);
+        }
+      }
+      const text = () => {
+        try {
+          return typeof editor.getText === "function" ? editor.getText() : "";
+        } catch {
+          return "";
+        }
+      };
       const appAction = (action) => () => send({ op: "appAction", action, text: text() });
       editor.onSubmit = (value) => send({ op: "submit", text: String(value) });
       editor.onEscape = appAction("app.interrupt");
       editor.onCtrlD = appAction("app.exit");
-      if (editor.actionHandlers instanceof Map) for (const action of APP_ACTIONS) editor.actionHandlers.set(action, appAction(action));
+      if (editor.actionHandlers instanceof Map)
+        for (const action of APP_ACTIONS) editor.actionHandlers.set(action, appAction(action));
       editorId = show("editor", editor);
     },
     getEditorComponent: () => editorFactory,
     setEditorText(value) {
       const view = editorView();
-      if (view && typeof view.component.setText === "function") { view.component.setText(String(value)); requestRender(); }
-      else uiSend("set_editor_text", { text: value });
+      if (view && typeof view.component.setText === "function") {
+        view.component.setText(String(value));
+        requestRender();
+      } else uiSend("set_editor_text", { text: value });
     },
     pasteToEditor(value) {
       const view = editorView();
-      if (view && typeof view.component.insertTextAtCursor === "function") { view.component.insertTextAtCursor(String(value)); requestRender(); }
-      else uiSend("set_editor_text", { text: value });
+      if (view && typeof view.component.insertTextAtCursor === "function") {
+        view.component.insertTextAtCursor(String(value));
+        requestRender();
+      } else uiSend("set_editor_text", { text: value });
     },
     getEditorText() {
       return currentEditorText();
     },
     setFooter(factory) {
-      if (footerId !== null) { close(footerId); footerId = null; }
+      if (footerId !== null) {
+        close(footerId);
+        footerId = null;
+      }
       if (typeof factory === "function") footerId = show("footer", factory(tui, theme, footerData));
     },
     setHeader(factory) {
-      if (headerId !== null) { close(headerId); headerId = null; }
+      if (headerId !== null) {
+        close(headerId);
+        headerId = null;
+      }
       if (typeof factory === "function") headerId = show("header", factory(tui, theme));
     },
-    get theme() { return theme; },
+    get theme() {
+      return theme;
+    },
     getTheme: () => theme,
-    setWorkingMessage(message) { send({ op: "working", message: typeof message === "string" ? message : null }); },
+    setWorkingMessage(message) {
+      send({ op: "working", message: typeof message === "string" ? message : null });
+    },
     setWorkingIndicator(indicator) {
       const frames = indicator && Array.isArray(indicator.frames) ? indicator.frames.map(String) : null;
       send({ op: "workingIndicator", frames, intervalMs: indicator && indicator.intervalMs });
     },
-    setWorkingVisible(visible) { send({ op: "workingVisible", visible: visible !== false }); },
+    setWorkingVisible(visible) {
+      send({ op: "workingVisible", visible: visible !== false });
+    },
     // Raw input before the app sees it: a listener may consume it or change it. While any
     // listens, the terminal sends every key here first and takes back what is left.
     onTerminalInput(handler) {
@@ -487,15 +663,15 @@
     },
     // Autocomplete providers wrap the one before them (the built-in first); the terminal
     // asks the chain after a key changes the editor, and shows what it answers.
-    addAutocompleteProvider(factory) {
-      if (typeof factory !== "function") return;
-      completionFactories.push(factory);
-      completionChain = null;
-      send({ op: "autocomplete" });
+    addAutocompleteProvider: (factory) => internal.addAutocompleteProvider(factory),
+    setHiddenThinkingLabel(label) {
+      send({ op: "thinkingLabel", label: typeof label === "string" && label ? label : null });
     },
-    setHiddenThinkingLabel(label) { send({ op: "thinkingLabel", label: typeof label === "string" && label ? label : null }); },
     getToolsExpanded: () => toolsExpanded,
-    setToolsExpanded(expanded) { toolsExpanded = !!expanded; send({ op: "toolsExpanded", expanded: toolsExpanded }); },
+    setToolsExpanded(expanded) {
+      toolsExpanded = !!expanded;
+      send({ op: "toolsExpanded", expanded: toolsExpanded });
+    },
     getAllThemes: () => themeNames.map((name) => ({ name, path: undefined })),
     setTheme(next) {
       const name = typeof next === "string" ? next : next && next.name;
@@ -505,132 +681,14 @@
     },
   });
 
-  // Tool renderers: a tool's own `renderCall`/`renderResult`/`renderShell`, after the
-  // resolvers of `registerToolRenderer` (load order; `next()` is the rest of the chain).
-  const toolResolvers = [];
-  internal.addToolRenderer = (resolver) => { if (typeof resolver === "function") toolResolvers.push(resolver); };
-  function renderersFor(name) {
-    const own = () => {
-      const def = internal.toolDefinition ? internal.toolDefinition(name) : undefined;
-      if (!def || !(def.renderCall || def.renderResult || def.renderShell)) return undefined;
-      return { renderCall: def.renderCall && def.renderCall.bind(def), renderResult: def.renderResult && def.renderResult.bind(def), renderShell: def.renderShell };
-    };
-    const at = (i) => {
-      if (i >= toolResolvers.length) return own();
-      let found;
-      try { found = toolResolvers[i](name, () => at(i + 1)); } catch (e) { internal.reportUncaught(e); }
-      return found || at(i + 1);
-    };
-    return at(0);
-  }
-  // Per tool call: the renderers' shared state and their last components.
-  const toolRows = new Map();
-  function renderTool(request) {
-    const renderers = renderersFor(request.toolName);
-    if (!renderers) return;
-    let row = toolRows.get(request.toolCallId);
-    if (!row) { row = { state: {}, call: undefined, result: undefined }; toolRows.set(request.toolCallId, row); }
-    row.request = request;
-    const context = (last) => ({
-      args: request.args, toolCallId: request.toolCallId, lastComponent: last, state: row.state, cwd: g.process.cwd(),
-      executionStarted: !!request.executionStarted, argsComplete: request.argsComplete !== false, isPartial: !!request.isPartial,
-      expanded: !!request.expanded, showImages: false, isError: !!request.isError,
-      invalidate: () => { const again = row.request; Promise.resolve().then(() => renderTool(again)); },
-    });
-    const lines = (component) => {
-      const out = component && typeof component.render === "function" ? component.render(request.width) : [];
-      return Array.isArray(out) ? out.map((l) => String(l)) : [];
-    };
-    let call = null;
-    let result = null;
-    // Whether the result is the extension's to draw: then, before it has drawn one, the
-    // card shows no output rather than ours for a moment.
-    let resultRenderer = typeof renderers.renderResult === "function";
-    if (renderers.renderCall) {
-      try { row.call = renderers.renderCall(request.args, theme, context(row.call)); call = lines(row.call); }
-      catch (e) { row.call = undefined; call = null; internal.reportUncaught(e); }
-    }
-    if (request.result && renderers.renderResult) {
-      try {
-        const shown = { content: request.result.content || [], details: request.result.details };
-        row.result = renderers.renderResult(shown, { expanded: !!request.expanded, isPartial: !!request.isPartial }, theme, context(row.result));
-        result = lines(row.result);
-      } catch (e) { row.result = undefined; result = null; resultRenderer = false; internal.reportUncaught(e); }
-    }
-    send({ op: "tool", toolCallId: request.toolCallId, call, result, resultRenderer, shell: renderers.renderShell === "self" ? "self" : "default" });
-  }
-  calls.uiRenderTool = (request) => { renderTool(request); return null; };
-
-  // Message renderers (`registerMessageRenderer`), by custom type; the last one wins.
-  const messageRenderers = new Map();
-  internal.addMessageRenderer = (customType, renderer) => {
-    if (typeof customType === "string" && typeof renderer === "function") messageRenderers.set(customType, renderer);
-  };
-  // What the terminal asks to draw: tools with renderers of their own, whether any
-  // resolver may take a tool, and the custom types with a message renderer.
-  internal.rendererSummary = (ownTools) => ({
-    tools: ownTools, resolvers: toolResolvers.length > 0, messages: [...messageRenderers.keys()],
-  });
-  calls.uiRenderMessage = ({ key, message, expanded, width }) => {
-    const renderer = messageRenderers.get(message && message.customType);
-    if (!renderer) return null;
-    try {
-      const component = renderer(message, { expanded: !!expanded, outputPad: 1 }, theme);
-      if (!component) return null;
-      const out = typeof component.render === "function" ? component.render(width) : [];
-      send({ op: "message", key, lines: Array.isArray(out) ? out.map((l) => String(l)) : [] });
-    } catch (e) {
-      internal.reportUncaught(e);
-    }
-    return null;
-  };
   // The terminal changes the replacement editor's text (ctrl+c clears it, a follow-up
   // takes it).
   calls.uiSetEditorText = ({ text }) => {
     const view = editorView();
-    if (view && typeof view.component.setText === "function") { view.component.setText(String(text)); requestRender(); }
-    return null;
-  };
-
-  // Autocomplete: the built-in provider, as the chain's `current`, only says "ours".
-  const completionFactories = [];
-  let completionChain = null;
-  const BUILTIN = Object.freeze({ items: [], prefix: "", builtin: true });
-  const builtinProvider = {
-    getSuggestions: async () => BUILTIN,
-    applyCompletion(lines, cursorLine, cursorCol, item, prefix) {
-      const line = lines[cursorLine] || "";
-      const start = Math.max(0, cursorCol - String(prefix || "").length);
-      const next = [...lines];
-      next[cursorLine] = line.slice(0, start) + item.value + line.slice(cursorCol);
-      return { lines: next, cursorLine, cursorCol: start + item.value.length };
-    },
-    shouldTriggerFileCompletion: () => true,
-  };
-  function completionProvider() {
-    if (completionChain) return completionChain;
-    let provider = builtinProvider;
-    for (const factory of completionFactories) {
-      try { provider = factory(provider) || provider; } catch (e) { internal.reportUncaught(e); }
+    if (view && typeof view.component.setText === "function") {
+      view.component.setText(String(text));
+      requestRender();
     }
-    return (completionChain = provider);
-  }
-  let completionAbort = null;
-  calls.uiAutocomplete = ({ id, lines, cursorLine, cursorCol }) => {
-    if (completionAbort) completionAbort.abort();
-    const controller = (completionAbort = new AbortController());
-    Promise.resolve()
-      .then(() => completionProvider().getSuggestions(lines, cursorLine, cursorCol, { signal: controller.signal, force: false }))
-      .then((found) => {
-        if (controller.signal.aborted) return;
-        if (!found || found === BUILTIN || found.builtin === true || !Array.isArray(found.items)) { send({ op: "completions", id, builtin: true }); return; }
-        const items = found.items.filter((i) => i && i.value !== undefined).map((i) => ({
-          value: String(i.value), label: i.label === undefined ? String(i.value) : String(i.label),
-          description: i.description === undefined ? undefined : String(i.description),
-        }));
-        send({ op: "completions", id, prefix: String(found.prefix || ""), items });
-      })
-      .catch((e) => internal.reportUncaught(e));
     return null;
   };
 
@@ -644,11 +702,6 @@
     headerId = null;
     statuses.clear();
     branchListeners.clear();
-    completionFactories.length = 0;
-    completionChain = null;
-    toolResolvers.length = 0;
-    messageRenderers.clear();
-    toolRows.clear();
   };
 
   calls.uiInput = ({ id, data }) => {
@@ -659,13 +712,20 @@
     if (focusedId === id && overlays.includes(id) && !overlayVisible(view)) {
       refocus(view);
       sendLayers();
-      if (focusedId === null) { send({ op: "reinput", data }); return null; }
+      if (focusedId === null) {
+        send({ op: "reinput", data });
+        return null;
+      }
       id = focusedId;
       view = views.get(id);
     }
     // A component stopped at its limit gets no more keys (each would hold the thread again).
     if (!view.stuck && view.component && typeof view.component.handleInput === "function") {
-      try { limited(id, "handleInput", () => view.component.handleInput(data)); } catch (e) { internal.reportUncaught(e); }
+      try {
+        limited(id, "handleInput", () => view.component.handleInput(data));
+      } catch (e) {
+        internal.reportUncaught(e);
+      }
     }
     if (view.failed && view.kind === "custom" && data === "\x1b" && views.has(id) && view.done) view.done(undefined);
     requestRender();
@@ -675,7 +735,12 @@
     let left = String(data);
     for (const handler of [...inputListeners]) {
       let r;
-      try { r = handler(left); } catch (e) { internal.reportUncaught(e); continue; }
+      try {
+        r = handler(left);
+      } catch (e) {
+        internal.reportUncaught(e);
+        continue;
+      }
       if (r && r.consume) return null;
       if (r && typeof r.data === "string") left = r.data;
     }

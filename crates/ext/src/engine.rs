@@ -28,24 +28,33 @@ use crate::ops::Ops;
 /// A piece of work run on the JS thread with the context.
 type Job = Box<dyn for<'js> FnOnce(Ctx<'js>) + Send>;
 
-/// The scripts evaluated at start, in order (globals, Node layer, host packages, API).
+/// The scripts evaluated at start, in order (globals, Node layer, host packages, API); what
+/// each holds and what they share is in docs/extensions.md, "The bootstrap scripts".
 const BOOTSTRAP: &[(&str, &str)] = &[
     ("kc:runner.js", include_str!("../js/runner.js")),
+    ("kc:session.js", include_str!("../js/session.js")),
     ("kc:node.js", include_str!("../js/node.js")),
     ("kc:buffer.js", include_str!("../js/buffer.js")),
     ("kc:web.js", include_str!("../js/web.js")),
+    ("kc:fs.js", include_str!("../js/fs.js")),
     ("kc:stream.js", include_str!("../js/stream.js")),
+    ("kc:webstreams.js", include_str!("../js/webstreams.js")),
     (
         "kc:child_process.js",
         include_str!("../js/child_process.js"),
     ),
     ("kc:typebox.js", include_str!("../js/typebox.js")),
     ("kc:packages.js", include_str!("../js/packages.js")),
+    ("kc:tui_widgets.js", include_str!("../js/tui_widgets.js")),
     ("kc:tui.js", include_str!("../js/tui.js")),
     ("kc:providers.js", include_str!("../js/providers.js")),
     ("kc:fetch.js", include_str!("../js/fetch.js")),
     ("kc:tools.js", include_str!("../js/tools.js")),
     ("kc:ui.js", include_str!("../js/ui.js")),
+    ("kc:renderers.js", include_str!("../js/renderers.js")),
+    ("kc:autocomplete.js", include_str!("../js/autocomplete.js")),
+    ("kc:ctx_ui.js", include_str!("../js/ctx_ui.js")),
+    ("kc:dispatch.js", include_str!("../js/dispatch.js")),
     ("kc:api.js", include_str!("../js/api.js")),
 ];
 
