@@ -1,7 +1,8 @@
 //! The session operations extensions reach through `__kc.session(op, args)` and
-//! `__kc.sessionAsync(op, args)`: defined once, here, with the names the JS side uses
-//! (a test reads `js/*.js` and checks every name it calls against this list, and that each
-//! operation is called).
+//! `__kc.sessionAsync(op, args)`: defined once, here, with the names the JS side uses. JS
+//! names them from one frozen table (`js/session.js`'s `SessionOp`); a test checks that
+//! table against this enum both ways, that every entry is used, and that no other file
+//! calls a session operation by a literal name.
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;

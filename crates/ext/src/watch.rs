@@ -198,7 +198,7 @@ impl Watches {
     }
 }
 
-/// The `__kc.watchOpen/watchNext/watchClose` ops of `fs.watch` (`js/node.js`).
+/// The `__kc.watchOpen/watchNext/watchClose` ops of `fs.watch` (`js/fs.js`).
 pub(crate) fn install<'js>(
     ctx: &Ctx<'js>,
     kc: &Object<'js>,
