@@ -458,6 +458,19 @@ impl Engine {
         }
     }
 
+    /// Resolves once every job queued before it has run on the JS thread (what was
+    /// `post`ed has been handled). The JS thread runs its jobs in order.
+    pub fn flushed(&self) -> impl std::future::Future<Output = ()> + Send + 'static + use<> {
+        let (tx, rx) = oneshot::channel::<()>();
+        let job: Job = Box::new(move |_ctx| {
+            let _ = tx.send(());
+        });
+        let _ = self.jobs.send(job);
+        async move {
+            let _ = rx.await;
+        }
+    }
+
     /// Queues `__kc_call(method, payload)` without waiting for its answer.
     pub fn post(&self, method: &str, payload: &Value) {
         let method = method.to_owned();

@@ -215,6 +215,12 @@ pub(crate) fn install_tools<'js>(
                     .js_updates
                     .then(|| crate::tools::js_update_sink(&o.providers, run.run));
                 let tools = Arc::clone(&o.tools);
+                // The partial results posted to the caller's onUpdate run before the result
+                // resolves its call: the call's updates are heard only while it runs.
+                let flush = updates
+                    .as_ref()
+                    .and(engine.as_ref())
+                    .and_then(crate::engine::WeakEngine::upgrade);
                 async_op(&ctx, async move {
                     let result = match (main, engine) {
                         // On the session's runtime, where the tools' processes and timers live.
@@ -224,6 +230,9 @@ pub(crate) fn install_tools<'js>(
                             .unwrap_or_else(|_| json!({ "error": { "message": "the tool stopped" } })),
                         _ => json!({ "error": { "message": "built-in tools are not available before the session starts" } }),
                     };
+                    if let Some(engine) = flush {
+                        engine.flushed().await;
+                    }
                     result.to_string()
                 })
             },
