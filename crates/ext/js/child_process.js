@@ -8,15 +8,11 @@
   const kc = internal.kc;
   const op = internal.op;
   const EventEmitter = internal.hostModule("node:events");
-  const { fileURLToPath } = internal.hostModule("node:url");
   const { promisify } = internal.hostModule("node:util");
   const { Readable, Writable } = internal.hostModule("node:stream");
   const Buffer = g.Buffer;
 
-  const text = (data) =>
-    typeof data === "string" ? data : data instanceof Uint8Array ? new g.TextDecoder().decode(data) : String(data);
-  const encodingOf = (options) => (typeof options === "string" ? options : options && options.encoding);
-  const pathOf = (p) => (typeof p === "string" ? p : p instanceof URL ? fileURLToPath(p) : String(p));
+  const { text, encodingOf, pathOf } = internal.nodeArgs;
   const decode = (data, encoding) =>
     data === null || data === undefined ? null : encoding ? data : Buffer.from(data);
 

@@ -12,6 +12,8 @@
     typeof data === "string" ? data : data instanceof Uint8Array ? new g.TextDecoder().decode(data) : String(data);
   const encodingOf = (options) => (typeof options === "string" ? options : options && options.encoding);
   const pathOf = (p) => (typeof p === "string" ? p : p instanceof URL ? fileURLToPath(p) : String(p));
+  // How Node's file and process functions read their arguments; child_process.js uses them too.
+  internal.nodeArgs = { text, encodingOf, pathOf };
   function Stats(s) {
     return Object.assign(
       Object.create({
