@@ -88,15 +88,9 @@ async fn run_async(setup: SessionSetup, prompts: OneShotPrompts, mode: OneShotMo
     if let Err(Stopped::OutputLost) = finished {
         // Nobody reads the events any more: stop the run rather than spend a model's time
         // on output that goes nowhere (as a Unix filter does on a closed pipe).
-        handle.abort_now();
-        let _ = tokio::time::timeout(shutdown::EXIT_GRACE, async {
-            while let Some(item) = stream.recv().await {
-                if matches!(item, SessionEvent::Agent(AgentEvent::AgentSettled { .. })) {
-                    break;
-                }
-            }
-        })
-        .await;
+        // The events of the aborted run go nowhere; the session still ends and gives its
+        // file up within the grace.
+        shutdown::stop(handle, &mut stream, shutdown::EXIT_GRACE, drop).await;
         let why = out.lost.as_deref().unwrap_or("closed");
         stderr_line(&format!(
             "Error: the JSON output (stdout) was {why}: nobody reads the events any more, so the run was stopped. What was stored is in the session file; continue with knightcode --continue."
