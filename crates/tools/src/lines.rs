@@ -47,7 +47,7 @@ pub fn slice_lines(mut reader: impl Read, window: LineWindow) -> io::Result<Line
         };
         let mut rest = &buffer[..read];
         while !rest.is_empty() {
-            let (part, newline) = match memchr(rest) {
+            let (part, newline) = match memchr::memchr(b'\n', rest) {
                 Some(i) => (&rest[..i], true),
                 None => (rest, false),
             };
@@ -79,10 +79,6 @@ pub fn slice_lines(mut reader: impl Read, window: LineWindow) -> io::Result<Line
         first_line_len,
         window_lines,
     })
-}
-
-fn memchr(bytes: &[u8]) -> Option<usize> {
-    bytes.iter().position(|&b| b == b'\n')
 }
 
 /// Whether `head` (a file's first bytes) looks binary: a NUL byte, as git decides.
