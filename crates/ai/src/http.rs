@@ -370,7 +370,7 @@ pub(crate) async fn send_with_retry(
 /// agent's retry to honour. A wait beyond `max_retry_delay_ms` says so in the message, in the
 /// provider layer's own words, so the user learns why no retry follows.
 fn with_server_delay(
-    mut failed: StreamFailure,
+    failed: StreamFailure,
     failure: &HttpFailure,
     policy: &ProviderRetry,
     now_ms: i64,
@@ -381,15 +381,11 @@ fn with_server_delay(
     let Some(delay) = failure.server_delay_ms(now_ms).filter(|d| *d >= 0.0) else {
         return failed;
     };
-    let max = policy.max_retry_delay_ms as f64;
-    if max > 0.0 && delay > max {
-        failed.message = format!(
-            "Server requested {}s retry delay (max: {}s). {}",
-            (delay / 1000.0).ceil(),
-            (max / 1000.0).ceil(),
-            failed.message
-        );
-    }
+    // The provider layer's own rule decides whether the wait is beyond its cap and words it.
+    let mut failed = match provider_retry_delay(failure, 0, policy, now_ms, 0.0, &failed) {
+        Err(beyond_cap) => beyond_cap,
+        Ok(_) => failed,
+    };
     failed.retry_after_ms = Some(delay.ceil() as u64);
     failed
 }
