@@ -122,6 +122,8 @@ pub struct Args {
     pub no_builtin_tools: bool,
     pub no_tools: bool,
     pub no_mcp: bool,
+    /// `--sandbox <mode>`.
+    pub sandbox: Option<knightcode_sandbox::SandboxMode>,
 
     pub extensions: Vec<String>,
     pub no_extensions: bool,
@@ -311,6 +313,16 @@ pub fn parse(argv: &[String]) -> Parsed {
             "--extension" | "-e" if has_value => args.extensions.extend(take(&mut i)),
             "--no-extensions" | "-ne" => args.no_extensions = true,
             "--no-mcp" => args.no_mcp = true,
+            "--sandbox" => match argv.get(i + 1) {
+                Some(mode) if !mode.starts_with('-') => {
+                    i += 1;
+                    match mode.parse() {
+                        Ok(mode) => args.sandbox = Some(mode),
+                        Err(_) => diagnostics.push(sandbox_mode_invalid(mode)),
+                    }
+                }
+                _ => diagnostics.push(sandbox_mode_invalid("")),
+            },
             "--skill" if has_value => args.skills.extend(take(&mut i)),
             "--prompt-template" if has_value => args.prompt_templates.extend(take(&mut i)),
             "--theme" if has_value => args.themes.extend(take(&mut i)),
@@ -396,6 +408,14 @@ pub fn parse(argv: &[String]) -> Parsed {
         }
     }
     out
+}
+
+fn sandbox_mode_invalid(found: &str) -> Diagnostic {
+    let expected = knightcode_sandbox::SandboxMode::NAMES.join(", ");
+    if found.is_empty() {
+        return Diagnostic::error(format!("--sandbox requires a mode: {expected}"));
+    }
+    Diagnostic::error(format!("--sandbox: unknown mode \"{found}\" (expected {expected})"))
 }
 
 fn tui_mode_missing() -> Diagnostic {

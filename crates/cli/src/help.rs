@@ -166,6 +166,11 @@ const SECTIONS: &[(&str, &[Opt])] = &[
                 "",
                 "Leave MCP servers off for this run: no mcp.json is read, no server started",
             ),
+            opt(
+                "--sandbox",
+                "<mode>",
+                "OS sandbox for tool commands and file writes: read-only, workspace-write or off",
+            ),
         ],
     ),
     (
@@ -514,6 +519,7 @@ mod tests {
         "--no-extensions",
         "-ne",
         "--no-mcp",
+        "--sandbox",
         "--skill",
         "--no-skills",
         "-ns",

@@ -19,6 +19,15 @@ use knightcode_cli::oneshot;
 use knightcode_cli::unavailable;
 
 fn main() -> ExitCode {
+    // A sandboxed tool command: restrict this process and become the command. Checked first,
+    // before anything else starts (no threads, no configuration), since it runs per command.
+    let mut raw = std::env::args_os().skip(1);
+    if raw.next().is_some_and(|first| first == knightcode_sandbox::EXEC_ARG) {
+        let rest: Vec<std::ffi::OsString> = raw.collect();
+        let error = knightcode_sandbox::exec_main(&rest);
+        stderr_line(&format!("knightcode: {error}"));
+        return ExitCode::from(126);
+    }
     // Lossy like the reference (JavaScript strings); a non-UTF-8 argument must not panic.
     let argv: Vec<String> = std::env::args_os()
         .skip(1)

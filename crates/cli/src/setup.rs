@@ -171,6 +171,11 @@ pub fn session_setup_with_location(
     };
     setup.name = args.name.clone();
     setup.no_mcp = args.no_mcp;
+    setup.sandbox = knightcode_runtime::sandbox::SandboxRequest {
+        mode: args.sandbox,
+        // Sandboxed commands start through this binary's `__sandbox-exec`.
+        launcher: std::env::current_exe().ok(),
+    };
     setup.models = args.models.clone();
     setup.extensions = knightcode_runtime::ExtensionSources {
         cli: args.extensions.clone(),

@@ -20,6 +20,10 @@ pub enum RuntimeError {
     #[error("Project is not trusted; refusing to write project settings")]
     ProjectNotTrusted,
 
+    /// The OS sandbox chosen cannot be enforced, or refused a write.
+    #[error("{0}")]
+    Sandbox(#[from] knightcode_sandbox::SandboxError),
+
     /// Start-up could not pick a model or credentials; the text says what to do.
     #[error("{0}")]
     Setup(String),

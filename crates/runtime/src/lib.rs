@@ -20,6 +20,7 @@ pub mod model_select;
 pub mod paths;
 pub mod project_packages;
 pub mod resources;
+pub mod sandbox;
 pub mod services;
 pub mod sessions;
 pub mod settings;

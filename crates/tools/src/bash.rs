@@ -10,6 +10,7 @@ use knightcode_agent::tool::{
 };
 use knightcode_protocol::ContentBlock;
 use knightcode_protocol::wire::format_js_number;
+use knightcode_sandbox::{SandboxLauncher, SandboxMode};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
@@ -77,6 +78,9 @@ pub struct BashConfig {
     pub spawn_hook: Option<SpawnHook>,
     /// Where full output of truncated commands is saved; default: the OS temp directory.
     pub output_dir: Option<PathBuf>,
+    /// Starts the local shell's commands in the OS sandbox (`--sandbox`); not applied to
+    /// custom `ops`, which run commands their own way.
+    pub sandbox: Option<SandboxLauncher>,
 }
 
 impl Default for BashConfig {
@@ -89,6 +93,7 @@ impl Default for BashConfig {
             session_env: None,
             spawn_hook: None,
             output_dir: None,
+            sandbox: None,
         }
     }
 }
@@ -103,6 +108,7 @@ impl std::fmt::Debug for BashConfig {
                 &self.expose_session_environment,
             )
             .field("output_dir", &self.output_dir)
+            .field("sandbox", &self.sandbox)
             .finish_non_exhaustive()
     }
 }
@@ -266,7 +272,9 @@ fn append_status(text: &str, status: &str) -> String {
 impl BashTool {
     pub fn new(config: BashConfig) -> Self {
         let ops = config.ops.clone().unwrap_or_else(|| {
-            Arc::new(LocalExecOps::new(config.shell_path.clone())) as Arc<dyn ExecOps>
+            Arc::new(
+                LocalExecOps::new(config.shell_path.clone()).with_sandbox(config.sandbox.clone()),
+            ) as Arc<dyn ExecOps>
         });
         Self {
             definition: definition(BASH, config.expose_session_environment),
@@ -284,7 +292,10 @@ impl BashTool {
         let ops = config
             .ops
             .clone()
-            .unwrap_or_else(|| Arc::new(LocalExecOps::powershell()) as Arc<dyn ExecOps>);
+            .unwrap_or_else(|| {
+                Arc::new(LocalExecOps::powershell().with_sandbox(config.sandbox.clone()))
+                    as Arc<dyn ExecOps>
+            });
         Self {
             definition: definition(POWERSHELL, config.expose_session_environment),
             config,
@@ -412,10 +423,14 @@ impl BashTool {
             Ok(status) => {
                 let (text, details) = format_output(&snapshot, &output, "(no output)");
                 match status.exit_code {
-                    Some(code) if code != 0 => Err(ToolError::failed(append_status(
-                        &text,
-                        &format!("Command exited with code {code}"),
-                    ))),
+                    Some(code) if code != 0 => {
+                        let mut status = format!("Command exited with code {code}");
+                        if let Some(note) = self.sandbox_note(&text) {
+                            status.push('\n');
+                            status.push_str(&note);
+                        }
+                        Err(ToolError::failed(append_status(&text, &status)))
+                    }
                     _ => Ok(ToolOutput {
                         content: vec![ContentBlock::text(text)],
                         details,
@@ -439,6 +454,34 @@ impl BashTool {
             }
             Err(other) => Err(other.into()),
         }
+    }
+}
+
+impl BashTool {
+    /// For a failed command that ran sandboxed and printed a refusal: which sandbox refused
+    /// it and how to allow it. The shell's own message is the only sign a refusal left (the
+    /// kernel answers EACCES or EPERM, which commands word their own way), so it is found by
+    /// the texts the C library gives those errors.
+    fn sandbox_note(&self, output: &str) -> Option<String> {
+        let launcher = self.config.sandbox.as_ref()?;
+        const REFUSALS: [&str; 3] = [
+            "Permission denied",
+            "Operation not permitted",
+            "Read-only file system",
+        ];
+        if !REFUSALS.iter().any(|refusal| output.contains(refusal)) {
+            return None;
+        }
+        Some(match launcher.policy.mode {
+            SandboxMode::ReadOnly => "The command ran in the read-only sandbox, which allows no \
+                 writes (and no network); the user can run with --sandbox workspace-write or off."
+                .to_owned(),
+            mode => format!(
+                "The command ran in the {mode} sandbox: writes are allowed only in the project, \
+                 the temp folders and the sandbox.writableRoots setting{}.",
+                if launcher.policy.network { "" } else { ", and the network is off" }
+            ),
+        })
     }
 }
 

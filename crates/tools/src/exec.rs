@@ -9,6 +9,8 @@ use nix::unistd::Pid;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::time::Instant;
 
+use knightcode_sandbox::SandboxLauncher;
+
 use crate::error::ToolsError;
 use crate::ops::{BoxFuture, ExecOps, ExecRequest, ExecStatus};
 
@@ -55,6 +57,8 @@ pub struct LocalExecOps {
     /// Shell name for error messages (`bash`).
     pub shell_name: Option<String>,
     pub kind: ShellKind,
+    /// Runs each command through the sandbox launcher under its policy (`--sandbox`).
+    pub sandbox: Option<SandboxLauncher>,
 }
 
 fn find_on_path(name: &str) -> Option<PathBuf> {
@@ -70,7 +74,14 @@ impl LocalExecOps {
             shell_path,
             shell_name: None,
             kind: ShellKind::Bash,
+            sandbox: None,
         }
+    }
+
+    /// The same shell, each command started under `sandbox` (none: unsandboxed).
+    pub fn with_sandbox(mut self, sandbox: Option<SandboxLauncher>) -> Self {
+        self.sandbox = sandbox;
+        self
     }
 
     /// PowerShell from `PATH`.
@@ -79,6 +90,7 @@ impl LocalExecOps {
             shell_path: None,
             shell_name: Some("PowerShell".to_owned()),
             kind: ShellKind::PowerShell,
+            sandbox: None,
         }
     }
 
@@ -165,9 +177,14 @@ impl LocalExecOps {
                 format!("{POWERSHELL_UTF8_PREFIX}{}", request.command),
             ),
         };
-        let mut child = tokio::process::Command::new(&shell)
-            .args(switches)
-            .arg(&command)
+        let mut arguments: Vec<std::ffi::OsString> = switches.iter().map(Into::into).collect();
+        arguments.push(command.into());
+        let (program, arguments) = match &self.sandbox {
+            Some(sandbox) => sandbox.wrap(&shell, &arguments),
+            None => (shell.clone(), arguments),
+        };
+        let mut child = tokio::process::Command::new(&program)
+            .args(&arguments)
             .current_dir(&request.cwd)
             .env_clear()
             .envs(request.env.iter().map(|(k, v)| (k, v)))
@@ -178,7 +195,7 @@ impl LocalExecOps {
             .kill_on_drop(true)
             .spawn()
             .map_err(|error| {
-                ToolsError::message(format!("Failed to start {}: {error}", shell.display()))
+                ToolsError::message(format!("Failed to start {}: {error}", program.display()))
             })?;
         let group = child
             .id()

@@ -22,6 +22,7 @@ mod output;
 pub mod path;
 pub mod queue;
 pub mod read;
+mod sandboxed;
 pub mod truncate;
 mod util;
 mod walk;
@@ -47,6 +48,7 @@ pub use ops::{
 pub use output::UserShellOutput;
 pub use queue::FileMutationQueue;
 pub use read::ReadTool;
+pub use sandboxed::SandboxedFileOps;
 pub use truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, GREP_MAX_LINE_LENGTH, TruncatedBy, TruncationOptions,
     TruncationResult, format_size, truncate_head, truncate_line, truncate_tail,

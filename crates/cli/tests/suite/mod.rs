@@ -33,6 +33,7 @@ mod rpc_prompt;
 mod rpc_resources;
 mod rpc_session;
 mod rpc_undo;
+mod sandbox;
 mod session_dir_trust;
 mod tools_optional;
 mod tui;

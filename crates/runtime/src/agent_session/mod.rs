@@ -120,6 +120,8 @@ pub struct SessionSetup {
     pub notices: Vec<String>,
     /// `--no-mcp`: no `mcp.json` is read and no server started.
     pub no_mcp: bool,
+    /// `--sandbox` and the binary that starts sandboxed commands.
+    pub sandbox: crate::sandbox::SandboxRequest,
 }
 
 impl SessionSetup {
@@ -147,6 +149,7 @@ impl SessionSetup {
             first_pass: None,
             notices: Vec::new(),
             no_mcp: false,
+            sandbox: crate::sandbox::SandboxRequest::default(),
         }
     }
 }
@@ -198,6 +201,8 @@ pub struct AgentSession {
     web_tools: WebTools,
     /// Backups of the files the tools change, for `/undo` and `/tree`.
     file_history: Arc<FileHistory>,
+    /// The OS sandbox of tool commands and file writes (`--sandbox`).
+    sandbox: crate::sandbox::SessionSandbox,
     /// Who the built-in `/undo` asks when the front end has no picker of its own.
     dialogs: Arc<dyn Dialogs>,
     /// The loaded extensions, for the lifecycle events the actor hands them.

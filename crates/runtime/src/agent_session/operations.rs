@@ -628,6 +628,7 @@ impl AgentSession {
             cwd: PathBuf::from(lock(&self.session).cwd()),
             shell_path: self.settings.values().shell_path(self.ops.home.as_deref()),
             prefix: self.settings.values().shell_command_prefix.clone(),
+            sandbox: self.sandbox.user_command_launcher(),
         }
     }
 

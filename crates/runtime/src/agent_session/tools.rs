@@ -39,7 +39,7 @@ pub(super) fn build_tools(
     settings: &Settings,
     session_env: &Arc<Mutex<SessionEnv>>,
     image_policy: &Arc<Mutex<ImagePolicy>>,
-    web_tools: &WebTools,
+    (web_tools, sandbox): (&WebTools, &crate::sandbox::SessionSandbox),
     notices: &mut Vec<String>,
 ) -> (ToolRegistry, Vec<String>) {
     let env = Arc::clone(session_env);
@@ -50,10 +50,16 @@ pub(super) fn build_tools(
         session_env: Some(Arc::new(move || {
             env.lock().unwrap_or_else(PoisonError::into_inner).clone()
         })),
+        sandbox: sandbox.launcher().cloned(),
         ..BashConfig::default()
     };
+    let local: Arc<dyn knightcode_tools::FileOps> = Arc::new(knightcode_tools::LocalFileOps);
     let config = ToolsConfig {
-        file_ops: Arc::new(knightcode_tools::LocalFileOps),
+        // Under the sandbox, write and edit refuse what a sandboxed command could not write.
+        file_ops: match sandbox.policy() {
+            Some(policy) => Arc::new(knightcode_tools::SandboxedFileOps::new(local, policy.clone())),
+            None => local,
+        },
         mutation_queue: knightcode_tools::FileMutationQueue::new(),
         bash,
         images: Some({

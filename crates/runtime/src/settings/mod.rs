@@ -8,10 +8,12 @@ use serde_json::Map;
 use serde_json::Value;
 
 mod compaction;
+mod sandbox;
 pub mod unsupported;
 mod values;
 
 pub use self::compaction::CompactionOverride;
+pub use self::sandbox::SandboxSettings;
 pub use self::values::DefaultProjectTrust;
 use self::values::LayerPaths;
 pub use self::values::SettingsValues;

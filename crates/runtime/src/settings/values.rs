@@ -18,7 +18,7 @@ use serde_json::Value;
 use super::CompactionOverride;
 use super::DEFAULT_TOOLS;
 use super::SettingsDiagnostic;
-use super::SettingsScope;
+pub(super) use super::SettingsScope;
 
 /// `defaultProjectTrust`: what to do with a folder that has protected resources and no
 /// saved decision.
@@ -87,6 +87,8 @@ pub struct SettingsValues {
     pub thinking_budgets: knightcode_ai::ThinkingBudgets,
     /// `httpIdleTimeoutMs` and `retry.provider.*`: the provider-level retry and timeout.
     pub provider_retry: knightcode_ai::ProviderRetry,
+    /// `sandbox`: the OS sandbox of tool commands (a project may only tighten it).
+    pub sandbox: super::SandboxSettings,
 }
 
 impl Default for SettingsValues {
@@ -116,6 +118,7 @@ impl Default for SettingsValues {
             shell_command_prefix: None,
             thinking_budgets: knightcode_ai::ThinkingBudgets::default(),
             provider_retry: knightcode_ai::ProviderRetry::default(),
+            sandbox: super::SandboxSettings::default(),
         }
     }
 }
@@ -246,6 +249,7 @@ pub(super) fn parse(layers: &Layers<'_>) -> (SettingsValues, Vec<SettingsDiagnos
             high: reader.optional_count("thinkingBudgets.high"),
         },
         provider_retry: reader.provider_retry(),
+        sandbox: reader.sandbox(),
     };
     (values, reader.diagnostics)
 }
@@ -306,8 +310,8 @@ fn alternatives<T>(options: &[(&str, T)]) -> String {
     }
 }
 
-struct Reader<'a> {
-    layers: &'a Layers<'a>,
+pub(super) struct Reader<'a> {
+    pub(super) layers: &'a Layers<'a>,
     diagnostics: Vec<SettingsDiagnostic>,
 }
 
@@ -321,7 +325,7 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn push(
+    pub(super) fn push(
         &mut self,
         scope: SettingsScope,
         key: &str,
@@ -354,7 +358,7 @@ impl<'a> Reader<'a> {
 
     /// The value of `key` in `layer` as `read` takes it; a value it does not take is
     /// diagnosed (saying what happens `instead`) and reads as unset.
-    fn read_in<T>(
+    pub(super) fn read_in<T>(
         &mut self,
         layer: &'a Map<String, Value>,
         key: &str,

@@ -32,6 +32,8 @@ pub struct UserBash {
     pub exclude_from_context: bool,
     pub cwd: PathBuf,
     pub shell_path: Option<PathBuf>,
+    /// The sandbox when `sandbox.userCommands` puts the user's commands under it.
+    pub sandbox: Option<knightcode_sandbox::SandboxLauncher>,
     /// `shellCommandPrefix`, run before the command.
     pub prefix: Option<String>,
 }
@@ -94,7 +96,7 @@ impl UserBash {
                 }
             }),
         };
-        let exec = LocalExecOps::new(self.shell_path.clone());
+        let exec = LocalExecOps::new(self.shell_path.clone()).with_sandbox(self.sandbox.clone());
         let status = exec.exec(request).await;
         let mut output = lock(&output);
         let (exit_code, cancelled) = match status {

@@ -41,7 +41,7 @@ pub(super) async fn tools_and_extensions(
     settings: &Settings,
     session_env: &Arc<Mutex<SessionEnv>>,
     image_policy: &Arc<Mutex<knightcode_tools::ImagePolicy>>,
-    web_tools: &WebTools,
+    (web_tools, sandbox): (&WebTools, &crate::sandbox::SessionSandbox),
     host: Option<&Arc<ExtensionHost>>,
     (session, events): (&Arc<Mutex<SessionManager>>, &EventSender),
     selection: (&Model, ThinkingLevel, bool),
@@ -52,7 +52,7 @@ pub(super) async fn tools_and_extensions(
         settings,
         session_env,
         image_policy,
-        web_tools,
+        (web_tools, sandbox),
         notices,
     );
     let actions = Arc::new(crate::extensions::ExtensionActions::default());

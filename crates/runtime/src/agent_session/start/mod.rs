@@ -77,6 +77,13 @@ impl AgentSession {
             settings,
             mcp,
         } = trust_and_settings(&mut setup, &env, &mut notices).await?;
+        // Before the session file: a sandbox the kernel cannot enforce stops the start.
+        let sandbox = crate::sandbox::resolve(
+            &setup.sandbox,
+            &settings.values().sandbox,
+            &setup.cwd,
+            setup.home.as_deref(),
+        )?;
         let mut session = session_file(&store, &setup, &mut notices)?;
         let (registry, extension_host, auth_storage) =
             extension_host(&setup, &settings, &trust, first_pass, &mut notices).await?;
@@ -116,7 +123,7 @@ impl AgentSession {
             &settings,
             &session_env,
             &image_policy,
-            &web_tools,
+            (&web_tools, &sandbox),
             extension_host.as_ref(),
             (&session, &events),
             (&model, thinking, trust.trusted),
@@ -198,6 +205,7 @@ impl AgentSession {
                 image_policy,
                 web_tools,
                 file_history,
+                sandbox,
                 dialogs: Arc::new(NoDialogs),
                 extension_host,
                 extension_models,
