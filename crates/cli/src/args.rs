@@ -415,7 +415,9 @@ fn sandbox_mode_invalid(found: &str) -> Diagnostic {
     if found.is_empty() {
         return Diagnostic::error(format!("--sandbox requires a mode: {expected}"));
     }
-    Diagnostic::error(format!("--sandbox: unknown mode \"{found}\" (expected {expected})"))
+    Diagnostic::error(format!(
+        "--sandbox: unknown mode \"{found}\" (expected {expected})"
+    ))
 }
 
 fn tui_mode_missing() -> Diagnostic {

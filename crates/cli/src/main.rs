@@ -22,7 +22,10 @@ fn main() -> ExitCode {
     // A sandboxed tool command: restrict this process and become the command. Checked first,
     // before anything else starts (no threads, no configuration), since it runs per command.
     let mut raw = std::env::args_os().skip(1);
-    if raw.next().is_some_and(|first| first == knightcode_sandbox::EXEC_ARG) {
+    if raw
+        .next()
+        .is_some_and(|first| first == knightcode_sandbox::EXEC_ARG)
+    {
         let rest: Vec<std::ffi::OsString> = raw.collect();
         let error = knightcode_sandbox::exec_main(&rest);
         stderr_line(&format!("knightcode: {error}"));

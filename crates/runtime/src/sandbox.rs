@@ -56,12 +56,15 @@ pub(crate) fn resolve(
     if mode == SandboxMode::Off {
         return Ok(SessionSandbox::default());
     }
-    let launcher = request.launcher.clone().ok_or_else(|| SandboxError::Unsupported {
-        reason: format!(
-            "the {mode} sandbox starts commands through the knightcode binary, and this \
+    let launcher = request
+        .launcher
+        .clone()
+        .ok_or_else(|| SandboxError::Unsupported {
+            reason: format!(
+                "the {mode} sandbox starts commands through the knightcode binary, and this \
              session was given none (SandboxRequest::launcher)"
-        ),
-    })?;
+            ),
+        })?;
     let roots: Vec<PathBuf> = settings
         .writable_roots
         .iter()

@@ -49,7 +49,9 @@ fn parse(args: &[OsString]) -> Result<(SandboxPolicy, &[OsString]), SandboxError
                 index += 2;
             }
             "--write" => {
-                policy.writable_roots.push(PathBuf::from(value(args, index, flag)?));
+                policy
+                    .writable_roots
+                    .push(PathBuf::from(value(args, index, flag)?));
                 index += 2;
             }
             "--network" => {
@@ -64,11 +66,15 @@ fn parse(args: &[OsString]) -> Result<(SandboxPolicy, &[OsString]), SandboxError
                 return Ok((policy, command));
             }
             other => {
-                return Err(SandboxError::Arguments(format!("unknown argument {other:?}")));
+                return Err(SandboxError::Arguments(format!(
+                    "unknown argument {other:?}"
+                )));
             }
         }
     }
-    Err(SandboxError::Arguments("no command (expected -- <program>)".to_owned()))
+    Err(SandboxError::Arguments(
+        "no command (expected -- <program>)".to_owned(),
+    ))
 }
 
 fn value<'a>(args: &'a [OsString], index: usize, flag: &str) -> Result<&'a OsStr, SandboxError> {
@@ -132,7 +138,10 @@ mod tests {
         assert_eq!(args[0], EXEC_ARG);
         let (policy, command) = parse(&args[1..]).expect("parses");
         assert_eq!(policy, launcher.policy);
-        assert_eq!(command, ["/bin/bash", "-c", "echo --mode"].map(OsString::from));
+        assert_eq!(
+            command,
+            ["/bin/bash", "-c", "echo --mode"].map(OsString::from)
+        );
     }
 
     #[test]

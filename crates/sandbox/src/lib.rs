@@ -36,7 +36,10 @@ pub fn probe(policy: &SandboxPolicy) -> Result<(), SandboxError> {
     #[cfg(not(target_os = "linux"))]
     {
         Err(SandboxError::Unsupported {
-            reason: format!("the sandbox is built on Linux's Landlock and seccomp; this is {}", std::env::consts::OS),
+            reason: format!(
+                "the sandbox is built on Linux's Landlock and seccomp; this is {}",
+                std::env::consts::OS
+            ),
         })
     }
 }

@@ -48,7 +48,10 @@ pub(crate) fn restrict_self(policy: &SandboxPolicy) -> Result<(), SandboxError> 
         .map_err(|e| apply(e.to_string()))?
         .add_rules(path_beneath_rules(["/"], AccessFs::from_read(ABI_WANTED)))
         .map_err(|e| apply(e.to_string()))?
-        .add_rules(path_beneath_rules(WRITABLE_DEVICES, AccessFs::from_all(ABI_WANTED)))
+        .add_rules(path_beneath_rules(
+            WRITABLE_DEVICES,
+            AccessFs::from_all(ABI_WANTED),
+        ))
         .map_err(|e| apply(e.to_string()))?;
     if mode == SandboxMode::WorkspaceWrite {
         created = created
@@ -58,9 +61,7 @@ pub(crate) fn restrict_self(policy: &SandboxPolicy) -> Result<(), SandboxError> 
             ))
             .map_err(|e| apply(e.to_string()))?;
     }
-    let status = created
-        .restrict_self()
-        .map_err(|e| apply(e.to_string()))?;
+    let status = created.restrict_self().map_err(|e| apply(e.to_string()))?;
     if status.ruleset == RulesetStatus::NotEnforced {
         let reason = match status.landlock {
             LandlockStatus::NotEnabled => "Landlock is built into this kernel but not enabled",
@@ -98,6 +99,8 @@ fn deny_network() -> Result<(), String> {
         arch,
     )
     .map_err(|e| e.to_string())?;
-    let program: BpfProgram = filter.try_into().map_err(|e: seccompiler::BackendError| e.to_string())?;
+    let program: BpfProgram = filter
+        .try_into()
+        .map_err(|e: seccompiler::BackendError| e.to_string())?;
     seccompiler::apply_filter(&program).map_err(|e| e.to_string())
 }

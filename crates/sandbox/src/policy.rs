@@ -138,9 +138,16 @@ impl SandboxPolicy {
 }
 
 /// `path` made absolute and resolved component by component as the kernel walks it: each
-/// existing prefix through its links, `..` from the resolved folder, what does not exist
-/// yet appended as written.
+/// existing prefix through its links (a dangling link to where it points), `..` from the
+/// resolved folder, what does not exist yet appended as written.
 fn canonical(path: &Path) -> PathBuf {
+    resolve(path, 0)
+}
+
+/// Links followed before giving up, as the kernel's `ELOOP` limit.
+const MAX_LINKS: u32 = 40;
+
+fn resolve(path: &Path, links: u32) -> PathBuf {
     let absolute = if path.is_absolute() {
         path.to_path_buf()
     } else {
@@ -153,7 +160,16 @@ fn canonical(path: &Path) -> PathBuf {
         match component {
             Component::Normal(name) => {
                 let next = resolved.join(name);
-                resolved = next.canonicalize().unwrap_or(next);
+                resolved = match next.canonicalize() {
+                    Ok(real) => real,
+                    Err(_) => match std::fs::read_link(&next) {
+                        // A dangling link: a write through it creates its target.
+                        Ok(target) if links < MAX_LINKS => {
+                            resolve(&resolved.join(target), links + 1)
+                        }
+                        _ => next,
+                    },
+                };
             }
             Component::ParentDir => {
                 resolved.pop();

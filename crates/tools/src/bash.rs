@@ -289,13 +289,10 @@ impl BashTool {
     pub fn powershell(mut config: BashConfig) -> Self {
         config.shell_path = None;
         config.command_prefix = None;
-        let ops = config
-            .ops
-            .clone()
-            .unwrap_or_else(|| {
-                Arc::new(LocalExecOps::powershell().with_sandbox(config.sandbox.clone()))
-                    as Arc<dyn ExecOps>
-            });
+        let ops = config.ops.clone().unwrap_or_else(|| {
+            Arc::new(LocalExecOps::powershell().with_sandbox(config.sandbox.clone()))
+                as Arc<dyn ExecOps>
+        });
         Self {
             definition: definition(POWERSHELL, config.expose_session_environment),
             config,
@@ -479,7 +476,11 @@ impl BashTool {
             mode => format!(
                 "The command ran in the {mode} sandbox: writes are allowed only in the project, \
                  the temp folders and the sandbox.writableRoots setting{}.",
-                if launcher.policy.network { "" } else { ", and the network is off" }
+                if launcher.policy.network {
+                    ""
+                } else {
+                    ", and the network is off"
+                }
             ),
         })
     }

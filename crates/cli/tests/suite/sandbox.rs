@@ -24,7 +24,7 @@ fn server_calling(tool: &str, arguments: &Value) -> MockServer {
     MockServer::start_blocking(
         WireFormat::OpenAiCompletions,
         vec![
-            ScriptedReply::tool_call("call_1", tool, &arguments.to_string()),
+            ScriptedReply::tool_call("call_1", tool, arguments.to_string()),
             ScriptedReply::text("done"),
         ],
     )
@@ -177,9 +177,13 @@ fn a_project_can_tighten_the_sandbox_but_not_open_it() {
     .unwrap();
     let run = run_bash(&box_, &["--approve"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(!outside.join("escaped.txt").exists(), "the project opened the sandbox");
     assert!(
-        run.stderr.contains("a project can tighten the sandbox, never widen it"),
+        !outside.join("escaped.txt").exists(),
+        "the project opened the sandbox"
+    );
+    assert!(
+        run.stderr
+            .contains("a project can tighten the sandbox, never widen it"),
         "{}",
         run.stderr
     );
@@ -229,8 +233,9 @@ fn bad_sandbox_choices_are_refused_plainly() {
     let run = knightcode(&box_, &["-p", "go", "--sandbox", "sideways"]);
     assert_eq!(run.code, 1);
     assert!(
-        run.stderr
-            .contains("--sandbox: unknown mode \"sideways\" (expected read-only, workspace-write, off)"),
+        run.stderr.contains(
+            "--sandbox: unknown mode \"sideways\" (expected read-only, workspace-write, off)"
+        ),
         "{}",
         run.stderr
     );

@@ -57,7 +57,10 @@ pub(super) fn build_tools(
     let config = ToolsConfig {
         // Under the sandbox, write and edit refuse what a sandboxed command could not write.
         file_ops: match sandbox.policy() {
-            Some(policy) => Arc::new(knightcode_tools::SandboxedFileOps::new(local, policy.clone())),
+            Some(policy) => Arc::new(knightcode_tools::SandboxedFileOps::new(
+                local,
+                policy.clone(),
+            )),
             None => local,
         },
         mutation_queue: knightcode_tools::FileMutationQueue::new(),

@@ -43,7 +43,8 @@ impl Reader<'_> {
         if let Some(mode) = self.sandbox_mode(global, SettingsScope::Global) {
             settings.mode = mode;
         }
-        settings.network = self.sandbox_flag(global, SettingsScope::Global, "network") == Some(true);
+        settings.network =
+            self.sandbox_flag(global, SettingsScope::Global, "network") == Some(true);
         settings.user_commands =
             self.sandbox_flag(global, SettingsScope::Global, "userCommands") == Some(true);
         if let Some(roots) = lookup(global, "sandbox.writableRoots") {

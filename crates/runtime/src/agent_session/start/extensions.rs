@@ -82,6 +82,8 @@ pub(super) async fn tools_and_extensions(
     ));
     let (tools, active_tools) = add_extension_tools(setup, tools, active_tools, started.tools);
     let active_tools = early_active_tools(&actions, &tools, active_tools);
+    actions.note_registered_tools(loadout::activatable_names(&tools));
+    actions.note_active_tools(&active_tools);
     Toolbox {
         tools,
         active_tools,

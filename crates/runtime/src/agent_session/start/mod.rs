@@ -28,7 +28,6 @@ use super::AgentSession;
 use super::SessionSetup;
 use super::SessionTarget;
 use super::compacting;
-use super::loadout;
 use super::operations;
 use super::recorder;
 use super::tools::image_policy;
@@ -76,14 +75,8 @@ impl AgentSession {
             first_pass,
             settings,
             mcp,
+            sandbox,
         } = trust_and_settings(&mut setup, &env, &mut notices).await?;
-        // Before the session file: a sandbox the kernel cannot enforce stops the start.
-        let sandbox = crate::sandbox::resolve(
-            &setup.sandbox,
-            &settings.values().sandbox,
-            &setup.cwd,
-            setup.home.as_deref(),
-        )?;
         let mut session = session_file(&store, &setup, &mut notices)?;
         let (registry, extension_host, auth_storage) =
             extension_host(&setup, &settings, &trust, first_pass, &mut notices).await?;
@@ -133,8 +126,6 @@ impl AgentSession {
         let hooks = hook_stack(extension_host.as_ref(), &session, hooks, &ops);
         let inputs = prompt_inputs(&setup, &settings, &trust, &toolbox.resources, &mut notices);
         let extension_actions = toolbox.actions;
-        extension_actions.note_registered_tools(loadout::activatable_names(&toolbox.tools));
-        extension_actions.note_active_tools(&toolbox.active_tools);
         let config = agent_config(
             &setup,
             &settings,
@@ -387,6 +378,8 @@ struct Trusted {
     settings: Settings,
     /// Connecting in the background already.
     mcp: crate::mcp::McpSession,
+    /// The OS sandbox of tool commands, checked against the kernel.
+    sandbox: crate::sandbox::SessionSandbox,
 }
 
 /// Step 1: trust (saved decision, `--approve`, or the extensions' `project_trust`), the
@@ -436,12 +429,21 @@ async fn trust_and_settings(
     let settings = Settings::load(&setup.agent_dir, &setup.cwd, trust.trusted);
     notices.extend(settings.diagnostics().iter().map(ToString::to_string));
     notices.extend(crate::settings::unsupported::notices(&settings));
+    // Before the session file and the servers: a sandbox the kernel cannot enforce stops
+    // the start.
+    let sandbox = crate::sandbox::resolve(
+        &setup.sandbox,
+        &settings.values().sandbox,
+        &setup.cwd,
+        setup.home.as_deref(),
+    )?;
     let mcp = crate::mcp::McpSession::start(setup, trust.trusted, env, notices);
     Ok(Trusted {
         trust,
         first_pass,
         settings,
         mcp,
+        sandbox,
     })
 }
 
