@@ -256,3 +256,37 @@ async fn a_user_bash_handler_may_take_the_command_and_a_failing_one_blocks_it() 
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn user_commands_run_in_the_sandbox_only_when_the_setting_says_so() {
+    if !crate::suite::sandbox::enforced() {
+        return;
+    }
+    watchdog(async {
+        for (settings, sandboxed) in [
+            (
+                r#"{"sandbox": {"mode": "read-only", "userCommands": true}}"#,
+                true,
+            ),
+            (r#"{"sandbox": "read-only"}"#, false),
+        ] {
+            let rpc = Rpc::start_prepared(vec![], &[], |sandbox| {
+                std::fs::write(sandbox.agent.join("settings.json"), settings).unwrap();
+            })
+            .await;
+            let result = rpc.client.bash("touch made.txt").await.unwrap();
+            let made = rpc.sandbox.project.join("made.txt").exists();
+            assert_eq!(made, !sandboxed, "{settings}: {}", result.output);
+            if sandboxed {
+                assert_ne!(result.exit_code, Some(0));
+                assert!(
+                    result.output.contains("Permission denied"),
+                    "{}",
+                    result.output
+                );
+            }
+            rpc.shutdown().await;
+        }
+    })
+    .await;
+}
