@@ -267,21 +267,63 @@ fn truncate(text: &str, max: usize) -> &str {
     &text[..end]
 }
 
-/// Describes a transport error so that the transient classifier recognises it.
+/// Describes a transport error so that the transient classifier recognises it (the
+/// `Request timed out`, `Connection error` and `Network error` prefixes), with what the user
+/// can do about it where the error's kind says (read from the error's types, not its text).
 pub(crate) fn describe_transport_error(error: &reqwest::Error) -> String {
     let mut text = error.to_string();
     let mut source = std::error::Error::source(error);
+    let mut refused = false;
+    let mut tls = false;
     while let Some(cause) = source {
         text.push_str(": ");
         text.push_str(&cause.to_string());
+        refused |= cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused);
+        tls |= is_tls_error(cause);
         source = cause.source();
     }
+    let server = error
+        .url()
+        .map(|url| format!("{}://{}", url.scheme(), url.authority()))
+        .unwrap_or_else(|| "the server".to_owned());
     if error.is_timeout() {
         format!("Request timed out: {text}")
+    } else if error.is_connect() && refused {
+        format!(
+            "Connection error: {text}. Nothing is listening at {server}: start the provider's \
+             server, or check the provider's baseUrl (models.json)."
+        )
+    } else if error.is_connect() && tls {
+        format!(
+            "Connection error: {text}. The TLS handshake with {server} failed: check that the \
+             address speaks HTTPS (or use http:// in baseUrl) and that its certificate is trusted."
+        )
     } else if error.is_connect() {
         format!("Connection error: {text}")
+    } else if error.is_body() || error.is_decode() {
+        format!("Network error: {text}. The connection closed before the answer was complete.")
     } else {
         format!("Network error: {text}")
+    }
+}
+
+/// Whether `error` is rustls's, directly or inside the `io::Error`s the connector wraps it in
+/// (an `io::Error`'s `source` skips the error it wraps, so those are opened one by one).
+fn is_tls_error(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut current = error;
+    loop {
+        if current.is::<rustls::Error>() {
+            return true;
+        }
+        match current
+            .downcast_ref::<std::io::Error>()
+            .and_then(std::io::Error::get_ref)
+        {
+            Some(inner) => current = inner,
+            None => return false,
+        }
     }
 }
 

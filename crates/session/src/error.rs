@@ -4,7 +4,7 @@ use std::path::PathBuf;
 /// do next, because they reach users verbatim.
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
-    #[error("could not {action} {path}: {source}")]
+    #[error("could not {action} {path}: {source}{}", io_advice(source))]
     Io {
         action: &'static str,
         path: PathBuf,
@@ -91,3 +91,20 @@ impl SessionError {
 }
 
 pub type Result<T, E = SessionError> = std::result::Result<T, E>;
+
+/// What to do about a file-system error, by its kind: a folder that cannot be written, or a
+/// disk (or file size limit) that is full. What was stored before the failure stays intact.
+fn io_advice(error: &std::io::Error) -> &'static str {
+    use std::io::ErrorKind;
+    match error.kind() {
+        ErrorKind::PermissionDenied | ErrorKind::ReadOnlyFilesystem => {
+            ". The session folder is not writable: fix its permissions, choose another folder \
+             with --session-dir, or run with --no-session"
+        }
+        ErrorKind::StorageFull | ErrorKind::QuotaExceeded | ErrorKind::FileTooLarge => {
+            ". The disk is full (or a file size limit was reached): free some space, then \
+             continue with --continue; everything stored before this is intact"
+        }
+        _ => "",
+    }
+}

@@ -100,6 +100,11 @@ impl Sandbox {
     }
 
     pub fn with_models(server: &MockServer, models: Models) -> Self {
+        Self::with_url(&server.base_url(), models)
+    }
+
+    /// `models` served from `base_url` (a server the test runs itself, or none at all).
+    pub fn with_url(base_url: &str, models: Models) -> Self {
         let root = tempfile::tempdir().unwrap();
         let home = root.path().join("home");
         let agent = root.path().join("agent");
@@ -107,7 +112,7 @@ impl Sandbox {
         for dir in [&home, &agent, &project] {
             std::fs::create_dir_all(dir).unwrap();
         }
-        let models = models.provider(&server.base_url());
+        let models = models.provider(base_url);
         std::fs::write(agent.join("models.json"), models.to_string()).unwrap();
         std::fs::write(project.join("notes.txt"), "alpha\nbeta\ngamma\n").unwrap();
         Self {

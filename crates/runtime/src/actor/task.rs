@@ -158,6 +158,15 @@ impl Ctx {
         }
     }
 
+    /// [`Self::forward`], except `agent_settled`, which goes into `held`.
+    async fn forward_holding_settled(&mut self, event: AgentEvent, held: &mut Option<AgentEvent>) {
+        if matches!(event, AgentEvent::AgentSettled { .. }) {
+            *held = Some(event);
+        } else {
+            self.forward(event).await;
+        }
+    }
+
     async fn forward(&mut self, event: AgentEvent) {
         let scan = match &event {
             AgentEvent::AutoRetryStart { .. } => {
@@ -285,6 +294,10 @@ async fn run_prompt(session: &mut AgentSession, ctx: &mut Ctx, messages: Vec<Age
             return;
         }
     }
+    // `agent_settled` is held back until the run's outcome is known, so a run that failed
+    // (a session write refused by a full disk) says so before front ends take the settle as
+    // the end of it.
+    let mut settled = None;
     let outcome = {
         let run = session.run_prompt(messages);
         tokio::pin!(run);
@@ -293,7 +306,7 @@ async fn run_prompt(session: &mut AgentSession, ctx: &mut Ctx, messages: Vec<Age
             // abort sees the session idle, as the abort's own answer does.
             tokio::select! {
                 biased;
-                Some(event) = ctx.events.recv() => ctx.forward(event).await,
+                Some(event) = ctx.events.recv() => ctx.forward_holding_settled(event, &mut settled).await,
                 outcome = &mut run => break outcome,
                 Some(done) = ctx.bash.next_done() => busy_bash_done(ctx, done).await,
                 envelope = ctx.inbox.recv(), if !ctx.ended => match envelope {
@@ -307,9 +320,14 @@ async fn run_prompt(session: &mut AgentSession, ctx: &mut Ctx, messages: Vec<Age
             }
         }
     };
-    ctx.drain_events().await;
+    while let Ok(event) = ctx.events.try_recv() {
+        ctx.forward_holding_settled(event, &mut settled).await;
+    }
     if let Err(error) = outcome {
         ctx.emit(SessionEvent::RunFailed(error.to_string())).await;
+    }
+    if let Some(event) = settled {
+        ctx.forward(event).await;
     }
     for message in std::mem::take(&mut ctx.pending_bash) {
         if let Err(error) = session.record_bash_execution(message) {
