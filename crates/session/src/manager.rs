@@ -267,6 +267,11 @@ impl SessionManager {
         let Storage::File(writer) = &mut self.storage else {
             return Ok(());
         };
+        if writer.is_on_disk() && !writer.still_at_path() {
+            // Deleted while open: written again whole, the new entry with it.
+            writer.reopen_gone();
+            return writer.create(&self.header, self.tree.entries());
+        }
         if writer.is_on_disk() {
             let Some(last) = self.tree.entries().last() else {
                 return Ok(());

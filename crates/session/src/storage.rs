@@ -66,6 +66,30 @@ impl FileWriter {
         self.file.is_some()
     }
 
+    /// Whether the open file is still the one at the path. A session file deleted (or
+    /// replaced) while open would take every later entry to a file nobody can read again;
+    /// [`Self::reopen_gone`] writes it anew instead.
+    pub(crate) fn still_at_path(&self) -> bool {
+        use std::os::unix::fs::MetadataExt as _;
+        let Some(file) = &self.file else {
+            return true;
+        };
+        match (file.metadata(), std::fs::metadata(&self.path)) {
+            (Ok(open), Ok(named)) => open.dev() == named.dev() && open.ino() == named.ino(),
+            // Gone from its folder (or the folder gone): not the open file any more.
+            (Ok(_), Err(_)) => false,
+            // The open file cannot be examined: leave the writes to report what is wrong.
+            (Err(_), _) => true,
+        }
+    }
+
+    /// Forgets a file that left its path, so the next write creates the path again with the
+    /// whole session ([`Self::create`], which refuses to overwrite another file put there).
+    pub(crate) fn reopen_gone(&mut self) {
+        self.file = None;
+        self.len = 0;
+    }
+
     /// First write: header and every buffered entry at once, to a file that must not exist
     /// yet (or is empty), so that another writer's file is never clobbered.
     pub(crate) fn create(

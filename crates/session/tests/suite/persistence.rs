@@ -597,3 +597,51 @@ fn a_folder_given_as_the_session_is_named_as_a_folder() {
     assert!(text.contains("is a folder, not a session file"), "{text}");
     assert!(!text.contains("hard link"), "{text}");
 }
+
+#[test]
+fn a_session_file_deleted_while_open_is_written_again_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store();
+    let mut s = store
+        .create(dir.path(), Path::new("/proj"), NewSession::default())
+        .unwrap();
+    s.append_message(user("hello")).unwrap();
+    s.append_message(assistant("hi")).unwrap();
+    let path = jsonl_files(dir.path()).remove(0);
+    let before = std::fs::read_to_string(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+
+    s.append_message(user("still there?")).unwrap();
+    let after = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        after.starts_with(&before),
+        "everything before, then the new entry"
+    );
+    assert_eq!(after.lines().count(), before.lines().count() + 1);
+    s.append_message(assistant("yes")).unwrap();
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(
+        lines.len(),
+        s.entries().len() + 1,
+        "the header and every entry"
+    );
+
+    // Another file put in its place is never overwritten.
+    std::fs::remove_file(&path).unwrap();
+    std::fs::write(&path, "someone else's file\n").unwrap();
+    let refused = s.append_message(user("and now?")).unwrap_err();
+    assert!(
+        refused
+            .to_string()
+            .contains("another file already exists at this path"),
+        "{refused}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "someone else's file\n"
+    );
+}
