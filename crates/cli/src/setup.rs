@@ -173,8 +173,7 @@ pub fn session_setup_with_location(
     setup.no_mcp = args.no_mcp;
     setup.sandbox = knightcode_runtime::sandbox::SandboxRequest {
         mode: args.sandbox,
-        // Sandboxed commands start through this binary's `__sandbox-exec`.
-        launcher: std::env::current_exe().ok(),
+        launcher: sandbox_launcher(),
     };
     setup.models = args.models.clone();
     setup.extensions = knightcode_runtime::ExtensionSources {
@@ -202,4 +201,12 @@ pub fn session_setup_with_location(
         .to_owned(),
     };
     Ok((setup, location))
+}
+
+/// The binary sandboxed commands start through: `knightcode-sandbox` installed beside this
+/// one (small, so quick to start), else this binary's own `__sandbox-exec`.
+fn sandbox_launcher() -> Option<std::path::PathBuf> {
+    let this = std::env::current_exe().ok()?;
+    let small = this.with_file_name("knightcode-sandbox");
+    Some(if small.is_file() { small } else { this })
 }
