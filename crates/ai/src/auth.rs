@@ -19,6 +19,7 @@ use crate::config_value::EnvSource;
 use crate::config_value::LayeredEnv;
 use crate::error::AiError;
 use crate::error::OAuthHookError;
+use crate::oauth::BuiltinLogin;
 
 /// Environment variables that hold a provider's API key, in lookup order.
 pub fn provider_env_vars(provider: &str) -> &'static [&'static str] {
@@ -285,48 +286,98 @@ impl AuthStorage {
         Self::load(dir).unwrap_or_else(|_| Self::empty(dir))
     }
 
-    /// The key of an `oauth` credential whose provider has hooks: refreshed first when it
-    /// has expired (`expires`, epoch milliseconds), as the reference does. A failed refresh
-    /// reads the file again, in case another process refreshed it meanwhile.
-    async fn hooked_oauth_key(
+    /// The key of an `oauth` credential this agent can refresh (an extension's hooks or a
+    /// built-in login): refreshed first when it has expired (`expires`, epoch
+    /// milliseconds), as the reference does.
+    async fn oauth_key(
         &self,
-        hooks: &dyn OAuthProviders,
         provider: &str,
         stored: Map<String, Value>,
+        refresher: Refresher<'_>,
     ) -> Result<String, AiError> {
         let known = self.refreshed_credentials(provider);
         let mut credentials = known.unwrap_or(stored);
         if expired(&credentials) {
-            match hooks.refresh(provider, &credentials).await {
-                Ok(fresh) => {
-                    let mut entry = Map::new();
-                    entry.insert("type".into(), Value::String("oauth".into()));
-                    entry.extend(fresh);
-                    self.write_refreshed(provider, &entry)?;
-                    credentials = entry;
-                }
-                Err(source) => {
-                    let on_disk = self
-                        .on_disk()
-                        .credentials
-                        .get(provider)
-                        .and_then(Value::as_object)
-                        .cloned()
-                        .filter(|c| !expired(c));
-                    credentials = on_disk.ok_or_else(|| AiError::OAuthRefresh {
+            credentials = self
+                .refresh_locked(provider, &refresher, credentials)
+                .await?;
+        }
+        match refresher {
+            Refresher::Hooks(hooks) => {
+                hooks
+                    .api_key(provider, &credentials)
+                    .await
+                    .map_err(|source| AiError::OAuthApiKey {
                         provider: provider.to_owned(),
                         source,
-                    })?;
-                }
+                    })
             }
+            Refresher::Builtin(_) => Ok(credentials
+                .get("access")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()),
         }
-        hooks
-            .api_key(provider, &credentials)
-            .await
-            .map_err(|source| AiError::OAuthApiKey {
-                provider: provider.to_owned(),
-                source,
-            })
+    }
+
+    /// Refreshes `provider`'s login under `auth.json`'s lock (shared with the reference
+    /// agent), so two processes never spend one refresh token twice: whoever comes second
+    /// finds the fresh login in the file and uses it. A refusal reads the file once more, in
+    /// case another process refreshed it meanwhile.
+    async fn refresh_locked(
+        &self,
+        provider: &str,
+        refresher: &Refresher<'_>,
+        stale: Map<String, Value>,
+    ) -> Result<Map<String, Value>, AiError> {
+        let on_disk = |storage: &Self| {
+            storage
+                .on_disk()
+                .credentials
+                .get(provider)
+                .and_then(Value::as_object)
+                .filter(|c| c.get("type").and_then(Value::as_str) == Some("oauth"))
+                .cloned()
+        };
+        let lock = crate::oauth::AuthFileLock::acquire(&self.path).await;
+        let current = on_disk(self);
+        if let Some(fresh) = current.as_ref().filter(|c| !expired(c)) {
+            self.remember_refreshed(provider, fresh);
+            return Ok(fresh.clone());
+        }
+        let current = current.unwrap_or(stale);
+        let result = match &lock {
+            Ok(_) => refresher.refresh(provider, &current).await,
+            Err(busy) => Err(OAuthHookError::Failed(busy.to_string())),
+        };
+        let outcome = match result {
+            Ok(fresh) => {
+                let mut entry = Map::new();
+                entry.insert("type".into(), Value::String("oauth".into()));
+                entry.extend(fresh);
+                self.write_refreshed(provider, &entry)?;
+                Ok(entry)
+            }
+            Err(source) => match on_disk(self).filter(|c| !expired(c)) {
+                Some(fresh) => {
+                    self.remember_refreshed(provider, &fresh);
+                    Ok(fresh)
+                }
+                None => Err(AiError::OAuthRefresh {
+                    provider: provider.to_owned(),
+                    source,
+                }),
+            },
+        };
+        drop(lock);
+        outcome
+    }
+
+    fn remember_refreshed(&self, provider: &str, credentials: &Map<String, Value>) {
+        self.refreshed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(provider.to_owned(), credentials.clone());
     }
 
     /// `provider`'s OAuth credentials as last refreshed by this process, if they were.
@@ -348,7 +399,7 @@ impl AuthStorage {
                 matches!(self.get(provider), Some(Credential::OAuth { raw, .. }) if expired(&raw))
             }
         };
-        expired_now && self.hooks_for(provider).is_some()
+        expired_now && (self.hooks_for(provider).is_some() || BuiltinLogin::handles(provider))
     }
 
     /// Puts a refreshed credential in the file without touching the other entries, which
@@ -359,10 +410,7 @@ impl AuthStorage {
             .credentials
             .insert(provider.to_owned(), Value::Object(entry.clone()));
         current.save()?;
-        self.refreshed
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(provider.to_owned(), entry.clone());
+        self.remember_refreshed(provider, entry);
         Ok(())
     }
 
@@ -412,19 +460,23 @@ impl AuthStorage {
         env: &dyn EnvSource,
     ) -> Option<Result<(String, CredentialEnv), AiError>> {
         let credential = self.get(provider)?;
-        if let Credential::OAuth { raw, .. } = &credential
-            && let Some(hooks) = self.hooks_for(provider)
-        {
-            let hooks = Arc::clone(hooks);
-            return Some(
-                self.hooked_oauth_key(hooks.as_ref(), provider, raw.clone())
-                    .await
-                    .map(|key| (key, HashMap::new())),
-            );
+        if let Credential::OAuth { raw, .. } = &credential {
+            let hooks = self.hooks_for(provider).map(Arc::clone);
+            let refresher = match &hooks {
+                Some(hooks) => Some(Refresher::Hooks(hooks.as_ref())),
+                None => BuiltinLogin::of(provider, env).map(Refresher::Builtin),
+            };
+            if let Some(refresher) = refresher {
+                return Some(
+                    self.oauth_key(provider, raw.clone(), refresher)
+                        .await
+                        .map(|key| (key, HashMap::new())),
+                );
+            }
         }
         let (key, cred_env) = match credential {
             Credential::ApiKey { key, env, .. } => (key, env),
-            // An OAuth access token is used as the key; refreshing it is the login flow's job.
+            // The access token of a login this agent cannot refresh is used as it is.
             Credential::OAuth { access, .. } if !access.is_empty() => {
                 return Some(Ok((access, HashMap::new())));
             }
@@ -481,6 +533,25 @@ fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::write(path, bytes)
 }
 
+/// How an expired login is refreshed: an extension's hooks, or built in.
+enum Refresher<'a> {
+    Hooks(&'a dyn OAuthProviders),
+    Builtin(BuiltinLogin),
+}
+
+impl Refresher<'_> {
+    async fn refresh(
+        &self,
+        provider: &str,
+        credentials: &Map<String, Value>,
+    ) -> Result<Map<String, Value>, OAuthHookError> {
+        match self {
+            Self::Hooks(hooks) => hooks.refresh(provider, credentials).await,
+            Self::Builtin(login) => login.refresh(credentials).await,
+        }
+    }
+}
+
 /// A resolved credential for one request.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResolvedAuth {
@@ -493,13 +564,11 @@ pub struct ResolvedAuth {
 /// Whether an OAuth credential's `expires` (epoch milliseconds) has passed; one without
 /// it counts as expired.
 fn expired(credentials: &Map<String, Value>) -> bool {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis());
+    let now = crate::oauth::now_ms();
     credentials
         .get("expires")
         .and_then(Value::as_f64)
-        .is_none_or(|expires| now as f64 >= expires)
+        .is_none_or(|expires| now >= expires)
 }
 
 /// What auth resolution needs: the stores and the environment.

@@ -161,7 +161,10 @@ impl Client {
             request: http_request,
             retry: request.options.retry,
             style: wire.error_style,
-            pipeline: Pipeline::new((wire.decoder)(&request.model), out),
+            pipeline: Pipeline::new(
+                (wire.decoder)(&request.model, &request.context, &request.options),
+                out,
+            ),
             read_pacing: self.read_pacing,
             payload_hook: request.options.payload_hook.clone(),
             response_hook: request.options.response_hook.clone(),

@@ -4,3 +4,4 @@ mod error_kinds;
 mod faults;
 mod requests;
 mod streaming;
+mod subscription;

@@ -34,6 +34,7 @@ mod rpc_resources;
 mod rpc_session;
 mod rpc_undo;
 mod session_dir_trust;
+mod subscription;
 mod tools_optional;
 mod tui;
 mod tui_compact;
