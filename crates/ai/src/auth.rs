@@ -21,48 +21,60 @@ use crate::error::AiError;
 use crate::error::OAuthHookError;
 use crate::oauth::BuiltinLogin;
 
-/// Environment variables that hold a provider's API key, in lookup order.
+/// Environment variables that hold a provider's API key, in lookup order: the reference's
+/// (generated with the catalog), then those of providers only this agent knows by name.
 pub fn provider_env_vars(provider: &str) -> &'static [&'static str] {
+    if let Some(names) = crate::models::catalog_env_vars(provider) {
+        return names;
+    }
     match provider {
-        "anthropic" => &["ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"],
-        "openai" => &["OPENAI_API_KEY"],
-        "azure-openai-responses" => &["AZURE_OPENAI_API_KEY"],
-        "google" => &["GEMINI_API_KEY"],
-        "google-vertex" => &["GOOGLE_CLOUD_API_KEY"],
-        "github-copilot" => &["COPILOT_GITHUB_TOKEN"],
         "agentrouter" => &["AGENTROUTER_API_KEY"],
         "ant-ling" => &["ANT_LING_API_KEY"],
         "qwen-token-plan" | "qwen-token-plan-individual" => &["QWEN_TOKEN_PLAN_API_KEY"],
         "qwen-token-plan-cn" => &["QWEN_TOKEN_PLAN_CN_API_KEY"],
         "nvidia" => &["NVIDIA_API_KEY"],
-        "deepseek" => &["DEEPSEEK_API_KEY"],
-        "groq" => &["GROQ_API_KEY"],
-        "cerebras" => &["CEREBRAS_API_KEY"],
-        "xai" => &["XAI_API_KEY"],
         "radius" => &["RADIUS_API_KEY"],
-        "openrouter" => &["OPENROUTER_API_KEY"],
-        "vercel-ai-gateway" => &["AI_GATEWAY_API_KEY"],
-        "zai" => &["ZAI_API_KEY"],
-        "zai-coding-cn" => &["ZAI_CODING_CN_API_KEY"],
-        "mistral" => &["MISTRAL_API_KEY"],
-        "minimax" => &["MINIMAX_API_KEY"],
-        "minimax-cn" => &["MINIMAX_CN_API_KEY"],
-        "moonshotai" | "moonshotai-cn" => &["MOONSHOT_API_KEY"],
-        "huggingface" => &["HF_TOKEN"],
-        "fireworks" => &["FIREWORKS_API_KEY"],
         "together" => &["TOGETHER_API_KEY"],
         "baseten" => &["BASETEN_API_KEY"],
-        "opencode" | "opencode-go" => &["OPENCODE_API_KEY"],
-        "kimi-coding" => &["KIMI_API_KEY"],
         "meta" => &["META_API_KEY"],
-        "cloudflare-workers-ai" | "cloudflare-ai-gateway" => &["CLOUDFLARE_API_KEY"],
-        "xiaomi" => &["XIAOMI_API_KEY"],
-        "xiaomi-token-plan-cn" => &["XIAOMI_TOKEN_PLAN_CN_API_KEY"],
-        "xiaomi-token-plan-ams" => &["XIAOMI_TOKEN_PLAN_AMS_API_KEY"],
-        "xiaomi-token-plan-sgp" => &["XIAOMI_TOKEN_PLAN_SGP_API_KEY"],
         "typesafe" => &["TYPESAFE_API_KEY"],
         "llama.cpp" => &["LLAMA_API_KEY"],
         _ => &[],
+    }
+}
+
+/// What the reference answers for a provider whose credentials come from the platform's own
+/// chain rather than one key: it counts as configured, and the key stands for no key.
+const AMBIENT_CREDENTIALS: &str = "<authenticated>";
+
+/// Whether the cloud platform's own credentials are configured for `provider`, as the
+/// reference judges it (Bedrock: an AWS profile, keys, a bearer token or a task role;
+/// Vertex: application default credentials with a project and a location).
+fn ambient_credentials(provider: &str, env: &dyn EnvSource) -> bool {
+    let set = |name: &str| env.var(name).is_some_and(|v| !v.is_empty());
+    match provider {
+        "amazon-bedrock" => {
+            set("AWS_PROFILE")
+                || (set("AWS_ACCESS_KEY_ID") && set("AWS_SECRET_ACCESS_KEY"))
+                || set("AWS_BEARER_TOKEN_BEDROCK")
+                || set("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI")
+                || set("AWS_CONTAINER_CREDENTIALS_FULL_URI")
+                || set("AWS_WEB_IDENTITY_TOKEN_FILE")
+        }
+        "google-vertex" => {
+            let credentials = match env.var("GOOGLE_APPLICATION_CREDENTIALS") {
+                Some(path) if !path.is_empty() => Path::new(&path).exists(),
+                _ => env.var("HOME").is_some_and(|home| {
+                    Path::new(&home)
+                        .join(".config/gcloud/application_default_credentials.json")
+                        .exists()
+                }),
+            };
+            credentials
+                && (set("GOOGLE_CLOUD_PROJECT") || set("GCLOUD_PROJECT"))
+                && set("GOOGLE_CLOUD_LOCATION")
+        }
+        _ => false,
     }
 }
 
@@ -71,6 +83,7 @@ pub fn env_api_key(provider: &str, env: &dyn EnvSource) -> Option<String> {
     provider_env_vars(provider)
         .iter()
         .find_map(|name| env.var(name).filter(|v| !v.is_empty()))
+        .or_else(|| ambient_credentials(provider, env).then(|| AMBIENT_CREDENTIALS.to_owned()))
 }
 
 /// A request that cannot be sent for want of a key: an auth failure, never retried.

@@ -127,6 +127,9 @@ impl Client {
         request: &StreamRequest,
     ) -> Result<(HttpRequest, &'static WireFormat), StreamFailure> {
         let model = &request.model;
+        if let Some(reason) = crate::support::unsupported_reason(model) {
+            return Err(StreamFailure::other(reason));
+        }
         let api = model.api_kind().ok_or_else(|| {
             let supported: Vec<&str> = Api::ALL.iter().map(|a| a.as_str()).collect();
             StreamFailure::other(format!(

@@ -36,6 +36,7 @@ mod providers;
 pub mod retry;
 mod router;
 pub mod sse;
+mod support;
 mod tls;
 mod transform;
 
@@ -103,5 +104,7 @@ pub use retry::ProviderRetry;
 pub use retry::RetryPolicy;
 pub use retry::is_retryable_assistant_error;
 pub use router::ApiRouter;
+pub use support::is_supported;
+pub use support::unsupported_reason;
 pub use tokio_util::sync::CancellationToken;
 pub use transform::llm_messages_json;

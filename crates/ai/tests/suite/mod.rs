@@ -1,5 +1,6 @@
 //! One module per subject; see CONTRIBUTING.md ("Where a test goes").
 
+mod catalog;
 mod error_kinds;
 mod faults;
 mod requests;

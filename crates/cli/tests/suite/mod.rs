@@ -22,6 +22,7 @@ mod ext_startup;
 mod ext_tools;
 mod ext_trust;
 mod extensions;
+mod list_models_pi;
 mod mcp;
 mod packages;
 mod rpc_bash;

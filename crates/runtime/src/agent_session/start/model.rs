@@ -78,17 +78,21 @@ pub(super) async fn choose_model(
     // The level of the scoped model a new session starts on (`pattern:level`).
     let mut scope_thinking = None;
     let (model, suffix_thinking) = match &setup.model {
-        Some(pattern) => {
-            let chosen = model_select::resolve_cli_model(
-                setup.provider.as_deref(),
-                pattern,
-                setup.thinking,
-                registry.models(),
-                &has_auth,
-            )?;
-            notices.extend(chosen.warning);
-            (chosen.model, chosen.thinking)
-        }
+        Some(pattern) => match exact_cli_model(registry, setup.provider.as_deref(), pattern) {
+            // A full reference needs no search, so the rest of the catalog stays unparsed.
+            Some(model) => (model.clone(), None),
+            None => {
+                let chosen = model_select::resolve_cli_model(
+                    setup.provider.as_deref(),
+                    pattern,
+                    setup.thinking,
+                    registry.models(),
+                    &has_auth,
+                )?;
+                notices.extend(chosen.warning);
+                (chosen.model, chosen.thinking)
+            }
+        },
         None => {
             let from_session = restored_model.as_ref().and_then(|m| {
                 available
@@ -199,4 +203,18 @@ pub(super) fn record_selection(
         session.set_session_name(name)?;
     }
     Ok(())
+}
+
+/// The model `--model provider/id` (or `--provider p --model id`) names exactly, as the
+/// search would find it, without parsing every provider of the catalog.
+fn exact_cli_model<'r>(
+    registry: &'r ModelRegistry,
+    provider: Option<&str>,
+    pattern: &str,
+) -> Option<&'r Model> {
+    let (provider, id) = match provider {
+        Some(provider) => (provider, pattern),
+        None => pattern.split_once('/')?,
+    };
+    registry.find(provider, id)
 }
