@@ -56,7 +56,7 @@ fn main() {
     let dir = std::env::temp_dir().join(format!("kc-catalog-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     // A child measures one first-time run: the memory a start would add.
-    if let Some(case) = std::env::var("KC_CATALOG_CASE").ok() {
+    if let Ok(case) = std::env::var("KC_CATALOG_CASE") {
         let before = resident();
         let start = Instant::now();
         let models = run(&case, &dir);

@@ -26,6 +26,7 @@ mod event;
 mod http;
 pub mod json_partial;
 pub mod list_models;
+pub mod local;
 mod model;
 pub mod models;
 mod oauth;

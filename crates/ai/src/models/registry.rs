@@ -205,6 +205,37 @@ impl ModelRegistry {
         let _ = self.reapply_registered();
     }
 
+    /// Adds the models local servers serve ([`crate::local`]), each server a provider keyed
+    /// with [`crate::local::LOCAL_API_KEY`]. A provider `models.json` or an extension already
+    /// defines keeps its own definition. Returns whether anything was added.
+    pub fn add_local_models(&mut self, models: Vec<Model>) -> bool {
+        let mut added = false;
+        for model in models {
+            let provider = model.provider.clone();
+            let configured = self
+                .providers
+                .get(&provider)
+                .is_some_and(|config| config.api_key() != Some(crate::local::LOCAL_API_KEY));
+            if configured || self.find(&provider, &model.id).is_some() {
+                continue;
+            }
+            self.providers.entry(provider).or_insert_with(|| {
+                let mut raw = Map::new();
+                raw.insert("baseUrl".into(), Value::String(model.base_url.clone()));
+                raw.insert("api".into(), Value::String(model.api.clone()));
+                raw.insert(
+                    "apiKey".into(),
+                    Value::String(crate::local::LOCAL_API_KEY.into()),
+                );
+                ProviderConfig { raw }
+            });
+            self.models.push(model);
+            self.all = OnceLock::new();
+            added = true;
+        }
+        added
+    }
+
     /// The names of the providers extensions registered.
     pub fn registered_providers(&self) -> impl Iterator<Item = &str> {
         self.registered.iter().map(|(name, _)| name.as_str())

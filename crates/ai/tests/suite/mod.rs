@@ -3,6 +3,7 @@
 mod catalog;
 mod error_kinds;
 mod faults;
+mod local;
 mod requests;
 mod streaming;
 mod subscription;

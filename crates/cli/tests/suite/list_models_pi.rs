@@ -19,6 +19,8 @@ fn list_models(args: &[&str]) -> String {
     let root = tempfile::tempdir().unwrap();
     let agent = root.path().join("agent");
     std::fs::create_dir_all(&agent).unwrap();
+    // The reference has no local model servers; a developer's own would add rows.
+    std::fs::write(agent.join("settings.json"), r#"{"localModels": false}"#).unwrap();
     let vars: Vec<(String, String)> = recorded("env.txt")
         .lines()
         .filter_map(|line| line.split_once('='))

@@ -23,6 +23,7 @@ mod ext_tools;
 mod ext_trust;
 mod extensions;
 mod list_models_pi;
+mod local_models;
 mod mcp;
 mod packages;
 mod rpc_bash;

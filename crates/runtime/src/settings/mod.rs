@@ -8,6 +8,7 @@ use serde_json::Map;
 use serde_json::Value;
 
 mod compaction;
+mod local_models;
 pub mod unsupported;
 mod values;
 

@@ -87,6 +87,8 @@ pub struct SettingsValues {
     pub thinking_budgets: knightcode_ai::ThinkingBudgets,
     /// `httpIdleTimeoutMs` and `retry.provider.*`: the provider-level retry and timeout.
     pub provider_retry: knightcode_ai::ProviderRetry,
+    /// `localModels`: the local model servers to probe (none when off).
+    pub local_models: Vec<knightcode_ai::local::LocalServer>,
 }
 
 impl Default for SettingsValues {
@@ -116,6 +118,7 @@ impl Default for SettingsValues {
             shell_command_prefix: None,
             thinking_budgets: knightcode_ai::ThinkingBudgets::default(),
             provider_retry: knightcode_ai::ProviderRetry::default(),
+            local_models: knightcode_ai::local::LocalServer::defaults(),
         }
     }
 }
@@ -246,6 +249,7 @@ pub(super) fn parse(layers: &Layers<'_>) -> (SettingsValues, Vec<SettingsDiagnos
             high: reader.optional_count("thinkingBudgets.high"),
         },
         provider_retry: reader.provider_retry(),
+        local_models: super::local_models::parse(layers.effective, layers.global),
     };
     (values, reader.diagnostics)
 }

@@ -118,7 +118,7 @@ pub(super) async fn choose_model(
                 (None, None) => model_select::default_model(&available, saved)
                     .cloned()
                     .map(|model| (model, None))
-                    .ok_or_else(|| RuntimeError::Setup(no_model_message(&setup.agent_dir)))?,
+                    .ok_or_else(|| RuntimeError::Setup(no_model_message(&setup.agent_dir, env)))?,
             }
         }
     };
@@ -173,11 +173,18 @@ pub(super) async fn choose_model(
     })
 }
 
-fn no_model_message(agent_dir: &Path) -> String {
+fn no_model_message(agent_dir: &Path, env: &dyn knightcode_ai::EnvSource) -> String {
+    // Documentation is pointed at where the package put it, and only when it is there.
+    let beside = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(Path::to_path_buf))
+        .unwrap_or_default();
+    let docs = crate::paths::package_dir(env, std::env::home_dir(), beside)
+        .unwrap_or_default()
+        .join("docs");
     format!(
-        "No model available. Set a provider's API key (for example ANTHROPIC_API_KEY or OPENAI_API_KEY), \
-         add a provider to {}, or pass --model with --api-key.",
-        agent_dir.join("models.json").display()
+        "No model available. {}",
+        knightcode_ai::list_models::no_models_advice(&agent_dir.join("models.json"), &docs)
     )
 }
 
@@ -217,4 +224,36 @@ fn exact_cli_model<'r>(
         None => pattern.split_once('/')?,
     };
     registry.find(provider, id)
+}
+
+/// Step 3b: the local model servers are asked from the start on (see `local_models`), off
+/// its path; it waits for their answer only when `--provider`/`--model` name one of their
+/// providers, or nothing is asked for and no other model has credentials.
+pub(super) async fn wait_for_local_models(
+    setup: &SessionSetup,
+    registry: &mut ModelRegistry,
+    auth_storage: &AuthStorage,
+    env: &dyn knightcode_ai::EnvSource,
+    local: &mut crate::local_models::LocalProbe,
+) {
+    let named = crate::local_models::names_local_provider(
+        setup.provider.as_deref(),
+        setup.model.as_deref(),
+    );
+    let no_runtime_keys = HashMap::new();
+    let auth = AuthContext {
+        storage: auth_storage,
+        env,
+        runtime_keys: &no_runtime_keys,
+    };
+    let nothing_else = || {
+        setup.model.is_none()
+            && !registry
+                .available(&auth)
+                .iter()
+                .any(knightcode_ai::is_supported)
+    };
+    if named || nothing_else() {
+        registry.add_local_models(local.wait().await);
+    }
 }
