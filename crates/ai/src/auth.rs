@@ -34,6 +34,7 @@ pub fn provider_env_vars(provider: &str) -> &'static [&'static str] {
         "qwen-token-plan-cn" => &["QWEN_TOKEN_PLAN_CN_API_KEY"],
         "nvidia" => &["NVIDIA_API_KEY"],
         "radius" => &["RADIUS_API_KEY"],
+        "zai-coding-cn" => &["ZAI_CODING_CN_API_KEY"],
         "together" => &["TOGETHER_API_KEY"],
         "baseten" => &["BASETEN_API_KEY"],
         "meta" => &["META_API_KEY"],
