@@ -75,3 +75,91 @@ fn an_expired_subscription_login_is_refreshed_and_sent_as_a_bearer_token() {
             .unwrap();
     assert_eq!(stored["anthropic"]["access"], "sk-ant-oat01-new");
 }
+
+/// The headers, system blocks and tool names of a request, as the recording keeps them.
+fn shape(request: &knightcode_testkit::RecordedRequest) -> Value {
+    const KEPT: [&str; 9] = [
+        "accept",
+        "anthropic-beta",
+        "anthropic-dangerous-direct-browser-access",
+        "anthropic-version",
+        "authorization",
+        "content-type",
+        "user-agent",
+        "x-app",
+        "x-api-key",
+    ];
+    let headers: serde_json::Map<String, Value> = KEPT
+        .iter()
+        .map(|name| ((*name).to_owned(), json!(request.header(name))))
+        .collect();
+    let body = &request.body;
+    let system = body["system"].as_array().cloned().unwrap_or_default();
+    let mut tools: Vec<&str> = body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    tools.sort_unstable();
+    let tool_use_names: Vec<&str> = body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "assistant")
+        .flat_map(|m| m["content"].as_array().into_iter().flatten())
+        .filter(|b| b["type"] == "tool_use")
+        .filter_map(|b| b["name"].as_str())
+        .collect();
+    json!({
+        "path": request.path,
+        "headers": headers,
+        "system": system.iter().take(1)
+            .map(|b| b["text"].as_str().unwrap_or_default().lines().next().unwrap_or_default())
+            .collect::<Vec<_>>(),
+        "system_blocks": system.len(),
+        "tools": tools,
+        "tool_use_names": tool_use_names,
+    })
+}
+
+/// The same conversation as the reference's recording (`scripts/pi/record-anthropic-oauth.sh`):
+/// a tool call and an answer, with a subscription login in `auth.json`.
+#[test]
+fn the_requests_match_the_references() {
+    let server = MockServer::start_blocking(
+        WireFormat::AnthropicMessages,
+        vec![
+            ScriptedReply::tool_call("toolu_1", "Read", r#"{"path":"notes.txt"}"#),
+            ScriptedReply::text("The file says hello."),
+        ],
+    )
+    .unwrap();
+    let sb = sandbox(&server);
+    let models = json!({"providers": {"anthropic": {"baseUrl": server.base_url()}}});
+    std::fs::write(sb.agent.join("models.json"), models.to_string()).unwrap();
+    let auth = json!({"anthropic": {"type": "oauth", "refresh": "sk-ant-ort01-fixture",
+                                    "access": "sk-ant-oat01-fixture", "expires": 99_999_999_999_999_i64}});
+    std::fs::write(sb.agent.join("auth.json"), auth.to_string()).unwrap();
+    let output = command(
+        &sb,
+        &[
+            "-p",
+            "--model",
+            "anthropic/claude-sonnet-4-5",
+            "What does notes.txt say?",
+        ],
+    )
+    .output_within(PROCESS_LIMIT, "knightcode")
+    .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let ours: Vec<Value> = server.requests().iter().map(shape).collect();
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/pi/anthropic-oauth/requests.json");
+    let theirs: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    assert_eq!(Value::Array(ours), theirs);
+}
