@@ -19,49 +19,63 @@ use crate::config_value::EnvSource;
 use crate::config_value::LayeredEnv;
 use crate::error::AiError;
 use crate::error::OAuthHookError;
+use crate::oauth::BuiltinLogin;
 
-/// Environment variables that hold a provider's API key, in lookup order.
+/// Environment variables that hold a provider's API key, in lookup order: the reference's
+/// (generated with the catalog), then those of providers only this agent knows by name.
 pub fn provider_env_vars(provider: &str) -> &'static [&'static str] {
+    if let Some(names) = crate::models::catalog_env_vars(provider) {
+        return names;
+    }
     match provider {
-        "anthropic" => &["ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"],
-        "openai" => &["OPENAI_API_KEY"],
-        "azure-openai-responses" => &["AZURE_OPENAI_API_KEY"],
-        "google" => &["GEMINI_API_KEY"],
-        "google-vertex" => &["GOOGLE_CLOUD_API_KEY"],
-        "github-copilot" => &["COPILOT_GITHUB_TOKEN"],
         "agentrouter" => &["AGENTROUTER_API_KEY"],
         "ant-ling" => &["ANT_LING_API_KEY"],
         "qwen-token-plan" | "qwen-token-plan-individual" => &["QWEN_TOKEN_PLAN_API_KEY"],
         "qwen-token-plan-cn" => &["QWEN_TOKEN_PLAN_CN_API_KEY"],
         "nvidia" => &["NVIDIA_API_KEY"],
-        "deepseek" => &["DEEPSEEK_API_KEY"],
-        "groq" => &["GROQ_API_KEY"],
-        "cerebras" => &["CEREBRAS_API_KEY"],
-        "xai" => &["XAI_API_KEY"],
         "radius" => &["RADIUS_API_KEY"],
-        "openrouter" => &["OPENROUTER_API_KEY"],
-        "vercel-ai-gateway" => &["AI_GATEWAY_API_KEY"],
-        "zai" => &["ZAI_API_KEY"],
         "zai-coding-cn" => &["ZAI_CODING_CN_API_KEY"],
-        "mistral" => &["MISTRAL_API_KEY"],
-        "minimax" => &["MINIMAX_API_KEY"],
-        "minimax-cn" => &["MINIMAX_CN_API_KEY"],
-        "moonshotai" | "moonshotai-cn" => &["MOONSHOT_API_KEY"],
-        "huggingface" => &["HF_TOKEN"],
-        "fireworks" => &["FIREWORKS_API_KEY"],
         "together" => &["TOGETHER_API_KEY"],
         "baseten" => &["BASETEN_API_KEY"],
-        "opencode" | "opencode-go" => &["OPENCODE_API_KEY"],
-        "kimi-coding" => &["KIMI_API_KEY"],
         "meta" => &["META_API_KEY"],
-        "cloudflare-workers-ai" | "cloudflare-ai-gateway" => &["CLOUDFLARE_API_KEY"],
-        "xiaomi" => &["XIAOMI_API_KEY"],
-        "xiaomi-token-plan-cn" => &["XIAOMI_TOKEN_PLAN_CN_API_KEY"],
-        "xiaomi-token-plan-ams" => &["XIAOMI_TOKEN_PLAN_AMS_API_KEY"],
-        "xiaomi-token-plan-sgp" => &["XIAOMI_TOKEN_PLAN_SGP_API_KEY"],
         "typesafe" => &["TYPESAFE_API_KEY"],
         "llama.cpp" => &["LLAMA_API_KEY"],
         _ => &[],
+    }
+}
+
+/// What the reference answers for a provider whose credentials come from the platform's own
+/// chain rather than one key: it counts as configured, and the key stands for no key.
+const AMBIENT_CREDENTIALS: &str = "<authenticated>";
+
+/// Whether the cloud platform's own credentials are configured for `provider`, as the
+/// reference judges it (Bedrock: an AWS profile, keys, a bearer token or a task role;
+/// Vertex: application default credentials with a project and a location).
+fn ambient_credentials(provider: &str, env: &dyn EnvSource) -> bool {
+    let set = |name: &str| env.var(name).is_some_and(|v| !v.is_empty());
+    match provider {
+        "amazon-bedrock" => {
+            set("AWS_PROFILE")
+                || (set("AWS_ACCESS_KEY_ID") && set("AWS_SECRET_ACCESS_KEY"))
+                || set("AWS_BEARER_TOKEN_BEDROCK")
+                || set("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI")
+                || set("AWS_CONTAINER_CREDENTIALS_FULL_URI")
+                || set("AWS_WEB_IDENTITY_TOKEN_FILE")
+        }
+        "google-vertex" => {
+            let credentials = match env.var("GOOGLE_APPLICATION_CREDENTIALS") {
+                Some(path) if !path.is_empty() => Path::new(&path).exists(),
+                _ => env.var("HOME").is_some_and(|home| {
+                    Path::new(&home)
+                        .join(".config/gcloud/application_default_credentials.json")
+                        .exists()
+                }),
+            };
+            credentials
+                && (set("GOOGLE_CLOUD_PROJECT") || set("GCLOUD_PROJECT"))
+                && set("GOOGLE_CLOUD_LOCATION")
+        }
+        _ => false,
     }
 }
 
@@ -70,6 +84,7 @@ pub fn env_api_key(provider: &str, env: &dyn EnvSource) -> Option<String> {
     provider_env_vars(provider)
         .iter()
         .find_map(|name| env.var(name).filter(|v| !v.is_empty()))
+        .or_else(|| ambient_credentials(provider, env).then(|| AMBIENT_CREDENTIALS.to_owned()))
 }
 
 /// A request that cannot be sent for want of a key: an auth failure, never retried.
@@ -285,48 +300,98 @@ impl AuthStorage {
         Self::load(dir).unwrap_or_else(|_| Self::empty(dir))
     }
 
-    /// The key of an `oauth` credential whose provider has hooks: refreshed first when it
-    /// has expired (`expires`, epoch milliseconds), as the reference does. A failed refresh
-    /// reads the file again, in case another process refreshed it meanwhile.
-    async fn hooked_oauth_key(
+    /// The key of an `oauth` credential this agent can refresh (an extension's hooks or a
+    /// built-in login): refreshed first when it has expired (`expires`, epoch
+    /// milliseconds), as the reference does.
+    async fn oauth_key(
         &self,
-        hooks: &dyn OAuthProviders,
         provider: &str,
         stored: Map<String, Value>,
+        refresher: Refresher<'_>,
     ) -> Result<String, AiError> {
         let known = self.refreshed_credentials(provider);
         let mut credentials = known.unwrap_or(stored);
         if expired(&credentials) {
-            match hooks.refresh(provider, &credentials).await {
-                Ok(fresh) => {
-                    let mut entry = Map::new();
-                    entry.insert("type".into(), Value::String("oauth".into()));
-                    entry.extend(fresh);
-                    self.write_refreshed(provider, &entry)?;
-                    credentials = entry;
-                }
-                Err(source) => {
-                    let on_disk = self
-                        .on_disk()
-                        .credentials
-                        .get(provider)
-                        .and_then(Value::as_object)
-                        .cloned()
-                        .filter(|c| !expired(c));
-                    credentials = on_disk.ok_or_else(|| AiError::OAuthRefresh {
+            credentials = self
+                .refresh_locked(provider, &refresher, credentials)
+                .await?;
+        }
+        match refresher {
+            Refresher::Hooks(hooks) => {
+                hooks
+                    .api_key(provider, &credentials)
+                    .await
+                    .map_err(|source| AiError::OAuthApiKey {
                         provider: provider.to_owned(),
                         source,
-                    })?;
-                }
+                    })
             }
+            Refresher::Builtin(_) => Ok(credentials
+                .get("access")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()),
         }
-        hooks
-            .api_key(provider, &credentials)
-            .await
-            .map_err(|source| AiError::OAuthApiKey {
-                provider: provider.to_owned(),
-                source,
-            })
+    }
+
+    /// Refreshes `provider`'s login under `auth.json`'s lock (shared with the reference
+    /// agent), so two processes never spend one refresh token twice: whoever comes second
+    /// finds the fresh login in the file and uses it. A refusal reads the file once more, in
+    /// case another process refreshed it meanwhile.
+    async fn refresh_locked(
+        &self,
+        provider: &str,
+        refresher: &Refresher<'_>,
+        stale: Map<String, Value>,
+    ) -> Result<Map<String, Value>, AiError> {
+        let on_disk = |storage: &Self| {
+            storage
+                .on_disk()
+                .credentials
+                .get(provider)
+                .and_then(Value::as_object)
+                .filter(|c| c.get("type").and_then(Value::as_str) == Some("oauth"))
+                .cloned()
+        };
+        let lock = crate::oauth::AuthFileLock::acquire(&self.path).await;
+        let current = on_disk(self);
+        if let Some(fresh) = current.as_ref().filter(|c| !expired(c)) {
+            self.remember_refreshed(provider, fresh);
+            return Ok(fresh.clone());
+        }
+        let current = current.unwrap_or(stale);
+        let result = match &lock {
+            Ok(_) => refresher.refresh(provider, &current).await,
+            Err(busy) => Err(OAuthHookError::Failed(busy.to_string())),
+        };
+        let outcome = match result {
+            Ok(fresh) => {
+                let mut entry = Map::new();
+                entry.insert("type".into(), Value::String("oauth".into()));
+                entry.extend(fresh);
+                self.write_refreshed(provider, &entry)?;
+                Ok(entry)
+            }
+            Err(source) => match on_disk(self).filter(|c| !expired(c)) {
+                Some(fresh) => {
+                    self.remember_refreshed(provider, &fresh);
+                    Ok(fresh)
+                }
+                None => Err(AiError::OAuthRefresh {
+                    provider: provider.to_owned(),
+                    source,
+                }),
+            },
+        };
+        drop(lock);
+        outcome
+    }
+
+    fn remember_refreshed(&self, provider: &str, credentials: &Map<String, Value>) {
+        self.refreshed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(provider.to_owned(), credentials.clone());
     }
 
     /// `provider`'s OAuth credentials as last refreshed by this process, if they were.
@@ -348,7 +413,7 @@ impl AuthStorage {
                 matches!(self.get(provider), Some(Credential::OAuth { raw, .. }) if expired(&raw))
             }
         };
-        expired_now && self.hooks_for(provider).is_some()
+        expired_now && (self.hooks_for(provider).is_some() || BuiltinLogin::handles(provider))
     }
 
     /// Puts a refreshed credential in the file without touching the other entries, which
@@ -359,10 +424,7 @@ impl AuthStorage {
             .credentials
             .insert(provider.to_owned(), Value::Object(entry.clone()));
         current.save()?;
-        self.refreshed
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(provider.to_owned(), entry.clone());
+        self.remember_refreshed(provider, entry);
         Ok(())
     }
 
@@ -412,19 +474,23 @@ impl AuthStorage {
         env: &dyn EnvSource,
     ) -> Option<Result<(String, CredentialEnv), AiError>> {
         let credential = self.get(provider)?;
-        if let Credential::OAuth { raw, .. } = &credential
-            && let Some(hooks) = self.hooks_for(provider)
-        {
-            let hooks = Arc::clone(hooks);
-            return Some(
-                self.hooked_oauth_key(hooks.as_ref(), provider, raw.clone())
-                    .await
-                    .map(|key| (key, HashMap::new())),
-            );
+        if let Credential::OAuth { raw, .. } = &credential {
+            let hooks = self.hooks_for(provider).map(Arc::clone);
+            let refresher = match &hooks {
+                Some(hooks) => Some(Refresher::Hooks(hooks.as_ref())),
+                None => BuiltinLogin::of(provider, env).map(Refresher::Builtin),
+            };
+            if let Some(refresher) = refresher {
+                return Some(
+                    self.oauth_key(provider, raw.clone(), refresher)
+                        .await
+                        .map(|key| (key, HashMap::new())),
+                );
+            }
         }
         let (key, cred_env) = match credential {
             Credential::ApiKey { key, env, .. } => (key, env),
-            // An OAuth access token is used as the key; refreshing it is the login flow's job.
+            // The access token of a login this agent cannot refresh is used as it is.
             Credential::OAuth { access, .. } if !access.is_empty() => {
                 return Some(Ok((access, HashMap::new())));
             }
@@ -481,6 +547,25 @@ fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::write(path, bytes)
 }
 
+/// How an expired login is refreshed: an extension's hooks, or built in.
+enum Refresher<'a> {
+    Hooks(&'a dyn OAuthProviders),
+    Builtin(BuiltinLogin),
+}
+
+impl Refresher<'_> {
+    async fn refresh(
+        &self,
+        provider: &str,
+        credentials: &Map<String, Value>,
+    ) -> Result<Map<String, Value>, OAuthHookError> {
+        match self {
+            Self::Hooks(hooks) => hooks.refresh(provider, credentials).await,
+            Self::Builtin(login) => login.refresh(credentials).await,
+        }
+    }
+}
+
 /// A resolved credential for one request.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResolvedAuth {
@@ -493,13 +578,11 @@ pub struct ResolvedAuth {
 /// Whether an OAuth credential's `expires` (epoch milliseconds) has passed; one without
 /// it counts as expired.
 fn expired(credentials: &Map<String, Value>) -> bool {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis());
+    let now = crate::oauth::now_ms();
     credentials
         .get("expires")
         .and_then(Value::as_f64)
-        .is_none_or(|expires| now as f64 >= expires)
+        .is_none_or(|expires| now >= expires)
 }
 
 /// What auth resolution needs: the stores and the environment.

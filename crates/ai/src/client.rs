@@ -127,6 +127,9 @@ impl Client {
         request: &StreamRequest,
     ) -> Result<(HttpRequest, &'static WireFormat), StreamFailure> {
         let model = &request.model;
+        if let Some(reason) = crate::support::unsupported_reason(model) {
+            return Err(StreamFailure::other(reason));
+        }
         let api = model.api_kind().ok_or_else(|| {
             let supported: Vec<&str> = Api::ALL.iter().map(|a| a.as_str()).collect();
             StreamFailure::other(format!(
@@ -161,7 +164,10 @@ impl Client {
             request: http_request,
             retry: request.options.retry,
             style: wire.error_style,
-            pipeline: Pipeline::new((wire.decoder)(&request.model), out),
+            pipeline: Pipeline::new(
+                (wire.decoder)(&request.model, &request.context, &request.options),
+                out,
+            ),
             read_pacing: self.read_pacing,
             payload_hook: request.options.payload_hook.clone(),
             response_hook: request.options.response_hook.clone(),

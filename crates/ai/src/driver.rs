@@ -435,7 +435,14 @@ impl WireDecoder {
         let mut out = Output::new(model, now_ms);
         out.start();
         Some(Self {
-            inner: Pipeline::new((wire.decoder)(model), out),
+            inner: Pipeline::new(
+                (wire.decoder)(
+                    model,
+                    &crate::options::Context::default(),
+                    &crate::options::StreamOptions::default(),
+                ),
+                out,
+            ),
         })
     }
 

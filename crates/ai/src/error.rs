@@ -57,7 +57,7 @@ pub enum AiError {
     MissingEnv { names: String, what: String },
 
     #[error(
-        "Could not refresh the OAuth login of provider \"{provider}\": {source}. Log in again with /login {provider}."
+        "Could not refresh the OAuth login of provider \"{provider}\": {source}. Log in again (pi's /login writes an auth.json this agent reads) or use an API key instead."
     )]
     OAuthRefresh {
         provider: String,

@@ -103,20 +103,48 @@ fn locale_compare(a: &str, b: &str) -> Ordering {
     collation_key(a).cmp(&collation_key(b))
 }
 
-/// The message when no model has usable auth (`docs_dir` is where providers.md lives).
-pub fn no_models_message(docs_dir: &Path) -> String {
+/// What to tell someone with no usable model: every way to get one, each a thing they can
+/// do now. `models_json` is the file a provider can be added to; `docs_dir` is pointed at
+/// only when `providers.md` is there.
+pub fn no_models_advice(models_json: &Path, docs_dir: &Path) -> String {
+    let mut advice = format!(
+        "To use a model, do one of these:\n  \
+         - set a provider's API key in the environment, e.g. ANTHROPIC_API_KEY, OPENAI_API_KEY, \
+         GEMINI_API_KEY, OPENROUTER_API_KEY or DEEPSEEK_API_KEY (`knightcode --list-models` \
+         then lists its models);\n  \
+         - add a provider to {};\n  \
+         - start a local model server (Ollama, LM Studio, llama.cpp or vLLM) on its usual \
+         port: it is found without setup.\n\
+         Logins made with pi's /login (its auth.json) work here too.",
+        models_json.display()
+    );
+    let providers = docs_dir.join("providers.md");
+    if providers.is_file() {
+        advice.push_str(&format!(
+            "\nEvery provider and its variables: {}",
+            providers.display()
+        ));
+    }
+    advice
+}
+
+/// The message when no model has usable auth.
+pub fn no_models_message(models_json: &Path, docs_dir: &Path) -> String {
     format!(
-        "No models available. Use /login to log into a provider via OAuth or API key. See:\n  {}\n  {}",
-        docs_dir.join("providers.md").display(),
-        docs_dir.join("models.md").display()
+        "No models available. {}",
+        no_models_advice(models_json, docs_dir)
     )
 }
 
 /// Renders what `--list-models [search]` prints on stdout, for the available models. Each
 /// line ends with `\n`. A models.json load error is the caller's to print on stderr first.
-pub fn render_model_list(available: &[Model], search: Option<&str>, docs_dir: &Path) -> String {
+pub fn render_model_list(
+    available: &[Model],
+    search: Option<&str>,
+    (models_json, docs_dir): (&Path, &Path),
+) -> String {
     if available.is_empty() {
-        return format!("{}\n", no_models_message(docs_dir));
+        return format!("{}\n", no_models_message(models_json, docs_dir));
     }
     let mut models: Vec<&Model> = match search.filter(|s| !s.trim().is_empty()) {
         Some(query) => fuzzy_filter(available, query),
@@ -182,14 +210,14 @@ pub fn list_models(
     registry: &crate::models::ModelRegistry,
     auth: &crate::auth::AuthContext<'_>,
     search: Option<&str>,
-    docs_dir: &Path,
+    paths: (&Path, &Path),
 ) -> ListModelsOutput {
     let stderr = registry
         .error()
         .map(|error| format!("Warning: errors loading models.json:\n{error}\n"));
     let available = registry.available(auth);
     ListModelsOutput {
-        stdout: render_model_list(&available, search, docs_dir),
+        stdout: render_model_list(&available, search, paths),
         stderr,
     }
 }
@@ -241,7 +269,11 @@ mod tests {
             ),
             model("anthropic", "claude-3-5-haiku", 200_000, 8192, false, false),
         ];
-        let out = render_model_list(&models, None, Path::new("/docs"));
+        let out = render_model_list(
+            &models,
+            None,
+            (Path::new("/a/models.json"), Path::new("/docs")),
+        );
         assert_eq!(
             out,
             "provider   model              context  max-out  thinking  images\n\
@@ -249,18 +281,34 @@ mod tests {
              anthropic  claude-sonnet-4-5  1M       64K      yes       yes   \n\
              openai     gpt-5              400K     128K     yes       yes   \n"
         );
-        let filtered = render_model_list(&models, Some("son45"), Path::new("/docs"));
+        let filtered = render_model_list(
+            &models,
+            Some("son45"),
+            (Path::new("/a/models.json"), Path::new("/docs")),
+        );
         assert!(filtered.contains("claude-sonnet-4-5") && !filtered.contains("gpt-5"));
-        let swapped = render_model_list(&models, Some("5gpt"), Path::new("/docs"));
+        let swapped = render_model_list(
+            &models,
+            Some("5gpt"),
+            (Path::new("/a/models.json"), Path::new("/docs")),
+        );
         assert!(swapped.contains("gpt-5"), "{swapped}");
         assert_eq!(
-            render_model_list(&models, Some("zzz"), Path::new("/docs")),
+            render_model_list(
+                &models,
+                Some("zzz"),
+                (Path::new("/a/models.json"), Path::new("/docs"))
+            ),
             "No models matching \"zzz\"\n"
         );
-        assert_eq!(
-            render_model_list(&[], None, Path::new("/docs")),
-            "No models available. Use /login to log into a provider via OAuth or API key. See:\n  /docs/providers.md\n  /docs/models.md\n"
+        let none = render_model_list(&[], None, (Path::new("/a/models.json"), Path::new("/docs")));
+        assert!(
+            none.starts_with("No models available. To use a model"),
+            "{none}"
         );
+        assert!(none.contains("ANTHROPIC_API_KEY") && none.contains("/a/models.json"));
+        // No pointer at documentation that is not there.
+        assert!(!none.contains("/docs"), "{none}");
     }
 
     #[test]

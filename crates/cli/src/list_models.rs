@@ -73,6 +73,16 @@ pub fn run(
         )?;
         warnings.extend(notices);
     }
+    // What local model servers serve is listed too (the session would use it).
+    let settings = knightcode_runtime::settings::Settings::load(&agent_dir, &cwd, false);
+    let servers = &settings.values().local_models;
+    if !servers.is_empty() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        registry
+            .add_local_models(runtime.block_on(knightcode_ai::local::probe_local_servers(servers)));
+    }
     let storage = AuthStorage::load(&agent_dir).unwrap_or_else(|error| {
         warnings.push(format!("Warning: ignoring stored credentials: {error}"));
         AuthStorage::empty(&agent_dir)
@@ -84,6 +94,7 @@ pub fn run(
         runtime_keys: &runtime_keys,
     };
     let available = registry.available(&auth);
-    let stdout = knightcode_ai::render_model_list(&available, search, &docs_dir()?);
+    let models_json = agent_dir.join("models.json");
+    let stdout = knightcode_ai::render_model_list(&available, search, (&models_json, &docs_dir()?));
     Ok(Listing { stdout, warnings })
 }

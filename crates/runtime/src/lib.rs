@@ -15,6 +15,7 @@ pub mod export;
 pub mod extensions;
 pub mod file_history;
 pub mod hooks;
+pub mod local_models;
 pub mod mcp;
 pub mod model_select;
 pub mod paths;

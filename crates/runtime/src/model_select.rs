@@ -11,7 +11,7 @@ use crate::error::RuntimeError;
 pub const DEFAULT_MODEL_PER_PROVIDER: &[(&str, &str)] = &[
     ("openrouter", "moonshotai/kimi-k2.6"),
     ("amazon-bedrock", "us.anthropic.claude-opus-4-6-v1"),
-    ("anthropic", "claude-opus-4-8"),
+    ("anthropic", "claude-opus-4-7"),
     ("openai", "gpt-5.5"),
     ("azure-openai-responses", "gpt-5.4"),
     ("openai-codex", "gpt-5.5"),
@@ -19,14 +19,30 @@ pub const DEFAULT_MODEL_PER_PROVIDER: &[(&str, &str)] = &[
     ("google", "gemini-3.1-pro-preview"),
     ("google-vertex", "gemini-3.1-pro-preview"),
     ("github-copilot", "gpt-5.4"),
-    ("xai", "grok-4.6"),
+    ("vercel-ai-gateway", "zai/glm-5.1"),
+    ("xai", "grok-4.20-0309-reasoning"),
     ("groq", "openai/gpt-oss-120b"),
     ("cerebras", "gpt-oss-120b"),
-    ("zai", "glm-5.3"),
+    ("zai", "glm-5.1"),
     ("mistral", "devstral-medium-latest"),
     ("minimax", "MiniMax-M2.7"),
+    ("minimax-cn", "MiniMax-M2.7"),
     ("moonshotai", "kimi-k2.6"),
+    ("moonshotai-cn", "kimi-k2.6"),
+    ("huggingface", "moonshotai/Kimi-K2.6"),
     ("fireworks", "accounts/fireworks/models/kimi-k2p6"),
+    ("opencode", "kimi-k2.6"),
+    ("opencode-go", "kimi-k2.6"),
+    ("kimi-coding", "kimi-for-coding"),
+    ("cloudflare-workers-ai", "@cf/moonshotai/kimi-k2.6"),
+    (
+        "cloudflare-ai-gateway",
+        "workers-ai/@cf/moonshotai/kimi-k2.6",
+    ),
+    ("xiaomi", "mimo-v2.5-pro"),
+    ("xiaomi-token-plan-cn", "mimo-v2.5-pro"),
+    ("xiaomi-token-plan-ams", "mimo-v2.5-pro"),
+    ("xiaomi-token-plan-sgp", "mimo-v2.5-pro"),
     ("together", "moonshotai/Kimi-K2.6"),
 ];
 
@@ -398,7 +414,8 @@ fn same_model(a: &Model, b: &Model) -> bool {
 }
 
 /// The first usable model when nothing was asked for: the saved default if it has auth, then
-/// the preferred model of the first provider that has auth, then any model with auth.
+/// the preferred model of the first provider that has auth, then any model with auth; only
+/// models this build can use ([`knightcode_ai::is_supported`]).
 pub fn default_model<'a>(available: &'a [Model], saved: Option<(&str, &str)>) -> Option<&'a Model> {
     if let Some((provider, id)) = saved
         && let Some(model) = available
@@ -407,12 +424,15 @@ pub fn default_model<'a>(available: &'a [Model], saved: Option<(&str, &str)>) ->
     {
         return Some(model);
     }
+    // A model this build cannot send requests for yet is never chosen unasked.
+    let usable = |m: &&Model| knightcode_ai::is_supported(m);
     DEFAULT_MODEL_PER_PROVIDER
         .iter()
         .find_map(|(provider, id)| {
             available
                 .iter()
+                .filter(usable)
                 .find(|m| m.provider == *provider && m.id == *id)
         })
-        .or_else(|| available.first())
+        .or_else(|| available.iter().find(usable))
 }

@@ -73,6 +73,8 @@ pub(crate) struct Shared {
     /// Releases stalled streams.
     release: Notify,
     log: Option<RequestLog>,
+    /// Fixed JSON answers to `GET` paths (a local server's model list).
+    documents: Vec<(String, String)>,
 }
 
 #[derive(Default)]
@@ -123,9 +125,16 @@ pub struct MockServerBuilder {
     replies: Vec<ScriptedReply>,
     addr: SocketAddr,
     log_path: Option<PathBuf>,
+    documents: Vec<(String, String)>,
 }
 
 impl MockServerBuilder {
+    /// Answers `GET path` with this JSON, as local model servers answer `/v1/models`.
+    pub fn document(mut self, path: &str, json: serde_json::Value) -> Self {
+        self.documents.push((path.to_owned(), json.to_string()));
+        self
+    }
+
     /// Sets the script.
     pub fn replies(mut self, replies: Vec<ScriptedReply>) -> Self {
         self.replies = replies;
@@ -159,6 +168,7 @@ impl MockServerBuilder {
             changed_sync: Condvar::new(),
             release: Notify::new(),
             log,
+            documents: self.documents,
         });
         Ok((shared, self.addr))
     }
@@ -231,6 +241,7 @@ impl MockServer {
             replies: Vec::new(),
             addr: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
             log_path: None,
+            documents: Vec::new(),
         }
     }
 
@@ -515,6 +526,15 @@ fn plan(shared: &Shared, request: HttpRequest) -> Action {
         }
     });
     let format = shared.format;
+    if method == "GET"
+        && let Some((_, json)) = shared.documents.iter().find(|(p, _)| *p == path)
+    {
+        return Action::Sized {
+            status: 200,
+            headers: json_headers(),
+            body: json.clone(),
+        };
+    }
     let Some(path_model) = route else {
         let body = formats::error_body(
             format,

@@ -74,6 +74,8 @@ pub struct WebRequest {
     pub query: String,
     /// Header names lower-cased.
     pub headers: Vec<(String, String)>,
+    pub method: String,
+    pub body: Vec<u8>,
 }
 
 impl WebRequest {
@@ -178,6 +180,8 @@ async fn serve(listener: TcpListener, shared: Arc<Shared>) {
                         path: request.path.clone(),
                         query: request.query.clone(),
                         headers: request.headers.clone(),
+                        method: request.method.clone(),
+                        body: request.body.clone(),
                     });
                 shared.seen.notify_waiters();
                 if response.stall {

@@ -3,11 +3,12 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::OnceLock;
 
 use serde_json::Map;
 use serde_json::Value;
 
-use super::builtin_models;
+use super::LazyCatalog;
 use super::config::ModelsConfig;
 use super::config::ProviderConfig;
 use super::config::parse_models_json;
@@ -23,9 +24,17 @@ use crate::error::AiError;
 use crate::model::Model;
 
 /// Built-in models with models.json applied.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct ModelRegistry {
+    /// The catalog's providers nothing has changed, parsed when asked for.
+    catalog: LazyCatalog,
+    /// Catalog providers whose models moved to `models` (models.json or an extension
+    /// changed them), in the order they moved.
+    taken: Vec<&'static str>,
+    /// Every other model: changed catalog providers and configured ones.
     models: Vec<Model>,
+    /// The untouched catalog followed by `models`, built when every model is asked for.
+    all: OnceLock<Vec<Model>>,
     providers: HashMap<String, ProviderConfig>,
     /// Per-model raw headers from models.json (resolved per request).
     model_headers: HashMap<(String, String), Map<String, Value>>,
@@ -34,6 +43,13 @@ pub struct ModelRegistry {
     /// first of them (what `unregister_provider` goes back to before re-applying the rest).
     registered: Vec<(String, ProviderConfig)>,
     before_registered: Option<Box<ModelRegistry>>,
+}
+
+impl Default for ModelRegistry {
+    /// No models at all (not even the catalog's).
+    fn default() -> Self {
+        Self::new(Vec::new(), None)
+    }
 }
 
 impl ModelRegistry {
@@ -47,20 +63,31 @@ impl ModelRegistry {
             Err(source) => Err(AiError::ReadFile { path, source }),
         };
         match config {
-            Ok(config) => Self::new(builtin_models(), config.as_ref()),
+            Ok(config) => Self::build(LazyCatalog::builtin(), Vec::new(), config.as_ref()),
             Err(error) => {
-                let mut registry = Self::new(builtin_models(), None);
+                let mut registry = Self::build(LazyCatalog::builtin(), Vec::new(), None);
                 registry.error = Some(error.to_string());
                 registry
             }
         }
     }
 
-    /// Applies `config` to `base` models.
+    /// Applies `config` to `base` models (without the built-in catalog).
     pub fn new(base: Vec<Model>, config: Option<&ModelsConfig>) -> Self {
+        Self::build(LazyCatalog::empty(), base, config)
+    }
+
+    fn build(catalog: LazyCatalog, base: Vec<Model>, config: Option<&ModelsConfig>) -> Self {
         let mut registry = Self {
+            catalog,
+            taken: Vec::new(),
             models: base,
-            ..Self::default()
+            all: OnceLock::new(),
+            providers: HashMap::new(),
+            model_headers: HashMap::new(),
+            error: None,
+            registered: Vec::new(),
+            before_registered: None,
         };
         let mut errors = Vec::new();
         for (id, provider) in config.map(|c| c.providers.as_slice()).unwrap_or_default() {
@@ -75,7 +102,26 @@ impl ModelRegistry {
         registry
     }
 
+    /// The catalog providers nothing has changed, in catalog order.
+    fn untouched(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.catalog
+            .provider_ids()
+            .filter(|id| !self.taken.contains(id))
+    }
+
+    /// Moves a catalog provider's models to `models`, before something changes them.
+    fn take_provider(&mut self, id: &str) {
+        self.all = OnceLock::new();
+        let Some(id) = self.untouched().find(|p| *p == id) else {
+            return;
+        };
+        self.taken.push(id);
+        let models = self.catalog.models(id).to_vec();
+        self.models.extend(models);
+    }
+
     fn apply_provider(&mut self, id: &str, config: &ProviderConfig) -> Result<(), AiError> {
+        self.take_provider(id);
         let mut models: Vec<Model> = self
             .models
             .iter()
@@ -159,6 +205,37 @@ impl ModelRegistry {
         let _ = self.reapply_registered();
     }
 
+    /// Adds the models local servers serve ([`crate::local`]), each server a provider keyed
+    /// with [`crate::local::LOCAL_API_KEY`]. A provider `models.json` or an extension already
+    /// defines keeps its own definition. Returns whether anything was added.
+    pub fn add_local_models(&mut self, models: Vec<Model>) -> bool {
+        let mut added = false;
+        for model in models {
+            let provider = model.provider.clone();
+            let configured = self
+                .providers
+                .get(&provider)
+                .is_some_and(|config| config.api_key() != Some(crate::local::LOCAL_API_KEY));
+            if configured || self.find(&provider, &model.id).is_some() {
+                continue;
+            }
+            self.providers.entry(provider).or_insert_with(|| {
+                let mut raw = Map::new();
+                raw.insert("baseUrl".into(), Value::String(model.base_url.clone()));
+                raw.insert("api".into(), Value::String(model.api.clone()));
+                raw.insert(
+                    "apiKey".into(),
+                    Value::String(crate::local::LOCAL_API_KEY.into()),
+                );
+                ProviderConfig { raw }
+            });
+            self.models.push(model);
+            self.all = OnceLock::new();
+            added = true;
+        }
+        added
+    }
+
     /// The names of the providers extensions registered.
     pub fn registered_providers(&self) -> impl Iterator<Item = &str> {
         self.registered.iter().map(|(name, _)| name.as_str())
@@ -170,6 +247,7 @@ impl ModelRegistry {
         };
         let registered = std::mem::take(&mut self.registered);
         let mut next = (*base).clone();
+        next.all = OnceLock::new();
         let mut result = Ok(());
         for (id, config) in &registered {
             if let Err(message) = next.apply_registration(id, config) {
@@ -183,6 +261,7 @@ impl ModelRegistry {
     }
 
     fn apply_registration(&mut self, id: &str, config: &ProviderConfig) -> Result<(), AiError> {
+        self.take_provider(id);
         let mut request = self.providers.get(id).cloned().unwrap_or_default();
         for key in ["apiKey", "headers", "authHeader", "baseUrl", "api"] {
             if let Some(value) = config.raw.get(key).filter(|v| !v.is_null()) {
@@ -217,15 +296,29 @@ impl ModelRegistry {
         Ok(())
     }
 
-    /// Every model (built-in and configured).
+    /// Every model (built-in and configured). This parses the whole catalog; a start
+    /// that only needs the models it has keys for asks [`ModelRegistry::available`].
     pub fn models(&self) -> &[Model] {
-        &self.models
+        self.all.get_or_init(|| {
+            let mut all: Vec<Model> = self
+                .untouched()
+                .flat_map(|id| self.catalog.models(id).iter().cloned())
+                .collect();
+            all.extend(self.models.iter().cloned());
+            all
+        })
     }
 
     pub fn find(&self, provider: &str, id: &str) -> Option<&Model> {
+        let in_catalog = || {
+            self.untouched()
+                .find(|p| *p == provider)
+                .and_then(|p| self.catalog.models(p).iter().find(|m| m.id == id))
+        };
         self.models
             .iter()
             .find(|m| m.provider == provider && m.id == id)
+            .or_else(in_catalog)
     }
 
     /// The problem with models.json, if loading or applying it failed.
@@ -238,17 +331,26 @@ impl ModelRegistry {
     }
 
     /// Models whose provider has resolvable auth (what `/model` and `--list-models` show).
+    /// Only the catalog providers with auth are parsed.
     pub fn available(&self, auth: &AuthContext<'_>) -> Vec<Model> {
-        self.models
-            .iter()
-            .filter(|m| {
-                let key = self
-                    .provider_config(&m.provider)
-                    .and_then(ProviderConfig::api_key);
-                auth.has_auth(&m.provider, key)
-            })
-            .cloned()
-            .collect()
+        let has_auth = |provider: &str| {
+            let key = self
+                .provider_config(provider)
+                .and_then(ProviderConfig::api_key);
+            auth.has_auth(provider, key)
+        };
+        let mut available: Vec<Model> = self
+            .untouched()
+            .filter(|id| has_auth(id))
+            .flat_map(|id| self.catalog.models(id).iter().cloned())
+            .collect();
+        available.extend(
+            self.models
+                .iter()
+                .filter(|m| has_auth(&m.provider))
+                .cloned(),
+        );
+        available
     }
 
     /// Resolves key and configured headers for one request to `model`.
@@ -359,7 +461,7 @@ mod tests {
           }
         }"#;
         let config = parse_models_json(text, Path::new("models.json")).unwrap();
-        let registry = ModelRegistry::new(builtin_models(), Some(&config));
+        let registry = ModelRegistry::new(super::super::builtin_models(), Some(&config));
         assert_eq!(registry.error(), None);
         let local = registry.find("ollama", "qwen3:8b").unwrap();
         assert_eq!(local.name, "qwen3:8b");
@@ -395,7 +497,7 @@ mod tests {
 
     #[test]
     fn registered_providers_replace_models_and_unregistering_restores_them() {
-        let mut registry = ModelRegistry::new(builtin_models(), None);
+        let mut registry = ModelRegistry::new(super::super::builtin_models(), None);
         let sonnet = registry
             .find("anthropic", "claude-sonnet-4-5")
             .unwrap()

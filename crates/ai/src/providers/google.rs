@@ -35,7 +35,7 @@ use crate::transform::prepare_messages;
 
 pub(crate) const WIRE_FORMAT: WireFormat = WireFormat {
     build_request,
-    decoder: |_| Box::new(GoogleDecoder::default()),
+    decoder: |_, _, _| Box::new(GoogleDecoder::default()),
     error_style: ErrorStyle::ErrorMessage,
 };
 

@@ -24,8 +24,8 @@ pub(crate) struct WireFormat {
     /// URL, headers and JSON body for a request (`user_agent` as the last argument).
     pub(crate) build_request:
         fn(&Model, &Context, &StreamOptions, &str) -> Result<HttpRequest, StreamFailure>,
-    /// A fresh response decoder for one request.
-    pub(crate) decoder: fn(&Model) -> Box<dyn Decoder>,
+    /// A fresh response decoder for one request (what it was asked and with which key).
+    pub(crate) decoder: fn(&Model, &Context, &StreamOptions) -> Box<dyn Decoder>,
     /// How error bodies become messages.
     pub(crate) error_style: ErrorStyle,
 }

@@ -1,6 +1,9 @@
 //! One module per subject; see CONTRIBUTING.md ("Where a test goes").
 
+mod catalog;
 mod error_kinds;
 mod faults;
+mod local;
 mod requests;
 mod streaming;
+mod subscription;

@@ -347,19 +347,40 @@ fn list_models_with_no_credentials_says_so() {
     let agent = TempDir::new().unwrap();
     let package = TempDir::new().unwrap();
     let home = TempDir::new().unwrap();
+    // A local model server on the developer's machine would be listed.
+    std::fs::write(
+        agent.path().join("settings.json"),
+        r#"{"localModels": false}"#,
+    )
+    .unwrap();
     let r = run(knightcode(home.path())
         .env("KNIGHTCODE_CODING_AGENT_DIR", agent.path())
         .env("KNIGHTCODE_PACKAGE_DIR", package.path())
         .arg("--list-models"));
     assert_eq!(r.code, 0);
+    // Every way to get a model, and no pointer at documentation that is not there.
+    assert!(
+        r.stdout.starts_with("No models available. To use a model"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("ANTHROPIC_API_KEY"), "{}", r.stdout);
+    let models_json = agent.path().join("models.json");
+    assert!(r.stdout.contains(&models_json.display().to_string()));
+    assert!(!r.stdout.contains(&package.path().display().to_string()));
+    // With the documentation beside the package, it is named.
     let docs = package.path().join("docs");
-    assert_eq!(
-        r.stdout,
-        format!(
-            "No models available. Use /login to log into a provider via OAuth or API key. See:\n  {}\n  {}\n",
-            docs.join("providers.md").display(),
-            docs.join("models.md").display()
-        )
+    std::fs::create_dir_all(&docs).unwrap();
+    std::fs::write(docs.join("providers.md"), "# Providers\n").unwrap();
+    let r = run(knightcode(home.path())
+        .env("KNIGHTCODE_CODING_AGENT_DIR", agent.path())
+        .env("KNIGHTCODE_PACKAGE_DIR", package.path())
+        .arg("--list-models"));
+    assert!(
+        r.stdout
+            .contains(&docs.join("providers.md").display().to_string()),
+        "{}",
+        r.stdout
     );
 }
 

@@ -532,7 +532,10 @@ fn the_summary_view_shows_what_the_model_wrote_and_closes() {
                         "contextWindow": 128000, "maxTokens": 4096}]});
         std::fs::write(&models_path, models.to_string()).unwrap();
         let path = corpus::corpus().original.join("summarize.ts");
-        let tui = sandbox.spawn(&["-e", path.to_str().unwrap()], 90, 30);
+        // The catalog's openai models stay beside gpt-5.2, and its preferred one would be the
+        // default: start on the mock's.
+        let args = ["-e", path.to_str().unwrap(), "--model", "mock/mock-model"];
+        let tui = sandbox.spawn(&args, 90, 30);
         (sandbox, tui)
     };
     tui.wait_for_text("mock-model");

@@ -85,6 +85,8 @@ pub(super) struct OpsState {
     session_only: bool,
     /// `images.blockImages`, shared with the hook that strips images from requests.
     pub(super) block_images: Arc<std::sync::atomic::AtomicBool>,
+    /// The local model servers' answer, once it came (see `crate::local_models`).
+    pub(super) local: crate::local_models::LocalProbe,
 }
 
 impl OpsState {
@@ -114,6 +116,7 @@ impl OpsState {
             no_context_files: setup.no_context_files,
             session_only: false,
             block_images: Arc::default(),
+            local: crate::local_models::LocalProbe::default(),
         }
     }
 
@@ -128,14 +131,40 @@ impl OpsState {
 
     /// `model`'s key and headers from the session's credentials; `None` without any.
     async fn resolve_auth(&self, model: &Model) -> Result<Option<knightcode_ai::ResolvedAuth>> {
-        self.registry
+        let resolved = self
+            .registry
             .resolve_auth(model, &self.auth())
             .await
-            .map_err(|e| RuntimeError::Rejected(e.to_string()))
+            .map_err(|e| RuntimeError::Rejected(e.to_string()))?;
+        if resolved.is_none() && self.late_local_model(&model.provider, &model.id).is_some() {
+            return Ok(Some(knightcode_ai::ResolvedAuth {
+                api_key: Some(knightcode_ai::local::LOCAL_API_KEY.to_owned()),
+                headers: serde_json::Map::new(),
+                source: knightcode_ai::AuthSource::ModelsJsonKey,
+            }));
+        }
+        Ok(resolved)
+    }
+
+    /// A model a local server serves that the registry does not hold (the probe answered
+    /// after the start).
+    fn late_local_model(&self, provider: &str, id: &str) -> Option<&Model> {
+        self.local
+            .ready()
+            .iter()
+            .find(|m| m.provider == provider && m.id == id)
+            .filter(|_| self.registry.find(provider, id).is_none())
     }
 
     fn available_models(&self) -> Vec<Model> {
-        self.registry.available(&self.auth())
+        let mut models = self.registry.available(&self.auth());
+        let late = self
+            .local
+            .ready()
+            .iter()
+            .filter(|m| self.late_local_model(&m.provider, &m.id).is_some());
+        models.extend(late.cloned());
+        models
     }
 
     /// `--api-key`, by provider (what extensions' model calls resolve keys with too).

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 mod compaction;
 mod sandbox;
+mod local_models;
 pub mod unsupported;
 mod values;
 

@@ -89,6 +89,8 @@ pub struct SettingsValues {
     pub provider_retry: knightcode_ai::ProviderRetry,
     /// `sandbox`: the OS sandbox of tool commands (a project may only tighten it).
     pub sandbox: super::SandboxSettings,
+    /// `localModels`: the local model servers to probe (none when off).
+    pub local_models: Vec<knightcode_ai::local::LocalServer>,
 }
 
 impl Default for SettingsValues {
@@ -119,6 +121,7 @@ impl Default for SettingsValues {
             thinking_budgets: knightcode_ai::ThinkingBudgets::default(),
             provider_retry: knightcode_ai::ProviderRetry::default(),
             sandbox: super::SandboxSettings::default(),
+            local_models: knightcode_ai::local::LocalServer::defaults(),
         }
     }
 }
@@ -250,6 +253,7 @@ pub(super) fn parse(layers: &Layers<'_>) -> (SettingsValues, Vec<SettingsDiagnos
         },
         provider_retry: reader.provider_retry(),
         sandbox: reader.sandbox(),
+        local_models: super::local_models::parse(layers.effective, layers.global),
     };
     (values, reader.diagnostics)
 }

@@ -22,7 +22,7 @@ fn catalog() -> Vec<Model> {
             "claude-sonnet-4-5-20250929",
             "Claude Sonnet 4.5 (dated)",
         ),
-        model("anthropic", "claude-opus-4-8", "Claude Opus 4.8"),
+        model("anthropic", "claude-opus-4-7", "Claude Opus 4.7"),
         model("openai", "gpt-5.5", "GPT-5.5"),
         model("openrouter", "openai/gpt-4o:extended", "GPT-4o extended"),
         model("openrouter", "gpt-5.5", "GPT-5.5 via OpenRouter"),
@@ -33,10 +33,10 @@ fn catalog() -> Vec<Model> {
 fn exact_then_fuzzy_with_aliases_preferred() {
     let models = catalog();
     assert_eq!(
-        find_exact_reference("anthropic/claude-opus-4-8", &models)
+        find_exact_reference("anthropic/claude-opus-4-7", &models)
             .unwrap()
             .id,
-        "claude-opus-4-8"
+        "claude-opus-4-7"
     );
     assert!(
         find_exact_reference("gpt-5.5", &models).is_none(),
@@ -49,7 +49,7 @@ fn exact_then_fuzzy_with_aliases_preferred() {
         "alias beats dated version"
     );
     let with_level = parse_model_pattern("opus:high", &models, false);
-    assert_eq!(with_level.model.unwrap().id, "claude-opus-4-8");
+    assert_eq!(with_level.model.unwrap().id, "claude-opus-4-7");
     assert_eq!(with_level.thinking, Some(ThinkingLevel::High));
     assert!(
         parse_model_pattern("opus:loud", &models, false)
@@ -88,7 +88,7 @@ fn cli_resolution_rules() {
         "a full OpenRouter id beats provider inference"
     );
     let r = resolve_cli_model(Some("Anthropic"), "anthropic/opus", None, &models, &none).unwrap();
-    assert_eq!(r.model.id, "claude-opus-4-8");
+    assert_eq!(r.model.id, "claude-opus-4-7");
     let r = resolve_cli_model(Some("anthropic"), "claude-next:high", None, &models, &none).unwrap();
     assert_eq!(r.model.id, "claude-next");
     assert!(r.model.reasoning);
@@ -122,7 +122,7 @@ fn default_model_order() {
         .collect();
     assert_eq!(
         default_model(&available, None).unwrap().id,
-        "claude-opus-4-8"
+        "claude-opus-4-7"
     );
     assert!(default_model(&[], None).is_none());
 }
@@ -138,7 +138,7 @@ fn scopes_resolve_globs_fuzzy_patterns_and_levels_in_order() {
         "*gpt-4o*",
         "openrouter/*",
         "nothing-like-this",
-        "claude-opus-4-8",
+        "claude-opus-4-7",
     ]
     .iter()
     .map(|s| (*s).to_owned())
@@ -152,7 +152,7 @@ fn scopes_resolve_globs_fuzzy_patterns_and_levels_in_order() {
         ids,
         [
             (
-                "anthropic/claude-opus-4-8".to_owned(),
+                "anthropic/claude-opus-4-7".to_owned(),
                 Some(ThinkingLevel::High)
             ),
             ("anthropic/claude-sonnet-4-5".to_owned(), None),

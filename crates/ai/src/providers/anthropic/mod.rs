@@ -2,6 +2,7 @@
 //! the request (headers, thinking, caching, the conversation as Messages API turns);
 //! `stream` decodes the response.
 
+mod claude_code;
 mod stream;
 
 use knightcode_protocol::ContentBlock;
@@ -30,9 +31,17 @@ use crate::transform::LlmMessage;
 use crate::transform::UserContent;
 use crate::transform::prepare_messages;
 
+pub(crate) use claude_code::is_oauth_token;
+
 pub(crate) const WIRE_FORMAT: WireFormat = WireFormat {
     build_request,
-    decoder: |_| Box::new(AnthropicDecoder::default()),
+    decoder: |_, context, options| {
+        // A subscription request sent Claude Code's tool names; its answers name them so.
+        let oauth = options.api_key.as_deref().is_some_and(is_oauth_token);
+        Box::new(AnthropicDecoder::new(
+            oauth.then(|| claude_code::tool_names(&context.tools)),
+        ))
+    },
     error_style: ErrorStyle::WholeBody,
 };
 
@@ -115,6 +124,7 @@ pub(crate) fn build_request(
     user_agent: &str,
 ) -> Result<HttpRequest, StreamFailure> {
     let compat = Compat::of(model);
+    let oauth = options.api_key.as_deref().is_some_and(is_oauth_token);
     let retention = options.cache_retention();
     let cache_control = match retention {
         CacheRetention::None => None,
@@ -169,18 +179,27 @@ pub(crate) fn build_request(
             context,
             cache_control.as_ref(),
             compat.allow_empty_signature,
+            oauth,
         )),
     );
     body.insert("max_tokens".into(), json!(max_tokens));
     body.insert("stream".into(), json!(true));
-    if let Some(prompt) = context.system_prompt.as_deref() {
-        let mut block = Map::new();
-        block.insert("type".into(), json!("text"));
-        block.insert("text".into(), json!(prompt));
-        if let Some(cc) = &cache_control {
-            block.insert("cache_control".into(), cc.clone());
-        }
-        body.insert("system".into(), json!([block]));
+    let identity = oauth.then_some(claude_code::IDENTITY);
+    let system: Vec<Value> = identity
+        .into_iter()
+        .chain(context.system_prompt.as_deref())
+        .map(|text| {
+            let mut block = Map::new();
+            block.insert("type".into(), json!("text"));
+            block.insert("text".into(), json!(text));
+            if let Some(cc) = &cache_control {
+                block.insert("cache_control".into(), cc.clone());
+            }
+            Value::Object(block)
+        })
+        .collect();
+    if !system.is_empty() {
+        body.insert("system".into(), Value::Array(system));
     }
     if let Some(temperature) = options.temperature
         && !thinking_enabled
@@ -196,7 +215,12 @@ pub(crate) fn build_request(
             .enumerate()
             .map(|(i, tool)| {
                 let mut out = Map::new();
-                out.insert("name".into(), json!(tool.name));
+                let name = if oauth {
+                    claude_code::to_claude_code_name(&tool.name)
+                } else {
+                    &tool.name
+                };
+                out.insert("name".into(), json!(name));
                 out.insert("description".into(), json!(tool.description));
                 if compat.eager_tool_input_streaming {
                     out.insert("eager_input_streaming".into(), json!(true));
@@ -241,9 +265,20 @@ pub(crate) fn build_request(
         }
     }
 
-    let mut headers = base_headers(model, user_agent);
+    let claude_code_agent = claude_code::user_agent();
+    let mut headers = base_headers(
+        model,
+        if oauth {
+            &claude_code_agent
+        } else {
+            user_agent
+        },
+    );
     headers.set("accept", "application/json");
     headers.set("anthropic-dangerous-direct-browser-access", "true");
+    if oauth {
+        headers.set("x-app", "cli");
+    }
     if compat.session_affinity_headers
         && retention != CacheRetention::None
         && let Some(session) = &options.session_id
@@ -254,6 +289,7 @@ pub(crate) fn build_request(
     let configured_betas = configured_betas(model, options);
     headers.merge(Some(&options.headers));
     match options.api_key.as_deref().filter(|k| !k.is_empty()) {
+        Some(key) if oauth => headers.set("authorization", format!("Bearer {key}")),
         Some(key) => headers.set("x-api-key", key),
         None if auth_header_present(&headers) => {}
         None => return Err(crate::auth::no_api_key_failure(&model.provider)),
@@ -261,7 +297,10 @@ pub(crate) fn build_request(
     headers.set("anthropic-version", API_VERSION);
     headers.set("content-type", "application/json");
     let betas = configured_betas.unwrap_or_else(|| {
-        let mut betas = Vec::new();
+        let mut betas: Vec<String> = Vec::new();
+        if oauth {
+            betas.extend(claude_code::OAUTH_BETAS.map(str::to_owned));
+        }
         if !context.tools.is_empty() && !compat.eager_tool_input_streaming {
             betas.push(FINE_GRAINED_TOOL_STREAMING_BETA.to_owned());
         }
@@ -349,6 +388,7 @@ fn convert_messages(
     context: &Context,
     cache_control: Option<&Value>,
     allow_empty_signature: bool,
+    oauth: bool,
 ) -> Vec<Value> {
     let normalize =
         |id: &str, _: &knightcode_protocol::AssistantMessage| normalize_tool_call_id(id);
@@ -378,7 +418,7 @@ fn convert_messages(
                 }
             }
             LlmMessage::Assistant(message) => {
-                let blocks = assistant_blocks(message, allow_empty_signature);
+                let blocks = assistant_blocks(message, allow_empty_signature, oauth);
                 if !blocks.is_empty() {
                     out.push(json!({"role": "assistant", "content": blocks}));
                 }
@@ -410,6 +450,7 @@ fn convert_messages(
 fn assistant_blocks(
     message: &knightcode_protocol::AssistantMessage,
     allow_empty_signature: bool,
+    oauth: bool,
 ) -> Vec<Value> {
     let mut blocks = Vec::new();
     for block in message.content.iter() {
@@ -446,7 +487,7 @@ fn assistant_blocks(
             ContentBlock::ToolCall(call) => blocks.push(json!({
                 "type": "tool_use",
                 "id": call.id,
-                "name": call.name,
+                "name": if oauth { claude_code::to_claude_code_name(&call.name) } else { &call.name },
                 "input": call.arguments,
             })),
             _ => {}

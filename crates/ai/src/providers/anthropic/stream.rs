@@ -10,6 +10,7 @@ use knightcode_protocol::Tokens;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::claude_code;
 use crate::driver::Decoder;
 use crate::error::StreamFailure;
 use crate::output::Output;
@@ -123,9 +124,18 @@ pub(crate) struct AnthropicDecoder {
     stop: Option<StopReason>,
     stop_error: Option<String>,
     usage: (u64, u64, u64, u64, u64, Option<u64>),
+    /// The declared tools' names when the request used Claude Code's names for them.
+    claude_code_tools: Option<Vec<String>>,
 }
 
 impl AnthropicDecoder {
+    pub(crate) fn new(claude_code_tools: Option<Vec<String>>) -> Self {
+        Self {
+            claude_code_tools,
+            ..Self::default()
+        }
+    }
+
     fn block(&self, index: u64) -> Option<usize> {
         self.blocks
             .iter()
@@ -214,10 +224,14 @@ impl AnthropicDecoder {
                         redacted: Some(true),
                         ..ThinkingContent::default()
                     }),
-                    "tool_use" => out.toolcall_start(
-                        block.id.as_deref().unwrap_or_default(),
-                        block.name.as_deref().unwrap_or_default(),
-                    ),
+                    "tool_use" => {
+                        let name = block.name.as_deref().unwrap_or_default();
+                        let name = match &self.claude_code_tools {
+                            Some(tools) => claude_code::from_claude_code_name(name, tools),
+                            None => name.to_owned(),
+                        };
+                        out.toolcall_start(block.id.as_deref().unwrap_or_default(), &name)
+                    }
                     "fallback" if out.len() > 0 => {
                         return Err(Fail::Other(StreamFailure::other(
                             "Anthropic performed an unsupported mid-output model fallback",

@@ -35,7 +35,7 @@ use crate::transform::prepare_messages;
 
 pub(crate) const WIRE_FORMAT: WireFormat = WireFormat {
     build_request,
-    decoder: |model| Box::new(CompletionsDecoder::new(model)),
+    decoder: |model, _, _| Box::new(CompletionsDecoder::new(model)),
     error_style: ErrorStyle::ErrorMessage,
 };
 

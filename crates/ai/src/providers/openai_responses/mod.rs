@@ -32,7 +32,7 @@ use crate::transform::prepare_messages;
 
 pub(crate) const WIRE_FORMAT: WireFormat = WireFormat {
     build_request,
-    decoder: |_| Box::new(ResponsesDecoder::default()),
+    decoder: |_, _, _| Box::new(ResponsesDecoder::default()),
     error_style: ErrorStyle::ErrorMessage,
 };
 

@@ -20,6 +20,7 @@ use super::super::tools::build_tools;
 use super::super::tools::with_extension_tools;
 use super::LoadedHost;
 use crate::error::Result;
+use crate::local_models::LocalProbe;
 use crate::settings::Settings;
 use crate::trust::TrustDecision;
 use crate::web_tools::WebTools;
@@ -96,14 +97,22 @@ pub(super) async fn tools_and_extensions(
 /// of the providers they register can be picked with `--provider`/`--model`. Only when one
 /// is configured: otherwise the JS runtime never starts.
 /// Also loads the model registry (the host's providers join it) and the stored credentials
-/// (its providers' OAuth logins refresh through their `oauth`).
+/// (its providers' OAuth logins refresh through their `oauth`), and asks the local model
+/// servers what they serve (waited for only when nothing else can be used).
 pub(super) async fn extension_host(
     setup: &SessionSetup,
     settings: &Settings,
     trust: &TrustDecision,
     first_pass: LoadedHost,
+    env: &Arc<dyn knightcode_ai::EnvSource>,
     notices: &mut Vec<String>,
-) -> Result<(ModelRegistry, Option<Arc<ExtensionHost>>, AuthStorage)> {
+) -> Result<(
+    ModelRegistry,
+    Option<Arc<ExtensionHost>>,
+    AuthStorage,
+    LocalProbe,
+)> {
+    let mut local = LocalProbe::spawn(settings.values().local_models.clone());
     let mut registry = ModelRegistry::load(&setup.agent_dir);
     if let Some(error) = registry.error() {
         notices.push(error.to_owned());
@@ -144,7 +153,15 @@ pub(super) async fn extension_host(
     if let Some(host) = &host {
         auth_storage.set_oauth(host.oauth_hooks());
     }
-    Ok((registry, host, auth_storage))
+    super::model::wait_for_local_models(
+        setup,
+        &mut registry,
+        &auth_storage,
+        env.as_ref(),
+        &mut local,
+    )
+    .await;
+    Ok((registry, host, auth_storage, local))
 }
 
 /// What the extensions brought once started: their tools and resources.

@@ -55,6 +55,7 @@ use self::extensions::tools_and_extensions;
 use self::model::ChosenModel;
 use self::model::choose_model;
 use self::model::record_selection;
+use crate::local_models::LocalProbe;
 
 impl AgentSession {
     /// As [`Self::start`], with the services given (store, environment, provider, hooks).
@@ -78,8 +79,8 @@ impl AgentSession {
             sandbox,
         } = trust_and_settings(&mut setup, &env, &mut notices).await?;
         let mut session = session_file(&store, &setup, &mut notices)?;
-        let (registry, extension_host, auth_storage) =
-            extension_host(&setup, &settings, &trust, first_pass, &mut notices).await?;
+        let (registry, extension_host, auth_storage, local) =
+            extension_host(&setup, &settings, &trust, first_pass, &env, &mut notices).await?;
         let chosen = choose_model(
             &setup,
             &settings,
@@ -96,7 +97,7 @@ impl AgentSession {
             &setup,
             &store,
             &settings,
-            registry,
+            (registry, local),
             auth_storage,
             chosen,
             &env,
@@ -258,7 +259,7 @@ fn ops_state(
     setup: &SessionSetup,
     store: &SessionStore,
     settings: &Settings,
-    registry: ModelRegistry,
+    (registry, local): (ModelRegistry, LocalProbe),
     auth_storage: AuthStorage,
     chosen: ChosenModel,
     env: &Arc<dyn knightcode_ai::EnvSource>,
@@ -282,6 +283,7 @@ fn ops_state(
         Arc::clone(env),
     );
     ops.scope = scope;
+    ops.local = local;
     ops.block_images.store(
         settings.values().images_block_images,
         std::sync::atomic::Ordering::Relaxed,

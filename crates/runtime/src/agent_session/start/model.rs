@@ -78,17 +78,21 @@ pub(super) async fn choose_model(
     // The level of the scoped model a new session starts on (`pattern:level`).
     let mut scope_thinking = None;
     let (model, suffix_thinking) = match &setup.model {
-        Some(pattern) => {
-            let chosen = model_select::resolve_cli_model(
-                setup.provider.as_deref(),
-                pattern,
-                setup.thinking,
-                registry.models(),
-                &has_auth,
-            )?;
-            notices.extend(chosen.warning);
-            (chosen.model, chosen.thinking)
-        }
+        Some(pattern) => match exact_cli_model(registry, setup.provider.as_deref(), pattern) {
+            // A full reference needs no search, so the rest of the catalog stays unparsed.
+            Some(model) => (model.clone(), None),
+            None => {
+                let chosen = model_select::resolve_cli_model(
+                    setup.provider.as_deref(),
+                    pattern,
+                    setup.thinking,
+                    registry.models(),
+                    &has_auth,
+                )?;
+                notices.extend(chosen.warning);
+                (chosen.model, chosen.thinking)
+            }
+        },
         None => {
             let from_session = restored_model.as_ref().and_then(|m| {
                 available
@@ -114,7 +118,7 @@ pub(super) async fn choose_model(
                 (None, None) => model_select::default_model(&available, saved)
                     .cloned()
                     .map(|model| (model, None))
-                    .ok_or_else(|| RuntimeError::Setup(no_model_message(&setup.agent_dir)))?,
+                    .ok_or_else(|| RuntimeError::Setup(no_model_message(&setup.agent_dir, env)))?,
             }
         }
     };
@@ -169,11 +173,18 @@ pub(super) async fn choose_model(
     })
 }
 
-fn no_model_message(agent_dir: &Path) -> String {
+fn no_model_message(agent_dir: &Path, env: &dyn knightcode_ai::EnvSource) -> String {
+    // Documentation is pointed at where the package put it, and only when it is there.
+    let beside = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(Path::to_path_buf))
+        .unwrap_or_default();
+    let docs = crate::paths::package_dir(env, std::env::home_dir(), beside)
+        .unwrap_or_default()
+        .join("docs");
     format!(
-        "No model available. Set a provider's API key (for example ANTHROPIC_API_KEY or OPENAI_API_KEY), \
-         add a provider to {}, or pass --model with --api-key.",
-        agent_dir.join("models.json").display()
+        "No model available. {}",
+        knightcode_ai::list_models::no_models_advice(&agent_dir.join("models.json"), &docs)
     )
 }
 
@@ -199,4 +210,50 @@ pub(super) fn record_selection(
         session.set_session_name(name)?;
     }
     Ok(())
+}
+
+/// The model `--model provider/id` (or `--provider p --model id`) names exactly, as the
+/// search would find it, without parsing every provider of the catalog.
+fn exact_cli_model<'r>(
+    registry: &'r ModelRegistry,
+    provider: Option<&str>,
+    pattern: &str,
+) -> Option<&'r Model> {
+    let (provider, id) = match provider {
+        Some(provider) => (provider, pattern),
+        None => pattern.split_once('/')?,
+    };
+    registry.find(provider, id)
+}
+
+/// Step 3b: the local model servers are asked from the start on (see `local_models`), off
+/// its path; it waits for their answer only when `--provider`/`--model` name one of their
+/// providers, or nothing is asked for and no other model has credentials.
+pub(super) async fn wait_for_local_models(
+    setup: &SessionSetup,
+    registry: &mut ModelRegistry,
+    auth_storage: &AuthStorage,
+    env: &dyn knightcode_ai::EnvSource,
+    local: &mut crate::local_models::LocalProbe,
+) {
+    let named = crate::local_models::names_local_provider(
+        setup.provider.as_deref(),
+        setup.model.as_deref(),
+    );
+    let no_runtime_keys = HashMap::new();
+    let auth = AuthContext {
+        storage: auth_storage,
+        env,
+        runtime_keys: &no_runtime_keys,
+    };
+    let nothing_else = || {
+        setup.model.is_none()
+            && !registry
+                .available(&auth)
+                .iter()
+                .any(knightcode_ai::is_supported)
+    };
+    if named || nothing_else() {
+        registry.add_local_models(local.wait().await);
+    }
 }
