@@ -255,6 +255,8 @@ pub(crate) struct NestedRunner {
     scopes: Mutex<HashMap<String, Scope>>,
     /// Serializes nested calls of sequential tools.
     queue: Arc<tokio::sync::Mutex<()>>,
+    /// Tools the batch's calls asked to declare from the next request on.
+    activations: Mutex<Vec<String>>,
 }
 
 impl NestedRunner {
@@ -276,6 +278,7 @@ impl NestedRunner {
             schemas: Mutex::new(SchemaCache::default()),
             scopes: Mutex::new(HashMap::new()),
             queue: Arc::new(tokio::sync::Mutex::new(())),
+            activations: Mutex::new(Vec::new()),
         })
     }
 
@@ -297,6 +300,11 @@ impl NestedRunner {
             }
             ToolExposure::ModelOnly | ToolExposure::Hidden => false,
         }
+    }
+
+    /// What the batch's calls asked to activate ([`ToolContext::activate_tools`]), in order.
+    pub(crate) fn take_activations(&self) -> Vec<String> {
+        std::mem::take(&mut *lock(&self.activations))
     }
 
     /// Removes and returns the record of the calls the model-issued call `id` made, and
@@ -562,6 +570,33 @@ impl NestedScope {
         options: NestedCallOptions,
     ) -> Pin<Box<dyn Future<Output = NestedOutcome> + Send + 'static>> {
         Box::pin(Arc::clone(&self.0).run(caller, caller_cancel, name, arguments, options))
+    }
+
+    pub(crate) fn listing(&self) -> Vec<crate::tool::ToolListing> {
+        let runner = &self.0;
+        runner
+            .registry
+            .iter()
+            .map(|tool| {
+                let definition = tool.definition().clone();
+                let active = runner
+                    .active
+                    .as_ref()
+                    .is_none_or(|names| names.contains(&definition.name));
+                crate::tool::ToolListing {
+                    exposure: tool.exposure(),
+                    namespace: tool.namespace(),
+                    active,
+                    callable: runner.callable(tool),
+                    output_schema: tool.output_schema(),
+                    definition,
+                }
+            })
+            .collect()
+    }
+
+    pub(crate) fn activate(&self, names: Vec<String>) {
+        lock(&self.0.activations).extend(names);
     }
 
     pub(crate) fn callable(&self) -> Vec<ToolDefinition> {

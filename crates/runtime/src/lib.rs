@@ -25,6 +25,7 @@ pub mod sessions;
 pub mod settings;
 pub mod shutdown;
 pub mod system_prompt;
+mod tool_activation;
 pub mod tool_selection;
 pub mod trust;
 pub mod web_tools;

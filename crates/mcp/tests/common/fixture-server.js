@@ -30,14 +30,18 @@ rl.on('line', async (line) => {
     case 'tools/list':
       if (!msg.params || !msg.params.cursor) {
         const first = { echo: 'Echoes the message back', crash: 'Exits mid-call' };
-        return reply({ tools: listed(Object.keys(first)).map((n) => tool(n, first[n])), nextCursor: 'page-2' });
+        // FIXTURE_EXTRA_TOOLS=N adds N more tools (extra_1 … extra_N), for tests of many tools.
+        const extra = Array.from({ length: Number(process.env.FIXTURE_EXTRA_TOOLS || 0) }, (_, i) =>
+          tool('extra_' + (i + 1), 'Extra fixture tool number ' + (i + 1) + ' of a large catalog'));
+        return reply({ tools: listed(Object.keys(first)).map((n) => tool(n, first[n])).concat(extra), nextCursor: 'page-2' });
       }
-      return reply({ tools: listed(['hang', 'progress', 'roots', 'fail', 'big', 'shrink']).map((n) => tool(n, 'Fixture tool ' + n)) });
+      return reply({ tools: listed(['hang', 'progress', 'roots', 'fail', 'big', 'shrink', 'upper']).map((n) => tool(n, 'Fixture tool ' + n)) });
     case 'tools/call': {
       const args = msg.params.arguments || {};
       const token = msg.params._meta && msg.params._meta.progressToken;
       switch (msg.params.name) {
         case 'echo': return reply(result('echo: ' + args.message));
+        case 'upper': return reply(result(String(args.message).toUpperCase()));
         case 'crash':
           process.stderr.write('fixture: crashing on purpose\n');
           return process.exit(3);
