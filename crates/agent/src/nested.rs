@@ -322,6 +322,21 @@ impl NestedRunner {
         self.events.emit(event).await;
     }
 
+    /// Numbers a call when it is made, not when its future first runs, so calls a tool
+    /// starts together (a script's `Promise.all`) get ids in the order it made them.
+    fn number(&self, caller: &str) -> (String, Arc<Mutex<Recorder>>, bool) {
+        let mut scopes = lock(&self.scopes);
+        let scope = scopes.entry(caller.to_owned()).or_insert_with(|| Scope {
+            recorder: Arc::new(Mutex::new(Recorder::new())),
+            next_id: 1,
+            holds_queue: false,
+        });
+        let id = format!("{caller}/{}", scope.next_id);
+        scope.next_id += 1;
+        (id, Arc::clone(&scope.recorder), scope.holds_queue)
+    }
+
+    #[allow(clippy::too_many_arguments)]
     async fn run(
         self: Arc<Self>,
         caller: String,
@@ -329,22 +344,12 @@ impl NestedRunner {
         name: String,
         arguments: Value,
         options: NestedCallOptions,
+        (id, recorder, holds_queue): (String, Arc<Mutex<Recorder>>, bool),
     ) -> NestedOutcome {
         let arguments = if arguments.is_null() {
             json!({})
         } else {
             arguments
-        };
-        let (id, recorder, holds_queue) = {
-            let mut scopes = lock(&self.scopes);
-            let scope = scopes.entry(caller.clone()).or_insert_with(|| Scope {
-                recorder: Arc::new(Mutex::new(Recorder::new())),
-                next_id: 1,
-                holds_queue: false,
-            });
-            let id = format!("{caller}/{}", scope.next_id);
-            scope.next_id += 1;
-            (id, Arc::clone(&scope.recorder), scope.holds_queue)
         };
         let record = lock(&recorder).start(&id, &name, &arguments);
         self.emit(AgentEvent::ToolExecutionStart {
@@ -569,7 +574,8 @@ impl NestedScope {
         arguments: Value,
         options: NestedCallOptions,
     ) -> Pin<Box<dyn Future<Output = NestedOutcome> + Send + 'static>> {
-        Box::pin(Arc::clone(&self.0).run(caller, caller_cancel, name, arguments, options))
+        let numbered = self.0.number(&caller);
+        Box::pin(Arc::clone(&self.0).run(caller, caller_cancel, name, arguments, options, numbered))
     }
 
     pub(crate) fn listing(&self) -> Vec<crate::tool::ToolListing> {

@@ -6,6 +6,7 @@ pub mod agent_session;
 mod atomic;
 pub mod block_images;
 pub mod bug_report;
+mod codemode_tools;
 pub mod compaction;
 pub mod context_files;
 pub mod diagnostics;

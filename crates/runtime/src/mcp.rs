@@ -41,12 +41,15 @@ pub(crate) struct McpSession {
     waited: bool,
     /// Servers whose problem was reported (once each until they connect again).
     reported: HashSet<String>,
-    /// `tool_search` was activated for `deferred` tools (once: the user may turn it off).
-    auto_activated: bool,
+    /// `tool_search` and `codemode` were activated for the tools they reach (once each: the
+    /// user may turn them off).
+    auto_activated: HashSet<&'static str>,
     /// Tools only `codemode` or `tool_search` reach, with neither active, were reported.
     unreachable_warned: bool,
-    /// The `mcp__` tools registered at the last sync, with their exposure.
-    offered: Vec<(ToolDefinition, ToolExposure)>,
+    /// The `mcp__` tools registered at the last sync, with their server's exposure.
+    offered: Vec<(ToolDefinition, Exposure)>,
+    /// `autoEnableCodemode` of `mcp.json` (default on).
+    auto_enable_codemode: bool,
     /// `--tools`, `--exclude-tools`, `--no-tools`.
     selection: ToolSelection,
     /// Which on-demand tools (`tool_search` activations, MCP's and extensions' alike) the
@@ -90,6 +93,7 @@ impl McpSession {
         Self {
             manager: Some(manager),
             selection: setup.tools.clone(),
+            auto_enable_codemode: config.auto_enable_codemode,
             ..Self::default()
         }
     }
@@ -124,14 +128,17 @@ impl McpSession {
         manager.refresh_changed_tools().await;
         let statuses = manager.statuses();
         warnings.extend(self.problems(&statuses));
-        let mut wanted: Vec<(ToolDefinition, ToolExposure)> = Vec::new();
+        let mut wanted: Vec<(ToolDefinition, Exposure)> = Vec::new();
         for status in statuses.iter().filter(|s| s.state != ServerState::Disabled) {
             let namespace = namespace(&status.config);
             for tool in &status.tools {
-                let exposure = match status.config.exposure_of(&tool.name) {
+                // A server's `codemode` tools are `deferred` to the agent: codemode scripts
+                // find them (`searchTools`) rather than its description listing them, so the
+                // description stays the same while servers connect.
+                let server_exposure = status.config.exposure_of(&tool.name);
+                let exposure = match server_exposure {
                     Exposure::Direct => ToolExposure::Direct,
-                    Exposure::Codemode => ToolExposure::Codemode,
-                    Exposure::Deferred => ToolExposure::Deferred,
+                    Exposure::Codemode | Exposure::Deferred => ToolExposure::Deferred,
                     Exposure::Hidden => continue,
                 };
                 let definition = definition(&status.config.name, tool);
@@ -148,13 +155,13 @@ impl McpSession {
                         tool: tool.name.clone(),
                     }));
                 }
-                wanted.push((definition, exposure));
+                wanted.push((definition, server_exposure));
             }
         }
         self.withdraw(registry, active, &wanted);
         for (definition, exposure) in &wanted {
             let newly = !self.offered.iter().any(|(d, _)| d.name == definition.name);
-            if *exposure == ToolExposure::Direct
+            if *exposure == Exposure::Direct
                 && newly
                 && crate::tool_selection::mcp_tool_selected(&self.selection, &definition.name)
                 && !active.contains(&definition.name)
@@ -174,7 +181,7 @@ impl McpSession {
         &self,
         registry: &mut ToolRegistry,
         active: &mut Vec<String>,
-        wanted: &[(ToolDefinition, ToolExposure)],
+        wanted: &[(ToolDefinition, Exposure)],
     ) {
         let wanted_names: HashSet<&str> = wanted.iter().map(|(d, _)| d.name.as_str()).collect();
         for (definition, _) in &self.offered {
@@ -193,18 +200,30 @@ impl McpSession {
         }
     }
 
-    /// Activates `tool_search` once when a server has `deferred` tools (unless `--tools`,
-    /// `--exclude-tools` or `--no-tools` say otherwise), and says once when tools are only
+    /// Activates `codemode` once when a server has `codemode` tools (unless
+    /// `autoEnableCodemode` is false) and `tool_search` once when one has `deferred` tools,
+    /// unless `--exclude-tools` or `--no-tools` say otherwise; says once when tools are only
     /// reachable through a tool that is not active.
     fn activate_reaching_tools(
         &mut self,
         registry: &ToolRegistry,
         active: &mut Vec<String>,
     ) -> Vec<String> {
-        let has = |exposure: ToolExposure| self.offered.iter().any(|(_, e)| *e == exposure);
-        if has(ToolExposure::Deferred) && !self.auto_activated {
-            self.auto_activated = true;
-            let name = knightcode_codemode::TOOL_SEARCH_NAME;
+        let has = |exposure: Exposure| self.offered.iter().any(|(_, e)| *e == exposure);
+        let wanted = [
+            (
+                knightcode_codemode::CODEMODE_NAME,
+                has(Exposure::Codemode) && self.auto_enable_codemode,
+            ),
+            (
+                knightcode_codemode::TOOL_SEARCH_NAME,
+                has(Exposure::Deferred),
+            ),
+        ];
+        for (name, wanted) in wanted {
+            if !wanted || !self.auto_activated.insert(name) {
+                continue;
+            }
             if registry.get(name).is_some()
                 && crate::tool_selection::builtin_tool_selected(&self.selection, name)
                 && !active.iter().any(|n| n == name)
@@ -212,16 +231,23 @@ impl McpSession {
                 active.push(name.to_owned());
             }
         }
-        let reachable = [knightcode_codemode::TOOL_SEARCH_NAME, "codemode"]
-            .iter()
-            .any(|name| active.iter().any(|n| n == name));
-        let unreachable = has(ToolExposure::Deferred) || has(ToolExposure::Codemode);
+        let reachable = [
+            knightcode_codemode::TOOL_SEARCH_NAME,
+            knightcode_codemode::CODEMODE_NAME,
+        ]
+        .iter()
+        .any(|name| active.iter().any(|n| n == name));
+        let unreachable = has(Exposure::Deferred) || has(Exposure::Codemode);
         if unreachable && !reachable && !self.unreachable_warned {
             self.unreachable_warned = true;
-            return vec![
-                "MCP tools are only reachable from the codemode or tool_search tool, but neither is active; they cannot be called."
-                    .to_owned(),
-            ];
+            let why = if self.auto_enable_codemode {
+                ""
+            } else {
+                " (autoEnableCodemode is false)"
+            };
+            return vec![format!(
+                "MCP tools are only reachable from the codemode or tool_search tool, but neither is active{why}; they cannot be called."
+            )];
         }
         Vec::new()
     }
@@ -336,6 +362,18 @@ impl Tool for McpTool {
         Some(self.namespace.clone())
     }
 
+    fn output_schema(&self) -> Option<serde_json::Value> {
+        Some(serde_json::json!({
+            "type": "object",
+            "properties": {
+                "content": {"type": "array"},
+                "structuredContent": {"type": "object"},
+                "isError": {"type": "boolean"}
+            },
+            "required": ["content"]
+        }))
+    }
+
     fn execute(&self, arguments: serde_json::Value, context: ToolContext) -> ToolFuture<'_> {
         Box::pin(async move {
             let updates = context.clone();
@@ -352,13 +390,12 @@ impl Tool for McpTool {
                 )
                 .await;
             match output {
-                Ok(output) if output.is_error => {
-                    let text = knightcode_protocol::content::join_text(&output.content);
-                    Err(ToolError::Failed(text))
-                }
+                // An error result keeps its `CallToolResult`: scripts get it, the model sees
+                // an error.
                 Ok(output) => Ok(ToolOutput {
                     content: output.content,
                     details: Some(output.structured),
+                    is_error: output.is_error,
                     ..ToolOutput::default()
                 }),
                 Err(McpError::Aborted) => Err(ToolError::Aborted("Operation aborted".to_owned())),

@@ -612,8 +612,8 @@ fn unknown_tool_names_warn_with_the_available_tools_and_the_run_goes_on() {
     assert_eq!(run.stdout, "ok\n");
     assert_eq!(
         run.stderr,
-        "Warning: --tools: \"raed\" matches no tool; ignoring it. Available tools: read, bash, powershell, edit, write, grep, find, ls, webfetch, websearch, tool_search.\n\
-         Warning: --exclude-tools: \"z*\" matches no tool; ignoring it. Available tools: read, bash, powershell, edit, write, grep, find, ls, webfetch, websearch, tool_search.\n"
+        "Warning: --tools: \"raed\" matches no tool; ignoring it. Available tools: read, bash, powershell, edit, write, grep, find, ls, webfetch, websearch, tool_search, codemode.\n\
+         Warning: --exclude-tools: \"z*\" matches no tool; ignoring it. Available tools: read, bash, powershell, edit, write, grep, find, ls, webfetch, websearch, tool_search, codemode.\n"
     );
     assert_eq!(offered_tools(&server.requests()[0].body), ["read"]);
 }

@@ -23,6 +23,7 @@ mod ext_tools;
 mod ext_trust;
 mod extensions;
 mod mcp;
+mod mcp_codemode;
 mod mcp_deferred;
 mod packages;
 mod rpc_bash;

@@ -209,10 +209,14 @@ pub(crate) struct CallRecord {
 
 /// What a call resolves to in the script: the details of a tool with an output schema (an
 /// MCP tool's `CallToolResult`, error results included), otherwise the text, or a rejection
-/// with the error text.
+/// with the error text. A call that failed before or outside the tool (blocked, invalid,
+/// a lost connection) leaves empty details, and rejects.
 fn settlement(outcome: &NestedOutcome, structured: bool) -> (bool, String) {
     let output = &outcome.output;
-    if structured && let Some(details @ Value::Object(_)) = &output.details {
+    if structured
+        && let Some(details @ Value::Object(fields)) = &output.details
+        && !fields.is_empty()
+    {
         return (true, details.to_string());
     }
     let text = knightcode_protocol::content::join_text(&output.content);
