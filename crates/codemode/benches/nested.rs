@@ -147,11 +147,10 @@ async fn run(script: &str, own: fn(&[Duration]) -> Duration) -> (Duration, Durat
 }
 
 fn report(name: &str, runs: Vec<(Duration, Duration)>) {
-    let ratios: Vec<f64> = runs
+    let mut sorted: Vec<f64> = runs
         .iter()
         .map(|(took, own)| took.as_secs_f64() / own.as_secs_f64())
         .collect();
-    let mut sorted = ratios.clone();
     sorted.sort_by(f64::total_cmp);
     let took = median(runs.iter().map(|r| r.0).collect());
     let own = median(runs.iter().map(|r| r.1).collect());

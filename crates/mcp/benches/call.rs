@@ -89,7 +89,7 @@ fn raw_calls(script: &std::path::Path) -> Duration {
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
-    let mut send = |message: serde_json::Value, stdin: &mut std::process::ChildStdin| {
+    let send = |message: serde_json::Value, stdin: &mut std::process::ChildStdin| {
         writeln!(stdin, "{message}").unwrap();
         stdin.flush().unwrap();
     };
