@@ -17,6 +17,7 @@ pub mod extensions;
 pub mod file_history;
 pub mod hooks;
 pub mod mcp;
+mod mcp_resources;
 pub mod model_select;
 pub mod paths;
 pub mod project_packages;

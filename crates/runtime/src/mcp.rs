@@ -50,6 +50,8 @@ pub(crate) struct McpSession {
     offered: Vec<(ToolDefinition, Exposure)>,
     /// `autoEnableCodemode` of `mcp.json` (default on).
     auto_enable_codemode: bool,
+    /// The resource tools' exposure at the last sync (`None`: not registered by us).
+    resources_exposure: Option<ToolExposure>,
     /// `--tools`, `--exclude-tools`, `--no-tools`.
     selection: ToolSelection,
     /// Which on-demand tools (`tool_search` activations, MCP's and extensions' alike) the
@@ -159,6 +161,7 @@ impl McpSession {
             }
         }
         self.withdraw(registry, active, &wanted);
+        self.sync_resource_tools(registry, active, &manager, &statuses);
         for (definition, exposure) in &wanted {
             let newly = !self.offered.iter().any(|(d, _)| d.name == definition.name);
             if *exposure == Exposure::Direct
@@ -172,6 +175,36 @@ impl McpSession {
         self.offered = wanted;
         warnings.extend(self.activate_reaching_tools(registry, active));
         warnings
+    }
+
+    /// The resource tools follow the servers that offer resources: registered with the
+    /// widest exposure among them, active while that is `direct` (unless `--exclude-tools`
+    /// or `--no-tools` say otherwise).
+    fn sync_resource_tools(
+        &mut self,
+        registry: &mut ToolRegistry,
+        active: &mut Vec<String>,
+        manager: &McpManager,
+        statuses: &[ServerStatus],
+    ) {
+        let exposure = crate::mcp_resources::exposure(statuses);
+        if exposure == self.resources_exposure {
+            return;
+        }
+        if let Some(exposure) = exposure {
+            crate::mcp_resources::register(registry, manager, exposure);
+        }
+        for name in crate::mcp_resources::NAMES {
+            let direct = exposure == Some(ToolExposure::Direct)
+                && crate::tool_selection::builtin_tool_selected(&self.selection, name);
+            let is_active = active.iter().any(|n| n == name);
+            if direct && !is_active {
+                active.push(name.to_owned());
+            } else if !direct && is_active && self.resources_exposure.is_some() {
+                active.retain(|n| n != name);
+            }
+        }
+        self.resources_exposure = exposure;
     }
 
     /// A tool its server withdrew (or made hidden) becomes hidden: it leaves the model's list

@@ -191,3 +191,36 @@ fn store_values_persist_on_the_branch_and_a_failed_script_keeps_none() {
     let resumed = returned_text(&server, 5);
     assert!(resumed.contains(r#""n": 1"#), "{resumed}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_codemode_script_in_rpc_mode_reports_its_nested_calls() {
+    crate::rpc_common::watchdog(async {
+        let replies = vec![
+            script_call("call_1", PARALLEL),
+            ScriptedReply::text("Filtered."),
+        ];
+        let mut rpc = crate::rpc_common::Rpc::start_prepared(replies, &[], codemode_fixture).await;
+        rpc.client.prompt("echo and shout").await.unwrap();
+        let events = rpc.settled().await;
+        let mut nested: Vec<&str> = events
+            .iter()
+            .filter_map(|e| match e {
+                knightcode_protocol::AgentEvent::ToolExecutionEnd {
+                    tool_call_id,
+                    parent_tool_call_id: Some(parent),
+                    ..
+                } if parent == "call_1" => Some(tool_call_id.as_str()),
+                _ => None,
+            })
+            .collect();
+        nested.sort_unstable();
+        assert_eq!(nested, ["call_1/1", "call_1/2"]);
+        let text = returned_text(&rpc.server, 1);
+        assert!(
+            text.contains("echo: one") && !text.contains("TWO"),
+            "{text}"
+        );
+        rpc.shutdown().await;
+    })
+    .await;
+}

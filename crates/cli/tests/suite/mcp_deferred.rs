@@ -158,3 +158,28 @@ fn five_hundred_deferred_tools_leave_the_first_request_to_the_declared_tools() {
     );
     assert!(mcp_tools(&second).len() <= 8, "{second:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_search_in_rpc_mode_declares_the_tool_the_model_then_calls() {
+    crate::rpc_common::watchdog(async {
+        let mut rpc = crate::rpc_common::Rpc::start_prepared(search_then_call(), &[], |sandbox| {
+            deferred_fixture(sandbox, 0);
+        })
+        .await;
+        rpc.client.prompt("echo hi").await.unwrap();
+        let events = rpc.settled().await;
+        let ends: Vec<&str> = events
+            .iter()
+            .filter_map(|e| match e {
+                knightcode_protocol::AgentEvent::ToolExecutionEnd { tool_name, .. } => {
+                    Some(tool_name.as_str())
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(ends, ["tool_search", "mcp__fixture__echo"]);
+        assert_search_then_call(&rpc.server);
+        rpc.shutdown().await;
+    })
+    .await;
+}

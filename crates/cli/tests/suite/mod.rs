@@ -25,6 +25,7 @@ mod extensions;
 mod mcp;
 mod mcp_codemode;
 mod mcp_deferred;
+mod mcp_resources;
 mod packages;
 mod rpc_bash;
 mod rpc_compact;
