@@ -66,6 +66,8 @@ pub use tool::ToolDefinition;
 pub use tool::ToolError;
 pub use tool::ToolExposure;
 pub use tool::ToolFuture;
+pub use tool::ToolListing;
+pub use tool::ToolNamespace;
 pub use tool::ToolOutput;
 pub use tool::ToolRegistry;
 pub use tool::UpdateSink;

@@ -255,6 +255,8 @@ pub(crate) struct NestedRunner {
     scopes: Mutex<HashMap<String, Scope>>,
     /// Serializes nested calls of sequential tools.
     queue: Arc<tokio::sync::Mutex<()>>,
+    /// Tools the batch's calls asked to declare from the next request on.
+    activations: Mutex<Vec<String>>,
 }
 
 impl NestedRunner {
@@ -276,6 +278,7 @@ impl NestedRunner {
             schemas: Mutex::new(SchemaCache::default()),
             scopes: Mutex::new(HashMap::new()),
             queue: Arc::new(tokio::sync::Mutex::new(())),
+            activations: Mutex::new(Vec::new()),
         })
     }
 
@@ -299,6 +302,11 @@ impl NestedRunner {
         }
     }
 
+    /// What the batch's calls asked to activate ([`ToolContext::activate_tools`]), in order.
+    pub(crate) fn take_activations(&self) -> Vec<String> {
+        std::mem::take(&mut *lock(&self.activations))
+    }
+
     /// Removes and returns the record of the calls the model-issued call `id` made, and
     /// their summed usage.
     pub(crate) fn take_record(
@@ -314,6 +322,21 @@ impl NestedRunner {
         self.events.emit(event).await;
     }
 
+    /// Numbers a call when it is made, not when its future first runs, so calls a tool
+    /// starts together (a script's `Promise.all`) get ids in the order it made them.
+    fn number(&self, caller: &str) -> (String, Arc<Mutex<Recorder>>, bool) {
+        let mut scopes = lock(&self.scopes);
+        let scope = scopes.entry(caller.to_owned()).or_insert_with(|| Scope {
+            recorder: Arc::new(Mutex::new(Recorder::new())),
+            next_id: 1,
+            holds_queue: false,
+        });
+        let id = format!("{caller}/{}", scope.next_id);
+        scope.next_id += 1;
+        (id, Arc::clone(&scope.recorder), scope.holds_queue)
+    }
+
+    #[allow(clippy::too_many_arguments)]
     async fn run(
         self: Arc<Self>,
         caller: String,
@@ -321,22 +344,12 @@ impl NestedRunner {
         name: String,
         arguments: Value,
         options: NestedCallOptions,
+        (id, recorder, holds_queue): (String, Arc<Mutex<Recorder>>, bool),
     ) -> NestedOutcome {
         let arguments = if arguments.is_null() {
             json!({})
         } else {
             arguments
-        };
-        let (id, recorder, holds_queue) = {
-            let mut scopes = lock(&self.scopes);
-            let scope = scopes.entry(caller.clone()).or_insert_with(|| Scope {
-                recorder: Arc::new(Mutex::new(Recorder::new())),
-                next_id: 1,
-                holds_queue: false,
-            });
-            let id = format!("{caller}/{}", scope.next_id);
-            scope.next_id += 1;
-            (id, Arc::clone(&scope.recorder), scope.holds_queue)
         };
         let record = lock(&recorder).start(&id, &name, &arguments);
         self.emit(AgentEvent::ToolExecutionStart {
@@ -561,7 +574,35 @@ impl NestedScope {
         arguments: Value,
         options: NestedCallOptions,
     ) -> Pin<Box<dyn Future<Output = NestedOutcome> + Send + 'static>> {
-        Box::pin(Arc::clone(&self.0).run(caller, caller_cancel, name, arguments, options))
+        let numbered = self.0.number(&caller);
+        Box::pin(Arc::clone(&self.0).run(caller, caller_cancel, name, arguments, options, numbered))
+    }
+
+    pub(crate) fn listing(&self) -> Vec<crate::tool::ToolListing> {
+        let runner = &self.0;
+        runner
+            .registry
+            .iter()
+            .map(|tool| {
+                let definition = tool.definition().clone();
+                let active = runner
+                    .active
+                    .as_ref()
+                    .is_none_or(|names| names.contains(&definition.name));
+                crate::tool::ToolListing {
+                    exposure: tool.exposure(),
+                    namespace: tool.namespace(),
+                    active,
+                    callable: runner.callable(tool),
+                    output_schema: tool.output_schema(),
+                    definition,
+                }
+            })
+            .collect()
+    }
+
+    pub(crate) fn activate(&self, names: Vec<String>) {
+        lock(&self.0.activations).extend(names);
     }
 
     pub(crate) fn callable(&self) -> Vec<ToolDefinition> {

@@ -478,6 +478,7 @@ impl Agent {
             schemas: &mut run.schemas,
             truncated,
             terminate: None,
+            activated: Vec::new(),
         };
         let groups = batch.groups(calls);
         let mut finished = Vec::with_capacity(groups.len());
@@ -509,7 +510,46 @@ impl Agent {
                 results.push(message);
             }
         }
-        Ok((results, batch.terminate == Some(true)))
+        let terminate = batch.terminate == Some(true);
+        let activated = std::mem::take(&mut batch.activated);
+        self.activate_tools(activated)?;
+        Ok((results, terminate))
+    }
+
+    /// Adds tools a call asked for ([`crate::ToolContext::activate_tools`]) to the active set,
+    /// so the next request declares them, and records their declarations in the session as a
+    /// system message with `toolsAdded`, the tool-set change that replays on resume, `/tree`
+    /// and fork. Unknown, hidden and already active tools are skipped.
+    fn activate_tools(&mut self, names: Vec<String>) -> Result<(), AgentError> {
+        let Some(active) = self.config.active_tools.as_mut() else {
+            return Ok(());
+        };
+        let mut added: Vec<String> = Vec::new();
+        for name in names {
+            let known = self
+                .config
+                .tools
+                .get(&name)
+                .is_some_and(|t| t.exposure() != crate::tool::ToolExposure::Hidden);
+            if known && !active.contains(&name) && !added.contains(&name) {
+                added.push(name);
+            }
+        }
+        if added.is_empty() {
+            return Ok(());
+        }
+        active.extend(added.iter().cloned());
+        let declarations =
+            self.config
+                .tools
+                .declarations_with(Some(&added), &self.config.loadout, true);
+        let message = AgentMessage::System(Box::new(knightcode_protocol::SystemMessage {
+            content: "".into(),
+            tools_added: Some(declarations),
+            timestamp: knightcode_protocol::Millis(self.clock.now_ms()),
+            ..knightcode_protocol::SystemMessage::default()
+        }));
+        persist(self.store.as_mut(), &message)
     }
 
     /// Stores a finished message and adds it to the conversation and the run's messages.

@@ -72,6 +72,33 @@ impl ToolExposure {
     }
 }
 
+/// A group of related tools (an MCP server's): scripts and searches see its name, aliases
+/// and description; `instructions` are read on demand (`describeNamespace`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ToolNamespace {
+    /// `mcp__<server>` for an MCP server.
+    pub name: String,
+    /// Other names it is looked up by (the server's own name).
+    pub aliases: Vec<String>,
+    pub description: Option<String>,
+    pub instructions: Option<String>,
+}
+
+/// One registered tool as a tool that lists, finds or activates others sees it
+/// ([`ToolContext::tool_listing`]).
+#[derive(Debug, Clone)]
+pub struct ToolListing {
+    pub definition: ToolDefinition,
+    pub exposure: ToolExposure,
+    pub namespace: Option<ToolNamespace>,
+    /// Declared to the model (in the active set).
+    pub active: bool,
+    /// Callable through [`ToolContext::execute_tool`].
+    pub callable: bool,
+    /// [`Tool::output_schema`].
+    pub output_schema: Option<Value>,
+}
+
 /// Everything about a tool except its behaviour.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolDefinition {
@@ -226,6 +253,25 @@ impl ToolContext {
             .unwrap_or_default()
     }
 
+    /// Every registered tool with its exposure and whether it is active and callable, in
+    /// registration order; empty for a tool run outside the loop.
+    pub fn tool_listing(&self) -> Vec<ToolListing> {
+        self.nested
+            .as_ref()
+            .map(crate::nested::NestedScope::listing)
+            .unwrap_or_default()
+    }
+
+    /// Declares these registered tools to the model from the next request on (`tool_search`):
+    /// the loop adds them to the active set after this call's batch and records the change in
+    /// the session as a system message with `toolsAdded`. Hidden and unknown names are
+    /// ignored.
+    pub fn activate_tools(&self, names: Vec<String>) {
+        if let Some(scope) = &self.nested {
+            scope.activate(names);
+        }
+    }
+
     /// Sends partial results to `sink` (the loop turns them into `tool_execution_update`).
     pub fn with_updates(mut self, sink: UpdateSink) -> Self {
         self.updates = Some(sink);
@@ -258,6 +304,18 @@ pub trait Tool: Send + Sync {
     /// How the model reaches the tool; built-in tools are `Direct`.
     fn exposure(&self) -> ToolExposure {
         ToolExposure::Direct
+    }
+
+    /// The group the tool belongs to (an MCP server's tools share one).
+    fn namespace(&self) -> Option<ToolNamespace> {
+        None
+    }
+
+    /// The JSON Schema of the result's `details` when they are the tool's data (an MCP
+    /// tool's `CallToolResult`): callers such as codemode scripts then get the details
+    /// instead of the text, error results included.
+    fn output_schema(&self) -> Option<Value> {
+        None
     }
 
     /// Whether registering the tool makes it active: `direct` and `model-only` tools are,

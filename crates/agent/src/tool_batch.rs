@@ -69,6 +69,8 @@ pub(crate) struct ToolBatch<'a> {
     pub truncated: bool,
     /// Whether every result so far asked to end the run (`None` before the first).
     pub terminate: Option<bool>,
+    /// Tools the batch's calls asked to declare from the next request on.
+    pub activated: Vec<String>,
 }
 
 /// One call's outcome before it becomes a message.
@@ -352,6 +354,7 @@ impl ToolBatch<'_> {
             }
         }
 
+        self.activated.extend(nested.take_activations());
         calls
             .iter()
             .zip(finished)

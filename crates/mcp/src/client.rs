@@ -451,6 +451,54 @@ impl Connection {
         }
     }
 
+    /// Whether the server has the `resources` capability.
+    pub fn offers_resources(&self) -> bool {
+        self.service
+            .peer_info()
+            .is_some_and(|info| info.capabilities.resources.is_some())
+    }
+
+    /// Every page of `resources/list`, as the server described each resource.
+    pub async fn list_resources(&self, server: &str) -> Result<Vec<Value>, McpError> {
+        let resources = self
+            .service
+            .peer()
+            .list_all_resources()
+            .await
+            .map_err(|e| self.request_error(server, &e))?;
+        Ok(resources
+            .into_iter()
+            .filter_map(|r| serde_json::to_value(r).ok())
+            .collect())
+    }
+
+    /// Every page of `resources/templates/list`; a server without the method has none.
+    pub async fn list_resource_templates(&self, server: &str) -> Result<Vec<Value>, McpError> {
+        match self.service.peer().list_all_resource_templates().await {
+            Ok(templates) => Ok(templates
+                .into_iter()
+                .filter_map(|t| serde_json::to_value(t).ok())
+                .collect()),
+            Err(rmcp::ServiceError::McpError(error))
+                if error.code == rmcp::model::ErrorCode::METHOD_NOT_FOUND =>
+            {
+                Ok(Vec::new())
+            }
+            Err(e) => Err(self.request_error(server, &e)),
+        }
+    }
+
+    /// `resources/read`: the result's `contents`.
+    pub async fn read_resource(&self, server: &str, uri: &str) -> Result<Value, McpError> {
+        let result = self
+            .service
+            .peer()
+            .read_resource(rmcp::model::ReadResourceRequestParams::new(uri))
+            .await
+            .map_err(|e| self.request_error(server, &e))?;
+        Ok(serde_json::to_value(result.contents).unwrap_or(Value::Null))
+    }
+
     fn request_error(&self, server: &str, error: &rmcp::ServiceError) -> McpError {
         match error {
             rmcp::ServiceError::TransportClosed | rmcp::ServiceError::TransportSend(_) => {

@@ -38,3 +38,4 @@ pub use manager::ToolInfo;
 pub use names::tool_name;
 pub use result::CallOutput;
 pub use result::TRUNCATE_LIMIT;
+pub use result::resource_output;

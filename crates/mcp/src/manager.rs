@@ -20,6 +20,9 @@ use crate::interpolate::EnvLookup;
 use crate::interpolate::Resolver;
 use crate::result::CallOutput;
 
+/// How long a failed read-only request (resources) waits before its one retry.
+const READ_RETRY: Duration = Duration::from_millis(250);
+
 /// What connections need from the session.
 #[derive(Clone)]
 pub struct ConnectOptions {
@@ -64,6 +67,8 @@ pub struct ServerStatus {
     pub state: ServerState,
     /// The tools of its last successful listing.
     pub tools: Vec<ToolInfo>,
+    /// It has the `resources` capability (as of its last connection).
+    pub resources: bool,
     /// Why it failed or dropped (with the stderr tail of a stdio server).
     pub error: Option<String>,
 }
@@ -79,6 +84,7 @@ struct SlotStatus {
     state: ServerState,
     connection: Option<Arc<Connection>>,
     tools: Vec<ToolInfo>,
+    resources: bool,
     error: Option<String>,
 }
 
@@ -110,6 +116,7 @@ impl McpManager {
                         state,
                         connection: None,
                         tools: Vec::new(),
+                        resources: false,
                         error: None,
                     }),
                     connecting: tokio::sync::Mutex::new(()),
@@ -175,6 +182,7 @@ impl McpManager {
                     config: slot.config.clone(),
                     state: status.state,
                     tools: status.tools.clone(),
+                    resources: status.resources,
                     error: status.error.clone(),
                 }
             })
@@ -243,6 +251,100 @@ impl McpManager {
         }
     }
 
+    /// The resources of `server` (`resources/list`, every page). Read-only, so a failure is
+    /// retried once after [`READ_RETRY`]; a dropped connection is reconnected first.
+    pub async fn list_resources(
+        &self,
+        server: &str,
+        cancel: &CancellationToken,
+    ) -> Result<Vec<Value>, McpError> {
+        self.read_only(
+            server,
+            cancel,
+            |c| async move { c.list_resources(server).await },
+        )
+        .await
+    }
+
+    /// The resource templates of `server` (`resources/templates/list`), as
+    /// [`McpManager::list_resources`].
+    pub async fn list_resource_templates(
+        &self,
+        server: &str,
+        cancel: &CancellationToken,
+    ) -> Result<Vec<Value>, McpError> {
+        self.read_only(server, cancel, |c| async move {
+            c.list_resource_templates(server).await
+        })
+        .await
+    }
+
+    /// The `contents` of the resource `uri` of `server` (`resources/read`), as
+    /// [`McpManager::list_resources`].
+    pub async fn read_resource(
+        &self,
+        server: &str,
+        uri: &str,
+        cancel: &CancellationToken,
+    ) -> Result<Value, McpError> {
+        self.read_only(server, cancel, |c| async move {
+            c.read_resource(server, uri).await
+        })
+        .await
+    }
+
+    async fn read_only<'a, T, F, Fut>(
+        &'a self,
+        server: &'a str,
+        cancel: &CancellationToken,
+        request: F,
+    ) -> Result<T, McpError>
+    where
+        F: Fn(Arc<Connection>) -> Fut,
+        Fut: std::future::Future<Output = Result<T, McpError>> + 'a,
+    {
+        let slot = self
+            .inner
+            .slots
+            .iter()
+            .find(|s| s.config.name == server && s.config.enabled)
+            .ok_or_else(|| McpError::UnknownServer(server.to_owned()))?;
+        let mut last = None;
+        for attempt in 0..2 {
+            if attempt > 0 {
+                tokio::select! {
+                    () = tokio::time::sleep(READ_RETRY) => {}
+                    () = cancel.cancelled() => return Err(McpError::Aborted),
+                }
+            }
+            let live = slot.status().connection.clone().filter(|c| !c.is_closed());
+            let connection = match live {
+                Some(connection) => connection,
+                None => tokio::select! {
+                    connected = self.inner.connect(slot) => match connected {
+                        Ok(connection) => connection,
+                        Err(error) => { last = Some(error); continue; }
+                    },
+                    () = cancel.cancelled() => return Err(McpError::Aborted),
+                },
+            };
+            let answer = tokio::select! {
+                answer = request(Arc::clone(&connection)) => answer,
+                () = cancel.cancelled() => return Err(McpError::Aborted),
+            };
+            match answer {
+                Ok(value) => return Ok(value),
+                Err(error) => {
+                    if connection.is_closed() {
+                        self.inner.dropped(slot, &error);
+                    }
+                    last = Some(error);
+                }
+            }
+        }
+        Err(last.unwrap_or_else(|| McpError::UnknownServer(server.to_owned())))
+    }
+
     /// Stops every server (stdio: stdin closed, SIGTERM, SIGKILL to its group).
     pub async fn stop(&self) {
         for slot in &self.inner.slots {
@@ -282,6 +384,7 @@ impl Inner {
                 self.set(slot, |s| {
                     s.state = ServerState::Connected;
                     s.tools = connection.tools.clone();
+                    s.resources = connection.offers_resources();
                     s.error = None;
                     s.connection = Some(Arc::clone(&connection));
                 });

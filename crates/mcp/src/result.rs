@@ -96,6 +96,61 @@ fn embedded(resource: &Value) -> String {
     }
 }
 
+/// What the model sees of a resource's `contents` (`resources/read`): texts (cut as tool
+/// results are), images, text-like blobs decoded, other blobs saved to a temp file the
+/// result names.
+pub fn resource_output(contents: &Value) -> Vec<ContentBlock> {
+    let mut texts: Vec<String> = Vec::new();
+    let mut images = Vec::new();
+    for item in contents.as_array().into_iter().flatten() {
+        let field = |key: &str| item.get(key).and_then(Value::as_str);
+        let uri = field("uri").unwrap_or_default();
+        let mime = field("mimeType").unwrap_or("application/octet-stream");
+        if let Some(text) = field("text") {
+            texts.push(text.to_owned());
+            continue;
+        }
+        let Some(blob) = field("blob") else { continue };
+        if mime.starts_with("image/") {
+            images.push(ContentBlock::image(blob, mime));
+            continue;
+        }
+        use base64::Engine as _;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(blob.trim())
+            .unwrap_or_default();
+        if text_like(mime)
+            && let Ok(text) = String::from_utf8(bytes.clone())
+        {
+            texts.push(text);
+            continue;
+        }
+        let saved = save_bytes(&bytes, ".bin").map_or_else(
+            || "could not be saved".to_owned(),
+            |p| format!("saved to {}", p.display()),
+        );
+        texts.push(format!(
+            "[Binary resource {uri} ({mime}, {} bytes) {saved}]",
+            bytes.len()
+        ));
+    }
+    let mut content = Vec::new();
+    if !texts.is_empty() {
+        content.push(ContentBlock::text(truncate(&texts.join("\n"))));
+    }
+    content.extend(images);
+    content
+}
+
+/// MIME types whose bytes are text.
+fn text_like(mime: &str) -> bool {
+    mime.starts_with("text/")
+        || mime == "application/json"
+        || mime.ends_with("+json")
+        || mime.ends_with("+xml")
+        || mime == "application/xml"
+}
+
 /// Text within the limit as it is; longer text with its middle replaced by a marker, the
 /// whole saved to a temp file the result names (when it can be written).
 fn truncate(text: &str) -> String {
@@ -138,16 +193,21 @@ fn ceil_boundary(text: &str, mut at: usize) -> usize {
 
 /// `$TMPDIR/knightcode-mcp-<16 hex>.txt`, readable by the owner only.
 fn save_full(text: &str) -> Option<std::path::PathBuf> {
+    save_bytes(text.as_bytes(), ".txt")
+}
+
+/// `$TMPDIR/knightcode-mcp-<16 hex><suffix>`, readable by the owner only.
+fn save_bytes(bytes: &[u8], suffix: &str) -> Option<std::path::PathBuf> {
     let mut id = [0u8; 8];
     getrandom::fill(&mut id).ok()?;
     let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
-    let path = std::env::temp_dir().join(format!("knightcode-mcp-{hex}.txt"));
+    let path = std::env::temp_dir().join(format!("knightcode-mcp-{hex}{suffix}"));
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
     let mut file = options.open(&path).ok()?;
-    file.write_all(text.as_bytes()).ok()?;
+    file.write_all(bytes).ok()?;
     Some(path)
 }
 

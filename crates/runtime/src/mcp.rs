@@ -12,7 +12,9 @@ use knightcode_agent::Tool;
 use knightcode_agent::ToolContext;
 use knightcode_agent::ToolDefinition;
 use knightcode_agent::ToolError;
+use knightcode_agent::ToolExposure;
 use knightcode_agent::ToolFuture;
+use knightcode_agent::ToolNamespace;
 use knightcode_agent::ToolOutput;
 use knightcode_agent::ToolRegistry;
 use knightcode_mcp::Exposure;
@@ -37,13 +39,24 @@ pub(crate) struct McpSession {
     manager: Option<McpManager>,
     /// The first prompt waited for connections.
     waited: bool,
-    /// Servers whose problem or unavailable exposure was reported (once each).
+    /// Servers whose problem was reported (once each until they connect again).
     reported: HashSet<String>,
-    exposure_warned: HashSet<String>,
-    /// The `mcp__` tools offered at the last sync.
-    offered: Vec<ToolDefinition>,
+    /// `tool_search` and `codemode` were activated for the tools they reach (once each: the
+    /// user may turn them off).
+    auto_activated: HashSet<&'static str>,
+    /// Tools only `codemode` or `tool_search` reach, with neither active, were reported.
+    unreachable_warned: bool,
+    /// The `mcp__` tools registered at the last sync, with their server's exposure.
+    offered: Vec<(ToolDefinition, Exposure)>,
+    /// `autoEnableCodemode` of `mcp.json` (default on).
+    auto_enable_codemode: bool,
+    /// The resource tools' exposure at the last sync (`None`: not registered by us).
+    resources_exposure: Option<ToolExposure>,
     /// `--tools`, `--exclude-tools`, `--no-tools`.
     selection: ToolSelection,
+    /// Which on-demand tools (`tool_search` activations, MCP's and extensions' alike) the
+    /// branch declared; kept here, beside the tools it is mostly about.
+    pub(crate) branch_activations: crate::tool_activation::BranchActivations,
 }
 
 impl McpSession {
@@ -82,6 +95,7 @@ impl McpSession {
         Self {
             manager: Some(manager),
             selection: setup.tools.clone(),
+            auto_enable_codemode: config.auto_enable_codemode,
             ..Self::default()
         }
     }
@@ -91,7 +105,10 @@ impl McpSession {
     }
 
     /// Before a prompt: waits (the first time) for connections, then brings `registry` and
-    /// `active` up to date with the servers' direct tools. Returns what to tell the user.
+    /// `active` up to date with the servers' tools: `direct` ones registered and active,
+    /// `codemode` and `deferred` ones registered for the tools that reach them (and the
+    /// tool that reaches them activated), withdrawn ones hidden. Returns what to tell the
+    /// user.
     pub async fn sync(
         &mut self,
         registry: &mut ToolRegistry,
@@ -113,51 +130,42 @@ impl McpSession {
         manager.refresh_changed_tools().await;
         let statuses = manager.statuses();
         warnings.extend(self.problems(&statuses));
-        let mut wanted: Vec<ToolDefinition> = Vec::new();
+        let mut wanted: Vec<(ToolDefinition, Exposure)> = Vec::new();
         for status in statuses.iter().filter(|s| s.state != ServerState::Disabled) {
-            let mut unavailable: Vec<(Exposure, usize)> = Vec::new();
+            let namespace = namespace(&status.config);
             for tool in &status.tools {
-                match status.config.exposure_of(&tool.name) {
-                    Exposure::Direct => {
-                        let definition = definition(&status.config.name, tool);
-                        if !registry
-                            .get(&definition.name)
-                            .is_some_and(|t| t.definition() == &definition)
-                        {
-                            registry.register(Arc::new(McpTool {
-                                definition: definition.clone(),
-                                manager: manager.clone(),
-                                server: status.config.name.clone(),
-                                tool: tool.name.clone(),
-                            }));
-                        }
-                        wanted.push(definition);
-                    }
-                    Exposure::Hidden => {}
-                    other => match unavailable.iter_mut().find(|(e, _)| *e == other) {
-                        Some((_, count)) => *count += 1,
-                        None => unavailable.push((other, 1)),
-                    },
+                // A server's `codemode` tools are `deferred` to the agent: codemode scripts
+                // find them (`searchTools`) rather than its description listing them, so the
+                // description stays the same while servers connect.
+                let server_exposure = status.config.exposure_of(&tool.name);
+                let exposure = match server_exposure {
+                    Exposure::Direct => ToolExposure::Direct,
+                    Exposure::Codemode | Exposure::Deferred => ToolExposure::Deferred,
+                    Exposure::Hidden => continue,
+                };
+                let definition = definition(&status.config.name, tool);
+                let current = registry.get(&definition.name);
+                if !current
+                    .is_some_and(|t| t.definition() == &definition && t.exposure() == exposure)
+                {
+                    registry.register(Arc::new(McpTool {
+                        definition: definition.clone(),
+                        exposure,
+                        namespace: namespace.clone(),
+                        manager: manager.clone(),
+                        server: status.config.name.clone(),
+                        tool: tool.name.clone(),
+                    }));
                 }
-            }
-            if !unavailable.is_empty() && self.exposure_warned.insert(status.config.name.clone()) {
-                warnings.push(exposure_warning(&status.config.name, &unavailable));
+                wanted.push((definition, server_exposure));
             }
         }
-        // A tool its server withdrew stays registered but leaves the model's list (other
-        // tools, an extension's `mcp__` ones included, are not ours to touch). A disconnected
-        // server keeps its tools: the next call reconnects.
-        let wanted_names: HashSet<&str> = wanted.iter().map(|d| d.name.as_str()).collect();
-        let withdrawn: HashSet<&str> = self
-            .offered
-            .iter()
-            .map(|d| d.name.as_str())
-            .filter(|name| !wanted_names.contains(name))
-            .collect();
-        active.retain(|name| !withdrawn.contains(name.as_str()));
-        for definition in &wanted {
-            let newly = !self.offered.iter().any(|d| d.name == definition.name);
-            if newly
+        self.withdraw(registry, active, &wanted);
+        self.sync_resource_tools(registry, active, &manager, &statuses);
+        for (definition, exposure) in &wanted {
+            let newly = !self.offered.iter().any(|(d, _)| d.name == definition.name);
+            if *exposure == Exposure::Direct
+                && newly
                 && crate::tool_selection::mcp_tool_selected(&self.selection, &definition.name)
                 && !active.contains(&definition.name)
             {
@@ -165,7 +173,116 @@ impl McpSession {
             }
         }
         self.offered = wanted;
+        warnings.extend(self.activate_reaching_tools(registry, active));
         warnings
+    }
+
+    /// The resource tools follow the servers that offer resources: registered with the
+    /// widest exposure among them, active while that is `direct` (unless `--exclude-tools`
+    /// or `--no-tools` say otherwise).
+    fn sync_resource_tools(
+        &mut self,
+        registry: &mut ToolRegistry,
+        active: &mut Vec<String>,
+        manager: &McpManager,
+        statuses: &[ServerStatus],
+    ) {
+        let exposure = crate::mcp_resources::exposure(statuses);
+        if exposure == self.resources_exposure {
+            return;
+        }
+        if let Some(exposure) = exposure {
+            crate::mcp_resources::register(registry, manager, exposure);
+        }
+        for name in crate::mcp_resources::NAMES {
+            let direct = exposure == Some(ToolExposure::Direct)
+                && crate::tool_selection::builtin_tool_selected(&self.selection, name);
+            let is_active = active.iter().any(|n| n == name);
+            if direct && !is_active {
+                active.push(name.to_owned());
+            } else if !direct && is_active && self.resources_exposure.is_some() {
+                active.retain(|n| n != name);
+            }
+        }
+        self.resources_exposure = exposure;
+    }
+
+    /// A tool its server withdrew (or made hidden) becomes hidden: it leaves the model's list
+    /// and no script or search reaches it. Other tools, an extension's `mcp__` ones included,
+    /// are not ours to touch. A disconnected server keeps its tools: the next call reconnects.
+    fn withdraw(
+        &self,
+        registry: &mut ToolRegistry,
+        active: &mut Vec<String>,
+        wanted: &[(ToolDefinition, Exposure)],
+    ) {
+        let wanted_names: HashSet<&str> = wanted.iter().map(|(d, _)| d.name.as_str()).collect();
+        for (definition, _) in &self.offered {
+            if wanted_names.contains(definition.name.as_str()) {
+                continue;
+            }
+            active.retain(|name| *name != definition.name);
+            let ours = registry.get(&definition.name).and_then(|t| {
+                t.namespace()
+                    .filter(|n| n.name.starts_with("mcp__"))
+                    .map(|_| ())
+            });
+            if ours.is_some() {
+                registry.register(Arc::new(HiddenTool(definition.clone())));
+            }
+        }
+    }
+
+    /// Activates `codemode` once when a server has `codemode` tools (unless
+    /// `autoEnableCodemode` is false) and `tool_search` once when one has `deferred` tools,
+    /// unless `--exclude-tools` or `--no-tools` say otherwise; says once when tools are only
+    /// reachable through a tool that is not active.
+    fn activate_reaching_tools(
+        &mut self,
+        registry: &ToolRegistry,
+        active: &mut Vec<String>,
+    ) -> Vec<String> {
+        let has = |exposure: Exposure| self.offered.iter().any(|(_, e)| *e == exposure);
+        let wanted = [
+            (
+                knightcode_codemode::CODEMODE_NAME,
+                has(Exposure::Codemode) && self.auto_enable_codemode,
+            ),
+            (
+                knightcode_codemode::TOOL_SEARCH_NAME,
+                has(Exposure::Deferred),
+            ),
+        ];
+        for (name, wanted) in wanted {
+            if !wanted || !self.auto_activated.insert(name) {
+                continue;
+            }
+            if registry.get(name).is_some()
+                && crate::tool_selection::builtin_tool_selected(&self.selection, name)
+                && !active.iter().any(|n| n == name)
+            {
+                active.push(name.to_owned());
+            }
+        }
+        let reachable = [
+            knightcode_codemode::TOOL_SEARCH_NAME,
+            knightcode_codemode::CODEMODE_NAME,
+        ]
+        .iter()
+        .any(|name| active.iter().any(|n| n == name));
+        let unreachable = has(Exposure::Deferred) || has(Exposure::Codemode);
+        if unreachable && !reachable && !self.unreachable_warned {
+            self.unreachable_warned = true;
+            let why = if self.auto_enable_codemode {
+                ""
+            } else {
+                " (autoEnableCodemode is false)"
+            };
+            return vec![format!(
+                "MCP tools are only reachable from the codemode or tool_search tool, but neither is active{why}; they cannot be called."
+            )];
+        }
+        Vec::new()
     }
 
     /// Servers that failed or dropped, each reported once until it connects again.
@@ -204,18 +321,15 @@ impl McpSession {
     }
 }
 
-fn exposure_warning(server: &str, unavailable: &[(Exposure, usize)]) -> String {
-    let parts: Vec<String> = unavailable
-        .iter()
-        .map(|(exposure, count)| {
-            let tools = if *count == 1 { "tool" } else { "tools" };
-            format!("{count} {tools} with exposure \"{exposure}\"")
-        })
-        .collect();
-    format!(
-        "MCP server \"{server}\" has {}, which this build cannot offer yet (codemode and tool_search are not built); set \"exposure\": \"direct\" in its mcp.json entry to offer them to the model.",
-        parts.join(" and ")
-    )
+/// The namespace of a server's tools: `mcp__<server>`, found by the server's name too.
+fn namespace(config: &knightcode_mcp::ServerConfig) -> ToolNamespace {
+    let name = knightcode_mcp::tool_name(&config.name, "");
+    ToolNamespace {
+        name: name.trim_end_matches('_').to_owned(),
+        aliases: vec![config.name.clone()],
+        description: config.description.clone(),
+        instructions: None,
+    }
 }
 
 fn definition(server: &str, tool: &ToolInfo) -> ToolDefinition {
@@ -236,9 +350,33 @@ fn definition(server: &str, tool: &ToolInfo) -> ToolDefinition {
     }
 }
 
+/// A withdrawn MCP tool: registered (tools cannot be unregistered) but unreachable.
+struct HiddenTool(ToolDefinition);
+
+impl Tool for HiddenTool {
+    fn definition(&self) -> &ToolDefinition {
+        &self.0
+    }
+
+    fn execute(&self, _arguments: serde_json::Value, _context: ToolContext) -> ToolFuture<'_> {
+        let name = self.0.name.clone();
+        Box::pin(async move {
+            Err(ToolError::Failed(format!(
+                "Tool {name} is no longer offered by its MCP server"
+            )))
+        })
+    }
+
+    fn exposure(&self) -> ToolExposure {
+        ToolExposure::Hidden
+    }
+}
+
 /// One MCP tool in the agent's registry.
 struct McpTool {
     definition: ToolDefinition,
+    exposure: ToolExposure,
+    namespace: ToolNamespace,
     manager: McpManager,
     server: String,
     tool: String,
@@ -247,6 +385,26 @@ struct McpTool {
 impl Tool for McpTool {
     fn definition(&self) -> &ToolDefinition {
         &self.definition
+    }
+
+    fn exposure(&self) -> ToolExposure {
+        self.exposure
+    }
+
+    fn namespace(&self) -> Option<ToolNamespace> {
+        Some(self.namespace.clone())
+    }
+
+    fn output_schema(&self) -> Option<serde_json::Value> {
+        Some(serde_json::json!({
+            "type": "object",
+            "properties": {
+                "content": {"type": "array"},
+                "structuredContent": {"type": "object"},
+                "isError": {"type": "boolean"}
+            },
+            "required": ["content"]
+        }))
     }
 
     fn execute(&self, arguments: serde_json::Value, context: ToolContext) -> ToolFuture<'_> {
@@ -265,13 +423,12 @@ impl Tool for McpTool {
                 )
                 .await;
             match output {
-                Ok(output) if output.is_error => {
-                    let text = knightcode_protocol::content::join_text(&output.content);
-                    Err(ToolError::Failed(text))
-                }
+                // An error result keeps its `CallToolResult`: scripts get it, the model sees
+                // an error.
                 Ok(output) => Ok(ToolOutput {
                     content: output.content,
                     details: Some(output.structured),
+                    is_error: output.is_error,
                     ..ToolOutput::default()
                 }),
                 Err(McpError::Aborted) => Err(ToolError::Aborted("Operation aborted".to_owned())),

@@ -125,6 +125,16 @@ pub(crate) fn mcp_tool_selected(selection: &ToolSelection, name: &str) -> bool {
     }
 }
 
+/// Whether a tool that reaches MCP tools (`tool_search`, `codemode`) may be activated
+/// automatically: as MCP tools are, unless `--exclude-tools` names it or `--no-tools` is given.
+pub(crate) fn builtin_tool_selected(selection: &ToolSelection, name: &str) -> bool {
+    !selection.no_tools
+        && !selection
+            .exclude
+            .iter()
+            .any(|e| Entry::parse(e).matches(name))
+}
+
 /// The active tools for `selection`, given the resolved `defaultTools` list (names and
 /// patterns) and the names of the registered tools in registration order.
 pub fn select_tools(

@@ -590,7 +590,8 @@ fn tool_patterns_offer_exactly_the_matching_tools() {
         [
             vec!["read", "ls"],
             vec!["find", "ls"],
-            vec!["bash", "powershell", "ls", "websearch"]
+            // `tool_search` is registered (inactive) too, so a pattern can name it.
+            vec!["bash", "powershell", "ls", "websearch", "tool_search"]
         ]
     );
 }
@@ -611,8 +612,8 @@ fn unknown_tool_names_warn_with_the_available_tools_and_the_run_goes_on() {
     assert_eq!(run.stdout, "ok\n");
     assert_eq!(
         run.stderr,
-        "Warning: --tools: \"raed\" matches no tool; ignoring it. Available tools: read, bash, powershell, edit, write, grep, find, ls, webfetch, websearch.\n\
-         Warning: --exclude-tools: \"z*\" matches no tool; ignoring it. Available tools: read, bash, powershell, edit, write, grep, find, ls, webfetch, websearch.\n"
+        "Warning: --tools: \"raed\" matches no tool; ignoring it. Available tools: read, bash, powershell, edit, write, grep, find, ls, webfetch, websearch, tool_search, codemode.\n\
+         Warning: --exclude-tools: \"z*\" matches no tool; ignoring it. Available tools: read, bash, powershell, edit, write, grep, find, ls, webfetch, websearch, tool_search, codemode.\n"
     );
     assert_eq!(offered_tools(&server.requests()[0].body), ["read"]);
 }

@@ -1,6 +1,6 @@
 //! MCP servers in the real binary: `knightcode mcp list|add|remove`, a direct tool the
-//! scripted model calls (print and JSON mode), a server that crashes mid-call, exposures this
-//! build cannot offer yet, `--no-mcp`, and `@modelcontextprotocol/server-everything` from npm
+//! scripted model calls (print and JSON mode), a server that crashes mid-call, exposures that
+//! are not declared, `--no-mcp`, and `@modelcontextprotocol/server-everything` from npm
 //! (installed into the test cache, never committed).
 
 use std::path::PathBuf;
@@ -22,13 +22,13 @@ const FIXTURE: &str = include_str!("../../../mcp/tests/common/fixture-server.js"
 /// `@modelcontextprotocol/server-everything`, pinned.
 const EVERYTHING: [(&str, &str); 1] = [("@modelcontextprotocol/server-everything", "2026.8.31")];
 
-fn fixture_entry(sandbox: &Sandbox) -> Value {
+pub(crate) fn fixture_entry(sandbox: &Sandbox) -> Value {
     let script = sandbox.root.path().join("fixture-server.js");
     std::fs::write(&script, FIXTURE).unwrap();
     json!({"command": "node", "args": [script], "exposure": "direct", "description": "The test fixture"})
 }
 
-fn write_config(sandbox: &Sandbox, servers: Value) {
+pub(crate) fn write_config(sandbox: &Sandbox, servers: Value) {
     std::fs::write(
         sandbox.agent.join("mcp.json"),
         json!({"mcpServers": servers}).to_string(),
@@ -137,7 +137,7 @@ fn a_server_that_crashes_mid_call_gives_a_tool_error_and_the_run_goes_on() {
 }
 
 #[test]
-fn tools_with_an_exposure_this_build_lacks_are_not_offered_and_said_once() {
+fn deferred_and_hidden_tools_are_not_declared_and_unreachable_ones_are_said_once() {
     let server = MockServer::start_blocking(
         WireFormat::OpenAiCompletions,
         vec![ScriptedReply::text("Fine.")],
@@ -148,12 +148,16 @@ fn tools_with_an_exposure_this_build_lacks_are_not_offered_and_said_once() {
     entry.as_object_mut().unwrap().remove("exposure");
     entry["toolExposure"] = json!({"echo": "direct", "crash": "hidden", "r*": "deferred"});
     write_config(&sandbox, json!({"fixture": entry}));
-    let run = knightcode(&sandbox, &["-p", "hello"]);
+    // `--exclude-tools tool_search` keeps the deferred tools' search off.
+    let run = knightcode(
+        &sandbox,
+        &["--exclude-tools", "tool_search,codemode", "-p", "hello"],
+    );
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
     let offered = offered_tools(&server.requests()[0].body);
     let mcp: Vec<&String> = offered.iter().filter(|n| n.starts_with("mcp__")).collect();
     assert_eq!(mcp, ["mcp__fixture__echo"]);
-    let warning = "MCP server \"fixture\" has 5 tools with exposure \"codemode\" and 1 tool with exposure \"deferred\", which this build cannot offer yet";
+    let warning = "MCP tools are only reachable from the codemode or tool_search tool, but neither is active; they cannot be called.";
     assert_eq!(run.stderr.matches(warning).count(), 1, "{}", run.stderr);
 }
 
@@ -221,7 +225,7 @@ fn mcp_list_connects_to_each_server_and_fails_on_a_problem() {
     let lines: Vec<&str> = run.stdout.lines().collect();
     assert_eq!(
         lines[0],
-        "fixture: connected, 8 tools (stdio, direct, global)"
+        "fixture: connected, 9 tools (stdio, direct, global)"
     );
     assert_eq!(lines[1], "missing: failed (stdio, codemode, global)");
     assert!(

@@ -25,19 +25,40 @@ rl.on('line', async (line) => {
   }
   const reply = (r) => send({ jsonrpc: '2.0', id: msg.id, result: r });
   switch (msg.method) {
-    case 'initialize':
-      return reply({ protocolVersion: msg.params.protocolVersion, capabilities: { tools: { listChanged: true } }, serverInfo: { name: 'fixture', version: '1.0.0' } });
+    case 'initialize': {
+      // FIXTURE_RESOURCES=1 offers resources too.
+      const capabilities = { tools: { listChanged: true } };
+      if (process.env.FIXTURE_RESOURCES) capabilities.resources = {};
+      return reply({ protocolVersion: msg.params.protocolVersion, capabilities, serverInfo: { name: 'fixture', version: '1.0.0' } });
+    }
+    case 'resources/list':
+      return reply({ resources: [
+        { uri: 'fixture://notes', name: 'notes', mimeType: 'text/plain', description: 'The fixture notes' },
+        { uri: 'fixture://data.bin', name: 'data', mimeType: 'application/octet-stream' },
+      ] });
+    case 'resources/templates/list':
+      return reply({ resourceTemplates: [{ uriTemplate: 'fixture://item/{id}', name: 'item' }] });
+    case 'resources/read': {
+      const uri = msg.params.uri;
+      if (uri === 'fixture://data.bin') return reply({ contents: [{ uri, mimeType: 'application/octet-stream', blob: Buffer.from([0, 1, 2, 3]).toString('base64') }] });
+      if (uri === 'fixture://notes') return reply({ contents: [{ uri, mimeType: 'text/plain', text: 'Notes of the fixture' }] });
+      return send({ jsonrpc: '2.0', id: msg.id, error: { code: -32002, message: 'Resource not found: ' + uri } });
+    }
     case 'tools/list':
       if (!msg.params || !msg.params.cursor) {
         const first = { echo: 'Echoes the message back', crash: 'Exits mid-call' };
-        return reply({ tools: listed(Object.keys(first)).map((n) => tool(n, first[n])), nextCursor: 'page-2' });
+        // FIXTURE_EXTRA_TOOLS=N adds N more tools (extra_1 … extra_N), for tests of many tools.
+        const extra = Array.from({ length: Number(process.env.FIXTURE_EXTRA_TOOLS || 0) }, (_, i) =>
+          tool('extra_' + (i + 1), 'Extra fixture tool number ' + (i + 1) + ' of a large catalog'));
+        return reply({ tools: listed(Object.keys(first)).map((n) => tool(n, first[n])).concat(extra), nextCursor: 'page-2' });
       }
-      return reply({ tools: listed(['hang', 'progress', 'roots', 'fail', 'big', 'shrink']).map((n) => tool(n, 'Fixture tool ' + n)) });
+      return reply({ tools: listed(['hang', 'progress', 'roots', 'fail', 'big', 'shrink', 'upper']).map((n) => tool(n, 'Fixture tool ' + n)) });
     case 'tools/call': {
       const args = msg.params.arguments || {};
       const token = msg.params._meta && msg.params._meta.progressToken;
       switch (msg.params.name) {
         case 'echo': return reply(result('echo: ' + args.message));
+        case 'upper': return reply(result(String(args.message).toUpperCase()));
         case 'crash':
           process.stderr.write('fixture: crashing on purpose\n');
           return process.exit(3);

@@ -15,7 +15,10 @@ use knightcode_mcp::Transport;
 /// `hang` (never answers); `progress {steps, ms}` (sends progress every `ms`, then answers);
 /// `roots` (asks the client for its roots and returns them); `fail` (`isError` without
 /// text); `big` (60,000 characters); `shrink` (withdraws `crash` and says
-/// `tools/list_changed`). `tools/list` comes in two pages.
+/// `tools/list_changed`); `upper {message}` (the message in capitals). `tools/list` comes in
+/// two pages; `FIXTURE_EXTRA_TOOLS=N` in its environment adds `extra_1` … `extra_N`, and
+/// `FIXTURE_RESOURCES=1` offers resources (`fixture://notes`, text; `fixture://data.bin`, a
+/// blob) and a template (`fixture://item/{id}`).
 pub const SERVER_JS: &str = include_str!("fixture-server.js");
 
 /// Writes the fixture into `dir` and returns a stdio entry that runs it.

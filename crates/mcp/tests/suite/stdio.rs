@@ -29,7 +29,7 @@ async fn lists_every_page_and_calls_a_tool() {
     assert_eq!(
         names,
         [
-            "echo", "crash", "hang", "progress", "roots", "fail", "big", "shrink"
+            "echo", "crash", "hang", "progress", "roots", "fail", "big", "shrink", "upper"
         ]
     );
     assert_eq!(
@@ -311,6 +311,6 @@ async fn a_changed_tool_list_is_listed_again() {
     let left = tokio::time::timeout(Duration::from_secs(30), withdrawn)
         .await
         .expect("the withdrawn tool was still listed after 30 s");
-    assert_eq!(left, 7);
+    assert_eq!(left, 8);
     manager.stop().await;
 }

@@ -44,7 +44,17 @@ impl AgentSession {
     /// agent: every finished message is already in the session file before this request.
     pub(super) fn prepare_request(&mut self) -> Result<()> {
         let tools = self.agent.config().tools.clone();
-        let active: Vec<String> = self.agent.config().active_tools.clone().unwrap_or_default();
+        let mut session = lock(&self.session);
+        let previous: SystemState = session.build_context().system;
+        let mut active: Vec<String> = self.agent.config().active_tools.clone().unwrap_or_default();
+        if self
+            .mcp
+            .branch_activations
+            .restore(&previous.tools, &tools, &mut active)
+        {
+            self.extension_actions.note_active_tools(&active);
+            self.agent.config_mut().active_tools = Some(active.clone());
+        }
         let loadout = self.agent.config().loadout.clone();
         // Declarations `prepareLoadout` hides are left out of the prompt's tools and rules.
         let shown: Vec<String> = active
@@ -66,12 +76,11 @@ impl AgentSession {
             date: &date,
             docs_dir: None,
         });
-        let mut session = lock(&self.session);
-        let previous: SystemState = session.build_context().system;
         if let Some(message) = system_message_for(&previous, &sections, &declarations, now_millis())
         {
             session.append_message(AgentMessage::System(Box::new(message)))?;
         }
+        self.mcp.branch_activations.record(&declarations);
         let context = session.build_context();
         let prompt = context.system.prompt_text();
         let messages: Vec<Arc<AgentMessage>> = context

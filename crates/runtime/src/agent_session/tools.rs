@@ -83,6 +83,10 @@ pub(super) fn build_tools(
     for tool in knightcode_tools::builtin_tools(config) {
         registry.register(tool);
     }
+    // Registered inactive: `--tools`, `defaultTools` or an MCP server activate them. The
+    // session's own `codemode` (with its store) replaces this one once extensions are known.
+    registry.register(Arc::new(knightcode_codemode::ToolSearch::new()));
+    registry.register(Arc::new(knightcode_codemode::Codemode::new(&[], None)));
     let names: Vec<&str> = registry.names().collect();
     // Web tools `/tools` turned on for every session join the defaults (so --tools,
     // --exclude-tools and --no-tools apply to them as to the rest).

@@ -48,7 +48,7 @@ pub(super) async fn tools_and_extensions(
     selection: (&Model, ThinkingLevel, bool),
     notices: &mut Vec<String>,
 ) -> Toolbox {
-    let (tools, active_tools) = build_tools(
+    let (mut tools, active_tools) = build_tools(
         setup,
         settings,
         session_env,
@@ -80,6 +80,11 @@ pub(super) async fn tools_and_extensions(
     notices.extend(crate::extensions::undeclared_flags(
         &setup.extensions.flags,
         host.map(|h| &**h),
+    ));
+    // Before the extensions' tools, so one of theirs named `codemode` replaces it.
+    tools.register(crate::codemode_tools::codemode_tool(
+        &started.tools,
+        session,
     ));
     let (tools, active_tools) = add_extension_tools(setup, tools, active_tools, started.tools);
     let active_tools = early_active_tools(&actions, &tools, active_tools);

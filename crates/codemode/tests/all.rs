@@ -1,0 +1,4 @@
+//! The codemode crate's integration tests (one binary; subjects under `suite/`).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod suite;
