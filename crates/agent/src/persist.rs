@@ -5,6 +5,7 @@
 //! sends the next model request, so a crash loses at most the response in flight.
 
 use knightcode_protocol::AgentMessage;
+use knightcode_protocol::TurnEnd;
 
 use crate::error::PersistError;
 
@@ -19,6 +20,20 @@ pub trait MessageStore: Send {
     /// the omission (KnightCode writes a `context_edit` entry).
     fn omit(&mut self, message: &AgentMessage) -> Result<(), PersistError> {
         let _ = message;
+        Ok(())
+    }
+
+    /// A run's first `agent_start` is about to be emitted: a turn begins (KnightCode writes a
+    /// `knightcode.turn` marker). Retries, overflow recovery and messages queued before the
+    /// run settles belong to the same turn.
+    fn begin_turn(&mut self) -> Result<(), PersistError> {
+        Ok(())
+    }
+
+    /// The run is about to emit `agent_settled`: its turn ended as `end` says (KnightCode
+    /// writes a `knightcode.turnEnd` entry). Called only after [`MessageStore::begin_turn`].
+    fn end_turn(&mut self, end: &TurnEnd) -> Result<(), PersistError> {
+        let _ = end;
         Ok(())
     }
 }

@@ -24,6 +24,8 @@ use knightcode_protocol::AgentMessage;
 use knightcode_protocol::AssistantMessage;
 use knightcode_protocol::StopReason;
 use knightcode_protocol::ToolCall;
+use knightcode_protocol::TurnEnd;
+use knightcode_protocol::TurnErrorKind;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::Agent;
@@ -58,6 +60,8 @@ struct RunState {
     /// The overflow hook was asked since the last user message (it is asked once).
     overflow_recovered: bool,
     schemas: SchemaCache,
+    /// The store was told a turn began (at the first `agent_start`).
+    turn_open: bool,
 }
 
 /// What a low-level run produced.
@@ -78,10 +82,21 @@ impl Agent {
             retry_attempt: 0,
             overflow_recovered: false,
             schemas: SchemaCache::default(),
+            turn_open: false,
         };
         let mut messages = Vec::new();
-        let result = self.run_until_settled(&mut run, start, &mut messages).await;
+        let mut result = self.run_until_settled(&mut run, start, &mut messages).await;
         let aborted = run.cancel.is_cancelled();
+        if run.turn_open {
+            let end = turn_end(&result, aborted);
+            let stored = self.store.end_turn(&end);
+            if let (Ok(_), Err(source)) = (&result, stored) {
+                result = Err(AgentError::Persist {
+                    role: "turn end".to_owned(),
+                    source,
+                });
+            }
+        }
         self.shared
             .events
             .emit(AgentEvent::AgentSettled { aborted })
@@ -266,6 +281,15 @@ impl Agent {
         self.shared
             .ending
             .store(false, std::sync::atomic::Ordering::SeqCst);
+        if !run.turn_open {
+            self.store
+                .begin_turn()
+                .map_err(|source| AgentError::Persist {
+                    role: "turn marker".to_owned(),
+                    source,
+                })?;
+            run.turn_open = true;
+        }
         self.shared.events.emit(AgentEvent::AgentStart).await;
         self.shared.events.emit(AgentEvent::TurnStart).await;
         let mut messages = Vec::new();
@@ -600,6 +624,35 @@ impl Agent {
             },
             options,
         }
+    }
+}
+
+/// How a settled run's turn ended. An abort interrupts it whatever happened before; a last
+/// response that failed fails it, with the kind the provider layer decided where the failure
+/// arose (a message without one, from a provider that gives only text, is classified by the
+/// reference's text rules); a runtime error fails it as `other`.
+fn turn_end(result: &Result<Option<AssistantMessage>, AgentError>, aborted: bool) -> TurnEnd {
+    if aborted {
+        return TurnEnd::interrupted();
+    }
+    let last = match result {
+        Ok(last) => last.as_ref(),
+        Err(error) => return TurnEnd::failed(error.to_string(), TurnErrorKind::Other),
+    };
+    let Some(last) = last else {
+        return TurnEnd::completed();
+    };
+    match stop_reason(last) {
+        Some(StopReason::Aborted) => TurnEnd::interrupted(),
+        Some(StopReason::Error) => {
+            let message = last.error_message.clone().unwrap_or_default();
+            let class = match last.error_class.get() {
+                Some(class) => *class,
+                None => knightcode_ai::classify_error_message(&message),
+            };
+            TurnEnd::failed(message, TurnErrorKind::from(class))
+        }
+        _ => TurnEnd::completed(),
     }
 }
 

@@ -113,7 +113,47 @@ wire_struct! {
         opt "usage" usage: Option<Usage>,
         opt "fromHook" from_hook: Option<bool>,
         /// Complete prompt and tool checkpoint at the compaction boundary.
-        opt "systemMessage" system_message: Option<SystemMessage>,
+        opt "systemMessage" system_message: Option<SystemCheckpoint>,
+    }
+}
+
+/// A compaction's `systemMessage`: a whole system message, `role` included, that stands for
+/// every system message before it (`session-format.md`, CompactionEntry). Kept apart from
+/// [`AgentMessage`] so that nothing but a system message can sit there.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SystemCheckpoint(pub SystemMessage);
+
+impl std::ops::Deref for SystemCheckpoint {
+    type Target = SystemMessage;
+    fn deref(&self) -> &SystemMessage {
+        &self.0
+    }
+}
+
+impl serde::Serialize for SystemCheckpoint {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        // A foreign role read from a file goes back as it came (among the unknown keys).
+        if !self.0.extra.contains_key("role") {
+            map.serialize_entry("role", "system")?;
+        }
+        crate::wire::WireObject::serialize_fields(&self.0, &mut map)?;
+        map.end()
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for SystemCheckpoint {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let mut message = SystemMessage::deserialize(deserializer)?;
+        // The role is written first by `serialize`; any other role stays an unknown key.
+        if message.extra.get("role").and_then(|role| role.as_str()) == Some("system") {
+            message.extra.shift_remove("role");
+            if message.extra.is_empty() {
+                message.extra = crate::wire::Extra::new();
+            }
+        }
+        Ok(Self(message))
     }
 }
 

@@ -15,6 +15,8 @@ use knightcode_protocol::Millis;
 use knightcode_protocol::StopReason;
 use knightcode_protocol::ToolCall;
 use knightcode_protocol::ToolResultMessage;
+use knightcode_protocol::TurnEnd;
+use knightcode_protocol::TurnErrorKind;
 use knightcode_protocol::Usage;
 use knightcode_session::NewCompaction;
 use knightcode_session::NewSession;
@@ -42,6 +44,7 @@ fn main() {
         .expect("create");
     s.append_model_change("mock", "mock-model").expect("append");
     s.append_thinking_level_change("medium").expect("append");
+    s.append_turn_marker().expect("append");
     let q1 = s
         .append_message(AgentMessage::user(
             Content::Blocks(vec![ContentBlock::text("Read notes.txt")]),
@@ -76,6 +79,7 @@ fn main() {
         StopReason::Stop,
     ))
     .expect("append");
+    s.append_turn_end(&TurnEnd::completed()).expect("append");
     s.set_label(&q1, Some("start")).expect("append");
     s.set_session_name("Sample from knightcode-rs")
         .expect("append");
@@ -96,6 +100,7 @@ fn main() {
         Some(false),
     )
     .expect("append");
+    s.append_turn_marker().expect("append");
     let retry = s
         .append_message(AgentMessage::user(
             "Try another way",
@@ -105,6 +110,11 @@ fn main() {
     s.append_message(assistant(
         vec![ContentBlock::text("Another answer.")],
         StopReason::Stop,
+    ))
+    .expect("append");
+    s.append_turn_end(&TurnEnd::failed(
+        "Too many requests",
+        TurnErrorKind::RateLimit,
     ))
     .expect("append");
     s.append_usage("cache_warm", "mock", "mock-model", Usage::default())
@@ -119,6 +129,8 @@ fn main() {
         ..NewCompaction::default()
     })
     .expect("append");
+    // A turn that never ended (a killed run): reads as interrupted.
+    s.append_turn_marker().expect("append");
     s.append_message(AgentMessage::user(
         "After compaction",
         Millis(1_764_000_000_003),
@@ -130,5 +142,12 @@ fn main() {
     ))
     .expect("append");
     println!("{}", s.session_file().expect("persisted").display());
-    println!("context messages: {}", s.build_context().messages.len());
+    // The conversation: the compaction's system checkpoint is ours (pi does not read it).
+    let conversation = s
+        .build_context()
+        .messages
+        .iter()
+        .filter(|m| !matches!(*m.message, AgentMessage::System(_)))
+        .count();
+    println!("context messages: {conversation}");
 }

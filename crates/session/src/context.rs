@@ -12,6 +12,7 @@ use knightcode_protocol::Content;
 use knightcode_protocol::ContentBlock;
 use knightcode_protocol::CustomMessage;
 use knightcode_protocol::Millis;
+use knightcode_protocol::SectionPatch;
 use knightcode_protocol::SessionEntry;
 use knightcode_protocol::SystemMessage;
 use knightcode_protocol::ToolDeclaration;
@@ -124,7 +125,7 @@ pub fn build_projection<'a>(
             SessionEntry::Compaction(compaction) => {
                 if let Some(checkpoint) = &compaction.system_message {
                     // The checkpoint is complete: it replaces all earlier prompt state.
-                    let mut checkpoint = checkpoint.clone();
+                    let mut checkpoint = checkpoint.0.clone();
                     checkpoint.replace = Some(true);
                     out.push(ProjectedMessage {
                         entry,
@@ -292,6 +293,27 @@ impl SystemState {
         }
     }
 
+    /// The whole state as one system message, for a compaction's `systemMessage`: every
+    /// section (or the forced prompt as content when there are none) and every tool.
+    pub fn checkpoint(&self, timestamp: Millis) -> SystemMessage {
+        let (content, sections) = if self.sections.is_empty() {
+            (self.full_prompt.clone().unwrap_or_default(), None)
+        } else {
+            let mut patch = SectionPatch::new();
+            for (name, text) in &self.sections {
+                patch.set(name.as_str(), text.as_str());
+            }
+            (String::new(), Some(patch))
+        };
+        SystemMessage {
+            content: Content::Text(content),
+            sections,
+            tools_added: Some(self.tools.clone()),
+            timestamp,
+            ..SystemMessage::default()
+        }
+    }
+
     /// The prompt text: a forced full prompt, else the sections joined by blank lines.
     pub fn prompt_text(&self) -> String {
         if let Some(full) = &self.full_prompt
@@ -307,6 +329,29 @@ impl SystemState {
             .collect();
         texts.join("\n\n")
     }
+}
+
+/// The replayed prompt and tools of the branch ending at `leaf`, without building the
+/// messages (what a compaction checkpoints).
+pub fn system_state(tree: &SessionTree, leaf: Option<EntryIndex>) -> SystemState {
+    let mut system = SystemState::default();
+    for index in build_context_entries(tree, leaf) {
+        match tree.entry(index) {
+            SessionEntry::Message(entry) => {
+                if let AgentMessage::System(message) = &entry.message {
+                    system.apply(message);
+                }
+            }
+            SessionEntry::Compaction(compaction) => {
+                if let Some(checkpoint) = &compaction.system_message {
+                    system = SystemState::default();
+                    system.apply(checkpoint);
+                }
+            }
+            _ => {}
+        }
+    }
+    system
 }
 
 /// What the next model request is built from (`buildSessionContext`).

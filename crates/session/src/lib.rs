@@ -19,6 +19,7 @@ pub mod paths;
 mod storage;
 mod store;
 pub mod tree;
+pub mod turns;
 
 pub use context::MessageRef;
 pub use context::ModelRef;
@@ -37,3 +38,4 @@ pub use manager::SessionManager;
 pub use store::NewSession;
 pub use store::SessionStore;
 pub use store::fork_point;
+pub use turns::Turn;

@@ -15,10 +15,12 @@ use knightcode_protocol::CustomMessageEntry;
 use knightcode_protocol::EntryId;
 use knightcode_protocol::LabelEntry;
 use knightcode_protocol::MessageEntry;
+use knightcode_protocol::Millis;
 use knightcode_protocol::ModelChangeEntry;
 use knightcode_protocol::SessionEntry;
 use knightcode_protocol::SessionHeader;
 use knightcode_protocol::SessionInfoEntry;
+use knightcode_protocol::SystemCheckpoint;
 use knightcode_protocol::SystemMessage;
 use knightcode_protocol::ThinkingLevelChangeEntry;
 use knightcode_protocol::Tokens;
@@ -49,6 +51,8 @@ pub struct NewCompaction {
     pub details: Option<serde_json::Value>,
     pub usage: Option<Usage>,
     pub from_hook: Option<bool>,
+    /// The prompt and tool checkpoint; `None` takes the branch's replayed system state at
+    /// the leaf, so every compaction carries one.
     pub system_message: Option<SystemMessage>,
 }
 
@@ -351,6 +355,10 @@ impl SessionManager {
         let first_kept_entry_id = compaction
             .first_kept_entry_id
             .unwrap_or_else(|| id.to_string());
+        let system_message = compaction.system_message.unwrap_or_else(|| {
+            crate::context::system_state(&self.tree, self.tree.leaf())
+                .checkpoint(Millis(self.clock.now_ms()))
+        });
         self.append_entry(SessionEntry::Compaction(Box::new(CompactionEntry {
             id,
             parent_id,
@@ -361,7 +369,7 @@ impl SessionManager {
             details: compaction.details,
             usage: compaction.usage,
             from_hook: compaction.from_hook,
-            system_message: compaction.system_message,
+            system_message: Some(SystemCheckpoint(system_message)),
             extra: Default::default(),
         })))
     }

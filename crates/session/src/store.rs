@@ -399,7 +399,8 @@ fn branched_entries(source: &SessionManager, leaf: Option<u32>, now: &str) -> Ve
     kept
 }
 
-/// The text of the user message a fork starts from (`/fork`): the entry must be a user message.
+/// Where a fork from a user message continues (before the message and the turn marker that
+/// precedes it) and the message's text (`/fork`, `/tree`): the entry must be a user message.
 pub fn fork_point(source: &SessionManager, entry_id: &str) -> Result<(Option<String>, String)> {
     let entry = source
         .entry(entry_id)
@@ -411,5 +412,11 @@ pub fn fork_point(source: &SessionManager, entry_id: &str) -> Result<(Option<Str
             id: entry_id.to_owned(),
         });
     };
-    Ok((entry.parent_id().map(str::to_owned), user.content.text()))
+    // The turn the message opened goes too: a marker left behind would read as an
+    // interrupted turn on the new branch.
+    let parent = match entry.parent_id().and_then(|id| source.entry(id)) {
+        Some(marker) if crate::turns::is_turn_marker(marker) => marker.parent_id(),
+        _ => entry.parent_id(),
+    };
+    Ok((parent.map(str::to_owned), user.content.text()))
 }

@@ -93,7 +93,11 @@ async fn rpc_mode_ends_with_code_1_and_says_why_when_stdout_is_closed() {
         // The prompt and what arrived of the answer are in the session, ended as aborted.
         let file = sandbox.session_files().pop().unwrap();
         let entries = read_jsonl(&file);
-        let last = entries.last().unwrap();
+        // The run's turn ends interrupted after it.
+        let (end, rest) = entries.split_last().unwrap();
+        assert_eq!(end["customType"], "knightcode.turnEnd");
+        assert_eq!(end["data"]["status"], "interrupted");
+        let last = rest.last().unwrap();
         assert_eq!(last["message"]["role"], "assistant");
         assert_eq!(last["message"]["stopReason"], "aborted");
         assert!(entries.iter().any(|e| e["message"]["role"] == "user"));

@@ -41,7 +41,7 @@ fn normalised(stdout: &str) -> String {
             Value::Object(map) => {
                 for (key, v) in map.iter_mut() {
                     match key.as_str() {
-                        "id" | "timestamp" | "durationMs" | "cwd" | "responseId"
+                        "id" | "parentId" | "timestamp" | "durationMs" | "cwd" | "responseId"
                             if !v.is_object() =>
                         {
                             *v = Value::String(format!("<{key}>"));
@@ -153,6 +153,7 @@ fn json_mode_reads_lists_edits_and_answers() {
             "model_change",
             "thinking_level_change",
             "system",
+            "custom",
             "user",
             "assistant",
             "toolResult",
@@ -160,10 +161,13 @@ fn json_mode_reads_lists_edits_and_answers() {
             "toolResult",
             "assistant",
             "toolResult",
-            "assistant"
+            "assistant",
+            "custom"
         ]
     );
-    let edit_result = &entries[10]["message"];
+    assert_eq!(entries[4]["customType"], "knightcode.turn");
+    assert_eq!(entries[13]["customType"], "knightcode.turnEnd");
+    let edit_result = &entries[11]["message"];
     assert!(
         edit_result["details"]["diff"]
             .as_str()

@@ -56,4 +56,5 @@ mod tui_settings;
 mod tui_themes;
 mod tui_tools;
 mod tui_undo;
+mod turn_markers;
 mod undo_print;

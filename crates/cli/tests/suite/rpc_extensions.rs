@@ -221,7 +221,10 @@ export default function (pi) {
   pi.registerCommand("tree", { handler: async (args, ctx) => {
     cancelNext = args === "cancel";
     const result = await ctx.navigateTree(firstUser(ctx).id);
-    log(`navigateTree ${JSON.stringify(result)} leaf=${ctx.sessionManager.getLeafId() === firstUser(ctx).parentId ? "parent" : "other"} old ctx ${stale(ctx)}`);
+    // Before the prompt's turn: the parent of the turn marker the prompt follows.
+    const marker = ctx.sessionManager.getEntry(firstUser(ctx).parentId);
+    const before = marker?.customType === "knightcode.turn" ? marker.parentId : firstUser(ctx).parentId;
+    log(`navigateTree ${JSON.stringify(result)} leaf=${ctx.sessionManager.getLeafId() === before ? "parent" : "other"} old ctx ${stale(ctx)}`);
   }});
   pi.registerCommand("reload-all", { handler: async (_args, ctx) => {
     await ctx.reload();

@@ -248,7 +248,13 @@ async fn eof_during_a_run_aborts_it_saves_it_and_exits_0() {
         assert_eq!(rest[settled]["aborted"], true);
         assert!(rest.iter().any(|l| l["id"] == "late"));
         let file = sandbox.session_files().pop().unwrap();
-        let last = read_jsonl(&file).pop().unwrap();
+        let mut entries = read_jsonl(&file);
+        let end = entries.pop().unwrap();
+        assert_eq!(
+            end["data"]["status"], "interrupted",
+            "the turn's end: {end}"
+        );
+        let last = entries.pop().unwrap();
         assert_eq!(last["message"]["role"], "assistant");
         assert_eq!(last["message"]["stopReason"], "aborted");
     })

@@ -7,6 +7,7 @@ use crate::rpc_common;
 use knightcode_protocol::AgentEvent;
 use knightcode_protocol::AgentMessage;
 use knightcode_protocol::ContentBlock;
+use knightcode_protocol::SessionEntry;
 use knightcode_protocol::rpc::PromptDisposition;
 use knightcode_protocol::rpc::PromptResult;
 use knightcode_protocol::rpc::RpcCommandBody as Cmd;
@@ -487,16 +488,23 @@ async fn abort_retry_cancels_the_wait_before_a_retry() {
             _ => None,
         });
         assert_eq!(end, Some((false, Some("Retry cancelled".to_owned()))));
-        // The failed attempt leaves the context through a context edit, which is reported.
-        let appended: Vec<&str> = before
+        // The failed attempt leaves the context through a context edit, which is reported
+        // (between the turn's marker and its end).
+        let appended: Vec<String> = before
             .iter()
             .chain(&after)
             .filter_map(|e| match e {
-                AgentEvent::EntryAppended { entry } => Some(entry.tag()),
+                AgentEvent::EntryAppended {
+                    entry: SessionEntry::Custom(custom),
+                } => Some(custom.custom_type.clone()),
+                AgentEvent::EntryAppended { entry } => Some(entry.tag().to_owned()),
                 _ => None,
             })
             .collect();
-        assert_eq!(appended, ["context_edit"]);
+        assert_eq!(
+            appended,
+            ["knightcode.turn", "context_edit", "knightcode.turnEnd"]
+        );
         assert_eq!(rpc.server.requests().len(), 1);
         assert!(!rpc.client.get_state().await.unwrap().is_streaming);
         assert_eq!(rpc.shutdown().await, Some(0));

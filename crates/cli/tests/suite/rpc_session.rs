@@ -375,10 +375,12 @@ async fn tree_and_entries_of_a_branched_session() {
                     "assistant" => "assistant",
                     _ => "other",
                 },
+                SessionEntry::Custom(c) if c.custom_type == "knightcode.turn" => "turn",
+                SessionEntry::Custom(c) if c.custom_type == "knightcode.turnEnd" => "turnEnd",
                 _ => "entry",
             })
             .collect();
-        assert_eq!(new, ["system", "user", "assistant"]);
+        assert_eq!(new, ["system", "turn", "user", "assistant", "turnEnd"]);
         assert_eq!(
             user_texts(&rpc.server.requests()[0].body),
             ["Question", "Third"]

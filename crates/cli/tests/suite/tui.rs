@@ -239,8 +239,18 @@ fn tree_selects_an_earlier_prompt_and_submitting_it_starts_a_branch() {
         texts,
         ["alpha question", "beta question", "alpha question revised"]
     );
+    // Each prompt follows its turn marker; the edit's turn starts where the first one did.
+    let turn_parent = |user: &serde_json::Value| {
+        let marker = entries
+            .iter()
+            .find(|e| e["id"] == user["parentId"])
+            .unwrap();
+        assert_eq!(marker["customType"], "knightcode.turn");
+        marker["parentId"].clone()
+    };
     assert_eq!(
-        users[0]["parentId"], users[2]["parentId"],
+        turn_parent(users[0]),
+        turn_parent(users[2]),
         "the edit branches off where the first prompt did"
     );
     // The third request saw only the new branch.

@@ -134,7 +134,7 @@ impl Ctx {
 
     /// After the session was replaced: its entries are not news.
     pub(super) fn forget_entries(&mut self) {
-        let (_, count) = self.view.entries_outside_message_flow(usize::MAX);
+        let (_, count) = self.view.entries_outside_message_flow(usize::MAX, false);
         self.entries_seen = count;
     }
 
@@ -182,15 +182,25 @@ impl Ctx {
             AgentEvent::TurnEnd { .. } | AgentEvent::AgentEnd { .. } => true,
             _ => false,
         };
+        // What the run appended after its last other event (its turn end) is reported
+        // before `agent_settled`, which stays the last event of a run.
+        if matches!(event, AgentEvent::AgentSettled { .. }) {
+            self.report_new_entries(false).await;
+            self.emit_agent(event).await;
+            return;
+        }
         self.emit_agent(event).await;
         if scan {
-            self.report_new_entries().await;
+            self.report_new_entries(true).await;
         }
     }
 
-    /// `entry_appended` for entries the message flow did not produce.
-    async fn report_new_entries(&mut self) {
-        let (entries, count) = self.view.entries_outside_message_flow(self.entries_seen);
+    /// `entry_appended` for entries the message flow did not produce; a run's turn end only
+    /// when the run settles (`until_settled` false).
+    async fn report_new_entries(&mut self, until_settled: bool) {
+        let (entries, count) = self
+            .view
+            .entries_outside_message_flow(self.entries_seen, until_settled);
         self.entries_seen = count;
         for entry in entries {
             self.emit_agent(AgentEvent::EntryAppended { entry }).await;
@@ -217,7 +227,7 @@ pub(super) async fn run(
     out: mpsc::Sender<SessionEvent>,
 ) {
     let view = session.view();
-    let (_, entries_seen) = view.entries_outside_message_flow(usize::MAX);
+    let (_, entries_seen) = view.entries_outside_message_flow(usize::MAX, false);
     let mut ctx = Ctx {
         out,
         events,
@@ -343,7 +353,7 @@ async fn run_prompt(session: &mut AgentSession, ctx: &mut Ctx, messages: Vec<Age
 
 /// After a run or a compaction: take up what changed, then do what waited for it.
 async fn finish_deferred(session: &mut AgentSession, ctx: &mut Ctx) {
-    ctx.report_new_entries().await;
+    ctx.report_new_entries(false).await;
     ctx.refresh(session).await;
     for deferred in std::mem::take(&mut ctx.deferred) {
         match deferred {

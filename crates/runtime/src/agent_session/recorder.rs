@@ -10,7 +10,7 @@ use super::lock;
 
 /// The agent loop's persistence hook: finished messages go to the session file; a failed
 /// attempt that is retried is left out of future context with a `context_edit`, so raw
-/// history keeps it but the model never sees it again.
+/// history keeps it but the model never sees it again; each run is framed by turn markers.
 pub(super) struct SessionRecorder {
     pub(super) session: Arc<Mutex<SessionManager>>,
 }
@@ -52,6 +52,22 @@ impl knightcode_agent::MessageStore for SessionRecorder {
         if let Some(target) = target {
             session.append_context_edit(&target, None)?;
         }
+        Ok(())
+    }
+
+    /// The built-in turn markers (`session-format.md`, "Turn boundaries"): written here, at
+    /// the run's first `agent_start` and at `agent_settled`, as the reference's built-in
+    /// extension writes them from those events.
+    fn begin_turn(&mut self) -> std::result::Result<(), knightcode_agent::PersistError> {
+        lock(&self.session).append_turn_marker()?;
+        Ok(())
+    }
+
+    fn end_turn(
+        &mut self,
+        end: &knightcode_protocol::TurnEnd,
+    ) -> std::result::Result<(), knightcode_agent::PersistError> {
+        lock(&self.session).append_turn_end(end)?;
         Ok(())
     }
 }

@@ -139,7 +139,13 @@ pub fn prepare(
     with_messages: bool,
 ) -> Result<Preparation, CompactionError> {
     let branch = session.branch(None)?;
-    if matches!(branch.last(), Some(SessionEntry::Compaction(_))) {
+    // A compaction at the end of a run is followed by the run's turn end, which changes
+    // nothing the model sees.
+    let last = branch
+        .iter()
+        .rev()
+        .find(|entry| !knightcode_session::turns::is_turn_boundary(entry));
+    if matches!(last, Some(SessionEntry::Compaction(_))) {
         return Err(CompactionError::AlreadyCompacted);
     }
     let context = session.build_context();

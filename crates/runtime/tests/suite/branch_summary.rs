@@ -110,16 +110,20 @@ async fn leaving_a_branch_attaches_its_summary_where_the_conversation_continues(
         "notes.txt"
     );
     assert!(summary.usage.is_some());
-    // Its parent is where the branch started: the first answer.
+    // Its parent is where the branch started: the first answer's turn end (the left
+    // prompt's turn marker is left behind with it).
     let first_answer = after
         .iter()
-        .find(|e| {
+        .position(|e| {
             matches!(e.message(), Some(knightcode_protocol::AgentMessage::Assistant(a))
                 if a.content.iter().any(|b| matches!(b,
                     knightcode_protocol::ContentBlock::Text(t) if t.text == "first answer")))
         })
         .unwrap();
-    assert_eq!(summary.parent_id.as_deref(), Some(first_answer.id()));
+    let turn_end = &after[first_answer + 1];
+    assert!(matches!(turn_end, SessionEntry::Custom(c) if c.custom_type == "knightcode.turnEnd"));
+    assert_eq!(turn_end.parent_id(), Some(after[first_answer].id()));
+    assert_eq!(summary.parent_id.as_deref(), Some(turn_end.id()));
     let label = after.iter().find_map(|e| match e {
         SessionEntry::Label(l) => Some(l),
         _ => None,

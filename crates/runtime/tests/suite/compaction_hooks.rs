@@ -112,7 +112,12 @@ async fn start(hooks: Arc<Recording>, replies: Vec<ScriptedReply>) -> Running {
 
 /// The id of the entry `back` places before the end of the file.
 async fn entry_from_end(run: &Running, back: usize) -> String {
-    let entries = run.entries().await;
+    let entries: Vec<SessionEntry> = run
+        .entries()
+        .await
+        .into_iter()
+        .filter(|entry| !knightcode_session::turns::is_turn_boundary(entry))
+        .collect();
     entries[entries.len() - back].id().to_string()
 }
 

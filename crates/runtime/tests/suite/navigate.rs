@@ -87,15 +87,24 @@ async fn navigating_to_a_prompt_branches_before_it() {
         "the abandoned reply is not sent: {third}"
     );
 
-    // The abandoned branch is still in the file: both prompts share a parent.
+    // The abandoned branch is still in the file: both prompts' turns (each prompt follows
+    // its turn marker) start from the same entry.
     let shared = session.session();
     let manager = shared.lock().unwrap();
+    let parent_of = |id: &str| {
+        manager
+            .entry(id)
+            .and_then(|entry| entry.parent_id())
+            .map(ToString::to_string)
+    };
     let parents: Vec<Option<String>> = manager
         .entries()
         .iter()
         .filter_map(|entry| match entry {
             SessionEntry::Message(m) if matches!(&m.message, AgentMessage::User(u) if u.content.text().starts_with("second")) => {
-                Some(m.parent_id.as_ref().map(ToString::to_string))
+                let marker = m.parent_id.as_deref()?;
+                assert!(knightcode_session::turns::is_turn_marker(manager.entry(marker)?));
+                Some(parent_of(marker))
             }
             _ => None,
         })

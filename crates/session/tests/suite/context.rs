@@ -79,8 +79,14 @@ fn latest_compaction_wins_and_keeps_from_first_kept_entry() {
     s.append_message(user("q3")).unwrap();
     assert_eq!(
         context_of(&s),
-        ["compaction:first", "user:q2", "assistant:a2", "user:q3"],
-        "system messages in the kept range are dropped"
+        [
+            "system[preamble,skills]",
+            "compaction:first",
+            "user:q2",
+            "assistant:a2",
+            "user:q3"
+        ],
+        "the checkpoint leads; system messages in the kept range are dropped in its favour"
     );
     let a3 = s.append_message(assistant("a3")).unwrap();
     let checkpoint = match system(&[("preamble", Some("P2"))], &["bash"], &[]) {
@@ -140,7 +146,7 @@ fn retain_none_compaction_keeps_nothing_before_it() {
     };
     assert_eq!(c.first_kept_entry_id, c.id, "retain-none stores its own id");
     s.append_message(user("q2")).unwrap();
-    assert_eq!(context_of(&s), ["compaction:all", "user:q2"]);
+    assert_eq!(context_of(&s), ["system[]", "compaction:all", "user:q2"]);
 }
 
 #[test]

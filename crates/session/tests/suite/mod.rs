@@ -1,7 +1,9 @@
 //! One module per subject; see CONTRIBUTING.md ("Where a test goes").
 
+mod checkpoint;
 mod context;
 mod ownership;
 mod persistence;
 mod pi_fixtures;
 mod property;
+mod turns;

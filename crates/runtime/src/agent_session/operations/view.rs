@@ -269,10 +269,29 @@ impl SessionView {
 
     /// Entries appended after the first `from` that the message flow did not produce
     /// (context edits, custom entries, usage records): what `entry_appended` reports. Also
-    /// returns the new entry count, to pass as `from` next time.
-    pub fn entries_outside_message_flow(&self, from: usize) -> (Vec<SessionEntry>, usize) {
+    /// returns the new entry count, to pass as `from` next time. With `until_settled`, a run's
+    /// turn end and what follows it wait for the scan at `agent_settled`: the end is written
+    /// just before that event, and would otherwise be reported at whichever earlier event's
+    /// scan happened to run after it.
+    pub fn entries_outside_message_flow(
+        &self,
+        from: usize,
+        until_settled: bool,
+    ) -> (Vec<SessionEntry>, usize) {
         let session = lock(&self.session);
-        let entries = session.entries();
+        let all = session.entries();
+        let held = |entry: &SessionEntry| {
+            until_settled
+                && matches!(entry, SessionEntry::Custom(custom)
+                    if custom.custom_type == knightcode_protocol::TURN_END)
+        };
+        let end = all
+            .iter()
+            .enumerate()
+            .skip(from)
+            .find(|(_, entry)| held(entry))
+            .map_or(all.len(), |(index, _)| index);
+        let entries = &all[..end];
         let appended = entries
             .iter()
             .skip(from)
