@@ -8,8 +8,8 @@ use serde_json::Map;
 use serde_json::Value;
 
 mod compaction;
-mod sandbox;
 mod local_models;
+mod sandbox;
 pub mod unsupported;
 mod values;
 
