@@ -314,33 +314,41 @@ impl Manager<'_> {
         self.npm(&["install", &npm.spec, "--prefix", &prefix], None)
     }
 
+    /// Clones into a staging folder beside the target and renames it into place once the
+    /// checkout and the dependency install are done: a run killed half-way (where no error
+    /// path can clean up) leaves only the staging folder, which the next install removes,
+    /// never a half-made package that would pass for an installed one.
     fn install_git(&mut self, git: &GitSource, scope: Scope) -> Result<()> {
         let target = self.layout.install_path(&Source::Git(git.clone()), scope);
         if target.exists() {
             return Ok(());
         }
         ensure_gitignore(&self.layout.git_root(scope))?;
+        let staging = staging_path(&target);
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent).map_err(io("create", parent))?;
         }
-        let target_text = target.to_string_lossy().into_owned();
+        if staging.exists() {
+            std::fs::remove_dir_all(&staging).map_err(io("remove", &staging))?;
+        }
+        let staging_text = staging.to_string_lossy().into_owned();
         let result = self
-            .run("git", &["clone", &git.repo, &target_text], None)
+            .run("git", &["clone", &git.repo, &staging_text], None)
             .and_then(|()| match &git.git_ref {
-                Some(git_ref) => self.run("git", &["checkout", git_ref], Some(&target)),
+                Some(git_ref) => self.run("git", &["checkout", git_ref], Some(&staging)),
                 None => Ok(()),
             })
             .and_then(|()| {
-                if target.join("package.json").exists() {
+                if staging.join("package.json").exists() {
                     let args = self.git_dependency_install_args();
-                    self.npm(&args, Some(&target))
+                    self.npm(&args, Some(&staging))
                 } else {
                     Ok(())
                 }
-            });
-        if result.is_err() && target.exists() {
-            // A half-made clone would be taken for an installed package next time.
-            let _ = std::fs::remove_dir_all(&target);
+            })
+            .and_then(|()| std::fs::rename(&staging, &target).map_err(io("rename", &staging)));
+        if result.is_err() {
+            let _ = std::fs::remove_dir_all(&staging);
             prune_empty_parents(&target, &self.layout.git_root(scope));
         }
         result
@@ -629,6 +637,16 @@ fn ensure_gitignore(dir: &Path) -> Result<()> {
         std::fs::write(&ignore, "*\n!.gitignore\n").map_err(io("write", &ignore))?;
     }
     Ok(())
+}
+
+/// The folder a clone is made in before it becomes `target`: a hidden sibling, so that it
+/// is never listed as a package and is inside the git folder's ignore-all `.gitignore`.
+fn staging_path(target: &Path) -> PathBuf {
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    target.with_file_name(format!(".{name}.partial"))
 }
 
 fn prune_empty_parents(target: &Path, root: &Path) {

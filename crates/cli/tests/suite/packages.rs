@@ -149,6 +149,72 @@ fn with_path(sb: &Sandbox, bin: &Path, args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// The git program on PATH, which the stand-in below hands its other commands to.
+fn real_git() -> std::path::PathBuf {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .map(|dir| dir.join("git"))
+        .find(|path| path.is_file())
+        .expect("git on PATH")
+}
+
+#[test]
+fn a_git_install_killed_before_its_checkout_is_made_whole_by_the_next_install() {
+    let server = server();
+    let sb = sandbox(&server);
+    let redirect = bare_repo(&sb.home);
+    // A git that clones for real and then, at the checkout, kills knightcode (its parent)
+    // with SIGKILL: what a kill -9 between the clone and the checkout leaves behind.
+    let bin = sb.home.join("killing-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let script = bin.join("git");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nif [ \"$1\" = checkout ]; then kill -9 $PPID; exit 1; fi\nexec {} \"$@\"\n",
+            real_git().display()
+        ),
+    )
+    .unwrap();
+    let mut perms = std::fs::metadata(&script).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&script, perms).unwrap();
+    let source = "git:example.com/user/repo.git@v1";
+
+    let mut cmd = command(&sb, &["install", source]);
+    redirect.apply(&mut cmd);
+    cmd.env(
+        "PATH",
+        format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()),
+    );
+    let out = cmd.output_within(PROCESS_LIMIT, "knightcode").unwrap();
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&out.status),
+        Some(9),
+        "the stand-in git killed the install"
+    );
+    let target = sb.agent.join("git/example.com/user/repo");
+    assert!(
+        !target.exists(),
+        "a half-made clone is not at the package's place"
+    );
+
+    let mut cmd = command(&sb, &["install", source]);
+    redirect.apply(&mut cmd);
+    let out = cmd.output_within(PROCESS_LIMIT, "knightcode").unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(target.join("skills/first/SKILL.md").is_file());
+    assert!(!target.join("later.txt").exists(), "v1 is checked out");
+    assert!(!sb.agent.join("git/example.com/user/.repo.partial").exists());
+    assert_eq!(
+        settings(&sb.agent.join("settings.json"))["packages"],
+        serde_json::json!([source])
+    );
+}
+
 #[test]
 fn npm_sources_run_npm_with_the_install_prefix_and_honour_npm_command() {
     let server = server();
