@@ -10,13 +10,51 @@ use serde_json::Value;
 
 use crate::oneshot_common::{Sandbox, command, knightcode, sandbox};
 
-/// A folder outside the project and outside every temp folder (the build's own scratch
-/// folder), which `workspace-write` must not let a command write.
-fn outside_folder(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("sandbox-outside-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A folder outside the project and outside every temp folder, which `workspace-write`
+/// must not let a command write: the build's own scratch folder, else (when the build is
+/// itself under `/tmp`, as in `scripts/ci-fresh.sh`) one below the crate or the user's
+/// cache. Removed again when the test ends.
+struct Outside(PathBuf);
+
+impl Outside {
+    fn new(name: &str) -> Self {
+        let temp_roots = [
+            std::env::temp_dir(),
+            PathBuf::from("/tmp"),
+            PathBuf::from("/var/tmp"),
+        ]
+        .map(|p| p.canonicalize().unwrap_or(p));
+        let home_cache = std::env::var_os("HOME")
+            .map(|home| PathBuf::from(home).join(".cache/knightcode-rs"))
+            .unwrap_or_default();
+        let base = [
+            PathBuf::from(env!("CARGO_TARGET_TMPDIR")),
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")),
+            home_cache,
+        ]
+        .into_iter()
+        .find(|dir| {
+            let resolved = dir.canonicalize().unwrap_or_else(|_| dir.clone());
+            dir.is_absolute() && !temp_roots.iter().any(|t| resolved.starts_with(t))
+        })
+        .expect("a folder outside every temp folder to write the test's target in");
+        let dir = base.join(format!("sandbox-outside-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        Self(dir)
+    }
+}
+
+impl std::ops::Deref for Outside {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Outside {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// One tool call, then "done".
@@ -82,7 +120,7 @@ fn workspace_write_lets_bash_write_in_the_project_and_nowhere_else() {
     if !enforced() {
         return;
     }
-    let outside = outside_folder("ww");
+    let outside = Outside::new("ww");
     let command = format!(
         "echo in > inside.txt && echo made; echo out > {}/escaped.txt",
         outside.display()
@@ -110,7 +148,6 @@ fn workspace_write_lets_bash_write_in_the_project_and_nowhere_else() {
     let run = run_bash(&box_, &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(outside.join("escaped.txt").exists());
-    std::fs::remove_dir_all(&outside).unwrap();
 }
 
 /// A loopback listener the command tries to reach with bash's `/dev/tcp`.
@@ -181,13 +218,13 @@ fn workspace_write_refuses_the_write_tool_outside_the_project_even_through_a_lin
     if !enforced() {
         return;
     }
-    let outside = outside_folder("link");
+    let outside = Outside::new("link");
     let server = server_calling(
         "write",
         &serde_json::json!({"path": "door/escaped.txt", "content": "x"}),
     );
     let box_ = sandbox(&server);
-    std::os::unix::fs::symlink(&outside, box_.project.join("door")).unwrap();
+    std::os::unix::fs::symlink(&*outside, box_.project.join("door")).unwrap();
     let run = run_bash(&box_, &["--sandbox", "workspace-write"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(!outside.join("escaped.txt").exists());
@@ -196,7 +233,6 @@ fn workspace_write_refuses_the_write_tool_outside_the_project_even_through_a_lin
         result.contains("the workspace-write sandbox does not allow writing"),
         "{result}"
     );
-    std::fs::remove_dir_all(&outside).unwrap();
 }
 
 #[test]
@@ -204,7 +240,7 @@ fn a_project_can_tighten_the_sandbox_but_not_open_it() {
     if !enforced() {
         return;
     }
-    let outside = outside_folder("project");
+    let outside = Outside::new("project");
     let command = format!("echo out > {}/escaped.txt", outside.display());
     let server = server_calling("bash", &serde_json::json!({ "command": command }));
     let box_ = sandbox(&server);
@@ -236,7 +272,6 @@ fn a_project_can_tighten_the_sandbox_but_not_open_it() {
         "{}",
         run.stderr
     );
-    std::fs::remove_dir_all(&outside).unwrap();
 }
 
 #[test]
