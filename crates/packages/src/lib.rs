@@ -328,9 +328,7 @@ impl Manager<'_> {
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent).map_err(io("create", parent))?;
         }
-        if staging.exists() {
-            std::fs::remove_dir_all(&staging).map_err(io("remove", &staging))?;
-        }
+        remove_stale_staging(&target);
         let staging_text = staging.to_string_lossy().into_owned();
         let result = self
             .run("git", &["clone", &git.repo, &staging_text], None)
@@ -640,13 +638,35 @@ fn ensure_gitignore(dir: &Path) -> Result<()> {
 }
 
 /// The folder a clone is made in before it becomes `target`: a hidden sibling, so that it
-/// is never listed as a package and is inside the git folder's ignore-all `.gitignore`.
+/// is never listed as a package and is inside the git folder's ignore-all `.gitignore`. It
+/// is named after this process: the git of a killed install may still be writing into its
+/// own.
 fn staging_path(target: &Path) -> PathBuf {
+    target.with_file_name(format!("{}{}", staging_prefix(target), std::process::id()))
+}
+
+fn staging_prefix(target: &Path) -> String {
     let name = target
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    target.with_file_name(format!(".{name}.partial"))
+    format!(".{name}.partial-")
+}
+
+/// Removes what killed installs of `target` left. Best effort: one whose git is still
+/// running may not go yet, and is tried again by the next install.
+fn remove_stale_staging(target: &Path) {
+    let (Some(parent), prefix) = (target.parent(), staging_prefix(target)) else {
+        return;
+    };
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if entry.file_name().to_string_lossy().starts_with(&prefix) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 fn prune_empty_parents(target: &Path, root: &Path) {

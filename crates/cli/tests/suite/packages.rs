@@ -208,7 +208,15 @@ fn a_git_install_killed_before_its_checkout_is_made_whole_by_the_next_install() 
     );
     assert!(target.join("skills/first/SKILL.md").is_file());
     assert!(!target.join("later.txt").exists(), "v1 is checked out");
-    assert!(!sb.agent.join("git/example.com/user/.repo.partial").exists());
+    let left: Vec<_> = std::fs::read_dir(sb.agent.join("git/example.com/user"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        left,
+        ["repo"],
+        "the killed install's staging folder is gone"
+    );
     assert_eq!(
         settings(&sb.agent.join("settings.json"))["packages"],
         serde_json::json!([source])
