@@ -221,6 +221,10 @@ impl AgentSession {
         if cancel.is_cancelled() {
             return Err(CompactionError::Cancelled);
         }
+        // Files go back before the leaf moves: a crash between the two leaves the old leaf,
+        // whose `/tree` or `/undo` makes the same (idempotent) restore again, where the other
+        // order would leave a moved leaf with nothing left to restore from it.
+        let restored = self.apply_restore(plan);
         let summary_id = {
             let mut session = lock(&self.session);
             let details = (!summary.details.is_null()).then_some(summary.details);
@@ -245,10 +249,7 @@ impl AgentSession {
                 from_hook,
             })
             .await;
-        Ok(Navigated {
-            text,
-            restored: self.apply_restore(plan),
-        })
+        Ok(Navigated { text, restored })
     }
 
     /// [`AgentSession::navigate_tree`], then `tree_changed` for the hooks (a move without a
@@ -302,6 +303,14 @@ impl AgentSession {
         }
         let plan =
             self.restore_plan_for(entry_id, restore_files && old_leaf.as_deref() != entry_id);
+        // Files first, as in the summarised move above; only once the target is known, so
+        // a move that fails restores nothing.
+        let target_known = entry_id.is_none_or(|id| lock(&self.session).entry(id).is_some());
+        let restored = if target_known {
+            self.apply_restore(plan)
+        } else {
+            None
+        };
         let text = self.navigate_tree(entry_id, label.as_deref())?;
         let new_leaf = lock(&self.session).leaf_id().map(str::to_owned);
         if new_leaf != old_leaf {
@@ -315,10 +324,7 @@ impl AgentSession {
                 })
                 .await;
         }
-        Ok(Navigated {
-            text,
-            restored: self.apply_restore(plan),
-        })
+        Ok(Navigated { text, restored })
     }
 
     /// The agent takes up the branch's context as the session file now has it.

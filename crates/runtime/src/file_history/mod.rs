@@ -325,10 +325,26 @@ fn restore_one(dir: &Path, file: &PlannedFile) -> std::io::Result<()> {
     {
         return Ok(());
     }
-    if let Some(parent) = file.path.parent() {
-        std::fs::create_dir_all(parent)?;
+    // A link is followed, as a copy onto it would be: the file it points at is restored.
+    let path = std::fs::canonicalize(&file.path).unwrap_or_else(|_| file.path.clone());
+    let parent = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent)?;
+    // Copied beside the file and renamed over it, so a crash mid-restore leaves the file as
+    // it was or as restored, never half of each.
+    let staging = parent.join(format!(
+        ".{}.kc-restore-{}",
+        path.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        std::process::id()
+    ));
+    let copied = std::fs::copy(&source, &staging)
+        .and_then(|_| std::fs::File::open(&staging)?.sync_all())
+        .and_then(|()| std::fs::rename(&staging, &path));
+    if copied.is_err() {
+        let _ = std::fs::remove_file(&staging);
     }
-    std::fs::copy(&source, &file.path).map(drop)
+    copied
 }
 
 fn is_user(entry: &SessionEntry) -> bool {

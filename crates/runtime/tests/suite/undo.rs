@@ -153,6 +153,35 @@ async fn undo_to_the_first_turn_puts_files_back_byte_for_byte_and_deletes_create
     );
 }
 
+/// A restore writes beside the file and renames over it (a crash leaves the old bytes or the
+/// restored ones); through a link it restores the file the link points at and keeps the link.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restore_through_a_link_keeps_the_link_and_leaves_nothing_beside_the_file() {
+    let test = TestSession::new(WireFormat::OpenAiCompletions, two_turns()).await;
+    let real = test.project.join("real.txt");
+    std::fs::write(&real, ORIGINAL).unwrap();
+    std::os::unix::fs::symlink("real.txt", test.project.join("a.txt")).unwrap();
+    let mut run = Running::spawn(test).await;
+    run.prompt("first turn").await;
+    run.prompt("second turn").await;
+    assert_eq!(
+        std::fs::read_to_string(&real).unwrap(),
+        "rewritten in turn two\n"
+    );
+    let first = user_id(&run.entries().await, "first turn");
+    navigate(&mut run, &first, true).await;
+    let link = run.test.project.join("a.txt");
+    assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
+    assert_eq!(std::fs::read(&real).unwrap(), ORIGINAL);
+    let mut names: Vec<_> = std::fs::read_dir(&run.test.project)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    // `new/` held the deleted `b.txt`; no restore's copy is left beside the files.
+    assert_eq!(names, ["a.txt", "new", "real.txt"]);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conversation_only_leaves_files_as_they_are() {
     let test = TestSession::new(WireFormat::OpenAiCompletions, two_turns()).await;
