@@ -114,38 +114,14 @@ fn list(layout: &Layout, out: &mut dyn Write, err: &mut dyn Write) -> Result<u8,
         let _ = tokio::time::timeout(Duration::from_secs(5), manager.stop()).await;
         statuses
     });
-    for status in &statuses {
-        let server = &status.config;
-        let scope = server.scope.as_str();
-        let transport = server.transport.kind();
-        let exposure = server.exposure;
-        let detail = format!("{transport}, {exposure}, {scope}");
-        let line = match status.state {
-            ServerState::Connected => {
-                let n = status.tools.len();
-                let tools = if n == 1 { "tool" } else { "tools" };
-                format!("{}: connected, {n} {tools} ({detail})", server.name)
-            }
-            state => format!("{}: {} ({detail})", server.name, state.as_str()),
-        };
+    for line in knightcode_mcp::status_lines(&statuses) {
         let _ = writeln!(out, "{line}");
-        if let Some(error) = &status.error {
-            for error_line in error.lines() {
-                let _ = writeln!(out, "  {error_line}");
-            }
-        }
-        let differing: Vec<String> = status
-            .tools
-            .iter()
-            .filter(|t| server.exposure_of(&t.name) != exposure)
-            .map(|t| format!("{} ({})", t.name, server.exposure_of(&t.name)))
-            .collect();
-        if !differing.is_empty() {
-            let _ = writeln!(out, "  other exposure: {}", differing.join(", "));
-        }
-        if server.enabled && status.state != ServerState::Connected {
-            code = 1;
-        }
+    }
+    if statuses
+        .iter()
+        .any(|s| s.config.enabled && s.state != ServerState::Connected)
+    {
+        code = 1;
     }
     Ok(code)
 }

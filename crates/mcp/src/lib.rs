@@ -14,6 +14,7 @@ mod exposure;
 mod interpolate;
 mod manager;
 mod names;
+mod report;
 mod result;
 
 pub use config::ConfigIssue;
@@ -36,6 +37,7 @@ pub use manager::ServerState;
 pub use manager::ServerStatus;
 pub use manager::ToolInfo;
 pub use names::tool_name;
+pub use report::status_lines;
 pub use result::CallOutput;
 pub use result::TRUNCATE_LIMIT;
 pub use result::resource_output;

@@ -345,6 +345,28 @@ impl McpManager {
         Err(last.unwrap_or_else(|| McpError::UnknownServer(server.to_owned())))
     }
 
+    /// Closes `server`'s connection, if any, and connects it again (`/mcp reconnect`): a
+    /// server restarted, or one whose configuration problem was fixed outside, is taken up
+    /// without restarting the session; returns how many tools it listed. A call still
+    /// running on the old connection keeps it until it ends.
+    pub async fn reconnect(&self, server: &str) -> Result<usize, McpError> {
+        let slot = self
+            .inner
+            .slots
+            .iter()
+            .find(|s| s.config.name == server && s.config.enabled)
+            .ok_or_else(|| McpError::UnknownServer(server.to_owned()))?;
+        let old = {
+            let _connecting = slot.connecting.lock().await;
+            slot.status().connection.take()
+        };
+        if let Some(connection) = old.and_then(|c| Arc::try_unwrap(c).ok()) {
+            connection.stop().await;
+        }
+        let connection = self.inner.connect(slot).await?;
+        Ok(connection.tools.len())
+    }
+
     /// Stops every server (stdio: stdin closed, SIGTERM, SIGKILL to its group).
     pub async fn stop(&self) {
         for slot in &self.inner.slots {

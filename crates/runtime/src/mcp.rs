@@ -37,6 +37,8 @@ const STOP_GRACE: Duration = Duration::from_secs(2);
 #[derive(Default)]
 pub(crate) struct McpSession {
     manager: Option<McpManager>,
+    /// `--no-mcp` turned MCP off.
+    off: bool,
     /// The first prompt waited for connections.
     waited: bool,
     /// Servers whose problem was reported (once each until they connect again).
@@ -69,7 +71,10 @@ impl McpSession {
         notices: &mut Vec<String>,
     ) -> Self {
         if setup.no_mcp {
-            return Self::default();
+            return Self {
+                off: true,
+                ..Self::default()
+            };
         }
         let config = knightcode_mcp::load_config(&setup.agent_dir, &setup.cwd, trusted);
         notices.extend(
@@ -98,6 +103,11 @@ impl McpSession {
             auto_enable_codemode: config.auto_enable_codemode,
             ..Self::default()
         }
+    }
+
+    /// `--no-mcp` turned MCP off.
+    pub fn is_off(&self) -> bool {
+        self.off
     }
 
     pub fn manager(&self) -> Option<&McpManager> {
@@ -307,7 +317,7 @@ impl McpSession {
             return Vec::new();
         }
         vec![format!(
-            "MCP servers need attention:\n{}\nRun knightcode mcp list to check them.",
+            "MCP servers need attention:\n{}\nRun /mcp (or knightcode mcp list) to check them, /mcp reconnect <server> once fixed.",
             lines.join("\n")
         )]
     }

@@ -222,18 +222,19 @@ fn mcp_list_connects_to_each_server_and_fails_on_a_problem() {
     );
     let run = knightcode(&sandbox, &["mcp", "list"]);
     assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    // What needs attention comes first.
     let lines: Vec<&str> = run.stdout.lines().collect();
-    assert_eq!(
-        lines[0],
-        "fixture: connected, 9 tools (stdio, direct, global)"
-    );
-    assert_eq!(lines[1], "missing: failed (stdio, codemode, global)");
+    assert_eq!(lines[0], "missing: failed (stdio, codemode, global)");
     assert!(
-        lines[2].starts_with(
+        lines[1].starts_with(
             "  MCP server \"missing\" failed to connect: cannot start /nonexistent/mcp-server: "
         ),
         "{}",
         run.stdout
+    );
+    assert_eq!(
+        lines[2],
+        "fixture: connected, 9 tools (stdio, direct, global)"
     );
     assert_eq!(lines[3], "off: disabled (stdio, codemode, global)");
 

@@ -27,6 +27,7 @@ mod list_models_pi;
 mod local_models;
 mod mcp;
 mod mcp_codemode;
+mod mcp_command;
 mod mcp_deferred;
 mod mcp_resources;
 mod packages;

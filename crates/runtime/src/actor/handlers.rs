@@ -337,6 +337,16 @@ pub(super) async fn idle(session: &mut AgentSession, ctx: &mut Ctx, envelope: En
         Command::Prompt { text, .. } if crate::agent_session::is_undo_command(&text) => {
             return Flow::Undo { responder };
         }
+        Command::Prompt { text, .. }
+            if crate::agent_session::parse_mcp_command(&text).is_some() =>
+        {
+            let command = crate::agent_session::parse_mcp_command(&text)
+                .unwrap_or(crate::agent_session::McpCommand::Usage);
+            if let Some(said) = session.run_mcp_command(command).await {
+                ctx.emit(super::SessionEvent::Diagnostic(said)).await;
+            }
+            Reply::Prompt(PromptDisposition::Handled)
+        }
         Command::Prompt {
             text,
             images,

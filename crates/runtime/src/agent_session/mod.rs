@@ -3,6 +3,7 @@
 
 mod compacting;
 mod loadout;
+mod mcp_command;
 pub mod operations;
 mod prompt;
 mod recorder;
@@ -11,6 +12,8 @@ mod start;
 mod tools;
 mod undo;
 
+pub use self::mcp_command::McpCommand;
+pub use self::mcp_command::parse_mcp_command;
 pub use self::undo::Navigated;
 pub use self::undo::is_undo_command;
 

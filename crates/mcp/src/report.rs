@@ -1,0 +1,55 @@
+//! The servers' state as text, for `knightcode mcp list` and `/mcp`: one line per server,
+//! those that need attention first, with what went wrong and the tools whose exposure
+//! differs from their server's.
+
+use crate::ServerState;
+use crate::ServerStatus;
+
+/// Where a server sorts: what needs the user first (the spec's attention order).
+fn attention(state: ServerState) -> u8 {
+    match state {
+        ServerState::Failed => 0,
+        ServerState::Disconnected => 1,
+        ServerState::Connecting => 2,
+        ServerState::Connected => 3,
+        ServerState::Disabled => 4,
+    }
+}
+
+/// `name: connected, 3 tools (stdio, codemode, user)` and its detail lines, the servers that
+/// need attention first (the config's order otherwise).
+pub fn status_lines(statuses: &[ServerStatus]) -> Vec<String> {
+    let mut sorted: Vec<&ServerStatus> = statuses.iter().collect();
+    sorted.sort_by_key(|s| attention(s.state));
+    let mut lines = Vec::new();
+    for status in sorted {
+        let server = &status.config;
+        let detail = format!(
+            "{}, {}, {}",
+            server.transport.kind(),
+            server.exposure,
+            server.scope.as_str()
+        );
+        lines.push(match status.state {
+            ServerState::Connected => {
+                let n = status.tools.len();
+                let tools = if n == 1 { "tool" } else { "tools" };
+                format!("{}: connected, {n} {tools} ({detail})", server.name)
+            }
+            state => format!("{}: {} ({detail})", server.name, state.as_str()),
+        });
+        if let Some(error) = &status.error {
+            lines.extend(error.lines().map(|line| format!("  {line}")));
+        }
+        let differing: Vec<String> = status
+            .tools
+            .iter()
+            .filter(|t| server.exposure_of(&t.name) != server.exposure)
+            .map(|t| format!("{} ({})", t.name, server.exposure_of(&t.name)))
+            .collect();
+        if !differing.is_empty() {
+            lines.push(format!("  other exposure: {}", differing.join(", ")));
+        }
+    }
+    lines
+}
