@@ -9,7 +9,8 @@ use std::path::Path;
 /// Replaces `path` with `bytes`; `mode` sets the permissions (0o600 for secrets) before any
 /// byte is written.
 pub(crate) fn replace(path: &Path, bytes: &[u8], mode: Option<u32>) -> std::io::Result<()> {
-    let mut file = atomic_write_file::AtomicWriteFile::open(path)?;
+    let path = link_target(path);
+    let mut file = atomic_write_file::AtomicWriteFile::open(&path)?;
     if let Some(mode) = mode {
         use std::os::unix::fs::PermissionsExt as _;
         file.as_file()
@@ -17,6 +18,27 @@ pub(crate) fn replace(path: &Path, bytes: &[u8], mode: Option<u32>) -> std::io::
     }
     file.write_all(bytes)?;
     file.commit()
+}
+
+/// The file a link at `path` points at (a settings file kept in a dotfiles repository and
+/// linked into place): it is what gets replaced, so the link stays, as a plain write would
+/// leave it. Other paths are returned as they are.
+pub(crate) fn link_target(path: &Path) -> std::path::PathBuf {
+    let is_link = path
+        .symlink_metadata()
+        .is_ok_and(|m| m.file_type().is_symlink());
+    if !is_link {
+        return path.to_path_buf();
+    }
+    std::fs::canonicalize(path)
+        .or_else(|_| {
+            // A dangling link: the file it names is created.
+            std::fs::read_link(path).map(|target| match path.parent() {
+                Some(parent) => parent.join(target),
+                None => target,
+            })
+        })
+        .unwrap_or_else(|_| path.to_path_buf())
 }
 
 #[cfg(test)]
@@ -39,5 +61,36 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, ["tools.json"]);
+    }
+
+    #[test]
+    fn a_linked_file_is_replaced_where_the_link_points_and_the_link_stays() {
+        let dir = tempfile::tempdir().unwrap();
+        let dotfiles = dir.path().join("dotfiles");
+        std::fs::create_dir(&dotfiles).unwrap();
+        std::fs::write(dotfiles.join("settings.json"), "{}").unwrap();
+        let link = dir.path().join("settings.json");
+        std::os::unix::fs::symlink("dotfiles/settings.json", &link).unwrap();
+        replace(&link, b"{\"theme\": \"light\"}\n", None).unwrap();
+        assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
+        assert_eq!(
+            std::fs::read_to_string(dotfiles.join("settings.json")).unwrap(),
+            "{\"theme\": \"light\"}\n"
+        );
+        // A dangling link: the file it names is made.
+        let dangling = dir.path().join("auth.json");
+        std::os::unix::fs::symlink("dotfiles/auth.json", &dangling).unwrap();
+        replace(&dangling, b"{}", Some(0o600)).unwrap();
+        assert!(
+            dangling
+                .symlink_metadata()
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(
+            std::fs::read_to_string(dotfiles.join("auth.json")).unwrap(),
+            "{}"
+        );
     }
 }

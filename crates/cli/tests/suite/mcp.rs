@@ -257,6 +257,35 @@ fn mcp_list_connects_to_each_server_and_fails_on_a_problem() {
     );
 }
 
+/// A user's `mcp.json` linked from a dotfiles folder, owner-only (headers may hold tokens):
+/// `mcp add` writes where the link points, and the link and the mode stay.
+#[test]
+fn mcp_add_writes_through_a_linked_file_and_keeps_its_mode() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let model = no_model();
+    let sandbox = sandbox(&model);
+    let dotfiles = sandbox.root.path().join("dotfiles");
+    std::fs::create_dir_all(&dotfiles).unwrap();
+    let real = dotfiles.join("mcp.json");
+    std::fs::write(&real, r#"{"mcpServers": {"kept": {"command": "x"}}}"#).unwrap();
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let link = sandbox.agent.join("mcp.json");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let run = knightcode(&sandbox, &["mcp", "add", "files", "--", "npx", "server"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(&real).unwrap()).unwrap();
+    assert_eq!(
+        written,
+        json!({"mcpServers": {
+            "kept": {"command": "x"},
+            "files": {"command": "npx", "args": ["server"]}
+        }})
+    );
+    let mode = std::fs::metadata(&real).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+}
+
 #[test]
 fn mcp_add_and_remove_edit_the_right_file() {
     let model = no_model();
