@@ -117,6 +117,11 @@ pub const BUILTIN_COMMANDS: &[CommandInfo] = &[
         description: "Prepare a bug report (a zip to review and send)",
     },
     CommandInfo {
+        name: "changelog",
+        hint: "",
+        description: "Show changelog entries",
+    },
+    CommandInfo {
         name: "hotkeys",
         hint: "",
         description: "Show keyboard shortcuts",
@@ -161,6 +166,8 @@ pub enum SlashCommand {
     /// `/reload`: keybindings, skills, prompt templates, context files.
     Reload,
     Hotkeys,
+    /// `/changelog`: the changelog this build ships.
+    Changelog,
     Quit,
     /// Known to the reference but not built here yet; the name says which.
     NotAvailable(&'static str),
@@ -225,7 +232,7 @@ pub fn parse(line: &str) -> Option<SlashCommand> {
         "login" => SlashCommand::NotAvailable("login"),
         "logout" => SlashCommand::NotAvailable("logout"),
         "reload" => SlashCommand::Reload,
-        "changelog" => SlashCommand::NotAvailable("changelog"),
+        "changelog" => SlashCommand::Changelog,
         "bug" => SlashCommand::Bug(arg(rest)),
         _ => SlashCommand::Unknown(name.to_owned()),
     })

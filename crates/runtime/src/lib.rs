@@ -48,6 +48,8 @@ pub use error::Result;
 pub use error::RuntimeError;
 pub use extensions::ExtensionSources;
 pub use hooks::SessionHooks;
+/// Sizes as the tools state their limits (`50.0KB`), for front ends that repeat them.
+pub use knightcode_tools::format_size;
 pub use services::Services;
 pub use settings::Settings;
 pub use trust::TrustDecision;

@@ -377,8 +377,9 @@ fn diff_parts<'a>(diff: &TextDiff<'a, 'a, 'a, str>) -> Vec<Part<'a>> {
 
 /// The display diff: `+`/`-`/` ` lines numbered (new-file numbers for added and context
 /// lines, old-file numbers for removed ones), at most `context` unchanged lines around each
-/// change, skipped stretches shown as `...`. Also returns the first changed line of the
-/// new file.
+/// change, skipped stretches shown as `...`. A `...` never stands for a single line: that
+/// line shows instead (it takes the same room and says more). Also returns the first changed
+/// line of the new file.
 pub fn display_diff_with_context(old: &str, new: &str, context: usize) -> (String, Option<usize>) {
     let diff = line_diff(old, new);
     let parts = diff_parts(&diff);
@@ -416,7 +417,7 @@ pub fn display_diff_with_context(old: &str, new: &str, context: usize) -> (Strin
                     *old_no += 1;
                 }
             };
-        if last_was_change && next_is_change && lines.len() > context * 2 {
+        if last_was_change && next_is_change && lines.len() > context * 2 + 1 {
             show(&mut out, &lines[..context], &mut new_no, &mut old_no);
             let skipped = lines.len() - 2 * context;
             out.push(skipped_marker.clone());
@@ -431,7 +432,11 @@ pub fn display_diff_with_context(old: &str, new: &str, context: usize) -> (Strin
         } else if last_was_change && next_is_change {
             show(&mut out, lines, &mut new_no, &mut old_no);
         } else if last_was_change {
-            let shown = lines.len().min(context);
+            let shown = if lines.len() > context + 1 {
+                context
+            } else {
+                lines.len()
+            };
             show(&mut out, &lines[..shown], &mut new_no, &mut old_no);
             let skipped = lines.len() - shown;
             if skipped > 0 {
@@ -440,7 +445,10 @@ pub fn display_diff_with_context(old: &str, new: &str, context: usize) -> (Strin
                 new_no += skipped;
             }
         } else if next_is_change {
-            let skipped = lines.len().saturating_sub(context);
+            let skipped = match lines.len().saturating_sub(context) {
+                1 => 0,
+                skipped => skipped,
+            };
             if skipped > 0 {
                 out.push(skipped_marker.clone());
                 old_no += skipped;
@@ -456,9 +464,9 @@ pub fn display_diff_with_context(old: &str, new: &str, context: usize) -> (Strin
     (out.join("\n"), first_changed)
 }
 
-/// [`display_diff_with_context`] with the standard three lines of context.
+/// [`display_diff_with_context`] with pi's four lines of context.
 pub fn display_diff(old: &str, new: &str) -> (String, Option<usize>) {
-    display_diff_with_context(old, new, 3)
+    display_diff_with_context(old, new, 4)
 }
 
 /// A unified diff with file headers only (`--- path` / `+++ path`), as jsdiff's
@@ -554,10 +562,31 @@ mod tests {
         let new = "1\n2\n3\n4\n5\nsix\n7\n8\n9\n10\n";
         let (diff, first) = display_diff(old, new);
         assert_eq!(first, Some(6));
+        // Four lines of context as pi; the fifth before and after would be a `...` for one
+        // line, so it shows.
         assert_eq!(
             diff,
-            "    ...\n  3 3\n  4 4\n  5 5\n- 6 6\n+ 6 six\n  7 7\n  8 8\n  9 9\n    ..."
+            "  1 1\n  2 2\n  3 3\n  4 4\n  5 5\n- 6 6\n+ 6 six\n  7 7\n  8 8\n  9 9\n 10 10"
         );
+    }
+
+    #[test]
+    fn display_diff_skips_only_stretches_of_two_lines_or_more() {
+        let old: String = (1..=20).map(|n| format!("{n}\n")).collect();
+        let new = old
+            .replace("\n7\n", "\nseven\n")
+            .replace("\n18\n", "\neighteen\n");
+        let (diff, _) = display_diff(&old, &new);
+        let lines: Vec<&str> = diff.lines().collect();
+        // 1-2 skipped, 3-6 shown; between the changes 8-17 is ten lines: 4, `...`, 4;
+        // after 18 two lines remain and show.
+        assert_eq!(lines[0], "    ...");
+        assert_eq!(lines[1], "  3 3");
+        assert_eq!(lines[7], "  8 8");
+        assert_eq!(lines[11], "    ...");
+        assert_eq!(lines[12], " 14 14");
+        assert_eq!(lines.last(), Some(&" 20 20"));
+        assert_eq!(lines.iter().filter(|l| l.trim() == "...").count(), 2);
     }
 
     #[test]

@@ -53,6 +53,7 @@ mod tui_export;
 mod tui_extensions;
 mod tui_resources;
 mod tui_rough_edges;
+mod tui_second_pass;
 mod tui_settings;
 mod tui_themes;
 mod tui_tools;

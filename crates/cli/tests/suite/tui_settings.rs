@@ -156,3 +156,68 @@ fn terminal_progress_marks_the_tab_busy_while_the_agent_works() {
     tui.send("\x04");
     assert_eq!(tui.wait_exit(), 0);
 }
+
+/// Searches the open menu for `search`, waits for `label` selected showing `before`, and
+/// presses space until it shows `after`.
+fn change(tui: &mut tui_common::Tui, search: &str, label: &str, before: &str, after: &str) {
+    tui.send(search);
+    let selected = format!("→ {label}");
+    tui.wait_for(&format!("{label} selected at {before}"), |s| {
+        s.lines()
+            .any(|l| l.contains(&selected) && l.ends_with_value(before))
+    });
+    tui.send(" ");
+    tui.wait_for(&format!("{label} at {after}"), |s| {
+        s.lines()
+            .any(|l| l.contains(&selected) && l.ends_with_value(after))
+    });
+    // Clear the search for the next one.
+    tui.send(&"\x7f".repeat(search.len()));
+}
+
+trait EndsWithValue {
+    fn ends_with_value(&self, value: &str) -> bool;
+}
+
+impl EndsWithValue for &str {
+    fn ends_with_value(&self, value: &str) -> bool {
+        self.trim_end().ends_with(&format!("  {value}"))
+    }
+}
+
+#[test]
+fn transport_collapse_changelog_and_clear_on_shrink_are_written_and_read_back() {
+    let sandbox = tui_common::sandbox(vec![]);
+    let mut tui = sandbox.spawn(&[], 100, 30);
+    tui.wait_for_text("mock-model");
+    tui.submit("/settings");
+    tui.wait_for_text("Type to search");
+    change(&mut tui, "transport", "Transport", "auto", "sse");
+    change(&mut tui, "collapse", "Collapse changelog", "false", "true");
+    change(&mut tui, "shrink", "Clear on shrink", "false", "true");
+    tui.send("\x1b");
+    tui.wait_for("the menu closed", |s| !s.contains("Type to search"));
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+    let saved = read_settings(&sandbox);
+    assert_eq!(saved["transport"], "sse", "{saved}");
+    assert_eq!(saved["collapseChangelog"], true, "{saved}");
+    assert_eq!(saved["terminal"]["clearOnShrink"], true, "{saved}");
+
+    // Read back at the next start.
+    let mut tui = sandbox.spawn(&[], 100, 30);
+    tui.wait_for_text("mock-model");
+    tui.submit("/settings");
+    tui.wait_for_text("Type to search");
+    change(&mut tui, "transport", "Transport", "sse", "websocket");
+    change(&mut tui, "collapse", "Collapse changelog", "true", "false");
+    change(&mut tui, "shrink", "Clear on shrink", "true", "false");
+    tui.send("\x1b");
+    tui.wait_for("the menu closed", |s| !s.contains("Type to search"));
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+    let saved = read_settings(&sandbox);
+    assert_eq!(saved["transport"], "websocket", "{saved}");
+    assert_eq!(saved["collapseChangelog"], false, "{saved}");
+    assert_eq!(saved["terminal"]["clearOnShrink"], false, "{saved}");
+}

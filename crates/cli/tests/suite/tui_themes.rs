@@ -200,3 +200,53 @@ fn without_truecolor_theme_colours_use_the_256_colour_palette() {
     tui.send("\x04");
     assert_eq!(tui.wait_exit(), 0);
 }
+
+/// Context switches of every thread of `pid` so far.
+fn context_switches(pid: u32) -> u64 {
+    let mut total = 0;
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
+        let status =
+            std::fs::read_to_string(task.unwrap().path().join("status")).unwrap_or_default();
+        for line in status.lines() {
+            if let Some(value) = line
+                .strip_prefix("voluntary_ctxt_switches:")
+                .or_else(|| line.strip_prefix("nonvoluntary_ctxt_switches:"))
+            {
+                total += value.trim().parse::<u64>().unwrap_or(0);
+            }
+        }
+    }
+    total
+}
+
+#[test]
+fn a_watched_theme_file_wakes_nothing_while_idle() {
+    let sandbox = tui_common::sandbox(vec![]);
+    std::fs::create_dir_all(sandbox.agent.join("themes")).unwrap();
+    let file = sandbox.agent.join("themes/ocean.json");
+    std::fs::write(&file, ocean()).unwrap();
+    std::fs::write(sandbox.agent.join("settings.json"), r#"{"theme": "ocean"}"#).unwrap();
+    let mut tui = sandbox.spawn(&[], 100, 30);
+    tui.wait_for_text("mock-model");
+    assert_eq!(border(&tui), Some(OCEAN), "{}", tui.screen());
+    let pid = tui.pid();
+    // Start-up work (grammars, the first frames) settles within a few windows.
+    let window = std::time::Duration::from_millis(1000);
+    let mut woke = u64::MAX;
+    for _ in 0..10 {
+        let before = context_switches(pid);
+        // A measuring window, not a synchronisation: a poll of the file (4 a second, as
+        // before inotify) would wake the process within it.
+        std::thread::sleep(window);
+        woke = context_switches(pid) - before;
+        if woke == 0 {
+            break;
+        }
+    }
+    assert_eq!(woke, 0, "wake-ups in an idle second");
+    // The watch still works after the quiet: an edit redraws.
+    std::fs::write(&file, ocean().replace("#123456", "#654321") + "\n").unwrap();
+    tui.wait_for_color(&"─".repeat(100), vt100::Color::Rgb(0x65, 0x43, 0x21));
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}

@@ -312,6 +312,11 @@ impl Tui {
         })
     }
 
+    /// The program's process id (to read its threads under /proc).
+    pub fn pid(&self) -> u32 {
+        self.child.process_id().expect("the program runs")
+    }
+
     /// Sends a signal (`-TERM`, `-HUP`) to the program.
     pub fn signal(&self, signal: &str) {
         let pid = self.child.process_id().expect("the program runs");

@@ -499,6 +499,7 @@ pub fn submit(ui: &mut Ui, text: String, images: Vec<ContentBlock>) {
 fn slash_command(ui: &mut Ui, command: SlashCommand) {
     match command {
         SlashCommand::Hotkeys => ui.show_hotkeys(),
+        SlashCommand::Changelog => ui.show_changelog(),
         SlashCommand::Session => ui.show_session_info(),
         SlashCommand::Compact(focus) => {
             ui.send(

@@ -117,8 +117,15 @@ impl Completer {
             Some(at) => (&path[..=at], &path[at + 1..]),
             None => ("", path),
         };
+        // Typing the start of their name (`@knightcode-s`) asks for exported sessions.
+        let exports_wanted = {
+            let typed = rest.to_lowercase();
+            typed.len() >= 2
+                && (typed.starts_with(EXPORT_PREFIX) || EXPORT_PREFIX.starts_with(&typed))
+        };
         let inside: Vec<usize> = (0..entries.len())
             .filter(|&i| entries[i].starts_with(dir) && entries[i].len() > dir.len())
+            .filter(|&i| exports_wanted || !is_exported_session(&entries[i]))
             .collect();
         let indices: Vec<usize> = if rest.is_empty() {
             // The folder's own entries (not everything below it), folders first.
@@ -134,7 +141,7 @@ impl Completer {
             children
         } else {
             let names: Vec<&str> = inside.iter().map(|&i| &entries[i][dir.len()..]).collect();
-            fuzzy_filter_indices(names.iter().copied(), rest)
+            rank_files(&names, rest)
                 .into_iter()
                 .take(MAX_ITEMS)
                 .map(|n| inside[n])
@@ -229,6 +236,55 @@ impl CompletionProvider for Completer {
     }
 }
 
+/// How well a path answers `@query`, higher first, as pi ranks: its name is the query (100),
+/// starts with it (80), contains it (50); its path contains it (30); folders 10 more. Paths
+/// that only match fuzzily (the letters in order) follow every such match.
+fn substring_rank(path: &str, query: &str) -> Option<u8> {
+    let is_dir = path.ends_with('/');
+    let path = path.trim_end_matches('/').to_lowercase();
+    let name = path.rsplit('/').next().unwrap_or(&path);
+    let rank = if name == query {
+        100
+    } else if name.starts_with(query) {
+        80
+    } else if name.contains(query) {
+        50
+    } else if path.contains(query) {
+        30
+    } else {
+        return None;
+    };
+    Some(rank + if is_dir { 10 } else { 0 })
+}
+
+/// A session this program exported (`/export` writes `knightcode-session-….html` into the
+/// working folder): offered only when its name is what is typed, not for every `@h…`.
+fn is_exported_session(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.starts_with(EXPORT_PREFIX) && name.ends_with(".html")
+}
+
+/// How `/export` names its files.
+const EXPORT_PREFIX: &str = "knightcode-session-";
+
+/// The indices of `paths` that match `query`, best first: pi's substring ranks, then
+/// fuzzy matches; within a rank the shorter path, then fuzzy order.
+fn rank_files(paths: &[&str], query: &str) -> Vec<usize> {
+    let lowered = query.to_lowercase();
+    let fuzzy = fuzzy_filter_indices(paths.iter().copied(), query);
+    let mut ranked: Vec<(std::cmp::Reverse<u8>, usize, usize, usize)> = fuzzy
+        .into_iter()
+        .enumerate()
+        .map(|(order, index)| {
+            let rank = substring_rank(paths[index], &lowered).unwrap_or(0);
+            (std::cmp::Reverse(rank), paths[index].len(), order, index)
+        })
+        .collect();
+    // Every substring match is among the fuzzy ones: its letters come in order.
+    ranked.sort();
+    ranked.into_iter().map(|(_, _, _, index)| index).collect()
+}
+
 /// Files and folders (with a trailing `/`) under `cwd`, honouring .gitignore, .ignore and
 /// git's excludes; hidden files and `.git` skipped.
 fn list_files(cwd: &Path) -> Vec<String> {
@@ -309,6 +365,29 @@ mod tests {
             .complete("@", false)
             .unwrap_or_else(|| panic!("no entries"));
         assert_eq!(top.items[0].label, "src/", "folders first at the top level");
+
+        // As pi: the name that is the query, then names that start with it, then names
+        // and paths that contain it; fuzzy matches last; exported sessions only on request.
+        let names = [
+            "the.rs",
+            "hide.txt",
+            "hello.md",
+            "src/hex.rs",
+            "knightcode-session-2026_x.html",
+        ];
+        for name in names {
+            std::fs::write(dir.path().join(name), "").unwrap_or_else(|e| panic!("{e}"));
+        }
+        let completer = Completer::new(dir.path().to_path_buf(), ResourceCommands::default());
+        let he = completer
+            .complete("@he", false)
+            .unwrap_or_else(|| panic!("no files"));
+        let labels: Vec<&str> = he.items.iter().map(|i| i.label.as_str()).collect();
+        assert_eq!(labels, ["hello.md", "src/hex.rs", "the.rs", "hide.txt"]);
+        let exports = completer
+            .complete("@knightcode-s", false)
+            .unwrap_or_else(|| panic!("no exports"));
+        assert_eq!(exports.items[0].label, "knightcode-session-2026_x.html");
 
         let paths = completer
             .complete("cat sr", true)

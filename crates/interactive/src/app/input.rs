@@ -14,8 +14,11 @@ use knightcode_tui::keys::KeyKind;
 use super::overlay::OverlayResult;
 use super::ui::Ui;
 
-/// Two presses of Ctrl+C (empty editor) or Escape within this span count as a double press.
-const DOUBLE_PRESS: Duration = Duration::from_millis(600);
+/// A second Ctrl+C on an empty editor within this span exits; the hint that says so stands
+/// as long (pi's window is 500 ms with no hint; a hint needs time to be read).
+const CTRL_C_WINDOW: Duration = Duration::from_millis(1200);
+
+const CTRL_C_HINT: &str = "Press ctrl+c again to exit";
 
 /// Something the loop does with the session (or the agent handle while a prompt runs).
 #[derive(Debug, Clone, PartialEq)]
@@ -59,6 +62,11 @@ impl KeyState {
 
     pub fn has_queued(&self) -> bool {
         !self.queued.is_empty()
+    }
+
+    /// When the window for a second Ctrl+C closes, if one is open: its hint goes then.
+    pub fn ctrl_c_expiry(&self) -> Option<Instant> {
+        self.last_ctrl_c.map(|at| at + CTRL_C_WINDOW)
     }
 }
 
@@ -231,6 +239,11 @@ impl Ui {
         if b.matches("app.thinking.toggle", key) {
             let hidden = !self.screen.transcript.look.thinking_hidden;
             self.set_thinking_hidden(hidden);
+            // As pi: a status line says what the key did (the blocks may be off screen).
+            self.status(&format!(
+                "Thinking blocks: {}",
+                if hidden { "hidden" } else { "visible" }
+            ));
             return Vec::new();
         }
         if b.matches("app.tools.expand", key) {
@@ -338,13 +351,26 @@ impl Ui {
         if self
             .keys
             .last_ctrl_c
-            .is_some_and(|at| now.duration_since(at) <= DOUBLE_PRESS * 2)
+            .is_some_and(|at| now.duration_since(at) <= CTRL_C_WINDOW)
         {
             return vec![Action::Quit];
         }
         self.keys.last_ctrl_c = Some(now);
-        self.screen.hint = Some("Press ctrl+c again to exit".to_owned());
+        self.screen.hint = Some(CTRL_C_HINT.to_owned());
         Vec::new()
+    }
+
+    /// Once the window for a second Ctrl+C has passed, its hint goes (it would promise an
+    /// exit the next press no longer gives) and the next press is a first one again.
+    pub(super) fn expire_ctrl_c(&mut self, now: Instant) {
+        if self.keys.ctrl_c_expiry().is_none_or(|at| at > now) {
+            return;
+        }
+        self.keys.last_ctrl_c = None;
+        if self.screen.hint.as_deref() == Some(CTRL_C_HINT) {
+            self.screen.hint = None;
+            self.mark_dirty();
+        }
     }
 
     /// Queued steering and follow-up messages go back into the editor (Escape, Alt+Up).

@@ -7,6 +7,7 @@
 
 mod actions;
 mod attachments;
+mod changelog;
 mod clipboard;
 mod clipboard_image;
 mod completion;
@@ -127,11 +128,13 @@ async fn main_loop(
     for notice in session.notices().to_vec() {
         ui.warn(&notice);
     }
+    let changelog = changelog::at_start(session.settings(), !session.view().messages().is_empty());
     if options.resume_picker && !startup::pick_session_at_start(ui, &mut session).await? {
         return Ok(0);
     }
     let (handle, stream) = session.spawn(events);
     ui.connect(handle, stream);
+    ui.show_changelog_at_start(changelog);
     ui.draw();
     if let Some(text) = options.initial_message.clone() {
         actions::submit(ui, text, options.initial_images.clone());

@@ -289,6 +289,13 @@ impl Ui {
                 kind: cycle(&["3", "5", "7", "10", "15", "20"]),
             },
             SettingItem {
+                id: "clear-on-shrink",
+                label: "Clear on shrink",
+                description: "Clear empty rows when content shrinks (knightcode always clears them; the value is kept for pi)".to_owned(),
+                value: on_off(boolean(&settings, "terminal.clearOnShrink", false)),
+                kind: toggle(),
+            },
+            SettingItem {
                 id: "terminal-progress",
                 label: "Terminal progress",
                 description: "Show OSC 9;4 progress indicators in the terminal tab bar"
@@ -311,10 +318,24 @@ impl Ui {
                 kind: cycle(&["one-at-a-time", "all"]),
             },
             SettingItem {
+                id: "transport",
+                label: "Transport",
+                description: "Preferred transport for providers that support multiple transports (knightcode streams over SSE; WebSocket is not built)".to_owned(),
+                value: text(&settings, "transport").unwrap_or("auto").to_owned(),
+                kind: cycle(&["sse", "websocket", "websocket-cached", "auto"]),
+            },
+            SettingItem {
                 id: "hide-thinking",
                 label: "Hide thinking",
                 description: "Hide thinking blocks in assistant responses".to_owned(),
                 value: on_off(self.screen.transcript.look.thinking_hidden),
+                kind: toggle(),
+            },
+            SettingItem {
+                id: "collapse-changelog",
+                label: "Collapse changelog",
+                description: "Show condensed changelog after updates".to_owned(),
+                value: on_off(boolean(&settings, "collapseChangelog", false)),
                 kind: toggle(),
             },
             SettingItem {
@@ -465,6 +486,14 @@ impl Ui {
             }
             "hide-thinking" => self.set_thinking_hidden(on),
             "quiet-startup" => self.save_settings(vec![("quietStartup".into(), on.into())]),
+            // Kept for pi and read at start: nothing to change on screen now.
+            "transport" => self.save_settings(vec![("transport".into(), value.into())]),
+            "collapse-changelog" => {
+                self.save_settings(vec![("collapseChangelog".into(), on.into())]);
+            }
+            "clear-on-shrink" => {
+                self.save_settings(vec![("terminal.clearOnShrink".into(), on.into())]);
+            }
             "double-escape-action" => {
                 self.prefs.display.double_escape = DoubleEscape::parse(Some(value));
                 self.save_settings(vec![("doubleEscapeAction".into(), value.into())]);
@@ -527,6 +556,9 @@ fn setting_key(id: &str) -> Option<&'static str> {
         "hide-thinking" => "hideThinkingBlock",
         "terminal-progress" => "terminal.showTerminalProgress",
         "quiet-startup" => "quietStartup",
+        "transport" => "transport",
+        "collapse-changelog" => "collapseChangelog",
+        "clear-on-shrink" => "terminal.clearOnShrink",
         "double-escape-action" => "doubleEscapeAction",
         "tree-filter-mode" => "treeFilterMode",
         "thinking" => "defaultThinkingLevel",

@@ -448,7 +448,13 @@ impl Ui {
         // While a reply streams, events are collected once per frame; they wait in the
         // agent's bounded channel meanwhile.
         let batch_events = self.terminal.batches_events(self.session.running());
-        let deadline = self.terminal.deadline(batch_events);
+        let deadline = [
+            self.terminal.deadline(batch_events),
+            self.keys.ctrl_c_expiry(),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
         let sleep = async {
             match deadline {
                 Some(at) => tokio::time::sleep_until(at.into()).await,
@@ -474,9 +480,10 @@ impl Ui {
         self.terminal.parse_input(bytes)
     }
 
-    /// Timers that came due: a lone escape, the spinner.
+    /// Timers that came due: a lone escape, the spinner, the Ctrl+C window.
     pub fn on_timer(&mut self) -> Vec<InputEvent> {
         let now = Instant::now();
+        self.expire_ctrl_c(now);
         if self.terminal.spinner_due(now) {
             self.screen.advance_spinner();
             self.screen.transcript.tick();

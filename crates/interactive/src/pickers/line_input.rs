@@ -38,11 +38,6 @@ impl LineInput {
         self.text.is_empty()
     }
 
-    pub(crate) fn clear(&mut self) {
-        self.text.clear();
-        self.cursor = 0;
-    }
-
     /// Inserts pasted text at the cursor (line breaks become spaces: the field is one line).
     pub(crate) fn insert(&mut self, text: &str) {
         let text = single_line(text);

@@ -122,10 +122,8 @@ impl ScopePicker {
         } else if bindings.matches("app.models.reorderDown", key) {
             self.reorder(current, false);
         } else if bindings.matches("tui.select.cancel", key) {
-            if !self.search.is_empty() {
-                self.search.clear();
-                self.relist();
-            } else if self.changed {
+            // One press closes, search typed or not, as the hint says and pi does.
+            if self.changed {
                 return PickerOutcome::Done(self.choice(false));
             } else {
                 return PickerOutcome::Cancel;

@@ -266,12 +266,10 @@ impl TreeView {
                 return PickerOutcome::Done(selection);
             }
         } else if bindings.matches("tui.select.cancel", key) {
-            if self.search.is_empty() {
-                return PickerOutcome::Cancel;
-            }
-            self.search.clear();
-            self.model.folded.clear();
-            self.refresh();
+            // The hint says "escape cancel": one press closes with a search typed too, as
+            // in every other picker (pi's tree clears its search first; its hint says
+            // cancel as well).
+            return PickerOutcome::Cancel;
         } else if let Some(filter) = self.filter_key(key, bindings) {
             self.filter = filter;
             self.model.folded.clear();

@@ -118,6 +118,16 @@ impl Timing {
         }
     }
 
+    /// Ends with the time the work itself measured: the card's own clock starts when the
+    /// start event is handled, which can be as late as the end event (both drained in one
+    /// frame), and then says `0ms` for a 130 ms command.
+    pub fn finish_measured(&mut self, took: Option<std::time::Duration>) {
+        match took {
+            Some(took) if self.took.is_none() => self.took = Some(took),
+            _ => self.finish(),
+        }
+    }
+
     /// Whether the running time shown has changed since the last [`Timing::label`].
     pub fn tick(&self) -> bool {
         match (self.started, self.took) {

@@ -151,10 +151,12 @@ impl Transcript {
                 tool_call_id,
                 result,
                 is_error,
+                duration_ms,
                 ..
             } => match self.tool_card(tool_call_id) {
                 Some(card) => {
-                    card.finish(result.clone(), *is_error);
+                    let took = duration_ms.map(std::time::Duration::from_millis);
+                    card.finish(result.clone(), *is_error, took);
                     true
                 }
                 None => false,

@@ -294,6 +294,8 @@ pub struct Notice {
     pub status: bool,
     /// Draws nothing (a retry line once the retry worked).
     pub hidden: bool,
+    /// The text under the title is markdown (`/changelog`).
+    pub markdown: Option<String>,
     cache: LineCache,
 }
 
@@ -305,8 +307,16 @@ impl Notice {
             rows: Vec::new(),
             status: false,
             hidden: false,
+            markdown: None,
             cache: LineCache::default(),
         }
+    }
+
+    /// A title over markdown (`/changelog`'s "What's New").
+    pub fn markdown(title: impl Into<String>, text: impl Into<String>) -> Self {
+        let mut notice = Self::new(NoticeKind::Info, title);
+        notice.markdown = Some(text.into());
+        notice
     }
 
     /// A title over labelled values.
@@ -336,7 +346,7 @@ impl Notice {
         };
         let inner = inner_width(width);
         // A table's title is its heading.
-        let style = if self.rows.is_empty() {
+        let style = if self.rows.is_empty() && self.markdown.is_none() {
             style
         } else {
             look.theme.tool_title
@@ -368,6 +378,14 @@ impl Notice {
                     look.theme.text.paint(&part)
                 )));
             }
+        }
+        if let Some(text) = &self.markdown {
+            lines.push(String::new());
+            lines.extend(
+                super::render::markdown(text, inner, &look.theme)
+                    .into_iter()
+                    .map(|l| indent_one(&l)),
+            );
         }
         self.cache.put(width, lines)
     }

@@ -353,7 +353,7 @@ impl Transcript {
                     Some(&index) => {
                         self.touch(index);
                         if let Some(Card::Tool(card)) = self.cards.get_mut(index) {
-                            card.finish(payload, result.is_error);
+                            card.finish(payload, result.is_error, None);
                         }
                     }
                     None => {
@@ -362,7 +362,7 @@ impl Transcript {
                             result.tool_name.clone(),
                             serde_json::Value::Object(serde_json::Map::new()),
                         );
-                        card.finish(payload, result.is_error);
+                        card.finish(payload, result.is_error, None);
                         self.cards.push(Card::Tool(card));
                     }
                 }

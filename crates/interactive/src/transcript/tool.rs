@@ -153,9 +153,15 @@ impl ToolCard {
         self.cache.clear();
     }
 
-    pub fn finish(&mut self, result: ToolResultPayload, is_error: bool) {
+    /// The result arrived; `took` is how long the tool ran, as it measured it.
+    pub fn finish(
+        &mut self,
+        result: ToolResultPayload,
+        is_error: bool,
+        took: Option<std::time::Duration>,
+    ) {
         self.output = Some(result);
-        self.timing.finish();
+        self.timing.finish_measured(took);
         self.status = if is_error {
             ToolStatus::Failed
         } else {
@@ -328,6 +334,53 @@ impl ToolCard {
     }
 
     fn output_lines(&self, inner: usize, look: &Look) -> Vec<String> {
+        let mut lines = self.output_body(inner, look);
+        // The limit a read hit shows collapsed too, as in pi: the preview hides the note
+        // the tool ends its text with.
+        if let Some(notice) = self.read_truncation_notice() {
+            lines.extend(wrap_text_with_ansi(
+                &look.theme.warning.paint(&notice),
+                inner,
+            ));
+        }
+        lines
+    }
+
+    /// `[Truncated: 775 lines shown (50.0KB limit)]` for a read that hit a limit.
+    fn read_truncation_notice(&self) -> Option<String> {
+        if self.name != "read" || self.status != ToolStatus::Done {
+            return None;
+        }
+        let truncation = self.output.as_ref()?.details.get("truncation")?;
+        if truncation.get("truncated").and_then(Value::as_bool) != Some(true) {
+            return None;
+        }
+        let number = |key: &str| truncation.get(key).and_then(Value::as_u64).unwrap_or(0);
+        let size = knightcode_runtime::format_size(number("maxBytes"));
+        Some(
+            if truncation
+                .get("firstLineExceedsLimit")
+                .and_then(Value::as_bool)
+                == Some(true)
+            {
+                format!("[First line exceeds {size} limit]")
+            } else if truncation.get("truncatedBy").and_then(Value::as_str) == Some("lines") {
+                format!(
+                    "[Truncated: showing {} of {} lines ({} line limit)]",
+                    number("outputLines"),
+                    number("totalLines"),
+                    number("maxLines")
+                )
+            } else {
+                format!(
+                    "[Truncated: {} lines shown ({size} limit)]",
+                    number("outputLines")
+                )
+            },
+        )
+    }
+
+    fn output_body(&self, inner: usize, look: &Look) -> Vec<String> {
         let theme = &look.theme;
         let expanded = look.tools_expanded;
         // Successful edits show their diff; the text result only says "Successfully replaced".
@@ -345,7 +398,8 @@ impl ToolCard {
         }
         // A write shows what it wrote, highlighted, even before the result arrives.
         if self.name == "write" && self.status != ToolStatus::Failed {
-            let content = self.arg("content").unwrap_or("");
+            // A file's last newline ends its last line; it is not another, empty one.
+            let content = self.arg("content").unwrap_or("").trim_end_matches('\n');
             if content.is_empty() {
                 return Vec::new();
             }
@@ -362,16 +416,22 @@ impl ToolCard {
                     .nth(PREVIEW_LINES - 1)
                     .map_or(content.len(), |(at, _)| at)
             };
-            let mut lines =
+            let lines =
                 knightcode_tui::highlight::highlight_code_with(&content[..shown], language, theme);
-            if shown < content.len() {
-                lines.extend(
-                    content[shown + 1..]
-                        .split('\n')
-                        .map(|line| theme.md_code_block.paint(line)),
-                );
+            if expanded {
+                return preview(lines, inner, expanded, false, theme, PREVIEW_LINES);
             }
-            return preview(lines, inner, expanded, false, theme, PREVIEW_LINES);
+            // As pi: the file's lines are counted, not the rows they wrap to, and the
+            // total is said ("… 20 more lines, 30 total").
+            let total = content.split('\n').count();
+            let mut out = preview(lines, inner, true, false, theme, PREVIEW_LINES);
+            if total > PREVIEW_LINES {
+                out.push(theme.muted.paint(&format!(
+                    "… {} more lines, {total} total (ctrl+o to expand)",
+                    total - PREVIEW_LINES
+                )));
+            }
+            return out;
         }
         let text = self.output_text();
         if text.is_empty() {

@@ -328,7 +328,10 @@ fn the_scope_picker_toggles_orders_and_saves() {
     // Ctrl+P toggles the whole provider; a search narrows ctrl+a / ctrl+x.
     let mut picker = scope_picker(&[]);
     press_scope(&mut picker, &typing("qwen"));
-    press_scope(&mut picker, &[ctrl('a'), plain(KeyCode::Escape)]);
+    press_scope(&mut picker, &[ctrl('a')]);
+    for _ in 0.."qwen".len() {
+        press_scope(&mut picker, &[plain(KeyCode::Backspace)]);
+    }
     press_scope(&mut picker, &typing("opus"));
     press_scope(&mut picker, &[ctrl('p')]);
     assert_eq!(

@@ -76,7 +76,6 @@ const UNSUPPORTED: &[(&str, &[&str], &str)] = &[
         &["false"],
         "knightcode does not update itself",
     ),
-    ("collapseChangelog", &[], "there is no changelog view"),
     (
         "enableInstallTelemetry",
         &["false"],
