@@ -92,6 +92,37 @@ pub enum OAuthHookError {
     },
 }
 
+/// Why a subscription login ([`crate::login`]) did not complete. A seam of its own: the front
+/// ends that run a login (`knightcode auth login`, `/login`) show it to the person logging in,
+/// who needs to tell a refused code from a mistyped paste.
+#[derive(Debug, thiserror::Error)]
+pub enum LoginError {
+    #[error(
+        "The pasted text has no authorization code. Paste the code shown after logging in (code#state) or the whole address the browser ended on."
+    )]
+    MissingCode,
+    #[error(
+        "The pasted code belongs to another login attempt (its state does not match). Start the login again and paste the code from that attempt."
+    )]
+    StateMismatch,
+    #[error(
+        "The login service at {url} refused the code ({status}: {body}). Start the login again; a code works only once and only for a few minutes."
+    )]
+    Refused {
+        url: String,
+        status: u16,
+        body: String,
+    },
+    #[error(
+        "Could not reach the login service at {url}: {message}. Check the network and try again."
+    )]
+    Request { url: String, message: String },
+    #[error("The login service at {url} answered without tokens: {body}")]
+    BadAnswer { url: String, body: String },
+    #[error("Could not set up the login: {0}")]
+    Setup(String),
+}
+
 impl From<String> for OAuthHookError {
     fn from(message: String) -> Self {
         Self::Failed(message)
