@@ -57,7 +57,7 @@ pub enum AiError {
     MissingEnv { names: String, what: String },
 
     #[error(
-        "Could not refresh the OAuth login of provider \"{provider}\": {source}. Log in again (pi's /login writes an auth.json this agent reads) or use an API key instead."
+        "Could not refresh the OAuth login of provider \"{provider}\": {source}. Log in again (`knightcode auth login {provider}`, or pi's /login: both write the same auth.json) or use an API key instead."
     )]
     OAuthRefresh {
         provider: String,
