@@ -400,3 +400,23 @@ fn a_bearer_token_about_to_lapse_is_refreshed_before_it_is_printed() {
     assert_eq!(service.exchanges()[0]["grant_type"], "refresh_token");
     assert_eq!(auth_json(&sb)["anthropic"]["access"], "sk-ant-oat01-login");
 }
+
+/// Another process (ours or pi) writing `auth.json` while a login is stored holds the file's
+/// lock: the login waits for it and writes on top of what that process wrote.
+#[test]
+fn a_login_waits_for_the_lock_and_keeps_what_another_process_wrote() {
+    let sb = sandbox();
+    let lock = sb.agent.join("auth.json.lock");
+    std::fs::create_dir(&lock).unwrap();
+    let mut dialogue =
+        Dialogue::spawn(&mut sb.command(&["auth", "login", "groq"]), "login").unwrap();
+    dialogue.write_line("gsk-typed").unwrap();
+    std::fs::write(sb.agent.join("auth.json"), PI_LOGIN).unwrap();
+    std::fs::remove_dir(&lock).unwrap();
+    let (status, stdout, stderr) = dialogue.finish(PROCESS_LIMIT).unwrap();
+    assert!(status.success(), "{stdout}\n{stderr}");
+    let stored = auth_json(&sb);
+    assert_eq!(stored["groq"]["key"], "gsk-typed");
+    assert_eq!(stored["anthropic"]["refresh"], "r");
+    assert!(!lock.exists());
+}
