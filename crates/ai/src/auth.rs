@@ -21,6 +21,8 @@ use crate::error::AiError;
 use crate::error::OAuthHookError;
 use crate::oauth::BuiltinLogin;
 
+mod entries;
+
 /// Environment variables that hold a provider's API key, in lookup order: the reference's
 /// (generated with the catalog), then those of providers only this agent knows by name.
 pub fn provider_env_vars(provider: &str) -> &'static [&'static str] {
@@ -309,11 +311,23 @@ impl AuthStorage {
         stored: Map<String, Value>,
         refresher: Refresher<'_>,
     ) -> Result<String, AiError> {
+        self.oauth_key_within(provider, stored, refresher, 0.0)
+            .await
+    }
+
+    /// [`Self::oauth_key`] for a key that must stay valid `margin_ms` longer.
+    async fn oauth_key_within(
+        &self,
+        provider: &str,
+        stored: Map<String, Value>,
+        refresher: Refresher<'_>,
+        margin_ms: f64,
+    ) -> Result<String, AiError> {
         let known = self.refreshed_credentials(provider);
         let mut credentials = known.unwrap_or(stored);
-        if expired(&credentials) {
+        if expires_within(&credentials, margin_ms) {
             credentials = self
-                .refresh_locked(provider, &refresher, credentials)
+                .refresh_locked(provider, &refresher, credentials, margin_ms)
                 .await?;
         }
         match refresher {
@@ -343,7 +357,9 @@ impl AuthStorage {
         provider: &str,
         refresher: &Refresher<'_>,
         stale: Map<String, Value>,
+        margin_ms: f64,
     ) -> Result<Map<String, Value>, AiError> {
+        let expired = |c: &Map<String, Value>| expires_within(c, margin_ms);
         let on_disk = |storage: &Self| {
             storage
                 .on_disk()
@@ -587,11 +603,16 @@ pub struct ResolvedAuth {
 /// Whether an OAuth credential's `expires` (epoch milliseconds) has passed; one without
 /// it counts as expired.
 fn expired(credentials: &Map<String, Value>) -> bool {
+    expires_within(credentials, 0.0)
+}
+
+/// Whether the credential lapses within `margin_ms` from now.
+fn expires_within(credentials: &Map<String, Value>, margin_ms: f64) -> bool {
     let now = crate::oauth::now_ms();
     credentials
         .get("expires")
         .and_then(Value::as_f64)
-        .is_none_or(|expires| now >= expires)
+        .is_none_or(|expires| now + margin_ms >= expires)
 }
 
 /// What auth resolution needs: the stores and the environment.

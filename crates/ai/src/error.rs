@@ -57,7 +57,7 @@ pub enum AiError {
     MissingEnv { names: String, what: String },
 
     #[error(
-        "Could not refresh the OAuth login of provider \"{provider}\": {source}. Log in again (pi's /login writes an auth.json this agent reads) or use an API key instead."
+        "Could not refresh the OAuth login of provider \"{provider}\": {source}. Log in again (`knightcode auth login {provider}`, or pi's /login: both write the same auth.json) or use an API key instead."
     )]
     OAuthRefresh {
         provider: String,
@@ -90,6 +90,37 @@ pub enum OAuthHookError {
         hook: &'static str,
         answer: serde_json::Value,
     },
+}
+
+/// Why a subscription login ([`crate::login`]) did not complete. A seam of its own: the front
+/// ends that run a login (`knightcode auth login`, `/login`) show it to the person logging in,
+/// who needs to tell a refused code from a mistyped paste.
+#[derive(Debug, thiserror::Error)]
+pub enum LoginError {
+    #[error(
+        "The pasted text has no authorization code. Paste the code shown after logging in (code#state) or the whole address the browser ended on."
+    )]
+    MissingCode,
+    #[error(
+        "The pasted code belongs to another login attempt (its state does not match). Start the login again and paste the code from that attempt."
+    )]
+    StateMismatch,
+    #[error(
+        "The login service at {url} refused the code ({status}: {body}). Start the login again; a code works only once and only for a few minutes."
+    )]
+    Refused {
+        url: String,
+        status: u16,
+        body: String,
+    },
+    #[error(
+        "Could not reach the login service at {url}: {message}. Check the network and try again."
+    )]
+    Request { url: String, message: String },
+    #[error("The login service at {url} answered without tokens: {body}")]
+    BadAnswer { url: String, body: String },
+    #[error("Could not set up the login: {0}")]
+    Setup(String),
 }
 
 impl From<String> for OAuthHookError {

@@ -109,6 +109,8 @@ fn locale_compare(a: &str, b: &str) -> Ordering {
 pub fn no_models_advice(models_json: &Path, docs_dir: &Path) -> String {
     let mut advice = format!(
         "To use a model, do one of these:\n  \
+         - log in with `knightcode auth login` (an Anthropic Claude Pro/Max subscription, \
+         or any provider's API key);\n  \
          - set a provider's API key in the environment, e.g. ANTHROPIC_API_KEY, OPENAI_API_KEY, \
          GEMINI_API_KEY, OPENROUTER_API_KEY or DEEPSEEK_API_KEY (`knightcode --list-models` \
          then lists its models);\n  \

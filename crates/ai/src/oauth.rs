@@ -2,8 +2,8 @@
 //! providers), and the lock that keeps two processes, ours or the reference's, from
 //! refreshing one login at once.
 //!
-//! Only refreshing lives here: logging in (the browser flow) is the reference's `/login` for
-//! now, whose `auth.json` this agent reads as is.
+//! Logging in (the browser flow) is [`crate::login`]; both write `auth.json` in the
+//! reference's shape.
 
 use std::path::Path;
 use std::path::PathBuf;
@@ -19,7 +19,7 @@ use crate::error::OAuthHookError;
 /// Where Anthropic exchanges a refresh token for a new access token.
 const ANTHROPIC_TOKEN_URL: &str = "https://platform.claude.com/v1/oauth/token";
 /// The OAuth client the reference (and Claude Code) logs in as.
-const ANTHROPIC_CLIENT_ID: &str = "9d1c250a-e61b-44d9-88ed-5944d1962f5e";
+pub(crate) const ANTHROPIC_CLIENT_ID: &str = "9d1c250a-e61b-44d9-88ed-5944d1962f5e";
 /// Replaces [`ANTHROPIC_TOKEN_URL`]: for tests with a stand-in token server, and for
 /// networks that reach the service through a proxy.
 pub const ANTHROPIC_TOKEN_URL_ENV: &str = "KNIGHTCODE_ANTHROPIC_OAUTH_TOKEN_URL";
@@ -46,10 +46,7 @@ impl BuiltinLogin {
     pub(crate) fn of(provider: &str, env: &dyn EnvSource) -> Option<Self> {
         match provider {
             "anthropic" => Some(Self::Anthropic {
-                token_url: env
-                    .var(ANTHROPIC_TOKEN_URL_ENV)
-                    .filter(|url| !url.is_empty())
-                    .unwrap_or_else(|| ANTHROPIC_TOKEN_URL.to_owned()),
+                token_url: anthropic_token_url(env),
             }),
             _ => None,
         }
@@ -120,9 +117,23 @@ async fn refresh_anthropic(
         field("refresh_token").unwrap_or_else(|| Value::String(refresh.to_owned())),
     );
     fresh.insert("access".into(), access);
-    let expires = now_ms() + expires_in * 1000.0 - EXPIRY_MARGIN_MS;
-    fresh.insert("expires".into(), serde_json::json!(expires as i64));
+    fresh.insert(
+        "expires".into(),
+        serde_json::json!(expires_at(expires_in) as i64),
+    );
     Ok(fresh)
+}
+
+/// Anthropic's token endpoint, or its replacement from the environment.
+pub(crate) fn anthropic_token_url(env: &dyn EnvSource) -> String {
+    env.var(ANTHROPIC_TOKEN_URL_ENV)
+        .filter(|url| !url.is_empty())
+        .unwrap_or_else(|| ANTHROPIC_TOKEN_URL.to_owned())
+}
+
+/// The `expires` to store for a token that lives `expires_in` seconds from now.
+pub(crate) fn expires_at(expires_in: f64) -> f64 {
+    now_ms() + expires_in * 1000.0 - EXPIRY_MARGIN_MS
 }
 
 /// Milliseconds since the epoch, as `expires` counts them.

@@ -424,6 +424,8 @@ pub fn text() -> String {
          knightcode update [target] [--self|--extensions|--extension <source>|--models|--all|--force]\n  \
          knightcode list\n  \
          knightcode config [-l|--local]\n  \
+         knightcode auth login [<provider>] [--api-key]\n  \
+         knightcode auth logout [<provider>]\n  \
          knightcode auth check|print-api-key|print-bearer-token --provider <name> | --model <pattern>\n  \
          knightcode mcp list\n  \
          knightcode mcp add <name> [-l] [--exposure <e>] (-- <command> [args...] | --url <url>)\n  \

@@ -2,6 +2,7 @@
 //! the commands that need no agent runtime. `main.rs` only wires these to the process.
 
 pub mod args;
+pub mod auth;
 pub mod help;
 pub mod initial;
 pub mod interactive;

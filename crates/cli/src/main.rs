@@ -44,6 +44,9 @@ fn run(argv: &[String]) -> ExitCode {
         if name == "mcp" {
             return mcp_command(&argv[1..]);
         }
+        if name == "auth" {
+            return auth_command(&argv[1..]);
+        }
         return match package_command(argv) {
             Some(code) => code,
             None => not_available(&format!("`knightcode {name}`")),
@@ -198,6 +201,24 @@ fn package_command(argv: &[String]) -> Option<ExitCode> {
         &mut std::io::stderr(),
     )?;
     Some(ExitCode::from(code))
+}
+
+/// `knightcode auth login|logout|check|print-api-key|print-bearer-token`.
+fn auth_command(argv: &[String]) -> ExitCode {
+    let agent_dir = match list_models::agent_dir() {
+        Ok(dir) => dir,
+        Err(e) => {
+            stderr_line(&format!("Error: {e:#}"));
+            return ExitCode::FAILURE;
+        }
+    };
+    let code = knightcode_cli::auth::run(
+        argv,
+        &agent_dir,
+        &mut std::io::stdout(),
+        &mut std::io::stderr(),
+    );
+    ExitCode::from(code)
 }
 
 /// `knightcode mcp list|add|remove`.

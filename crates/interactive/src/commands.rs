@@ -271,7 +271,7 @@ fn parse_tools(rest: &str) -> Result<knightcode_runtime::web_tools::WebToolsChan
 pub fn not_available_message(name: &str) -> String {
     let why = match name {
         "login" | "logout" => {
-            "interactive login is not built yet; set the provider's API key variable or edit auth.json"
+            "the interactive login is not built yet; run `knightcode auth login [provider]` or `knightcode auth logout [provider]` in a shell (a Claude Pro/Max subscription or an API key), then start knightcode again"
         }
         _ => "this command is not built yet",
     };

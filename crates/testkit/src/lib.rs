@@ -34,6 +34,7 @@ mod faux;
 mod formats;
 mod http;
 mod log;
+pub mod oauth;
 pub mod process;
 mod script;
 mod server;

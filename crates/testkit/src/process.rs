@@ -121,3 +121,134 @@ fn drain(pipe: Option<impl Read + Send + 'static>) -> Receiver<Vec<u8>> {
     });
     rx
 }
+
+/// A child talked to line by line: its stdout read as it comes, its stdin written when the
+/// test decides. Every wait is bounded; dropping it kills the child.
+pub struct Dialogue {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: Receiver<String>,
+    stderr: Receiver<Vec<u8>>,
+    seen: Vec<String>,
+}
+
+impl Drop for Dialogue {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Dialogue {
+    /// Starts `command` with piped stdin, stdout and stderr.
+    pub fn spawn(command: &mut Command, what: &str) -> Result<Self, TestkitError> {
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|source| TestkitError::Spawn {
+                what: what.to_owned(),
+                source,
+            })?;
+        let (tx, lines) = std::sync::mpsc::channel();
+        let stdout = child.stdout.take();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            let Some(stdout) = stdout else { return };
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { return };
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        let stderr = drain(child.stderr.take());
+        Ok(Self {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+            stderr,
+            seen: Vec::new(),
+        })
+    }
+
+    /// Waits (at most `limit`) for a whole stdout line that `wanted` accepts, and returns it.
+    pub fn wait_for_line(
+        &mut self,
+        limit: Duration,
+        what: &str,
+        wanted: impl Fn(&str) -> bool,
+    ) -> Result<String, TestkitError> {
+        let deadline = std::time::Instant::now() + limit;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if wanted(&line) {
+                        return Ok(line);
+                    }
+                }
+                Err(_) => {
+                    return Err(TestkitError::TimedOut {
+                        what: what.to_owned(),
+                        limit,
+                        stdout: self.seen.join("\n"),
+                        stderr: String::new(),
+                    });
+                }
+            }
+        }
+    }
+
+    /// Writes `line` and a newline to the child's stdin.
+    pub fn write_line(&mut self, line: &str) -> std::io::Result<()> {
+        let stdin = self
+            .stdin
+            .as_mut()
+            .ok_or_else(|| std::io::Error::other("stdin is closed"))?;
+        use std::io::Write as _;
+        writeln!(stdin, "{line}")?;
+        stdin.flush()
+    }
+
+    /// Closes the child's stdin (the end of input).
+    pub fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
+    /// Waits (at most `limit`) for the child to exit: its status, the rest of its stdout
+    /// (after the lines already waited for) and its stderr.
+    pub fn finish(
+        mut self,
+        limit: Duration,
+    ) -> Result<(std::process::ExitStatus, String, String), TestkitError> {
+        self.stdin = None;
+        let status = self
+            .child
+            .wait_timeout(limit)
+            .map_err(|source| TestkitError::Spawn {
+                what: "the child".into(),
+                source,
+            })?;
+        let Some(status) = status else {
+            return Err(TestkitError::TimedOut {
+                what: "the child to exit".into(),
+                limit,
+                stdout: self.seen.join("\n"),
+                stderr: String::new(),
+            });
+        };
+        let mut rest: Vec<String> = Vec::new();
+        while let Ok(line) = self.lines.recv_timeout(PIPE_GRACE) {
+            rest.push(line);
+        }
+        let stderr = self.stderr.recv_timeout(PIPE_GRACE).unwrap_or_default();
+        Ok((
+            status,
+            rest.join("\n"),
+            String::from_utf8_lossy(&stderr).into_owned(),
+        ))
+    }
+}

@@ -115,7 +115,7 @@ fn a_failed_refresh_says_to_log_in_again_and_keeps_the_file() {
     assert_eq!(run.code, 1, "stdout: {}", run.stdout);
     assert!(
         run.stderr.contains(
-            "Could not refresh the OAuth login of provider \"acme\": refresh token revoked. Log in again (pi's /login writes an auth.json this agent reads) or use an API key instead."
+            "Could not refresh the OAuth login of provider \"acme\": refresh token revoked. Log in again (`knightcode auth login acme`, or pi's /login: both write the same auth.json) or use an API key instead."
         ),
         "{}",
         run.stderr

@@ -81,6 +81,7 @@ fn the_probe_can_be_turned_off_and_the_message_says_what_to_do() {
     let message = &run.stderr;
     assert!(message.contains("No model available."), "{message}");
     assert!(message.contains("ANTHROPIC_API_KEY"), "{message}");
+    assert!(message.contains("knightcode auth login"), "{message}");
     assert!(
         message.contains(&sb.agent.join("models.json").display().to_string()),
         "{message}"

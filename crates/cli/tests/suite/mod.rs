@@ -1,6 +1,7 @@
 //! One module per subject; see CONTRIBUTING.md ("Where a test goes").
 
 mod acknowledged;
+mod auth;
 mod broken_pipe;
 mod cli;
 mod damaged_session;

@@ -1,0 +1,477 @@
+//! Logging in to a subscription: the authorization-code flow with PKCE that the reference's
+//! `/login` runs for Claude Pro/Max, written to `auth.json` in the reference's shape
+//! (`{"type": "oauth", "refresh", "access", "expires"}`) so either agent uses the other's login.
+//!
+//! The flow is split into steps a front end drives in its own way: [`AnthropicLogin::start`]
+//! prepares the verifier and listens on the loopback callback, [`AnthropicLogin::url`] is what
+//! the browser opens, then either [`AnthropicLogin::callback`] (the browser came back to this
+//! machine) or [`AnthropicLogin::parse_pasted`] (the person pasted `code#state` or the address
+//! the browser ended on, for a browser on another machine) gives the code, and
+//! [`AnthropicLogin::exchange`] turns it into tokens.
+
+use std::time::Duration;
+
+use base64::Engine as _;
+use reqwest::Url;
+use serde_json::Map;
+use serde_json::Value;
+use tokio::io::AsyncReadExt as _;
+use tokio::io::AsyncWriteExt as _;
+use tokio::net::TcpListener;
+use tokio::net::TcpStream;
+
+use crate::config_value::EnvSource;
+use crate::error::LoginError;
+use crate::oauth::ANTHROPIC_CLIENT_ID;
+
+/// Where the browser logs in to Claude.
+const ANTHROPIC_AUTHORIZE_URL: &str = "https://claude.ai/oauth/authorize";
+/// Replaces [`ANTHROPIC_AUTHORIZE_URL`] (tests, proxies), like the token endpoint's variable.
+pub const ANTHROPIC_AUTHORIZE_URL_ENV: &str = "KNIGHTCODE_ANTHROPIC_OAUTH_AUTHORIZE_URL";
+/// The loopback port the login service redirects to: the one registered for the client, so
+/// it is fixed outside tests.
+const CALLBACK_PORT: u16 = 53692;
+/// Replaces [`CALLBACK_PORT`]; `0` takes any free port (tests run in parallel). The redirect
+/// address then names that port, which a stand-in service accepts and the real one does not.
+pub const OAUTH_CALLBACK_PORT_ENV: &str = "KNIGHTCODE_OAUTH_CALLBACK_PORT";
+const CALLBACK_PATH: &str = "/callback";
+/// What a Claude Code login may do: the scopes the reference asks for.
+const ANTHROPIC_SCOPES: &str = "org:create_api_key user:profile user:inference \
+     user:sessions:claude_code user:mcp_servers user:file_upload";
+/// How long the token endpoint may take.
+const EXCHANGE_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long one browser connection may take to send its request line.
+const CALLBACK_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The subscriptions this build can log in to: provider id and the name a picker shows.
+pub const SUBSCRIPTION_LOGINS: [(&str, &str); 1] = [("anthropic", "Anthropic (Claude Pro/Max)")];
+
+/// Whether `provider` has a subscription login here.
+pub fn has_subscription_login(provider: &str) -> bool {
+    SUBSCRIPTION_LOGINS.iter().any(|(id, _)| *id == provider)
+}
+
+/// The name a picker shows for a provider: the reference's names for its built-in providers.
+pub fn provider_display_name(provider: &str) -> &str {
+    match provider {
+        "anthropic" => "Anthropic",
+        "amazon-bedrock" => "Amazon Bedrock",
+        "azure-openai-responses" => "Azure OpenAI Responses",
+        "cerebras" => "Cerebras",
+        "cloudflare-ai-gateway" => "Cloudflare AI Gateway",
+        "cloudflare-workers-ai" => "Cloudflare Workers AI",
+        "deepseek" => "DeepSeek",
+        "fireworks" => "Fireworks",
+        "google" => "Google Gemini",
+        "google-vertex" => "Google Vertex AI",
+        "groq" => "Groq",
+        "huggingface" => "Hugging Face",
+        "kimi-coding" => "Kimi For Coding",
+        "mistral" => "Mistral",
+        "minimax" => "MiniMax",
+        "minimax-cn" => "MiniMax (China)",
+        "moonshotai" => "Moonshot AI",
+        "moonshotai-cn" => "Moonshot AI (China)",
+        "opencode" => "OpenCode Zen",
+        "opencode-go" => "OpenCode Go",
+        "openai" => "OpenAI",
+        "openrouter" => "OpenRouter",
+        "vercel-ai-gateway" => "Vercel AI Gateway",
+        "xai" => "xAI",
+        "zai" => "ZAI",
+        "xiaomi" => "Xiaomi MiMo",
+        "xiaomi-token-plan-cn" => "Xiaomi MiMo Token Plan (China)",
+        "xiaomi-token-plan-ams" => "Xiaomi MiMo Token Plan (Amsterdam)",
+        "xiaomi-token-plan-sgp" => "Xiaomi MiMo Token Plan (Singapore)",
+        "github-copilot" => "GitHub Copilot",
+        "openai-codex" => "ChatGPT Plus/Pro (Codex Subscription)",
+        other => other,
+    }
+}
+
+/// How a provider is logged in to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoginKind {
+    /// A subscription, through the browser ([`SUBSCRIPTION_LOGINS`]).
+    Subscription,
+    /// An API key typed in and stored in `auth.json`.
+    ApiKey,
+}
+
+/// One choice of a login picker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoginChoice {
+    pub provider: String,
+    pub name: String,
+    pub kind: LoginKind,
+}
+
+/// What `/login` and `knightcode auth login` offer: the subscriptions first, then every
+/// provider of `registry` an API key is typed in for, by name. The catalog's providers whose
+/// only login is a subscription this build lacks (`github-copilot`, `openai-codex`) are left
+/// out, as the reference leaves its subscription providers out of the key list.
+pub fn login_choices(registry: &crate::ModelRegistry) -> Vec<LoginChoice> {
+    let mut choices: Vec<LoginChoice> = SUBSCRIPTION_LOGINS
+        .iter()
+        .map(|(id, name)| LoginChoice {
+            provider: (*id).to_owned(),
+            name: (*name).to_owned(),
+            kind: LoginKind::Subscription,
+        })
+        .collect();
+    let mut providers: Vec<&str> = registry
+        .models()
+        .iter()
+        .map(|m| m.provider.as_str())
+        .collect();
+    providers.sort_unstable();
+    providers.dedup();
+    let mut keyed: Vec<LoginChoice> = providers
+        .into_iter()
+        .filter(|p| !SUBSCRIPTION_ONLY.contains(p))
+        .map(|p| LoginChoice {
+            provider: p.to_owned(),
+            name: provider_display_name(p).to_owned(),
+            kind: LoginKind::ApiKey,
+        })
+        .collect();
+    keyed.sort_by_key(|c| c.name.to_lowercase());
+    choices.extend(keyed);
+    choices
+}
+
+/// Catalog providers that take a subscription login and no API key.
+pub const SUBSCRIPTION_ONLY: [&str; 2] = ["github-copilot", "openai-codex"];
+
+/// What to say about a provider that is not logged in to with a key or a subscription here:
+/// the cloud platforms use their own credential chains, and two subscriptions are not built.
+pub fn login_unavailable(provider: &str) -> Option<&'static str> {
+    match provider {
+        "amazon-bedrock" => Some(
+            "Amazon Bedrock uses AWS credentials instead of a single API key: configure an AWS profile, IAM keys, a bearer token (AWS_BEARER_TOKEN_BEDROCK) or role-based credentials. See docs/providers.md.",
+        ),
+        "github-copilot" => Some(
+            "The GitHub Copilot login (device flow) is not built yet in this build of knightcode; log in with pi's /login for now (its auth.json is read here), though Copilot requests are not built yet either.",
+        ),
+        "openai-codex" => Some(
+            "The ChatGPT Plus/Pro (Codex) login is not built yet in this build of knightcode, nor its requests; use an OpenAI API key (provider openai) meanwhile.",
+        ),
+        _ => None,
+    }
+}
+
+/// A PKCE pair: the secret verifier and the challenge (its SHA-256, URL-safe base64) that
+/// the authorize address carries.
+#[derive(Debug, Clone)]
+struct Pkce {
+    verifier: String,
+    challenge: String,
+}
+
+impl Pkce {
+    fn new() -> Result<Self, LoginError> {
+        use ring::rand::SecureRandom as _;
+        let mut bytes = [0u8; 32];
+        ring::rand::SystemRandom::new()
+            .fill(&mut bytes)
+            .map_err(|_| LoginError::Setup("no random numbers from the system".into()))?;
+        let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        let verifier = b64.encode(bytes);
+        let digest = ring::digest::digest(&ring::digest::SHA256, verifier.as_bytes());
+        Ok(Self {
+            challenge: b64.encode(digest.as_ref()),
+            verifier,
+        })
+    }
+}
+
+/// An authorization code and the state it came back with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuthCode {
+    pub code: String,
+    pub state: String,
+}
+
+/// One Claude Pro/Max login in progress.
+#[derive(Debug)]
+pub struct AnthropicLogin {
+    authorize_url: String,
+    token_url: String,
+    pkce: Pkce,
+    redirect_uri: String,
+    /// The loopback callback; `None` when its port was taken (the code is pasted then).
+    listener: Option<TcpListener>,
+}
+
+impl AnthropicLogin {
+    /// A fresh verifier, and the callback listening on the loopback port.
+    pub async fn start(env: &dyn EnvSource) -> Result<Self, LoginError> {
+        let setting = |name: &str| env.var(name).filter(|v| !v.is_empty());
+        let port = match setting(OAUTH_CALLBACK_PORT_ENV) {
+            Some(text) => text.parse::<u16>().map_err(|_| {
+                LoginError::Setup(format!("{OAUTH_CALLBACK_PORT_ENV}={text} is not a port"))
+            })?,
+            None => CALLBACK_PORT,
+        };
+        // Bound on 127.0.0.1 while the redirect says `localhost`, as the reference does.
+        let listener = TcpListener::bind(("127.0.0.1", port)).await.ok();
+        let port = listener
+            .as_ref()
+            .and_then(|l| l.local_addr().ok())
+            .map_or(port, |addr| addr.port());
+        Ok(Self {
+            authorize_url: setting(ANTHROPIC_AUTHORIZE_URL_ENV)
+                .unwrap_or_else(|| ANTHROPIC_AUTHORIZE_URL.to_owned()),
+            token_url: crate::oauth::anthropic_token_url(env),
+            pkce: Pkce::new()?,
+            redirect_uri: format!("http://localhost:{port}{CALLBACK_PATH}"),
+            listener,
+        })
+    }
+
+    /// The address to open in a browser.
+    pub fn url(&self) -> String {
+        let params = [
+            ("code", "true"),
+            ("client_id", ANTHROPIC_CLIENT_ID),
+            ("response_type", "code"),
+            ("redirect_uri", self.redirect_uri.as_str()),
+            ("scope", ANTHROPIC_SCOPES),
+            ("code_challenge", self.pkce.challenge.as_str()),
+            ("code_challenge_method", "S256"),
+            // The reference sends the verifier as the state and checks it on the way back.
+            ("state", self.pkce.verifier.as_str()),
+        ];
+        match Url::parse_with_params(&self.authorize_url, params) {
+            Ok(url) => url.to_string(),
+            Err(_) => self.authorize_url.clone(),
+        }
+    }
+
+    /// Whether the browser can come back to this machine by itself.
+    pub fn has_callback(&self) -> bool {
+        self.listener.is_some()
+    }
+
+    /// Waits for the browser's redirect to the loopback callback and answers it with a page
+    /// that says how it went. Requests that carry no valid code get an error page and the
+    /// wait goes on. Never completes when there is no callback (the code is pasted then).
+    pub async fn callback(&self) -> AuthCode {
+        let Some(listener) = &self.listener else {
+            return std::future::pending().await;
+        };
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            if let Some(code) = self.serve_callback(stream).await {
+                return code;
+            }
+        }
+    }
+
+    async fn serve_callback(&self, mut stream: TcpStream) -> Option<AuthCode> {
+        let target = tokio::time::timeout(CALLBACK_READ_TIMEOUT, read_request_target(&mut stream))
+            .await
+            .ok()
+            .flatten();
+        let query = target
+            .as_deref()
+            .and_then(|t| Url::parse(&format!("http://localhost{t}")).ok());
+        let (status, message, code) = match query {
+            None => (400, "The request could not be read.", None),
+            Some(url) if url.path() != CALLBACK_PATH => (404, "Callback route not found.", None),
+            Some(url) => {
+                let param = |name: &str| {
+                    url.query_pairs()
+                        .find(|(k, _)| k == name)
+                        .map(|(_, v)| v.into_owned())
+                };
+                match (param("error"), param("code"), param("state")) {
+                    (Some(_), _, _) => (400, "Anthropic authentication did not complete.", None),
+                    (None, Some(code), Some(state)) if state == self.pkce.verifier => (
+                        200,
+                        "Anthropic authentication completed. You can close this window.",
+                        Some(AuthCode { code, state }),
+                    ),
+                    (None, Some(_), Some(_)) => (400, "State mismatch.", None),
+                    _ => (400, "Missing code or state parameter.", None),
+                }
+            }
+        };
+        let page = format!(
+            "<!doctype html><html><head><meta charset=\"utf-8\"><title>KnightCode login</title>\
+             </head><body><p>{message}</p></body></html>"
+        );
+        let reason = if status == 200 { "OK" } else { "Error" };
+        let response = format!(
+            "HTTP/1.1 {status} {reason}\r\ncontent-type: text/html; charset=utf-8\r\n\
+             content-length: {}\r\nconnection: close\r\n\r\n{page}",
+            page.len()
+        );
+        let _ = stream.write_all(response.as_bytes()).await;
+        let _ = stream.shutdown().await;
+        code
+    }
+
+    /// Reads what the person pasted: the address the browser ended on, `code#state`, a
+    /// `code=…&state=…` query, or the bare code.
+    pub fn parse_pasted(&self, input: &str) -> Result<AuthCode, LoginError> {
+        let (code, state) = parse_authorization_input(input);
+        let code = code
+            .filter(|c| !c.is_empty())
+            .ok_or(LoginError::MissingCode)?;
+        match state {
+            Some(state) if state != self.pkce.verifier => Err(LoginError::StateMismatch),
+            _ => Ok(AuthCode {
+                code,
+                state: self.pkce.verifier.clone(),
+            }),
+        }
+    }
+
+    /// Exchanges the code for tokens: the `auth.json` entry, `type` first as the reference
+    /// writes it.
+    pub async fn exchange(&self, code: &AuthCode) -> Result<Map<String, Value>, LoginError> {
+        let body = serde_json::json!({
+            "grant_type": "authorization_code",
+            "client_id": ANTHROPIC_CLIENT_ID,
+            "code": code.code,
+            "state": code.state,
+            "redirect_uri": self.redirect_uri,
+            "code_verifier": self.pkce.verifier,
+        });
+        let url = self.token_url.clone();
+        let request = |message: String| LoginError::Request {
+            url: url.clone(),
+            message,
+        };
+        let client = crate::http::http_client_builder()
+            .and_then(|builder| {
+                builder
+                    .timeout(EXCHANGE_TIMEOUT)
+                    .build()
+                    .map_err(|e| crate::error::AiError::HttpClient(e.to_string()))
+            })
+            .map_err(|e| LoginError::Setup(e.to_string()))?;
+        let response = client
+            .post(&url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json")
+            .json(&body)
+            .send()
+            .await
+            .map_err(|e| request(e.to_string()))?;
+        let status = response.status();
+        let text = response.text().await.map_err(|e| request(e.to_string()))?;
+        if !status.is_success() {
+            return Err(LoginError::Refused {
+                url,
+                status: status.as_u16(),
+                body: text,
+            });
+        }
+        let bad = || LoginError::BadAnswer {
+            url: url.clone(),
+            body: text.clone(),
+        };
+        let answer: Value = serde_json::from_str(&text).map_err(|_| bad())?;
+        let text_field = |key: &str| answer.get(key).and_then(Value::as_str).map(str::to_owned);
+        let (Some(access), Some(refresh), Some(expires_in)) = (
+            text_field("access_token"),
+            text_field("refresh_token"),
+            answer.get("expires_in").and_then(Value::as_f64),
+        ) else {
+            return Err(bad());
+        };
+        let mut entry = Map::new();
+        entry.insert("type".into(), Value::String("oauth".into()));
+        entry.insert("refresh".into(), Value::String(refresh));
+        entry.insert("access".into(), Value::String(access));
+        entry.insert(
+            "expires".into(),
+            serde_json::json!(crate::oauth::expires_at(expires_in) as i64),
+        );
+        Ok(entry)
+    }
+}
+
+/// The request target (`/callback?code=…`) of an HTTP request's first line.
+async fn read_request_target(stream: &mut TcpStream) -> Option<String> {
+    const LIMIT: usize = 16 * 1024;
+    let mut head = Vec::new();
+    let mut buf = [0u8; 2048];
+    while !head.windows(2).any(|w| w == b"\r\n") {
+        let n = stream.read(&mut buf).await.ok()?;
+        if n == 0 || head.len() > LIMIT {
+            return None;
+        }
+        head.extend_from_slice(&buf[..n]);
+    }
+    let line = String::from_utf8_lossy(&head);
+    let mut parts = line.split_whitespace();
+    let _method = parts.next()?;
+    parts.next().map(str::to_owned)
+}
+
+/// `(code, state)` from pasted text, read the way the reference reads it.
+fn parse_authorization_input(input: &str) -> (Option<String>, Option<String>) {
+    let value = input.trim();
+    if value.is_empty() {
+        return (None, None);
+    }
+    let from_query = |url: &Url| {
+        let param = |name: &str| {
+            url.query_pairs()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.into_owned())
+        };
+        (param("code"), param("state"))
+    };
+    if let Ok(url) = Url::parse(value) {
+        return from_query(&url);
+    }
+    if let Some((code, state)) = value.split_once('#') {
+        return (Some(code.to_owned()), Some(state.to_owned()));
+    }
+    if value.contains("code=")
+        && let Ok(url) = Url::parse(&format!("http://localhost/?{value}"))
+    {
+        return from_query(&url);
+    }
+    (Some(value.to_owned()), None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pasted_text_is_read_in_every_form_the_reference_accepts() {
+        let both = |c: &str, s: &str| (Some(c.to_owned()), Some(s.to_owned()));
+        assert_eq!(parse_authorization_input(" abc#xyz \n"), both("abc", "xyz"));
+        assert_eq!(
+            parse_authorization_input("http://localhost:53692/callback?code=abc&state=xyz"),
+            both("abc", "xyz")
+        );
+        assert_eq!(
+            parse_authorization_input("code=abc&state=xyz"),
+            both("abc", "xyz")
+        );
+        assert_eq!(
+            parse_authorization_input("abc"),
+            (Some("abc".to_owned()), None)
+        );
+        assert_eq!(parse_authorization_input("  "), (None, None));
+    }
+
+    #[test]
+    fn the_challenge_is_the_verifiers_digest() {
+        let pkce = Pkce::new().unwrap();
+        assert_eq!(pkce.verifier.len(), 43);
+        let digest = ring::digest::digest(&ring::digest::SHA256, pkce.verifier.as_bytes());
+        let expected = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(digest.as_ref());
+        assert_eq!(pkce.challenge, expected);
+        assert_ne!(Pkce::new().unwrap().verifier, pkce.verifier);
+    }
+}
