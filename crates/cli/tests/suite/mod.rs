@@ -30,6 +30,7 @@ mod mcp_codemode;
 mod mcp_deferred;
 mod mcp_resources;
 mod packages;
+mod plan_mode;
 mod rpc_bash;
 mod rpc_compact;
 mod rpc_extensions;
