@@ -36,6 +36,7 @@ mod rpc_compact;
 mod rpc_extensions;
 mod rpc_io;
 mod rpc_pi_client;
+mod rpc_plan;
 mod rpc_prompt;
 mod rpc_resources;
 mod rpc_session;
