@@ -152,3 +152,47 @@ async fn plan_over_rpc_asks_submits_reviews_and_implements() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn planning_survives_a_compaction_with_a_frozen_recovery_message() {
+    watchdog(async {
+        let mut rpc = Rpc::start(vec![
+            ScriptedReply::tool_call("s1", "submit_plan", json!({"markdown": PLAN}).to_string()),
+            ScriptedReply::text("The summary."),
+            ScriptedReply::tool_call("w1", "write", r#"{"path":"x.txt","content":"x"}"#),
+            ScriptedReply::text("Still planning."),
+        ])
+        .await;
+        let (disposition, _) = prompt_answering(&mut rpc, "/plan Pick a store", |_| None).await;
+        assert_eq!(disposition, Some(PromptDisposition::Started));
+        rpc.client.compact(None).await.unwrap();
+        let file = rpc.sandbox.session_files()[0].clone();
+        let entries = read_jsonl(&file);
+        let compaction = entries.iter().rposition(|e| e["type"] == "compaction").unwrap();
+        let recovery = &entries[compaction + 1];
+        assert_eq!(recovery["type"], "custom_message");
+        assert_eq!(recovery["customType"], "plan-mode");
+        assert_eq!(recovery["display"], false);
+        assert_eq!(
+            recovery["details"],
+            json!({"kind": "recovery", "id": entries[compaction]["id"], "revision": 1, "status": "planning"})
+        );
+        let content = recovery["content"].as_str().unwrap();
+        assert!(content.contains("<plan_mode>") && content.contains("Use Postgres."), "{content}");
+
+        // Still planning after the compaction: the next run is reminded, and edits blocked.
+        let (disposition, _) = prompt_answering(&mut rpc, "revise it", |_| None).await;
+        assert_eq!(disposition, Some(PromptDisposition::Started));
+        let requests = rpc.server.requests();
+        let body = requests[2].body.to_string();
+        assert!(body.contains("Use Postgres."), "the recovery message is context");
+        assert!(body.contains("Still planning (draft revision 1 submitted)"), "{body}");
+        let last = requests[3].body["messages"].as_array().unwrap().last().unwrap().clone();
+        assert!(
+            last["content"].as_str().unwrap().starts_with("Blocked by plan mode: write"),
+            "{last}"
+        );
+        assert!(!rpc.sandbox.project.join("x.txt").exists());
+    })
+    .await;
+}
