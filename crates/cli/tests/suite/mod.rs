@@ -52,6 +52,7 @@ mod tui_examples;
 mod tui_examples_model;
 mod tui_export;
 mod tui_extensions;
+mod tui_plan;
 mod tui_resources;
 mod tui_rough_edges;
 mod tui_settings;
