@@ -122,6 +122,8 @@ pub struct Args {
     pub no_builtin_tools: bool,
     pub no_tools: bool,
     pub no_mcp: bool,
+    /// `--plan`: start planning (the built-in plan mode, or an extension's `--plan`).
+    pub plan: bool,
     /// `--sandbox <mode>`.
     pub sandbox: Option<knightcode_sandbox::SandboxMode>,
 
@@ -313,6 +315,7 @@ pub fn parse(argv: &[String]) -> Parsed {
             "--extension" | "-e" if has_value => args.extensions.extend(take(&mut i)),
             "--no-extensions" | "-ne" => args.no_extensions = true,
             "--no-mcp" => args.no_mcp = true,
+            "--plan" => args.plan = true,
             "--sandbox" => match argv.get(i + 1) {
                 Some(mode) if !mode.starts_with('-') => {
                     i += 1;

@@ -167,6 +167,11 @@ const SECTIONS: &[(&str, &[Opt])] = &[
                 "Leave MCP servers off for this run: no mcp.json is read, no server started",
             ),
             opt(
+                "--plan",
+                "",
+                "Start in plan mode: the model investigates and submits a plan (docs/plan-mode.md)",
+            ),
+            opt(
                 "--sandbox",
                 "<mode>",
                 "OS sandbox for tool commands and file writes: read-only, workspace-write or off",
@@ -521,6 +526,7 @@ mod tests {
         "--no-extensions",
         "-ne",
         "--no-mcp",
+        "--plan",
         "--sandbox",
         "--skill",
         "--no-skills",

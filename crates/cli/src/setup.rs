@@ -191,6 +191,11 @@ pub fn session_setup_with_location(
                 };
                 (name.clone(), value)
             })
+            // `--plan` is plan mode's, whoever provides it (the built-in or an extension).
+            .chain(
+                args.plan
+                    .then(|| ("plan".to_owned(), serde_json::Value::Bool(true))),
+            )
             .collect(),
         mode: match (picker, args.mode) {
             (true, _) => "tui",

@@ -143,7 +143,7 @@ mod tests {
 
     #[test]
     fn unknown_flags_are_left_to_the_session_which_knows_the_extensions_flags() {
-        assert!(messages(&["--fast", "--plan=deep", "--depth", "3"], AppMode::Json).is_empty());
+        assert!(messages(&["--fast", "--review=deep", "--depth", "3"], AppMode::Json).is_empty());
     }
 
     #[test]

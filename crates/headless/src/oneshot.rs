@@ -102,8 +102,8 @@ async fn run_async(setup: SessionSetup, prompts: OneShotPrompts, mode: OneShotMo
     while let Some(item) = stream.recv().await {
         out.event(item).await;
     }
-    let last = match finished {
-        Ok(last) => last,
+    let (last, plan) = match finished {
+        Ok(LastRun { last, plan }) => (last, plan),
         Err(Stopped::Failed(message)) => {
             stderr_line(&format!("Error: {message}"));
             return 1;
@@ -125,6 +125,15 @@ async fn run_async(setup: SessionSetup, prompts: OneShotPrompts, mode: OneShotMo
             1
         }
         _ if out.json => 0,
+        // A planning run that submitted a plan prints exactly the plan.
+        _ if plan.is_some() => {
+            let mut text = plan.unwrap_or_default();
+            if !text.ends_with('\n') {
+                text.push('\n');
+            }
+            out.raw(&text).await;
+            0
+        }
         _ => {
             let mut text = String::new();
             for block in message.content.iter() {
@@ -147,6 +156,32 @@ enum Stopped {
     OutputLost,
 }
 
+/// What the last prompt's run left for print mode.
+struct LastRun {
+    /// Its last assistant message.
+    last: Option<AssistantMessage>,
+    /// The plan it submitted (plan mode's `submit_plan`), if it did.
+    plan: Option<String>,
+}
+
+/// The Markdown of a successful `submit_plan` call of the model (not a nested one).
+fn submitted_plan(event: &AgentEvent) -> Option<String> {
+    match event {
+        AgentEvent::ToolExecutionEnd {
+            tool_name,
+            result,
+            is_error: false,
+            parent_tool_call_id: None,
+            ..
+        } if tool_name == "submit_plan" => result
+            .details
+            .get("markdown")
+            .and_then(|m| m.as_str())
+            .map(str::to_owned),
+        _ => None,
+    }
+}
+
 /// Runs each prompt until its run has settled; returns the last assistant message of the
 /// last run.
 async fn run_prompts(
@@ -154,11 +189,13 @@ async fn run_prompts(
     stream: &mut SessionEvents,
     out: &mut Output,
     prompts: OneShotPrompts,
-) -> Result<Option<AssistantMessage>, Stopped> {
+) -> Result<LastRun, Stopped> {
     let OneShotPrompts { first, rest } = prompts;
     let texts = std::iter::once(first).chain(rest.into_iter().map(|text| (text, Vec::new())));
     let mut last = None;
+    let mut plan = None;
     for (tag, (text, images)) in (0u64..).zip(texts) {
+        plan = None;
         handle.send(
             Command::Prompt {
                 text,
@@ -194,6 +231,9 @@ async fn run_prompts(
                 SessionEvent::Agent(AgentEvent::MessageEnd {
                     message: AgentMessage::Assistant(message),
                 }) => last = Some((**message).clone()),
+                SessionEvent::Agent(event) if submitted_plan(event).is_some() => {
+                    plan = submitted_plan(event);
+                }
                 SessionEvent::RunFailed(message) => {
                     return Err(Stopped::Failed(format!("the run failed: {message}")));
                 }
@@ -210,7 +250,7 @@ async fn run_prompts(
             }
         }
     }
-    Ok(last)
+    Ok(LastRun { last, plan })
 }
 
 /// stdout, which may go away: JSON mode then stops its run; print mode's answer is written

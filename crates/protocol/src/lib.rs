@@ -9,6 +9,7 @@ mod error_class;
 pub mod event;
 pub mod file_history;
 pub mod message;
+pub mod plan;
 pub mod rpc;
 pub mod turn;
 pub mod usage;

@@ -28,6 +28,11 @@ pub enum RuntimeError {
     #[error("{0}")]
     Setup(String),
 
+    /// Plan mode cannot be enforced on this branch (malformed state, tool settings that
+    /// cannot plan): requests are refused rather than made without its restrictions.
+    #[error("{0}")]
+    PlanModeRefused(String),
+
     /// A session operation was refused (unknown model, bad entry id, empty name, ...); the
     /// text is what RPC clients and users see.
     #[error("{0}")]

@@ -21,6 +21,7 @@ pub mod mcp;
 mod mcp_resources;
 pub mod model_select;
 pub mod paths;
+mod plan_mode;
 pub mod project_packages;
 pub mod resources;
 pub mod sandbox;

@@ -135,6 +135,20 @@ pub(crate) fn builtin_tool_selected(selection: &ToolSelection, name: &str) -> bo
             .any(|e| Entry::parse(e).matches(name))
 }
 
+/// Whether `selection` lets `name` be active at all: not `--no-tools`, named by `--tools`
+/// when that is given, and not excluded (plan mode's entry check).
+pub(crate) fn tool_permitted(selection: &ToolSelection, name: &str) -> bool {
+    !selection.no_tools
+        && selection
+            .allow
+            .as_ref()
+            .is_none_or(|allow| allow.iter().any(|e| Entry::parse(e).matches(name)))
+        && !selection
+            .exclude
+            .iter()
+            .any(|e| Entry::parse(e).matches(name))
+}
+
 /// The active tools for `selection`, given the resolved `defaultTools` list (names and
 /// patterns) and the names of the registered tools in registration order.
 pub fn select_tools(

@@ -100,6 +100,11 @@ impl WebTools {
         tools
     }
 
+    /// Whether `/tools` turned `name` off (`false` in `tools.json`).
+    pub fn turned_off(&self, name: &str) -> bool {
+        self.file.get(name).and_then(Value::as_bool) == Some(false)
+    }
+
     /// Whether `name` is on in every session.
     pub fn always(&self, name: &str) -> bool {
         self.file.get(name).and_then(Value::as_bool) == Some(true)

@@ -18,6 +18,13 @@ use knightcode_protocol::ToolResultMessage;
 use knightcode_protocol::TurnEnd;
 use knightcode_protocol::TurnErrorKind;
 use knightcode_protocol::Usage;
+use knightcode_protocol::plan;
+use knightcode_protocol::plan::PLAN_MODE;
+use knightcode_protocol::plan::PlanDraft;
+use knightcode_protocol::plan::PlanMessageKind;
+use knightcode_protocol::plan::PlanMode;
+use knightcode_protocol::plan::PlanState;
+use knightcode_protocol::plan::RecoveryStatus;
 use knightcode_session::NewCompaction;
 use knightcode_session::NewSession;
 use knightcode_session::SessionStore;
@@ -100,6 +107,29 @@ fn main() {
         Some(false),
     )
     .expect("append");
+    // Plan mode: entering writes a snapshot and the hidden instructions; a submission a
+    // snapshot with the draft.
+    s.append_plan_state(&PlanState {
+        mode: PlanMode::Planning,
+        ..PlanState::default()
+    })
+    .expect("append");
+    s.append_custom_message(
+        PLAN_MODE,
+        Content::Text("<plan_mode>Plan only.</plan_mode>".into()),
+        false,
+        Some(plan::message_details(PlanMessageKind::Instructions, None)),
+    )
+    .expect("append");
+    s.append_plan_state(&PlanState {
+        mode: PlanMode::Planning,
+        draft: Some(PlanDraft {
+            revision: 1,
+            markdown: "# Changes\n- notes.txt".into(),
+        }),
+        approved: None,
+    })
+    .expect("append");
     s.append_turn_marker().expect("append");
     let retry = s
         .append_message(AgentMessage::user(
@@ -128,6 +158,17 @@ fn main() {
         from_hook: Some(false),
         ..NewCompaction::default()
     })
+    .expect("append");
+    let compaction = s.leaf_id().expect("compaction").to_owned();
+    s.append_custom_message(
+        PLAN_MODE,
+        Content::Text("<plan_mode>Plan only. Draft:\n# Changes</plan_mode>".into()),
+        false,
+        Some(plan::message_details(
+            PlanMessageKind::Recovery,
+            Some((&compaction, Some(1), RecoveryStatus::Planning)),
+        )),
+    )
     .expect("append");
     // A turn that never ended (a killed run): reads as interrupted.
     s.append_turn_marker().expect("append");

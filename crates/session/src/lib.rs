@@ -16,6 +16,7 @@ pub mod lock;
 mod manager;
 pub mod migrate;
 pub mod paths;
+pub mod plan_mode;
 mod storage;
 mod store;
 pub mod tree;

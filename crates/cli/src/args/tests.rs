@@ -289,7 +289,7 @@ fn messages_keep_order_and_content() {
 #[test]
 fn unknown_long_flags_become_extension_flags() {
     let a = ok(&[
-        "--plan",
+        "--review",
         "--depth=3",
         "--target",
         "prod",
@@ -304,7 +304,7 @@ fn unknown_long_flags_become_extension_flags() {
     assert_eq!(
         a.extension_flags,
         vec![
-            ("plan".to_owned(), FlagValue::Present),
+            ("review".to_owned(), FlagValue::Present),
             ("depth".to_owned(), FlagValue::Value("3".into())),
             ("target".to_owned(), FlagValue::Value("prod".into())),
             ("flag-before-option".to_owned(), FlagValue::Present),
@@ -321,10 +321,10 @@ fn unknown_long_flags_become_extension_flags() {
 
 #[test]
 fn extension_flag_value_not_taken_from_single_dash_tokens() {
-    let p = parsed(&["--plan", "-c"]);
+    let p = parsed(&["--review", "-c"]);
     assert_eq!(
         p.args.extension_flags,
-        vec![("plan".to_owned(), FlagValue::Present)]
+        vec![("review".to_owned(), FlagValue::Present)]
     );
     assert!(p.args.continue_session);
 }
@@ -728,4 +728,12 @@ fn subcommands_by_first_token_only() {
     assert_eq!(subcommand(&argv(&["List"])), None);
     assert_eq!(subcommand(&argv(&["server"])), None);
     assert_eq!(subcommand(&[]), None);
+}
+
+#[test]
+fn plan_is_a_flag_of_its_own_and_takes_no_value() {
+    let p = parsed(&["--plan", "Investigate the bug"]);
+    assert!(p.args.plan);
+    assert!(p.args.extension_flags.is_empty());
+    assert_eq!(p.args.messages, vec!["Investigate the bug".to_owned()]);
 }

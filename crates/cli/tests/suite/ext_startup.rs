@@ -15,9 +15,9 @@ use oneshot_common::sandbox;
 
 const EXTENSION: &str = r#"
 export default function (pi) {
-  pi.registerFlag("plan", { description: "plan mode", type: "string" });
+  pi.registerFlag("review", { description: "review depth", type: "string" });
   pi.on("session_start", () => {
-    if (pi.getFlag("plan") === "deep") pi.setActiveTools(["read", "grep"]);
+    if (pi.getFlag("review") === "deep") pi.setActiveTools(["read", "grep"]);
   });
 }
 "#;
@@ -33,7 +33,7 @@ fn a_declared_flag_is_read_at_start_and_set_active_tools_shapes_the_first_reques
     std::fs::write(sb.project.join("plan.ts"), EXTENSION).unwrap();
     let run = knightcode(
         &sb,
-        &["-e", "plan.ts", "--plan", "deep", "--typo", "-p", "hi"],
+        &["-e", "plan.ts", "--review", "deep", "--typo", "-p", "hi"],
     );
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
     assert_eq!(

@@ -123,6 +123,33 @@ fn shared(ctx: &Ctx, command: &Command, streaming: bool) -> Option<Reply> {
     Some(reply)
 }
 
+/// Begins a prompt; what plan mode said with no dialogs to say it through (print mode)
+/// goes out as diagnostics, before the prompt's reply.
+async fn begin_prompt(
+    session: &mut AgentSession,
+    ctx: &mut Ctx,
+    input: PromptInput,
+) -> crate::Result<PromptStart> {
+    use crate::diagnostics::Diagnostic;
+    use crate::diagnostics::DiagnosticLevel;
+    use crate::dialogs::NoticeKind;
+    let started = session.begin_prompt(input).await;
+    for (kind, message) in session.take_plan_notices() {
+        let level = match kind {
+            NoticeKind::Info => DiagnosticLevel::Info,
+            NoticeKind::Warning => DiagnosticLevel::Warning,
+            NoticeKind::Error => DiagnosticLevel::Error,
+        };
+        ctx.emit(super::SessionEvent::Diagnostic(Diagnostic {
+            level,
+            source: "plan".to_owned(),
+            message,
+        }))
+        .await;
+    }
+    started
+}
+
 /// `Report`: the diagnostic goes into the stream where the command stood (then `Done`).
 async fn report(ctx: &mut Ctx, command: &Command) {
     if let Command::Report(diagnostic) = command {
@@ -352,13 +379,16 @@ pub(super) async fn idle(session: &mut AgentSession, ctx: &mut Ctx, envelope: En
             images,
             source,
             ..
-        } => match session
-            .begin_prompt(PromptInput {
+        } => match begin_prompt(
+            session,
+            ctx,
+            PromptInput {
                 text,
                 images,
                 source,
-            })
-            .await
+            },
+        )
+        .await
         {
             Ok(PromptStart::Handled) => Reply::Prompt(PromptDisposition::Handled),
             Ok(PromptStart::Run(messages)) => {

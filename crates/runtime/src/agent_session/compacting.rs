@@ -351,3 +351,15 @@ pub(crate) struct CompactionState {
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) compacting: CompactingFlag,
 }
+
+impl CompactionState {
+    /// No target yet (set before each run), not compacting.
+    pub(crate) fn new(events: EventSender, clock: Arc<dyn Clock>) -> Self {
+        Self {
+            target: SharedTarget::default(),
+            events,
+            clock,
+            compacting: CompactingFlag::default(),
+        }
+    }
+}

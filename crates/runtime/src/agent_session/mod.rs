@@ -219,6 +219,8 @@ pub struct AgentSession {
     extension_cli: Vec<String>,
     /// The MCP servers and the tools of theirs the model is offered.
     mcp: crate::mcp::McpSession,
+    /// The built-in plan mode (inert when an extension replaced it).
+    plan: Arc<crate::plan_mode::PlanMode>,
 }
 
 impl std::fmt::Debug for AgentSession {
@@ -257,6 +259,7 @@ impl AgentSession {
     /// Who the built-in `/undo` asks (RPC mode's extension-UI bridge); no one by default.
     pub fn set_dialogs(&mut self, dialogs: Arc<dyn Dialogs>) {
         self.extension_actions.set_dialogs(Arc::clone(&dialogs));
+        self.plan.set_dialogs(Arc::clone(&dialogs));
         self.dialogs = dialogs;
     }
 
@@ -285,6 +288,12 @@ impl AgentSession {
 
     pub fn file_history(&self) -> &Arc<FileHistory> {
         &self.file_history
+    }
+
+    /// What plan mode told a front end without dialogs since the last call (print mode
+    /// writes it to stderr).
+    pub fn take_plan_notices(&self) -> Vec<(crate::dialogs::NoticeKind, String)> {
+        self.plan.take_notices()
     }
 
     pub fn notices(&self) -> &[String] {

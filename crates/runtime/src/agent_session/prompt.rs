@@ -101,7 +101,10 @@ impl AgentSession {
         custom: Option<&AgentMessage>,
         cancel: &CancellationToken,
     ) -> Result<Vec<AgentMessage>> {
+        // Fails closed: a branch whose planning state cannot be enforced sends nothing.
+        self.plan.check_restorable()?;
         self.sync_mcp_tools().await;
+        self.activate_planning_tools();
         self.refresh_loadout().await;
         self.prepare_request()?;
         let options = self.system_prompt_options();
@@ -133,6 +136,33 @@ impl AgentSession {
 }
 
 impl AgentSession {
+    /// Once plan mode was used on the branch, its tools and the read tools stay active
+    /// (registered ones only; the web tools unless `/tools` turned them off).
+    fn activate_planning_tools(&mut self) {
+        let loadout = self.plan.loadout();
+        if loadout.is_empty() {
+            return;
+        }
+        let registry = self.agent.config().tools.clone();
+        let mut active = self.agent.config().active_tools.clone().unwrap_or_default();
+        let mut changed = false;
+        for name in loadout {
+            let web = crate::web_tools::WEB_TOOL_NAMES.contains(&name);
+            if registry.get(name).is_none()
+                || active.iter().any(|a| a == name)
+                || (web && self.web_tools.turned_off(name))
+            {
+                continue;
+            }
+            active.push(name.to_owned());
+            changed = true;
+        }
+        if changed {
+            self.extension_actions.note_active_tools(&active);
+            self.agent.config_mut().active_tools = Some(active);
+        }
+    }
+
     /// Stops the MCP servers (the session is ending).
     pub(crate) async fn stop_mcp(&mut self) {
         self.mcp.stop().await;

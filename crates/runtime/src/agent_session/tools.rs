@@ -40,6 +40,7 @@ pub(super) fn build_tools(
     session_env: &Arc<Mutex<SessionEnv>>,
     image_policy: &Arc<Mutex<ImagePolicy>>,
     (web_tools, sandbox): (&WebTools, &crate::sandbox::SessionSandbox),
+    planning: Vec<Arc<dyn knightcode_agent::Tool>>,
     notices: &mut Vec<String>,
 ) -> (ToolRegistry, Vec<String>) {
     let env = Arc::clone(session_env);
@@ -97,8 +98,19 @@ pub(super) fn build_tools(
             .filter(|name| web_tools.always(name))
             .map(|name| (*name).to_owned()),
     );
-    let choice = select_tools(&setup.tools, &defaults, &names);
+    // Plan mode's tools activate only when planning starts: `--tools` names them to allow
+    // planning (no warning), and no pattern picks them up.
+    let mut selection = setup.tools.clone();
+    let planning_name = |entry: &String| planning.iter().any(|t| t.definition().name == *entry);
+    if let Some(allow) = &mut selection.allow {
+        allow.retain(|entry| !planning_name(entry));
+    }
+    selection.exclude.retain(|entry| !planning_name(entry));
+    let choice = select_tools(&selection, &defaults, &names);
     notices.extend(choice.warnings);
+    for tool in planning {
+        registry.register(tool);
+    }
     (registry, choice.active)
 }
 

@@ -5,5 +5,6 @@ mod context;
 mod ownership;
 mod persistence;
 mod pi_fixtures;
+mod plan_mode;
 mod property;
 mod turns;

@@ -32,6 +32,8 @@ pub(super) struct Toolbox {
     pub(super) active_tools: Vec<String>,
     pub(super) actions: Arc<crate::extensions::ExtensionActions>,
     pub(super) resources: crate::resources::ExtensionResources,
+    /// The built-in plan mode (disabled when an extension replaced it).
+    pub(super) plan: Arc<crate::plan_mode::PlanMode>,
 }
 
 /// Step 6: the built-in tools, then the extensions started on the session (bound,
@@ -40,20 +42,24 @@ pub(super) struct Toolbox {
 pub(super) async fn tools_and_extensions(
     setup: &SessionSetup,
     settings: &Settings,
-    session_env: &Arc<Mutex<SessionEnv>>,
-    image_policy: &Arc<Mutex<knightcode_tools::ImagePolicy>>,
+    (session_env, image_policy): (
+        &Arc<Mutex<SessionEnv>>,
+        &Arc<Mutex<knightcode_tools::ImagePolicy>>,
+    ),
     (web_tools, sandbox): (&WebTools, &crate::sandbox::SessionSandbox),
     host: Option<&Arc<ExtensionHost>>,
     (session, events): (&Arc<Mutex<SessionManager>>, &EventSender),
     selection: (&Model, ThinkingLevel, bool),
     notices: &mut Vec<String>,
-) -> Toolbox {
+) -> Result<Toolbox> {
+    let plan = crate::plan_mode::PlanMode::new(Arc::clone(session), &setup.tools);
     let (mut tools, active_tools) = build_tools(
         setup,
         settings,
         session_env,
         image_policy,
         (web_tools, sandbox),
+        crate::plan_mode::planning_tools(&plan),
         notices,
     );
     let actions = Arc::new(crate::extensions::ExtensionActions::default());
@@ -77,8 +83,18 @@ pub(super) async fn tools_and_extensions(
         }
         None => StartedExtensions::none(setup),
     };
+    if let Some(host) = host
+        && replaces_plan_mode(host, &started.tools)
+    {
+        plan.disable();
+    }
+    let mut flags = setup.extensions.flags.clone();
+    if plan.enabled() {
+        // `--plan` is the built-in's.
+        flags.remove("plan");
+    }
     notices.extend(crate::extensions::undeclared_flags(
-        &setup.extensions.flags,
+        &flags,
         host.map(|h| &**h),
     ));
     // Before the extensions' tools, so one of theirs named `codemode` replaces it.
@@ -87,15 +103,19 @@ pub(super) async fn tools_and_extensions(
         session,
     ));
     let (tools, active_tools) = add_extension_tools(setup, tools, active_tools, started.tools);
+    plan.note_tools(tools.names());
     let active_tools = early_active_tools(&actions, &tools, active_tools);
     actions.note_registered_tools(loadout::activatable_names(&tools));
     actions.note_active_tools(&active_tools);
-    Toolbox {
+    // `--plan` (after the extensions, which may have replaced the built-in).
+    plan.enter_at_startup(setup)?;
+    Ok(Toolbox {
         tools,
         active_tools,
         actions,
         resources: started.resources,
-    }
+        plan,
+    })
 }
 
 /// Step 3: the extension host. Extensions load before the model is chosen, so the models
@@ -229,6 +249,18 @@ async fn start_extensions(
             .await;
     started.tools = host.tools();
     started
+}
+
+/// Whether an extension registered `/plan`, `--plan`, `ask_user` or `submit_plan`: then it
+/// is plan mode and the built-in stands aside.
+fn replaces_plan_mode(host: &ExtensionHost, tools: &[Arc<dyn knightcode_agent::Tool>]) -> bool {
+    let registry = host.registry();
+    registry.commands.iter().any(|c| c.name == "plan")
+        || registry.flags.iter().any(|f| f.name == "plan")
+        || tools.iter().any(|t| {
+            let name = &t.definition().name;
+            name == crate::plan_mode::ASK_USER || name == crate::plan_mode::SUBMIT_PLAN
+        })
 }
 
 /// `setActiveTools` from `session_start`, before the session runs, applied to the tools

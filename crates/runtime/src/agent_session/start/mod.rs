@@ -115,16 +115,20 @@ impl AgentSession {
         let toolbox = tools_and_extensions(
             &setup,
             &settings,
-            &session_env,
-            &image_policy,
+            (&session_env, &image_policy),
             (&web_tools, &sandbox),
             extension_host.as_ref(),
             (&session, &events),
             (&model, thinking, trust.trusted),
             &mut notices,
         )
-        .await;
-        let hooks = hook_stack(extension_host.as_ref(), &session, hooks, &ops);
+        .await?;
+        let hooks = hook_stack(
+            extension_host.as_ref(),
+            &session,
+            hooks,
+            (&ops, &toolbox.plan),
+        );
         let inputs = prompt_inputs(&setup, &settings, &trust, &toolbox.resources, &mut notices);
         let extension_actions = toolbox.actions;
         let config = agent_config(
@@ -144,12 +148,7 @@ impl AgentSession {
             (model_port_registry, &env, &ops),
             &extension_actions,
         )?;
-        let compaction = compacting::CompactionState {
-            target: crate::compaction::hooks::SharedTarget::default(),
-            events: events.clone(),
-            clock: Arc::clone(&clock),
-            compacting: crate::compaction::hooks::CompactingFlag::default(),
-        };
+        let compaction = compacting::CompactionState::new(events.clone(), Arc::clone(&clock));
         let loop_hooks = loop_hooks(
             &hooks,
             &compaction,
@@ -205,6 +204,7 @@ impl AgentSession {
                 extension_resources: toolbox.resources,
                 extension_cli: setup.extensions.cli.clone(),
                 mcp,
+                plan: toolbox.plan,
             },
             receiver,
         ))
@@ -508,8 +508,9 @@ fn session_file(
 /// Step 7, the session's hook stack, outermost first:
 ///
 /// ```text
-/// ChainedHooks ─ first:  ChainedHooks ─ first:  ExtensionHooks (when extensions run)
-///              │                      └ second: the embedding program's hooks
+/// ChainedHooks ─ first:  ChainedHooks ─ first:  ChainedHooks ─ first:  ExtensionHooks
+///              │                      │                      └ second: the program's hooks
+///              │                      └ second: PlanGate (the built-in plan mode)
 ///              └ second: BlockImages (last, so no image an extension adds gets through)
 /// ```
 ///
@@ -518,7 +519,7 @@ fn hook_stack(
     host: Option<&Arc<ExtensionHost>>,
     session: &Arc<Mutex<SessionManager>>,
     program: Arc<dyn SessionHooks>,
-    ops: &operations::OpsState,
+    (ops, plan): (&operations::OpsState, &Arc<crate::plan_mode::PlanMode>),
 ) -> Arc<dyn SessionHooks> {
     let hooks = match host {
         // Extensions first; the embedding program's hooks keep working beside them.
@@ -531,6 +532,13 @@ fn hook_stack(
         }) as Arc<dyn SessionHooks>,
         None => program,
     };
+    // Plan mode after the extensions (their handlers see calls first, as in the reference).
+    let hooks = Arc::new(crate::extensions::hook_chain::ChainedHooks {
+        first: hooks,
+        second: Arc::new(crate::plan_mode::PlanGate {
+            plan: Arc::clone(plan),
+        }),
+    });
     Arc::new(crate::extensions::hook_chain::ChainedHooks {
         first: hooks,
         second: Arc::new(crate::block_images::BlockImages {

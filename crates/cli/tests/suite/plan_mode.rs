@@ -1,0 +1,372 @@
+//! Plan mode through the real binary in print and JSON mode (`mcp-codemode-virtual.md` §6):
+//! `--plan` and `/plan <task>` plan, print exactly the submitted plan and leave the seed's
+//! snapshots; edits, MCP tools, codemode and nested calls are blocked while planning;
+//! `ask_user` without a UI takes the recommended choice; `/plan approve` implements; tool
+//! settings that cannot plan and malformed state fail closed; an extension that registers
+//! `/plan` replaces the built-in.
+
+use knightcode_testkit::MockServer;
+use knightcode_testkit::ScriptedReply;
+use knightcode_testkit::WireFormat;
+use serde_json::Value;
+use serde_json::json;
+
+use crate::common::Sandbox;
+use crate::common::read_jsonl;
+use crate::oneshot_common::knightcode;
+use crate::oneshot_common::offered_tools;
+use crate::oneshot_common::sandbox;
+use crate::suite::mcp::fixture_entry;
+use crate::suite::mcp::write_config;
+
+const PLAN: &str = "# Fix the cache\n\n- Change `src/cache.rs`\n\n## Assumptions\n- none\n";
+
+fn submit(id: &str, markdown: &str) -> ScriptedReply {
+    ScriptedReply::tool_call(
+        id,
+        "submit_plan",
+        json!({ "markdown": markdown }).to_string(),
+    )
+}
+
+fn server(replies: Vec<ScriptedReply>) -> MockServer {
+    MockServer::start_blocking(WireFormat::OpenAiCompletions, replies).unwrap()
+}
+
+/// The `plan-mode` entries of the one session file, as (type, data or details).
+fn plan_entries(sb: &Sandbox) -> Vec<(String, Value)> {
+    let files = sb.session_files();
+    assert_eq!(files.len(), 1, "{files:?}");
+    read_jsonl(&files[0])
+        .into_iter()
+        .filter(|e| e["customType"] == "plan-mode")
+        .map(|e| {
+            let kind = e["type"].as_str().unwrap().to_owned();
+            let value = if kind == "custom" {
+                e["data"].clone()
+            } else {
+                assert_eq!(e["display"], false, "{e}");
+                e["details"].clone()
+            };
+            (kind, value)
+        })
+        .collect()
+}
+
+/// The text of every tool result the request `index` carries.
+fn tool_results(server: &MockServer, index: usize) -> Vec<String> {
+    server.requests()[index].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[test]
+fn plan_flag_plans_and_prints_exactly_the_submitted_plan() {
+    let server = server(vec![submit("call_1", PLAN)]);
+    let sb = sandbox(&server);
+    let run = knightcode(&sb, &["-p", "--plan", "Investigate the cache bug"]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.stdout, PLAN, "exactly the plan");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1, "the submission ends the run");
+    let offered = offered_tools(&requests[0].body);
+    for name in ["ask_user", "submit_plan", "read", "grep", "find", "ls"] {
+        assert!(
+            offered.iter().any(|n| n == name),
+            "{name} not in {offered:?}"
+        );
+    }
+    let body = requests[0].body.to_string();
+    assert!(body.contains("<plan_mode>"), "the instructions are sent");
+    assert_eq!(
+        plan_entries(&sb),
+        [
+            ("custom".to_owned(), json!({"mode": "planning"})),
+            ("custom_message".to_owned(), json!({"kind": "instructions"})),
+            (
+                "custom".to_owned(),
+                json!({"mode": "planning", "draft": {"revision": 1, "markdown": PLAN}})
+            ),
+        ]
+    );
+}
+
+#[test]
+fn a_session_that_never_plans_declares_no_planning_tools() {
+    let server = server(vec![ScriptedReply::text("Hi.")]);
+    let sb = sandbox(&server);
+    let run = knightcode(&sb, &["-p", "hello"]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let offered = offered_tools(&server.requests()[0].body);
+    assert!(
+        !offered
+            .iter()
+            .any(|n| n == "ask_user" || n == "submit_plan"),
+        "{offered:?}"
+    );
+    assert!(
+        !server.requests()[0]
+            .body
+            .to_string()
+            .contains("<plan_mode>")
+    );
+}
+
+const NESTING: &str = r#"
+import { Type } from "@sinclair/typebox";
+export default function (pi) {
+  // Replaces the built-in read (allowed while planning) and writes through a nested call.
+  pi.registerTool({
+    name: "read", label: "Read", description: "Reads, and writes on the side", parameters: Type.Object({ path: Type.String() }),
+    async execute(id, params, signal, onUpdate, ctx) {
+      const nested = await ctx.executeTool("write", { path: "nested.txt", content: "x" });
+      const text = nested.result.content.map((c) => c.text).join("");
+      return { content: [{ type: "text", text: `nested write: error=${nested.isError} ${text}` }], details: {} };
+    },
+  });
+}
+"#;
+
+#[test]
+fn edits_mcp_tools_codemode_and_nested_calls_are_blocked_while_planning() {
+    let server = server(vec![
+        ScriptedReply::tool_call("call_1", "write", r#"{"path":"out.txt","content":"x"}"#),
+        ScriptedReply::tool_call("call_2", "mcp__fixture__echo", r#"{"message":"hi"}"#),
+        ScriptedReply::tool_call("call_3", "codemode", r#"{"code":"return 1"}"#),
+        ScriptedReply::tool_call("call_4", "read", r#"{"path":"notes.txt"}"#),
+        ScriptedReply::tool_call("call_5", "bash", r#"{"command":"echo inspected"}"#),
+        submit("call_6", PLAN),
+    ]);
+    let sb = sandbox(&server);
+    write_config(&sb, json!({"fixture": fixture_entry(&sb)}));
+    std::fs::write(sb.project.join("nesting.ts"), NESTING).unwrap();
+    let run = knightcode(
+        &sb,
+        &[
+            "-p",
+            "--plan",
+            "--tools",
+            "read,bash,write,codemode,ask_user,submit_plan,mcp__fixture__echo",
+            "-e",
+            "nesting.ts",
+            "Investigate",
+        ],
+    );
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.stdout, PLAN);
+    let results = tool_results(&server, 5);
+    assert_eq!(results.len(), 5, "{results:?}");
+    for (result, tool) in results[..3]
+        .iter()
+        .zip(["write", "mcp__fixture__echo", "codemode"])
+    {
+        assert!(
+            result.starts_with(&format!("Blocked by plan mode: {tool} is not available")),
+            "{result}"
+        );
+    }
+    assert!(
+        results[3].starts_with("nested write: error=true Blocked by plan mode: write"),
+        "{}",
+        results[3]
+    );
+    assert_eq!(
+        results[4].trim(),
+        "inspected",
+        "shell commands are not inspected"
+    );
+    assert!(!sb.project.join("out.txt").exists());
+    assert!(!sb.project.join("nested.txt").exists());
+}
+
+#[test]
+fn ask_user_without_a_ui_takes_the_recommended_choice() {
+    let question = json!({
+        "question": "Which store?",
+        "options": [{"label": "SQLite", "description": "one file"}, {"label": "Postgres"}]
+    });
+    let server = server(vec![
+        ScriptedReply::tool_call("call_1", "ask_user", question.to_string()),
+        submit("call_2", PLAN),
+    ]);
+    let sb = sandbox(&server);
+    let run = knightcode(&sb, &["-p", "/plan Pick a store"]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.stdout, PLAN);
+    let results = tool_results(&server, 1);
+    assert!(
+        results[0].contains("\"SQLite\"") && results[0].contains("Assumptions"),
+        "{results:?}"
+    );
+    let messages = server.requests()[0].body["messages"].clone();
+    let last = messages.as_array().unwrap().last().unwrap();
+    assert_eq!(
+        last["content"],
+        json!([{"type": "text", "text": "Pick a store"}]),
+        "the task is the prompt"
+    );
+    let bad = json!({"question": "Which?", "options": [{"label": "only one"}]});
+    let server = self::server(vec![
+        ScriptedReply::tool_call("call_1", "ask_user", bad.to_string()),
+        ScriptedReply::text("ok"),
+    ]);
+    let sb = sandbox(&server);
+    let run = knightcode(&sb, &["-p", "--plan", "Pick"]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert!(
+        tool_results(&server, 1)[0].contains("less than 2 items"),
+        "{:?}",
+        tool_results(&server, 1)
+    );
+}
+
+#[test]
+fn plan_approve_implements_the_draft_in_the_same_session() {
+    let server = server(vec![
+        submit("call_1", PLAN),
+        ScriptedReply::text("Implemented."),
+    ]);
+    let sb = sandbox(&server);
+    let run = knightcode(&sb, &["-p", "--plan", "Investigate"]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let file = sb.session_files()[0].clone();
+    let file = file.to_str().unwrap();
+
+    // A stale revision is refused on stderr; nothing runs.
+    let run = knightcode(&sb, &["--session", file, "-p", "/plan approve 2"]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.stdout, "");
+    assert!(
+        run.stderr.contains("Revision 2 is not the current plan"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(server.requests().len(), 1);
+
+    let run = knightcode(
+        &sb,
+        &["--session", file, "-p", "/plan approve 1 keep it small"],
+    );
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.stdout, "Implemented.\n");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let last = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    let prompt = last["content"].to_string();
+    assert!(
+        prompt.contains("Implement the approved plan (revision 1)")
+            && prompt.contains("Fix the cache")
+            && prompt.contains("keep it small"),
+        "{prompt}"
+    );
+    assert!(
+        offered_tools(&requests[1].body)
+            .iter()
+            .any(|n| n == "ask_user"),
+        "the loadout is kept"
+    );
+    let entries = plan_entries(&sb);
+    assert_eq!(
+        entries[entries.len() - 2..],
+        [
+            (
+                "custom".to_owned(),
+                json!({"mode": "off", "draft": {"revision": 1, "markdown": PLAN}, "approved": 1})
+            ),
+            ("custom_message".to_owned(), json!({"kind": "exit"})),
+        ]
+    );
+    // Approved and off: nothing is blocked any more.
+    let run = knightcode(&sb, &["--session", file, "-p", "/plan approve fresh"]);
+    assert!(run.stderr.contains("not available"), "{}", run.stderr);
+}
+
+#[test]
+fn plan_commands_without_a_draft_say_so_on_stderr() {
+    let server = server(vec![]);
+    let sb = sandbox(&server);
+    let run = knightcode(&sb, &["-p", "/plan approve"]);
+    assert_eq!(run.stdout, "");
+    assert!(run.stderr.contains("No plan to approve."), "{}", run.stderr);
+    let run = knightcode(&sb, &["-p", "/plan"]);
+    assert!(run.stderr.contains("Plan mode on"), "{}", run.stderr);
+    assert!(server.requests().is_empty());
+}
+
+#[test]
+fn tool_settings_that_cannot_plan_fail_closed() {
+    let server = server(vec![]);
+    let sb = sandbox(&server);
+    for args in [
+        &["-p", "--plan", "--no-tools", "go"][..],
+        &["-p", "--plan", "--tools", "read,bash", "go"][..],
+        &["-p", "--plan", "--exclude-tools", "ask_user", "go"][..],
+    ] {
+        let run = knightcode(&sb, args);
+        assert_eq!(run.code, 1, "{args:?}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("--plan cannot be used here"),
+            "{}",
+            run.stderr
+        );
+    }
+    let run = knightcode(&sb, &["-p", "--no-tools", "/plan go"]);
+    assert!(
+        run.stderr.contains("Cannot enter plan mode"),
+        "{}",
+        run.stderr
+    );
+    assert!(server.requests().is_empty(), "nothing was sent");
+}
+
+#[test]
+fn malformed_state_refuses_requests() {
+    let server = server(vec![ScriptedReply::text("never")]);
+    let sb = sandbox(&server);
+    let file = sb.root.path().join("bad.jsonl");
+    let lines = [
+        json!({"type":"session","version":3,"id":"s1","timestamp":"2024-12-03T14:00:00.000Z","cwd": sb.project}),
+        json!({"type":"message","id":"u1","parentId":null,"timestamp":"2024-12-03T14:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1733234401000u64}}),
+        json!({"type":"custom","id":"p1","parentId":"u1","timestamp":"2024-12-03T14:00:02.000Z","customType":"plan-mode","data":{"mode":"planning","approved":3}}),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&file, text).unwrap();
+    let run = knightcode(&sb, &["--session", file.to_str().unwrap(), "-p", "go on"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("Plan mode cannot restore"),
+        "{}",
+        run.stderr
+    );
+    assert!(server.requests().is_empty());
+}
+
+const REPLACEMENT: &str = r#"
+export default function (pi) {
+  pi.registerCommand("plan", { description: "my plan", handler: async (args, ctx) => { ctx.ui.notify(`my plan: ${args}`, "info"); } });
+}
+"#;
+
+#[test]
+fn an_extension_registering_plan_replaces_the_built_in() {
+    let server = server(vec![ScriptedReply::text("ok")]);
+    let sb = sandbox(&server);
+    std::fs::write(sb.project.join("myplan.ts"), REPLACEMENT).unwrap();
+    let run = knightcode(&sb, &["-p", "-e", "myplan.ts", "/plan something"]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert!(!run.stderr.contains("Plan mode on"), "{}", run.stderr);
+    assert!(server.requests().is_empty(), "the extension's command ran");
+    let run = knightcode(&sb, &["-p", "-e", "myplan.ts", "hello"]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let offered = offered_tools(&server.requests()[0].body);
+    assert!(!offered.iter().any(|n| n == "submit_plan"), "{offered:?}");
+}

@@ -1,0 +1,284 @@
+//! `/plan`, `/plan <task>`, `/plan off` and `/plan approve [fresh] [N [note]]`, run where a
+//! prompt arrives (the input hook), so print, JSON, RPC and the interactive mode share them.
+
+use knightcode_protocol::plan::PlanMessageKind;
+use knightcode_protocol::plan::PlanMode as Mode;
+use knightcode_protocol::plan::PlanState;
+
+use super::PlanMode;
+use super::text;
+use crate::dialogs::NoticeKind;
+use crate::hooks::InputAction;
+
+/// One `/plan` command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum PlanCommand {
+    /// `/plan`: enter, or review the draft when planning.
+    Enter,
+    /// `/plan <task>`: enter if needed and run the task as a planning prompt.
+    Task(String),
+    /// `/plan off`.
+    Off,
+    /// `/plan approve [fresh] [N [note]]`.
+    Approve {
+        fresh: bool,
+        revision: Option<u64>,
+        note: Option<String>,
+    },
+    /// `/plan approve` with something other than a revision after it.
+    BadApprove,
+}
+
+/// The command in `text`, when it is one (`/plan` alone or followed by whitespace).
+pub(crate) fn parse_command(text: &str) -> Option<PlanCommand> {
+    let rest = text.trim().strip_prefix("/plan")?;
+    if !(rest.is_empty() || rest.starts_with(char::is_whitespace)) {
+        return None;
+    }
+    let rest = rest.trim();
+    if rest.is_empty() {
+        return Some(PlanCommand::Enter);
+    }
+    if rest == "off" {
+        return Some(PlanCommand::Off);
+    }
+    let Some(args) = rest
+        .strip_prefix("approve")
+        .filter(|a| a.is_empty() || a.starts_with(char::is_whitespace))
+    else {
+        return Some(PlanCommand::Task(rest.to_owned()));
+    };
+    let mut args = args.trim();
+    let fresh = match args
+        .strip_prefix("fresh")
+        .filter(|a| a.is_empty() || a.starts_with(char::is_whitespace))
+    {
+        Some(after) => {
+            args = after.trim();
+            true
+        }
+        None => false,
+    };
+    if args.is_empty() {
+        return Some(PlanCommand::Approve {
+            fresh,
+            revision: None,
+            note: None,
+        });
+    }
+    let (number, note) = args
+        .split_once(char::is_whitespace)
+        .map_or((args, ""), |(n, note)| (n, note.trim()));
+    match number.parse::<u64>() {
+        Ok(revision) => Some(PlanCommand::Approve {
+            fresh,
+            revision: Some(revision),
+            note: (!note.is_empty()).then(|| note.to_owned()),
+        }),
+        Err(_) => Some(PlanCommand::BadApprove),
+    }
+}
+
+/// What the review picker offers (the interactive mode's own picker has more).
+const IMPLEMENT: &str = "Implement";
+const KEEP_PLANNING: &str = "Keep planning";
+const EXIT_PLANNING: &str = "Exit planning";
+
+impl PlanMode {
+    /// Runs `command`: the state changes are written before this returns; a command that
+    /// starts a run hands back its prompt.
+    pub(crate) async fn run_command(&self, command: PlanCommand) -> InputAction {
+        let state = match self.state() {
+            Ok(state) => state.unwrap_or_default(),
+            Err(error) => {
+                self.notify(
+                    format!("Plan mode cannot read this branch's state: {error}."),
+                    NoticeKind::Error,
+                )
+                .await;
+                return InputAction::Handled;
+            }
+        };
+        let outcome = match command {
+            PlanCommand::Enter if state.planning() => Ok(self.review(&state).await),
+            PlanCommand::Enter => self.enter(&state).await.map(|_| InputAction::Handled),
+            PlanCommand::Task(task) => {
+                let entered = if state.planning() {
+                    Ok(true)
+                } else {
+                    self.enter(&state).await
+                };
+                entered.map(|entered| match entered {
+                    true => InputAction::Transform {
+                        text: task,
+                        images: Vec::new(),
+                    },
+                    false => InputAction::Handled,
+                })
+            }
+            PlanCommand::Off => self.leave(&state).await,
+            PlanCommand::Approve {
+                fresh,
+                revision,
+                note,
+            } => self.approve(&state, fresh, revision, note.as_deref()).await,
+            PlanCommand::BadApprove => {
+                self.notify(
+                    "Usage: /plan approve [fresh] [N [note]] (N is the revision to approve)."
+                        .to_owned(),
+                    NoticeKind::Error,
+                )
+                .await;
+                Ok(InputAction::Handled)
+            }
+        };
+        match outcome {
+            Ok(action) => action,
+            Err(error) => {
+                self.notify(
+                    format!("Plan mode could not save its state: {error}."),
+                    NoticeKind::Error,
+                )
+                .await;
+                InputAction::Handled
+            }
+        }
+    }
+
+    /// Starts a planning cycle: approval cleared, the draft and its revisions kept. `false`
+    /// when the tool settings cannot plan (said to the user; nothing changed).
+    async fn enter(&self, state: &PlanState) -> crate::Result<bool> {
+        if let Some(why) = &self.incompatible {
+            self.notify(
+                format!("Cannot enter plan mode: {why}. Start without that option."),
+                NoticeKind::Error,
+            )
+            .await;
+            // Refused before anything changed; nothing runs.
+            return Ok(false);
+        }
+        self.save(&PlanState {
+            mode: Mode::Planning,
+            draft: state.draft.clone(),
+            approved: None,
+        })?;
+        self.append_message(
+            PlanMessageKind::Instructions,
+            text::instructions(&self.tool_names()),
+        )?;
+        self.just_entered
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        self.notify(text::ENTERED.to_owned(), NoticeKind::Info)
+            .await;
+        Ok(true)
+    }
+
+    /// `/plan` while planning: the latest draft, and what to do with it.
+    async fn review(&self, state: &PlanState) -> InputAction {
+        let Some(draft) = &state.draft else {
+            self.notify(text::NO_DRAFT.to_owned(), NoticeKind::Info)
+                .await;
+            return InputAction::Handled;
+        };
+        let dialogs = self.dialogs();
+        if !dialogs.has_ui() {
+            self.notify(
+                format!(
+                    "Plan revision {} is ready: /plan approve implements it, /plan off leaves planning, a message revises it.",
+                    draft.revision
+                ),
+                NoticeKind::Info,
+            )
+            .await;
+            return InputAction::Handled;
+        }
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let options = vec![
+            IMPLEMENT.to_owned(),
+            KEEP_PLANNING.to_owned(),
+            EXIT_PLANNING.to_owned(),
+        ];
+        let title = format!("Plan revision {}", draft.revision);
+        let choice = dialogs.select(&title, options, &cancel).await;
+        // The answer may come after other commands: act on the revision shown only.
+        let current = self.state().ok().flatten().unwrap_or_default();
+        if current.revision() != Some(draft.revision) || !current.planning() {
+            self.notify(
+                "The plan changed while the review was open; run /plan to review it again."
+                    .to_owned(),
+                NoticeKind::Warning,
+            )
+            .await;
+            return InputAction::Handled;
+        }
+        let outcome = match choice.as_deref() {
+            Some(IMPLEMENT) => {
+                self.approve(&current, false, Some(draft.revision), None)
+                    .await
+            }
+            Some(EXIT_PLANNING) => self.leave(&current).await,
+            _ => Ok(InputAction::Handled),
+        };
+        outcome.unwrap_or(InputAction::Handled)
+    }
+
+    /// `/plan off`: planning ends, the draft stays.
+    async fn leave(&self, state: &PlanState) -> crate::Result<InputAction> {
+        if !state.planning() {
+            self.notify(text::NOT_PLANNING.to_owned(), NoticeKind::Info)
+                .await;
+            return Ok(InputAction::Handled);
+        }
+        self.save(&PlanState {
+            mode: Mode::Off,
+            draft: state.draft.clone(),
+            approved: None,
+        })?;
+        self.append_message(PlanMessageKind::Exit, text::exit())?;
+        self.notify(text::LEFT.to_owned(), NoticeKind::Info).await;
+        Ok(InputAction::Handled)
+    }
+
+    /// `/plan approve`: the approval is saved, then the plan runs as the prompt.
+    async fn approve(
+        &self,
+        state: &PlanState,
+        fresh: bool,
+        revision: Option<u64>,
+        note: Option<&str>,
+    ) -> crate::Result<InputAction> {
+        let Some(draft) = &state.draft else {
+            self.notify(text::NOTHING_TO_APPROVE.to_owned(), NoticeKind::Error)
+                .await;
+            return Ok(InputAction::Handled);
+        };
+        if let Some(asked) = revision
+            && asked != draft.revision
+        {
+            self.notify(
+                format!(
+                    "Revision {asked} is not the current plan (the latest is revision {}); run /plan to review it again.",
+                    draft.revision
+                ),
+                NoticeKind::Error,
+            )
+            .await;
+            return Ok(InputAction::Handled);
+        }
+        if fresh {
+            self.notify(text::FRESH_NOT_AVAILABLE.to_owned(), NoticeKind::Error)
+                .await;
+            return Ok(InputAction::Handled);
+        }
+        self.save(&PlanState {
+            mode: Mode::Off,
+            draft: Some(draft.clone()),
+            approved: Some(draft.revision),
+        })?;
+        self.append_message(PlanMessageKind::Exit, text::approved(draft.revision))?;
+        Ok(InputAction::Transform {
+            text: text::implement(draft.revision, &draft.markdown, note),
+            images: Vec::new(),
+        })
+    }
+}
