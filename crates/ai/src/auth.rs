@@ -22,6 +22,10 @@ use crate::error::OAuthHookError;
 use crate::oauth::BuiltinLogin;
 
 mod entries;
+mod expiry;
+
+use expiry::expired;
+use expiry::expires_within;
 
 /// Environment variables that hold a provider's API key, in lookup order: the reference's
 /// (generated with the catalog), then those of providers only this agent knows by name.
@@ -600,27 +604,6 @@ pub struct ResolvedAuth {
     pub source: AuthSource,
 }
 
-/// Whether an OAuth credential's `expires` (epoch milliseconds) has passed (one without it
-/// never has, as in the reference).
-fn expired(credentials: &Map<String, Value>) -> bool {
-    expires_within(credentials, 0.0)
-}
-
-/// Whether the credential lapses within `margin_ms` from now.
-fn expires_within(credentials: &Map<String, Value>, margin_ms: f64) -> bool {
-    let now = crate::oauth::now_ms();
-    // As the reference compares, `Date.now() >= creds.expires` with JavaScript's coercion:
-    // a missing or non-numeric `expires` (undefined, NaN) never counts as expired, so the
-    // stored access token is used as it is; `null` counts as 0, long past.
-    let expires = match credentials.get("expires") {
-        Some(Value::Number(n)) => n.as_f64(),
-        Some(Value::String(text)) => text.trim().parse::<f64>().ok(),
-        Some(Value::Null) => Some(0.0),
-        _ => None,
-    };
-    expires.is_some_and(|expires| now + margin_ms >= expires)
-}
-
 /// What auth resolution needs: the stores and the environment.
 pub struct AuthContext<'a> {
     pub storage: &'a AuthStorage,
@@ -678,26 +661,6 @@ impl AuthContext<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn expiry_is_read_as_the_reference_compares_it() {
-        let with = |expires: Option<Value>| {
-            let mut map = Map::new();
-            if let Some(value) = expires {
-                map.insert("expires".to_owned(), value);
-            }
-            expired(&map)
-        };
-        assert!(!with(None), "no expires: never expired");
-        assert!(!with(Some(Value::from("soon"))), "NaN: never expired");
-        assert!(with(Some(Value::Null)), "null counts as 0");
-        assert!(with(Some(Value::from(1))));
-        assert!(
-            with(Some(Value::from("1"))),
-            "a number in a string is a number"
-        );
-        assert!(!with(Some(Value::from(crate::oauth::now_ms() + 60_000.0))));
-    }
 
     #[test]
     fn no_api_key_says_where_a_key_can_go() {
