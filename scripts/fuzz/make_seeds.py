@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the small hand-made seeds committed under fuzz/seeds/<target>/ (run once; the files
-are committed). The first byte of stream, RPC, keybindings and tool inputs is a control byte
+are committed). The first byte of session, stream, RPC, keybindings and tool inputs is a control byte
 (see crates/fuzzing): how the body is cut, which tool, which platform."""
 import json
 import pathlib
@@ -11,7 +11,10 @@ ROOT = pathlib.Path(__file__).resolve().parents[2] / "fuzz" / "seeds"
 def put(target, name, data):
     d = ROOT / target
     d.mkdir(parents=True, exist_ok=True)
-    (d / name).write_bytes(data if isinstance(data, bytes) else data.encode())
+    data = data if isinstance(data, bytes) else data.encode()
+    if target == "session_load":
+        data = b"\x00" + data  # control byte: also open the file as its owner
+    (d / name).write_bytes(data)
 
 
 def sse(events):

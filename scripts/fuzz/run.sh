@@ -5,6 +5,9 @@
 # without nightly skips rather than fails.
 #
 #   scripts/fuzz/run.sh [SECONDS] [TARGET...]      default 10 s each, every target
+#   FUZZ_NO_BUILD=1: run the binaries built last; FUZZ_KEEP_GOING=1: go on after a crash;
+#   FUZZ_RUNS=N: stop a target after N executions (or SECONDS, whichever comes first);
+#   FUZZ_LOG_DIR=DIR: keep each target's libFuzzer log there.
 #
 # Builds go to ~/.cache/knightcode-rs/fuzz-target (coverage-instrumented builds cannot share
 # the workspace's target folder). Targets are built without a sanitizer: `unsafe` is denied
@@ -37,7 +40,10 @@ flags=(-s none -a)
 
 python3 scripts/fuzz/seed.py >/dev/null
 echo "== building ${#targets[@]} fuzz targets"
-(cd fuzz && cargo +nightly fuzz build "${flags[@]}" --target-dir "$CARGO_TARGET_DIR")
+if [ -z "${FUZZ_NO_BUILD:-}" ]; then
+	(cd fuzz && cargo +nightly fuzz build "${flags[@]}" --target-dir "$CARGO_TARGET_DIR")
+fi
+bin="$CARGO_TARGET_DIR/$(rustc +nightly -vV | sed -n 's/^host: //p')/release"
 
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
@@ -48,9 +54,13 @@ for target in "${targets[@]}"; do
 	log="$logs/$target.log"
 	rc=0
 	# -rss_limit_mb: a parser that balloons on a small input is a finding too.
-	(cd fuzz && cargo +nightly fuzz run "${flags[@]}" --target-dir "$CARGO_TARGET_DIR" "$target" \
-		"corpus/$target" -- -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=65536 \
-		-print_final_stats=1 -artifact_prefix="artifacts/$target/") >"$log" 2>&1 || rc=$?
+	# The binary itself, not `cargo fuzz run`: that would rebuild whenever a source was
+	# touched (the build wrappers touch them), in the middle of a series of runs.
+	# -max_len: longer inputs mostly repeat what short ones reach, at a fraction of the speed.
+	(cd fuzz && "$bin/$target" "corpus/$target" -max_total_time="$seconds" -runs="${FUZZ_RUNS:--1}" \
+		-rss_limit_mb=2048 -max_len=4096 -print_final_stats=1 -artifact_prefix="artifacts/$target/") \
+		>"$log" 2>&1 || rc=$?
+	if [ -n "${FUZZ_LOG_DIR:-}" ]; then cp "$log" "$FUZZ_LOG_DIR/"; fi
 	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
 	took=$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$log" | tail -1)
 	crashes=0

@@ -58,15 +58,16 @@ def main():
     spec_docs = sorted(spec.glob("**/*.md")) if spec.is_dir() else []
 
     for f in sorted(fixtures.glob("**/session*.jsonl")):
+        # The control byte 0 also opens the file as its owner (crates/fuzzing/src/session.rs).
         data = f.read_bytes()
-        add("session_load", data)
+        add("session_load", b"\x00" + data)
         # A torn last line and a damaged middle line: the repair paths.
-        add("session_load", data[: max(1, len(data) - 17)])
+        add("session_load", b"\x00" + data[: max(1, len(data) - 17)])
         lines = data.split(b"\n")
         if len(lines) > 3:
             mid = len(lines) // 2
             lines[mid] = lines[mid][: len(lines[mid]) // 2]
-            add("session_load", b"\n".join(lines))
+            add("session_load", b"\x01" + b"\n".join(lines))
     for f in sorted(fixtures.glob("**/rpc-in.jsonl")):
         add("rpc", b"\x00" + f.read_bytes())
         add("rpc", b"\x03" + f.read_bytes())
