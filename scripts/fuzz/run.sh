@@ -39,8 +39,8 @@ fi
 flags=(-s none -a)
 
 python3 scripts/fuzz/seed.py >/dev/null
-echo "== building ${#targets[@]} fuzz targets"
 if [ -z "${FUZZ_NO_BUILD:-}" ]; then
+	echo "== building the fuzz targets"
 	(cd fuzz && cargo +nightly fuzz build "${flags[@]}" --target-dir "$CARGO_TARGET_DIR")
 fi
 bin="$CARGO_TARGET_DIR/$(rustc +nightly -vV | sed -n 's/^host: //p')/release"
