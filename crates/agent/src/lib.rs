@@ -72,3 +72,4 @@ pub use tool::ToolOutput;
 pub use tool::ToolRegistry;
 pub use tool::UpdateSink;
 pub use tool_batch::OPERATION_ABORTED;
+pub use validate::SchemaCache;

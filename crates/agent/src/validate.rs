@@ -14,8 +14,9 @@ use crate::tool::ToolDefinition;
 
 /// Compiled validators by tool name, kept for one run (schemas do not change mid-run, and
 /// compiling is far slower than validating).
+/// Public for the fuzzing harness, which checks arguments the way a run does.
 #[derive(Default)]
-pub(crate) struct SchemaCache {
+pub struct SchemaCache {
     validators: HashMap<String, Result<Arc<jsonschema::Validator>, String>>,
 }
 
@@ -35,7 +36,7 @@ impl SchemaCache {
     }
 
     /// `Ok` when `arguments` satisfy the tool's schema, else the text for the error result.
-    pub(crate) fn validate(
+    pub fn validate(
         &mut self,
         definition: &ToolDefinition,
         arguments: &Value,

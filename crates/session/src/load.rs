@@ -372,6 +372,24 @@ pub fn load_file(path: &Path) -> Result<Option<LoadedFile>> {
     let mut bytes = Vec::with_capacity(size as usize);
     file.read_to_end(&mut bytes)
         .map_err(SessionError::io("read", path))?;
+    load_into(assembler, bytes)
+}
+
+/// [`load_file`] on bytes already in memory (read on one thread): what a small file goes
+/// through, and the fuzzing entry point. `path` only names the file in errors and warnings.
+pub fn load_bytes(path: &Path, bytes: Vec<u8>) -> Result<Option<LoadedFile>> {
+    let assembler = Assembler {
+        path,
+        header: None,
+        entries: Vec::new(),
+        warnings: Vec::new(),
+        base_line: 0,
+        file_size: bytes.len() as u64,
+    };
+    load_into(assembler, bytes)
+}
+
+fn load_into(mut assembler: Assembler<'_>, mut bytes: Vec<u8>) -> Result<Option<LoadedFile>> {
     let len = bytes.len() as u64;
     let tail = match memchr::memrchr(b'\n', &bytes) {
         Some(last_newline) => bytes.split_off(last_newline + 1),

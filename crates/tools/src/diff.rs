@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use similar::{ChangeTag, DiffOp, TextDiff};
+use similar::{DiffOp, DiffTag, TextDiff};
 use unicode_normalization::UnicodeNormalization;
 
 use crate::error::ToolsError;
@@ -334,6 +334,47 @@ fn line_diff<'a>(old: &'a str, new: &'a str) -> TextDiff<'a, 'a, 'a, str> {
         .diff_lines(old, new)
 }
 
+/// The diff's operations with their positions recounted from their lengths. similar 2.7
+/// sometimes gives an operation after a `Replace` of unequal sides a stale `new_index`
+/// (found by fuzzing: `Delete { new_index: 8 }` where the new side was at 14), which made
+/// the patch's hunk arithmetic underflow. The lengths and their order are right, so the
+/// positions follow from them.
+fn line_ops(diff: &TextDiff<'_, '_, '_, str>) -> Vec<DiffOp> {
+    let (mut old_index, mut new_index) = (0, 0);
+    diff.ops()
+        .iter()
+        .map(|op| {
+            let (old_len, new_len) = (op.old_range().len(), op.new_range().len());
+            let recounted = match op.tag() {
+                DiffTag::Equal => DiffOp::Equal {
+                    old_index,
+                    new_index,
+                    len: old_len,
+                },
+                DiffTag::Delete => DiffOp::Delete {
+                    old_index,
+                    old_len,
+                    new_index,
+                },
+                DiffTag::Insert => DiffOp::Insert {
+                    old_index,
+                    new_index,
+                    new_len,
+                },
+                DiffTag::Replace => DiffOp::Replace {
+                    old_index,
+                    old_len,
+                    new_index,
+                    new_len,
+                },
+            };
+            old_index += old_len;
+            new_index += new_len;
+            recounted
+        })
+        .collect()
+}
+
 fn diff_parts<'a>(diff: &TextDiff<'a, 'a, 'a, str>) -> Vec<Part<'a>> {
     let old = diff.old_slices();
     let new = diff.new_slices();
@@ -350,8 +391,8 @@ fn diff_parts<'a>(diff: &TextDiff<'a, 'a, 'a, str>) -> Vec<Part<'a>> {
             }),
         }
     };
-    for op in diff.ops() {
-        match *op {
+    for op in line_ops(diff) {
+        match op {
             DiffOp::Equal { old_index, len, .. } => {
                 push(PartKind::Equal, &old[old_index..old_index + len]);
             }
@@ -474,8 +515,9 @@ pub fn display_diff(old: &str, new: &str) -> (String, Option<usize>) {
 /// file` follows a last line without one.
 pub fn unified_patch(path: &str, old: &str, new: &str, context: usize) -> String {
     let diff = line_diff(old, new);
+    let (old_lines, new_lines) = (diff.old_slices(), diff.new_slices());
     let mut out = format!("--- {path}\n+++ {path}\n");
-    for group in diff.grouped_ops(context) {
+    for group in similar::group_diff_ops(line_ops(&diff), context) {
         let (Some(first), Some(last)) = (group.first(), group.last()) else {
             continue;
         };
@@ -490,13 +532,18 @@ pub fn unified_patch(path: &str, old: &str, new: &str, context: usize) -> String
             shown(new_start, new_len)
         ));
         for op in &group {
-            for change in diff.iter_changes(op) {
-                let sign = match change.tag() {
-                    ChangeTag::Equal => ' ',
-                    ChangeTag::Delete => '-',
-                    ChangeTag::Insert => '+',
-                };
-                let value = change.value();
+            let (old_range, new_range) = (op.old_range(), op.new_range());
+            let lines: Vec<(char, &str)> = match op.tag() {
+                DiffTag::Equal => old_lines[old_range].iter().map(|l| (' ', *l)).collect(),
+                DiffTag::Delete => old_lines[old_range].iter().map(|l| ('-', *l)).collect(),
+                DiffTag::Insert => new_lines[new_range].iter().map(|l| ('+', *l)).collect(),
+                DiffTag::Replace => old_lines[old_range]
+                    .iter()
+                    .map(|l| ('-', *l))
+                    .chain(new_lines[new_range].iter().map(|l| ('+', *l)))
+                    .collect(),
+            };
+            for (sign, value) in lines {
                 out.push(sign);
                 out.push_str(value);
                 if !value.ends_with('\n') {
@@ -517,6 +564,21 @@ mod tests {
             old_text: old.to_owned(),
             new_text: new.to_owned(),
         }
+    }
+
+    /// Found by fuzzing (fuzz/regressions/edit_match): similar's ops for this pair put the
+    /// final `Delete` at new line 8 instead of 14, and the hunk length underflowed.
+    #[test]
+    fn a_stale_position_from_the_differ_does_not_break_the_patch() {
+        let old = "{\u{fffd}\n\n\n\n\n\n\n\n\u{fffd}\u{fffd}\n";
+        let new = format!("{{{}", "\n".repeat(14));
+        let patch = unified_patch("f", old, &new, 3);
+        assert!(patch.contains("@@ -1,4 +1,10 @@\n"), "{patch}");
+        assert!(patch.contains("@@ -6,4 +12,3 @@\n"), "{patch}");
+        assert!(patch.ends_with("-\u{fffd}\u{fffd}\n"), "{patch}");
+        let (display, first) = display_diff(old, &new);
+        assert_eq!(first, Some(1));
+        assert!(display.contains("- 9 \u{fffd}\u{fffd}"), "{display}");
     }
 
     #[test]

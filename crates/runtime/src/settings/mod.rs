@@ -103,29 +103,51 @@ fn read_layer(
     scope: SettingsScope,
     diagnostics: &mut Vec<SettingsDiagnostic>,
 ) -> Map<String, Value> {
-    let mut unusable = |error: String| {
-        diagnostics.push(SettingsDiagnostic {
-            scope,
-            path: path.to_owned(),
-            key: None,
-            error,
-        });
-        Map::new()
-    };
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Map::new(),
-        Err(error) => return unusable(error.to_string()),
+        Err(error) => return unusable_layer(path, scope, diagnostics, error.to_string()),
     };
-    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    parse_layer(&text, path, scope, diagnostics)
+}
+
+/// Parses the text of one settings file (a leading BOM allowed, legacy keys renamed);
+/// anything but a JSON object -> `{}` plus a diagnostic naming `path`.
+fn parse_layer(
+    text: &str,
+    path: &Path,
+    scope: SettingsScope,
+    diagnostics: &mut Vec<SettingsDiagnostic>,
+) -> Map<String, Value> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     match serde_json::from_str::<Value>(text) {
         Ok(Value::Object(mut map)) => {
             migrate(&mut map);
             map
         }
-        Ok(_) => unusable("expected a JSON object".to_owned()),
-        Err(error) => unusable(error.to_string()),
+        Ok(_) => unusable_layer(
+            path,
+            scope,
+            diagnostics,
+            "expected a JSON object".to_owned(),
+        ),
+        Err(error) => unusable_layer(path, scope, diagnostics, error.to_string()),
     }
+}
+
+fn unusable_layer(
+    path: &Path,
+    scope: SettingsScope,
+    diagnostics: &mut Vec<SettingsDiagnostic>,
+    error: String,
+) -> Map<String, Value> {
+    diagnostics.push(SettingsDiagnostic {
+        scope,
+        path: path.to_owned(),
+        key: None,
+        error,
+    });
+    Map::new()
 }
 
 /// Renames legacy keys (applied on load).
@@ -218,6 +240,29 @@ impl Settings {
             project: project_settings_path(Path::new("")),
         };
         Self::build(global, project, paths, Vec::new())
+    }
+
+    /// Builds settings from the texts of the two files, read as [`Settings::load`] reads
+    /// them (both trusted), without touching the disk: the fuzzing entry point.
+    pub fn from_texts(global: &str, project: &str) -> Self {
+        let paths = LayerPaths {
+            global: PathBuf::from("settings.json"),
+            project: project_settings_path(Path::new("")),
+        };
+        let mut diagnostics = Vec::new();
+        let global = parse_layer(
+            global,
+            &paths.global,
+            SettingsScope::Global,
+            &mut diagnostics,
+        );
+        let project = parse_layer(
+            project,
+            &paths.project,
+            SettingsScope::Project,
+            &mut diagnostics,
+        );
+        Self::build(global, project, paths, diagnostics)
     }
 
     fn build(
