@@ -46,7 +46,11 @@ fi
 bin="$CARGO_TARGET_DIR/$(rustc +nightly -vV | sed -n 's/^host: //p')/release"
 
 logs=$(mktemp -d)
-trap 'rm -rf "$logs"' EXIT
+# The targets' scratch folders go here (memory-backed when the machine has /dev/shm) and
+# are removed at the end: a fuzzing process exits without removing its own.
+scratch=$(mktemp -d /dev/shm/kc-fuzz-run.XXXXXX 2>/dev/null || mktemp -d)
+export KC_FUZZ_SCRATCH="$scratch"
+trap 'rm -rf "$logs" "$scratch"' EXIT
 status=0
 printf '%-28s %14s %8s %8s %s\n' target executions seconds crashes "exec/s"
 for target in "${targets[@]}"; do

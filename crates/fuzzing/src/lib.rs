@@ -89,12 +89,17 @@ impl Harness {
     /// When no scratch folder or runtime can be made: nothing can be fuzzed then.
     #[allow(clippy::expect_used)]
     pub fn new() -> Self {
-        // Memory-backed when the machine has it: the file targets write every input.
+        // In `KC_FUZZ_SCRATCH` when given (`scripts/fuzz/run.sh` passes a folder it removes
+        // at the end: libFuzzer exits without dropping this one), else memory-backed when
+        // the machine has it (the file targets write every input).
         let shm = Path::new("/dev/shm");
-        let scratch = if shm.is_dir() {
-            tempfile::Builder::new().prefix("kc-fuzz-").tempdir_in(shm)
-        } else {
-            tempfile::Builder::new().prefix("kc-fuzz-").tempdir()
+        let given = std::env::var_os("KC_FUZZ_SCRATCH").map(PathBuf::from);
+        let mut builder = tempfile::Builder::new();
+        builder.prefix("kc-fuzz-");
+        let scratch = match given {
+            Some(dir) => builder.tempdir_in(dir),
+            None if shm.is_dir() => builder.tempdir_in(shm),
+            None => builder.tempdir(),
         }
         .expect("a scratch folder for the fuzz targets");
         let runtime = tokio::runtime::Builder::new_current_thread()
