@@ -37,7 +37,7 @@ pub(crate) fn write_config(sandbox: &Sandbox, servers: Value) {
 }
 
 /// The text of the tool result the second request sends back to the model.
-fn returned_result(server: &MockServer) -> Value {
+pub(crate) fn returned_result(server: &MockServer) -> Value {
     let requests = server.requests();
     assert_eq!(requests.len(), 2, "one request per turn");
     let last = requests[1].body["messages"]

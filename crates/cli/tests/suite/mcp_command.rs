@@ -15,6 +15,7 @@ use crate::oneshot_common::sandbox;
 use crate::rpc_common::Rpc;
 use crate::rpc_common::watchdog;
 use crate::suite::mcp::fixture_entry;
+use crate::suite::mcp::returned_result;
 use crate::suite::mcp::write_config;
 
 #[test]
@@ -103,15 +104,7 @@ async fn mcp_reconnect_takes_up_a_server_fixed_after_the_session_started() {
 
         rpc.client.prompt("echo hi").await.unwrap();
         rpc.settled().await;
-        let requests = rpc.server.requests();
-        assert_eq!(requests.len(), 2, "the call and its answer");
-        let last = requests[1].body["messages"]
-            .as_array()
-            .unwrap()
-            .last()
-            .unwrap()
-            .clone();
-        assert_eq!(last["role"], "tool", "{last}");
+        let last = returned_result(&rpc.server);
         assert!(last["content"].to_string().contains("hi"), "{last}");
         rpc.shutdown().await;
     })
