@@ -120,6 +120,7 @@
       }
       if (k === "oauth") {
         out.oauth = v ? { name: v.name } : null;
+        if (v && typeof v.modifyModels === "function") out.oauth.modifyModels = true;
         continue;
       }
       if (v !== undefined) out[k] = JSON.parse(JSON.stringify(v));
@@ -248,10 +249,17 @@
   };
   // A stored OAuth login of an extension's provider: refreshed once expired, then turned
   // into the request's key (`oauth.refreshToken`, `oauth.getApiKey`), as pi's auth storage does.
-  calls.oauth = async function ({ provider, op: which, credentials }) {
+  calls.oauth = async function ({ provider, op: which, credentials, models }) {
     const entry = registered.find((p) => p.name === provider);
     const oauth = entry && entry.config.oauth;
     if (!oauth) throw new Error(`Provider ${provider} has no OAuth login`);
+    if (which === "modifyModels") {
+      // pi hands the whole model list to the provider (Copilot moves its models' base URL to
+      // the login's enterprise domain) and takes back what it returns.
+      const changed = await oauth.modifyModels(models, credentials);
+      if (!Array.isArray(changed)) throw new Error("modifyModels returned no model list");
+      return changed;
+    }
     if (which === "refresh") {
       const fresh = await oauth.refreshToken(credentials);
       if (!fresh || typeof fresh !== "object") throw new Error("refreshToken returned no credentials");

@@ -572,6 +572,50 @@ impl ExtensionHost {
     }
 }
 
+impl ExtensionHost {
+    /// The providers whose `oauth` has `modifyModels`, in registration order.
+    pub fn providers_modifying_models(&self) -> Vec<String> {
+        self.registry()
+            .providers
+            .iter()
+            .filter(|p| {
+                p.config
+                    .get("oauth")
+                    .and_then(|o| o.get("modifyModels"))
+                    .is_some_and(|m| m == &Value::Bool(true))
+            })
+            .map(|p| p.name.clone())
+            .collect()
+    }
+
+    /// `oauth.modifyModels(models, credentials)` of `provider`'s registration: the whole
+    /// model list as the provider changed it for the stored login.
+    pub async fn modify_models(
+        &self,
+        provider: &str,
+        models: &[knightcode_ai::Model],
+        credentials: &serde_json::Map<String, Value>,
+    ) -> Result<Vec<knightcode_ai::Model>, CallError> {
+        let answer = self
+            .engine
+            .call(
+                "oauth",
+                &json!({
+                    "provider": provider,
+                    "op": "modifyModels",
+                    "credentials": credentials,
+                    "models": models,
+                }),
+            )
+            .await?;
+        serde_json::from_value(answer).map_err(|e| {
+            CallError::Threw(format!(
+                "modifyModels of provider \"{provider}\" returned an invalid model list: {e}"
+            ))
+        })
+    }
+}
+
 impl ExtensionOAuth {
     async fn call(
         &self,

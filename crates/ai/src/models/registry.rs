@@ -236,6 +236,16 @@ impl ModelRegistry {
         added
     }
 
+    /// Replaces every model with `models` (what an OAuth provider's `modifyModels` returned
+    /// for the whole list, as pi applies it); providers' request settings stay. Registering
+    /// or unregistering a provider afterwards starts again from the registrations.
+    pub fn replace_models(&mut self, models: Vec<Model>) {
+        let untouched: Vec<&'static str> = self.untouched().collect();
+        self.taken.extend(untouched);
+        self.models = models;
+        self.all = OnceLock::new();
+    }
+
     /// The names of the providers extensions registered.
     pub fn registered_providers(&self) -> impl Iterator<Item = &str> {
         self.registered.iter().map(|(name, _)| name.as_str())

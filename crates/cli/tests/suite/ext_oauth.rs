@@ -123,3 +123,84 @@ fn a_failed_refresh_says_to_log_in_again_and_keeps_the_file() {
     assert!(server.requests().is_empty());
     assert_eq!(stored(&sb), before);
 }
+
+/// A provider whose `oauth.modifyModels` moves its models to the URL the stored login
+/// names (a Copilot-style enterprise endpoint); `fails` makes it throw instead.
+fn modifying_extension(registered_url: &str, fails: bool) -> String {
+    let body = if fails {
+        r#"throw new Error("no enterprise domain");"#
+    } else {
+        // It is given the whole list, as pi gives it: the built-in providers' models too.
+        r#"if (!models.some((m) => m.provider === "anthropic")) throw new Error("not the whole list");
+      return models.map((m) => (m.provider === "acme" ? { ...m, baseUrl: credentials.enterpriseUrl } : m));"#
+    };
+    format!(
+        r#"
+export default function (pi) {{
+  pi.registerProvider("acme", {{
+    baseUrl: "{registered_url}", api: "openai-completions",
+    models: [{{ id: "acme-1", name: "Acme", reasoning: false, input: ["text"],
+               cost: {{ input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }}, contextWindow: 8000, maxTokens: 100 }}],
+    oauth: {{
+      name: "Acme SSO",
+      async login() {{ throw new Error("not in this test"); }},
+      async refreshToken(credentials) {{ return credentials; }},
+      getApiKey(credentials) {{ return credentials.access; }},
+      modifyModels(models, credentials) {{
+      {body}
+      }},
+    }},
+  }});
+}}
+"#
+    )
+}
+
+fn modifying_setup(
+    registered_url: Option<&str>,
+    fails: bool,
+) -> (MockServer, oneshot_common::Sandbox) {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![ScriptedReply::text("hi")],
+    )
+    .unwrap();
+    let sb = sandbox(&server);
+    let registered = registered_url.map_or_else(|| server.base_url(), str::to_owned);
+    std::fs::write(
+        sb.project.join("acme.ts"),
+        modifying_extension(&registered, fails),
+    )
+    .unwrap();
+    let auth = json!({
+        "acme": { "type": "oauth", "access": "tok", "refresh": "r1",
+                  "expires": 32_503_680_000_000_i64, "enterpriseUrl": server.base_url() },
+    });
+    std::fs::write(sb.agent.join("auth.json"), auth.to_string()).unwrap();
+    (server, sb)
+}
+
+#[test]
+fn modify_models_of_a_stored_login_moves_the_providers_models() {
+    // Registered at a port nothing listens on: only the moved URL answers.
+    let (server, sb) = modifying_setup(Some("http://127.0.0.1:9/v1"), false);
+    let run = knightcode(&sb, ARGS);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.stdout.trim(), "hi");
+    assert_eq!(authorization(&server).as_deref(), Some("Bearer tok"));
+}
+
+#[test]
+fn a_throwing_modify_models_is_reported_and_the_models_stay() {
+    let (server, sb) = modifying_setup(None, true);
+    let run = knightcode(&sb, ARGS);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.stdout.trim(), "hi");
+    assert!(
+        run.stderr
+            .contains("Extension error (provider acme, oauth.modifyModels): no enterprise domain"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(server.requests().len(), 1);
+}

@@ -36,6 +36,30 @@ pub fn register_providers(host: &ExtensionHost, registry: &mut ModelRegistry) ->
     problems
 }
 
+/// pi's `oauth.modifyModels`: each extension provider with one, whose OAuth login is
+/// stored, gets the whole model list and its answer replaces it (a Copilot-style provider
+/// moves its models to the login's own endpoint). Returns what went wrong; a failing
+/// provider leaves the list as it was.
+pub async fn modify_models(
+    host: &ExtensionHost,
+    registry: &mut ModelRegistry,
+    storage: &AuthStorage,
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    for provider in host.providers_modifying_models() {
+        let Some(knightcode_ai::Credential::OAuth { raw, .. }) = storage.get(&provider) else {
+            continue;
+        };
+        match host.modify_models(&provider, registry.models(), &raw).await {
+            Ok(models) => registry.replace_models(models),
+            Err(error) => problems.push(format!(
+                "Extension error (provider {provider}, oauth.modifyModels): {error}"
+            )),
+        }
+    }
+    problems
+}
+
 /// A registration's config as the model registry takes it.
 pub(crate) fn provider_config(spec: &knightcode_ext::ProviderSpec) -> ProviderConfig {
     let mut raw = spec.config.clone();

@@ -177,6 +177,9 @@ pub(super) async fn extension_host(
     });
     if let Some(host) = &host {
         auth_storage.set_oauth(host.oauth_hooks());
+        notices.extend(
+            crate::extensions::models::modify_models(host, &mut registry, &auth_storage).await,
+        );
     }
     super::model::wait_for_local_models(
         setup,
