@@ -295,6 +295,17 @@ impl AuthStorage {
         let _ = self.oauth.set(hooks);
     }
 
+    /// Reads the file again (a login made since, in another shell or by pi), keeping the
+    /// hooks; a file that cannot be read leaves the credentials as they were.
+    pub fn reload(&mut self) -> Result<(), AiError> {
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        let fresh = Self::load(dir)?;
+        self.credentials = fresh.credentials;
+        self.command_cache = fresh.command_cache;
+        self.refreshed = fresh.refreshed;
+        Ok(())
+    }
+
     /// The hooks, when they refresh `provider`'s logins.
     fn hooks_for(&self, provider: &str) -> Option<&Arc<dyn OAuthProviders>> {
         self.oauth.get().filter(|hooks| hooks.handles(provider))

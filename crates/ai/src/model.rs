@@ -266,6 +266,23 @@ impl Model {
         }
     }
 
+    /// What an interactive session holds before any model is configured (a first run):
+    /// no provider, no id. Nothing is sent with it; [`Model::is_unselected`] tells it apart.
+    pub fn unselected() -> Self {
+        Self {
+            name: String::new(),
+            api: String::new(),
+            context_window: 0,
+            max_tokens: 0,
+            ..Self::new("", "", Api::OpenAiCompletions, "")
+        }
+    }
+
+    /// Whether this is [`Model::unselected`]'s stand-in rather than a model.
+    pub fn is_unselected(&self) -> bool {
+        self.provider.is_empty() && self.id.is_empty()
+    }
+
     pub fn api_kind(&self) -> Option<Api> {
         Api::parse(&self.api)
     }

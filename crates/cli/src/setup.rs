@@ -176,6 +176,9 @@ pub fn session_setup_with_location(
         launcher: sandbox_launcher(),
     };
     setup.models = args.models.clone();
+    // The interactive mode opens without a model and says how to get one (a first run);
+    // the other modes have no one to tell, so they stop with that advice.
+    setup.start_without_model = picker;
     setup.extensions = knightcode_runtime::ExtensionSources {
         cli: args.extensions.clone(),
         no_extensions: args.no_extensions,

@@ -487,20 +487,6 @@ fn fork_clone_and_new_each_start_a_new_session_file() {
 }
 
 #[test]
-fn without_a_model_it_says_what_to_set_up_and_leaves_the_screen_clean() {
-    let sandbox = tui_common::sandbox(vec![]);
-    std::fs::remove_file(sandbox.agent.join("models.json")).unwrap();
-    let mut tui = sandbox.spawn(&[], 100, 20);
-    assert_eq!(tui.wait_exit(), 1);
-    let screen = tui.screen();
-    assert!(screen.contains("Error: No model available."), "{screen}");
-    assert!(
-        !screen.contains("──"),
-        "no half-drawn UI is left behind: {screen}"
-    );
-}
-
-#[test]
 fn a_models_scope_chooses_the_start_model_and_ctrl_p_stays_inside_it() {
     let sandbox = tui_common::sandbox(vec![]);
     let mut tui = sandbox.spawn(&["--models", "mock-reasoner:high,mock-model"], 100, 30);

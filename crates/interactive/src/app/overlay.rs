@@ -378,8 +378,10 @@ impl Ui {
     pub fn open_model_picker(&mut self) {
         if self.session.models().is_empty() {
             self.info(
-                "No models are available; set a provider's API key (see knightcode --list-models).",
+                "No models are available yet: log in with `knightcode auth login`, set a provider's API key in the environment, add a provider to models.json, or start a local model server (Ollama, LM Studio, llama.cpp, vLLM). One configured since the start is picked up without a restart.",
             );
+            // Asking for a snapshot picks up a model configured since.
+            self.request_snapshot();
             return;
         }
         let current = self

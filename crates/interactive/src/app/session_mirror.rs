@@ -62,7 +62,7 @@ impl SessionMirror {
         self.skip_branch_summary_prompt = skip_branch_summary_prompt;
         self.models = models;
         self.scoped_models = scoped_models;
-        self.current_model = Some(model);
+        self.current_model = (!model.is_unselected()).then_some(model);
         self.thinking_levels = thinking_levels;
         self.view = Some(view);
         thinking

@@ -267,7 +267,11 @@ impl Ui {
         data.auto_compaction = view.state(false).auto_compaction_enabled;
         data.provider = model.provider.clone();
         self.screen.transcript.provider.clone_from(&model.provider);
-        data.model = model.id.clone();
+        data.model = if model.is_unselected() {
+            "no model".to_owned()
+        } else {
+            model.id.clone()
+        };
         data.thinking = model
             .reasoning
             .then(|| view.thinking_level().as_str().to_owned());

@@ -432,7 +432,14 @@ pub(super) async fn idle(session: &mut AgentSession, ctx: &mut Ctx, envelope: En
                 responder,
             };
         }
-        Command::Snapshot => Reply::Snapshot(Box::new(session.snapshot())),
+        Command::Snapshot => {
+            // A first run without a model takes one configured since (a login elsewhere,
+            // a local server that came up); a failure shows again when a prompt asks.
+            if !session.has_model() {
+                let _ = session.pick_up_model().await;
+            }
+            Reply::Snapshot(Box::new(session.snapshot()))
+        }
         Command::EndOfInput => {
             ctx.end_of_input();
             return flow;

@@ -125,6 +125,10 @@ pub struct SessionSetup {
     pub no_mcp: bool,
     /// `--sandbox` and the binary that starts sandboxed commands.
     pub sandbox: crate::sandbox::SandboxRequest,
+    /// With no model configured at all, start anyway on [`knightcode_ai::Model::unselected`]
+    /// (the interactive mode's first run: it says how to get a model and takes one without a
+    /// restart); otherwise the start fails with that advice.
+    pub start_without_model: bool,
 }
 
 impl SessionSetup {
@@ -153,6 +157,7 @@ impl SessionSetup {
             notices: Vec::new(),
             no_mcp: false,
             sandbox: crate::sandbox::SandboxRequest::default(),
+            start_without_model: false,
         }
     }
 }

@@ -76,7 +76,7 @@ pub(super) struct OpsState {
     /// The `--models` / `enabledModels` scope: what model cycling goes through.
     pub(super) scope: Vec<ScopedModel>,
     /// Where API keys come from.
-    env: Arc<dyn knightcode_ai::EnvSource>,
+    pub(super) env: Arc<dyn knightcode_ai::EnvSource>,
     /// What `/reload` reads again: the agent folder, the resource flags, `-nc`.
     pub(super) agent_dir: PathBuf,
     pub(super) resource_flags: crate::resources::ResourceFlags,
@@ -633,7 +633,10 @@ impl AgentSession {
         {
             let mut session = lock(&self.session);
             if !has_messages {
-                session.append_model_change(&self.model.provider, &self.model.id)?;
+                // A session without a model yet records the first one picked instead.
+                if !self.model.is_unselected() {
+                    session.append_model_change(&self.model.provider, &self.model.id)?;
+                }
                 session.append_thinking_level_change(level.as_str())?;
             } else if restored_level.is_none() {
                 session.append_thinking_level_change(level.as_str())?;

@@ -101,6 +101,11 @@ impl AgentSession {
         custom: Option<&AgentMessage>,
         cancel: &CancellationToken,
     ) -> Result<Vec<AgentMessage>> {
+        if !self.has_model() && self.pick_up_model().await?.is_none() {
+            return Err(RuntimeError::Rejected(
+                super::start::no_model_selected_message(&self.ops.agent_dir, self.ops.env.as_ref()),
+            ));
+        }
         // Fails closed: a branch whose planning state cannot be enforced sends nothing.
         self.plan.check_restorable()?;
         self.sync_mcp_tools().await;

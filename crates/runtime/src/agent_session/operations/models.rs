@@ -33,6 +33,35 @@ impl AgentSession {
         self.switch_model(model, false).await
     }
 
+    /// Whether the session has a model (a first run may start without one, see
+    /// [`crate::SessionSetup::start_without_model`]).
+    pub fn has_model(&self) -> bool {
+        !self.model.is_unselected()
+    }
+
+    /// A session started without a model takes the one configured since, as a start would
+    /// choose it (the saved default, else the first available): `auth.json` is read again
+    /// (a login in another shell or in pi), and local servers that came up count. `None`
+    /// while there is still none, or when the session already has a model.
+    pub async fn pick_up_model(&mut self) -> Result<Option<ModelSwitch>> {
+        if self.has_model() {
+            return Ok(None);
+        }
+        if let Err(error) = self.ops.auth_storage.reload() {
+            self.ops.warnings.push(error.to_string());
+        }
+        let available = self.available_models();
+        let values = self.settings.values();
+        let saved = values
+            .default_provider
+            .as_deref()
+            .zip(values.default_model.as_deref());
+        let Some(model) = crate::model_select::default_model(&available, saved).cloned() else {
+            return Ok(None);
+        };
+        self.switch_model(model, false).await.map(Some)
+    }
+
     /// An extension's `pi.setModel`: as [`Self::set_model`], the saved defaults unchanged.
     pub async fn set_model_for_session(
         &mut self,

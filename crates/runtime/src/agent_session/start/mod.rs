@@ -54,6 +54,7 @@ use self::extensions::extension_host;
 use self::extensions::tools_and_extensions;
 use self::model::ChosenModel;
 use self::model::choose_model;
+pub(super) use self::model::no_model_selected_message;
 use self::model::record_selection;
 use crate::local_models::LocalProbe;
 

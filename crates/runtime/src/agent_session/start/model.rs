@@ -115,10 +115,19 @@ pub(super) async fn choose_model(
                     scope_thinking = level;
                     (model, None)
                 }
-                (None, None) => model_select::default_model(&available, saved)
-                    .cloned()
-                    .map(|model| (model, None))
-                    .ok_or_else(|| RuntimeError::Setup(no_model_message(&setup.agent_dir, env)))?,
+                (None, None) => match model_select::default_model(&available, saved) {
+                    Some(model) => (model.clone(), None),
+                    None if setup.start_without_model => {
+                        notices.push(format!(
+                            "Warning: {}",
+                            no_model_message(&setup.agent_dir, env)
+                        ));
+                        return Ok(ChosenModel::unselected(restored_model, restored_thinking));
+                    }
+                    None => {
+                        return Err(RuntimeError::Setup(no_model_message(&setup.agent_dir, env)));
+                    }
+                },
             }
         }
     };
@@ -173,7 +182,46 @@ pub(super) async fn choose_model(
     })
 }
 
+impl ChosenModel {
+    /// No model yet (see [`SessionSetup::start_without_model`]).
+    fn unselected(
+        restored_model: Option<knightcode_session::ModelRef>,
+        restored_thinking: Option<ThinkingLevel>,
+    ) -> Self {
+        Self {
+            model: Model::unselected(),
+            thinking: ThinkingLevel::Off,
+            resolved: ResolvedAuth {
+                api_key: None,
+                headers: serde_json::Map::new(),
+                source: knightcode_ai::AuthSource::Runtime,
+            },
+            runtime_keys: HashMap::new(),
+            cli: (None, None),
+            scope: Vec::new(),
+            restored_model,
+            restored_thinking,
+        }
+    }
+}
+
+/// Why a prompt of a session without a model was refused, and what to do.
+pub(crate) fn no_model_selected_message(
+    agent_dir: &Path,
+    env: &dyn knightcode_ai::EnvSource,
+) -> String {
+    format!(
+        "No model selected. {}\nThen send the prompt again (the model is picked up without a \
+         restart), or choose one with /model.",
+        advice(agent_dir, env)
+    )
+}
+
 fn no_model_message(agent_dir: &Path, env: &dyn knightcode_ai::EnvSource) -> String {
+    format!("No model available. {}", advice(agent_dir, env))
+}
+
+fn advice(agent_dir: &Path, env: &dyn knightcode_ai::EnvSource) -> String {
     // Documentation is pointed at where the package put it, and only when it is there.
     let beside = std::env::current_exe()
         .ok()
@@ -182,10 +230,7 @@ fn no_model_message(agent_dir: &Path, env: &dyn knightcode_ai::EnvSource) -> Str
     let docs = crate::paths::package_dir(env, std::env::home_dir(), beside)
         .unwrap_or_default()
         .join("docs");
-    format!(
-        "No model available. {}",
-        knightcode_ai::list_models::no_models_advice(&agent_dir.join("models.json"), &docs)
-    )
+    knightcode_ai::list_models::no_models_advice(&agent_dir.join("models.json"), &docs)
 }
 
 /// Step 5: the session file records the model and level a resumed session did not have (or
@@ -196,6 +241,13 @@ pub(super) fn record_selection(
     chosen: &ChosenModel,
 ) -> Result<()> {
     let model = &chosen.model;
+    if model.is_unselected() {
+        // Nothing chosen, nothing recorded: the first model picked is.
+        if let Some(name) = &setup.name {
+            session.set_session_name(name)?;
+        }
+        return Ok(());
+    }
     let model_changed = chosen
         .restored_model
         .as_ref()
