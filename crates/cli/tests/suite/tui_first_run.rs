@@ -73,6 +73,22 @@ fn a_first_run_opens_says_what_to_do_and_takes_a_login_made_since() {
 }
 
 #[test]
+fn a_provider_added_to_models_json_meanwhile_is_picked_up() {
+    let sandbox = tui_common::sandbox(vec![ScriptedReply::text("from the new provider")]);
+    let path = sandbox.agent.join("models.json");
+    let models = std::fs::read_to_string(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    let mut tui = sandbox.spawn(&[], 110, 40);
+    tui.wait_for_text("No model available.");
+    // The user follows the advice: a provider in models.json, with its key.
+    std::fs::write(&path, models).unwrap();
+    tui.submit("hello");
+    tui.wait_for_text("from the new provider");
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}
+
+#[test]
 fn print_mode_without_a_model_still_stops_with_the_advice() {
     let sandbox = tui_common::sandbox(vec![]);
     without_credentials(&sandbox);

@@ -11,7 +11,7 @@ use super::corpus::run;
 
 /// The packages of the registry that declare a `pi` manifest with extensions, most
 /// downloaded first, pinned (the versions the registry served when they were chosen).
-pub const PACKAGES: [(&str, &str); 11] = [
+pub const PACKAGES: [(&str, &str); 12] = [
     ("pi-subagents", "0.67.0"),
     ("pi-markdown-preview", "0.16.0"),
     ("pi-web-access", "0.28.0"),
@@ -23,6 +23,7 @@ pub const PACKAGES: [(&str, &str); 11] = [
     ("pi-system-theme", "0.5.0"),
     ("pi-sync-system-theme", "0.2.5"),
     ("@baochunli/pi-collaborating-agents", "0.4.6"),
+    ("pi-plan-mode", "0.2.4"),
 ];
 
 /// The `node_modules` folder holding every package of [`PACKAGES`], installed once per

@@ -40,8 +40,9 @@ impl AgentSession {
     }
 
     /// A session started without a model takes the one configured since, as a start would
-    /// choose it (the saved default, else the first available): `auth.json` is read again
-    /// (a login in another shell or in pi), and local servers that came up count. `None`
+    /// choose it (the saved default, else the first available): `auth.json` and
+    /// `models.json` are read again (a login in another shell or in pi, a provider added),
+    /// and local servers that came up count. `None`
     /// while there is still none, or when the session already has a model.
     pub async fn pick_up_model(&mut self) -> Result<Option<ModelSwitch>> {
         if self.has_model() {
@@ -50,6 +51,7 @@ impl AgentSession {
         if let Err(error) = self.ops.auth_storage.reload() {
             self.ops.warnings.push(error.to_string());
         }
+        self.reload_model_registry().await;
         let available = self.available_models();
         let values = self.settings.values();
         let saved = values
@@ -60,6 +62,23 @@ impl AgentSession {
             return Ok(None);
         };
         self.switch_model(model, false).await.map(Some)
+    }
+
+    /// The model registry built again from the catalog and `models.json` (a provider added
+    /// since), the extensions' providers registered on top and the local servers' models
+    /// kept. A `models.json` that no longer parses keeps the built-in models, as at start.
+    async fn reload_model_registry(&mut self) {
+        let mut registry = knightcode_ai::ModelRegistry::load(&self.ops.agent_dir);
+        if let Some(host) = self.extension_host.clone() {
+            crate::extensions::models::register_providers(&host, &mut registry);
+            crate::extensions::models::modify_models(&host, &mut registry, &self.ops.auth_storage)
+                .await;
+        }
+        registry.add_local_models(self.ops.local.ready().to_vec());
+        self.ops.registry = registry;
+        if let Some(models) = &self.extension_models {
+            models.set_registry(self.ops.registry.clone());
+        }
     }
 
     /// An extension's `pi.setModel`: as [`Self::set_model`], the saved defaults unchanged.
