@@ -52,7 +52,7 @@ pub fn provider_env_vars(provider: &str) -> &'static [&'static str] {
 
 /// What the reference answers for a provider whose credentials come from the platform's own
 /// chain rather than one key: it counts as configured, and the key stands for no key.
-const AMBIENT_CREDENTIALS: &str = "<authenticated>";
+pub(crate) const AMBIENT_CREDENTIALS: &str = "<authenticated>";
 
 /// Whether the cloud platform's own credentials are configured for `provider`, as the
 /// reference judges it (Bedrock: an AWS profile, keys, a bearer token or a task role;
@@ -117,6 +117,14 @@ pub fn no_api_key_message(
     let auth_file =
         auth_file.map_or_else(|| "auth.json".to_owned(), |path| path.display().to_string());
     let store = format!("add a key for \"{provider}\" to {auth_file}");
+    if provider == "google-vertex" {
+        return format!(
+            "No API key for {subject}. To use it, set GOOGLE_CLOUD_API_KEY, {store}, or use \
+             application default credentials (`gcloud auth application-default login`, or \
+             GOOGLE_APPLICATION_CREDENTIALS naming a service account key file) with \
+             GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION set."
+        );
+    }
     match provider_env_vars(provider) {
         [] => format!("No API key for {subject}. To use it, {store} or pass --api-key."),
         names => format!(

@@ -46,6 +46,9 @@ pub struct Client {
     clock: Arc<dyn Clock>,
     user_agent: String,
     read_pacing: Duration,
+    /// The access token of Vertex AI requests signed in with application default
+    /// credentials, shared by this client's requests.
+    google_adc: Arc<crate::google_adc::GoogleAdc>,
 }
 
 impl std::fmt::Debug for Client {
@@ -69,6 +72,7 @@ impl Client {
             clock,
             user_agent: crate::http::user_agent(),
             read_pacing: Duration::ZERO,
+            google_adc: Arc::default(),
         })
     }
 
@@ -181,6 +185,9 @@ impl Client {
                 });
                 (hook, source)
             }),
+            google_adc: (request.model.api == Api::GoogleVertex.as_str()
+                && crate::providers::vertex::uses_default_credentials(&request.options))
+            .then(|| Arc::clone(&self.google_adc)),
         };
         let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
         match tokio::runtime::Handle::try_current() {

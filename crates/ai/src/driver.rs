@@ -184,6 +184,8 @@ pub(crate) struct StreamTask<D> {
     pub(crate) headers_hook: Option<crate::options::HeadersHook>,
     /// With the `{provider, api, model}` its events are stamped with.
     pub(crate) stream_event_hook: Option<(crate::options::StreamEventHook, serde_json::Value)>,
+    /// Where a Vertex AI request without an API key gets its access token.
+    pub(crate) google_adc: Option<Arc<crate::google_adc::GoogleAdc>>,
 }
 
 /// A read at least this large means data is flowing faster than tokens are generated (a
@@ -261,6 +263,21 @@ impl<D: Decoder> StreamTask<D> {
         tx: &mpsc::Sender<StreamEvent>,
         cancel: &CancellationToken,
     ) -> Outcome {
+        if let Some(adc) = self.google_adc.take() {
+            let token = tokio::select! {
+                biased;
+                _ = cancel.cancelled() => return Outcome::Aborted,
+                token = adc.access_token(&self.http, u64::try_from(self.clock.now_ms()).unwrap_or(0)) => token,
+            };
+            match token {
+                Ok(token) if !self.request.headers.has("authorization") => self
+                    .request
+                    .headers
+                    .set("authorization", format!("Bearer {token}")),
+                Ok(_) => {}
+                Err(failure) => return Outcome::Failed(failure),
+            }
+        }
         if let Some(hook) = self.payload_hook.take() {
             let replaced = tokio::select! {
                 biased;

@@ -23,6 +23,7 @@ mod driver;
 mod error;
 mod error_summary;
 mod event;
+mod google_adc;
 mod http;
 pub mod json_partial;
 pub mod list_models;

@@ -16,14 +16,17 @@ pub enum Api {
     OpenAiCompletions,
     OpenAiResponses,
     GoogleGenerativeAi,
+    /// Gemini through Vertex AI (an API key, or application default credentials).
+    GoogleVertex,
 }
 
 impl Api {
-    pub const ALL: [Api; 4] = [
+    pub const ALL: [Api; 5] = [
         Api::AnthropicMessages,
         Api::OpenAiCompletions,
         Api::OpenAiResponses,
         Api::GoogleGenerativeAi,
+        Api::GoogleVertex,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -32,6 +35,7 @@ impl Api {
             Self::OpenAiCompletions => "openai-completions",
             Self::OpenAiResponses => "openai-responses",
             Self::GoogleGenerativeAi => "google-generative-ai",
+            Self::GoogleVertex => "google-vertex",
         }
     }
 

@@ -5,9 +5,8 @@
 use crate::model::Model;
 
 /// The reference's APIs this build does not speak yet, with what to call them.
-const MISSING_APIS: [(&str, &str); 5] = [
+const MISSING_APIS: [(&str, &str); 4] = [
     ("bedrock-converse-stream", "Amazon Bedrock's Converse API"),
-    ("google-vertex", "Vertex AI"),
     ("azure-openai-responses", "the Azure OpenAI Responses API"),
     ("mistral-conversations", "Mistral's chat API"),
     (

@@ -18,6 +18,9 @@ use tokio::io::BufReader;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
+mod google;
+pub use google::SERVICE_ACCOUNT_KEY;
+
 use crate::error::TestkitError;
 use crate::http::read_request;
 use crate::http::write_sized;
@@ -124,6 +127,12 @@ impl OAuthServer {
         format!("{}/v1/oauth/token", self.url())
     }
 
+    /// Google's token endpoint (a service account's `token_uri`): form-encoded JWT bearer
+    /// grants signed with [`google::SERVICE_ACCOUNT_KEY`], and refresh grants.
+    pub fn google_token_url(&self) -> String {
+        format!("{}/google/token", self.url())
+    }
+
     /// The JSON bodies of the token requests so far.
     pub fn exchanges(&self) -> Vec<Value> {
         self.lock().exchanges.clone()
@@ -149,6 +158,7 @@ async fn serve(listener: TcpListener, state: Arc<Mutex<State>>) {
                 {
                     ("GET", "/oauth/authorize") => authorize(&state, &request.query),
                     ("POST", "/v1/oauth/token") => token(&state, &request.body),
+                    ("POST", "/google/token") => google::token(&state, &request.body),
                     _ => (404, Vec::new(), b"not found".to_vec()),
                 };
                 let sent = write_sized(stream.get_mut(), status, headers, &body).await;

@@ -182,6 +182,26 @@ pub(crate) fn build_request(
     let Some(key) = options.api_key.as_deref().filter(|k| !k.is_empty()) else {
         return Err(crate::auth::no_api_key_failure(&model.provider));
     };
+    let mut headers = base_headers(model, user_agent);
+    headers.merge(Some(&options.headers));
+    if !headers.has("authorization") && !headers.has("x-goog-api-key") {
+        headers.set("x-goog-api-key", key);
+    }
+    headers.set("content-type", "application/json");
+    let path = format!("/models/{}:streamGenerateContent?alt=sse", model.id);
+    Ok(HttpRequest {
+        url: join_url(&model.base_url, &path),
+        headers,
+        body: request_body(model, context, options)?,
+    })
+}
+
+/// The `GenerateContentRequest` JSON, which Vertex AI takes as the Gemini API does.
+pub(super) fn request_body(
+    model: &Model,
+    context: &Context,
+    options: &StreamOptions,
+) -> Result<Vec<u8>, StreamFailure> {
     let max_tokens = clamp_max_tokens_to_context(
         model,
         context,
@@ -224,21 +244,7 @@ pub(crate) fn build_request(
         generation.insert("thinkingConfig".into(), config);
     }
     body.insert("generationConfig".into(), Value::Object(generation));
-
-    let mut headers = base_headers(model, user_agent);
-    headers.merge(Some(&options.headers));
-    if !headers.has("authorization") && !headers.has("x-goog-api-key") {
-        headers.set("x-goog-api-key", key);
-    }
-    headers.set("content-type", "application/json");
-    let body = serde_json::to_vec(&Value::Object(body))
-        .map_err(|e| StreamFailure::other(e.to_string()))?;
-    let path = format!("/models/{}:streamGenerateContent?alt=sse", model.id);
-    Ok(HttpRequest {
-        url: join_url(&model.base_url, &path),
-        headers,
-        body,
-    })
+    serde_json::to_vec(&Value::Object(body)).map_err(|e| StreamFailure::other(e.to_string()))
 }
 
 fn inline_data(image: &knightcode_protocol::ImageContent) -> Value {

@@ -17,6 +17,7 @@ pub(crate) mod anthropic;
 pub(crate) mod google;
 pub(crate) mod openai_completions;
 pub(crate) mod openai_responses;
+pub(crate) mod vertex;
 
 /// Everything that differs between wire formats: each module has one, so adding a format is
 /// a module and a line in [`wire_format`].
@@ -37,6 +38,7 @@ pub(crate) fn wire_format(api: Api) -> &'static WireFormat {
         Api::OpenAiCompletions => &openai_completions::WIRE_FORMAT,
         Api::OpenAiResponses => &openai_responses::WIRE_FORMAT,
         Api::GoogleGenerativeAi => &google::WIRE_FORMAT,
+        Api::GoogleVertex => &vertex::WIRE_FORMAT,
     }
 }
 

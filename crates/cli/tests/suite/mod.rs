@@ -65,3 +65,4 @@ mod tui_tools;
 mod tui_undo;
 mod turn_markers;
 mod undo_print;
+mod vertex;

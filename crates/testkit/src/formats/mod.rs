@@ -31,13 +31,14 @@ pub(crate) fn route(format: WireFormat, method: &str, path: &str) -> Option<Opti
         WireFormat::OpenAiCompletions => (path == "/v1/chat/completions").then_some(None),
         WireFormat::OpenAiResponses => (path == "/v1/responses").then_some(None),
         WireFormat::Google => {
-            // `/{version}/models/{model}:streamGenerateContent`; any version prefix (or none)
-            // is accepted because clients configure it through the base URL.
-            let rest = path.strip_prefix('/')?;
-            let rest = match rest.strip_prefix("models/") {
-                Some(rest) => rest,
-                None => rest.split_once('/')?.1.strip_prefix("models/")?,
-            };
+            // `…/models/{model}:streamGenerateContent`: the Gemini API's
+            // `/{version}/models/…` and Vertex AI's `…/publishers/google/models/…` (behind
+            // any prefix, as clients configure it through the base URL). The stream is the
+            // same.
+            let (before, rest) = path.rsplit_once("models/")?;
+            if !before.ends_with('/') {
+                return None;
+            }
             let model = rest.strip_suffix(":streamGenerateContent")?;
             (!model.is_empty() && !model.contains('/')).then(|| Some(model.to_owned()))
         }
