@@ -39,9 +39,32 @@
   }
   // Per tool call: the renderers' shared state and their last components.
   const toolRows = new Map();
+  // Tools and custom types whose renderer was stopped at the time limit (ui.js `limited`):
+  // reported once, then drawn as if they had none, so a stuck renderer never holds the
+  // JS thread again.
+  const stuckTools = new Set();
+  const stuckMessages = new Set();
+  const ownDrawing = (toolCallId) => ({
+    op: "tool",
+    toolCallId,
+    call: null,
+    result: null,
+    resultRenderer: false,
+    shell: "default",
+  });
   function renderTool(request) {
+    if (stuckTools.has(request.toolName)) {
+      send(ownDrawing(request.toolCallId));
+      return;
+    }
     const renderers = renderersFor(request.toolName);
     if (!renderers) return;
+    const onStop = (error) => {
+      stuckTools.add(request.toolName);
+      internal.reportUncaught(new Error(`The renderer of tool "${request.toolName}": ${error.message}`));
+      send(ownDrawing(request.toolCallId));
+    };
+    const limited = (what, run) => internal.limited(request.toolCallId, what, run, onStop);
     let row = toolRows.get(request.toolCallId);
     if (!row) {
       row = { state: {}, call: undefined, result: undefined };
@@ -76,8 +99,10 @@
     let resultRenderer = typeof renderers.renderResult === "function";
     if (renderers.renderCall) {
       try {
-        row.call = renderers.renderCall(request.args, theme, context(row.call));
-        call = lines(row.call);
+        limited("renderCall", () => {
+          row.call = renderers.renderCall(request.args, theme, context(row.call));
+          call = lines(row.call);
+        });
       } catch (e) {
         row.call = undefined;
         call = null;
@@ -87,13 +112,15 @@
     if (request.result && renderers.renderResult) {
       try {
         const shown = { content: request.result.content || [], details: request.result.details };
-        row.result = renderers.renderResult(
-          shown,
-          { expanded: !!request.expanded, isPartial: !!request.isPartial },
-          theme,
-          context(row.result),
-        );
-        result = lines(row.result);
+        limited("renderResult", () => {
+          row.result = renderers.renderResult(
+            shown,
+            { expanded: !!request.expanded, isPartial: !!request.isPartial },
+            theme,
+            context(row.result),
+          );
+          result = lines(row.result);
+        });
       } catch (e) {
         row.result = undefined;
         result = null;
@@ -128,13 +155,31 @@
     messages: [...messageRenderers.keys()],
   });
   calls.uiRenderMessage = ({ key, message, expanded, width }) => {
-    const renderer = messageRenderers.get(message && message.customType);
+    const customType = message && message.customType;
+    const renderer = messageRenderers.get(customType);
     if (!renderer) return null;
+    const failed = (error) => [`\x1b[31m[extension renderer failed: ${error.message}]\x1b[39m`];
+    if (stuckMessages.has(customType)) {
+      send({ op: "message", key, lines: failed(new Error("it was stopped earlier")) });
+      return null;
+    }
+    const onStop = (error) => {
+      stuckMessages.add(customType);
+      internal.reportUncaught(new Error(`The renderer of message type "${customType}": ${error.message}`));
+      send({ op: "message", key, lines: failed(error) });
+    };
     try {
-      const component = renderer(message, { expanded: !!expanded, outputPad: 1 }, theme);
-      if (!component) return null;
-      const out = typeof component.render === "function" ? component.render(width) : [];
-      send({ op: "message", key, lines: Array.isArray(out) ? out.map((l) => String(l)) : [] });
+      internal.limited(
+        key,
+        "render",
+        () => {
+          const component = renderer(message, { expanded: !!expanded, outputPad: 1 }, theme);
+          if (!component) return;
+          const out = typeof component.render === "function" ? component.render(width) : [];
+          send({ op: "message", key, lines: Array.isArray(out) ? out.map((l) => String(l)) : [] });
+        },
+        onStop,
+      );
     } catch (e) {
       internal.reportUncaught(e);
     }
@@ -146,5 +191,7 @@
     toolResolvers.length = 0;
     messageRenderers.clear();
     toolRows.clear();
+    stuckTools.clear();
+    stuckMessages.clear();
   };
 })(globalThis);

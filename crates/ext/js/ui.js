@@ -32,9 +32,10 @@
   // stopped (the engine unwinds it), shown as failed and reported: the JS thread, and with
   // it every extension's events and tools, is never held for good by one stuck component.
   const LIMIT_MS = 1000;
-  let underLimit = null; // { id, what } while a component's code runs with the limit
-  const limited = (id, what, run) => {
-    underLimit = { id, what };
+  let underLimit = null; // { id, what, onStop? } while a component's code runs with the limit
+  // `onStop(error)` is told instead of a component when the code was a renderer's.
+  const limited = (id, what, run, onStop) => {
+    underLimit = { id, what, onStop };
     kc.deadline(LIMIT_MS);
     try {
       return run();
@@ -43,6 +44,7 @@
       underLimit = null;
     }
   };
+  internal.limited = limited;
   const same = (a, b) => a && b && a.length === b.length && a.every((line, i) => line === b[i]);
 
   // Where an overlay goes (the reference's overlay options): its width first, then its row
@@ -143,10 +145,14 @@
     const stopped = underLimit;
     underLimit = null;
     if (!stopped) return;
+    const error = new Error(`its ${stopped.what}() was stopped after running for ${LIMIT_MS / 1000} s`);
+    if (stopped.onStop) {
+      stopped.onStop(error);
+      return;
+    }
     const view = views.get(stopped.id);
     if (view) view.stuck = true;
-    if (view)
-      fail(stopped.id, view, new Error(`its ${stopped.what}() was stopped after running for ${LIMIT_MS / 1000} s`));
+    if (view) fail(stopped.id, view, error);
     flushing = false;
     scheduleFlush();
   };

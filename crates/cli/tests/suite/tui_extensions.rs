@@ -565,3 +565,52 @@ fn a_custom_footer_reads_the_branch_statuses_and_providers_and_hears_of_branch_c
     tui.send("\x04");
     assert_eq!(tui.wait_exit(), 0);
 }
+
+const STUCK_RENDERERS: &str = r#"
+import { Type } from "typebox";
+export default function (pi) {
+  pi.registerTool({
+    name: "spin",
+    label: "Spin",
+    description: "A tool whose card never finishes drawing",
+    parameters: Type.Object({}),
+    async execute() { return { content: [{ type: "text", text: "spun fine" }], details: {} }; },
+    renderCall() { for (;;) {} },
+  });
+  pi.registerMessageRenderer("loop", () => ({ render() { for (;;) {} }, invalidate() {} }));
+  pi.registerCommand("loop", {
+    handler: async () => pi.sendMessage({ customType: "loop", content: "looping note", display: true }),
+  });
+  pi.registerCommand("alive", {
+    handler: async (_args, ctx) => ctx.ui.notify("the extension host still answers"),
+  });
+}
+"#;
+
+#[test]
+fn a_stuck_tool_or_message_renderer_is_stopped_and_drawn_without_it() {
+    let (_sandbox, mut tui) = with_extension(
+        STUCK_RENDERERS,
+        vec![
+            ScriptedReply::tool_call("call-1", "spin", "{}"),
+            ScriptedReply::text("after the spin"),
+        ],
+        100,
+        30,
+    );
+    tui.wait_for_text("mock-model");
+    tui.submit("go");
+    // The card falls back to the built-in drawing; the run is not held up by it.
+    let screen = tui.wait_for_text("after the spin");
+    assert!(screen.contains("spun fine"), "{screen}");
+    // Reported once, in the transcript.
+    tui.wait_for_text("The renderer of tool \"spin\": its renderCall() was stopped");
+    tui.submit("/loop");
+    tui.wait_for_text(
+        "[extension renderer failed: its render() was stopped after running for 1 s]",
+    );
+    tui.submit("/alive");
+    tui.wait_for_text("the extension host still answers");
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}
