@@ -205,15 +205,19 @@ impl ChosenModel {
     }
 }
 
-/// Why a prompt of a session without a model was refused, and what to do.
+/// Why a prompt of a session without a model was refused, and what to do. Only a session
+/// that started without one (the interactive mode's first run) refuses so, after its
+/// start-up warning gave every way to get a model: this repeats the gist, not the list.
 pub(crate) fn no_model_selected_message(
     agent_dir: &Path,
-    env: &dyn knightcode_ai::EnvSource,
+    _env: &dyn knightcode_ai::EnvSource,
 ) -> String {
     format!(
-        "No model selected. {}\nThen send the prompt again (the model is picked up without a \
-         restart), or choose one with /model.",
-        advice(agent_dir, env)
+        "No model selected. Log in (`knightcode auth login` in a shell), set a provider's API \
+         key in the environment, add a provider to {}, or start a local model server (the \
+         warning at the start lists each); then send the prompt again: the model is picked \
+         up without a restart. /model chooses among the models you have.",
+        agent_dir.join("models.json").display()
     )
 }
 
