@@ -45,3 +45,40 @@ fn plan_review_in_the_terminal_implements_the_approved_plan() {
     tui.send("\x04");
     assert_eq!(tui.wait_exit(), 0);
 }
+
+#[test]
+fn slash_completion_offers_plan_unless_an_extension_replaced_it() {
+    let sandbox = tui_common::sandbox(vec![]);
+    let mut tui = sandbox.spawn(&[], 100, 30);
+    tui.wait_for_text("mock-model");
+    tui.send("/pla");
+    tui.wait_for("/plan in the completion list", |s| {
+        s.contains("/plan") && s.contains("Plan first")
+    });
+    leave(&mut tui);
+
+    // An extension's /plan is the one listed (once).
+    std::fs::write(
+        sandbox.project.join("plan.ts"),
+        r#"export default function (pi) {
+  pi.registerCommand("plan", { description: "the extension's own planner", handler: async () => {} });
+}"#,
+    )
+    .unwrap();
+    let mut tui = sandbox.spawn(&["-e", "plan.ts"], 100, 30);
+    tui.wait_for_text("mock-model");
+    tui.send("/pla");
+    let screen = tui.wait_for_text("the extension's own planner");
+    assert!(!screen.contains("Plan first"), "{screen}");
+    leave(&mut tui);
+}
+
+/// Closes the completion list, clears the editor and exits.
+fn leave(tui: &mut tui_common::Tui) {
+    tui.send("\x1b");
+    tui.wait_for("the completion list closed", |s| !s.contains("→ /plan"));
+    tui.send("\x03");
+    tui.wait_for("the editor cleared", |s| !s.contains("/pla"));
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}

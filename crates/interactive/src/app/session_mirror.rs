@@ -30,6 +30,8 @@ pub struct SessionMirror {
     library: Option<SessionLibrary>,
     /// Whether this session loaded the project's protected resources.
     trusted: bool,
+    /// Whether the built-in plan mode answers `/plan` (completion offers it then).
+    builtin_plan_mode: bool,
     /// The session's resources as last loaded (completion is rebuilt from them).
     resources: Option<Arc<Resources>>,
     /// A prompt runs (from the moment it is sent until the run settles or is refused).
@@ -45,6 +47,7 @@ impl SessionMirror {
     pub fn attach(&mut self, session: &AgentSession) {
         self.library = Some(session.library());
         self.trusted = session.trust().trusted;
+        self.builtin_plan_mode = session.builtin_plan_mode();
         self.resources = Some(Arc::clone(session.resources()));
     }
 
@@ -103,6 +106,10 @@ impl SessionMirror {
 
     pub fn trusted(&self) -> bool {
         self.trusted
+    }
+
+    pub fn builtin_plan_mode(&self) -> bool {
+        self.builtin_plan_mode
     }
 
     pub fn resources(&self) -> Option<&Arc<Resources>> {

@@ -346,6 +346,20 @@ impl Ui {
             .channel()
             .map(knightcode_runtime::dialogs::ComponentChannel::commands)
             .unwrap_or_default();
+        // The built-in plan mode is an extension of ours: listed with them, unless one of
+        // the user's replaced it.
+        if self.session.builtin_plan_mode() && !commands.iter().any(|c| c.name == "plan") {
+            commands.insert(
+                0,
+                knightcode_runtime::resources::CompletionCommand {
+                    name: "plan".to_owned(),
+                    hint: Some("[task | off | approve [N [note]]]".to_owned()),
+                    description:
+                        "Plan first: the model only reads and asks until you approve its plan"
+                            .to_owned(),
+                },
+            );
+        }
         if let Some(resources) = self.session.resources() {
             commands.extend(knightcode_runtime::resources::completion_commands(
                 resources,

@@ -369,6 +369,12 @@ impl AgentSession {
         &self.trust
     }
 
+    /// Whether the built-in plan mode answers `/plan` (an extension that registers `/plan`,
+    /// `--plan` or a planning tool replaces it).
+    pub fn builtin_plan_mode(&self) -> bool {
+        self.plan.enabled()
+    }
+
     /// The session header (the first record of `--mode json`).
     pub fn header(&self) -> SessionHeader {
         lock(&self.session).header().clone()
