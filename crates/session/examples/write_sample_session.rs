@@ -147,7 +147,7 @@ fn main() {
         TurnErrorKind::RateLimit,
     ))
     .expect("append");
-    s.append_usage("cache_warm", "mock", "mock-model", Usage::default())
+    s.append_usage("cache_warm", "mock", "mock-model", Usage::default(), None)
         .expect("append");
     let kept = retry;
     s.append_compaction(NewCompaction {
