@@ -303,3 +303,23 @@ async fn off_never_warms() {
     assert_eq!(clock.pending_timers(), 0);
     assert_eq!(running.test.server.requests().len(), 1);
 }
+
+#[tokio::test]
+async fn a_new_conversation_stops_warming() {
+    let replies = vec![ScriptedReply::text("Hello.").with_usage(PROMPT)];
+    let test = test_session(r#"{"cacheWarming": "idle"}"#, replies).await;
+    let clock = ManualClock::new();
+    let (mut running, warming) = spawn(test, &clock, None).await;
+    running.prompt("hello").await;
+    status_when(&warming, |s| s.state == WarmState::Scheduled).await;
+    let tag = running.send(knightcode_runtime::Command::NewSession {
+        parent_session: None,
+    });
+    running.reply(tag).await;
+    let status = status_when(&warming, |s| s.state == WarmState::Inactive).await;
+    assert_eq!(
+        format_status(&status),
+        "Inactive (conversation context changed)"
+    );
+    assert_eq!(running.test.server.requests().len(), 1);
+}
