@@ -211,23 +211,24 @@ impl CacheWarming {
             return;
         }
         let retention = request.options.cache_retention();
+        let refusal = if !economics::replayable(&request.model, &request.options) {
+            Some("request cannot be replayed safely")
+        } else if retention == knightcode_ai::CacheRetention::None {
+            Some("request disabled prompt caching")
+        } else {
+            None
+        };
         let timing = economics::cache_lifetime(&request.model, retention)
             .and_then(|ttl| Some((ttl, economics::refresh_delay(ttl)?)));
-        let replayable = economics::replayable(&request.model, &request.options);
-        // Cloned outside the lock: the request shares its messages, but tools are copied.
+        let (Some((ttl, delay)), None) = (timing, refusal) else {
+            let reason = refusal.unwrap_or("cache lifetime unavailable");
+            self.with_state(|state, _| state.stop(reason, None, false));
+            return;
+        };
+        // Only a request worth keeping is copied (its messages are shared, its tools are
+        // not), and outside the lock.
         let request = request.clone();
         self.with_state(|state, now| {
-            if !replayable {
-                return state.stop("request cannot be replayed safely", None, false);
-            }
-            let Some((ttl, delay)) = timing else {
-                let reason = if retention == knightcode_ai::CacheRetention::None {
-                    "request disabled prompt caching"
-                } else {
-                    "cache lifetime unavailable"
-                };
-                return state.stop(reason, None, false);
-            };
             state.clear_run();
             state.generation += 1;
             state.run = Some(Run {

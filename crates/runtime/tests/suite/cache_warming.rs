@@ -323,3 +323,52 @@ async fn a_new_conversation_stops_warming() {
     );
     assert_eq!(running.test.server.requests().len(), 1);
 }
+
+/// A handler that throws: reported, and the warmer's own decision stands.
+const THROWS: &str = r#"
+export default function (pi) {
+  pi.on("cache_warming_decision", () => {
+    throw new Error("no opinion");
+  });
+}
+"#;
+
+#[tokio::test]
+async fn a_failing_handler_leaves_the_decision() {
+    let replies = vec![
+        ScriptedReply::text("Hello.").with_usage(PROMPT),
+        warm_reply(),
+    ];
+    let test = test_session(r#"{"cacheWarming": "idle"}"#, replies).await;
+    let clock = ManualClock::new();
+    let (mut running, _warming) = spawn(test, &clock, Some(THROWS)).await;
+    running.prompt("hello").await;
+    let wait = tokio::time::timeout(
+        Duration::from_secs(30),
+        clock.next_timer_after(Duration::from_secs(200)),
+    )
+    .await
+    .expect("watchdog: no refresh was timed");
+    clock.advance(wait);
+    let seen = running
+        .read_until(|e| {
+            matches!(
+                e,
+                SessionEvent::Agent(AgentEvent::EntryAppended {
+                    entry: SessionEntry::Usage(_)
+                })
+            )
+        })
+        .await;
+    assert!(
+        seen.iter().any(|e| matches!(
+            e,
+            SessionEvent::Agent(AgentEvent::ExtensionError { event, .. })
+                if event == "cache_warming_decision"
+        )),
+        "{seen:?}"
+    );
+    let usage = usage_entries(&running.entries().await);
+    assert_eq!(usage.len(), 1);
+    assert_eq!(usage[0].note, None);
+}
