@@ -177,6 +177,17 @@
       );
       // A throwing handler blocks the command (fail-safe, as for tool_call).
       if (!result && errors.length > 0) result = { blocked: `${errors[0].error}` };
+    } else if (name === "cache_warming_decision") {
+      // The last handler that returns an action wins; a throwing one leaves the decision as it was.
+      await run(
+        name,
+        event,
+        (r) => {
+          if (r && (r.action === "warm" || r.action === "stop")) result = { action: r.action };
+          return false;
+        },
+        errors,
+      );
     } else if (name.startsWith("session_before_")) {
       // The last result stands; the first `cancel: true` stops and cancels.
       await run(

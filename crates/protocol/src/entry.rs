@@ -96,6 +96,7 @@ wire_struct! {
         req "provider" provider: String,
         req "model" model: String,
         req "usage" usage: Usage,
+        opt "note" note: Option<String>,
     }
 }
 

@@ -6,6 +6,7 @@ pub mod agent_session;
 mod atomic;
 pub mod block_images;
 pub mod bug_report;
+pub mod cache_warming;
 mod codemode_tools;
 pub mod compaction;
 pub mod context_files;

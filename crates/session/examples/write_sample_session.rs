@@ -147,8 +147,14 @@ fn main() {
         TurnErrorKind::RateLimit,
     ))
     .expect("append");
-    s.append_usage("cache_warm", "mock", "mock-model", Usage::default())
-        .expect("append");
+    s.append_usage(
+        "cache_warm",
+        "mock",
+        "mock-model",
+        Usage::default(),
+        Some("extension override"),
+    )
+    .expect("append");
     let kept = retry;
     s.append_compaction(NewCompaction {
         summary: "Read notes.txt; it has two lines.".into(),

@@ -325,12 +325,15 @@ impl SessionManager {
         ))
     }
 
+    /// A `usage` entry: model usage outside the conversation (`note` says why, when
+    /// something other than the usual decided it).
     pub fn append_usage(
         &mut self,
         kind: &str,
         provider: &str,
         model: &str,
         usage: Usage,
+        note: Option<&str>,
     ) -> Result<String> {
         let (id, parent_id, timestamp) = self.base();
         self.append_entry(SessionEntry::Usage(Box::new(UsageEntry {
@@ -341,6 +344,7 @@ impl SessionManager {
             provider: provider.to_owned(),
             model: model.to_owned(),
             usage,
+            note: note.map(str::to_owned),
             extra: Default::default(),
         })))
     }

@@ -29,6 +29,7 @@
 //! # Ok(()) }
 //! ```
 
+mod clock;
 mod error;
 mod faux;
 mod formats;
@@ -41,6 +42,8 @@ mod server;
 mod sse;
 mod web;
 
+pub use clock::MANUAL_CLOCK_EPOCH_MS;
+pub use clock::ManualClock;
 pub use error::TestkitError;
 pub use faux::FauxProvider;
 pub use faux::FauxReply;

@@ -385,6 +385,13 @@ fn session_shows_the_name_grouped_numbers_and_a_path_kept_together() {
         screen.contains("12,345 in, 6,789 out, 1,000,000 cache read"),
         "{screen}"
     );
+    // The cache warmer's row: the default mode, and nothing kept warm for the mock model.
+    assert!(
+        screen
+            .lines()
+            .any(|l| l.contains("Warming:") && l.contains("streaming · Inactive (")),
+        "{screen}"
+    );
     // The path wraps at a `/`, in its column: the file name stays whole.
     let file = sandbox.session_files()[0].clone();
     let name = file.file_name().unwrap().to_str().unwrap();

@@ -323,6 +323,19 @@ impl Ui {
             ),
         );
         row("Cost:", format!("${:.4}", stats.cost.0));
+        if let Some((mode, status)) = view.cache_warming() {
+            let line = knightcode_runtime::cache_warming::format_status(&status);
+            row("Warming:", format!("{} · {line}", mode.as_str()));
+            if let Some(decision) = status.decision.filter(|d| d.economics_available) {
+                row(
+                    "Refresh:",
+                    format!(
+                        "${:.3} a refresh, ${:.3} a cache miss",
+                        decision.warm_cost, decision.miss_cost
+                    ),
+                );
+            }
+        }
         self.screen.transcript.push(crate::transcript::Card::Notice(
             crate::transcript::Notice::table("Session", rows),
         ));

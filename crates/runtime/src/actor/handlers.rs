@@ -171,6 +171,31 @@ async fn set_session_name(ctx: &mut Ctx, name: &str) -> Reply {
     }
 }
 
+/// A cache refresh's usage: recorded and reported at once, during a run too (a `usage`
+/// entry never enters context, so it may land between a tool call and its result).
+async fn record_cache_warm(
+    ctx: &mut Ctx,
+    warm: &crate::cache_warming::CacheWarmUsage,
+    streaming: bool,
+) -> Reply {
+    match ctx.view.record_cache_warm(warm) {
+        Ok(()) => {
+            ctx.report_new_entries(streaming).await;
+            Reply::Done
+        }
+        Err(error) => {
+            ctx.emit(super::SessionEvent::Diagnostic(
+                crate::diagnostics::Diagnostic::error(
+                    "session",
+                    format!("could not record a cache refresh: {error}"),
+                ),
+            ))
+            .await;
+            Reply::Failed(error.into())
+        }
+    }
+}
+
 /// A command while a prompt runs. Queueing, abort and reads answer at once; the rest waits
 /// for the run to end (the session-replacing ones abort it first).
 pub(super) async fn busy(ctx: &mut Ctx, envelope: Envelope) {
@@ -243,6 +268,7 @@ async fn busy_own_rule(
 ) -> Option<(Reply, Responder)> {
     let reply = match command {
         Command::SetSessionName(name) => set_session_name(ctx, name).await,
+        Command::RecordCacheWarm(warm) => record_cache_warm(ctx, warm, true).await,
         Command::EndOfInput => {
             ctx.end_of_input();
             return None;
@@ -361,6 +387,7 @@ pub(super) async fn idle(session: &mut AgentSession, ctx: &mut Ctx, envelope: En
     let reply = match command {
         Command::WaitForIdle => Reply::Done,
         Command::SetSessionName(name) => set_session_name(ctx, &name).await,
+        Command::RecordCacheWarm(warm) => record_cache_warm(ctx, &warm, false).await,
         Command::Prompt { text, .. } if crate::agent_session::is_undo_command(&text) => {
             return Flow::Undo { responder };
         }

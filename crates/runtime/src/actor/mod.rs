@@ -211,6 +211,9 @@ pub enum Command {
     Reload,
     /// Puts a diagnostic into the event stream, in order (MCP servers, extensions).
     Report(Diagnostic),
+    /// The cache warmer refreshed the prompt cache: its usage is recorded (a `usage` entry
+    /// of kind `cache_warm`, reported as `entry_appended`), during a run too.
+    RecordCacheWarm(Box<crate::cache_warming::CacheWarmUsage>),
     /// Does nothing; its [`Reply::Done`] comes back in order with the events (a front end
     /// that answers a line itself uses it to place that answer).
     Ping,
@@ -423,12 +426,18 @@ impl AgentSession {
         let (commands, inbox) = mpsc::unbounded_channel();
         self.extension_actions().bind(&commands);
         let (out, stream) = mpsc::channel(EVENT_CAPACITY);
+        // The warmer's timer runs beside the actor, which stops it when it ends.
+        let warming_stop = tokio_util::sync::CancellationToken::new();
+        tokio::spawn(crate::cache_warming::task::drive(
+            self.cache_refresher(commands.downgrade()),
+            warming_stop.clone(),
+        ));
         let handle = SessionHandle {
             commands,
             agent: self.handle(),
             extensions: self.extension_host(),
         };
-        tokio::spawn(task::run(self, events, inbox, out));
+        tokio::spawn(task::run(self, events, inbox, out, warming_stop));
         (handle, stream)
     }
 }

@@ -56,6 +56,7 @@ pub(super) fn while_running(command: &Command) -> WhileRunning {
         | Command::SendCustomMessage { .. }
         | Command::Bash { .. }
         | Command::SetSessionName(_)
+        | Command::RecordCacheWarm(_)
         | Command::EndOfInput
         | Command::Terminate => OwnRule,
         Command::SetSteeringMode(_) | Command::SetFollowUpMode(_) => ChangeNowSaveAfter,

@@ -101,6 +101,8 @@ pub(super) struct Ctx {
     pub(super) extensions: Option<crate::extensions::LifecycleEvents>,
     /// What extensions read of the session without waiting for this task.
     pub(super) actions: std::sync::Arc<crate::extensions::ExtensionActions>,
+    /// The session's cache warmer: told of responses and of the run's end.
+    warming: crate::cache_warming::CacheWarming,
 }
 
 impl Ctx {
@@ -112,6 +114,7 @@ impl Ctx {
         }
         self.actions.note_view(&self.view);
         session.note_prompt_options();
+        session.note_cache_context();
         self.bash_template = session.user_bash("", false);
         self.bash_hooks = session.session_hooks();
         // A reply to a settings change means the file has it, as when writes were inline.
@@ -168,6 +171,14 @@ impl Ctx {
     }
 
     async fn forward(&mut self, event: AgentEvent) {
+        if let AgentEvent::MessageEnd {
+            message: AgentMessage::Assistant(reply),
+        } = &event
+        {
+            let usage = &reply.usage;
+            self.warming
+                .note_prompt_tokens(usage.input.0 + usage.cache_read.0 + usage.cache_write.0);
+        }
         let scan = match &event {
             AgentEvent::AutoRetryStart { .. } => {
                 self.retrying = true;
@@ -197,7 +208,7 @@ impl Ctx {
 
     /// `entry_appended` for entries the message flow did not produce; a run's turn end only
     /// when the run settles (`until_settled` false).
-    async fn report_new_entries(&mut self, until_settled: bool) {
+    pub(super) async fn report_new_entries(&mut self, until_settled: bool) {
         let (entries, count) = self
             .view
             .entries_outside_message_flow(self.entries_seen, until_settled);
@@ -225,7 +236,9 @@ pub(super) async fn run(
     events: EventReceiver,
     inbox: mpsc::UnboundedReceiver<Envelope>,
     out: mpsc::Sender<SessionEvent>,
+    warming_stop: CancellationToken,
 ) {
+    let _stop_warming = warming_stop.drop_guard();
     let view = session.view();
     let (_, entries_seen) = view.entries_outside_message_flow(usize::MAX, false);
     let mut ctx = Ctx {
@@ -248,6 +261,7 @@ pub(super) async fn run(
             .extension_host()
             .map(crate::extensions::LifecycleEvents::start),
         actions: std::sync::Arc::clone(session.extension_actions()),
+        warming: session.cache_warming().clone(),
     };
     ctx.actions.note_view(&ctx.view);
     session.note_prompt_options();
@@ -257,6 +271,7 @@ pub(super) async fn run(
             if let Some(extensions) = ctx.extensions.take() {
                 extensions.shut_down("quit").await;
             }
+            ctx.warming.cancel();
             session.stop_mcp().await;
             // The session file (and its ownership lock) is given up before the event stream
             // closes: a front end exits once the stream ends, and a lock released after that
@@ -333,6 +348,7 @@ async fn run_prompt(session: &mut AgentSession, ctx: &mut Ctx, messages: Vec<Age
     while let Ok(event) = ctx.events.try_recv() {
         ctx.forward_holding_settled(event, &mut settled).await;
     }
+    ctx.warming.settled();
     if let Err(error) = outcome {
         ctx.emit(SessionEvent::RunFailed(error.to_string())).await;
     }

@@ -226,6 +226,8 @@ pub struct AgentSession {
     mcp: crate::mcp::McpSession,
     /// The built-in plan mode (inert when an extension replaced it).
     plan: Arc<crate::plan_mode::PlanMode>,
+    /// Keeps the last request's prompt cache warm (`cacheWarming`).
+    cache_warming: crate::cache_warming::CacheWarming,
 }
 
 impl std::fmt::Debug for AgentSession {
@@ -282,6 +284,33 @@ impl AgentSession {
     /// The session's extensions, when any are loaded.
     pub fn extension_host(&self) -> Option<Arc<knightcode_ext::ExtensionHost>> {
         self.extension_host.clone()
+    }
+
+    /// The session's cache warmer.
+    pub fn cache_warming(&self) -> &crate::cache_warming::CacheWarming {
+        &self.cache_warming
+    }
+
+    /// Tells the warmer the setting, the model and the conversation as they are now.
+    pub(crate) fn note_cache_context(&self) {
+        self.cache_warming
+            .set_mode(self.settings.values().cache_warming);
+        self.cache_warming
+            .check_context(&self.model, self.agent.messages());
+    }
+
+    /// What the warmer's timer task needs: refreshes go to the provider under the agent's
+    /// (so they do not count as real requests) and records come back through `inbox`.
+    pub(crate) fn cache_refresher(
+        &self,
+        inbox: tokio::sync::mpsc::WeakUnboundedSender<crate::actor::Envelope>,
+    ) -> crate::cache_warming::task::Refresher {
+        crate::cache_warming::task::Refresher {
+            warming: self.cache_warming.clone(),
+            provider: Arc::clone(&self.provider),
+            host: self.extension_host.clone(),
+            inbox,
+        }
     }
 
     /// Where a terminal front end sends keys, size and theme to extensions' components.

@@ -209,6 +209,7 @@ impl AgentSession {
             Arc::clone(&self.resources),
             Arc::clone(&self.command_sources),
         )
+        .with_cache_warming(self.cache_warming.clone())
     }
 
     /// The bash tool's `KNIGHTCODE_*` variables and the read tool's image policy follow

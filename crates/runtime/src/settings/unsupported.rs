@@ -24,7 +24,6 @@ const UNSUPPORTED: &[(&str, &[&str], &str)] = &[
         &[],
         "set HTTPS_PROXY/HTTP_PROXY in the environment instead",
     ),
-    ("cacheWarming", &["off"], "prompt caches are not kept warm"),
     (
         "showCacheMissNotices",
         &["false"],

@@ -91,6 +91,8 @@ pub struct SettingsValues {
     pub sandbox: super::SandboxSettings,
     /// `localModels`: the local model servers to probe (none when off).
     pub local_models: Vec<knightcode_ai::local::LocalServer>,
+    /// `cacheWarming`, from the global file only (it spends the user's money).
+    pub cache_warming: crate::cache_warming::CacheWarmingMode,
 }
 
 impl Default for SettingsValues {
@@ -122,6 +124,7 @@ impl Default for SettingsValues {
             provider_retry: knightcode_ai::ProviderRetry::default(),
             sandbox: super::SandboxSettings::default(),
             local_models: knightcode_ai::local::LocalServer::defaults(),
+            cache_warming: crate::cache_warming::CacheWarmingMode::Streaming,
         }
     }
 }
@@ -254,6 +257,12 @@ pub(super) fn parse(layers: &Layers<'_>) -> (SettingsValues, Vec<SettingsDiagnos
         provider_retry: reader.provider_retry(),
         sandbox: reader.sandbox(),
         local_models: super::local_models::parse(layers.effective, layers.global),
+        cache_warming: reader.choice_in(
+            layers.global,
+            "cacheWarming",
+            &crate::cache_warming::CacheWarmingMode::ALL.map(|mode| (mode.as_str(), mode)),
+            defaults.cache_warming,
+        ),
     };
     (values, reader.diagnostics)
 }

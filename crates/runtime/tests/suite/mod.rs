@@ -5,6 +5,7 @@ mod auto_compaction;
 mod bash_env;
 mod branch_summary;
 mod bug_report;
+mod cache_warming;
 mod compaction;
 mod compaction_hooks;
 mod faux;

@@ -94,7 +94,7 @@ fn every_entry_type_survives_reopen() {
         s.append_message(tool_result("c", "r")).unwrap();
         s.append_model_change("openai", "gpt-4o").unwrap();
         s.append_thinking_level_change("low").unwrap();
-        s.append_usage("cache_warm", "anthropic", "claude", Usage::default())
+        s.append_usage("cache_warm", "anthropic", "claude", Usage::default(), None)
             .unwrap();
         s.append_context_edit(&q, Some(Content::Text("Q".into())))
             .unwrap();

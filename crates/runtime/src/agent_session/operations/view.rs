@@ -54,6 +54,8 @@ pub struct SessionView {
     file_history: Arc<FileHistory>,
     resources: Arc<knightcode_resources::Resources>,
     command_sources: Arc<crate::resources::CommandSources>,
+    /// The session's cache warmer (none for a view taken outside a session).
+    cache_warming: Option<crate::cache_warming::CacheWarming>,
 }
 
 impl std::fmt::Debug for SessionView {
@@ -88,7 +90,42 @@ impl SessionView {
             file_history,
             resources: Arc::default(),
             command_sources: Arc::default(),
+            cache_warming: None,
         }
+    }
+
+    pub(super) fn with_cache_warming(
+        mut self,
+        warming: crate::cache_warming::CacheWarming,
+    ) -> Self {
+        self.cache_warming = Some(warming);
+        self
+    }
+
+    /// `cacheWarming` and what the warmer does now (`/session`); `None` outside a session.
+    pub fn cache_warming(
+        &self,
+    ) -> Option<(
+        crate::cache_warming::CacheWarmingMode,
+        crate::cache_warming::CacheWarmingStatus,
+    )> {
+        let warming = self.cache_warming.as_ref()?;
+        Some((warming.mode(), warming.status()))
+    }
+
+    /// Records a cache refresh as a `usage` entry of kind `cache_warm`.
+    pub(crate) fn record_cache_warm(
+        &self,
+        warm: &crate::cache_warming::CacheWarmUsage,
+    ) -> Result<()> {
+        lock(&self.session).append_usage(
+            "cache_warm",
+            &warm.provider,
+            &warm.model,
+            warm.usage.clone(),
+            warm.note.as_deref(),
+        )?;
+        Ok(())
     }
 
     /// The skills, prompt templates and extension commands the view answers for.

@@ -158,17 +158,13 @@ impl AgentSession {
             &session,
             &setup,
         );
-        // Every finished message goes to the session file before the next model request.
-        let agent = Agent::new(Arc::clone(&provider), config, events)
-            .with_clock(clock)
-            .with_hooks(loop_hooks)
-            .with_queue_modes(
-                settings.values().steering_mode,
-                settings.values().follow_up_mode,
-            )
-            .with_store(Box::new(recorder::SessionRecorder {
-                session: Arc::clone(&session),
-            }));
+        let (agent, cache_warming) = agent(
+            (&provider, config, events),
+            clock,
+            loop_hooks,
+            &settings,
+            &session,
+        );
         let handle = agent.handle();
         Ok((
             Self {
@@ -206,10 +202,42 @@ impl AgentSession {
                 extension_cli: setup.extensions.cli.clone(),
                 mcp,
                 plan: toolbox.plan,
+                cache_warming,
             },
             receiver,
         ))
     }
+}
+
+/// The agent, on the session's provider seen by the cache warmer (every real request
+/// restarts warming), and that warmer.
+fn agent(
+    (provider, config, events): (&Arc<dyn knightcode_ai::Provider>, AgentConfig, EventSender),
+    clock: Arc<dyn knightcode_agent::Clock>,
+    loop_hooks: Arc<dyn AgentHooks>,
+    settings: &Settings,
+    session: &Arc<Mutex<SessionManager>>,
+) -> (Agent, crate::cache_warming::CacheWarming) {
+    let warming = crate::cache_warming::CacheWarming::new(
+        Arc::clone(&clock),
+        settings.values().cache_warming,
+    );
+    let provider = Arc::new(crate::cache_warming::WarmingProvider {
+        inner: Arc::clone(provider),
+        warming: warming.clone(),
+    });
+    // Every finished message goes to the session file before the next model request.
+    let agent = Agent::new(provider, config, events)
+        .with_clock(clock)
+        .with_hooks(loop_hooks)
+        .with_queue_modes(
+            settings.values().steering_mode,
+            settings.values().follow_up_mode,
+        )
+        .with_store(Box::new(recorder::SessionRecorder {
+            session: Arc::clone(session),
+        }));
+    (agent, warming)
 }
 
 /// Step 10: the provider the agent streams from: the one given, or HTTP with our client;
