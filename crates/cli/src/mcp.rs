@@ -144,9 +144,10 @@ fn scope_option(args: &[String], i: &mut usize, scope: &mut Scope) -> Result<boo
 }
 
 fn path_for(scope: Scope, layout: &Layout) -> PathBuf {
+    // The commands edit files: an extension's scope never reaches here (`-l` or not).
     match scope {
-        Scope::User => knightcode_mcp::user_config_path(&layout.agent_dir),
         Scope::Project => knightcode_mcp::project_config_path(&layout.cwd),
+        Scope::User | Scope::Extension => knightcode_mcp::user_config_path(&layout.agent_dir),
     }
 }
 
@@ -291,8 +292,8 @@ fn remove(args: &[String], layout: &Layout, out: &mut dyn Write) -> Result<u8, S
         return Ok(0);
     }
     let (other, hint) = match scope {
-        Scope::User => (Scope::Project, "; use --local"),
         Scope::Project => (Scope::User, "; omit --local"),
+        Scope::User | Scope::Extension => (Scope::Project, "; use --local"),
     };
     let defined_there = defines(&path_for(other, layout), name);
     Err(format!(

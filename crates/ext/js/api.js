@@ -399,9 +399,13 @@
       unregisterProvider(name) {
         internal.unregisterProvider(ext, name);
       },
-      registerMcpServer() {
-        throw internal.unsupported("pi.registerMcpServer");
+      registerMcpServer(name, config) {
+        internal.registerMcpServer(ext, name, config);
       },
+      unregisterMcpServer(name) {
+        internal.unregisterMcpServer(ext, name);
+      },
+      getMcpServers: () => internal.getMcpServers(),
       registerVirtualModel() {
         throw internal.unsupported("pi.registerVirtualModel");
       },
@@ -463,6 +467,7 @@
       ),
       events: [...events],
       providers: internal.providerSpecs(),
+      mcpServers: internal.mcpServerSpecs(),
       apis: internal.customApis(),
     };
   }
@@ -515,6 +520,7 @@
         } catch (e) {
           ext.state = "failed";
           ext.providers = [];
+          internal.dropMcpServers(ext);
           for (const [k, v] of [...tools]) if (v.ext === ext) tools.delete(k);
           for (const [k, v] of [...commands]) if (v.ext === ext) commands.delete(k);
           for (const [k, v] of [...flags]) if (v.ext === ext) flags.delete(k);
@@ -554,6 +560,7 @@
       internal.resetTerminalUi();
       internal.resetRenderers();
       internal.resetAutocomplete();
+      internal.resetMcpServers();
       flags.clear();
       if (reload) internal.records.clear();
       const paths = settings.paths || [];

@@ -35,6 +35,7 @@
     setThinkingLevel: "setThinkingLevel",
     registerProvider: "registerProvider",
     unregisterProvider: "unregisterProvider",
+    mcpServersChanged: "mcpServersChanged",
     refreshTools: "refreshTools",
     setActiveTools: "setActiveTools",
     compact: "compact",

@@ -68,6 +68,8 @@ pub enum SessionOp {
     SetThinkingLevel,
     RegisterProvider,
     UnregisterProvider,
+    /// The extensions' MCP servers after a (un)registration past loading: the whole list.
+    McpServersChanged,
     RefreshTools,
     SetActiveTools,
     Compact,

@@ -354,6 +354,14 @@ async fn http_transport(
 }
 
 impl Connection {
+    /// The `instructions` of the server's initialize answer.
+    pub fn instructions(&self) -> Option<String> {
+        self.service
+            .peer_info()
+            .and_then(|info| info.instructions.clone())
+            .filter(|text| !text.trim().is_empty())
+    }
+
     pub fn is_closed(&self) -> bool {
         self.service.is_closed() || self.service.peer().is_transport_closed()
     }

@@ -13,11 +13,13 @@ use serde_json::Value;
 use crate::error::McpError;
 use crate::exposure::Exposure;
 
-/// Which file defines a server.
+/// Which file defines a server, or that an extension registered it for the session
+/// (`registerMcpServer`; its `source` is then the extension's file).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {
     User,
     Project,
+    Extension,
 }
 
 impl Scope {
@@ -25,6 +27,7 @@ impl Scope {
         match self {
             Self::User => "global",
             Self::Project => "project",
+            Self::Extension => "extension",
         }
     }
 }
@@ -184,8 +187,7 @@ fn merge(out: &mut LoadedConfig, entry: Entry, project_path: &Path) {
 fn reject_clashes(out: &mut LoadedConfig) {
     let mut kept: Vec<ServerConfig> = Vec::new();
     for server in std::mem::take(&mut out.servers) {
-        let key = server.name.replace('-', "_");
-        match kept.iter().find(|k| k.name.replace('-', "_") == key) {
+        match kept.iter().find(|k| names_clash(&k.name, &server.name)) {
             Some(first) => out.issues.push(ConfigIssue {
                 path: server.source.clone(),
                 message: format!(
@@ -351,7 +353,8 @@ fn parse_entry(name: &str, value: &Value, scope: Scope, path: &Path) -> Result<E
         Some(Value::String(s)) => Some(s.clone()),
         Some(_) => return Err(format!("server \"{name}\": description must be a string")),
     };
-    if scope == Scope::Project && entry.contains_key("auth") {
+    // A provider's token goes only where the user's own file says.
+    if scope != Scope::User && entry.contains_key("auth") {
         return Err(format!(
             "server \"{name}\": auth is only allowed in the global mcp.json"
         ));
@@ -507,6 +510,28 @@ pub fn check_entry(name: &str, entry: &Value, scope: Scope) -> Result<(), McpErr
     parse_entry(name, entry, scope, Path::new(""))
         .map(|_| ())
         .map_err(McpError::Invalid)
+}
+
+/// A server an extension registers (`registerMcpServer(name, config)`): the config has the
+/// shape of an `mcp.json` entry and is checked as one (an override without `command` or
+/// `url` has no user entry to override here, so it is refused).
+pub fn extension_server(
+    name: &str,
+    entry: &Value,
+    extension_path: &Path,
+) -> Result<ServerConfig, McpError> {
+    match parse_entry(name, entry, Scope::Extension, extension_path) {
+        Ok(Entry::Server(server)) => Ok(server),
+        Ok(Entry::Override(_)) => Err(McpError::Invalid(format!(
+            "server \"{name}\" needs \"command\" or \"url\""
+        ))),
+        Err(message) => Err(McpError::Invalid(message)),
+    }
+}
+
+/// Whether two server names share a tool namespace (`-` and `_` are the same there).
+pub fn names_clash(a: &str, b: &str) -> bool {
+    a.replace('-', "_") == b.replace('-', "_")
 }
 
 /// Adds (or replaces) `name` in the file at `path`, keeping everything else in it.

@@ -24,12 +24,11 @@ pub fn status_lines(statuses: &[ServerStatus]) -> Vec<String> {
     let mut lines = Vec::new();
     for status in sorted {
         let server = &status.config;
-        let detail = format!(
-            "{}, {}, {}",
-            server.transport.kind(),
-            server.exposure,
-            server.scope.as_str()
-        );
+        let source = match server.scope {
+            crate::Scope::Extension => format!("extension {}", server.source.display()),
+            scope => scope.as_str().to_owned(),
+        };
+        let detail = format!("{}, {}, {source}", server.transport.kind(), server.exposure,);
         lines.push(match status.state {
             ServerState::Connected => {
                 let n = status.tools.len();

@@ -30,6 +30,7 @@ mod mcp;
 mod mcp_codemode;
 mod mcp_command;
 mod mcp_deferred;
+mod mcp_extensions;
 mod mcp_resources;
 mod packages;
 mod plan_mode;

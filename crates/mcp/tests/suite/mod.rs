@@ -1,2 +1,3 @@
 mod config;
+mod prompt_section;
 mod stdio;

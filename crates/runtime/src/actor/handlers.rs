@@ -425,6 +425,14 @@ pub(super) async fn idle(session: &mut AgentSession, ctx: &mut Ctx, envelope: En
             Err(error) => Reply::Failed(error.into()),
         },
         Command::Abort => Reply::Done,
+        Command::ExtensionMcpServers(servers) => {
+            session.extension_mcp_servers(&servers);
+            // In order with the session's other events, delivered before the session ends.
+            if let Some(events) = &ctx.extensions {
+                events.mcp_servers_changed(&servers);
+            }
+            Reply::Done
+        }
         Command::SendCustomMessage {
             message,
             trigger_turn,
@@ -718,6 +726,7 @@ async fn configuring(session: &mut AgentSession, command: &Command) -> Option<Re
             session.extension_provider(name, spec.as_deref());
             Reply::Done
         }
+        Command::ExtensionMcpServers(_) => return None,
         Command::ReloadContext => {
             session.reload_context();
             Reply::Done

@@ -231,6 +231,7 @@ impl SessionPort for Port {
             | Op::SetThinkingLevel
             | Op::RegisterProvider
             | Op::UnregisterProvider
+            | Op::McpServersChanged
             | Op::RefreshTools
             | Op::GetActiveTools
             | Op::SetActiveTools => self.action(op, &args),
@@ -390,6 +391,19 @@ impl Port {
             SessionOp::UnregisterProvider => {
                 let name = args.get("name").and_then(Value::as_str).unwrap_or("");
                 self.actions.extension_provider(name, None)?;
+                return Ok(Value::Null);
+            }
+            SessionOp::McpServersChanged => {
+                let servers: Vec<knightcode_ext::McpServerSpec> = args
+                    .get("servers")
+                    .cloned()
+                    .and_then(|v| serde_json::from_value(v).ok())
+                    .ok_or_else(|| {
+                        PortError::Invalid(
+                            "registerMcpServer: expected the list of registered servers".to_owned(),
+                        )
+                    })?;
+                self.actions.mcp_servers_changed(servers)?;
                 return Ok(Value::Null);
             }
             SessionOp::RefreshTools => {
