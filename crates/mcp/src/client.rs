@@ -110,6 +110,7 @@ type ProgressSinks = Arc<Mutex<HashMap<String, ProgressSink>>>;
 
 /// Answers the server: `roots/list` with the session's folder; notes `tools/list_changed`;
 /// passes progress to the call it belongs to.
+#[derive(Clone)]
 pub(crate) struct Handler {
     roots: Vec<Root>,
     pub tools_changed: Arc<AtomicBool>,
@@ -223,8 +224,19 @@ pub(crate) async fn connect(
             let Some(http) = context.http.clone() else {
                 return Err(fail("no HTTP client is available".to_owned(), &stderr));
             };
-            let transport = http_transport(server, context, url, headers, http).await?;
-            bounded(server, handler.serve(transport)).await
+            // A server that is starting or overloaded answers 408, 429 or 5xx (or does not
+            // answer yet): try again after a short wait, twice.
+            let mut waits = HTTP_CONNECT_RETRIES.iter();
+            loop {
+                let transport = http_transport(server, context, url, headers, http.clone()).await?;
+                match tokio::time::timeout(server.timeout, handler.clone().serve(transport)).await {
+                    Ok(Err(error)) if is_transient(&error) => match waits.next() {
+                        Some(wait) => tokio::time::sleep(*wait).await,
+                        None => break Err(error.to_string()),
+                    },
+                    answer => break initialized(server, answer),
+                }
+            }
         }
     };
     let service = match started {
@@ -245,6 +257,9 @@ pub(crate) async fn connect(
     Ok(connection)
 }
 
+/// How long an HTTP server's connection waits before each retry after a transient failure.
+const HTTP_CONNECT_RETRIES: [Duration; 2] = [Duration::from_millis(250), Duration::from_secs(1)];
+
 async fn bounded<F, E>(
     server: &ServerConfig,
     start: F,
@@ -253,13 +268,42 @@ where
     F: std::future::Future<Output = Result<RunningService<RoleClient, Handler>, E>>,
     E: std::fmt::Display,
 {
-    match tokio::time::timeout(server.timeout, start).await {
+    initialized(server, tokio::time::timeout(server.timeout, start).await)
+}
+
+/// The outcome of `initialize` within the server's timeout.
+fn initialized<E: std::fmt::Display>(
+    server: &ServerConfig,
+    answer: Result<Result<RunningService<RoleClient, Handler>, E>, tokio::time::error::Elapsed>,
+) -> Result<RunningService<RoleClient, Handler>, String> {
+    match answer {
         Ok(Ok(service)) => Ok(service),
         Ok(Err(e)) => Err(e.to_string()),
         Err(_) => Err(format!(
             "no answer to initialize within {} s",
             server.timeout.as_secs_f64()
         )),
+    }
+}
+
+/// Whether an HTTP server's failure to initialize may pass: 408, 429 and 5xx except 501
+/// (not implemented stays so), or no connection at all (a server still starting).
+fn is_transient(error: &rmcp::service::ClientInitializeError) -> bool {
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    let rmcp::service::ClientInitializeError::TransportError { error, .. } = error else {
+        return false;
+    };
+    match error
+        .error
+        .downcast_ref::<StreamableHttpError<reqwest::Error>>()
+    {
+        Some(StreamableHttpError::HttpStatus(status)) => {
+            matches!(status.status, 408 | 429)
+                || (500..600).contains(&status.status) && status.status != 501
+        }
+        Some(StreamableHttpError::UnexpectedServerResponse(text)) => text.starts_with("HTTP 408 "),
+        Some(StreamableHttpError::Client(error)) => error.is_connect() || error.is_timeout(),
+        _ => false,
     }
 }
 

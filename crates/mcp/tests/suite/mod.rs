@@ -1,3 +1,4 @@
 mod config;
+mod http;
 mod prompt_section;
 mod stdio;
