@@ -120,6 +120,9 @@ fn list(
             http: knightcode_ai::http_client_builder()
                 .ok()
                 .and_then(|b| b.build().ok()),
+            log: Some(std::sync::Arc::new(knightcode_mcp::ServerLog::new(
+                layout.agent_dir.join("mcp.log"),
+            ))),
         };
         let manager = knightcode_mcp::McpManager::new(config.servers.clone(), options);
         manager.start();

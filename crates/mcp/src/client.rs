@@ -117,6 +117,8 @@ pub(crate) struct Handler {
     progress: ProgressSinks,
     /// Told when the tool list changed, so waiters look again.
     changes: Arc<tokio::sync::watch::Sender<u64>>,
+    /// Where the server's log messages go (`mcp.log`), with the server's name.
+    log: Option<(Arc<crate::ServerLog>, String)>,
 }
 
 impl ClientHandler for Handler {
@@ -151,6 +153,18 @@ impl ClientHandler for Handler {
                 (None, None) => format!("Progress {}", params.progress),
             };
             sink(text);
+        }
+    }
+
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if let Some((log, server)) = &self.log {
+            let level = serde_json::to_value(params.level).unwrap_or_default();
+            let level = level.as_str().unwrap_or("info");
+            log.write(server, level, params.logger.as_deref(), &params.data);
         }
     }
 
@@ -195,6 +209,7 @@ pub(crate) struct ConnectContext<'a> {
     pub http: Option<reqwest::Client>,
     /// The manager's change counter.
     pub changes: Arc<tokio::sync::watch::Sender<u64>>,
+    pub log: Option<Arc<crate::ServerLog>>,
 }
 
 pub(crate) async fn connect(
@@ -209,6 +224,10 @@ pub(crate) async fn connect(
         tools_changed: Arc::clone(&tools_changed),
         progress: Arc::clone(&progress),
         changes: Arc::clone(&context.changes),
+        log: context
+            .log
+            .as_ref()
+            .map(|log| (Arc::clone(log), server.name.clone())),
     };
     let fail = |reason: String, stderr: &StderrTail| McpError::Connect {
         server: server.name.clone(),

@@ -34,6 +34,8 @@ pub struct ConnectOptions {
     pub env: EnvLookup,
     /// For streamable HTTP servers (built by the caller with the workspace's TLS setup).
     pub http: Option<reqwest::Client>,
+    /// Where servers' log messages go (`<agentDir>/mcp.log`); `None` drops them.
+    pub log: Option<Arc<crate::ServerLog>>,
 }
 
 /// Where a server's connection stands.
@@ -476,6 +478,7 @@ impl Inner {
             },
             http: self.options.http.clone(),
             changes: Arc::clone(&self.changes),
+            log: self.options.log.clone(),
         };
         match crate::client::connect(&slot.config, &context).await {
             Ok(connection) => {

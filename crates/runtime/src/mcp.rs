@@ -100,6 +100,9 @@ impl McpSession {
             env: Arc::new(move |name| lookup.var(name)),
             // Built with the manager: a session without servers never loads root certificates.
             http: None,
+            log: Some(Arc::new(knightcode_mcp::ServerLog::new(
+                setup.agent_dir.join("mcp.log"),
+            ))),
         };
         let file_servers = config.servers.iter().map(|s| s.name.clone()).collect();
         // Without an enabled server nothing starts yet: an extension may register one.
