@@ -569,6 +569,49 @@ pub fn remove_server(path: &Path, name: &str) -> Result<bool, McpError> {
     Ok(removed)
 }
 
+/// What `/mcp` changes of a server: its exposure, or whether it is enabled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServerPatch {
+    Exposure(Exposure),
+    Enabled(bool),
+}
+
+/// Writes `patch` into `name`'s entry in the file at `path`, keeping the rest of the file and
+/// its indentation. A value that is the default (`exposure: "codemode"`, `enabled: true`) is
+/// removed rather than written, except in an override entry (`override_entry`: a project
+/// entry that only adjusts a global server), where it is what overrides.
+pub fn update_server(
+    path: &Path,
+    name: &str,
+    patch: ServerPatch,
+    override_entry: bool,
+) -> Result<(), McpError> {
+    let mut root = read_json_object(path)?;
+    let entry = root
+        .get_mut("mcpServers")
+        .and_then(Value::as_object_mut)
+        .and_then(|servers| servers.get_mut(name))
+        .and_then(Value::as_object_mut)
+        .ok_or_else(|| McpError::File {
+            path: path.to_path_buf(),
+            reason: format!("it has no server \"{name}\" any more"),
+        })?;
+    let (key, value, default) = match patch {
+        ServerPatch::Exposure(exposure) => (
+            "exposure",
+            Value::String(exposure.as_str().to_owned()),
+            exposure == Exposure::default(),
+        ),
+        ServerPatch::Enabled(enabled) => ("enabled", Value::Bool(enabled), enabled),
+    };
+    if default && !override_entry {
+        entry.shift_remove(key);
+    } else {
+        entry.insert(key.to_owned(), value);
+    }
+    write_json(path, &Value::Object(root))
+}
+
 fn read_json_object(path: &Path) -> Result<Map<String, Value>, McpError> {
     let file_error = |reason: String| McpError::File {
         path: path.to_path_buf(),
@@ -587,6 +630,31 @@ fn read_json_object(path: &Path) -> Result<Map<String, Value>, McpError> {
     }
 }
 
+/// The indentation unit of the file at `path` (its first indented line's), two spaces for a
+/// new or flat file.
+fn indentation(path: &Path) -> String {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .map(|line| &line[..line.len() - line.trim_start().len()])
+                .find(|indent| !indent.is_empty())
+                .map(str::to_owned)
+        })
+        .unwrap_or_else(|| "  ".to_owned())
+}
+
+fn pretty_json(value: &Value, indent: &str) -> Result<String, String> {
+    use serde::Serialize as _;
+    let mut out = Vec::new();
+    let formatter = serde_json::ser::PrettyFormatter::with_indent(indent.as_bytes());
+    let mut serializer = serde_json::Serializer::with_formatter(&mut out, formatter);
+    value
+        .serialize(&mut serializer)
+        .map_err(|e| e.to_string())?;
+    String::from_utf8(out).map_err(|e| e.to_string())
+}
+
 fn write_json(path: &Path, value: &Value) -> Result<(), McpError> {
     let file_error = |reason: String| McpError::File {
         path: path.to_path_buf(),
@@ -595,7 +663,7 @@ fn write_json(path: &Path, value: &Value) -> Result<(), McpError> {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(|e| file_error(e.to_string()))?;
     }
-    let mut text = serde_json::to_string_pretty(value).map_err(|e| file_error(e.to_string()))?;
+    let mut text = pretty_json(value, &indentation(path)).map_err(file_error)?;
     text.push('\n');
     // A file linked into place is replaced where the link points (the link stays); the
     // write is a temporary file renamed over the old one, which keeps its permissions (an

@@ -132,19 +132,21 @@ impl McpManager {
         }
     }
 
-    /// Adds a server during the session (an extension's `registerMcpServer`) and starts
-    /// connecting it when enabled; one of the same name is stopped and replaced. Returns
-    /// whether one was replaced.
+    /// Adds a server during the session (an extension's `registerMcpServer`, a change made
+    /// in `/mcp`) and starts connecting it when enabled; one of the same name is stopped and
+    /// replaced in its place. Returns whether one was replaced.
     pub fn add(&self, config: ServerConfig) -> bool {
         let slot = Arc::new(Slot::new(config));
         let old = {
             let mut slots = self.inner.lock_slots();
-            let old = slots
-                .iter()
-                .position(|s| s.config.name == slot.config.name)
-                .map(|i| slots.remove(i));
-            slots.push(Arc::clone(&slot));
-            old
+            match slots.iter().position(|s| s.config.name == slot.config.name) {
+                // In its place: the servers keep their order.
+                Some(i) => Some(std::mem::replace(&mut slots[i], Arc::clone(&slot))),
+                None => {
+                    slots.push(Arc::clone(&slot));
+                    None
+                }
+            }
         };
         let replaced = old.is_some();
         if let Some(old) = old {

@@ -194,13 +194,21 @@ impl McpSession {
         self.withdraw(registry, active, &wanted);
         self.sync_resource_tools(registry, active, &manager, &statuses);
         for (definition, exposure) in &wanted {
-            let newly = !self.offered.iter().any(|(d, _)| d.name == definition.name);
+            let was_direct = self
+                .offered
+                .iter()
+                .any(|(d, e)| d.name == definition.name && *e == Exposure::Direct);
+            // Newly direct (a server that connected, an exposure changed in `/mcp`): offered.
             if *exposure == Exposure::Direct
-                && newly
+                && !was_direct
                 && crate::tool_selection::mcp_tool_selected(&self.selection, &definition.name)
                 && !active.contains(&definition.name)
             {
                 active.push(definition.name.clone());
+            }
+            // No longer direct: reached through codemode or tool_search instead.
+            if *exposure != Exposure::Direct && was_direct {
+                active.retain(|name| *name != definition.name);
             }
         }
         self.offered = wanted;
