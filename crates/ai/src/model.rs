@@ -18,15 +18,18 @@ pub enum Api {
     GoogleGenerativeAi,
     /// Gemini through Vertex AI (an API key, or application default credentials).
     GoogleVertex,
+    /// Mistral's chat API.
+    MistralConversations,
 }
 
 impl Api {
-    pub const ALL: [Api; 5] = [
+    pub const ALL: [Api; 6] = [
         Api::AnthropicMessages,
         Api::OpenAiCompletions,
         Api::OpenAiResponses,
         Api::GoogleGenerativeAi,
         Api::GoogleVertex,
+        Api::MistralConversations,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -36,6 +39,7 @@ impl Api {
             Self::OpenAiResponses => "openai-responses",
             Self::GoogleGenerativeAi => "google-generative-ai",
             Self::GoogleVertex => "google-vertex",
+            Self::MistralConversations => "mistral-conversations",
         }
     }
 

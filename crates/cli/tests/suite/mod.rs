@@ -31,6 +31,7 @@ mod mcp_codemode;
 mod mcp_command;
 mod mcp_deferred;
 mod mcp_resources;
+mod mistral;
 mod packages;
 mod plan_mode;
 mod rpc_bash;
