@@ -20,16 +20,19 @@ pub enum Api {
     GoogleVertex,
     /// Mistral's chat API.
     MistralConversations,
+    /// OpenAI's Responses API on an Azure OpenAI resource.
+    AzureOpenAiResponses,
 }
 
 impl Api {
-    pub const ALL: [Api; 6] = [
+    pub const ALL: [Api; 7] = [
         Api::AnthropicMessages,
         Api::OpenAiCompletions,
         Api::OpenAiResponses,
         Api::GoogleGenerativeAi,
         Api::GoogleVertex,
         Api::MistralConversations,
+        Api::AzureOpenAiResponses,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -40,6 +43,7 @@ impl Api {
             Self::GoogleGenerativeAi => "google-generative-ai",
             Self::GoogleVertex => "google-vertex",
             Self::MistralConversations => "mistral-conversations",
+            Self::AzureOpenAiResponses => "azure-openai-responses",
         }
     }
 

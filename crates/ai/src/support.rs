@@ -5,9 +5,8 @@
 use crate::model::Model;
 
 /// The reference's APIs this build does not speak yet, with what to call them.
-const MISSING_APIS: [(&str, &str); 3] = [
+const MISSING_APIS: [(&str, &str); 2] = [
     ("bedrock-converse-stream", "Amazon Bedrock's Converse API"),
-    ("azure-openai-responses", "the Azure OpenAI Responses API"),
     (
         "openai-codex-responses",
         "the ChatGPT-plan (Codex) Responses backend",

@@ -14,6 +14,7 @@ use crate::output::Output;
 use crate::sse::SseEvent;
 
 pub(crate) mod anthropic;
+pub(crate) mod azure;
 pub(crate) mod google;
 pub(crate) mod mistral;
 pub(crate) mod openai_completions;
@@ -41,6 +42,7 @@ pub(crate) fn wire_format(api: Api) -> &'static WireFormat {
         Api::GoogleGenerativeAi => &google::WIRE_FORMAT,
         Api::GoogleVertex => &vertex::WIRE_FORMAT,
         Api::MistralConversations => &mistral::WIRE_FORMAT,
+        Api::AzureOpenAiResponses => &azure::WIRE_FORMAT,
     }
 }
 

@@ -2,6 +2,7 @@
 
 mod acknowledged;
 mod auth;
+mod azure;
 mod broken_pipe;
 mod cli;
 mod damaged_session;

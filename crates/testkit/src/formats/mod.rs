@@ -30,7 +30,10 @@ pub(crate) fn route(format: WireFormat, method: &str, path: &str) -> Option<Opti
     match format {
         WireFormat::AnthropicMessages => (path == "/v1/messages").then_some(None),
         WireFormat::OpenAiCompletions => (path == "/v1/chat/completions").then_some(None),
-        WireFormat::OpenAiResponses => (path == "/v1/responses").then_some(None),
+        // Azure OpenAI serves the same API under `/openai/v1` of its resource's host.
+        WireFormat::OpenAiResponses => {
+            matches!(path, "/v1/responses" | "/openai/v1/responses").then_some(None)
+        }
         WireFormat::Mistral => (path == "/v1/chat/completions").then_some(None),
         WireFormat::Google => {
             // `…/models/{model}:streamGenerateContent`: the Gemini API's
