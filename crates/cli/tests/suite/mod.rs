@@ -5,6 +5,7 @@ mod auth;
 mod azure;
 mod broken_pipe;
 mod cli;
+mod cloudflare;
 mod damaged_session;
 mod e2e_oneshot;
 mod ext_examples;

@@ -28,12 +28,11 @@ pub(crate) fn route(format: WireFormat, method: &str, path: &str) -> Option<Opti
         return None;
     }
     match format {
-        WireFormat::AnthropicMessages => (path == "/v1/messages").then_some(None),
-        WireFormat::OpenAiCompletions => (path == "/v1/chat/completions").then_some(None),
-        // Azure OpenAI serves the same API under `/openai/v1` of its resource's host.
-        WireFormat::OpenAiResponses => {
-            matches!(path, "/v1/responses" | "/openai/v1/responses").then_some(None)
-        }
+        // Behind any prefix, as services that relay these APIs serve them: Azure OpenAI under
+        // `/openai/v1`, Cloudflare under an account's (and a gateway's) path.
+        WireFormat::AnthropicMessages => path.ends_with("/v1/messages").then_some(None),
+        WireFormat::OpenAiCompletions => path.ends_with("/chat/completions").then_some(None),
+        WireFormat::OpenAiResponses => path.ends_with("/responses").then_some(None),
         WireFormat::Mistral => (path == "/v1/chat/completions").then_some(None),
         WireFormat::Google => {
             // `…/models/{model}:streamGenerateContent`: the Gemini API's
