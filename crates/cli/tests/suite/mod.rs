@@ -2,8 +2,10 @@
 
 mod acknowledged;
 mod auth;
+mod azure;
 mod broken_pipe;
 mod cli;
+mod cloudflare;
 mod damaged_session;
 mod e2e_oneshot;
 mod ext_examples;
@@ -32,6 +34,7 @@ mod mcp_command;
 mod mcp_deferred;
 mod mcp_extensions;
 mod mcp_resources;
+mod mistral;
 mod packages;
 mod plan_mode;
 mod rpc_bash;
