@@ -46,9 +46,6 @@ pub(crate) const WIRE_FORMAT: WireFormat = WireFormat {
 /// Mistral rejects tool-call ids that are not exactly this many letters and digits.
 const TOOL_CALL_ID_LENGTH: usize = 9;
 
-/// The reference's default output cap when the caller sets none (its `buildBaseOptions`).
-const DEFAULT_MAX_TOKENS: u64 = 32_000;
-
 /// Models that take `reasoning_effort`; other reasoning models take `prompt_mode`.
 const REASONING_EFFORT_MODELS: [&str; 3] = [
     "mistral-small-2603",
@@ -156,7 +153,7 @@ fn build_request(
     };
     let requested = options
         .max_tokens
-        .unwrap_or_else(|| model.max_tokens.min(DEFAULT_MAX_TOKENS));
+        .unwrap_or_else(|| crate::options::default_max_tokens(model));
 
     // Key order as Mistral's SDK serializes the request.
     let mut body = Map::new();

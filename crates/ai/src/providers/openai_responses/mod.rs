@@ -129,9 +129,6 @@ pub(crate) enum Dialect<'a> {
     Azure { deployment: &'a str },
 }
 
-/// The reference's output cap when the caller sets none (`buildBaseOptions`), for Azure.
-const AZURE_DEFAULT_MAX_TOKENS: u64 = 32_000;
-
 pub(crate) fn build_request(
     model: &Model,
     context: &Context,
@@ -189,13 +186,13 @@ pub(crate) fn request_body(
     } else {
         ThinkingLevel::Off
     };
-    let default_max = if azure {
-        model.max_tokens.min(AZURE_DEFAULT_MAX_TOKENS)
-    } else {
-        model.max_tokens
-    };
-    let max_tokens =
-        clamp_max_tokens_to_context(model, context, options.max_tokens.unwrap_or(default_max));
+    let max_tokens = clamp_max_tokens_to_context(
+        model,
+        context,
+        options
+            .max_tokens
+            .unwrap_or_else(|| crate::options::default_max_tokens(model)),
+    );
 
     let mut body = Map::new();
     let model_name = match dialect {
