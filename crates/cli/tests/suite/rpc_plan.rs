@@ -135,6 +135,7 @@ async fn plan_over_rpc_asks_submits_reviews_and_implements() {
             options,
             &[
                 "Implement",
+                "Implement in a fresh session",
                 "Implement, with a note…",
                 "Revise the plan…",
                 "Keep planning",
@@ -203,6 +204,71 @@ async fn the_review_revises_the_plan_with_feedback_and_implements_with_a_note() 
         assert!(text.contains("Implement the approved plan (revision 2)"), "{text}");
         assert!(text.contains("Use MySQL."), "{text}");
         assert!(text.contains("Note from the user: MySQL, please"), "{text}");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approve_fresh_implements_in_a_new_session_linked_to_the_planning_one() {
+    watchdog(async {
+        let mut rpc = Rpc::start(vec![
+            ScriptedReply::tool_call("s1", "submit_plan", json!({"markdown": PLAN}).to_string()),
+            ScriptedReply::text("Implemented."),
+        ])
+        .await;
+        let (disposition, _) = prompt_answering(&mut rpc, "/plan Pick a store", |_| None).await;
+        assert_eq!(disposition, Some(PromptDisposition::Started));
+        let planning = rpc.sandbox.session_files()[0].clone();
+
+        let (disposition, seen) =
+            prompt_answering(&mut rpc, "/plan approve fresh 1", |_| None).await;
+        assert_eq!(disposition, Some(PromptDisposition::Handled));
+        assert!(
+            seen.iter()
+                .any(|r| matches!(&r.kind, UiRequestKind::Notify { message, .. }
+                if message.starts_with("Implementing plan revision 1 in a new session"))),
+            "{seen:?}"
+        );
+        // The new session's run: the plan as its first prompt.
+        while !matches!(
+            rpc.events.recv().await.expect("the server's output ended"),
+            RpcEvent::Agent(AgentEvent::AgentSettled { .. })
+        ) {}
+        let requests = rpc.server.requests();
+        assert_eq!(requests.len(), 2);
+        let messages = requests[1].body["messages"].as_array().unwrap().clone();
+        let users: Vec<String> = messages
+            .iter()
+            .filter(|m| m["role"] == "user")
+            .map(|m| m["content"].to_string())
+            .collect();
+        assert_eq!(
+            users.len(),
+            1,
+            "nothing of the planning conversation: {users:?}"
+        );
+        assert!(
+            users[0].contains("Implement the approved plan (revision 1)"),
+            "{users:?}"
+        );
+        assert!(users[0].contains("Use Postgres."), "{users:?}");
+
+        let files = rpc.sandbox.session_files();
+        assert_eq!(files.len(), 2, "{files:?}");
+        let fresh = files.iter().find(|f| **f != planning).unwrap();
+        let header = &read_jsonl(fresh)[0];
+        assert_eq!(
+            header["parentSession"],
+            planning.display().to_string(),
+            "{header}"
+        );
+        // The planning session records the approval.
+        let snapshots: Vec<_> = read_jsonl(&planning)
+            .into_iter()
+            .filter(|e| e["type"] == "custom" && e["customType"] == "plan-mode")
+            .map(|e| e["data"].clone())
+            .collect();
+        assert_eq!(snapshots.last().unwrap()["approved"], 1);
     })
     .await;
 }

@@ -332,6 +332,23 @@ impl ExtensionActions {
         }
     }
 
+    /// A new session (its header naming `parent_session`), then `text` as its first prompt:
+    /// queued behind what runs now (`/plan approve fresh`).
+    pub(crate) fn new_session_with_prompt(
+        &self,
+        parent_session: Option<String>,
+        text: String,
+    ) -> Result<(), PortError> {
+        self.command(Command::NewSession { parent_session }, "newSession")?;
+        let prompt = Command::Prompt {
+            text,
+            images: Vec::new(),
+            queueing: None,
+            source: crate::hooks::InputSource::Extension,
+        };
+        self.command(prompt, "newSession")
+    }
+
     /// An extension command finished: its prompt is answered in order with the events.
     pub(crate) fn command_done(&self, responder: Responder) {
         if let Some(inbox) = self

@@ -83,6 +83,7 @@ pub(crate) fn parse_command(text: &str) -> Option<PlanCommand> {
 
 /// What the review picker offers (the interactive mode's own picker has more).
 const IMPLEMENT: &str = "Implement";
+const IMPLEMENT_FRESH: &str = "Implement in a fresh session";
 const IMPLEMENT_WITH_NOTE: &str = "Implement, with a note…";
 const REVISE: &str = "Revise the plan…";
 const KEEP_PLANNING: &str = "Keep planning";
@@ -199,6 +200,7 @@ impl PlanMode {
         let cancel = tokio_util::sync::CancellationToken::new();
         let options = vec![
             IMPLEMENT.to_owned(),
+            IMPLEMENT_FRESH.to_owned(),
             IMPLEMENT_WITH_NOTE.to_owned(),
             REVISE.to_owned(),
             KEEP_PLANNING.to_owned(),
@@ -230,6 +232,10 @@ impl PlanMode {
         let outcome = match choice.as_deref() {
             Some(IMPLEMENT) => {
                 self.approve(&current, false, Some(draft.revision), None)
+                    .await
+            }
+            Some(IMPLEMENT_FRESH) => {
+                self.approve(&current, true, Some(draft.revision), None)
                     .await
             }
             Some(IMPLEMENT_WITH_NOTE) => match ask("A note for the implementation").await {
@@ -299,20 +305,55 @@ impl PlanMode {
             .await;
             return Ok(InputAction::Handled);
         }
-        if fresh {
-            self.notify(text::FRESH_NOT_AVAILABLE.to_owned(), NoticeKind::Error)
-                .await;
-            return Ok(InputAction::Handled);
-        }
         self.save(&PlanState {
             mode: Mode::Off,
             draft: Some(draft.clone()),
             approved: Some(draft.revision),
         })?;
         self.append_message(PlanMessageKind::Exit, text::approved(draft.revision))?;
-        Ok(InputAction::Transform {
-            text: text::implement(draft.revision, &draft.markdown, note),
-            images: Vec::new(),
-        })
+        let implement = text::implement(draft.revision, &draft.markdown, note);
+        if !fresh {
+            return Ok(InputAction::Transform {
+                text: implement,
+                images: Vec::new(),
+            });
+        }
+        // A new session whose header links the planning one; the plan is its first prompt.
+        let parent = crate::agent_session::lock(&self.session)
+            .session_file()
+            .map(|path| path.display().to_string());
+        let queued = self
+            .actions
+            .get()
+            .ok_or_else(|| "the session is not running".to_owned())
+            .and_then(|actions| {
+                actions
+                    .new_session_with_prompt(parent.clone(), implement)
+                    .map_err(|e| e.to_string())
+            });
+        let (said, kind) = match queued {
+            Ok(()) => (
+                match &parent {
+                    Some(parent) => format!(
+                        "Implementing plan revision {} in a new session; the planning session is {parent}.",
+                        draft.revision
+                    ),
+                    None => format!(
+                        "Implementing plan revision {} in a new session.",
+                        draft.revision
+                    ),
+                },
+                NoticeKind::Info,
+            ),
+            Err(why) => (
+                format!(
+                    "Plan revision {} is approved, but a new session could not start ({why}); /plan approve implements it here.",
+                    draft.revision
+                ),
+                NoticeKind::Error,
+            ),
+        };
+        self.notify(said, kind).await;
+        Ok(InputAction::Handled)
     }
 }

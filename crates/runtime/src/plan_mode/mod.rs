@@ -81,6 +81,9 @@ pub(crate) struct PlanMode {
     just_entered: AtomicBool,
     /// The allowed tools the session has, for the instructions.
     tools: Mutex<Vec<String>>,
+    /// The way to the session's queue (`/plan approve fresh` starts a new session and the
+    /// implementation there), set once the session's actions exist.
+    actions: std::sync::OnceLock<Arc<crate::extensions::ExtensionActions>>,
 }
 
 impl std::fmt::Debug for PlanMode {
@@ -108,7 +111,12 @@ impl PlanMode {
             notices: Mutex::new(Vec::new()),
             just_entered: AtomicBool::new(false),
             tools: Mutex::new(Vec::new()),
+            actions: std::sync::OnceLock::new(),
         })
+    }
+
+    pub(crate) fn set_actions(&self, actions: &Arc<crate::extensions::ExtensionActions>) {
+        let _ = self.actions.set(Arc::clone(actions));
     }
 
     /// An extension registered `/plan`, `--plan`, `ask_user` or `submit_plan`: the

@@ -71,4 +71,3 @@ pub(super) const NOTHING_TO_APPROVE: &str = "No plan to approve.";
 pub(super) const ENTERED: &str = "Plan mode on: the model investigates and submits a plan; edits and other tools are blocked. /plan off leaves it.";
 pub(super) const LEFT: &str = "Plan mode off; the draft is kept (/plan approve implements it).";
 pub(super) const NOT_PLANNING: &str = "Plan mode is already off.";
-pub(super) const FRESH_NOT_AVAILABLE: &str = "/plan approve fresh is not available in this build of knightcode; nothing changed. Use /plan approve to implement in this session.";

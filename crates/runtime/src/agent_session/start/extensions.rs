@@ -63,6 +63,7 @@ pub(super) async fn tools_and_extensions(
         notices,
     );
     let actions = Arc::new(crate::extensions::ExtensionActions::default());
+    plan.set_actions(&actions);
     if setup.extensions.mode == "rpc" || setup.extensions.mode == "tui" {
         // RPC and interactive modes set their dialogs right after the start:
         // `session_start` already has a UI.
