@@ -271,15 +271,10 @@ pub fn classify_error_message(message: &str) -> ErrorClass {
     if is_auth_text(&lower) {
         return ErrorClass::Auth;
     }
-    if [
-        "rate limit",
-        "rate_limit",
-        "ratelimit",
-        "too many requests",
-        "429",
-    ]
-    .iter()
-    .any(|needle| lower.contains(needle))
+    if ["rate limit", "rate_limit", "ratelimit", "too many requests"]
+        .iter()
+        .any(|needle| lower.contains(needle))
+        || has_status_code(&lower, "429")
         || lower.contains("resourceexhausted")
         || lower.contains("resource_exhausted")
     {
@@ -287,7 +282,6 @@ pub fn classify_error_message(message: &str) -> ErrorClass {
     }
     if [
         "overloaded",
-        "529",
         "server_busy",
         "servers are currently busy",
         "high demand",
@@ -304,6 +298,7 @@ pub fn classify_error_message(message: &str) -> ErrorClass {
     ]
     .iter()
     .any(|needle| lower.contains(needle))
+        || has_status_code(&lower, "529")
         || starts_with_status(&lower, |status| status >= 500)
     {
         return ErrorClass::Overloaded;
@@ -313,6 +308,17 @@ pub fn classify_error_message(message: &str) -> ErrorClass {
         return ErrorClass::Network;
     }
     ErrorClass::Other
+}
+
+/// Whether `text` names the status `code` as a number of its own: not part of a longer
+/// number, nor a port (`127.0.0.1:45299` is not a 529).
+fn has_status_code(text: &str, code: &str) -> bool {
+    text.match_indices(code).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + code.len()..].chars().next();
+        !before.is_some_and(|c| c.is_ascii_digit() || c == ':')
+            && !after.is_some_and(|c| c.is_ascii_digit())
+    })
 }
 
 fn is_auth_text(lower: &str) -> bool {
@@ -352,6 +358,16 @@ mod tests {
                 ErrorClass::Overloaded,
             ),
             ("429 Rate limit reached for requests", ErrorClass::RateLimit),
+            ("HTTP error: status 429", ErrorClass::RateLimit),
+            // A port is not a status (this one failed a test when the port was 45299).
+            (
+                "Connection error: error sending request for url (https://127.0.0.1:45299/v1/chat/completions): client error (Connect)",
+                ErrorClass::Network,
+            ),
+            (
+                "Connection error: error sending request for url (http://127.0.0.1:4290/v1): connection refused",
+                ErrorClass::Network,
+            ),
             (
                 "429 You exceeded your current quota: insufficient_quota",
                 ErrorClass::Quota,
