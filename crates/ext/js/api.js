@@ -163,6 +163,7 @@
     }
     return eventCtx;
   }
+  internal.eventContext = eventContext;
 
   // `ctx.executeTool(name, args, {signal, onUpdate})` of a tool call: the agent loop runs it
   // (validation, tool_call/tool_result, events with parentToolCallId, the nestedCalls record)
@@ -402,8 +403,11 @@
       registerMcpServer() {
         throw internal.unsupported("pi.registerMcpServer");
       },
-      registerVirtualModel() {
-        throw internal.unsupported("pi.registerVirtualModel");
+      registerVirtualModel(def) {
+        internal.registerVirtualModel(ext, def);
+      },
+      unregisterVirtualModel(provider, id) {
+        internal.unregisterVirtualModel(ext, provider, id);
       },
       refreshTools() {
         try {
@@ -463,6 +467,7 @@
       ),
       events: [...events],
       providers: internal.providerSpecs(),
+      virtualModels: internal.virtualModelSpecs(),
       apis: internal.customApis(),
     };
   }
@@ -515,6 +520,7 @@
         } catch (e) {
           ext.state = "failed";
           ext.providers = [];
+          internal.dropVirtualModels(ext);
           for (const [k, v] of [...tools]) if (v.ext === ext) tools.delete(k);
           for (const [k, v] of [...commands]) if (v.ext === ext) commands.delete(k);
           for (const [k, v] of [...flags]) if (v.ext === ext) flags.delete(k);
@@ -551,6 +557,7 @@
       tools.clear();
       commands.clear();
       shortcuts.clear();
+      internal.dropVirtualModels();
       internal.resetTerminalUi();
       internal.resetRenderers();
       internal.resetAutocomplete();

@@ -35,6 +35,8 @@
     setThinkingLevel: "setThinkingLevel",
     registerProvider: "registerProvider",
     unregisterProvider: "unregisterProvider",
+    registerVirtualModel: "registerVirtualModel",
+    unregisterVirtualModel: "unregisterVirtualModel",
     refreshTools: "refreshTools",
     setActiveTools: "setActiveTools",
     compact: "compact",

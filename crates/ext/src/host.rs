@@ -120,6 +120,16 @@ pub struct ProviderSpec {
     pub extension_path: String,
 }
 
+/// A virtual model an extension registered (`pi.registerVirtualModel(def)`): its catalog
+/// entry (`api` "knightcode-virtual"); `route` stays in JS.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct VirtualModelSpec {
+    pub model: knightcode_ai::Model,
+    #[serde(default)]
+    pub extension_path: String,
+}
+
 /// A CLI flag an extension declared (`registerFlag`).
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
 pub struct FlagSpec {
@@ -133,6 +143,8 @@ pub struct Registry {
     pub commands: Vec<CommandSpec>,
     #[serde(default)]
     pub providers: Vec<ProviderSpec>,
+    #[serde(default, rename = "virtualModels")]
+    pub virtual_models: Vec<VirtualModelSpec>,
     /// APIs implemented in JS (`streamSimple` of a provider, `registerApiProvider`).
     #[serde(default)]
     pub apis: Vec<String>,
@@ -304,6 +316,13 @@ impl ExtensionHost {
             self.engine.clone(),
             Arc::clone(&self.ops.providers),
         ))
+    }
+
+    /// Asks the `route()` of a virtual model which model answers a request; `request` is
+    /// `{provider, id, thinkingLevel, reason, failed?, systemPrompt?, messages}` and the
+    /// answer `{model, thinkingLevel}`. A throwing `route` is the error.
+    pub async fn route_virtual(&self, request: &Value) -> Result<Value, CallError> {
+        self.engine.call("routeVirtual", request).await
     }
 
     /// Sends `method` to the JS side without waiting (terminal input and size for

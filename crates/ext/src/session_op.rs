@@ -68,6 +68,8 @@ pub enum SessionOp {
     SetThinkingLevel,
     RegisterProvider,
     UnregisterProvider,
+    RegisterVirtualModel,
+    UnregisterVirtualModel,
     RefreshTools,
     SetActiveTools,
     Compact,

@@ -718,6 +718,14 @@ async fn configuring(session: &mut AgentSession, command: &Command) -> Option<Re
             session.extension_provider(name, spec.as_deref());
             Reply::Done
         }
+        Command::ExtensionVirtualModel {
+            provider,
+            id,
+            model,
+        } => {
+            session.extension_virtual_model(provider, id, model.as_deref().cloned());
+            Reply::Done
+        }
         Command::ReloadContext => {
             session.reload_context();
             Reply::Done

@@ -128,6 +128,12 @@ pub enum Command {
         /// `None`: unregistered.
         spec: Option<Box<knightcode_ext::ProviderSpec>>,
     },
+    /// An extension registered (`Some` model) or unregistered a virtual model after loading.
+    ExtensionVirtualModel {
+        provider: String,
+        id: String,
+        model: Option<Box<knightcode_ai::Model>>,
+    },
     /// An extension's `pi.sendMessage`: while a run goes on it is steering, or a follow-up
     /// with `follow_up`; when idle it starts a run with `trigger_turn`, else it only joins
     /// the conversation.

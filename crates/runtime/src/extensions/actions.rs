@@ -387,6 +387,24 @@ impl ExtensionActions {
         self.command(command, "registerProvider")
     }
 
+    /// `registerVirtualModel`/`unregisterVirtualModel` after loading, as providers are.
+    pub(crate) fn extension_virtual_model(
+        &self,
+        provider: &str,
+        id: &str,
+        model: Option<knightcode_ai::Model>,
+    ) -> Result<(), PortError> {
+        if let Some(models) = self.models.get() {
+            models.virtual_model(provider, id, model.clone());
+        }
+        let command = Command::ExtensionVirtualModel {
+            provider: provider.to_owned(),
+            id: id.to_owned(),
+            model: model.map(Box::new),
+        };
+        self.command(command, "registerVirtualModel")
+    }
+
     pub(crate) fn set_models(&self, models: crate::extensions::models::SharedModels) {
         let _ = self.models.set(models);
     }

@@ -21,6 +21,7 @@ pub mod hook_chain;
 pub mod models;
 mod port;
 pub mod resources;
+mod virtual_models;
 
 pub(crate) use port::Port;
 
