@@ -13,6 +13,7 @@ use common::Models;
 use common::Sandbox;
 use common::read_jsonl;
 use common::session_files;
+use knightcode_testkit::Fault;
 use knightcode_testkit::MockServer;
 use knightcode_testkit::ScriptedReply;
 use knightcode_testkit::WireFormat;
@@ -87,6 +88,7 @@ fn each_request_goes_to_the_routed_model_and_the_session_records_selection_and_d
         vec![
             ScriptedReply::tool_call("call_read", "read", r#"{"path":"notes.txt"}"#),
             ScriptedReply::text("It has three lines."),
+            ScriptedReply::text("Again three."),
         ],
     )
     .unwrap();
@@ -150,4 +152,167 @@ fn each_request_goes_to_the_routed_model_and_the_session_records_selection_and_d
             &json!({"provider": "router", "modelId": "auto", "state": {"count": 2}}),
         ]
     );
+
+    // Resumed with the extension, the selection is the virtual model again and the router
+    // continues from its stored state.
+    let resumed = knightcode(&sandbox, &["-e", "router.ts", "--continue", "-p", "Again?"]);
+    assert_eq!(resumed.code, 0, "stderr: {}", resumed.stderr);
+    assert_eq!(resumed.stdout, "Again three.\n");
+    let log = route_log(&sandbox);
+    assert_eq!(log.len(), 3, "{log:?}");
+    assert_eq!(log[2]["reason"], "user");
+    assert_eq!(log[2]["state"], json!({"count": 2}));
+    assert_eq!(log[2]["previous"], "mock-model-2");
+    assert_eq!(server.requests()[2].body["model"], "mock-model");
+}
+
+#[test]
+fn a_virtual_model_is_listed_under_its_own_provider_without_credentials() {
+    let server = MockServer::start_blocking(WireFormat::OpenAiCompletions, vec![]).unwrap();
+    let sandbox = router_sandbox(&server);
+    let list = knightcode(&sandbox, &["-e", "router.ts", "--list-models"]);
+    assert_eq!(list.code, 0, "stderr: {}", list.stderr);
+    let line = list
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("router"))
+        .unwrap_or_else(|| panic!("no router line in:\n{}", list.stdout));
+    assert!(line.contains("auto"), "{line}");
+    assert!(line.contains("50K"), "the declared context window: {line}");
+}
+
+#[test]
+fn a_retry_tells_the_router_what_failed_and_may_go_elsewhere() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![
+            ScriptedReply::fault(Fault::HttpStatus {
+                status: 503,
+                retry_after: None,
+                body: None,
+                headers: Vec::new(),
+            }),
+            ScriptedReply::text("Recovered."),
+        ],
+    )
+    .unwrap();
+    let sandbox = router_sandbox(&server);
+    let run = knightcode(
+        &sandbox,
+        &["-e", "router.ts", "--model", "router/auto", "-p", "Hello"],
+    );
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.stdout, "Recovered.\n");
+    let models: Vec<Value> = server
+        .requests()
+        .iter()
+        .map(|r| r.body["model"].clone())
+        .collect();
+    assert_eq!(models, [json!("mock-model"), json!("mock-model-2")]);
+    let log = route_log(&sandbox);
+    assert_eq!(log.len(), 2, "{log:?}");
+    assert_eq!(log[1]["reason"], "retry");
+    assert_eq!(log[1]["failed"]["model"], "mock-model");
+    assert!(
+        !log[1]["failed"]["message"].as_str().unwrap().is_empty(),
+        "{log:?}"
+    );
+}
+
+#[test]
+fn a_throwing_router_fails_the_request_with_its_message_and_loses_nothing() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![ScriptedReply::text("Fine now.")],
+    )
+    .unwrap();
+    let sandbox = router_sandbox(&server);
+    let failed = knightcode(
+        &sandbox,
+        &[
+            "-e",
+            "router.ts",
+            "--model",
+            "router/auto",
+            "-p",
+            "please explode",
+        ],
+    );
+    assert_ne!(failed.code, 0);
+    assert!(
+        failed
+            .stderr
+            .contains("Virtual model router/auto: route() failed")
+            && failed.stderr.contains("router exploded"),
+        "{}",
+        failed.stderr
+    );
+    assert!(server.requests().is_empty(), "nothing was sent");
+
+    let again = knightcode(
+        &sandbox,
+        &["-e", "router.ts", "--continue", "-p", "Hello again"],
+    );
+    assert_eq!(again.code, 0, "stderr: {}", again.stderr);
+    assert_eq!(again.stdout, "Fine now.\n");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].body["model"], "mock-model");
+    let sent = requests[0].body["messages"].to_string();
+    assert!(
+        sent.contains("please explode"),
+        "the first prompt stays: {sent}"
+    );
+
+    let entries = read_jsonl(&session_files(&sandbox.agent)[0]);
+    let errors: Vec<&Value> = assistants(&entries)
+        .into_iter()
+        .filter(|m| m["stopReason"] == "error")
+        .collect();
+    assert_eq!(errors.len(), 1);
+    assert_eq!(
+        (&errors[0]["provider"], &errors[0]["model"]),
+        (&json!("router"), &json!("auto"))
+    );
+}
+
+#[test]
+fn a_session_resumed_without_the_router_continues_with_the_model_that_answered_last() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![
+            ScriptedReply::tool_call("call_read", "read", r#"{"path":"notes.txt"}"#),
+            ScriptedReply::text("It has three lines."),
+            ScriptedReply::text("Still three."),
+        ],
+    )
+    .unwrap();
+    let sandbox = router_sandbox(&server);
+    let first = knightcode(
+        &sandbox,
+        &[
+            "-e",
+            "router.ts",
+            "--model",
+            "router/auto",
+            "-p",
+            "Read notes.txt",
+        ],
+    );
+    assert_eq!(first.code, 0, "stderr: {}", first.stderr);
+
+    let resumed = knightcode(&sandbox, &["--continue", "-p", "And now?"]);
+    assert_eq!(resumed.code, 0, "stderr: {}", resumed.stderr);
+    assert_eq!(resumed.stdout, "Still three.\n");
+    assert!(
+        resumed
+            .stderr
+            .contains("Virtual model router/auto is no longer registered")
+            && resumed.stderr.contains("mock/mock-model-2"),
+        "{}",
+        resumed.stderr
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(requests[2].body["model"], "mock-model-2");
 }

@@ -590,24 +590,29 @@ impl AgentSession {
     /// default, clamped to the model. A session without messages records both; one without a
     /// thinking level records that.
     async fn adopt_session_settings(&mut self) -> Result<ThinkingChange> {
-        let (restored_model, restored_level, has_messages) = {
+        let (restored_model, selection, restored_level, has_messages) = {
             let session = lock(&self.session);
             let context = session.build_context();
             let has_messages = context
                 .messages
                 .iter()
                 .any(|m| !matches!(*m.message, AgentMessage::System(_)));
-            let model = context.model;
             let level = super::restored_thinking_level(&session);
-            (model, level, has_messages)
+            (context.model, context.selection, level, has_messages)
         };
         let model = match &self.ops.cli_model {
             Some(model) => Some(model.clone()),
-            None if has_messages => restored_model.as_ref().and_then(|m| {
-                self.available_models()
-                    .into_iter()
-                    .find(|a| a.provider == m.provider && a.id == m.model_id)
-            }),
+            None if has_messages => {
+                let available = self.available_models();
+                let (model, notice) = crate::extensions::restored_model(
+                    selection.as_ref(),
+                    restored_model.as_ref(),
+                    &available,
+                    &self.ops.registry,
+                );
+                self.ops.warnings.extend(notice);
+                model.cloned()
+            }
             None => None,
         };
         if let Some(model) = model

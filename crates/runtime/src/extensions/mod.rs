@@ -22,6 +22,7 @@ pub mod models;
 mod port;
 pub mod resources;
 mod virtual_models;
+pub(crate) use virtual_models::restored_model;
 
 pub(crate) use port::Port;
 

@@ -204,3 +204,42 @@ pub(crate) fn provider(inner: &Arc<Inner>) -> Arc<dyn Provider> {
         inner: Arc::downgrade(inner),
     })
 }
+
+/// The model a resumed session continues with, among `available`: its selection (the
+/// latest `model_change`) when that is a virtual model still registered, else the model
+/// the session last recorded, which for a virtual selection is the physical model that
+/// answered last. A virtual selection no longer registered comes with a notice saying so.
+pub(crate) fn restored_model<'m>(
+    selection: Option<&knightcode_session::ModelRef>,
+    last: Option<&knightcode_session::ModelRef>,
+    available: &'m [Model],
+    registry: &knightcode_ai::ModelRegistry,
+) -> (Option<&'m Model>, Option<String>) {
+    let find = |r: &knightcode_session::ModelRef| {
+        available
+            .iter()
+            .find(|m| m.provider == r.provider && m.id == r.model_id)
+    };
+    if let Some(model) = selection.and_then(find)
+        && model.api == VIRTUAL_API
+    {
+        return (Some(model), None);
+    }
+    let fallback = last.and_then(find);
+    let notice = match (selection, fallback) {
+        (Some(selected), Some(model))
+            if Some(selected) != last
+                && registry
+                    .find(&selected.provider, &selected.model_id)
+                    .is_none() =>
+        {
+            Some(format!(
+                "Warning: Virtual model {}/{} is no longer registered (is its extension loaded?); \
+                 continuing with {}/{}, the model that answered last.",
+                selected.provider, selected.model_id, model.provider, model.id
+            ))
+        }
+        _ => None,
+    };
+    (fallback, notice)
+}
