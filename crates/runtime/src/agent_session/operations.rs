@@ -59,7 +59,7 @@ const NOT_SAVED_YET: &str = "This session has not been saved yet. Wait for the f
 pub(super) struct OpsState {
     store: SessionStore,
     pub(super) home: Option<PathBuf>,
-    registry: ModelRegistry,
+    pub(super) registry: ModelRegistry,
     auth_storage: AuthStorage,
     /// `--api-key`, by provider.
     runtime_keys: HashMap<String, String>,
@@ -205,6 +205,7 @@ impl AgentSession {
             self.compaction.compacting.clone(),
             Arc::clone(&self.file_history),
         )
+        .with_routed(self.routed_model())
         .with_resources(
             Arc::clone(&self.resources),
             Arc::clone(&self.command_sources),

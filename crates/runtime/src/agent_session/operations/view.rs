@@ -56,6 +56,8 @@ pub struct SessionView {
     command_sources: Arc<crate::resources::CommandSources>,
     /// The session's cache warmer (none for a view taken outside a session).
     cache_warming: Option<crate::cache_warming::CacheWarming>,
+    /// For a virtual model, the physical model of the latest response.
+    routed: Option<Model>,
 }
 
 impl std::fmt::Debug for SessionView {
@@ -91,7 +93,19 @@ impl SessionView {
             resources: Arc::default(),
             command_sources: Arc::default(),
             cache_warming: None,
+            routed: None,
         }
+    }
+
+    pub(super) fn with_routed(mut self, routed: Option<Model>) -> Self {
+        self.routed = routed;
+        self
+    }
+
+    /// For a virtual model, the physical model that answered last (the footer shows
+    /// `selection → physical`); its limits are the context's.
+    pub fn routed_model(&self) -> Option<&Model> {
+        self.routed.as_ref()
     }
 
     pub(super) fn with_cache_warming(
@@ -472,7 +486,7 @@ impl SessionView {
     /// Tokens in the current context: the last valid response's usage plus an estimate of
     /// what followed; unknown after a compaction until a response arrives.
     pub(crate) fn context_usage(&self) -> Option<ContextUsage> {
-        let window = self.model.context_window;
+        let window = self.routed.as_ref().unwrap_or(&self.model).context_window;
         if window == 0 {
             return None;
         }
