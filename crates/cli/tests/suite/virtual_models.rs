@@ -316,3 +316,97 @@ fn a_session_resumed_without_the_router_continues_with_the_model_that_answered_l
     assert_eq!(requests.len(), 3);
     assert_eq!(requests[2].body["model"], "mock-model-2");
 }
+
+/// Registers `router/late` from `session_start` (after loading) and drops it with `/drop`.
+const LATE_ROUTER: &str = r#"
+export default function (pi) {
+  pi.on("session_start", () => {
+    pi.registerVirtualModel({
+      provider: "router", id: "late", thinkingLevels: ["off", "high"],
+      route: (request, ctx) => ({ model: ctx.modelRegistry.find("mock", "mock-model-2") }),
+    });
+  });
+  pi.registerCommand("drop", { handler: async () => pi.unregisterVirtualModel("router", "late") });
+}
+"#;
+
+fn listed(response: &Value) -> Vec<String> {
+    response["data"]["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            format!(
+                "{}/{}",
+                m["provider"].as_str().unwrap(),
+                m["id"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_virtual_model_registered_after_loading_can_be_selected_and_unregistered() {
+    use crate::rpc_common::Raw;
+    use crate::rpc_common::watchdog;
+    watchdog(async {
+        let server = MockServer::start(
+            WireFormat::OpenAiCompletions,
+            vec![ScriptedReply::text("late answer")],
+        )
+        .await
+        .unwrap();
+        let sandbox = Sandbox::with_models(&server, Models::Recorded);
+        std::fs::write(sandbox.project.join("late.ts"), LATE_ROUTER).unwrap();
+        let mut raw = Raw::spawn(&sandbox, &["-e", "late.ts"]);
+        raw.send(json!({"id": "list", "type": "get_available_models"}))
+            .await;
+        let models = listed(&raw.response("list").await);
+        assert!(models.contains(&"router/late".to_owned()), "{models:?}");
+        let late = raw_model(&mut raw, "late").await;
+        assert_eq!(late["api"], "knightcode-virtual");
+        assert_eq!(late["reasoning"], true);
+
+        raw.send(
+            json!({"id": "set", "type": "set_model", "provider": "router", "modelId": "late"}),
+        )
+        .await;
+        let set = raw.response("set").await;
+        assert_eq!(set["success"], true, "{set}");
+        let prompt = raw.prompt("p", "hi").await;
+        assert_eq!(prompt["success"], true, "{prompt}");
+        raw.until(|l| l["type"] == "agent_end").await;
+        assert_eq!(server.requests()[0].body["model"], "mock-model-2");
+
+        let dropped = raw.prompt("drop", "/drop").await;
+        assert_eq!(dropped["success"], true, "{dropped}");
+        // The command's handler runs after its prompt is answered; look again (a bounded
+        // number of round trips) until the listing has taken the removal.
+        let mut models = Vec::new();
+        for attempt in 0..200 {
+            let id = format!("again{attempt}");
+            raw.send(json!({"id": id, "type": "get_available_models"}))
+                .await;
+            models = listed(&raw.response(&id).await);
+            if !models.contains(&"router/late".to_owned()) {
+                break;
+            }
+        }
+        assert!(!models.contains(&"router/late".to_owned()), "{models:?}");
+    })
+    .await;
+}
+
+/// The catalog entry RPC reports for `router/<id>`.
+async fn raw_model(raw: &mut crate::rpc_common::Raw, id: &str) -> Value {
+    raw.send(json!({"id": "find", "type": "get_available_models"}))
+        .await;
+    let response = raw.response("find").await;
+    response["data"]["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["provider"] == "router" && m["id"] == id)
+        .cloned()
+        .unwrap()
+}

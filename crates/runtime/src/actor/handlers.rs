@@ -516,6 +516,13 @@ async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) 
     if let Some(cancelled) = before_replacement(session, command).await {
         return Some(cancelled);
     }
+    if matches!(
+        command,
+        Command::ExtensionProvider { .. } | Command::ExtensionVirtualModel { .. }
+    ) {
+        // The models on offer change: the next listing asks the session again.
+        ctx.models = None;
+    }
     let reply = match replacing(session, ctx, command).await {
         Some(reply) => reply,
         None => match selecting(session, ctx, command).await {

@@ -387,7 +387,8 @@ impl ExtensionActions {
         self.command(command, "registerProvider")
     }
 
-    /// `registerVirtualModel`/`unregisterVirtualModel` after loading, as providers are.
+    /// `registerVirtualModel`/`unregisterVirtualModel` after loading, as providers are (and
+    /// from `session_start` too).
     pub(crate) fn extension_virtual_model(
         &self,
         provider: &str,
@@ -402,7 +403,8 @@ impl ExtensionActions {
             id: id.to_owned(),
             model: model.map(Box::new),
         };
-        self.command(command, "registerVirtualModel")
+        // `session_start` handlers register before the session takes commands.
+        self.command_or_pending(command, "registerVirtualModel")
     }
 
     pub(crate) fn set_models(&self, models: crate::extensions::models::SharedModels) {
