@@ -43,6 +43,16 @@ export default function (pi) {
       return { model: ctx.modelRegistry.find("mock", id), thinkingLevel: "off", state: { count: count + 1 } };
     },
   });
+  // An extension's own request with the virtual model: routed as "direct".
+  pi.registerCommand("ask", {
+    handler: async (_args, ctx) => {
+      const model = ctx.modelRegistry.find("router", "auto");
+      const reply = await ctx.modelRegistry.complete(model, {
+        messages: [{ role: "user", content: "Side question", timestamp: Date.now() }],
+      });
+      fs.writeFileSync("ask.json", JSON.stringify({ model: reply.model, text: reply.content[0].text }));
+    },
+  });
 }
 "#;
 
@@ -409,4 +419,40 @@ async fn raw_model(raw: &mut crate::rpc_common::Raw, id: &str) -> Value {
         .find(|m| m["provider"] == "router" && m["id"] == id)
         .cloned()
         .unwrap()
+}
+
+#[test]
+fn an_extensions_own_request_is_routed_as_direct_without_state() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![ScriptedReply::text("Side answer.")],
+    )
+    .unwrap();
+    let sandbox = router_sandbox(&server);
+    let run = knightcode(
+        &sandbox,
+        &["-e", "router.ts", "--model", "router/auto", "-p", "/ask"],
+    );
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let log = route_log(&sandbox);
+    assert_eq!(log.len(), 1, "{log:?}");
+    assert_eq!(log[0]["reason"], "direct");
+    assert_eq!(log[0]["state"], Value::Null);
+    // "direct" is neither "user" nor a retry: the router sends it to its second model.
+    assert_eq!(server.requests()[0].body["model"], "mock-model-2");
+    let ask: Value =
+        serde_json::from_str(&std::fs::read_to_string(sandbox.project.join("ask.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        ask,
+        json!({"model": "mock-model-2", "text": "Side answer."})
+    );
+    // A command alone leaves no session file; none holds router state either way.
+    for file in session_files(&sandbox.agent) {
+        let entries = read_jsonl(&file);
+        assert!(
+            states(&entries).is_empty(),
+            "direct requests store no state"
+        );
+    }
 }
