@@ -456,3 +456,36 @@ fn an_extensions_own_request_is_routed_as_direct_without_state() {
         );
     }
 }
+
+/// `user` requests to `mock/mock-model`, the rest to `mock/mock-reasoner` at `high`.
+const TUI_ROUTER: &str = r#"
+export default function (pi) {
+  pi.registerVirtualModel({
+    provider: "router", id: "auto",
+    route(request, ctx) {
+      if (request.reason === "user") return { model: ctx.modelRegistry.find("mock", "mock-model") };
+      return { model: ctx.modelRegistry.find("mock", "mock-reasoner"), thinkingLevel: "high" };
+    },
+  });
+}
+"#;
+
+#[test]
+fn the_footer_shows_selection_and_physical_model_and_session_costs_each() {
+    let sandbox = crate::tui_common::sandbox(vec![
+        ScriptedReply::tool_call("call_read", "read", r#"{"path":"notes.txt"}"#),
+        ScriptedReply::text("Three lines."),
+    ]);
+    std::fs::write(sandbox.project.join("router.ts"), TUI_ROUTER).unwrap();
+    let mut tui = sandbox.spawn(&["-e", "router.ts", "--model", "router/auto"], 100, 40);
+    tui.wait_for_text("auto");
+    tui.submit("Read notes.txt");
+    tui.wait_for_text("Three lines.");
+    let screen = tui.wait_for_text("auto → mock-reasoner • high");
+    assert!(!screen.contains("auto → mock-model"), "{screen}");
+    tui.submit("/session");
+    let screen = tui.wait_for_text("mock/mock-reasoner:");
+    assert!(screen.contains("mock/mock-model:"), "{screen}");
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}

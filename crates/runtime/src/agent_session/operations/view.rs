@@ -420,6 +420,28 @@ impl SessionView {
 
     /// `get_session_stats`: counts and totals over every entry of the file (abandoned
     /// branches and compacted history included), and the current context's size.
+    /// What the responses cost per model that answered (`provider/id`), in the order each
+    /// first answered: with a virtual model several physical models share the session.
+    pub fn cost_by_model(&self) -> Vec<(String, f64)> {
+        let session = lock(&self.session);
+        let mut costs: Vec<(String, f64)> = Vec::new();
+        for entry in session.entries() {
+            let SessionEntry::Message(message) = entry else {
+                continue;
+            };
+            let AgentMessage::Assistant(assistant) = &message.message else {
+                continue;
+            };
+            let name = format!("{}/{}", assistant.provider, assistant.model);
+            let cost = assistant.usage.cost.total.0;
+            match costs.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, total)) => *total += cost,
+                None => costs.push((name, cost)),
+            }
+        }
+        costs
+    }
+
     pub fn stats(&self) -> SessionStats {
         let session = lock(&self.session);
         let mut stats = SessionStats {
