@@ -489,3 +489,76 @@ fn the_footer_shows_selection_and_physical_model_and_session_costs_each() {
     tui.send("\x04");
     assert_eq!(tui.wait_exit(), 0);
 }
+
+/// Continuations to `mock/mock-tiny`, whose window holds nothing; everything else to
+/// `mock/mock-model`.
+const TINY_ROUTER: &str = r#"
+const fs = require("node:fs");
+export default function (pi) {
+  pi.registerVirtualModel({
+    provider: "router", id: "auto",
+    route(request, ctx) {
+      fs.appendFileSync("route.log", request.reason + "\n");
+      const id = request.reason === "continuation" ? "mock-tiny" : "mock-model";
+      return { model: ctx.modelRegistry.find("mock", id) };
+    },
+  });
+}
+"#;
+
+#[test]
+fn a_context_too_large_for_the_routed_model_is_an_overflow_that_compaction_answers() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![
+            ScriptedReply::tool_call("call_read", "read", r#"{"path":"notes.txt"}"#),
+            ScriptedReply::text("## Goal\nRead notes."),
+            ScriptedReply::text("It has three lines."),
+        ],
+    )
+    .unwrap();
+    let sandbox = Sandbox::with_models(&server, Models::Recorded);
+    let models = json!({"providers": {"mock": {
+    "baseUrl": server.base_url(), "api": "openai-completions", "apiKey": "test-key",
+    "models": [
+        {"id": "mock-model", "name": "Mock", "contextWindow": 128000, "maxTokens": 4096},
+        {"id": "mock-tiny", "name": "Tiny", "contextWindow": 1, "maxTokens": 1}
+    ]}}});
+    std::fs::write(sandbox.agent.join("models.json"), models.to_string()).unwrap();
+    std::fs::write(sandbox.project.join("router.ts"), TINY_ROUTER).unwrap();
+    let run = knightcode(
+        &sandbox,
+        &[
+            "-e",
+            "router.ts",
+            "--model",
+            "router/auto",
+            "-p",
+            "Read notes.txt",
+        ],
+    );
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.stdout, "It has three lines.\n");
+    // The continuation went to the tiny model and failed before sending; compaction's
+    // summary (a direct request) and the retry went to the big one.
+    let log = std::fs::read_to_string(sandbox.project.join("route.log")).unwrap();
+    assert_eq!(log, "user\ncontinuation\ndirect\nretry\n");
+    let models: Vec<Value> = server
+        .requests()
+        .iter()
+        .map(|r| r.body["model"].clone())
+        .collect();
+    assert_eq!(models, vec![json!("mock-model"); 3]);
+    let entries = read_jsonl(&session_files(&sandbox.agent)[0]);
+    assert!(entries.iter().any(|e| e["type"] == "compaction"));
+    let overflow = assistants(&entries)
+        .into_iter()
+        .find(|m| m["stopReason"] == "error")
+        .unwrap();
+    let text = overflow["errorMessage"].as_str().unwrap();
+    assert!(
+        text.starts_with("Virtual model router/auto: the context (about ")
+            && text.ends_with("does not fit the 1-token window of mock/mock-tiny"),
+        "{text}"
+    );
+}

@@ -46,6 +46,14 @@ enum RouteError {
     NoCredentials(String),
     #[error("route() returned {model}, whose credentials failed: {why}")]
     Credentials { model: String, why: String },
+    #[error(
+        "the context (about {tokens} tokens) does not fit the {window}-token window of {model}"
+    )]
+    TooLarge {
+        model: String,
+        tokens: u64,
+        window: u64,
+    },
 }
 
 impl Provider for VirtualProvider {
@@ -127,6 +135,17 @@ async fn route(
         .unwrap_or(options.thinking);
     let level = physical.clamp_thinking_level(level);
     let name = format!("{}/{}", physical.provider, physical.id);
+    // The session sized the context for the window it knew; a routed model with a smaller
+    // one gets an overflow error instead of the request, which compaction answers.
+    let (usage, trailing) = knightcode_ai::estimate_context_tokens(&request.context);
+    let tokens = usage + trailing;
+    if physical.context_window > 0 && tokens > physical.context_window {
+        return Err(RouteError::TooLarge {
+            model: name,
+            tokens,
+            window: physical.context_window,
+        });
+    }
     let auth = inner
         .registry()
         .resolve_auth(&physical, &inner.auth())
@@ -190,8 +209,13 @@ fn error_message(model: &Model, text: &str) -> AssistantMessage {
 fn failure(model: &Model, error: &RouteError) -> StreamEvent {
     let text = format!("Virtual model {}/{}: {error}", model.provider, model.id);
     let mut message = error_message(model, &text);
-    // The router's own failure: retrying the same request would fail the same way.
-    message.error_class = knightcode_protocol::MemoryOnly(Some(ErrorClass::Other));
+    // The router's own failure: retrying the same request would fail the same way. A
+    // context too large for the routed model is an overflow: compaction helps.
+    let class = match error {
+        RouteError::TooLarge { .. } => ErrorClass::ContextOverflow,
+        _ => ErrorClass::Other,
+    };
+    message.error_class = knightcode_protocol::MemoryOnly(Some(class));
     StreamEvent::Error {
         reason: StopReason::Error,
         message,
