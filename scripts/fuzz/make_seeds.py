@@ -131,6 +131,35 @@ google = sse([
 put("stream_google", "tool-call", b"\x84" + google.encode())
 put("stream_google", "raw-error", b"\x00" + b'[{\n  "error": {\n    "code": 429,\n    "message": "quota",\n    "status": "RESOURCE_EXHAUSTED"\n  }\n}\n]\n')
 
+def mistral_chunk(delta, finish=None, usage=None):
+    chunk = {"id": "a1", "object": "chat.completion.chunk", "created": 1, "model": "m",
+             "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    if usage:
+        chunk["usage"] = usage
+    return chunk
+
+
+mistral_usage = {"prompt_tokens": 5, "total_tokens": 9, "completion_tokens": 4}
+mistral = sse([
+    mistral_chunk({"content": ""}),
+    mistral_chunk({"content": [{"type": "thinking", "thinking": [{"type": "text", "text": "Let me look."}]}]}),
+    mistral_chunk({"content": "Reading."}),
+    mistral_chunk({"tool_calls": [{"id": "abcDEF123", "function": {"name": "read", "arguments": "{\"path\":\"a.txt\"}"},
+                                   "index": 0}]}),
+    mistral_chunk({"tool_calls": [{"id": "null", "function": {"name": "bash", "arguments": {"command": "ls"}}, "index": 1}]}),
+    mistral_chunk({"content": ""}, "tool_calls", mistral_usage),
+]) + "data: [DONE]\n\n"
+put("stream_mistral", "tool-call", b"\x85" + mistral.encode())
+put("stream_mistral", "text", b"\x03" + (sse([
+    mistral_chunk({"role": "assistant", "content": ""}),
+    mistral_chunk({"content": [{"type": "text", "text": "Hello"}, {"type": "image_url", "image_url": "x"}]}),
+    mistral_chunk({"content": " there"}, "model_length", mistral_usage),
+]) + "data: [DONE]\n\n").encode())
+put("stream_mistral", "error", b"\x07" + sse([
+    mistral_chunk({"content": "Part"}),
+    {"object": "error", "message": "boom", "type": "internal_server_error", "param": None, "code": "3700"},
+]).encode())
+
 put("sse", "mixed", b"\x83" + b": comment\nevent: a\ndata: 1\ndata: 2\r\n\r\nid: 7\nretry: 5\ndata\n\n{\"error\":1}\nevent: b\rdata: x\r\r" + b"data: tail")
 
 put("models_json", "providers", json.dumps({

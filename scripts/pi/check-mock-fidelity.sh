@@ -4,7 +4,7 @@
 # scripted conversation (thinking + text + a tool call, then a final answer) against
 # `knightcode-mock-provider`, and the check passes only if pi reports the scripted content.
 #
-#   bash scripts/pi/check-mock-fidelity.sh [format ...]   # default: openai-completions anthropic-messages (openai-responses and google-generative-ai also pass)
+#   bash scripts/pi/check-mock-fidelity.sh [format ...]   # default: openai-completions anthropic-messages (openai-responses, google-generative-ai and mistral-conversations also pass)
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
@@ -49,6 +49,9 @@ events = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
 ends = [e["message"] for e in events if e.get("type") == "message_end" and e["message"]["role"] == "assistant"]
 assert len(ends) == 2, f"expected two assistant messages, got {len(ends)}"
 first, second = ends
+# pi's Mistral client keeps the empty text blocks of Mistral's `content: ""` chunks.
+first["content"] = [b for b in first["content"] if not (b["type"] == "text" and b["text"] == "")]
+second["content"] = [b for b in second["content"] if not (b["type"] == "text" and b["text"] == "")]
 kinds = [b["type"] for b in first["content"]]
 assert kinds == ["thinking", "text", "toolCall"], kinds
 assert first["content"][0]["thinking"] == "I should read the file."

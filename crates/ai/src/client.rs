@@ -153,8 +153,10 @@ impl Client {
             ))
         })?;
         let wire = wire_format(api);
-        let built =
-            (wire.build_request)(model, &request.context, &request.options, &self.user_agent)?;
+        let model = crate::providers::cloudflare::resolve(model)?;
+        let mut built =
+            (wire.build_request)(&model, &request.context, &request.options, &self.user_agent)?;
+        crate::providers::cloudflare::sign(&model, &request.options, &mut built.headers);
         Ok((built, wire))
     }
 

@@ -161,6 +161,8 @@ pub(crate) enum ErrorStyle {
     WholeBody,
     /// `{status} {error.message}` when the body has one (OpenAI SDK, Gemini).
     ErrorMessage,
+    /// `Mistral API error ({status}): {body as sent}` (the reference's Mistral client).
+    Mistral,
 }
 
 /// Why sending failed.
@@ -205,6 +207,17 @@ fn failure_from_response(response: &reqwest::Response) -> HttpFailure {
 /// Formats a non-2xx response the way the TypeScript SDKs do.
 pub(crate) fn format_http_error(status: u16, body: &str, style: ErrorStyle) -> String {
     let body = body.trim();
+    if style == ErrorStyle::Mistral {
+        let shown = truncate(body, 4000);
+        let cut = body.len() - shown.len();
+        return match (body.is_empty(), cut) {
+            (true, _) => format!("Mistral API error ({status}): status code (no body)"),
+            (false, 0) => format!("Mistral API error ({status}): {body}"),
+            (false, cut) => {
+                format!("Mistral API error ({status}): {shown}... [truncated {cut} chars]")
+            }
+        };
+    }
     if body.is_empty() {
         return format!("{status} status code (no body)");
     }

@@ -18,15 +18,21 @@ pub enum Api {
     GoogleGenerativeAi,
     /// Gemini through Vertex AI (an API key, or application default credentials).
     GoogleVertex,
+    /// Mistral's chat API.
+    MistralConversations,
+    /// OpenAI's Responses API on an Azure OpenAI resource.
+    AzureOpenAiResponses,
 }
 
 impl Api {
-    pub const ALL: [Api; 5] = [
+    pub const ALL: [Api; 7] = [
         Api::AnthropicMessages,
         Api::OpenAiCompletions,
         Api::OpenAiResponses,
         Api::GoogleGenerativeAi,
         Api::GoogleVertex,
+        Api::MistralConversations,
+        Api::AzureOpenAiResponses,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -36,6 +42,8 @@ impl Api {
             Self::OpenAiResponses => "openai-responses",
             Self::GoogleGenerativeAi => "google-generative-ai",
             Self::GoogleVertex => "google-vertex",
+            Self::MistralConversations => "mistral-conversations",
+            Self::AzureOpenAiResponses => "azure-openai-responses",
         }
     }
 

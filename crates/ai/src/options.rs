@@ -379,6 +379,16 @@ pub fn estimate_context_tokens(context: &Context) -> (u64, u64) {
     }
 }
 
+/// The output cap a request asks for when nothing sets one, as the reference asks: the
+/// model's limit, at most this.
+pub const DEFAULT_MAX_TOKENS_CAP: u64 = 32_000;
+
+/// The output cap when the caller set none: the model's limit up to
+/// [`DEFAULT_MAX_TOKENS_CAP`] (`0`, no cap sent, for a model without a known limit).
+pub fn default_max_tokens(model: &Model) -> u64 {
+    model.max_tokens.min(DEFAULT_MAX_TOKENS_CAP)
+}
+
 /// `min(requested, max(1, window − (usage + ⌈trailing × 1.5⌉) − 4096))`.
 pub fn clamp_max_tokens_to_context(model: &Model, context: &Context, requested: u64) -> u64 {
     if model.context_window == 0 {

@@ -5,10 +5,8 @@
 use crate::model::Model;
 
 /// The reference's APIs this build does not speak yet, with what to call them.
-const MISSING_APIS: [(&str, &str); 4] = [
+const MISSING_APIS: [(&str, &str); 2] = [
     ("bedrock-converse-stream", "Amazon Bedrock's Converse API"),
-    ("azure-openai-responses", "the Azure OpenAI Responses API"),
-    ("mistral-conversations", "Mistral's chat API"),
     (
         "openai-codex-responses",
         "the ChatGPT-plan (Codex) Responses backend",
@@ -16,20 +14,10 @@ const MISSING_APIS: [(&str, &str); 4] = [
 ];
 
 /// Providers that speak an API this build has but need more than a key to be reached.
-const MISSING_PROVIDERS: [(&str, &str); 3] = [
-    (
-        "github-copilot",
-        "GitHub Copilot's token exchange and request headers",
-    ),
-    (
-        "cloudflare-workers-ai",
-        "Cloudflare's account-specific endpoints",
-    ),
-    (
-        "cloudflare-ai-gateway",
-        "Cloudflare AI Gateway's endpoints and authorization",
-    ),
-];
+const MISSING_PROVIDERS: [(&str, &str); 1] = [(
+    "github-copilot",
+    "GitHub Copilot's token exchange and request headers",
+)];
 
 /// What this build lacks to use `model`, when it lacks something: the user-facing error.
 pub fn unsupported_reason(model: &Model) -> Option<String> {

@@ -11,7 +11,7 @@ use knightcode_mcp::ServerState;
 use serde_json::Value;
 use serde_json::json;
 
-const USAGE: &str = "Usage:\n  knightcode mcp list\n  knightcode mcp add <name> [--scope user|project] [-l|--local] [--env K=V]... [--exposure E] [--description D] -- <command> [args...]\n  knightcode mcp add <name> [--scope user|project] [-l|--local] [--header K=V]... [--exposure E] [--description D] --url <url>\n  knightcode mcp remove <name> [--scope user|project] [-l|--local]\n";
+const USAGE: &str = "Usage:\n  knightcode mcp list [--json]\n  knightcode mcp add <name> [--scope user|project] [-l|--local] [--env K=V]... [--exposure E] [--description D] -- <command> [args...]\n  knightcode mcp add <name> [--scope user|project] [-l|--local] [--header K=V]... [--exposure E] [--description D] --url <url>\n  knightcode mcp remove <name> [--scope user|project] [-l|--local]\n";
 
 /// How long `list` waits for each server to connect and list its tools.
 const LIST_WAIT: Duration = Duration::from_secs(60);
@@ -27,7 +27,11 @@ pub struct Layout {
 /// Runs `knightcode mcp …` (`argv` starts after `mcp`); the exit code.
 pub fn run(argv: &[String], layout: &Layout, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     let result = match argv.first().map(String::as_str) {
-        Some("list") => list(layout, out, err),
+        Some("list") => match &argv[1..] {
+            [] => list(layout, false, out, err),
+            [flag] if flag == "--json" => list(layout, true, out, err),
+            _ => Err("usage: knightcode mcp list [--json]".to_owned()),
+        },
         Some("add") => add(&argv[1..], layout, out),
         Some("remove" | "rm") => remove(&argv[1..], layout, out),
         Some(command @ ("login" | "logout")) => {
@@ -71,22 +75,32 @@ fn project_trusted(layout: &Layout) -> bool {
     .trusted
 }
 
-fn list(layout: &Layout, out: &mut dyn Write, err: &mut dyn Write) -> Result<u8, String> {
+/// `list`: connects to every enabled server and reports it (text, or `--json` as the
+/// reference prints it); exit 1 on a config problem or an enabled server not connected.
+fn list(
+    layout: &Layout,
+    json: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<u8, String> {
     let config =
         knightcode_mcp::load_config(&layout.agent_dir, &layout.cwd, project_trusted(layout));
-    let mut code = 0;
-    for issue in &config.issues {
-        let _ = writeln!(err, "Error: {issue}");
-        code = 1;
-    }
-    if let Some(path) = &config.ignored_project_file {
-        let _ = writeln!(
-            err,
-            "Note: {} was not read: the project is not trusted.",
+    let mut code = u8::from(!config.issues.is_empty());
+    let note = config.ignored_project_file.as_ref().map(|path| {
+        format!(
+            "{} was not read: the project is not trusted. Start knightcode in the project to trust it.",
             path.display()
-        );
+        )
+    });
+    if !json {
+        for issue in &config.issues {
+            let _ = writeln!(err, "Error: {issue}");
+        }
+        if let Some(note) = &note {
+            let _ = writeln!(err, "Note: {note}");
+        }
     }
-    if config.servers.is_empty() {
+    if config.servers.is_empty() && !json {
         let _ = writeln!(
             out,
             "No MCP servers configured. Add one with: knightcode mcp add <name> -- <command> [args...]"
@@ -98,7 +112,7 @@ fn list(layout: &Layout, out: &mut dyn Write, err: &mut dyn Write) -> Result<u8,
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-    let statuses = runtime.block_on(async {
+    let (statuses, resources) = runtime.block_on(async {
         let options = knightcode_mcp::ConnectOptions {
             cwd: layout.cwd.clone(),
             home: layout.home.clone(),
@@ -106,22 +120,36 @@ fn list(layout: &Layout, out: &mut dyn Write, err: &mut dyn Write) -> Result<u8,
             http: knightcode_ai::http_client_builder()
                 .ok()
                 .and_then(|b| b.build().ok()),
+            log: Some(std::sync::Arc::new(knightcode_mcp::ServerLog::new(
+                layout.agent_dir.join("mcp.log"),
+            ))),
         };
         let manager = knightcode_mcp::McpManager::new(config.servers.clone(), options);
         manager.start();
         manager.wait_settled(LIST_WAIT).await;
         let statuses = manager.statuses();
+        // The JSON report counts resources and templates, as the reference's does.
+        let mut resources = Vec::new();
+        if json {
+            resources = crate::mcp_report::resource_counts(&manager, &statuses).await;
+        }
         let _ = tokio::time::timeout(Duration::from_secs(5), manager.stop()).await;
-        statuses
+        (statuses, resources)
     });
-    for line in knightcode_mcp::status_lines(&statuses) {
-        let _ = writeln!(out, "{line}");
-    }
     if statuses
         .iter()
         .any(|s| s.config.enabled && s.state != ServerState::Connected)
     {
         code = 1;
+    }
+    if json {
+        let report = crate::mcp_report::json_report(&statuses, &resources, &config.issues, note);
+        let text = serde_json::to_string_pretty(&report).unwrap_or_default();
+        let _ = writeln!(out, "{text}");
+        return Ok(code);
+    }
+    for line in knightcode_mcp::status_lines(&statuses) {
+        let _ = writeln!(out, "{line}");
     }
     Ok(code)
 }
@@ -144,9 +172,10 @@ fn scope_option(args: &[String], i: &mut usize, scope: &mut Scope) -> Result<boo
 }
 
 fn path_for(scope: Scope, layout: &Layout) -> PathBuf {
+    // The commands edit files: an extension's scope never reaches here (`-l` or not).
     match scope {
-        Scope::User => knightcode_mcp::user_config_path(&layout.agent_dir),
         Scope::Project => knightcode_mcp::project_config_path(&layout.cwd),
+        Scope::User | Scope::Extension => knightcode_mcp::user_config_path(&layout.agent_dir),
     }
 }
 
@@ -291,8 +320,8 @@ fn remove(args: &[String], layout: &Layout, out: &mut dyn Write) -> Result<u8, S
         return Ok(0);
     }
     let (other, hint) = match scope {
-        Scope::User => (Scope::Project, "; use --local"),
         Scope::Project => (Scope::User, "; omit --local"),
+        Scope::User | Scope::Extension => (Scope::Project, "; use --local"),
     };
     let defined_there = defines(&path_for(other, layout), name);
     Err(format!(

@@ -400,9 +400,13 @@
       unregisterProvider(name) {
         internal.unregisterProvider(ext, name);
       },
-      registerMcpServer() {
-        throw internal.unsupported("pi.registerMcpServer");
+      registerMcpServer(name, config) {
+        internal.registerMcpServer(ext, name, config);
       },
+      unregisterMcpServer(name) {
+        internal.unregisterMcpServer(ext, name);
+      },
+      getMcpServers: () => internal.getMcpServers(),
       registerVirtualModel(def) {
         internal.registerVirtualModel(ext, def);
       },
@@ -468,6 +472,7 @@
       events: [...events],
       providers: internal.providerSpecs(),
       virtualModels: internal.virtualModelSpecs(),
+      mcpServers: internal.mcpServerSpecs(),
       apis: internal.customApis(),
     };
   }
@@ -521,6 +526,7 @@
           ext.state = "failed";
           ext.providers = [];
           internal.dropVirtualModels(ext);
+          internal.dropMcpServers(ext);
           for (const [k, v] of [...tools]) if (v.ext === ext) tools.delete(k);
           for (const [k, v] of [...commands]) if (v.ext === ext) commands.delete(k);
           for (const [k, v] of [...flags]) if (v.ext === ext) flags.delete(k);
@@ -561,6 +567,7 @@
       internal.resetTerminalUi();
       internal.resetRenderers();
       internal.resetAutocomplete();
+      internal.resetMcpServers();
       flags.clear();
       if (reload) internal.records.clear();
       const paths = settings.paths || [];

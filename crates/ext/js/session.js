@@ -37,6 +37,7 @@
     unregisterProvider: "unregisterProvider",
     registerVirtualModel: "registerVirtualModel",
     unregisterVirtualModel: "unregisterVirtualModel",
+    mcpServersChanged: "mcpServersChanged",
     refreshTools: "refreshTools",
     setActiveTools: "setActiveTools",
     compact: "compact",

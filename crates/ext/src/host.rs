@@ -130,6 +130,16 @@ pub struct VirtualModelSpec {
     pub extension_path: String,
 }
 
+/// An MCP server an extension registered for the session (`pi.registerMcpServer(name,
+/// config)`): the config is an `mcp.json` entry, already checked when it was registered.
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct McpServerSpec {
+    pub name: String,
+    pub config: Value,
+    pub extension_path: String,
+}
+
 /// A CLI flag an extension declared (`registerFlag`).
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
 pub struct FlagSpec {
@@ -145,6 +155,8 @@ pub struct Registry {
     pub providers: Vec<ProviderSpec>,
     #[serde(default, rename = "virtualModels")]
     pub virtual_models: Vec<VirtualModelSpec>,
+    #[serde(default, rename = "mcpServers")]
+    pub mcp_servers: Vec<McpServerSpec>,
     /// APIs implemented in JS (`streamSimple` of a provider, `registerApiProvider`).
     #[serde(default)]
     pub apis: Vec<String>,

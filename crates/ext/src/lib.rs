@@ -44,6 +44,7 @@ pub use host::ExtensionHost;
 pub use host::FlagSpec;
 pub use host::HandlerError;
 pub use host::HostConfig;
+pub use host::McpServerSpec;
 pub use host::ProviderSpec;
 pub use host::Registry;
 pub use host::RendererSpec;

@@ -346,6 +346,19 @@ pub fn install<'js>(ctx: &Ctx<'js>, ops: Arc<Ops>) -> rquickjs::Result<()> {
             .to_string()
         })?,
     )?;
+    // `registerMcpServer`'s config, checked as an `mcp.json` entry by the code that reads
+    // the files (the same messages).
+    kc.set(
+        "checkMcpServer",
+        Function::new(ctx.clone(), |name: String, config: String| {
+            let config: Value = serde_json::from_str(&config).unwrap_or(Value::Null);
+            match knightcode_mcp::check_entry(&name, &config, knightcode_mcp::Scope::Extension) {
+                Ok(()) => json!({ "ok": null }),
+                Err(problem) => error("ERR_INVALID_ARG_VALUE", &problem.to_string()),
+            }
+            .to_string()
+        })?,
+    )?;
     // `performance.now()`: fractional milliseconds on the monotonic clock (extensions time
     // animations and their own work with it; `Date.now()` only has whole milliseconds).
     let origin = std::time::Instant::now();

@@ -70,6 +70,8 @@ pub enum SessionOp {
     UnregisterProvider,
     RegisterVirtualModel,
     UnregisterVirtualModel,
+    /// The extensions' MCP servers after a (un)registration past loading: the whole list.
+    McpServersChanged,
     RefreshTools,
     SetActiveTools,
     Compact,

@@ -28,6 +28,7 @@ pub enum Target {
     StreamOpenAiCompletions,
     StreamOpenAiResponses,
     StreamGoogle,
+    StreamMistral,
     ModelsJson,
     Settings,
     Keybindings,
@@ -38,7 +39,7 @@ pub enum Target {
 }
 
 impl Target {
-    pub const ALL: [Target; 14] = [
+    pub const ALL: [Target; 15] = [
         Self::SessionLoad,
         Self::Rpc,
         Self::Sse,
@@ -46,6 +47,7 @@ impl Target {
         Self::StreamOpenAiCompletions,
         Self::StreamOpenAiResponses,
         Self::StreamGoogle,
+        Self::StreamMistral,
         Self::ModelsJson,
         Self::Settings,
         Self::Keybindings,
@@ -64,6 +66,7 @@ impl Target {
             Self::StreamOpenAiCompletions => "stream_openai_completions",
             Self::StreamOpenAiResponses => "stream_openai_responses",
             Self::StreamGoogle => "stream_google",
+            Self::StreamMistral => "stream_mistral",
             Self::ModelsJson => "models_json",
             Self::Settings => "settings",
             Self::Keybindings => "keybindings",
@@ -132,6 +135,9 @@ impl Harness {
                 streams::provider(knightcode_ai::Api::OpenAiResponses, data);
             }
             Target::StreamGoogle => streams::provider(knightcode_ai::Api::GoogleGenerativeAi, data),
+            Target::StreamMistral => {
+                streams::provider(knightcode_ai::Api::MistralConversations, data);
+            }
             Target::ModelsJson => config::models_json(data),
             Target::Settings => config::settings(data),
             Target::Keybindings => config::keybindings(data),

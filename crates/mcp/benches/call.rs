@@ -57,6 +57,7 @@ fn client_calls(runtime: &tokio::runtime::Runtime, script: &std::path::Path) -> 
         home: None,
         env: Arc::new(|name| std::env::var(name).ok()),
         http: None,
+        log: None,
     };
     runtime.block_on(async {
         let manager = McpManager::new(vec![config], options);

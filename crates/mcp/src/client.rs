@@ -110,12 +110,15 @@ type ProgressSinks = Arc<Mutex<HashMap<String, ProgressSink>>>;
 
 /// Answers the server: `roots/list` with the session's folder; notes `tools/list_changed`;
 /// passes progress to the call it belongs to.
+#[derive(Clone)]
 pub(crate) struct Handler {
     roots: Vec<Root>,
     pub tools_changed: Arc<AtomicBool>,
     progress: ProgressSinks,
     /// Told when the tool list changed, so waiters look again.
     changes: Arc<tokio::sync::watch::Sender<u64>>,
+    /// Where the server's log messages go (`mcp.log`), with the server's name.
+    log: Option<(Arc<crate::ServerLog>, String)>,
 }
 
 impl ClientHandler for Handler {
@@ -150,6 +153,18 @@ impl ClientHandler for Handler {
                 (None, None) => format!("Progress {}", params.progress),
             };
             sink(text);
+        }
+    }
+
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if let Some((log, server)) = &self.log {
+            let level = serde_json::to_value(params.level).unwrap_or_default();
+            let level = level.as_str().unwrap_or("info");
+            log.write(server, level, params.logger.as_deref(), &params.data);
         }
     }
 
@@ -194,6 +209,7 @@ pub(crate) struct ConnectContext<'a> {
     pub http: Option<reqwest::Client>,
     /// The manager's change counter.
     pub changes: Arc<tokio::sync::watch::Sender<u64>>,
+    pub log: Option<Arc<crate::ServerLog>>,
 }
 
 pub(crate) async fn connect(
@@ -208,6 +224,10 @@ pub(crate) async fn connect(
         tools_changed: Arc::clone(&tools_changed),
         progress: Arc::clone(&progress),
         changes: Arc::clone(&context.changes),
+        log: context
+            .log
+            .as_ref()
+            .map(|log| (Arc::clone(log), server.name.clone())),
     };
     let fail = |reason: String, stderr: &StderrTail| McpError::Connect {
         server: server.name.clone(),
@@ -223,8 +243,19 @@ pub(crate) async fn connect(
             let Some(http) = context.http.clone() else {
                 return Err(fail("no HTTP client is available".to_owned(), &stderr));
             };
-            let transport = http_transport(server, context, url, headers, http).await?;
-            bounded(server, handler.serve(transport)).await
+            // A server that is starting or overloaded answers 408, 429 or 5xx (or does not
+            // answer yet): try again after a short wait, twice.
+            let mut waits = HTTP_CONNECT_RETRIES.iter();
+            loop {
+                let transport = http_transport(server, context, url, headers, http.clone()).await?;
+                match tokio::time::timeout(server.timeout, handler.clone().serve(transport)).await {
+                    Ok(Err(error)) if is_transient(&error) => match waits.next() {
+                        Some(wait) => tokio::time::sleep(*wait).await,
+                        None => break Err(error.to_string()),
+                    },
+                    answer => break initialized(server, answer),
+                }
+            }
         }
     };
     let service = match started {
@@ -245,6 +276,9 @@ pub(crate) async fn connect(
     Ok(connection)
 }
 
+/// How long an HTTP server's connection waits before each retry after a transient failure.
+const HTTP_CONNECT_RETRIES: [Duration; 2] = [Duration::from_millis(250), Duration::from_secs(1)];
+
 async fn bounded<F, E>(
     server: &ServerConfig,
     start: F,
@@ -253,13 +287,42 @@ where
     F: std::future::Future<Output = Result<RunningService<RoleClient, Handler>, E>>,
     E: std::fmt::Display,
 {
-    match tokio::time::timeout(server.timeout, start).await {
+    initialized(server, tokio::time::timeout(server.timeout, start).await)
+}
+
+/// The outcome of `initialize` within the server's timeout.
+fn initialized<E: std::fmt::Display>(
+    server: &ServerConfig,
+    answer: Result<Result<RunningService<RoleClient, Handler>, E>, tokio::time::error::Elapsed>,
+) -> Result<RunningService<RoleClient, Handler>, String> {
+    match answer {
         Ok(Ok(service)) => Ok(service),
         Ok(Err(e)) => Err(e.to_string()),
         Err(_) => Err(format!(
             "no answer to initialize within {} s",
             server.timeout.as_secs_f64()
         )),
+    }
+}
+
+/// Whether an HTTP server's failure to initialize may pass: 408, 429 and 5xx except 501
+/// (not implemented stays so), or no connection at all (a server still starting).
+fn is_transient(error: &rmcp::service::ClientInitializeError) -> bool {
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    let rmcp::service::ClientInitializeError::TransportError { error, .. } = error else {
+        return false;
+    };
+    match error
+        .error
+        .downcast_ref::<StreamableHttpError<reqwest::Error>>()
+    {
+        Some(StreamableHttpError::HttpStatus(status)) => {
+            matches!(status.status, 408 | 429)
+                || (500..600).contains(&status.status) && status.status != 501
+        }
+        Some(StreamableHttpError::UnexpectedServerResponse(text)) => text.starts_with("HTTP 408 "),
+        Some(StreamableHttpError::Client(error)) => error.is_connect() || error.is_timeout(),
+        _ => false,
     }
 }
 
@@ -354,6 +417,14 @@ async fn http_transport(
 }
 
 impl Connection {
+    /// The `instructions` of the server's initialize answer.
+    pub fn instructions(&self) -> Option<String> {
+        self.service
+            .peer_info()
+            .and_then(|info| info.instructions.clone())
+            .filter(|text| !text.trim().is_empty())
+    }
+
     pub fn is_closed(&self) -> bool {
         self.service.is_closed() || self.service.peer().is_transport_closed()
     }

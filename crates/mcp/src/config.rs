@@ -13,11 +13,13 @@ use serde_json::Value;
 use crate::error::McpError;
 use crate::exposure::Exposure;
 
-/// Which file defines a server.
+/// Which file defines a server, or that an extension registered it for the session
+/// (`registerMcpServer`; its `source` is then the extension's file).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {
     User,
     Project,
+    Extension,
 }
 
 impl Scope {
@@ -25,6 +27,7 @@ impl Scope {
         match self {
             Self::User => "global",
             Self::Project => "project",
+            Self::Extension => "extension",
         }
     }
 }
@@ -184,8 +187,7 @@ fn merge(out: &mut LoadedConfig, entry: Entry, project_path: &Path) {
 fn reject_clashes(out: &mut LoadedConfig) {
     let mut kept: Vec<ServerConfig> = Vec::new();
     for server in std::mem::take(&mut out.servers) {
-        let key = server.name.replace('-', "_");
-        match kept.iter().find(|k| k.name.replace('-', "_") == key) {
+        match kept.iter().find(|k| names_clash(&k.name, &server.name)) {
             Some(first) => out.issues.push(ConfigIssue {
                 path: server.source.clone(),
                 message: format!(
@@ -351,7 +353,8 @@ fn parse_entry(name: &str, value: &Value, scope: Scope, path: &Path) -> Result<E
         Some(Value::String(s)) => Some(s.clone()),
         Some(_) => return Err(format!("server \"{name}\": description must be a string")),
     };
-    if scope == Scope::Project && entry.contains_key("auth") {
+    // A provider's token goes only where the user's own file says.
+    if scope != Scope::User && entry.contains_key("auth") {
         return Err(format!(
             "server \"{name}\": auth is only allowed in the global mcp.json"
         ));
@@ -509,6 +512,28 @@ pub fn check_entry(name: &str, entry: &Value, scope: Scope) -> Result<(), McpErr
         .map_err(McpError::Invalid)
 }
 
+/// A server an extension registers (`registerMcpServer(name, config)`): the config has the
+/// shape of an `mcp.json` entry and is checked as one (an override without `command` or
+/// `url` has no user entry to override here, so it is refused).
+pub fn extension_server(
+    name: &str,
+    entry: &Value,
+    extension_path: &Path,
+) -> Result<ServerConfig, McpError> {
+    match parse_entry(name, entry, Scope::Extension, extension_path) {
+        Ok(Entry::Server(server)) => Ok(server),
+        Ok(Entry::Override(_)) => Err(McpError::Invalid(format!(
+            "server \"{name}\" needs \"command\" or \"url\""
+        ))),
+        Err(message) => Err(McpError::Invalid(message)),
+    }
+}
+
+/// Whether two server names share a tool namespace (`-` and `_` are the same there).
+pub fn names_clash(a: &str, b: &str) -> bool {
+    a.replace('-', "_") == b.replace('-', "_")
+}
+
 /// Adds (or replaces) `name` in the file at `path`, keeping everything else in it.
 /// Returns whether an entry was replaced.
 pub fn add_server(path: &Path, name: &str, entry: Value) -> Result<bool, McpError> {
@@ -544,6 +569,49 @@ pub fn remove_server(path: &Path, name: &str) -> Result<bool, McpError> {
     Ok(removed)
 }
 
+/// What `/mcp` changes of a server: its exposure, or whether it is enabled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServerPatch {
+    Exposure(Exposure),
+    Enabled(bool),
+}
+
+/// Writes `patch` into `name`'s entry in the file at `path`, keeping the rest of the file and
+/// its indentation. A value that is the default (`exposure: "codemode"`, `enabled: true`) is
+/// removed rather than written, except in an override entry (`override_entry`: a project
+/// entry that only adjusts a global server), where it is what overrides.
+pub fn update_server(
+    path: &Path,
+    name: &str,
+    patch: ServerPatch,
+    override_entry: bool,
+) -> Result<(), McpError> {
+    let mut root = read_json_object(path)?;
+    let entry = root
+        .get_mut("mcpServers")
+        .and_then(Value::as_object_mut)
+        .and_then(|servers| servers.get_mut(name))
+        .and_then(Value::as_object_mut)
+        .ok_or_else(|| McpError::File {
+            path: path.to_path_buf(),
+            reason: format!("it has no server \"{name}\" any more"),
+        })?;
+    let (key, value, default) = match patch {
+        ServerPatch::Exposure(exposure) => (
+            "exposure",
+            Value::String(exposure.as_str().to_owned()),
+            exposure == Exposure::default(),
+        ),
+        ServerPatch::Enabled(enabled) => ("enabled", Value::Bool(enabled), enabled),
+    };
+    if default && !override_entry {
+        entry.shift_remove(key);
+    } else {
+        entry.insert(key.to_owned(), value);
+    }
+    write_json(path, &Value::Object(root))
+}
+
 fn read_json_object(path: &Path) -> Result<Map<String, Value>, McpError> {
     let file_error = |reason: String| McpError::File {
         path: path.to_path_buf(),
@@ -562,6 +630,31 @@ fn read_json_object(path: &Path) -> Result<Map<String, Value>, McpError> {
     }
 }
 
+/// The indentation unit of the file at `path` (its first indented line's), two spaces for a
+/// new or flat file.
+fn indentation(path: &Path) -> String {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .map(|line| &line[..line.len() - line.trim_start().len()])
+                .find(|indent| !indent.is_empty())
+                .map(str::to_owned)
+        })
+        .unwrap_or_else(|| "  ".to_owned())
+}
+
+fn pretty_json(value: &Value, indent: &str) -> Result<String, String> {
+    use serde::Serialize as _;
+    let mut out = Vec::new();
+    let formatter = serde_json::ser::PrettyFormatter::with_indent(indent.as_bytes());
+    let mut serializer = serde_json::Serializer::with_formatter(&mut out, formatter);
+    value
+        .serialize(&mut serializer)
+        .map_err(|e| e.to_string())?;
+    String::from_utf8(out).map_err(|e| e.to_string())
+}
+
 fn write_json(path: &Path, value: &Value) -> Result<(), McpError> {
     let file_error = |reason: String| McpError::File {
         path: path.to_path_buf(),
@@ -570,7 +663,7 @@ fn write_json(path: &Path, value: &Value) -> Result<(), McpError> {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(|e| file_error(e.to_string()))?;
     }
-    let mut text = serde_json::to_string_pretty(value).map_err(|e| file_error(e.to_string()))?;
+    let mut text = pretty_json(value, &indentation(path)).map_err(file_error)?;
     text.push('\n');
     // A file linked into place is replaced where the link points (the link stays); the
     // write is a temporary file renamed over the old one, which keeps its permissions (an

@@ -34,6 +34,8 @@ pub struct ConnectOptions {
     pub env: EnvLookup,
     /// For streamable HTTP servers (built by the caller with the workspace's TLS setup).
     pub http: Option<reqwest::Client>,
+    /// Where servers' log messages go (`<agentDir>/mcp.log`); `None` drops them.
+    pub log: Option<Arc<crate::ServerLog>>,
 }
 
 /// Where a server's connection stands.
@@ -71,6 +73,8 @@ pub struct ServerStatus {
     pub resources: bool,
     /// Why it failed or dropped (with the stderr tail of a stdio server).
     pub error: Option<String>,
+    /// What the server said about itself when it connected (`instructions`).
+    pub instructions: Option<String>,
 }
 
 struct Slot {
@@ -78,6 +82,9 @@ struct Slot {
     status: Mutex<SlotStatus>,
     /// Held while connecting, so two callers never start the same server twice.
     connecting: tokio::sync::Mutex<()>,
+    /// Taken out of the manager (an extension unregistered it): a connection that completes
+    /// afterwards is stopped, not kept.
+    removed: std::sync::atomic::AtomicBool,
 }
 
 struct SlotStatus {
@@ -86,6 +93,7 @@ struct SlotStatus {
     tools: Vec<ToolInfo>,
     resources: bool,
     error: Option<String>,
+    instructions: Option<String>,
 }
 
 /// The session's MCP servers.
@@ -96,7 +104,8 @@ pub struct McpManager {
 
 struct Inner {
     options: ConnectOptions,
-    slots: Vec<Arc<Slot>>,
+    /// The files' servers, then the extensions' (added and removed during the session).
+    slots: Mutex<Vec<Arc<Slot>>>,
     changes: Arc<tokio::sync::watch::Sender<u64>>,
 }
 
@@ -104,30 +113,13 @@ impl McpManager {
     pub fn new(servers: Vec<ServerConfig>, options: ConnectOptions) -> Self {
         let slots = servers
             .into_iter()
-            .map(|config| {
-                let state = if config.enabled {
-                    ServerState::Connecting
-                } else {
-                    ServerState::Disabled
-                };
-                Arc::new(Slot {
-                    config,
-                    status: Mutex::new(SlotStatus {
-                        state,
-                        connection: None,
-                        tools: Vec::new(),
-                        resources: false,
-                        error: None,
-                    }),
-                    connecting: tokio::sync::Mutex::new(()),
-                })
-            })
+            .map(|config| Arc::new(Slot::new(config)))
             .collect();
         let (changes, _) = tokio::sync::watch::channel(0);
         Self {
             inner: Arc::new(Inner {
                 options,
-                slots,
+                slots: Mutex::new(slots),
                 changes: Arc::new(changes),
             }),
         }
@@ -135,15 +127,52 @@ impl McpManager {
 
     /// Connects every enabled server, each on its own task; returns at once.
     pub fn start(&self) {
-        for slot in &self.inner.slots {
-            if slot.config.enabled {
-                let inner = Arc::clone(&self.inner);
-                let slot = Arc::clone(slot);
-                tokio::spawn(async move {
-                    let _ = inner.connect(&slot).await;
-                });
-            }
+        for slot in self.inner.slots() {
+            self.inner.spawn_connect(&slot);
         }
+    }
+
+    /// Adds a server during the session (an extension's `registerMcpServer`, a change made
+    /// in `/mcp`) and starts connecting it when enabled; one of the same name is stopped and
+    /// replaced in its place. Returns whether one was replaced.
+    pub fn add(&self, config: ServerConfig) -> bool {
+        let slot = Arc::new(Slot::new(config));
+        let old = {
+            let mut slots = self.inner.lock_slots();
+            match slots.iter().position(|s| s.config.name == slot.config.name) {
+                // In its place: the servers keep their order.
+                Some(i) => Some(std::mem::replace(&mut slots[i], Arc::clone(&slot))),
+                None => {
+                    slots.push(Arc::clone(&slot));
+                    None
+                }
+            }
+        };
+        let replaced = old.is_some();
+        if let Some(old) = old {
+            Slot::retire(old);
+        }
+        self.inner.spawn_connect(&slot);
+        self.inner.changes.send_modify(|n| *n += 1);
+        replaced
+    }
+
+    /// Takes `server` out (an extension's `unregisterMcpServer`): its connection is
+    /// stopped and its tools become unreachable. Whether it was there.
+    pub fn remove(&self, server: &str) -> bool {
+        let old = {
+            let mut slots = self.inner.lock_slots();
+            slots
+                .iter()
+                .position(|s| s.config.name == server)
+                .map(|i| slots.remove(i))
+        };
+        let Some(old) = old else {
+            return false;
+        };
+        Slot::retire(old);
+        self.inner.changes.send_modify(|n| *n += 1);
+        true
     }
 
     /// Bumped whenever a server's state or tools change, or a server says its tool list
@@ -174,7 +203,7 @@ impl McpManager {
 
     pub fn statuses(&self) -> Vec<ServerStatus> {
         self.inner
-            .slots
+            .slots()
             .iter()
             .map(|slot| {
                 let status = slot.status.lock().unwrap_or_else(PoisonError::into_inner);
@@ -184,6 +213,7 @@ impl McpManager {
                     tools: status.tools.clone(),
                     resources: status.resources,
                     error: status.error.clone(),
+                    instructions: status.instructions.clone(),
                 }
             })
             .collect()
@@ -191,7 +221,7 @@ impl McpManager {
 
     /// Lists again the tools of servers that said their list changed.
     pub async fn refresh_changed_tools(&self) {
-        for slot in &self.inner.slots {
+        for slot in self.inner.slots() {
             let connection = slot.status().connection.clone();
             let Some(connection) = connection else {
                 continue;
@@ -216,17 +246,12 @@ impl McpManager {
         cancel: &CancellationToken,
         progress: Option<ProgressSink>,
     ) -> Result<CallOutput, McpError> {
-        let slot = self
-            .inner
-            .slots
-            .iter()
-            .find(|s| s.config.name == server && s.config.enabled)
-            .ok_or_else(|| McpError::UnknownServer(server.to_owned()))?;
+        let slot = self.inner.enabled_slot(server)?;
         let live = slot.status().connection.clone().filter(|c| !c.is_closed());
         let connection = match live {
             Some(connection) => connection,
             None => tokio::select! {
-                connected = self.inner.connect(slot) => connected?,
+                connected = self.inner.connect(&slot) => connected?,
                 () = cancel.cancelled() => return Err(McpError::Aborted),
             },
         };
@@ -244,7 +269,7 @@ impl McpManager {
             Ok(result) => Ok(crate::result::call_output(server, tool, result)),
             Err(error) => {
                 if connection.is_closed() {
-                    self.inner.dropped(slot, &error);
+                    self.inner.dropped(&slot, &error);
                 }
                 Err(error)
             }
@@ -303,12 +328,7 @@ impl McpManager {
         F: Fn(Arc<Connection>) -> Fut,
         Fut: std::future::Future<Output = Result<T, McpError>> + 'a,
     {
-        let slot = self
-            .inner
-            .slots
-            .iter()
-            .find(|s| s.config.name == server && s.config.enabled)
-            .ok_or_else(|| McpError::UnknownServer(server.to_owned()))?;
+        let slot = self.inner.enabled_slot(server)?;
         let mut last = None;
         for attempt in 0..2 {
             if attempt > 0 {
@@ -321,7 +341,7 @@ impl McpManager {
             let connection = match live {
                 Some(connection) => connection,
                 None => tokio::select! {
-                    connected = self.inner.connect(slot) => match connected {
+                    connected = self.inner.connect(&slot) => match connected {
                         Ok(connection) => connection,
                         Err(error) => { last = Some(error); continue; }
                     },
@@ -336,7 +356,7 @@ impl McpManager {
                 Ok(value) => return Ok(value),
                 Err(error) => {
                     if connection.is_closed() {
-                        self.inner.dropped(slot, &error);
+                        self.inner.dropped(&slot, &error);
                     }
                     last = Some(error);
                 }
@@ -350,12 +370,7 @@ impl McpManager {
     /// without restarting the session; returns how many tools it listed. A call still
     /// running on the old connection keeps it until it ends.
     pub async fn reconnect(&self, server: &str) -> Result<usize, McpError> {
-        let slot = self
-            .inner
-            .slots
-            .iter()
-            .find(|s| s.config.name == server && s.config.enabled)
-            .ok_or_else(|| McpError::UnknownServer(server.to_owned()))?;
+        let slot = self.inner.enabled_slot(server)?;
         let old = {
             let _connecting = slot.connecting.lock().await;
             slot.status().connection.take()
@@ -363,30 +378,96 @@ impl McpManager {
         if let Some(connection) = old.and_then(|c| Arc::try_unwrap(c).ok()) {
             connection.stop().await;
         }
-        let connection = self.inner.connect(slot).await?;
+        let connection = self.inner.connect(&slot).await?;
         Ok(connection.tools.len())
     }
 
     /// Stops every server (stdio: stdin closed, SIGTERM, SIGKILL to its group).
     pub async fn stop(&self) {
-        for slot in &self.inner.slots {
-            let connection = slot.status().connection.take();
-            if let Some(connection) = connection.and_then(|c| Arc::try_unwrap(c).ok()) {
-                connection.stop().await;
-            }
+        for slot in self.inner.slots() {
+            slot.stop_connection().await;
         }
     }
 }
 
 impl Slot {
+    fn new(config: ServerConfig) -> Self {
+        let state = if config.enabled {
+            ServerState::Connecting
+        } else {
+            ServerState::Disabled
+        };
+        Self {
+            config,
+            status: Mutex::new(SlotStatus {
+                state,
+                connection: None,
+                tools: Vec::new(),
+                resources: false,
+                error: None,
+                instructions: None,
+            }),
+            connecting: tokio::sync::Mutex::new(()),
+            removed: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
     fn status(&self) -> std::sync::MutexGuard<'_, SlotStatus> {
         self.status.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Stops its connection, if any (a call still running on it keeps it until it ends).
+    async fn stop_connection(&self) {
+        let connection = self.status().connection.take();
+        if let Some(connection) = connection.and_then(|c| Arc::try_unwrap(c).ok()) {
+            connection.stop().await;
+        }
+    }
+
+    /// Out of the manager for good: its connection is stopped in the background, after a
+    /// connection under way completes (so that one is stopped too, not kept).
+    fn retire(slot: Arc<Self>) {
+        slot.removed.store(true, Ordering::SeqCst);
+        tokio::spawn(async move {
+            let _connecting = slot.connecting.lock().await;
+            slot.stop_connection().await;
+        });
     }
 }
 
 impl Inner {
+    fn lock_slots(&self) -> std::sync::MutexGuard<'_, Vec<Arc<Slot>>> {
+        self.slots.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The servers now (a copy: adding or removing one never waits for a call).
+    fn slots(&self) -> Vec<Arc<Slot>> {
+        self.lock_slots().clone()
+    }
+
+    fn enabled_slot(&self, server: &str) -> Result<Arc<Slot>, McpError> {
+        self.lock_slots()
+            .iter()
+            .find(|s| s.config.name == server && s.config.enabled)
+            .cloned()
+            .ok_or_else(|| McpError::UnknownServer(server.to_owned()))
+    }
+
+    fn spawn_connect(self: &Arc<Self>, slot: &Arc<Slot>) {
+        if slot.config.enabled {
+            let inner = Arc::clone(self);
+            let slot = Arc::clone(slot);
+            tokio::spawn(async move {
+                let _ = inner.connect(&slot).await;
+            });
+        }
+    }
+
     async fn connect(&self, slot: &Slot) -> Result<Arc<Connection>, McpError> {
         let _connecting = slot.connecting.lock().await;
+        if slot.removed.load(Ordering::SeqCst) {
+            return Err(McpError::UnknownServer(slot.config.name.clone()));
+        }
         if let Some(live) = slot.status().connection.clone().filter(|c| !c.is_closed()) {
             return Ok(live);
         }
@@ -399,6 +480,7 @@ impl Inner {
             },
             http: self.options.http.clone(),
             changes: Arc::clone(&self.changes),
+            log: self.options.log.clone(),
         };
         match crate::client::connect(&slot.config, &context).await {
             Ok(connection) => {
@@ -407,6 +489,7 @@ impl Inner {
                     s.state = ServerState::Connected;
                     s.tools = connection.tools.clone();
                     s.resources = connection.offers_resources();
+                    s.instructions = connection.instructions();
                     s.error = None;
                     s.connection = Some(Arc::clone(&connection));
                 });

@@ -21,15 +21,29 @@ fn attention(state: ServerState) -> u8 {
 pub fn status_lines(statuses: &[ServerStatus]) -> Vec<String> {
     let mut sorted: Vec<&ServerStatus> = statuses.iter().collect();
     sorted.sort_by_key(|s| attention(s.state));
+    status_lines_in_order(sorted)
+}
+
+/// The servers that need the user first (failed, disconnected, connecting, connected,
+/// disabled), in the config's order otherwise.
+pub fn by_attention(statuses: &mut [ServerStatus]) {
+    statuses.sort_by_key(|s| attention(s.state));
+}
+
+/// Where a server is defined: `global`, `project`, or `extension <file>`.
+pub fn source_label(server: &crate::ServerConfig) -> String {
+    match server.scope {
+        crate::Scope::Extension => format!("extension {}", server.source.display()),
+        scope => scope.as_str().to_owned(),
+    }
+}
+
+fn status_lines_in_order(sorted: Vec<&ServerStatus>) -> Vec<String> {
     let mut lines = Vec::new();
     for status in sorted {
         let server = &status.config;
-        let detail = format!(
-            "{}, {}, {}",
-            server.transport.kind(),
-            server.exposure,
-            server.scope.as_str()
-        );
+        let source = source_label(server);
+        let detail = format!("{}, {}, {source}", server.transport.kind(), server.exposure,);
         lines.push(match status.state {
             ServerState::Connected => {
                 let n = status.tools.len();

@@ -46,6 +46,12 @@ pub trait Dialogs: Send + Sync {
         false
     }
 
+    /// Whether the built-in commands may open menus here (the terminal). An RPC client
+    /// answers extensions' dialogs, but `/mcp` and the like report to it instead.
+    fn has_menus(&self) -> bool {
+        false
+    }
+
     /// Issues an extension's `ctx.ui` request as the subprotocol carries it, and returns the
     /// wait for its answer. The request is issued before this returns, not when the future is
     /// first polled: requests then reach the front end in the order extensions made them, and

@@ -36,7 +36,17 @@ const STOP_GRACE: Duration = Duration::from_secs(2);
 /// The session's side of MCP.
 #[derive(Default)]
 pub(crate) struct McpSession {
+    /// Built once a server is there to connect (a file's, or an extension's).
     manager: Option<McpManager>,
+    /// What a manager made later needs (`None` with `--no-mcp`).
+    options: Option<knightcode_mcp::ConnectOptions>,
+    /// The names the `mcp.json` files define: they win over an extension's server.
+    file_servers: Vec<String>,
+    /// The extensions' servers given to the manager, and every registration as the
+    /// extensions made it (those the files shadow too).
+    extension_servers: Vec<knightcode_mcp::ServerConfig>,
+    /// Registrations already reported (shadowed by a file, or refused), so each is said once.
+    extension_reported: HashSet<String>,
     /// `--no-mcp` turned MCP off.
     off: bool,
     /// The first prompt waited for connections.
@@ -83,22 +93,28 @@ impl McpSession {
                 .iter()
                 .map(|issue| format!("MCP config {issue}")),
         );
-        if config.servers.iter().all(|s| !s.enabled) {
-            return Self::default();
-        }
         let lookup = Arc::clone(env);
         let options = knightcode_mcp::ConnectOptions {
             cwd: setup.cwd.clone(),
             home: setup.home.clone(),
             env: Arc::new(move |name| lookup.var(name)),
-            http: knightcode_ai::http_client_builder()
-                .ok()
-                .and_then(|b| b.build().ok()),
+            // Built with the manager: a session without servers never loads root certificates.
+            http: None,
+            log: Some(Arc::new(knightcode_mcp::ServerLog::new(
+                setup.agent_dir.join("mcp.log"),
+            ))),
         };
-        let manager = McpManager::new(config.servers, options);
-        manager.start();
+        let file_servers = config.servers.iter().map(|s| s.name.clone()).collect();
+        // Without an enabled server nothing starts yet: an extension may register one.
+        let manager = config.servers.iter().any(|s| s.enabled).then(|| {
+            let manager = McpManager::new(config.servers, with_http(options.clone()));
+            manager.start();
+            manager
+        });
         Self {
-            manager: Some(manager),
+            manager,
+            options: Some(options),
+            file_servers,
             selection: setup.tools.clone(),
             auto_enable_codemode: config.auto_enable_codemode,
             ..Self::default()
@@ -112,6 +128,11 @@ impl McpSession {
 
     pub fn manager(&self) -> Option<&McpManager> {
         self.manager.as_ref()
+    }
+
+    /// The `mcp_servers` system-prompt section (see `knightcode_mcp::servers_section`).
+    pub fn servers_section(&self) -> Option<String> {
+        knightcode_mcp::servers_section(&self.manager.as_ref()?.statuses())
     }
 
     /// Before a prompt: waits (the first time) for connections, then brings `registry` and
@@ -173,13 +194,21 @@ impl McpSession {
         self.withdraw(registry, active, &wanted);
         self.sync_resource_tools(registry, active, &manager, &statuses);
         for (definition, exposure) in &wanted {
-            let newly = !self.offered.iter().any(|(d, _)| d.name == definition.name);
+            let was_direct = self
+                .offered
+                .iter()
+                .any(|(d, e)| d.name == definition.name && *e == Exposure::Direct);
+            // Newly direct (a server that connected, an exposure changed in `/mcp`): offered.
             if *exposure == Exposure::Direct
-                && newly
+                && !was_direct
                 && crate::tool_selection::mcp_tool_selected(&self.selection, &definition.name)
                 && !active.contains(&definition.name)
             {
                 active.push(definition.name.clone());
+            }
+            // No longer direct: reached through codemode or tool_search instead.
+            if *exposure != Exposure::Direct && was_direct {
+                active.retain(|name| *name != definition.name);
             }
         }
         self.offered = wanted;
@@ -295,6 +324,73 @@ impl McpSession {
         Vec::new()
     }
 
+    /// The extensions' servers are now `registered` (at start-up, after a reload, or after
+    /// an extension registered or unregistered one): new and changed ones start
+    /// connecting, gone ones stop. A name the `mcp.json` files define stays theirs. Returns
+    /// what to tell the user (each problem once).
+    pub fn set_extension_servers(
+        &mut self,
+        registered: &[knightcode_ext::McpServerSpec],
+    ) -> Vec<String> {
+        let mut notices = Vec::new();
+        let Some(options) = self.options.clone() else {
+            if !registered.is_empty() && self.extension_reported.insert(String::new()) {
+                notices.push(
+                    "MCP is off in this session (--no-mcp): the servers extensions registered are not connected."
+                        .to_owned(),
+                );
+            }
+            return notices;
+        };
+        let mut wanted = Vec::new();
+        for spec in registered {
+            let path = std::path::Path::new(&spec.extension_path);
+            let config = match knightcode_mcp::extension_server(&spec.name, &spec.config, path) {
+                Ok(config) => config,
+                Err(problem) => {
+                    if self.extension_reported.insert(spec.name.clone()) {
+                        notices.push(format!(
+                            "Extension error ({}, register_mcp_server): {problem}",
+                            spec.extension_path
+                        ));
+                    }
+                    continue;
+                }
+            };
+            let shadowing = self
+                .file_servers
+                .iter()
+                .find(|file| knightcode_mcp::names_clash(file, &spec.name));
+            if let Some(file) = shadowing {
+                if self.extension_reported.insert(spec.name.clone()) {
+                    notices.push(format!(
+                        "MCP server \"{file}\" of mcp.json takes precedence over \"{}\", which {} registered.",
+                        spec.name, spec.extension_path
+                    ));
+                }
+                continue;
+            }
+            wanted.push(config);
+        }
+        let manager = self
+            .manager
+            .get_or_insert_with(|| McpManager::new(Vec::new(), with_http(options)));
+        for gone in self
+            .extension_servers
+            .iter()
+            .filter(|old| !wanted.iter().any(|new| new.name == old.name))
+        {
+            manager.remove(&gone.name);
+        }
+        for config in &wanted {
+            if !self.extension_servers.contains(config) {
+                manager.add(config.clone());
+            }
+        }
+        self.extension_servers = wanted;
+        notices
+    }
+
     /// Servers that failed or dropped, each reported once until it connects again.
     fn problems(&mut self, statuses: &[ServerStatus]) -> Vec<String> {
         let mut lines = Vec::new();
@@ -328,6 +424,17 @@ impl McpSession {
         if let Some(manager) = &self.manager {
             let _ = tokio::time::timeout(STOP_GRACE, manager.stop()).await;
         }
+    }
+}
+
+/// The options with the client streamable HTTP servers are reached through (the
+/// workspace's TLS setup).
+fn with_http(options: knightcode_mcp::ConnectOptions) -> knightcode_mcp::ConnectOptions {
+    knightcode_mcp::ConnectOptions {
+        http: knightcode_ai::http_client_builder()
+            .ok()
+            .and_then(|b| b.build().ok()),
+        ..options
     }
 }
 

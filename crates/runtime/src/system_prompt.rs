@@ -39,6 +39,9 @@ pub struct PromptInputs<'a> {
     pub date: &'a str,
     /// Where the bundled documentation lives, if installed.
     pub docs_dir: Option<&'a Path>,
+    /// The MCP servers whose tools the model reaches only through `codemode` or
+    /// `tool_search` (`mcp_servers`, after the working directory).
+    pub mcp_servers: Option<&'a str>,
 }
 
 fn tagged(name: &str, body: &str) -> String {
@@ -151,6 +154,12 @@ pub fn build_sections(inputs: &PromptInputs<'_>) -> Vec<(String, String)> {
             ),
         ),
     ));
+    if let Some(body) = inputs.mcp_servers {
+        sections.push((
+            knightcode_mcp::SECTION_NAME.to_owned(),
+            tagged(knightcode_mcp::SECTION_NAME, body),
+        ));
+    }
     sections
 }
 

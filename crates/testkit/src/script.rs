@@ -20,10 +20,14 @@ pub enum WireFormat {
     OpenAiResponses,
     /// Gemini API: `POST /v1beta/models/{model}:streamGenerateContent?alt=sse`.
     Google,
+    /// Mistral's chat API: `POST /v1/chat/completions`, Mistral's chunk shapes (reasoning as
+    /// `thinking` content chunks, whole tool calls). Not in [`WireFormat::ALL`]: only
+    /// KnightCode's `mistral-conversations` client speaks it, tested on its own.
+    Mistral,
 }
 
 impl WireFormat {
-    /// All formats, handy for tests that loop over every format.
+    /// The formats every client speaks, for tests that loop over them.
     pub const ALL: [WireFormat; 4] = [
         WireFormat::AnthropicMessages,
         WireFormat::OpenAiCompletions,
@@ -38,6 +42,7 @@ impl WireFormat {
             WireFormat::OpenAiCompletions => "openai-completions",
             WireFormat::OpenAiResponses => "openai-responses",
             WireFormat::Google => "google-generative-ai",
+            WireFormat::Mistral => "mistral-conversations",
         }
     }
 
@@ -48,6 +53,7 @@ impl WireFormat {
             "openai-completions" => Some(WireFormat::OpenAiCompletions),
             "openai-responses" => Some(WireFormat::OpenAiResponses),
             "google" | "google-generative-ai" => Some(WireFormat::Google),
+            "mistral" | "mistral-conversations" => Some(WireFormat::Mistral),
             _ => None,
         }
     }

@@ -279,7 +279,7 @@ impl MockServer {
     pub fn base_url(&self) -> String {
         let root = self.root_url();
         match self.shared.format {
-            WireFormat::AnthropicMessages => root,
+            WireFormat::AnthropicMessages | WireFormat::Mistral => root,
             WireFormat::OpenAiCompletions | WireFormat::OpenAiResponses => format!("{root}/v1"),
             WireFormat::Google => format!("{root}/v1beta"),
         }

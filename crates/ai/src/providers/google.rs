@@ -205,7 +205,9 @@ pub(super) fn request_body(
     let max_tokens = clamp_max_tokens_to_context(
         model,
         context,
-        options.max_tokens.unwrap_or(model.max_tokens),
+        options
+            .max_tokens
+            .unwrap_or_else(|| crate::options::default_max_tokens(model)),
     );
     let mut body = Map::new();
     body.insert(

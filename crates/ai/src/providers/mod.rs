@@ -14,7 +14,10 @@ use crate::output::Output;
 use crate::sse::SseEvent;
 
 pub(crate) mod anthropic;
+pub(crate) mod azure;
+pub(crate) mod cloudflare;
 pub(crate) mod google;
+pub(crate) mod mistral;
 pub(crate) mod openai_completions;
 pub(crate) mod openai_responses;
 pub(crate) mod vertex;
@@ -39,6 +42,8 @@ pub(crate) fn wire_format(api: Api) -> &'static WireFormat {
         Api::OpenAiResponses => &openai_responses::WIRE_FORMAT,
         Api::GoogleGenerativeAi => &google::WIRE_FORMAT,
         Api::GoogleVertex => &vertex::WIRE_FORMAT,
+        Api::MistralConversations => &mistral::WIRE_FORMAT,
+        Api::AzureOpenAiResponses => &azure::WIRE_FORMAT,
     }
 }
 

@@ -219,3 +219,48 @@ fn google_request() {
         "google-generative-ai",
     );
 }
+
+#[test]
+fn mistral_request() {
+    // Mistral stores no signature; the other model's `call_3|fc_item_1` becomes the nine
+    // characters pi derives (`shortHash("call3fcitem1")`), in the call and in its result.
+    snapshot(
+        Api::MistralConversations,
+        "",
+        options(),
+        "mistral-conversations",
+    );
+}
+
+#[test]
+fn azure_openai_responses_request() {
+    let mut model = model(Api::AzureOpenAiResponses);
+    model.provider = "azure-openai-responses".into();
+    let client = common::client(Arc::default());
+    let request = StreamRequest {
+        model,
+        context: conversation(Api::AzureOpenAiResponses, "{\"type\":\"reasoning\"}"),
+        options: options(),
+    };
+    let built = client.build_request(&request).unwrap();
+    assert_eq!(
+        built.url, "http://127.0.0.1:9/responses?api-version=v1",
+        "the model's base URL when the environment names no endpoint"
+    );
+    let headers: Vec<(String, String)> = built.headers.clone();
+    assert!(
+        headers
+            .iter()
+            .any(|(n, v)| n == "api-key" && v == "sk-test")
+    );
+    assert!(
+        !headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case("authorization"))
+    );
+    let body = &built.body;
+    assert_eq!(body["model"], "mock-model");
+    assert_eq!(body["prompt_cache_key"], "session-1");
+    assert!(body.get("store").is_none());
+    assert_eq!(body["max_output_tokens"], 32000);
+}

@@ -257,6 +257,86 @@ fn mcp_list_connects_to_each_server_and_fails_on_a_problem() {
     );
 }
 
+#[test]
+fn mcp_list_json_reports_each_server_as_the_reference_does() {
+    let model = no_model();
+    let sandbox = sandbox(&model);
+    let mut fixture = fixture_entry(&sandbox);
+    fixture["toolExposure"] = json!({"crash": "hidden"});
+    fixture["env"] = json!({"FIXTURE_RESOURCES": "1"});
+    write_config(
+        &sandbox,
+        json!({
+            "fixture": fixture,
+            "missing": {"command": "/nonexistent/mcp-server", "args": ["--port", "1"]},
+            "off": {"url": "http://127.0.0.1:1/mcp", "enabled": false},
+            "bad": {"exposure": "sometimes", "command": "x"}
+        }),
+    );
+    std::fs::create_dir_all(sandbox.project.join(".knightcode")).unwrap();
+    std::fs::write(sandbox.project.join(".knightcode/mcp.json"), "{}").unwrap();
+    let run = knightcode(&sandbox, &["mcp", "list", "--json"]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    let servers = report["servers"].as_array().unwrap();
+    let by_name = |name: &str| {
+        servers
+            .iter()
+            .find(|s| s["name"] == name)
+            .unwrap_or_else(|| panic!("{name} in {report}"))
+            .clone()
+    };
+    let fixture = by_name("fixture");
+    assert_eq!(fixture["scope"], "global");
+    assert_eq!(fixture["enabled"], true);
+    assert_eq!(fixture["exposure"], "direct");
+    assert_eq!(fixture["state"], "connected");
+    assert!(fixture["transport"].as_str().unwrap().starts_with("node "));
+    assert!(
+        fixture["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t == "echo")
+    );
+    assert_eq!(fixture["toolExposure"], json!({"crash": "hidden"}));
+    assert_eq!(fixture["resources"], 2);
+    assert_eq!(fixture["resourceTemplates"], 1);
+    assert!(fixture.get("error").is_none(), "{fixture}");
+    let missing = by_name("missing");
+    assert_eq!(missing["state"], "failed");
+    assert_eq!(missing["transport"], "/nonexistent/mcp-server --port 1");
+    assert!(
+        missing["error"]
+            .as_str()
+            .unwrap()
+            .contains("cannot start /nonexistent/mcp-server"),
+        "{missing}"
+    );
+    let off = by_name("off");
+    assert_eq!(off["state"], "disabled");
+    assert_eq!(off["enabled"], false);
+    assert_eq!(off["transport"], "http://127.0.0.1:1/mcp");
+    let errors = report["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1, "{report}");
+    assert!(
+        errors[0]
+            .as_str()
+            .unwrap()
+            .contains("server \"bad\": exposure must be one of"),
+        "{report}"
+    );
+    assert!(
+        report["note"]
+            .as_str()
+            .unwrap()
+            .contains("was not read: the project is not trusted"),
+        "{report}"
+    );
+    // Nothing but the JSON on stdout; the notes are in it, not on stderr.
+    assert!(run.stderr.is_empty(), "{}", run.stderr);
+}
+
 /// A user's `mcp.json` linked from a dotfiles folder, owner-only (headers may hold tokens):
 /// `mcp add` writes where the link points, and the link and the mode stay.
 #[test]

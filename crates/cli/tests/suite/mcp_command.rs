@@ -112,7 +112,7 @@ async fn mcp_reconnect_takes_up_a_server_fixed_after_the_session_started() {
 }
 
 #[test]
-fn mcp_in_the_terminal_shows_the_servers_as_a_notice() {
+fn mcp_reconnect_in_the_terminal_says_what_happened_as_a_notice() {
     let sandbox = crate::tui_common::sandbox(vec![ScriptedReply::text("an answer")]);
     write_config(
         &sandbox,
@@ -126,14 +126,9 @@ fn mcp_in_the_terminal_shows_the_servers_as_a_notice() {
     // The first prompt waits for the servers to settle.
     tui.submit("hello");
     tui.wait_for_answer("an answer");
-    tui.submit("/mcp");
-    let screen = tui.wait_for("the /mcp report", |s| s.contains("MCP servers:"));
-    let report = &screen[screen.find("MCP servers:").unwrap()..];
-    let failed = report
-        .find("missing: failed (stdio, codemode, global)")
-        .expect(&screen);
-    let connected = report
-        .find("fixture: connected, 9 tools (stdio, direct, global)")
-        .expect(&screen);
-    assert!(failed < connected, "what needs attention first: {screen}");
+    // (`/mcp` alone is a menu there: tui_mcp.rs.)
+    tui.submit("/mcp reconnect fixture");
+    tui.wait_for_text("MCP server \"fixture\" reconnected: 9 tools");
+    tui.submit("/mcp reconnect missing");
+    tui.wait_for_text("MCP server \"missing\" could not reconnect");
 }

@@ -183,3 +183,40 @@ async fn tool_search_in_rpc_mode_declares_the_tool_the_model_then_calls() {
     })
     .await;
 }
+
+/// The system prompt of a recorded request (OpenAI completions: the first message).
+fn system_prompt(body: &Value) -> String {
+    let first = &body["messages"][0];
+    assert_eq!(first["role"], "system", "{first}");
+    first["content"].as_str().unwrap_or_default().to_owned()
+}
+
+#[test]
+fn undeclared_servers_are_listed_in_the_mcp_servers_section_and_direct_ones_are_not() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![ScriptedReply::text("Noted.")],
+    )
+    .unwrap();
+    let sandbox = sandbox(&server);
+    let mut deferred = fixture_entry(&sandbox);
+    deferred["exposure"] = json!("deferred");
+    deferred["description"] = json!("Issue tracker\nsecond line is left out");
+    let mut scripted = fixture_entry(&sandbox);
+    scripted["exposure"] = json!("codemode");
+    let direct = fixture_entry(&sandbox);
+    write_config(
+        &sandbox,
+        json!({"tracker": deferred, "scripts-box": scripted, "plain": direct}),
+    );
+    let run = knightcode(&sandbox, &["-p", "hello"]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let prompt = system_prompt(&server.requests()[0].body);
+    let expected = "<mcp_servers>\n\
+        MCP servers whose tools are not declared to you. Call the tools of `codemode` servers from codemode scripts. Load the tools of `tool_search` servers with `tool_search`.\n\
+        - mcp__scripts_box (codemode): The test fixture\n\
+        - mcp__tracker (tool_search): Issue tracker\n\
+        </mcp_servers>";
+    assert!(prompt.ends_with(expected), "{prompt}");
+    assert!(!prompt.contains("mcp__plain"), "{prompt}");
+}

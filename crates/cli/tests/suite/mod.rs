@@ -2,8 +2,10 @@
 
 mod acknowledged;
 mod auth;
+mod azure;
 mod broken_pipe;
 mod cli;
+mod cloudflare;
 mod damaged_session;
 mod e2e_oneshot;
 mod ext_examples;
@@ -30,7 +32,9 @@ mod mcp;
 mod mcp_codemode;
 mod mcp_command;
 mod mcp_deferred;
+mod mcp_extensions;
 mod mcp_resources;
+mod mistral;
 mod packages;
 mod plan_mode;
 mod rpc_bash;
@@ -55,6 +59,7 @@ mod tui_examples_model;
 mod tui_export;
 mod tui_extensions;
 mod tui_first_run;
+mod tui_mcp;
 mod tui_plan;
 mod tui_resources;
 mod tui_rough_edges;

@@ -131,7 +131,16 @@ async fn plan_over_rpc_asks_submits_reviews_and_implements() {
             panic!("{seen:?}");
         };
         assert_eq!(title, "Plan revision 1");
-        assert_eq!(options, &["Implement", "Keep planning", "Exit planning"]);
+        assert_eq!(
+            options,
+            &[
+                "Implement",
+                "Implement, with a note…",
+                "Revise the plan…",
+                "Keep planning",
+                "Exit planning"
+            ]
+        );
         let requests = rpc.server.requests();
         assert_eq!(requests.len(), 4);
         let last = requests[3].body["messages"].as_array().unwrap().last().unwrap().clone();
@@ -149,6 +158,51 @@ async fn plan_over_rpc_asks_submits_reviews_and_implements() {
             snapshots.last().unwrap(),
             &json!({"mode": "off", "draft": {"revision": 1, "markdown": PLAN}, "approved": 1})
         );
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_review_revises_the_plan_with_feedback_and_implements_with_a_note() {
+    watchdog(async {
+        let mut rpc = Rpc::start(vec![
+            ScriptedReply::tool_call("s1", "submit_plan", json!({"markdown": PLAN}).to_string()),
+            ScriptedReply::tool_call("s2", "submit_plan", json!({"markdown": "Use MySQL."}).to_string()),
+            ScriptedReply::text("Implemented."),
+        ])
+        .await;
+        let (disposition, _) = prompt_answering(&mut rpc, "/plan Pick a store", |_| None).await;
+        assert_eq!(disposition, Some(PromptDisposition::Started));
+
+        // Revise: the feedback asked for goes to the model, still planning.
+        let (disposition, seen) = prompt_answering(&mut rpc, "/plan", |request| {
+            choose(request, |_| "Revise the plan…".to_owned())
+        })
+        .await;
+        assert_eq!(disposition, Some(PromptDisposition::Started));
+        assert!(
+            matches!(&seen[1].kind, UiRequestKind::Input { title, .. } if title == "What should change in the plan?"),
+            "{seen:?}"
+        );
+        let requests = rpc.server.requests();
+        assert_eq!(requests.len(), 2);
+        let body = requests[1].body.to_string();
+        assert!(body.contains("MySQL, please"), "{body}");
+        assert!(body.contains("Still planning (draft revision 1 submitted)"), "{body}");
+
+        // Implement with a note: the note follows the approved plan.
+        let (disposition, _) = prompt_answering(&mut rpc, "/plan", |request| {
+            choose(request, |_| "Implement, with a note…".to_owned())
+        })
+        .await;
+        assert_eq!(disposition, Some(PromptDisposition::Started));
+        let requests = rpc.server.requests();
+        assert_eq!(requests.len(), 3);
+        let last = requests[2].body["messages"].as_array().unwrap().last().unwrap().clone();
+        let text = last["content"].to_string();
+        assert!(text.contains("Implement the approved plan (revision 2)"), "{text}");
+        assert!(text.contains("Use MySQL."), "{text}");
+        assert!(text.contains("Note from the user: MySQL, please"), "{text}");
     })
     .await;
 }

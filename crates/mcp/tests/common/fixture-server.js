@@ -44,6 +44,14 @@ rl.on('line', async (line) => {
       if (uri === 'fixture://notes') return reply({ contents: [{ uri, mimeType: 'text/plain', text: 'Notes of the fixture' }] });
       return send({ jsonrpc: '2.0', id: msg.id, error: { code: -32002, message: 'Resource not found: ' + uri } });
     }
+    case 'notifications/initialized':
+      // FIXTURE_LOG=1 logs two messages once initialized (the second on two lines).
+      if (process.env.FIXTURE_LOG) {
+        send({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', logger: 'boot', data: 'ready' } });
+        send({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'warning', data: { disk: 'low' } } });
+        send({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'error', data: 'first\nsecond' } });
+      }
+      return;
     case 'tools/list':
       if (!msg.params || !msg.params.cursor) {
         const first = { echo: 'Echoes the message back', crash: 'Exits mid-call' };

@@ -50,6 +50,7 @@ pub fn options(cwd: &Path) -> ConnectOptions {
         home: None,
         env: Arc::new(|name| std::env::var(name).ok()),
         http: None,
+        log: None,
     }
 }
 

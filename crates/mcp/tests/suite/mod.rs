@@ -1,2 +1,5 @@
 mod config;
+mod http;
+mod log;
+mod prompt_section;
 mod stdio;

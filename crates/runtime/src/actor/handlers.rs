@@ -425,6 +425,14 @@ pub(super) async fn idle(session: &mut AgentSession, ctx: &mut Ctx, envelope: En
             Err(error) => Reply::Failed(error.into()),
         },
         Command::Abort => Reply::Done,
+        Command::ExtensionMcpServers(servers) => {
+            session.extension_mcp_servers(&servers);
+            // In order with the session's other events, delivered before the session ends.
+            if let Some(events) = &ctx.extensions {
+                events.mcp_servers_changed(&servers);
+            }
+            Reply::Done
+        }
         Command::SendCustomMessage {
             message,
             trigger_turn,
@@ -516,13 +524,7 @@ async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) 
     if let Some(cancelled) = before_replacement(session, command).await {
         return Some(cancelled);
     }
-    if matches!(
-        command,
-        Command::ExtensionProvider { .. } | Command::ExtensionVirtualModel { .. }
-    ) {
-        // The models on offer change: the next listing asks the session again.
-        ctx.models = None;
-    }
+    ctx.forget_models_if_changed(command);
     let reply = match replacing(session, ctx, command).await {
         Some(reply) => reply,
         None => match selecting(session, ctx, command).await {
@@ -733,6 +735,7 @@ async fn configuring(session: &mut AgentSession, command: &Command) -> Option<Re
             session.extension_virtual_model(provider, id, model.as_deref().cloned());
             Reply::Done
         }
+        Command::ExtensionMcpServers(_) => return None,
         Command::ReloadContext => {
             session.reload_context();
             Reply::Done

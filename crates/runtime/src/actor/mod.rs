@@ -134,6 +134,9 @@ pub enum Command {
         id: String,
         model: Option<Box<knightcode_ai::Model>>,
     },
+    /// An extension registered or unregistered an MCP server after loading: every server
+    /// extensions registered now. Waits for a running prompt.
+    ExtensionMcpServers(Vec<knightcode_ext::McpServerSpec>),
     /// An extension's `pi.sendMessage`: while a run goes on it is steering, or a follow-up
     /// with `follow_up`; when idle it starts a run with `trigger_turn`, else it only joins
     /// the conversation.

@@ -82,6 +82,7 @@ pub(super) fn while_running(command: &Command) -> WhileRunning {
         | Command::RefreshExtensionTools
         | Command::ExtensionProvider { .. }
         | Command::ExtensionVirtualModel { .. }
+        | Command::ExtensionMcpServers(_)
         | Command::SetScopedModels { .. }
         | Command::Snapshot
         | Command::Reload

@@ -1,6 +1,6 @@
-//! The built-in `/mcp` command where no terminal menu is drawn (print, JSON and RPC mode,
-//! and the interactive mode until its menu is built): `/mcp` reports every server's state
-//! (those needing attention first), `/mcp reconnect [server]` connects one again. An
+//! The built-in `/mcp` command: in the terminal `/mcp` is a menu (mcp_menu.rs); elsewhere
+//! (print, JSON and RPC mode) it reports every server's state (those needing attention
+//! first). `/mcp reconnect [server]` connects one again. An
 //! extension that registers `/mcp` replaces this, as its commands run first.
 
 use super::AgentSession;
@@ -52,6 +52,14 @@ impl AgentSession {
     /// terminal, an RPC client's `notify`); `Some` is for the others (stderr of print and
     /// JSON mode).
     pub async fn run_mcp_command(&mut self, command: McpCommand) -> Option<Diagnostic> {
+        // In the terminal `/mcp` is a menu (see mcp_menu.rs).
+        if command == McpCommand::Status
+            && self.dialogs.has_menus()
+            && let Some(manager) = self.mcp.manager().cloned()
+        {
+            self.mcp_menu(&manager).await;
+            return None;
+        }
         let said = self.mcp_command_text(command).await;
         if !self.dialogs.has_ui() {
             return Some(said);

@@ -4,6 +4,7 @@
 mod compacting;
 mod loadout;
 mod mcp_command;
+mod mcp_menu;
 pub mod operations;
 mod prompt;
 mod recorder;

@@ -543,6 +543,7 @@ impl AgentSession {
             host.dispatch("session_start", payload).await;
             // Commands and tools registered in `session_start` count too.
             host.refresh().await;
+            self.resync_extension_mcp_servers();
             if self.rediscover_extension_resources("startup").await {
                 self.reload_resources();
             }
@@ -563,6 +564,7 @@ impl AgentSession {
             host.dispatch("session_start", serde_json::json!({ "reason": "reload" }))
                 .await;
             host.refresh().await;
+            self.resync_extension_mcp_servers();
             self.rediscover_extension_resources("reload").await;
         }
     }

@@ -67,6 +67,7 @@ impl AgentSession {
         // transcript keeps hidden declarations, so the active set survives a resume).
         let declarations = tools.declarations_with(Some(&active), &loadout, true);
         let date = chrono::Local::now().format("%Y-%m-%d").to_string();
+        let mcp_servers = self.mcp.servers_section();
         let sections = build_sections(&PromptInputs {
             tools: &infos,
             prompt_files: &self.prompt_files,
@@ -75,6 +76,7 @@ impl AgentSession {
             cwd: &self.cwd,
             date: &date,
             docs_dir: None,
+            mcp_servers: mcp_servers.as_deref(),
         });
         if let Some(message) = system_message_for(&previous, &sections, &declarations, now_millis())
         {

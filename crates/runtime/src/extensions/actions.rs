@@ -407,6 +407,15 @@ impl ExtensionActions {
         self.command_or_pending(command, "registerVirtualModel")
     }
 
+    /// `registerMcpServer`/`unregisterMcpServer` after loading: the whole list, which the
+    /// session reconciles (connecting new servers, stopping gone ones) and announces.
+    pub(crate) fn mcp_servers_changed(
+        &self,
+        servers: Vec<knightcode_ext::McpServerSpec>,
+    ) -> Result<(), PortError> {
+        self.command(Command::ExtensionMcpServers(servers), "registerMcpServer")
+    }
+
     pub(crate) fn set_models(&self, models: crate::extensions::models::SharedModels) {
         let _ = self.models.set(models);
     }

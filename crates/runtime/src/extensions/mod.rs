@@ -446,6 +446,15 @@ impl LifecycleEvents {
         &self.host
     }
 
+    /// `mcp_servers_change`: the servers extensions registered, after one registered or
+    /// unregistered one past loading.
+    pub(crate) fn mcp_servers_changed(&self, servers: &[knightcode_ext::McpServerSpec]) {
+        if self.host.handles("mcp_servers_change") {
+            let payload = json!({ "servers": servers });
+            let _ = self.queue.send(("mcp_servers_change".to_owned(), payload));
+        }
+    }
+
     /// Delivers what is queued, then `session_shutdown` (awaited: handlers clean up).
     pub(crate) async fn shut_down(self, reason: &str) {
         let Self {

@@ -233,6 +233,7 @@ impl SessionPort for Port {
             | Op::UnregisterProvider
             | Op::RegisterVirtualModel
             | Op::UnregisterVirtualModel
+            | Op::McpServersChanged
             | Op::RefreshTools
             | Op::GetActiveTools
             | Op::SetActiveTools => self.action(op, &args),
@@ -407,6 +408,19 @@ impl Port {
                 let text = |key: &str| args.get(key).and_then(Value::as_str).unwrap_or("");
                 self.actions
                     .extension_virtual_model(text("provider"), text("id"), None)?;
+                return Ok(Value::Null);
+            }
+            SessionOp::McpServersChanged => {
+                let servers: Vec<knightcode_ext::McpServerSpec> = args
+                    .get("servers")
+                    .cloned()
+                    .and_then(|v| serde_json::from_value(v).ok())
+                    .ok_or_else(|| {
+                        PortError::Invalid(
+                            "registerMcpServer: expected the list of registered servers".to_owned(),
+                        )
+                    })?;
+                self.actions.mcp_servers_changed(servers)?;
                 return Ok(Value::Null);
             }
             SessionOp::RefreshTools => {

@@ -4,6 +4,8 @@
 use knightcode_protocol::plan::PlanMessageKind;
 use knightcode_protocol::plan::PlanMode as Mode;
 use knightcode_protocol::plan::PlanState;
+use knightcode_protocol::rpc::UiReply;
+use knightcode_protocol::rpc::UiRequestKind;
 
 use super::PlanMode;
 use super::text;
@@ -81,6 +83,8 @@ pub(crate) fn parse_command(text: &str) -> Option<PlanCommand> {
 
 /// What the review picker offers (the interactive mode's own picker has more).
 const IMPLEMENT: &str = "Implement";
+const IMPLEMENT_WITH_NOTE: &str = "Implement, with a note…";
+const REVISE: &str = "Revise the plan…";
 const KEEP_PLANNING: &str = "Keep planning";
 const EXIT_PLANNING: &str = "Exit planning";
 
@@ -195,6 +199,8 @@ impl PlanMode {
         let cancel = tokio_util::sync::CancellationToken::new();
         let options = vec![
             IMPLEMENT.to_owned(),
+            IMPLEMENT_WITH_NOTE.to_owned(),
+            REVISE.to_owned(),
             KEEP_PLANNING.to_owned(),
             EXIT_PLANNING.to_owned(),
         ];
@@ -211,11 +217,39 @@ impl PlanMode {
             .await;
             return InputAction::Handled;
         }
+        // What to add (a note for the implementation, what to change in the plan), asked
+        // after the choice; dismissing it changes nothing.
+        let ask = |title: &'static str| {
+            let request = UiRequestKind::Input {
+                title: title.to_owned(),
+                placeholder: None,
+                timeout: None,
+            };
+            dialogs.extension_ui(request, None, cancel.clone())
+        };
         let outcome = match choice.as_deref() {
             Some(IMPLEMENT) => {
                 self.approve(&current, false, Some(draft.revision), None)
                     .await
             }
+            Some(IMPLEMENT_WITH_NOTE) => match ask("A note for the implementation").await {
+                Some(UiReply::Value(note)) => {
+                    self.approve(&current, false, Some(draft.revision), Some(&note))
+                        .await
+                }
+                _ => Ok(InputAction::Handled),
+            },
+            Some(REVISE) => match ask("What should change in the plan?").await {
+                // Still planning: the message is the feedback the reminder asks the model
+                // to revise the plan by.
+                Some(UiReply::Value(feedback)) if !feedback.trim().is_empty() => {
+                    Ok(InputAction::Transform {
+                        text: feedback,
+                        images: Vec::new(),
+                    })
+                }
+                _ => Ok(InputAction::Handled),
+            },
             Some(EXIT_PLANNING) => self.leave(&current).await,
             _ => Ok(InputAction::Handled),
         };

@@ -101,6 +101,7 @@ fn sections_in_order_and_tagged() {
         cwd: Path::new("/p"),
         date: "2026-11-30",
         docs_dir: None,
+        mcp_servers: None,
     });
     let names: Vec<&str> = sections.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(
@@ -136,6 +137,7 @@ fn sections_in_order_and_tagged() {
         cwd: Path::new("/p"),
         date: "2026-11-30",
         docs_dir: None,
+        mcp_servers: None,
     });
     let names: Vec<&str> = sections.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(

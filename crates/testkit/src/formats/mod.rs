@@ -5,6 +5,7 @@
 
 mod anthropic;
 mod google;
+mod mistral;
 mod openai_completions;
 mod openai_responses;
 
@@ -27,9 +28,12 @@ pub(crate) fn route(format: WireFormat, method: &str, path: &str) -> Option<Opti
         return None;
     }
     match format {
-        WireFormat::AnthropicMessages => (path == "/v1/messages").then_some(None),
-        WireFormat::OpenAiCompletions => (path == "/v1/chat/completions").then_some(None),
-        WireFormat::OpenAiResponses => (path == "/v1/responses").then_some(None),
+        // Behind any prefix, as services that relay these APIs serve them: Azure OpenAI under
+        // `/openai/v1`, Cloudflare under an account's (and a gateway's) path.
+        WireFormat::AnthropicMessages => path.ends_with("/v1/messages").then_some(None),
+        WireFormat::OpenAiCompletions => path.ends_with("/chat/completions").then_some(None),
+        WireFormat::OpenAiResponses => path.ends_with("/responses").then_some(None),
+        WireFormat::Mistral => (path == "/v1/chat/completions").then_some(None),
         WireFormat::Google => {
             // `…/models/{model}:streamGenerateContent`: the Gemini API's
             // `/{version}/models/…` and Vertex AI's `…/publishers/google/models/…` (behind
@@ -49,7 +53,7 @@ pub(crate) fn route(format: WireFormat, method: &str, path: &str) -> Option<Opti
 pub(crate) fn endpoint_path(format: WireFormat, model: &str) -> String {
     match format {
         WireFormat::AnthropicMessages => "/v1/messages".to_owned(),
-        WireFormat::OpenAiCompletions => "/v1/chat/completions".to_owned(),
+        WireFormat::OpenAiCompletions | WireFormat::Mistral => "/v1/chat/completions".to_owned(),
         WireFormat::OpenAiResponses => "/v1/responses".to_owned(),
         WireFormat::Google => format!("/v1beta/models/{model}:streamGenerateContent?alt=sse"),
     }
@@ -75,6 +79,12 @@ pub(crate) fn stream_headers(format: WireFormat, ctx: &RequestCtx) -> Vec<(Strin
         WireFormat::OpenAiCompletions | WireFormat::OpenAiResponses => {
             headers.push(("x-request-id".to_owned(), format!("req_mock_{}", ctx.seq)));
         }
+        WireFormat::Mistral => {
+            headers.push((
+                "mistral-correlation-id".to_owned(),
+                format!("mock-{}", ctx.seq),
+            ));
+        }
         WireFormat::Google => {}
     }
     headers
@@ -91,6 +101,7 @@ pub(crate) fn stream_events(
         WireFormat::OpenAiCompletions => openai_completions::events(reply, ctx),
         WireFormat::OpenAiResponses => openai_responses::events(reply, ctx),
         WireFormat::Google => google::events(reply, ctx),
+        WireFormat::Mistral => mistral::events(reply, ctx),
     }
 }
 
@@ -110,6 +121,7 @@ pub(crate) fn error_bytes(
             openai_responses::error_event(kind, message, events_sent).to_bytes()
         }
         WireFormat::Google => google::error_chunk(kind, message),
+        WireFormat::Mistral => mistral::error_event(kind, message).to_bytes(),
     }
 }
 
@@ -119,7 +131,7 @@ pub(crate) fn malformed_bytes(format: WireFormat) -> Vec<u8> {
     let name = match format {
         WireFormat::AnthropicMessages => Some("content_block_delta"),
         WireFormat::OpenAiResponses => Some("response.output_text.delta"),
-        WireFormat::OpenAiCompletions | WireFormat::Google => None,
+        WireFormat::OpenAiCompletions | WireFormat::Google | WireFormat::Mistral => None,
     };
     SseEvent {
         event: name.map(str::to_owned),
@@ -137,6 +149,7 @@ pub(crate) fn error_body(format: WireFormat, status: u16, message: &str) -> Stri
             openai_completions::error_body(status, kind, message)
         }
         WireFormat::Google => google::error_body(status, kind, message),
+        WireFormat::Mistral => mistral::error_object(status, kind, message),
     };
     value.to_string()
 }

@@ -143,7 +143,9 @@ pub(crate) fn build_request(
     let base_max = clamp_max_tokens_to_context(
         model,
         context,
-        options.max_tokens.unwrap_or(model.max_tokens),
+        options
+            .max_tokens
+            .unwrap_or_else(|| crate::options::default_max_tokens(model)),
     );
     let (max_tokens, thinking) = if level == ThinkingLevel::Off {
         (base_max, Thinking::Off)

@@ -104,7 +104,9 @@ pub(crate) fn build_request(
     let max_tokens = clamp_max_tokens_to_context(
         model,
         context,
-        options.max_tokens.unwrap_or(model.max_tokens),
+        options
+            .max_tokens
+            .unwrap_or_else(|| crate::options::default_max_tokens(model)),
     );
 
     let mut messages = convert_messages(model, context, &compat);

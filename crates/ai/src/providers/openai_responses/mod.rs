@@ -37,7 +37,12 @@ pub(crate) const WIRE_FORMAT: WireFormat = WireFormat {
 };
 
 /// Providers whose `call|item` tool-call ids the Responses API accepts back.
-const TOOL_CALL_PROVIDERS: [&str; 3] = ["openai", "openai-codex", "opencode"];
+const TOOL_CALL_PROVIDERS: [&str; 4] = [
+    "openai",
+    "openai-codex",
+    "opencode",
+    "azure-openai-responses",
+];
 /// The API rejects `max_output_tokens` below 16.
 const MIN_OUTPUT_TOKENS: u64 = 16;
 
@@ -114,6 +119,16 @@ fn normalize_tool_call_id(id: &str, model: &Model, source: &AssistantMessage) ->
     format!("{}|{item}", sanitize_id_part(call))
 }
 
+/// Who the Responses request is for: OpenAI's API (and the services that copy it), or an
+/// Azure OpenAI deployment, whose request the reference builds with fewer fields (no `store`,
+/// no cache retention, the session as `prompt_cache_key` always, tools with `strict: false`,
+/// the deployment as the model, and its default output cap).
+#[derive(Clone, Copy)]
+pub(crate) enum Dialect<'a> {
+    OpenAi,
+    Azure { deployment: &'a str },
+}
+
 pub(crate) fn build_request(
     model: &Model,
     context: &Context,
@@ -122,6 +137,50 @@ pub(crate) fn build_request(
 ) -> Result<HttpRequest, StreamFailure> {
     let compat = Compat::of(model);
     let retention = options.cache_retention();
+    let body = request_body(model, context, options, Dialect::OpenAi)?;
+    let mut headers = Headers::default();
+    match options.api_key.as_deref().filter(|k| !k.is_empty()) {
+        Some(key) => headers.set("Authorization", format!("Bearer {key}")),
+        None => {
+            let mut probe = base_headers(model, user_agent);
+            probe.merge(Some(&options.headers));
+            if !(probe.has("authorization") || probe.has("cf-aig-authorization")) {
+                return Err(crate::auth::no_api_key_failure(&model.provider));
+            }
+        }
+    }
+    for (name, value) in base_headers(model, user_agent).iter() {
+        headers.set(name, value);
+    }
+    if retention != CacheRetention::None
+        && let Some(session) = &options.session_id
+    {
+        if compat.openrouter_affinity {
+            headers.set("x-session-id", session.clone());
+        } else {
+            headers.set("session_id", session.clone());
+            headers.set("x-client-request-id", session.clone());
+        }
+    }
+    headers.merge(Some(&options.headers));
+    headers.set("content-type", "application/json");
+    Ok(HttpRequest {
+        url: join_url(&model.base_url, "/responses"),
+        headers,
+        body,
+    })
+}
+
+/// The JSON body of a Responses request.
+pub(crate) fn request_body(
+    model: &Model,
+    context: &Context,
+    options: &StreamOptions,
+    dialect: Dialect<'_>,
+) -> Result<Vec<u8>, StreamFailure> {
+    let compat = Compat::of(model);
+    let retention = options.cache_retention();
+    let azure = matches!(dialect, Dialect::Azure { .. });
     let level = if model.reasoning && options.thinking != ThinkingLevel::Off {
         model.clamp_thinking_level(options.thinking)
     } else {
@@ -130,41 +189,33 @@ pub(crate) fn build_request(
     let max_tokens = clamp_max_tokens_to_context(
         model,
         context,
-        options.max_tokens.unwrap_or(model.max_tokens),
+        options
+            .max_tokens
+            .unwrap_or_else(|| crate::options::default_max_tokens(model)),
     );
 
     let mut body = Map::new();
-    body.insert("model".into(), json!(model.id));
+    let model_name = match dialect {
+        Dialect::OpenAi => model.id.as_str(),
+        Dialect::Azure { deployment } => deployment,
+    };
+    body.insert("model".into(), json!(model_name));
     body.insert(
         "input".into(),
         Value::Array(convert_input(model, context, &compat)),
     );
     body.insert("stream".into(), json!(true));
-    if retention != CacheRetention::None
-        && let Some(session) = &options.session_id
-    {
-        body.insert(
-            "prompt_cache_key".into(),
-            json!(session.chars().take(64).collect::<String>()),
-        );
-    }
-    let long = retention == CacheRetention::Long && compat.long_cache_retention;
-    if long && !compat.explicit_prompt_cache {
-        body.insert("prompt_cache_retention".into(), json!("24h"));
-    }
-    if compat.explicit_prompt_cache {
-        if retention == CacheRetention::None {
-            body.insert("prompt_cache_options".into(), json!({"mode": "explicit"}));
-        } else if long {
-            body.insert("prompt_cache_options".into(), json!({"ttl": "30m"}));
+    if azure {
+        if let Some(session) = &options.session_id {
+            body.insert("prompt_cache_key".into(), json!(session));
         }
+    } else {
+        cache_fields(&mut body, &compat, retention, options.session_id.as_deref());
+        body.insert("store".into(), json!(false));
     }
-    body.insert("store".into(), json!(false));
     if max_tokens > 0 && compat.max_output_tokens {
-        body.insert(
-            "max_output_tokens".into(),
-            json!(max_tokens.max(MIN_OUTPUT_TOKENS)),
-        );
+        let floor = if azure { 1 } else { MIN_OUTPUT_TOKENS };
+        body.insert("max_output_tokens".into(), json!(max_tokens.max(floor)));
     }
     if let Some(temperature) = options.temperature {
         body.insert("temperature".into(), json!(temperature));
@@ -179,7 +230,7 @@ pub(crate) fn build_request(
                 out.insert("name".into(), json!(tool.name));
                 out.insert("description".into(), json!(tool.description));
                 out.insert("parameters".into(), tool.parameters.clone());
-                if compat.strict_mode {
+                if compat.strict_mode || azure {
                     out.insert("strict".into(), json!(false));
                 }
                 Value::Object(out)
@@ -217,41 +268,35 @@ pub(crate) fn build_request(
             body.insert(key, value);
         }
     }
+    serde_json::to_vec(&Value::Object(body)).map_err(|e| StreamFailure::other(e.to_string()))
+}
 
-    let mut headers = Headers::default();
-    match options.api_key.as_deref().filter(|k| !k.is_empty()) {
-        Some(key) => headers.set("Authorization", format!("Bearer {key}")),
-        None => {
-            let mut probe = base_headers(model, user_agent);
-            probe.merge(Some(&options.headers));
-            if !(probe.has("authorization") || probe.has("cf-aig-authorization")) {
-                return Err(crate::auth::no_api_key_failure(&model.provider));
-            }
-        }
-    }
-    for (name, value) in base_headers(model, user_agent).iter() {
-        headers.set(name, value);
-    }
+/// OpenAI's prompt-cache fields: the session as the key, and how long to keep the cache.
+fn cache_fields(
+    body: &mut Map<String, Value>,
+    compat: &Compat,
+    retention: CacheRetention,
+    session: Option<&str>,
+) {
     if retention != CacheRetention::None
-        && let Some(session) = &options.session_id
+        && let Some(session) = session
     {
-        if compat.openrouter_affinity {
-            headers.set("x-session-id", session.clone());
-        } else {
-            headers.set("session_id", session.clone());
-            headers.set("x-client-request-id", session.clone());
+        body.insert(
+            "prompt_cache_key".into(),
+            json!(session.chars().take(64).collect::<String>()),
+        );
+    }
+    let long = retention == CacheRetention::Long && compat.long_cache_retention;
+    if long && !compat.explicit_prompt_cache {
+        body.insert("prompt_cache_retention".into(), json!("24h"));
+    }
+    if compat.explicit_prompt_cache {
+        if retention == CacheRetention::None {
+            body.insert("prompt_cache_options".into(), json!({"mode": "explicit"}));
+        } else if long {
+            body.insert("prompt_cache_options".into(), json!({"ttl": "30m"}));
         }
     }
-    headers.merge(Some(&options.headers));
-    headers.set("content-type", "application/json");
-
-    let body = serde_json::to_vec(&Value::Object(body))
-        .map_err(|e| StreamFailure::other(e.to_string()))?;
-    Ok(HttpRequest {
-        url: join_url(&model.base_url, "/responses"),
-        headers,
-        body,
-    })
 }
 
 /// `{"v":1,"id":...,"phase"?}` or a legacy plain id.

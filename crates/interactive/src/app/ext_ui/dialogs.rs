@@ -113,6 +113,10 @@ impl TuiDialogs {
 }
 
 impl Dialogs for TuiDialogs {
+    fn has_menus(&self) -> bool {
+        true
+    }
+
     fn select<'a>(
         &'a self,
         title: &'a str,

@@ -89,6 +89,23 @@ impl AgentSession {
         }
     }
 
+    /// The extensions' MCP servers after a registration past loading: reconciled with the
+    /// connections (the actor announces them to extensions: `mcp_servers_change`).
+    pub fn extension_mcp_servers(&mut self, servers: &[knightcode_ext::McpServerSpec]) {
+        let notices = self.mcp.set_extension_servers(servers);
+        self.ops.warnings.extend(notices);
+    }
+
+    /// After the extensions started again (reload, a new session): their servers are what
+    /// they registered this time.
+    pub(crate) fn resync_extension_mcp_servers(&mut self) {
+        if let Some(host) = &self.extension_host {
+            let servers = host.registry().mcp_servers;
+            let notices = self.mcp.set_extension_servers(&servers);
+            self.ops.warnings.extend(notices);
+        }
+    }
+
     /// Tools extensions registered after `session_start` join the registry and are offered
     /// from the next request, as the reference's `refreshTools` does; tools already there
     /// keep their state. A tool registered again replaces its earlier self: made `hidden` it

@@ -76,12 +76,13 @@ impl AgentSession {
             trust,
             first_pass,
             settings,
-            mcp,
+            mut mcp,
             sandbox,
         } = trust_and_settings(&mut setup, &env, &mut notices).await?;
         let mut session = session_file(&store, &setup, &mut notices)?;
         let (registry, extension_host, auth_storage, local) =
             extension_host(&setup, &settings, &trust, first_pass, &env, &mut notices).await?;
+        extension_mcp_servers(&mut mcp, extension_host.as_ref(), &mut notices);
         let chosen = choose_model(
             &setup,
             &settings,
@@ -397,6 +398,17 @@ fn prompt_inputs(
         prompt_files,
         context_files,
         resources,
+    }
+}
+
+/// The MCP servers extensions registered while loading connect with the files' ones.
+fn extension_mcp_servers(
+    mcp: &mut crate::mcp::McpSession,
+    host: Option<&Arc<ExtensionHost>>,
+    notices: &mut Vec<String>,
+) {
+    if let Some(host) = host {
+        notices.extend(mcp.set_extension_servers(&host.registry().mcp_servers));
     }
 }
 
