@@ -103,7 +103,10 @@ pub(crate) async fn stream_assistant(
     };
     // Dropping the stream tells the provider task to stop, whatever ended the loop.
     drop(stream);
-    message.thinking_level = Some(request.options.thinking.as_str().to_owned());
+    // A virtual model's provider names the level of the model it routed to.
+    if message.thinking_level.is_none() {
+        message.thinking_level = Some(request.options.thinking.as_str().to_owned());
+    }
     if !started {
         events
             .emit(AgentEvent::MessageStart {

@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use knightcode_ai::Context;
 use knightcode_ai::PayloadHook;
+use knightcode_ai::RequestReason;
 use knightcode_ai::StreamRequest;
 use knightcode_ai::is_context_overflow;
 use knightcode_ai::is_retryable_assistant_error;
@@ -62,6 +63,8 @@ struct RunState {
     schemas: SchemaCache,
     /// The store was told a turn began (at the first `agent_start`).
     turn_open: bool,
+    /// The failed response the next request retries (a virtual model's router is told).
+    retrying: Option<Arc<AssistantMessage>>,
 }
 
 /// What a low-level run produced.
@@ -83,6 +86,7 @@ impl Agent {
             overflow_recovered: false,
             schemas: SchemaCache::default(),
             turn_open: false,
+            retrying: None,
         };
         let mut messages = Vec::new();
         let mut result = self.run_until_settled(&mut run, start, &mut messages).await;
@@ -146,6 +150,7 @@ impl Agent {
                         && !run.cancel.is_cancelled()
                     {
                         self.messages = recovery.context;
+                        run.retrying = Some(Arc::new(failed.clone()));
                         (prompts, poll_steering) = (Vec::new(), true);
                         continue;
                     }
@@ -158,6 +163,7 @@ impl Agent {
                 if !self.back_off(run, failed).await? {
                     return Ok(last);
                 }
+                run.retrying = Some(Arc::new(failed.clone()));
                 (prompts, poll_steering) = (Vec::new(), true);
                 continue;
             }
@@ -348,7 +354,8 @@ impl Agent {
                     self.deliver(message, new).await?;
                 }
 
-                let request = self.build_request(&run.cancel).await;
+                let reason = self.request_reason(run.retrying.take());
+                let request = self.build_request(&run.cancel, reason).await;
                 let response = stream_assistant(
                     self.provider.as_ref(),
                     &request,
@@ -588,15 +595,39 @@ impl Agent {
         Ok(())
     }
 
+    /// Why the next request is made: a retry of `retrying`, else the first answer to a
+    /// message the user wrote, else a continuation (after tool results, a hook's request).
+    fn request_reason(&self, retrying: Option<Arc<AssistantMessage>>) -> RequestReason {
+        if let Some(failed) = retrying {
+            return RequestReason::Retry {
+                failed: Some(failed),
+            };
+        }
+        let last = self
+            .messages
+            .iter()
+            .rev()
+            .find(|m| !matches!(***m, AgentMessage::System(_)));
+        match last.map(|m| &**m) {
+            Some(AgentMessage::User(_)) => RequestReason::User,
+            _ => RequestReason::Continuation,
+        }
+    }
+
     /// The next request: the conversation as the context hook shows it, the active tools'
     /// declarations (built here, once per request), and the payload hook when it is wanted.
-    async fn build_request(&mut self, cancel: &CancellationToken) -> StreamRequest {
+    async fn build_request(
+        &mut self,
+        cancel: &CancellationToken,
+        reason: RequestReason,
+    ) -> StreamRequest {
         let config = &self.config;
         let messages = self
             .hooks
             .transform_context(self.messages.clone(), cancel)
             .await;
         let mut options = config.options.clone();
+        options.reason = reason;
         if self.hooks.inspects_provider_payload() {
             let hooks = Arc::clone(&self.hooks);
             let cancel = cancel.clone();

@@ -131,6 +131,14 @@ impl Client {
         request: &StreamRequest,
     ) -> Result<(HttpRequest, &'static WireFormat), StreamFailure> {
         let model = &request.model;
+        if model.api == crate::models::VIRTUAL_API {
+            // Only the session's router knows how to route one; reaching the wire client
+            // means the request skipped it (an extension streaming through a built-in API).
+            return Err(StreamFailure::other(format!(
+                "Virtual model {}/{} must be routed before streaming",
+                model.provider, model.id
+            )));
+        }
         if let Some(reason) = crate::support::unsupported_reason(model) {
             return Err(StreamFailure::other(reason));
         }

@@ -105,6 +105,35 @@ pub struct StreamOptions {
     pub headers_hook: Option<HeadersHook>,
     /// Told each parsed stream event before it is decoded.
     pub stream_event_hook: Option<StreamEventHook>,
+    /// Why this request is made; a virtual model's router sees it.
+    pub reason: RequestReason,
+}
+
+/// Why a model request is made, as a virtual model's `route()` is told (`request.reason`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum RequestReason {
+    /// The first request after a message the user wrote (steering and follow-ups too).
+    User,
+    /// Any other request of the agent loop (after tool results, a hook asking for more).
+    Continuation,
+    /// An automatic retry; `failed` is the response that failed, when known.
+    Retry {
+        failed: Option<std::sync::Arc<knightcode_protocol::AssistantMessage>>,
+    },
+    /// A request outside the agent loop (a compaction summary, an extension's own call).
+    #[default]
+    Direct,
+}
+
+impl RequestReason {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::User => "user",
+            Self::Continuation => "continuation",
+            Self::Retry { .. } => "retry",
+            Self::Direct => "direct",
+        }
+    }
 }
 
 /// The boxed future a [`HeadersHook`] returns: the headers to send.

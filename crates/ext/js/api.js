@@ -163,6 +163,7 @@
     }
     return eventCtx;
   }
+  internal.eventContext = eventContext;
 
   // `ctx.executeTool(name, args, {signal, onUpdate})` of a tool call: the agent loop runs it
   // (validation, tool_call/tool_result, events with parentToolCallId, the nestedCalls record)
@@ -406,8 +407,11 @@
         internal.unregisterMcpServer(ext, name);
       },
       getMcpServers: () => internal.getMcpServers(),
-      registerVirtualModel() {
-        throw internal.unsupported("pi.registerVirtualModel");
+      registerVirtualModel(def) {
+        internal.registerVirtualModel(ext, def);
+      },
+      unregisterVirtualModel(provider, id) {
+        internal.unregisterVirtualModel(ext, provider, id);
       },
       refreshTools() {
         try {
@@ -467,6 +471,7 @@
       ),
       events: [...events],
       providers: internal.providerSpecs(),
+      virtualModels: internal.virtualModelSpecs(),
       mcpServers: internal.mcpServerSpecs(),
       apis: internal.customApis(),
     };
@@ -520,6 +525,7 @@
         } catch (e) {
           ext.state = "failed";
           ext.providers = [];
+          internal.dropVirtualModels(ext);
           internal.dropMcpServers(ext);
           for (const [k, v] of [...tools]) if (v.ext === ext) tools.delete(k);
           for (const [k, v] of [...commands]) if (v.ext === ext) commands.delete(k);
@@ -557,6 +563,7 @@
       tools.clear();
       commands.clear();
       shortcuts.clear();
+      internal.dropVirtualModels();
       internal.resetTerminalUi();
       internal.resetRenderers();
       internal.resetAutocomplete();

@@ -35,6 +35,8 @@
     setThinkingLevel: "setThinkingLevel",
     registerProvider: "registerProvider",
     unregisterProvider: "unregisterProvider",
+    registerVirtualModel: "registerVirtualModel",
+    unregisterVirtualModel: "unregisterVirtualModel",
     mcpServersChanged: "mcpServersChanged",
     refreshTools: "refreshTools",
     setActiveTools: "setActiveTools",

@@ -48,6 +48,7 @@ const BOOTSTRAP: &[(&str, &str)] = &[
     ("kc:tui_widgets.js", include_str!("../js/tui_widgets.js")),
     ("kc:tui.js", include_str!("../js/tui.js")),
     ("kc:providers.js", include_str!("../js/providers.js")),
+    ("kc:virtual.js", include_str!("../js/virtual.js")),
     ("kc:mcp_servers.js", include_str!("../js/mcp_servers.js")),
     ("kc:fetch.js", include_str!("../js/fetch.js")),
     ("kc:tools.js", include_str!("../js/tools.js")),

@@ -120,6 +120,16 @@ pub struct ProviderSpec {
     pub extension_path: String,
 }
 
+/// A virtual model an extension registered (`pi.registerVirtualModel(def)`): its catalog
+/// entry (`api` "knightcode-virtual"); `route` stays in JS.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct VirtualModelSpec {
+    pub model: knightcode_ai::Model,
+    #[serde(default)]
+    pub extension_path: String,
+}
+
 /// An MCP server an extension registered for the session (`pi.registerMcpServer(name,
 /// config)`): the config is an `mcp.json` entry, already checked when it was registered.
 #[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq)]
@@ -143,6 +153,8 @@ pub struct Registry {
     pub commands: Vec<CommandSpec>,
     #[serde(default)]
     pub providers: Vec<ProviderSpec>,
+    #[serde(default, rename = "virtualModels")]
+    pub virtual_models: Vec<VirtualModelSpec>,
     #[serde(default, rename = "mcpServers")]
     pub mcp_servers: Vec<McpServerSpec>,
     /// APIs implemented in JS (`streamSimple` of a provider, `registerApiProvider`).
@@ -316,6 +328,13 @@ impl ExtensionHost {
             self.engine.clone(),
             Arc::clone(&self.ops.providers),
         ))
+    }
+
+    /// Asks the `route()` of a virtual model which model answers a request; `request` is
+    /// `{provider, id, thinkingLevel, reason, failed?, systemPrompt?, messages}` and the
+    /// answer `{model, thinkingLevel}`. A throwing `route` is the error.
+    pub async fn route_virtual(&self, request: &Value) -> Result<Value, CallError> {
+        self.engine.call("routeVirtual", request).await
     }
 
     /// Sends `method` to the JS side without waiting (terminal input and size for

@@ -50,6 +50,7 @@ pub use host::Registry;
 pub use host::RendererSpec;
 pub use host::ShortcutSpec;
 pub use host::ToolSpec;
+pub use host::VirtualModelSpec;
 pub use providers::AuthFuture;
 pub use providers::JsApiProvider;
 pub use providers::ModelPort;

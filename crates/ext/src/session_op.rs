@@ -68,6 +68,8 @@ pub enum SessionOp {
     SetThinkingLevel,
     RegisterProvider,
     UnregisterProvider,
+    RegisterVirtualModel,
+    UnregisterVirtualModel,
     /// The extensions' MCP servers after a (un)registration past loading: the whole list.
     McpServersChanged,
     RefreshTools,

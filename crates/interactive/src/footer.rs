@@ -29,10 +29,22 @@ pub struct FooterData {
     pub thinking: Option<String>,
     /// Show the provider before the model (more than one provider available).
     pub show_provider: bool,
+    /// The selected model is virtual: responses name the physical model that answered.
+    pub virtual_selection: bool,
+    /// For a virtual selection, the physical model (and level) that answered last.
+    pub routed: Option<String>,
     /// Keeps `context_tokens` current message by message (see [`FooterData::record_message`]).
     pub meter: ContextMeter,
     /// Extensions' statuses (`ctx.ui.setStatus`) by key.
     pub extension_statuses: std::collections::BTreeMap<String, String>,
+}
+
+/// The physical side of `selection → physical`: the model id and its level when not off.
+pub fn routed_label(model: &str, level: Option<&str>) -> String {
+    match level {
+        Some(level) if level != "off" => format!("{model} • {level}"),
+        _ => model.to_owned(),
+    }
 }
 
 impl FooterData {
@@ -47,6 +59,12 @@ impl FooterData {
     pub fn record_message(&mut self, message: &AgentMessage) {
         if let AgentMessage::Assistant(assistant) = message {
             self.add_usage(&assistant.usage);
+            if self.virtual_selection && assistant.api != knightcode_ai::VIRTUAL_API {
+                self.routed = Some(routed_label(
+                    &assistant.model,
+                    assistant.thinking_level.as_deref(),
+                ));
+            }
         }
         self.meter.push(message);
         self.context_tokens = self.meter.tokens();
@@ -218,6 +236,9 @@ pub fn render(data: &FooterData, width: u16, theme: &Theme) -> Vec<String> {
             right.push_str(&format!(" • {level}"));
         }
     }
+    if let Some(routed) = &data.routed {
+        right.push_str(&format!(" → {routed}"));
+    }
     if data.show_provider {
         let with_provider = format!("({}) {right}", data.provider);
         if left_width + 2 + visible_width(&with_provider) <= width {
@@ -283,6 +304,30 @@ mod tests {
         assert_eq!(format_tokens(12_345), "12k");
         assert_eq!(format_tokens(1_234_567), "1.2M");
         assert_eq!(format_tokens(12_345_678), "12M");
+    }
+
+    #[test]
+    fn a_virtual_selection_shows_the_model_that_answered() {
+        let mut data = FooterData {
+            model: "auto".into(),
+            thinking: Some("high".into()),
+            virtual_selection: true,
+            ..FooterData::default()
+        };
+        let answer = knightcode_protocol::AssistantMessage {
+            api: "openai-completions".into(),
+            provider: "mock".into(),
+            model: "mock-model".into(),
+            thinking_level: Some("medium".into()),
+            ..Default::default()
+        };
+        data.record_message(&AgentMessage::Assistant(Box::new(answer)));
+        let lines = render(&data, 60, &Theme::plain());
+        assert!(
+            lines[1].ends_with("auto • high → mock-model • medium"),
+            "{}",
+            lines[1]
+        );
     }
 
     #[test]

@@ -360,7 +360,11 @@ pub struct SessionContext<'a> {
     /// Model-visible messages in order (system messages included; see `system`).
     pub messages: Vec<ProjectedMessage<'a>>,
     pub system: SystemState,
+    /// The model of the latest `model_change` or assistant message, whichever came last.
     pub model: Option<ModelRef>,
+    /// The model of the latest `model_change` alone: the selection, which may be a virtual
+    /// model whose responses name the physical models that answered.
+    pub selection: Option<ModelRef>,
     pub thinking_level: String,
 }
 
@@ -368,6 +372,7 @@ pub struct SessionContext<'a> {
 pub fn build_session_context(tree: &SessionTree, leaf: Option<EntryIndex>) -> SessionContext<'_> {
     // Remember where the settings came from and copy them once, not once per message.
     let mut model_source: Option<&SessionEntry> = None;
+    let mut selection = None;
     let mut thinking_source: Option<&str> = None;
     for index in tree.path_to(leaf) {
         let entry = tree.entry(index);
@@ -375,7 +380,10 @@ pub fn build_session_context(tree: &SessionTree, leaf: Option<EntryIndex>) -> Se
             SessionEntry::ThinkingLevelChange(change) => {
                 thinking_source = Some(&change.thinking_level)
             }
-            SessionEntry::ModelChange(_) => model_source = Some(entry),
+            SessionEntry::ModelChange(change) => {
+                model_source = Some(entry);
+                selection = Some(change);
+            }
             SessionEntry::Message(message)
                 if matches!(message.message, AgentMessage::Assistant(_)) =>
             {
@@ -406,7 +414,12 @@ pub fn build_session_context(tree: &SessionTree, leaf: Option<EntryIndex>) -> Se
             system.apply(message);
         }
     }
+    let selection = selection.map(|change| ModelRef {
+        provider: change.provider.clone(),
+        model_id: change.model_id.clone(),
+    });
     SessionContext {
+        selection,
         messages,
         system,
         model,

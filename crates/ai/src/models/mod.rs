@@ -14,6 +14,7 @@ pub use config::ProviderConfig;
 pub use config::parse_models_json;
 pub use config::strip_json_comments;
 pub use registry::ModelRegistry;
+pub use registry::VIRTUAL_API;
 
 use std::sync::Arc;
 use std::sync::OnceLock;

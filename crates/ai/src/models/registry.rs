@@ -43,7 +43,13 @@ pub struct ModelRegistry {
     /// first of them (what `unregister_provider` goes back to before re-applying the rest).
     registered: Vec<(String, ProviderConfig)>,
     before_registered: Option<Box<ModelRegistry>>,
+    /// Models extensions route per request (`registerVirtualModel`), in registration order.
+    virtual_models: Vec<Model>,
 }
+
+/// The `api` of a virtual model: no wire API, the extension's `route()` picks a real model
+/// for each request.
+pub const VIRTUAL_API: &str = "knightcode-virtual";
 
 impl Default for ModelRegistry {
     /// No models at all (not even the catalog's).
@@ -88,6 +94,7 @@ impl ModelRegistry {
             error: None,
             registered: Vec::new(),
             before_registered: None,
+            virtual_models: Vec::new(),
         };
         let mut errors = Vec::new();
         for (id, provider) in config.map(|c| c.providers.as_slice()).unwrap_or_default() {
@@ -266,6 +273,7 @@ impl ModelRegistry {
         }
         next.registered = registered;
         next.before_registered = Some(base);
+        next.virtual_models = std::mem::take(&mut self.virtual_models);
         *self = next;
         result
     }
@@ -315,11 +323,20 @@ impl ModelRegistry {
                 .flat_map(|id| self.catalog.models(id).iter().cloned())
                 .collect();
             all.extend(self.models.iter().cloned());
+            all.retain(|m| !self.hidden_by_virtual(m));
+            all.extend(self.virtual_models.iter().cloned());
             all
         })
     }
 
     pub fn find(&self, provider: &str, id: &str) -> Option<&Model> {
+        if let Some(model) = self
+            .virtual_models
+            .iter()
+            .find(|m| m.provider == provider && m.id == id)
+        {
+            return Some(model);
+        }
         let in_catalog = || {
             self.untouched()
                 .find(|p| *p == provider)
@@ -360,7 +377,51 @@ impl ModelRegistry {
                 .filter(|m| has_auth(&m.provider))
                 .cloned(),
         );
+        available.retain(|m| !self.hidden_by_virtual(m));
+        // Under a provider of ours a virtual model follows that provider's credentials;
+        // under an id of its own it needs none.
+        available.extend(
+            self.virtual_models
+                .iter()
+                .filter(|m| !self.knows_provider(&m.provider) || has_auth(&m.provider))
+                .cloned(),
+        );
         available
+    }
+
+    /// Adds (or replaces, same provider and id) a virtual model: `model.api` is
+    /// [`VIRTUAL_API`]. It hides a physical model of the same provider and id.
+    pub fn register_virtual(&mut self, model: Model) {
+        self.virtual_models
+            .retain(|m| !(m.provider == model.provider && m.id == model.id));
+        self.virtual_models.push(model);
+        self.all = OnceLock::new();
+    }
+
+    pub fn unregister_virtual(&mut self, provider: &str, id: &str) {
+        self.virtual_models
+            .retain(|m| !(m.provider == provider && m.id == id));
+        self.all = OnceLock::new();
+    }
+
+    /// The virtual models registered, in registration order.
+    pub fn virtual_models(&self) -> &[Model] {
+        &self.virtual_models
+    }
+
+    fn hidden_by_virtual(&self, model: &Model) -> bool {
+        model.api != VIRTUAL_API
+            && self
+                .virtual_models
+                .iter()
+                .any(|v| v.provider == model.provider && v.id == model.id)
+    }
+
+    /// A provider the catalog, models.json or an extension defines.
+    fn knows_provider(&self, provider: &str) -> bool {
+        self.providers.contains_key(provider)
+            || self.models.iter().any(|m| m.provider == provider)
+            || self.catalog.provider_ids().any(|p| p == provider)
     }
 
     /// Resolves key and configured headers for one request to `model`.
@@ -369,6 +430,15 @@ impl ModelRegistry {
         model: &Model,
         auth: &AuthContext<'_>,
     ) -> Result<Option<ResolvedAuth>, AiError> {
+        if model.api == VIRTUAL_API && !self.knows_provider(&model.provider) {
+            // A virtual model's own provider id has no credentials to resolve: the request
+            // it routes to uses the physical model's.
+            return Ok(Some(ResolvedAuth {
+                api_key: None,
+                headers: Map::new(),
+                source: crate::auth::AuthSource::Runtime,
+            }));
+        }
         let config = self.provider_config(&model.provider);
         let Some((key, source, cred_env)) = auth
             .resolve_key(&model.provider, config.and_then(ProviderConfig::api_key))

@@ -71,3 +71,4 @@ mod tui_undo;
 mod turn_markers;
 mod undo_print;
 mod vertex;
+mod virtual_models;

@@ -323,6 +323,12 @@ impl Ui {
             ),
         );
         row("Cost:", format!("${:.4}", stats.cost.0));
+        // A virtual model's responses come from several models: what each cost.
+        if view.model().api == knightcode_ai::VIRTUAL_API {
+            for (model, cost) in view.cost_by_model() {
+                row(&format!("  {model}:"), format!("${cost:.4}"));
+            }
+        }
         if let Some((mode, status)) = view.cache_warming() {
             let line = knightcode_runtime::cache_warming::format_status(&status);
             row("Warming:", format!("{} · {line}", mode.as_str()));

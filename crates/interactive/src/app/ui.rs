@@ -263,7 +263,20 @@ impl Ui {
                 .as_ref()
                 .and_then(|usage| usage.tokens.as_ref().copied()),
         );
-        data.context_window = model.context_window;
+        let routed = view.routed_model();
+        data.context_window = routed.unwrap_or(model).context_window;
+        data.virtual_selection = model.api == knightcode_ai::VIRTUAL_API;
+        // The level a response used is in the message; the live update brings it.
+        if !data.virtual_selection {
+            data.routed = None;
+        } else if let Some(routed) = routed
+            && data
+                .routed
+                .as_deref()
+                .is_none_or(|label| label.split(" • ").next() != Some(routed.id.as_str()))
+        {
+            data.routed = Some(crate::footer::routed_label(&routed.id, None));
+        }
         data.auto_compaction = view.state(false).auto_compaction_enabled;
         data.provider = model.provider.clone();
         self.screen.transcript.provider.clone_from(&model.provider);

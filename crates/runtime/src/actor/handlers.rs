@@ -524,6 +524,7 @@ async fn changing(session: &mut AgentSession, ctx: &mut Ctx, command: &Command) 
     if let Some(cancelled) = before_replacement(session, command).await {
         return Some(cancelled);
     }
+    ctx.forget_models_if_changed(command);
     let reply = match replacing(session, ctx, command).await {
         Some(reply) => reply,
         None => match selecting(session, ctx, command).await {
@@ -724,6 +725,14 @@ async fn configuring(session: &mut AgentSession, command: &Command) -> Option<Re
         }
         Command::ExtensionProvider { name, spec } => {
             session.extension_provider(name, spec.as_deref());
+            Reply::Done
+        }
+        Command::ExtensionVirtualModel {
+            provider,
+            id,
+            model,
+        } => {
+            session.extension_virtual_model(provider, id, model.as_deref().cloned());
             Reply::Done
         }
         Command::ExtensionMcpServers(_) => return None,

@@ -128,6 +128,12 @@ pub enum Command {
         /// `None`: unregistered.
         spec: Option<Box<knightcode_ext::ProviderSpec>>,
     },
+    /// An extension registered (`Some` model) or unregistered a virtual model after loading.
+    ExtensionVirtualModel {
+        provider: String,
+        id: String,
+        model: Option<Box<knightcode_ai::Model>>,
+    },
     /// An extension registered or unregistered an MCP server after loading: every server
     /// extensions registered now. Waits for a running prompt.
     ExtensionMcpServers(Vec<knightcode_ext::McpServerSpec>),

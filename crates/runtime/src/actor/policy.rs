@@ -81,6 +81,7 @@ pub(super) fn while_running(command: &Command) -> WhileRunning {
         | Command::SetActiveTools(_)
         | Command::RefreshExtensionTools
         | Command::ExtensionProvider { .. }
+        | Command::ExtensionVirtualModel { .. }
         | Command::ExtensionMcpServers(_)
         | Command::SetScopedModels { .. }
         | Command::Snapshot

@@ -536,6 +536,18 @@ async fn busy_bash_done(ctx: &mut Ctx, done: BashDone) {
 }
 
 impl Ctx {
+    /// An extension changed the models on offer (a provider, a virtual model): the next
+    /// listing asks the session again.
+    pub(super) fn forget_models_if_changed(&mut self, command: &super::Command) {
+        use super::Command;
+        if matches!(
+            command,
+            Command::ExtensionProvider { .. } | Command::ExtensionVirtualModel { .. }
+        ) {
+            self.models = None;
+        }
+    }
+
     /// No command will come any more: abort what runs, then end.
     pub(super) fn end_of_input(&mut self) {
         self.ended = true;

@@ -39,11 +39,15 @@ impl AgentSession {
     pub fn compaction_target(&self) -> CompactionTarget {
         let config = self.agent.config();
         let model = &config.model;
+        // A virtual model's summary request is routed like any other ("direct"); its
+        // threshold is the window of the model that answered last.
+        let mut summary_model = model.clone();
+        summary_model.context_window = self.limits_model().context_window;
         CompactionTarget {
             session: Arc::clone(&self.session),
             model: SummaryModel {
                 provider: Arc::clone(&self.provider),
-                model: model.clone(),
+                model: summary_model,
                 options: config.options.clone(),
                 retry: config.retry,
                 clock: Arc::clone(&self.compaction.clock),
@@ -95,6 +99,29 @@ impl AgentSession {
         Ok(result)
     }
 
+    /// For a virtual model, the physical model of the latest response (`None` before one,
+    /// and for a physical model).
+    pub(crate) fn routed_model(&self) -> Option<knightcode_ai::Model> {
+        let model = &self.agent.config().model;
+        if model.api != knightcode_ai::VIRTUAL_API {
+            return None;
+        }
+        let messages = self.agent.messages();
+        messages.iter().rev().find_map(|m| match &**m {
+            AgentMessage::Assistant(a) if a.api != knightcode_ai::VIRTUAL_API => {
+                self.ops.registry.find(&a.provider, &a.model).cloned()
+            }
+            _ => None,
+        })
+    }
+
+    /// The model whose limits (context window) apply: the session's, or for a virtual
+    /// model the physical model of the latest response (the declared limits before one).
+    pub(crate) fn limits_model(&self) -> knightcode_ai::Model {
+        self.routed_model()
+            .unwrap_or_else(|| self.agent.config().model.clone())
+    }
+
     /// The check before a new prompt (`spec/compaction.md` §3): the last response (aborted
     /// ones too) left less than `reserveTokens` free. Responses of another model, and ones
     /// from before the latest compaction, do not count.
@@ -106,7 +133,7 @@ impl AgentSession {
         }) else {
             return false;
         };
-        let model = &self.agent.config().model;
+        let model = &self.limits_model();
         if last.provider != model.provider || last.model != model.id {
             return false;
         }

@@ -59,7 +59,7 @@ const NOT_SAVED_YET: &str = "This session has not been saved yet. Wait for the f
 pub(super) struct OpsState {
     store: SessionStore,
     pub(super) home: Option<PathBuf>,
-    registry: ModelRegistry,
+    pub(super) registry: ModelRegistry,
     auth_storage: AuthStorage,
     /// `--api-key`, by provider.
     runtime_keys: HashMap<String, String>,
@@ -205,6 +205,7 @@ impl AgentSession {
             self.compaction.compacting.clone(),
             Arc::clone(&self.file_history),
         )
+        .with_routed(self.routed_model())
         .with_resources(
             Arc::clone(&self.resources),
             Arc::clone(&self.command_sources),
@@ -592,24 +593,29 @@ impl AgentSession {
     /// default, clamped to the model. A session without messages records both; one without a
     /// thinking level records that.
     async fn adopt_session_settings(&mut self) -> Result<ThinkingChange> {
-        let (restored_model, restored_level, has_messages) = {
+        let (restored_model, selection, restored_level, has_messages) = {
             let session = lock(&self.session);
             let context = session.build_context();
             let has_messages = context
                 .messages
                 .iter()
                 .any(|m| !matches!(*m.message, AgentMessage::System(_)));
-            let model = context.model;
             let level = super::restored_thinking_level(&session);
-            (model, level, has_messages)
+            (context.model, context.selection, level, has_messages)
         };
         let model = match &self.ops.cli_model {
             Some(model) => Some(model.clone()),
-            None if has_messages => restored_model.as_ref().and_then(|m| {
-                self.available_models()
-                    .into_iter()
-                    .find(|a| a.provider == m.provider && a.id == m.model_id)
-            }),
+            None if has_messages => {
+                let available = self.available_models();
+                let (model, notice) = crate::extensions::restored_model(
+                    selection.as_ref(),
+                    restored_model.as_ref(),
+                    &available,
+                    &self.ops.registry,
+                );
+                self.ops.warnings.extend(notice);
+                model.cloned()
+            }
             None => None,
         };
         if let Some(model) = model

@@ -404,6 +404,26 @@ impl ExtensionActions {
         self.command(command, "registerProvider")
     }
 
+    /// `registerVirtualModel`/`unregisterVirtualModel` after loading, as providers are (and
+    /// from `session_start` too).
+    pub(crate) fn extension_virtual_model(
+        &self,
+        provider: &str,
+        id: &str,
+        model: Option<knightcode_ai::Model>,
+    ) -> Result<(), PortError> {
+        if let Some(models) = self.models.get() {
+            models.virtual_model(provider, id, model.clone());
+        }
+        let command = Command::ExtensionVirtualModel {
+            provider: provider.to_owned(),
+            id: id.to_owned(),
+            model: model.map(Box::new),
+        };
+        // `session_start` handlers register before the session takes commands.
+        self.command_or_pending(command, "registerVirtualModel")
+    }
+
     /// `registerMcpServer`/`unregisterMcpServer` after loading: the whole list, which the
     /// session reconciles (connecting new servers, stopping gone ones) and announces.
     pub(crate) fn mcp_servers_changed(

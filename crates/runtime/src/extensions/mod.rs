@@ -21,6 +21,8 @@ pub mod hook_chain;
 pub mod models;
 mod port;
 pub mod resources;
+mod virtual_models;
+pub(crate) use virtual_models::restored_model;
 
 pub(crate) use port::Port;
 

@@ -24,7 +24,11 @@ use knightcode_ext::RequestAuth;
 /// wrong (the reference reports these as `register_provider` extension errors).
 pub fn register_providers(host: &ExtensionHost, registry: &mut ModelRegistry) -> Vec<String> {
     let mut problems = Vec::new();
-    for spec in host.registry().providers {
+    let registered = host.registry();
+    for spec in registered.virtual_models {
+        registry.register_virtual(spec.model);
+    }
+    for spec in registered.providers {
         let config = provider_config(&spec);
         if let Err(message) = registry.register_provider(&spec.name, config) {
             problems.push(format!(
@@ -153,6 +157,10 @@ pub(crate) fn bind(
         host: Arc::downgrade(host),
         late_apis: std::sync::Mutex::default(),
     });
+    inner.router.register(
+        knightcode_ai::VIRTUAL_API,
+        super::virtual_models::provider(&inner),
+    );
     host.bind_models(Arc::new(SessionModels {
         inner: Arc::clone(&inner),
         provider: Arc::clone(&session_provider),
@@ -209,6 +217,19 @@ impl SharedModels {
         }
     }
 
+    /// A virtual model registered (`Some`) or unregistered after loading.
+    pub(crate) fn virtual_model(&self, provider: &str, id: &str, model: Option<Model>) {
+        let mut registry = self
+            .0
+            .registry
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match model {
+            Some(model) => registry.register_virtual(model),
+            None => registry.unregister_virtual(provider, id),
+        }
+    }
+
     pub(crate) fn set_registry(&self, registry: ModelRegistry) {
         *self
             .0
@@ -218,20 +239,20 @@ impl SharedModels {
     }
 }
 
-struct Inner {
+pub(crate) struct Inner {
     registry: std::sync::Mutex<ModelRegistry>,
     storage: AuthStorage,
     env: Arc<dyn EnvSource>,
     runtime_keys: HashMap<String, String>,
     /// The session's provider: our clients, and the APIs extensions implement in JS.
-    router: Arc<ApiRouter>,
-    host: std::sync::Weak<ExtensionHost>,
+    pub(crate) router: Arc<ApiRouter>,
+    pub(crate) host: std::sync::Weak<ExtensionHost>,
     /// The APIs of providers registered after loading, by provider name.
     late_apis: std::sync::Mutex<HashMap<String, String>>,
 }
 
 impl Inner {
-    fn auth(&self) -> AuthContext<'_> {
+    pub(crate) fn auth(&self) -> AuthContext<'_> {
         AuthContext {
             storage: &self.storage,
             env: self.env.as_ref(),
@@ -241,7 +262,7 @@ impl Inner {
 }
 
 impl Inner {
-    fn registry(&self) -> ModelRegistry {
+    pub(crate) fn registry(&self) -> ModelRegistry {
         self.registry
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)

@@ -231,6 +231,8 @@ impl SessionPort for Port {
             | Op::SetThinkingLevel
             | Op::RegisterProvider
             | Op::UnregisterProvider
+            | Op::RegisterVirtualModel
+            | Op::UnregisterVirtualModel
             | Op::McpServersChanged
             | Op::RefreshTools
             | Op::GetActiveTools
@@ -391,6 +393,21 @@ impl Port {
             SessionOp::UnregisterProvider => {
                 let name = args.get("name").and_then(Value::as_str).unwrap_or("");
                 self.actions.extension_provider(name, None)?;
+                return Ok(Value::Null);
+            }
+            SessionOp::RegisterVirtualModel => {
+                let spec: knightcode_ext::VirtualModelSpec =
+                    serde_json::from_value(args.clone())
+                        .map_err(|e| PortError::Invalid(format!("registerVirtualModel: {e}")))?;
+                let (provider, id) = (spec.model.provider.clone(), spec.model.id.clone());
+                self.actions
+                    .extension_virtual_model(&provider, &id, Some(spec.model))?;
+                return Ok(Value::Null);
+            }
+            SessionOp::UnregisterVirtualModel => {
+                let text = |key: &str| args.get(key).and_then(Value::as_str).unwrap_or("");
+                self.actions
+                    .extension_virtual_model(text("provider"), text("id"), None)?;
                 return Ok(Value::Null);
             }
             SessionOp::McpServersChanged => {

@@ -1,6 +1,7 @@
 //! What the session does for its extensions beyond prompts: `sendMessage` while idle and
 //! tools registered after `session_start`.
 
+use knightcode_ai::Model;
 use knightcode_protocol::AgentMessage;
 
 use super::super::AgentSession;
@@ -71,6 +72,17 @@ impl AgentSession {
                     return;
                 }
             }
+        }
+        if let Some(models) = &self.extension_models {
+            models.set_registry(self.ops.registry.clone());
+        }
+    }
+
+    /// `pi.registerVirtualModel` / `unregisterVirtualModel` after loading.
+    pub fn extension_virtual_model(&mut self, provider: &str, id: &str, model: Option<Model>) {
+        match model {
+            Some(model) => self.ops.registry.register_virtual(model),
+            None => self.ops.registry.unregister_virtual(provider, id),
         }
         if let Some(models) = &self.extension_models {
             models.set_registry(self.ops.registry.clone());

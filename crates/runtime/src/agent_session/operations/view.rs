@@ -56,6 +56,8 @@ pub struct SessionView {
     command_sources: Arc<crate::resources::CommandSources>,
     /// The session's cache warmer (none for a view taken outside a session).
     cache_warming: Option<crate::cache_warming::CacheWarming>,
+    /// For a virtual model, the physical model of the latest response.
+    routed: Option<Model>,
 }
 
 impl std::fmt::Debug for SessionView {
@@ -91,7 +93,19 @@ impl SessionView {
             resources: Arc::default(),
             command_sources: Arc::default(),
             cache_warming: None,
+            routed: None,
         }
+    }
+
+    pub(super) fn with_routed(mut self, routed: Option<Model>) -> Self {
+        self.routed = routed;
+        self
+    }
+
+    /// For a virtual model, the physical model that answered last (the footer shows
+    /// `selection → physical`); its limits are the context's.
+    pub fn routed_model(&self) -> Option<&Model> {
+        self.routed.as_ref()
     }
 
     pub(super) fn with_cache_warming(
@@ -406,6 +420,28 @@ impl SessionView {
 
     /// `get_session_stats`: counts and totals over every entry of the file (abandoned
     /// branches and compacted history included), and the current context's size.
+    /// What the responses cost per model that answered (`provider/id`), in the order each
+    /// first answered: with a virtual model several physical models share the session.
+    pub fn cost_by_model(&self) -> Vec<(String, f64)> {
+        let session = lock(&self.session);
+        let mut costs: Vec<(String, f64)> = Vec::new();
+        for entry in session.entries() {
+            let SessionEntry::Message(message) = entry else {
+                continue;
+            };
+            let AgentMessage::Assistant(assistant) = &message.message else {
+                continue;
+            };
+            let name = format!("{}/{}", assistant.provider, assistant.model);
+            let cost = assistant.usage.cost.total.0;
+            match costs.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, total)) => *total += cost,
+                None => costs.push((name, cost)),
+            }
+        }
+        costs
+    }
+
     pub fn stats(&self) -> SessionStats {
         let session = lock(&self.session);
         let mut stats = SessionStats {
@@ -472,7 +508,7 @@ impl SessionView {
     /// Tokens in the current context: the last valid response's usage plus an estimate of
     /// what followed; unknown after a compaction until a response arrives.
     pub(crate) fn context_usage(&self) -> Option<ContextUsage> {
-        let window = self.model.context_window;
+        let window = self.routed.as_ref().unwrap_or(&self.model).context_window;
         if window == 0 {
             return None;
         }

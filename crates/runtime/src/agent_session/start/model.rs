@@ -57,6 +57,7 @@ pub(super) async fn choose_model(
     };
     let restored = session.build_context();
     let restored_model = restored.model.clone();
+    let restored_selection = restored.selection.clone();
     let restored_thinking = restored_thinking_level(session).flatten();
     drop(restored);
 
@@ -94,11 +95,13 @@ pub(super) async fn choose_model(
             }
         },
         None => {
-            let from_session = restored_model.as_ref().and_then(|m| {
-                available
-                    .iter()
-                    .find(|a| a.provider == m.provider && a.id == m.model_id)
-            });
+            let (from_session, notice) = crate::extensions::restored_model(
+                restored_selection.as_ref(),
+                restored_model.as_ref(),
+                &available,
+                registry,
+            );
+            notices.extend(notice);
             // A new session starts on the first scoped model, at its pattern's level.
             let from_scope = scope
                 .first()

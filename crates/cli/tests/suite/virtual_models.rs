@@ -1,0 +1,564 @@
+//! Virtual models (`pi.registerVirtualModel`, `virtual-models.md`) in the real binary against
+//! the mock server: a router extension picks `mock/mock-model` for the first request after a
+//! user message and `mock/mock-model-2` for the rest (and for a retry). Requests reach the
+//! routed model, `model_change` records the selection, each assistant message the model that
+//! answered, the router's state lives on the branch; a router that throws fails the request
+//! with its message; a session resumed without the extension falls back to the model that
+//! answered last.
+
+use crate::common;
+use crate::oneshot_common;
+
+use common::Models;
+use common::Sandbox;
+use common::read_jsonl;
+use common::session_files;
+use knightcode_testkit::Fault;
+use knightcode_testkit::MockServer;
+use knightcode_testkit::ScriptedReply;
+use knightcode_testkit::WireFormat;
+use oneshot_common::knightcode;
+use serde_json::Value;
+use serde_json::json;
+
+/// Routes by reason, counts its requests in its state and logs what it was asked to
+/// `route.log` (one JSON line per request). Throws when the prompt says "explode".
+const ROUTER: &str = r#"
+const fs = require("node:fs");
+export default function (pi) {
+  pi.registerVirtualModel({
+    provider: "router", id: "auto", name: "Auto router", contextWindow: 50000, maxTokens: 2000,
+    async route(request, ctx) {
+      const last = request.messages[request.messages.length - 1];
+      const text = typeof last.content === "string" ? last.content : JSON.stringify(last.content);
+      fs.appendFileSync("route.log", JSON.stringify({
+        reason: request.reason, state: request.state ?? null, thinkingLevel: request.thinkingLevel,
+        previous: request.previous ? request.previous.model.id : null,
+        failed: request.failed ? { model: request.failed.model.id, message: request.failed.message } : null,
+        system: request.messages[0].role,
+      }) + "\n");
+      if (text.includes("explode")) throw new Error("router exploded");
+      const id = request.reason === "user" ? "mock-model" : "mock-model-2";
+      const count = (request.state && request.state.count) || 0;
+      return { model: ctx.modelRegistry.find("mock", id), thinkingLevel: "off", state: { count: count + 1 } };
+    },
+  });
+  // An extension's own request with the virtual model: routed as "direct".
+  pi.registerCommand("ask", {
+    handler: async (_args, ctx) => {
+      const model = ctx.modelRegistry.find("router", "auto");
+      const reply = await ctx.modelRegistry.complete(model, {
+        messages: [{ role: "user", content: "Side question", timestamp: Date.now() }],
+      });
+      fs.writeFileSync("ask.json", JSON.stringify({ model: reply.model, text: reply.content[0].text }));
+    },
+  });
+}
+"#;
+
+fn router_sandbox(server: &MockServer) -> Sandbox {
+    let sandbox = Sandbox::with_models(server, Models::Recorded);
+    std::fs::write(sandbox.project.join("router.ts"), ROUTER).unwrap();
+    std::fs::write(
+        sandbox.agent.join("settings.json"),
+        r#"{"retry": {"baseDelayMs": 1, "maxRetries": 2}}"#,
+    )
+    .unwrap();
+    sandbox
+}
+
+fn route_log(sandbox: &Sandbox) -> Vec<Value> {
+    std::fs::read_to_string(sandbox.project.join("route.log"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn assistants(entries: &[Value]) -> Vec<&Value> {
+    entries
+        .iter()
+        .filter(|e| e["type"] == "message" && e["message"]["role"] == "assistant")
+        .map(|e| &e["message"])
+        .collect()
+}
+
+fn states(entries: &[Value]) -> Vec<&Value> {
+    entries
+        .iter()
+        .filter(|e| e["customType"] == "knightcode.virtual-model-state")
+        .map(|e| &e["data"])
+        .collect()
+}
+
+#[test]
+fn each_request_goes_to_the_routed_model_and_the_session_records_selection_and_dispatch() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![
+            ScriptedReply::tool_call("call_read", "read", r#"{"path":"notes.txt"}"#),
+            ScriptedReply::text("It has three lines."),
+            ScriptedReply::text("Again three."),
+        ],
+    )
+    .unwrap();
+    let sandbox = router_sandbox(&server);
+    let run = knightcode(
+        &sandbox,
+        &[
+            "-e",
+            "router.ts",
+            "--model",
+            "router/auto",
+            "-p",
+            "Read notes.txt",
+        ],
+    );
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.stdout, "It has three lines.\n");
+
+    let models: Vec<Value> = server
+        .requests()
+        .iter()
+        .map(|r| r.body["model"].clone())
+        .collect();
+    assert_eq!(models, [json!("mock-model"), json!("mock-model-2")]);
+
+    let log = route_log(&sandbox);
+    assert_eq!(log.len(), 2, "{log:?}");
+    assert_eq!(log[0]["reason"], "user");
+    assert_eq!(log[0]["state"], Value::Null);
+    assert_eq!(log[0]["previous"], Value::Null);
+    assert_eq!(log[0]["system"], "system");
+    assert_eq!(log[1]["reason"], "continuation");
+    assert_eq!(log[1]["state"], json!({"count": 1}));
+    assert_eq!(log[1]["previous"], "mock-model");
+
+    let entries = read_jsonl(&session_files(&sandbox.agent)[0]);
+    let change = entries
+        .iter()
+        .find(|e| e["type"] == "model_change")
+        .unwrap();
+    assert_eq!(
+        (&change["provider"], &change["modelId"]),
+        (&json!("router"), &json!("auto"))
+    );
+    let dispatched: Vec<(&Value, &Value, &Value)> = assistants(&entries)
+        .into_iter()
+        .map(|m| (&m["provider"], &m["model"], &m["api"]))
+        .collect();
+    let completions = json!("openai-completions");
+    assert_eq!(
+        dispatched,
+        [
+            (&json!("mock"), &json!("mock-model"), &completions),
+            (&json!("mock"), &json!("mock-model-2"), &completions),
+        ]
+    );
+    assert_eq!(
+        states(&entries),
+        [
+            &json!({"provider": "router", "modelId": "auto", "state": {"count": 1}}),
+            &json!({"provider": "router", "modelId": "auto", "state": {"count": 2}}),
+        ]
+    );
+
+    // Resumed with the extension, the selection is the virtual model again and the router
+    // continues from its stored state.
+    let resumed = knightcode(&sandbox, &["-e", "router.ts", "--continue", "-p", "Again?"]);
+    assert_eq!(resumed.code, 0, "stderr: {}", resumed.stderr);
+    assert_eq!(resumed.stdout, "Again three.\n");
+    let log = route_log(&sandbox);
+    assert_eq!(log.len(), 3, "{log:?}");
+    assert_eq!(log[2]["reason"], "user");
+    assert_eq!(log[2]["state"], json!({"count": 2}));
+    assert_eq!(log[2]["previous"], "mock-model-2");
+    assert_eq!(server.requests()[2].body["model"], "mock-model");
+}
+
+#[test]
+fn a_virtual_model_is_listed_under_its_own_provider_without_credentials() {
+    let server = MockServer::start_blocking(WireFormat::OpenAiCompletions, vec![]).unwrap();
+    let sandbox = router_sandbox(&server);
+    let list = knightcode(&sandbox, &["-e", "router.ts", "--list-models"]);
+    assert_eq!(list.code, 0, "stderr: {}", list.stderr);
+    let line = list
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("router"))
+        .unwrap_or_else(|| panic!("no router line in:\n{}", list.stdout));
+    assert!(line.contains("auto"), "{line}");
+    assert!(line.contains("50K"), "the declared context window: {line}");
+}
+
+#[test]
+fn a_retry_tells_the_router_what_failed_and_may_go_elsewhere() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![
+            ScriptedReply::fault(Fault::HttpStatus {
+                status: 503,
+                retry_after: None,
+                body: None,
+                headers: Vec::new(),
+            }),
+            ScriptedReply::text("Recovered."),
+        ],
+    )
+    .unwrap();
+    let sandbox = router_sandbox(&server);
+    let run = knightcode(
+        &sandbox,
+        &["-e", "router.ts", "--model", "router/auto", "-p", "Hello"],
+    );
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.stdout, "Recovered.\n");
+    let models: Vec<Value> = server
+        .requests()
+        .iter()
+        .map(|r| r.body["model"].clone())
+        .collect();
+    assert_eq!(models, [json!("mock-model"), json!("mock-model-2")]);
+    let log = route_log(&sandbox);
+    assert_eq!(log.len(), 2, "{log:?}");
+    assert_eq!(log[1]["reason"], "retry");
+    assert_eq!(log[1]["failed"]["model"], "mock-model");
+    assert!(
+        !log[1]["failed"]["message"].as_str().unwrap().is_empty(),
+        "{log:?}"
+    );
+}
+
+#[test]
+fn a_throwing_router_fails_the_request_with_its_message_and_loses_nothing() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![ScriptedReply::text("Fine now.")],
+    )
+    .unwrap();
+    let sandbox = router_sandbox(&server);
+    let failed = knightcode(
+        &sandbox,
+        &[
+            "-e",
+            "router.ts",
+            "--model",
+            "router/auto",
+            "-p",
+            "please explode",
+        ],
+    );
+    assert_ne!(failed.code, 0);
+    assert!(
+        failed
+            .stderr
+            .contains("Virtual model router/auto: route() failed")
+            && failed.stderr.contains("router exploded"),
+        "{}",
+        failed.stderr
+    );
+    assert!(server.requests().is_empty(), "nothing was sent");
+
+    let again = knightcode(
+        &sandbox,
+        &["-e", "router.ts", "--continue", "-p", "Hello again"],
+    );
+    assert_eq!(again.code, 0, "stderr: {}", again.stderr);
+    assert_eq!(again.stdout, "Fine now.\n");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].body["model"], "mock-model");
+    let sent = requests[0].body["messages"].to_string();
+    assert!(
+        sent.contains("please explode"),
+        "the first prompt stays: {sent}"
+    );
+
+    let entries = read_jsonl(&session_files(&sandbox.agent)[0]);
+    let errors: Vec<&Value> = assistants(&entries)
+        .into_iter()
+        .filter(|m| m["stopReason"] == "error")
+        .collect();
+    assert_eq!(errors.len(), 1);
+    assert_eq!(
+        (&errors[0]["provider"], &errors[0]["model"]),
+        (&json!("router"), &json!("auto"))
+    );
+}
+
+#[test]
+fn a_session_resumed_without_the_router_continues_with_the_model_that_answered_last() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![
+            ScriptedReply::tool_call("call_read", "read", r#"{"path":"notes.txt"}"#),
+            ScriptedReply::text("It has three lines."),
+            ScriptedReply::text("Still three."),
+        ],
+    )
+    .unwrap();
+    let sandbox = router_sandbox(&server);
+    let first = knightcode(
+        &sandbox,
+        &[
+            "-e",
+            "router.ts",
+            "--model",
+            "router/auto",
+            "-p",
+            "Read notes.txt",
+        ],
+    );
+    assert_eq!(first.code, 0, "stderr: {}", first.stderr);
+
+    let resumed = knightcode(&sandbox, &["--continue", "-p", "And now?"]);
+    assert_eq!(resumed.code, 0, "stderr: {}", resumed.stderr);
+    assert_eq!(resumed.stdout, "Still three.\n");
+    assert!(
+        resumed
+            .stderr
+            .contains("Virtual model router/auto is no longer registered")
+            && resumed.stderr.contains("mock/mock-model-2"),
+        "{}",
+        resumed.stderr
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(requests[2].body["model"], "mock-model-2");
+}
+
+/// Registers `router/late` from `session_start` (after loading) and drops it with `/drop`.
+const LATE_ROUTER: &str = r#"
+export default function (pi) {
+  pi.on("session_start", () => {
+    pi.registerVirtualModel({
+      provider: "router", id: "late", thinkingLevels: ["off", "high"],
+      route: (request, ctx) => ({ model: ctx.modelRegistry.find("mock", "mock-model-2") }),
+    });
+  });
+  pi.registerCommand("drop", { handler: async () => pi.unregisterVirtualModel("router", "late") });
+}
+"#;
+
+fn listed(response: &Value) -> Vec<String> {
+    response["data"]["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            format!(
+                "{}/{}",
+                m["provider"].as_str().unwrap(),
+                m["id"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_virtual_model_registered_after_loading_can_be_selected_and_unregistered() {
+    use crate::rpc_common::Raw;
+    use crate::rpc_common::watchdog;
+    watchdog(async {
+        let server = MockServer::start(
+            WireFormat::OpenAiCompletions,
+            vec![ScriptedReply::text("late answer")],
+        )
+        .await
+        .unwrap();
+        let sandbox = Sandbox::with_models(&server, Models::Recorded);
+        std::fs::write(sandbox.project.join("late.ts"), LATE_ROUTER).unwrap();
+        let mut raw = Raw::spawn(&sandbox, &["-e", "late.ts"]);
+        raw.send(json!({"id": "list", "type": "get_available_models"}))
+            .await;
+        let models = listed(&raw.response("list").await);
+        assert!(models.contains(&"router/late".to_owned()), "{models:?}");
+        let late = raw_model(&mut raw, "late").await;
+        assert_eq!(late["api"], "knightcode-virtual");
+        assert_eq!(late["reasoning"], true);
+
+        raw.send(
+            json!({"id": "set", "type": "set_model", "provider": "router", "modelId": "late"}),
+        )
+        .await;
+        let set = raw.response("set").await;
+        assert_eq!(set["success"], true, "{set}");
+        let prompt = raw.prompt("p", "hi").await;
+        assert_eq!(prompt["success"], true, "{prompt}");
+        raw.until(|l| l["type"] == "agent_end").await;
+        assert_eq!(server.requests()[0].body["model"], "mock-model-2");
+
+        let dropped = raw.prompt("drop", "/drop").await;
+        assert_eq!(dropped["success"], true, "{dropped}");
+        // The command's handler runs after its prompt is answered; look again (a bounded
+        // number of round trips) until the listing has taken the removal.
+        let mut models = Vec::new();
+        for attempt in 0..200 {
+            let id = format!("again{attempt}");
+            raw.send(json!({"id": id, "type": "get_available_models"}))
+                .await;
+            models = listed(&raw.response(&id).await);
+            if !models.contains(&"router/late".to_owned()) {
+                break;
+            }
+        }
+        assert!(!models.contains(&"router/late".to_owned()), "{models:?}");
+    })
+    .await;
+}
+
+/// The catalog entry RPC reports for `router/<id>`.
+async fn raw_model(raw: &mut crate::rpc_common::Raw, id: &str) -> Value {
+    raw.send(json!({"id": "find", "type": "get_available_models"}))
+        .await;
+    let response = raw.response("find").await;
+    response["data"]["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["provider"] == "router" && m["id"] == id)
+        .cloned()
+        .unwrap()
+}
+
+#[test]
+fn an_extensions_own_request_is_routed_as_direct_without_state() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![ScriptedReply::text("Side answer.")],
+    )
+    .unwrap();
+    let sandbox = router_sandbox(&server);
+    let run = knightcode(
+        &sandbox,
+        &["-e", "router.ts", "--model", "router/auto", "-p", "/ask"],
+    );
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let log = route_log(&sandbox);
+    assert_eq!(log.len(), 1, "{log:?}");
+    assert_eq!(log[0]["reason"], "direct");
+    assert_eq!(log[0]["state"], Value::Null);
+    // "direct" is neither "user" nor a retry: the router sends it to its second model.
+    assert_eq!(server.requests()[0].body["model"], "mock-model-2");
+    let ask: Value =
+        serde_json::from_str(&std::fs::read_to_string(sandbox.project.join("ask.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        ask,
+        json!({"model": "mock-model-2", "text": "Side answer."})
+    );
+    // A command alone leaves no session file; none holds router state either way.
+    for file in session_files(&sandbox.agent) {
+        let entries = read_jsonl(&file);
+        assert!(
+            states(&entries).is_empty(),
+            "direct requests store no state"
+        );
+    }
+}
+
+/// `user` requests to `mock/mock-model`, the rest to `mock/mock-reasoner` at `high`.
+const TUI_ROUTER: &str = r#"
+export default function (pi) {
+  pi.registerVirtualModel({
+    provider: "router", id: "auto",
+    route(request, ctx) {
+      if (request.reason === "user") return { model: ctx.modelRegistry.find("mock", "mock-model") };
+      return { model: ctx.modelRegistry.find("mock", "mock-reasoner"), thinkingLevel: "high" };
+    },
+  });
+}
+"#;
+
+#[test]
+fn the_footer_shows_selection_and_physical_model_and_session_costs_each() {
+    let sandbox = crate::tui_common::sandbox(vec![
+        ScriptedReply::tool_call("call_read", "read", r#"{"path":"notes.txt"}"#),
+        ScriptedReply::text("Three lines."),
+    ]);
+    std::fs::write(sandbox.project.join("router.ts"), TUI_ROUTER).unwrap();
+    let mut tui = sandbox.spawn(&["-e", "router.ts", "--model", "router/auto"], 100, 40);
+    tui.wait_for_text("auto");
+    tui.submit("Read notes.txt");
+    tui.wait_for_text("Three lines.");
+    let screen = tui.wait_for_text("auto → mock-reasoner • high");
+    assert!(!screen.contains("auto → mock-model"), "{screen}");
+    tui.submit("/session");
+    let screen = tui.wait_for_text("mock/mock-reasoner:");
+    assert!(screen.contains("mock/mock-model:"), "{screen}");
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}
+
+/// Continuations to `mock/mock-tiny`, whose window holds nothing; everything else to
+/// `mock/mock-model`.
+const TINY_ROUTER: &str = r#"
+const fs = require("node:fs");
+export default function (pi) {
+  pi.registerVirtualModel({
+    provider: "router", id: "auto",
+    route(request, ctx) {
+      fs.appendFileSync("route.log", request.reason + "\n");
+      const id = request.reason === "continuation" ? "mock-tiny" : "mock-model";
+      return { model: ctx.modelRegistry.find("mock", id) };
+    },
+  });
+}
+"#;
+
+#[test]
+fn a_context_too_large_for_the_routed_model_is_an_overflow_that_compaction_answers() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![
+            ScriptedReply::tool_call("call_read", "read", r#"{"path":"notes.txt"}"#),
+            ScriptedReply::text("## Goal\nRead notes."),
+            ScriptedReply::text("It has three lines."),
+        ],
+    )
+    .unwrap();
+    let sandbox = Sandbox::with_models(&server, Models::Recorded);
+    let models = json!({"providers": {"mock": {
+    "baseUrl": server.base_url(), "api": "openai-completions", "apiKey": "test-key",
+    "models": [
+        {"id": "mock-model", "name": "Mock", "contextWindow": 128000, "maxTokens": 4096},
+        {"id": "mock-tiny", "name": "Tiny", "contextWindow": 1, "maxTokens": 1}
+    ]}}});
+    std::fs::write(sandbox.agent.join("models.json"), models.to_string()).unwrap();
+    std::fs::write(sandbox.project.join("router.ts"), TINY_ROUTER).unwrap();
+    let run = knightcode(
+        &sandbox,
+        &[
+            "-e",
+            "router.ts",
+            "--model",
+            "router/auto",
+            "-p",
+            "Read notes.txt",
+        ],
+    );
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.stdout, "It has three lines.\n");
+    // The continuation went to the tiny model and failed before sending; compaction's
+    // summary (a direct request) and the retry went to the big one.
+    let log = std::fs::read_to_string(sandbox.project.join("route.log")).unwrap();
+    assert_eq!(log, "user\ncontinuation\ndirect\nretry\n");
+    let models: Vec<Value> = server
+        .requests()
+        .iter()
+        .map(|r| r.body["model"].clone())
+        .collect();
+    assert_eq!(models, vec![json!("mock-model"); 3]);
+    let entries = read_jsonl(&session_files(&sandbox.agent)[0]);
+    assert!(entries.iter().any(|e| e["type"] == "compaction"));
+    let overflow = assistants(&entries)
+        .into_iter()
+        .find(|m| m["stopReason"] == "error")
+        .unwrap();
+    let text = overflow["errorMessage"].as_str().unwrap();
+    assert!(
+        text.starts_with("Virtual model router/auto: the context (about ")
+            && text.ends_with("does not fit the 1-token window of mock/mock-tiny"),
+        "{text}"
+    );
+}
