@@ -55,6 +55,7 @@ mod tui_examples_model;
 mod tui_export;
 mod tui_extensions;
 mod tui_first_run;
+mod tui_login;
 mod tui_plan;
 mod tui_resources;
 mod tui_rough_edges;

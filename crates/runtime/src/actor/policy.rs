@@ -82,6 +82,7 @@ pub(super) fn while_running(command: &Command) -> WhileRunning {
         | Command::RefreshExtensionTools
         | Command::ExtensionProvider { .. }
         | Command::SetScopedModels { .. }
+        | Command::ReloadCredentials { .. }
         | Command::Snapshot
         | Command::Reload
         | Command::WaitForIdle
