@@ -162,7 +162,7 @@ fn shown_url(screen: &str, authorize: &str) -> String {
         .unwrap_or_else(|| panic!("no address on screen:\n{screen}"));
     lines[start..]
         .iter()
-        .take_while(|l| !l.trim().is_empty())
+        .take_while(|l| !l.trim().is_empty() && !l.contains("click to open"))
         .map(|l| l.trim_end())
         .collect()
 }

@@ -23,6 +23,11 @@ use super::line_input::LineInput;
 enum Part {
     /// An address, broken at the width (never cut: it is copied from the screen) and linked.
     Url(String),
+    /// Dim text linked to an address.
+    Link {
+        url: String,
+        text: String,
+    },
     Text(String),
     Dim(String),
     Warning(String),
@@ -61,10 +66,15 @@ impl LoginDialog {
     /// The address to open in a browser, and what to do there.
     pub fn show_auth(&mut self, url: &str, instructions: Option<&str>) {
         self.parts.push(Part::Url(url.to_owned()));
-        self.parts.push(Part::Dim(
-            "The browser was asked to open it; if it did not, open the address yourself."
-                .to_owned(),
-        ));
+        let click = if cfg!(target_os = "macos") {
+            "Cmd+click to open"
+        } else {
+            "Ctrl+click to open"
+        };
+        self.parts.push(Part::Link {
+            url: url.to_owned(),
+            text: click.to_owned(),
+        });
         if let Some(text) = instructions {
             self.parts.push(Part::Warning(text.to_owned()));
         }
@@ -141,7 +151,10 @@ impl Component for LoginDialog {
             fit(&theme.tool_title.paint(&self.title), width),
         ];
         for part in &self.parts {
-            lines.push(String::new());
+            // The link's hint goes right under the address, as the reference shows it.
+            if !matches!(part, Part::Link { .. }) {
+                lines.push(String::new());
+            }
             match part {
                 // ASCII: a character is a column.
                 Part::Url(url) if url.is_ascii() => {
@@ -149,6 +162,10 @@ impl Component for LoginDialog {
                 }
                 Part::Url(text) | Part::Text(text) => {
                     lines.extend(wrapped(text, width));
+                }
+                Part::Link { url, text } => {
+                    let shown = fit(&theme.dim.paint(text), width);
+                    lines.push(format!("\x1b]8;;{url}\x07{shown}\x1b]8;;\x07"));
                 }
                 Part::Dim(text) => {
                     lines.extend(wrapped(text, width).iter().map(|l| theme.dim.paint(l)));
@@ -227,6 +244,7 @@ mod tests {
             .iter()
             .filter(|l| l.starts_with("\x1b]8;;"))
             .map(text)
+            .filter(|t| !t.contains("click to open"))
             .collect();
         assert_eq!(joined, url);
     }
