@@ -250,3 +250,49 @@ fn a_subscription_login_completes_by_callback_or_pasted_code() {
     tui.send("\x04");
     assert_eq!(tui.wait_exit(), 0);
 }
+
+#[test]
+fn a_first_run_subscription_login_selects_the_providers_model_and_a_refusal_says_why() {
+    let refusal = TokenAnswer::Refuse {
+        status: 400,
+        body: r#"{"error":"invalid_grant"}"#.into(),
+    };
+    let refusing = OAuthServer::start(refusal).unwrap();
+    let service = OAuthServer::start(tokens()).unwrap();
+    let sandbox = tui_common::sandbox(vec![]);
+    without_credentials(&sandbox);
+
+    // The service refuses the code: said with its answer, nothing written.
+    let env = oauth_env(&refusing);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let mut tui = sandbox.spawn_with_env(&[], &env, 110, 40);
+    tui.wait_for_text("No model available.");
+    tui.submit("/login anthropic");
+    let screen = tui.wait_for_text("Paste redirect URL below");
+    let (_, _, shown) = browser_get(&shown_url(&screen, &refusing.authorize_url())).unwrap();
+    tui.paste(&shown);
+    tui.send(ENTER);
+    let screen = tui.wait_for_text("Failed to login to Anthropic (Claude Pro/Max):");
+    let words = screen.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(words.contains("invalid_grant"), "{screen}");
+    assert!(!sandbox.agent.join("auth.json").exists());
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+
+    // A session without a model takes the subscription's preferred model.
+    let env = oauth_env(&service);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let mut tui = sandbox.spawn_with_env(&[], &env, 110, 40);
+    tui.wait_for_text("No model available.");
+    tui.submit("/login anthropic");
+    let screen = tui.wait_for_text("Paste redirect URL below");
+    let (_, _, shown) = browser_get(&shown_url(&screen, &service.authorize_url())).unwrap();
+    tui.paste(&shown);
+    tui.send(ENTER);
+    tui.wait_for_text("Logged in to Anthropic (Claude Pro/Max). Selected claude-opus-4-7.");
+    tui.wait_for("the footer to name the model", |s| {
+        s.contains("claude-opus-4-7")
+    });
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}
