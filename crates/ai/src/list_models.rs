@@ -105,12 +105,18 @@ fn locale_compare(a: &str, b: &str) -> Ordering {
 
 /// What to tell someone with no usable model: every way to get one, each a thing they can
 /// do now. `models_json` is the file a provider can be added to; `docs_dir` is pointed at
-/// only when `providers.md` is there.
-pub fn no_models_advice(models_json: &Path, docs_dir: &Path) -> String {
+/// only when `providers.md` is there. `interactive`: said in the terminal interface, where
+/// `/login` is the first way.
+pub fn no_models_advice(models_json: &Path, docs_dir: &Path, interactive: bool) -> String {
+    let login = if interactive {
+        "type /login"
+    } else {
+        "log in with `knightcode auth login`"
+    };
     let mut advice = format!(
         "To use a model, do one of these:\n  \
-         - log in with `knightcode auth login` (an Anthropic Claude Pro/Max subscription, \
-         or any provider's API key);\n  \
+         - {login} (an Anthropic Claude Pro/Max subscription, or any provider's API \
+         key);\n  \
          - set a provider's API key in the environment, e.g. ANTHROPIC_API_KEY, OPENAI_API_KEY, \
          GEMINI_API_KEY, OPENROUTER_API_KEY or DEEPSEEK_API_KEY (`knightcode --list-models` \
          then lists its models);\n  \
@@ -134,7 +140,7 @@ pub fn no_models_advice(models_json: &Path, docs_dir: &Path) -> String {
 pub fn no_models_message(models_json: &Path, docs_dir: &Path) -> String {
     format!(
         "No models available. {}",
-        no_models_advice(models_json, docs_dir)
+        no_models_advice(models_json, docs_dir, false)
     )
 }
 

@@ -22,6 +22,16 @@ pub const BUILTIN_COMMANDS: &[CommandInfo] = &[
         description: "Select the model (opens the selector without an argument)",
     },
     CommandInfo {
+        name: "login",
+        hint: "[provider]",
+        description: "Log in to a provider (a subscription or an API key)",
+    },
+    CommandInfo {
+        name: "logout",
+        hint: "[provider]",
+        description: "Remove a provider's stored credentials",
+    },
+    CommandInfo {
         name: "scoped-models",
         hint: "",
         description: "Choose the models ctrl+p cycles through",
@@ -169,8 +179,10 @@ pub enum SlashCommand {
     /// `/changelog`: the changelog this build ships.
     Changelog,
     Quit,
-    /// Known to the reference but not built here yet; the name says which.
-    NotAvailable(&'static str),
+    /// `/login [provider]`.
+    Login(Option<String>),
+    /// `/logout [provider]`.
+    Logout(Option<String>),
     /// `/something` we don't know: sent to the model as typed, like the reference does for
     /// text that is not a command.
     Unknown(String),
@@ -229,8 +241,8 @@ pub fn parse(line: &str) -> Option<SlashCommand> {
         "import" => SlashCommand::Import(path_or_word(rest)),
         "settings" => SlashCommand::Settings,
         "scoped-models" => SlashCommand::ScopedModels,
-        "login" => SlashCommand::NotAvailable("login"),
-        "logout" => SlashCommand::NotAvailable("logout"),
+        "login" => SlashCommand::Login(arg(rest)),
+        "logout" => SlashCommand::Logout(arg(rest)),
         "reload" => SlashCommand::Reload,
         "changelog" => SlashCommand::Changelog,
         "bug" => SlashCommand::Bug(arg(rest)),
@@ -267,17 +279,6 @@ fn parse_tools(rest: &str) -> Result<knightcode_runtime::web_tools::WebToolsChan
     Ok(change)
 }
 
-/// What the user is told for a command whose core is not built yet.
-pub fn not_available_message(name: &str) -> String {
-    let why = match name {
-        "login" | "logout" => {
-            "the interactive login is not built yet; run `knightcode auth login [provider]` or `knightcode auth logout [provider]` in a shell (a Claude Pro/Max subscription or an API key), then start knightcode again"
-        }
-        _ => "this command is not built yet",
-    };
-    format!("/{name}: {why}.")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -310,6 +311,11 @@ mod tests {
             Some(SlashCommand::Export(Some("my dir/out.jsonl".into())))
         );
         assert_eq!(parse("/import"), Some(SlashCommand::Import(None)));
+        assert_eq!(parse("/login"), Some(SlashCommand::Login(None)));
+        assert_eq!(
+            parse("/logout openai"),
+            Some(SlashCommand::Logout(Some("openai".into())))
+        );
         assert_eq!(
             parse("/bug the footer flickers"),
             Some(SlashCommand::Bug(Some("the footer flickers".into())))

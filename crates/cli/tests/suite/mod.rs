@@ -60,6 +60,7 @@ mod tui_export;
 mod tui_extensions;
 mod tui_first_run;
 mod tui_mcp;
+mod tui_login;
 mod tui_plan;
 mod tui_resources;
 mod tui_rough_edges;

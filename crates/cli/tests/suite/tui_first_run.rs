@@ -28,7 +28,7 @@ fn a_first_run_opens_says_what_to_do_and_takes_a_login_made_since() {
     without_credentials(&sandbox);
     let mut tui = sandbox.spawn(&[], 110, 40);
     let screen = tui.wait_for_text("No model available.");
-    assert!(screen.contains("knightcode auth login"), "{screen}");
+    assert!(screen.contains("type /login"), "{screen}");
     assert!(screen.contains("models.json"), "{screen}");
     tui.wait_for("the footer to say there is no model", |s| {
         s.lines().any(|l| l.trim_end().ends_with("no model"))

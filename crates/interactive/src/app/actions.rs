@@ -61,6 +61,13 @@ pub enum Pending {
     Reloaded,
     /// Nothing beyond reporting a failure.
     Quiet,
+    /// `/login` or `/logout` changed `auth.json`: what to say once the session has read it.
+    Credentials(super::login::AfterCredentials),
+    /// A fresh snapshot, then this status line (and error).
+    SnapshotThenSay {
+        status: String,
+        error: Option<String>,
+    },
     /// `/export`, `/share` and `/bug` wrote a file (see `sharing`).
     Exported(super::sharing::ExportFor),
 }
@@ -308,6 +315,16 @@ impl Ui {
                 self.send(Command::Snapshot, Pending::reload(then));
             }
             (Pending::Reloaded, Reply::Reloaded(resources)) => self.reloaded(&resources),
+            (Pending::Credentials(after), Reply::CredentialsReloaded(switch)) => {
+                self.credentials_reloaded(after, switch);
+            }
+            (Pending::SnapshotThenSay { status, error }, Reply::Snapshot(snapshot)) => {
+                self.apply_snapshot(*snapshot);
+                self.status(&status);
+                if let Some(error) = error {
+                    self.error(&error);
+                }
+            }
             (Pending::Named(name), _) => {
                 self.update_footer();
                 self.status(&format!("Session named \"{name}\"."));
@@ -524,7 +541,8 @@ fn slash_command(ui: &mut Ui, command: SlashCommand) {
         SlashCommand::Share => ui.share_session(),
         SlashCommand::Bug(description) => ui.ask_bug_report(description),
         SlashCommand::Name(name) => ui.name_session(name.as_deref()),
-        SlashCommand::NotAvailable(name) => ui.info(&commands::not_available_message(name)),
+        SlashCommand::Login(provider) => ui.open_login(provider.as_deref()),
+        SlashCommand::Logout(provider) => ui.open_logout(provider.as_deref()),
         SlashCommand::Resume => ui.open_session_picker(),
         SlashCommand::Tree => ui.open_tree(),
         SlashCommand::Fork => ui.open_fork_picker(),
@@ -682,5 +700,10 @@ fn picked(ui: &mut Ui, result: OverlayResult) {
             ui.send(Command::ConfigureWebTools(change), Pending::WebTools);
         }
         OverlayResult::Request(request) => ui.overlay_request(request),
+        OverlayResult::LoginMethod(kind) => ui.login_method_picked(kind),
+        OverlayResult::LoginProvider(choice) => ui.login_provider_picked(choice),
+        OverlayResult::LoginInput(text) => ui.login_input(text),
+        OverlayResult::LoginCancelled => ui.login_cancelled(),
+        OverlayResult::Logout(provider) => ui.logout(provider),
     }
 }

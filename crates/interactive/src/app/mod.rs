@@ -14,6 +14,7 @@ mod completion;
 pub mod ext_ui;
 mod input;
 mod jobs;
+mod login;
 mod ops;
 pub mod overlay;
 mod places;

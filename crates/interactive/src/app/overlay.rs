@@ -11,8 +11,10 @@ use crate::pickers::BranchSummaryChoice;
 use crate::pickers::BranchSummaryPrompt;
 use crate::pickers::ConfirmPrompt;
 use crate::pickers::ForkPicker;
+use crate::pickers::LoginDialog;
 use crate::pickers::ModelPicker;
 use crate::pickers::PickerOutcome;
+use crate::pickers::ProviderPicker;
 use crate::pickers::ScopeChoice;
 use crate::pickers::ScopePicker;
 use crate::pickers::SessionPicker;
@@ -26,6 +28,8 @@ use crate::pickers::TreeView;
 use crate::pickers::TreeViewOptions;
 use crate::pickers::TrustChoice;
 use crate::pickers::TrustPrompt;
+use knightcode_ai::login::LoginChoice;
+use knightcode_ai::login::LoginKind;
 
 /// The picker on screen.
 pub enum Overlay {
@@ -56,6 +60,14 @@ pub enum Overlay {
     Extension(super::ext_ui::PendingDialog),
     /// An extension's component (`ctx.ui.custom`); keys go to it (see `input.rs`).
     Js(super::ext_ui::JsPanel),
+    /// `/login`: a subscription or an API key?
+    LoginMethod(ConfirmPrompt),
+    /// `/login`: the providers of one kind; escape goes back to the kinds.
+    LoginProviders(ProviderPicker, Vec<LoginChoice>),
+    /// `/login`: the login under way; escape stops it.
+    Login(LoginDialog),
+    /// `/logout`: the providers with stored credentials.
+    LogoutProviders(ProviderPicker, Vec<String>),
 }
 
 /// A move in the tree waiting for the restore question's answer.
@@ -110,6 +122,16 @@ pub enum OverlayResult {
     },
     /// The picker stays open; the app does I/O for it.
     Request(OverlayRequest),
+    /// `/login`: the kind of login picked (`None`: escape, closed).
+    LoginMethod(Option<LoginKind>),
+    /// `/login`: the provider picked (`None`: escape, back to the kinds).
+    LoginProvider(Option<LoginChoice>),
+    /// `/login`: what was typed into the dialog (it stays open).
+    LoginInput(String),
+    /// `/login`: escape in the dialog.
+    LoginCancelled,
+    /// `/logout`: the provider picked.
+    Logout(String),
 }
 
 /// What a key did.
@@ -150,7 +172,11 @@ impl Overlay {
             | Self::WebTools(..)
             | Self::Choice(..)
             | Self::Extension(_)
-            | Self::Js(_) => {}
+            | Self::Js(_)
+            | Self::LoginMethod(_)
+            | Self::LoginProviders(..)
+            | Self::Login(_)
+            | Self::LogoutProviders(..) => {}
         }
     }
 
@@ -168,7 +194,10 @@ impl Overlay {
             Self::ForkBusy(p, _)
             | Self::Restore(p, _)
             | Self::WebTools(p, _)
-            | Self::Choice(p, _) => p.render(width),
+            | Self::Choice(p, _)
+            | Self::LoginMethod(p) => p.render(width),
+            Self::LoginProviders(p, _) | Self::LogoutProviders(p, _) => p.render(width),
+            Self::Login(p) => p.render(width),
             Self::Extension(p) => p.dialog.render(width),
             Self::Js(panel) => panel
                 .lines
@@ -187,7 +216,10 @@ impl Overlay {
             Self::BranchSummary(p) => p.handle_paste(text),
             Self::Settings(p) => p.handle_paste(text),
             Self::Extension(p) => p.dialog.handle_paste(text),
-            Self::Thinking(_)
+            Self::LoginProviders(p, _) | Self::LogoutProviders(p, _) => p.handle_paste(text),
+            Self::Login(p) => p.handle_paste(text),
+            Self::LoginMethod(_)
+            | Self::Thinking(_)
             | Self::Fork(_)
             | Self::Undo(_)
             | Self::Trust(_)
@@ -305,6 +337,42 @@ impl Overlay {
             },
             // Keys reach the component before the overlay is asked (input.rs).
             Self::Js(_) => OverlayStep::Pending,
+            Self::LoginMethod(p) => match p.handle_key(key, bindings) {
+                PickerOutcome::Done(answer) => {
+                    let kind = if answer == 0 {
+                        LoginKind::Subscription
+                    } else {
+                        LoginKind::ApiKey
+                    };
+                    OverlayStep::Done(OverlayResult::LoginMethod(Some(kind)))
+                }
+                PickerOutcome::Cancel => OverlayStep::Done(OverlayResult::LoginMethod(None)),
+                PickerOutcome::Pending => OverlayStep::Pending,
+                PickerOutcome::Request(never) => match never {},
+            },
+            Self::LoginProviders(p, choices) => match p.handle_key(key, bindings) {
+                PickerOutcome::Done(index) => {
+                    OverlayStep::Done(OverlayResult::LoginProvider(choices.get(index).cloned()))
+                }
+                PickerOutcome::Cancel => OverlayStep::Done(OverlayResult::LoginProvider(None)),
+                PickerOutcome::Pending => OverlayStep::Pending,
+                PickerOutcome::Request(never) => match never {},
+            },
+            Self::Login(p) => match p.handle_key(key, bindings) {
+                PickerOutcome::Done(text) => OverlayStep::Request(OverlayResult::LoginInput(text)),
+                PickerOutcome::Cancel => OverlayStep::Done(OverlayResult::LoginCancelled),
+                PickerOutcome::Pending => OverlayStep::Pending,
+                PickerOutcome::Request(never) => match never {},
+            },
+            Self::LogoutProviders(p, providers) => match p.handle_key(key, bindings) {
+                PickerOutcome::Done(index) => match providers.get(index) {
+                    Some(provider) => OverlayStep::Done(OverlayResult::Logout(provider.clone())),
+                    None => OverlayStep::Closed,
+                },
+                PickerOutcome::Cancel => OverlayStep::Closed,
+                PickerOutcome::Pending => OverlayStep::Pending,
+                PickerOutcome::Request(never) => match never {},
+            },
             Self::Extension(p) => match p.dialog.handle_key(key, bindings) {
                 PickerOutcome::Done(reply) => {
                     p.answer(reply);
@@ -332,7 +400,7 @@ pub const ONLY_ONE_MODEL: &str =
     "Only one model is available; add credentials for more (see --list-models).";
 
 impl Ui {
-    fn show_overlay(&mut self, overlay: Overlay) {
+    pub(super) fn show_overlay(&mut self, overlay: Overlay) {
         self.screen.overlay = Some(overlay);
         self.mark_urgent();
     }
@@ -378,7 +446,7 @@ impl Ui {
     pub fn open_model_picker(&mut self) {
         if self.session.models().is_empty() {
             self.info(
-                "No models are available yet: log in with `knightcode auth login`, set a provider's API key in the environment, add a provider to models.json, or start a local model server (Ollama, LM Studio, llama.cpp, vLLM). One configured since the start is picked up without a restart.",
+                "No models are available yet: log in with /login, set a provider's API key in the environment, add a provider to models.json, or start a local model server (Ollama, LM Studio, llama.cpp, vLLM). One configured since the start is picked up without a restart.",
             );
             // Asking for a snapshot picks up a model configured since.
             self.request_snapshot();

@@ -51,6 +51,8 @@ pub enum Question {
 pub enum JobDone {
     Status(String),
     Error(String),
+    /// News of a `/login` or `/logout` under way.
+    Login(super::login::LoginEvent),
 }
 
 /// A theme colour as CSS; the 256-colour palette as xterm draws it.
@@ -364,6 +366,7 @@ impl Ui {
         match done {
             JobDone::Status(text) => self.status(&text),
             JobDone::Error(text) => self.error(&text),
+            JobDone::Login(event) => self.on_login_event(event),
         }
     }
 }

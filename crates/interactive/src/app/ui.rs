@@ -78,6 +78,8 @@ pub struct Ui {
     pub(super) places: Places,
     pub(super) keys: KeyState,
     pub(super) attachments: Attachments,
+    /// The `/login` or `/logout` under way (dropping it stops its task).
+    pub(super) login: Option<super::login::LoginRun>,
     /// Prompt templates and skill commands for `/` completion (refreshed by `/reload`).
     resource_commands: ResourceCommands,
     /// The last errors and warnings shown, oldest first (`/bug` reports them).
@@ -141,6 +143,7 @@ impl Ui {
             places,
             keys: KeyState::default(),
             attachments: Attachments::default(),
+            login: None,
             resource_commands,
             recent_diagnostics: VecDeque::new(),
             quitting: false,

@@ -38,6 +38,17 @@ impl LineInput {
         self.text.is_empty()
     }
 
+    /// The field with every character shown as `•` (a key typed in), the cursor in place.
+    pub(crate) fn masked(&self) -> Self {
+        let before = self.text[..self.cursor].graphemes(true).count();
+        let total = self.text.graphemes(true).count();
+        let dot = '•';
+        Self {
+            text: std::iter::repeat_n(dot, total).collect(),
+            cursor: before * dot.len_utf8(),
+        }
+    }
+
     /// Inserts pasted text at the cursor (line breaks become spaces: the field is one line).
     pub(crate) fn insert(&mut self, text: &str) {
         let text = single_line(text);
@@ -242,6 +253,15 @@ mod tests {
         assert!(shown.ends_with("j "), "{shown:?}");
         input.handle_key(&Key::plain(KeyCode::Home), &bindings());
         assert_eq!(input.render(6, plain), "abcdef");
+    }
+
+    #[test]
+    fn a_masked_field_shows_dots_with_the_cursor_in_place() {
+        let mut input = LineInput::with_text("sk-ab");
+        input.handle_key(&Key::plain(KeyCode::Left), &bindings());
+        let masked = input.masked();
+        assert_eq!(masked.text(), "•••••");
+        assert_eq!(masked.render(20, Style::new()), "•••••");
     }
 
     #[test]

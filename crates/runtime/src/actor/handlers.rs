@@ -680,6 +680,12 @@ async fn selecting(session: &mut AgentSession, ctx: &mut Ctx, command: &Command)
             Ok(None) => Reply::ThinkingCycled(None),
             Err(error) => Reply::Failed(error.into()),
         },
+        Command::ReloadCredentials { provider } => {
+            match session.reload_credentials(provider.as_deref()).await {
+                Ok(switch) => Reply::CredentialsReloaded(switch),
+                Err(error) => Reply::Failed(error.into()),
+            }
+        }
         Command::SetScopedModels { models, save } => {
             match session.set_scoped_models(models, *save) {
                 Ok(()) => Reply::Done,

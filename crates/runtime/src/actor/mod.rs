@@ -172,6 +172,13 @@ pub enum Command {
         entry_id: String,
         at: bool,
     },
+    /// `auth.json` changed here (`/login`, `/logout`): the credentials are read again and
+    /// the model registry rebuilt, so a new provider's models are usable at once. A session
+    /// without a model takes `provider`'s default model; answered with
+    /// [`Reply::CredentialsReloaded`]. Waits for a running prompt.
+    ReloadCredentials {
+        provider: Option<String>,
+    },
     /// Replaces the model scope (`/scoped-models`); `save` also writes `enabledModels`.
     SetScopedModels {
         models: Vec<(String, String)>,
@@ -288,6 +295,8 @@ pub enum Reply {
     Commands(Vec<knightcode_protocol::rpc::SlashCommand>),
     /// What `/reload` loaded: the resources, and the report of their problems.
     Reloaded(std::sync::Arc<knightcode_resources::Resources>),
+    /// The credentials were read again; the model a session without one took, if any.
+    CredentialsReloaded(Option<ModelSwitch>),
 }
 
 /// The session as a screen shows it, taken at one moment.

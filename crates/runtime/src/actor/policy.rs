@@ -84,6 +84,7 @@ pub(super) fn while_running(command: &Command) -> WhileRunning {
         | Command::ExtensionVirtualModel { .. }
         | Command::ExtensionMcpServers(_)
         | Command::SetScopedModels { .. }
+        | Command::ReloadCredentials { .. }
         | Command::Snapshot
         | Command::Reload
         | Command::WaitForIdle

@@ -103,7 +103,7 @@ impl AgentSession {
     ) -> Result<Vec<AgentMessage>> {
         if !self.has_model() && self.pick_up_model().await?.is_none() {
             return Err(RuntimeError::Rejected(
-                super::start::no_model_selected_message(&self.ops.agent_dir, self.ops.env.as_ref()),
+                super::start::no_model_selected_message(&self.ops.agent_dir),
             ));
         }
         // Fails closed: a branch whose planning state cannot be enforced sends nothing.

@@ -198,7 +198,8 @@ impl PendingReply {
             | Reply::Navigated { .. }
             | Reply::Snapshot(_)
             | Reply::WebTools(_)
-            | Reply::Reloaded(_) => RpcResponse::ok(id, &command),
+            | Reply::Reloaded(_)
+            | Reply::CredentialsReloaded(_) => RpcResponse::ok(id, &command),
             Reply::Failed(error) => RpcResponse::error(id, &command, error.to_string()),
             Reply::Prompt(disposition) => data(&PromptResult {
                 disposition: Some(disposition),

@@ -64,6 +64,35 @@ impl AgentSession {
         self.switch_model(model, false).await.map(Some)
     }
 
+    /// `auth.json` changed (a `/login` or `/logout` here): the credentials are read again and
+    /// the registry rebuilt, so the models of a provider just logged in to are offered at once
+    /// and those of one logged out of are not. A session without a model takes `provider`'s
+    /// preferred model (the reference's `/login` does), else the first of its models this
+    /// build can use; `None` when it has a model already or the provider has none.
+    pub async fn reload_credentials(
+        &mut self,
+        provider: Option<&str>,
+    ) -> Result<Option<ModelSwitch>> {
+        self.ops
+            .auth_storage
+            .reload()
+            .map_err(|e| RuntimeError::Rejected(e.to_string()))?;
+        self.reload_model_registry().await;
+        let Some(provider) = provider.filter(|_| !self.has_model()) else {
+            return Ok(None);
+        };
+        let available = self.available_models();
+        let usable = |m: &&Model| m.provider == provider && knightcode_ai::is_supported(m);
+        let preferred = crate::model_select::DEFAULT_MODEL_PER_PROVIDER
+            .iter()
+            .find(|(p, _)| *p == provider)
+            .and_then(|(_, id)| available.iter().filter(usable).find(|m| m.id == *id));
+        let Some(model) = preferred.or_else(|| available.iter().find(usable)).cloned() else {
+            return Ok(None);
+        };
+        self.switch_model(model, false).await.map(Some)
+    }
+
     /// The model registry built again from the catalog and `models.json` (a provider added
     /// since), the extensions' providers registered on top and the local servers' models
     /// kept. A `models.json` that no longer parses keeps the built-in models, as at start.

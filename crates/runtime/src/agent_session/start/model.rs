@@ -123,12 +123,16 @@ pub(super) async fn choose_model(
                     None if setup.start_without_model => {
                         notices.push(format!(
                             "Warning: {}",
-                            no_model_message(&setup.agent_dir, env)
+                            no_model_message(&setup.agent_dir, env, true)
                         ));
                         return Ok(ChosenModel::unselected(restored_model, restored_thinking));
                     }
                     None => {
-                        return Err(RuntimeError::Setup(no_model_message(&setup.agent_dir, env)));
+                        return Err(RuntimeError::Setup(no_model_message(
+                            &setup.agent_dir,
+                            env,
+                            false,
+                        )));
                     }
                 },
             }
@@ -211,24 +215,29 @@ impl ChosenModel {
 /// Why a prompt of a session without a model was refused, and what to do. Only a session
 /// that started without one (the interactive mode's first run) refuses so, after its
 /// start-up warning gave every way to get a model: this repeats the gist, not the list.
-pub(crate) fn no_model_selected_message(
-    agent_dir: &Path,
-    _env: &dyn knightcode_ai::EnvSource,
-) -> String {
+pub(crate) fn no_model_selected_message(agent_dir: &Path) -> String {
     format!(
-        "No model selected. Log in (`knightcode auth login` in a shell), set a provider's API \
-         key in the environment, add a provider to {}, or start a local model server (the \
-         warning at the start lists each); then send the prompt again: the model is picked \
-         up without a restart. /model chooses among the models you have.",
+        "No model selected. Log in with /login (a subscription or an API key), set a \
+         provider's API key in the environment, add a provider to {}, or start a local model \
+         server (the warning at the start lists each); then send the prompt again: the model \
+         is picked up without a restart. /model chooses among the models you have.",
         agent_dir.join("models.json").display()
     )
 }
 
-fn no_model_message(agent_dir: &Path, env: &dyn knightcode_ai::EnvSource) -> String {
-    format!("No model available. {}", advice(agent_dir, env))
+/// `interactive`: the terminal interface's first run, where `/login` is offered.
+fn no_model_message(
+    agent_dir: &Path,
+    env: &dyn knightcode_ai::EnvSource,
+    interactive: bool,
+) -> String {
+    format!(
+        "No model available. {}",
+        advice(agent_dir, env, interactive)
+    )
 }
 
-fn advice(agent_dir: &Path, env: &dyn knightcode_ai::EnvSource) -> String {
+fn advice(agent_dir: &Path, env: &dyn knightcode_ai::EnvSource, interactive: bool) -> String {
     // Documentation is pointed at where the package put it, and only when it is there.
     let beside = std::env::current_exe()
         .ok()
@@ -237,7 +246,7 @@ fn advice(agent_dir: &Path, env: &dyn knightcode_ai::EnvSource) -> String {
     let docs = crate::paths::package_dir(env, std::env::home_dir(), beside)
         .unwrap_or_default()
         .join("docs");
-    knightcode_ai::list_models::no_models_advice(&agent_dir.join("models.json"), &docs)
+    knightcode_ai::list_models::no_models_advice(&agent_dir.join("models.json"), &docs, interactive)
 }
 
 /// Step 5: the session file records the model and level a resumed session did not have (or
