@@ -426,11 +426,7 @@ pub(super) async fn idle(session: &mut AgentSession, ctx: &mut Ctx, envelope: En
         },
         Command::Abort => Reply::Done,
         Command::ExtensionMcpServers(servers) => {
-            session.extension_mcp_servers(&servers);
-            // In order with the session's other events, delivered before the session ends.
-            if let Some(events) = &ctx.extensions {
-                events.mcp_servers_changed(&servers);
-            }
+            ctx.extension_mcp_servers(session, &servers);
             Reply::Done
         }
         Command::SendCustomMessage {
@@ -741,7 +737,6 @@ async fn configuring(session: &mut AgentSession, command: &Command) -> Option<Re
             session.extension_virtual_model(provider, id, model.as_deref().cloned());
             Reply::Done
         }
-        Command::ExtensionMcpServers(_) => return None,
         Command::ReloadContext => {
             session.reload_context();
             Reply::Done

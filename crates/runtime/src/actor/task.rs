@@ -536,6 +536,20 @@ async fn busy_bash_done(ctx: &mut Ctx, done: BashDone) {
 }
 
 impl Ctx {
+    /// An extension registered or unregistered an MCP server: the session reconciles its
+    /// connections, and extensions hear `mcp_servers_change` in order with the session's other
+    /// events (delivered before the session ends).
+    pub(super) fn extension_mcp_servers(
+        &self,
+        session: &mut AgentSession,
+        servers: &[knightcode_ext::McpServerSpec],
+    ) {
+        session.extension_mcp_servers(servers);
+        if let Some(events) = &self.extensions {
+            events.mcp_servers_changed(servers);
+        }
+    }
+
     /// An extension changed the models on offer (a provider, a virtual model): the next
     /// listing asks the session again.
     pub(super) fn forget_models_if_changed(&mut self, command: &super::Command) {

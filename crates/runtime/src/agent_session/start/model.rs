@@ -120,19 +120,9 @@ pub(super) async fn choose_model(
                 }
                 (None, None) => match model_select::default_model(&available, saved) {
                     Some(model) => (model.clone(), None),
-                    None if setup.start_without_model => {
-                        notices.push(format!(
-                            "Warning: {}",
-                            no_model_message(&setup.agent_dir, env, true)
-                        ));
-                        return Ok(ChosenModel::unselected(restored_model, restored_thinking));
-                    }
                     None => {
-                        return Err(RuntimeError::Setup(no_model_message(
-                            &setup.agent_dir,
-                            env,
-                            false,
-                        )));
+                        let restored = (restored_model, restored_thinking);
+                        return no_model_available(setup, env, notices, restored);
                     }
                 },
             }
@@ -187,6 +177,29 @@ pub(super) async fn choose_model(
         restored_model,
         restored_thinking,
     })
+}
+
+/// Nothing to choose from: the interactive mode starts without a model (with a warning
+/// saying how to get one); the other modes stop with that advice.
+fn no_model_available(
+    setup: &SessionSetup,
+    env: &dyn knightcode_ai::EnvSource,
+    notices: &mut Vec<String>,
+    (restored_model, restored_thinking): (
+        Option<knightcode_session::ModelRef>,
+        Option<ThinkingLevel>,
+    ),
+) -> Result<ChosenModel> {
+    if setup.start_without_model {
+        let advice = no_model_message(&setup.agent_dir, env, true);
+        notices.push(format!("Warning: {advice}"));
+        return Ok(ChosenModel::unselected(restored_model, restored_thinking));
+    }
+    Err(RuntimeError::Setup(no_model_message(
+        &setup.agent_dir,
+        env,
+        false,
+    )))
 }
 
 impl ChosenModel {
