@@ -112,6 +112,38 @@ fn the_mcp_json_server_of_the_same_name_wins_and_the_user_is_told() {
     );
 }
 
+#[test]
+fn a_server_registered_in_session_start_is_connected_before_the_first_prompt() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![
+            ScriptedReply::tool_call("call_1", "mcp__early__echo", r#"{"message":"hi"}"#),
+            ScriptedReply::text("Echoed."),
+        ],
+    )
+    .unwrap();
+    let sandbox = sandbox(&server);
+    write_extension(
+        &sandbox,
+        "ext.ts",
+        r#"export default function (pi) {
+  pi.on("session_start", () => pi.registerMcpServer("early", ENTRY));
+}"#,
+    );
+    let run = knightcode(&sandbox, &["-e", "ext.ts", "-p", "echo hi"]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let offered = offered_tools(&server.requests()[0].body);
+    assert!(
+        offered.iter().any(|n| n == "mcp__early__echo"),
+        "{offered:?}"
+    );
+    let result = returned_result(&server);
+    assert!(
+        result["content"].to_string().contains("echo: hi"),
+        "{result}"
+    );
+}
+
 const OWNER: &str = r#"
 export default function (pi) {
   pi.registerMcpServer("shared", ENTRY);

@@ -401,7 +401,8 @@ impl ExtensionActions {
             name: name.to_owned(),
             spec: spec.map(Box::new),
         };
-        self.command(command, "registerProvider")
+        // From `session_start` the session is not spawned yet: the change waits for it.
+        self.command_or_pending(command, "registerProvider")
     }
 
     /// `registerVirtualModel`/`unregisterVirtualModel` after loading, as providers are (and
@@ -430,7 +431,7 @@ impl ExtensionActions {
         &self,
         servers: Vec<knightcode_ext::McpServerSpec>,
     ) -> Result<(), PortError> {
-        self.command(Command::ExtensionMcpServers(servers), "registerMcpServer")
+        self.command_or_pending(Command::ExtensionMcpServers(servers), "registerMcpServer")
     }
 
     pub(crate) fn set_models(&self, models: crate::extensions::models::SharedModels) {
