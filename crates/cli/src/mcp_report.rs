@@ -6,7 +6,6 @@
 use knightcode_mcp::McpManager;
 use knightcode_mcp::ServerState;
 use knightcode_mcp::ServerStatus;
-use knightcode_mcp::Transport;
 use serde_json::Map;
 use serde_json::Value;
 use serde_json::json;
@@ -65,7 +64,7 @@ fn server(status: &ServerStatus, resources: Option<(usize, usize)>) -> Value {
     }
     out.insert("enabled".into(), json!(config.enabled));
     out.insert("exposure".into(), json!(config.exposure.as_str()));
-    out.insert("transport".into(), json!(transport(&config.transport)));
+    out.insert("transport".into(), json!(config.transport.target()));
     out.insert("state".into(), json!(status.state.as_str()));
     let tools: Vec<&str> = status.tools.iter().map(|t| t.name.as_str()).collect();
     out.insert("tools".into(), json!(tools));
@@ -90,15 +89,4 @@ fn server(status: &ServerStatus, resources: Option<(usize, usize)>) -> Value {
         out.insert("error".into(), json!(error));
     }
     Value::Object(out)
-}
-
-/// The command line of a stdio server, the address of an HTTP one.
-fn transport(transport: &Transport) -> String {
-    match transport {
-        Transport::Stdio { command, args, .. } => std::iter::once(command.as_str())
-            .chain(args.iter().map(String::as_str))
-            .collect::<Vec<_>>()
-            .join(" "),
-        Transport::Http { url, .. } => url.clone(),
-    }
 }

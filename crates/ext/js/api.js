@@ -406,7 +406,7 @@
       unregisterMcpServer(name) {
         internal.unregisterMcpServer(ext, name);
       },
-      getMcpServers: () => internal.getMcpServers(),
+      getMcpServers: () => internal.mcpServerSpecs(),
       registerVirtualModel(def) {
         internal.registerVirtualModel(ext, def);
       },

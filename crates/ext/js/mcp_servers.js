@@ -10,9 +10,9 @@
   // name → { ext, name, config }, in registration order.
   const servers = new Map();
 
-  const spec = (entry) => ({ name: entry.name, config: entry.config, extensionPath: entry.ext.path });
-  // The registrations of extensions that loaded (a failed load's are dropped with it).
-  const live = () => [...servers.values()].filter((e) => e.ext.state !== "failed" && e.ext.state !== "stale");
+  // Every registration (a failed load drops its own, a restart all of them).
+  const specs = () =>
+    [...servers.values()].map((entry) => ({ name: entry.name, config: entry.config, extensionPath: entry.ext.path }));
 
   // The config as JSON: functions and other values JSON cannot carry are an error here rather
   // than a silently different server.
@@ -30,7 +30,7 @@
 
   function announce(ext) {
     if (ext.state === "loading") return;
-    internal.session(SessionOp.mcpServersChanged, { servers: live().map(spec) });
+    internal.session(SessionOp.mcpServersChanged, { servers: specs() });
   }
 
   internal.registerMcpServer = function (ext, name, config) {
@@ -53,8 +53,7 @@
     announce(ext);
   };
 
-  internal.getMcpServers = () => live().map(spec);
-  internal.mcpServerSpecs = () => live().map(spec);
+  internal.mcpServerSpecs = specs;
   // A failed load takes its registrations with it; a restart (reload, new session) starts over.
   internal.dropMcpServers = (ext) => {
     for (const [name, entry] of [...servers]) if (entry.ext === ext) servers.delete(name);

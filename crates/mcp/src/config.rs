@@ -55,6 +55,17 @@ impl Transport {
             Self::Http { .. } => "http",
         }
     }
+
+    /// What it reaches: a stdio server's command line, an HTTP server's address.
+    pub fn target(&self) -> String {
+        match self {
+            Self::Stdio { command, args, .. } => std::iter::once(command.as_str())
+                .chain(args.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join(" "),
+            Self::Http { url, .. } => url.clone(),
+        }
+    }
 }
 
 /// One server as the files define it.

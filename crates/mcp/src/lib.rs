@@ -44,6 +44,7 @@ pub use manager::ProgressSink;
 pub use manager::ServerState;
 pub use manager::ServerStatus;
 pub use manager::ToolInfo;
+pub use names::namespace_name;
 pub use names::tool_name;
 pub use prompt_section::MAX_SECTION_CHARS;
 pub use prompt_section::SECTION_NAME;

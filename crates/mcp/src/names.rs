@@ -1,5 +1,10 @@
 //! The names MCP tools get in the model's tool list.
 
+/// `mcp__<server>`: the namespace a server's tools share (its name as [`tool_name`] writes it).
+pub fn namespace_name(server: &str) -> String {
+    tool_name(server, "").trim_end_matches('_').to_owned()
+}
+
 /// `mcp__<server>__<tool>`, every character outside `[A-Za-z0-9_]` turned into `_`. Names
 /// longer than the 64 characters providers accept keep 55 and add `_` and 8 hex digits of a
 /// hash of server and tool, so two long names stay apart.

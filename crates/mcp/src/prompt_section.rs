@@ -68,7 +68,10 @@ pub fn servers_section(statuses: &[ServerStatus]) -> Option<String> {
     }
     let heads: Vec<String> = listed
         .iter()
-        .map(|(s, reach)| format!("- {} ({})", namespace(&s.config.name), reach.as_str()))
+        .map(|(s, reach)| {
+            let namespace = crate::namespace_name(&s.config.name);
+            format!("- {namespace} ({})", reach.as_str())
+        })
         .collect();
     let omitted = |kept: usize| -> Option<String> {
         let left = &listed[kept..];
@@ -117,13 +120,6 @@ pub fn servers_section(statuses: &[ServerStatus]) -> Option<String> {
     }
     lines.extend(omitted(kept));
     Some(lines.join("\n"))
-}
-
-/// `mcp__<server>`, as its tools are named (`-` becomes `_`).
-fn namespace(server: &str) -> String {
-    crate::tool_name(server, "")
-        .trim_end_matches('_')
-        .to_owned()
 }
 
 /// The first line of the configured description, else of the instructions the server gave

@@ -42,13 +42,12 @@ pub(crate) struct McpSession {
     options: Option<knightcode_mcp::ConnectOptions>,
     /// The names the `mcp.json` files define: they win over an extension's server.
     file_servers: Vec<String>,
-    /// The extensions' servers given to the manager, and every registration as the
-    /// extensions made it (those the files shadow too).
+    /// The extensions' servers given to the manager (not those the files shadow).
     extension_servers: Vec<knightcode_mcp::ServerConfig>,
     /// Registrations already reported (shadowed by a file, or refused), so each is said once.
     extension_reported: HashSet<String>,
-    /// `--no-mcp` turned MCP off.
-    off: bool,
+    /// With `--no-mcp`, that the extensions' servers are not connected was said.
+    off_reported: bool,
     /// The first prompt waited for connections.
     waited: bool,
     /// Servers whose problem was reported (once each until they connect again).
@@ -81,10 +80,7 @@ impl McpSession {
         notices: &mut Vec<String>,
     ) -> Self {
         if setup.no_mcp {
-            return Self {
-                off: true,
-                ..Self::default()
-            };
+            return Self::default();
         }
         let config = knightcode_mcp::load_config(&setup.agent_dir, &setup.cwd, trusted);
         notices.extend(
@@ -121,9 +117,9 @@ impl McpSession {
         }
     }
 
-    /// `--no-mcp` turned MCP off.
+    /// `--no-mcp` turned MCP off (nothing to connect with).
     pub fn is_off(&self) -> bool {
-        self.off
+        self.options.is_none()
     }
 
     pub fn manager(&self) -> Option<&McpManager> {
@@ -334,7 +330,7 @@ impl McpSession {
     ) -> Vec<String> {
         let mut notices = Vec::new();
         let Some(options) = self.options.clone() else {
-            if !registered.is_empty() && self.extension_reported.insert(String::new()) {
+            if !registered.is_empty() && !std::mem::replace(&mut self.off_reported, true) {
                 notices.push(
                     "MCP is off in this session (--no-mcp): the servers extensions registered are not connected."
                         .to_owned(),
@@ -440,9 +436,8 @@ fn with_http(options: knightcode_mcp::ConnectOptions) -> knightcode_mcp::Connect
 
 /// The namespace of a server's tools: `mcp__<server>`, found by the server's name too.
 fn namespace(config: &knightcode_mcp::ServerConfig) -> ToolNamespace {
-    let name = knightcode_mcp::tool_name(&config.name, "");
     ToolNamespace {
-        name: name.trim_end_matches('_').to_owned(),
+        name: knightcode_mcp::namespace_name(&config.name),
         aliases: vec![config.name.clone()],
         description: config.description.clone(),
         instructions: None,

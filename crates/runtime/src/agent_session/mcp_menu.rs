@@ -57,19 +57,18 @@ fn server_label(status: &ServerStatus) -> String {
 /// The connection's details: how it is reached, where it is defined, and what went wrong.
 fn details(status: &ServerStatus) -> String {
     let config = &status.config;
-    let transport = match &config.transport {
-        knightcode_mcp::Transport::Stdio { command, args, .. } => {
-            format!("stdio: {command} {}", args.join(" "))
-        }
-        knightcode_mcp::Transport::Http { url, .. } => format!("streamable HTTP: {url}"),
+    let kind = match &config.transport {
+        knightcode_mcp::Transport::Stdio { .. } => "stdio",
+        knightcode_mcp::Transport::Http { .. } => "streamable HTTP",
     };
+    let transport = format!("{kind}: {}", config.transport.target());
     let defined = match config.scope {
         Scope::Extension => format!("registered by {}", config.source.display()),
         _ => format!("defined in {}", config.source.display()),
     };
     let mut lines = vec![
         format!("MCP server \"{}\": {}", config.name, status.state.as_str()),
-        format!("  {}", transport.trim_end()),
+        format!("  {transport}"),
         format!("  {defined}"),
         format!("  timeout {} s", config.timeout.as_secs_f64()),
     ];
