@@ -46,6 +46,32 @@ const CALLBACK_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// The subscriptions this build can log in to: provider id and the name a picker shows.
 pub const SUBSCRIPTION_LOGINS: [(&str, &str); 1] = [("anthropic", "Anthropic (Claude Pro/Max)")];
 
+/// Opens `url` in the browser: `$BROWSER` when set (as other command-line tools honour it),
+/// else the desktop's opener. The address is on screen anyway.
+pub fn open_browser(url: &str) {
+    let opener = std::env::var_os("BROWSER")
+        .filter(|b| !b.is_empty())
+        .unwrap_or_else(|| {
+            if cfg!(target_os = "macos") {
+                "open".into()
+            } else {
+                "xdg-open".into()
+            }
+        });
+    let spawned = std::process::Command::new(opener)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    // Reaped on a thread: the opener may outlive the moment.
+    if let Ok(mut child) = spawned {
+        std::thread::spawn(move || {
+            let _ = child.wait();
+        });
+    }
+}
+
 /// Whether `provider` has a subscription login here.
 pub fn has_subscription_login(provider: &str) -> bool {
     SUBSCRIPTION_LOGINS.iter().any(|(id, _)| *id == provider)

@@ -274,7 +274,7 @@ async fn subscription_login(
     let url = flow.url();
     let _ = writeln!(out, "Log in to {} in your browser:\n\n{url}\n", choice.name);
     if std::io::stdout().is_terminal() {
-        open_browser(&url);
+        login::open_browser(&url);
     }
     if flow.has_callback() {
         let _ = writeln!(
@@ -307,21 +307,6 @@ async fn subscription_login(
     flow.exchange(&code)
         .await
         .map_err(|e| format!("Failed to login to {}: {e}", choice.name))
-}
-
-/// Opens `url` in the desktop's browser, if there is one; the address is printed anyway.
-fn open_browser(url: &str) {
-    let opener = if cfg!(target_os = "macos") {
-        "open"
-    } else {
-        "xdg-open"
-    };
-    let _ = std::process::Command::new(opener)
-        .arg(url)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn();
 }
 
 /// `knightcode auth logout [<provider>]`: removes what `login` stored.

@@ -286,7 +286,7 @@ impl Ui {
         };
         match event.news {
             LoginNews::Auth { url, has_callback } => {
-                open_browser(&url);
+                login::open_browser(&url);
                 if let Some(dialog) = dialog {
                     let instructions = has_callback.then_some(
                         "Complete login in your browser. If the browser is on another machine, paste the final redirect URL here.",
@@ -531,31 +531,5 @@ async fn forget(agent_dir: &std::path::Path, provider: &str) -> Result<bool, Str
             storage.path().display()
         )),
         Err(error) => Err(error.to_string()),
-    }
-}
-
-/// Opens `url` in the browser: `$BROWSER` when set (as other command-line tools honour it),
-/// else the desktop's opener. The address is on screen anyway.
-fn open_browser(url: &str) {
-    let opener = std::env::var_os("BROWSER")
-        .filter(|b| !b.is_empty())
-        .unwrap_or_else(|| {
-            if cfg!(target_os = "macos") {
-                "open".into()
-            } else {
-                "xdg-open".into()
-            }
-        });
-    let spawned = std::process::Command::new(opener)
-        .arg(url)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn();
-    // Reaped on a thread: the opener may outlive the moment.
-    if let Ok(mut child) = spawned {
-        std::thread::spawn(move || {
-            let _ = child.wait();
-        });
     }
 }
