@@ -336,8 +336,12 @@
       registerMessageRenderer(customType, renderer) {
         internal.addMessageRenderer(customType, renderer);
       },
-      registerEntryRenderer() {},
-      registerMarkdownTransformer() {},
+      registerEntryRenderer(customType, renderer) {
+        internal.addEntryRenderer(customType, renderer);
+      },
+      registerMarkdownTransformer(transformer) {
+        internal.addMarkdownTransformer(ext, transformer);
+      },
       registerToolRenderer(resolver) {
         internal.addToolRenderer(resolver);
       },

@@ -1,6 +1,7 @@
 // Extensions' renderers in the terminal: tool cards (a tool's own `renderCall`/`renderResult`/
 // `renderShell`, and `registerToolRenderer` resolvers) and custom messages
-// (`registerMessageRenderer`). The terminal asks (`uiRenderTool`, `uiRenderMessage`) and the
+// (`registerMessageRenderer`) and entries (`registerEntryRenderer`). The terminal asks
+// (`uiRenderTool`, `uiRenderMessage`, `uiRenderEntry`) and the
 // lines go back on the component channel of ui.js. Evaluated after ui.js (its theme).
 (function (g) {
   "use strict";
@@ -44,6 +45,7 @@
   // JS thread again.
   const stuckTools = new Set();
   const stuckMessages = new Set();
+  const stuckEntries = new Set();
   const ownDrawing = (toolCallId) => ({
     op: "tool",
     toolCallId,
@@ -142,30 +144,37 @@
     return null;
   };
 
-  // Message renderers (`registerMessageRenderer`), by custom type; the last one wins.
+  // Message renderers (`registerMessageRenderer`) and entry renderers
+  // (`registerEntryRenderer`), by custom type; the last one wins.
   const messageRenderers = new Map();
+  const entryRenderers = new Map();
   internal.addMessageRenderer = (customType, renderer) => {
     if (typeof customType === "string" && typeof renderer === "function") messageRenderers.set(customType, renderer);
   };
+  internal.addEntryRenderer = (customType, renderer) => {
+    if (typeof customType === "string" && typeof renderer === "function") entryRenderers.set(customType, renderer);
+  };
   // What the terminal asks to draw: tools with renderers of their own, whether any
-  // resolver may take a tool, and the custom types with a message renderer.
+  // resolver may take a tool, and the custom types with a message or entry renderer.
   internal.rendererSummary = (ownTools) => ({
     tools: ownTools,
     resolvers: toolResolvers.length > 0,
     messages: [...messageRenderers.keys()],
+    entries: [...entryRenderers.keys()],
+    markdown: markdownTransformers.size > 0,
   });
-  calls.uiRenderMessage = ({ key, message, expanded, width }) => {
-    const customType = message && message.customType;
-    const renderer = messageRenderers.get(customType);
-    if (!renderer) return null;
+  // Draws a custom message or entry (`what`) with `renderer`; the lines go back under
+  // `key`. A renderer that returns nothing leaves a message as a notice and an entry unseen.
+  function renderCustom(what, renderer, stuck, { key, value, expanded, width }) {
+    const customType = value && value.customType;
     const failed = (error) => [`\x1b[31m[extension renderer failed: ${error.message}]\x1b[39m`];
-    if (stuckMessages.has(customType)) {
+    if (stuck.has(customType)) {
       send({ op: "message", key, lines: failed(new Error("it was stopped earlier")) });
-      return null;
+      return;
     }
     const onStop = (error) => {
-      stuckMessages.add(customType);
-      internal.reportUncaught(new Error(`The renderer of message type "${customType}": ${error.message}`));
+      stuck.add(customType);
+      internal.reportUncaught(new Error(`The renderer of ${what} type "${customType}": ${error.message}`));
       send({ op: "message", key, lines: failed(error) });
     };
     try {
@@ -173,7 +182,7 @@
         key,
         "render",
         () => {
-          const component = renderer(message, { expanded: !!expanded, outputPad: 1 }, theme);
+          const component = renderer(value, { expanded: !!expanded, outputPad: 1 }, theme);
           if (!component) return;
           const out = typeof component.render === "function" ? component.render(width) : [];
           send({ op: "message", key, lines: Array.isArray(out) ? out.map((l) => String(l)) : [] });
@@ -183,6 +192,53 @@
     } catch (e) {
       internal.reportUncaught(e);
     }
+  }
+  calls.uiRenderMessage = ({ key, message, expanded, width }) => {
+    const renderer = messageRenderers.get(message && message.customType);
+    if (renderer) renderCustom("message", renderer, stuckMessages, { key, value: message, expanded, width });
+    return null;
+  };
+  calls.uiRenderEntry = ({ key, entry, expanded, width }) => {
+    const renderer = entryRenderers.get(entry && entry.customType);
+    if (renderer) renderCustom("entry", renderer, stuckEntries, { key, value: entry, expanded, width });
+    return null;
+  };
+
+  // Markdown transformers (`registerMarkdownTransformer`): one per extension (a second
+  // replaces the first), chained in load order. Display only: the terminal shows what they
+  // return; the session and the model keep the original.
+  const markdownTransformers = new Map();
+  const stuckTransformers = new Set();
+  internal.addMarkdownTransformer = (ext, transformer) => {
+    if (typeof transformer === "function") markdownTransformers.set(ext, transformer);
+  };
+  calls.uiTransformMarkdown = ({ key, parts, isStreaming, availableWidth }) => {
+    const list = Array.isArray(parts) ? parts : [];
+    const out = list.map((part) => {
+      let markdown = String(part.markdown);
+      const context = { messageType: part.messageType, isStreaming: !!isStreaming, availableWidth };
+      for (const [ext, transformer] of markdownTransformers) {
+        if (stuckTransformers.has(ext)) continue;
+        // The engine unwinds the whole call at the limit: the card gets its text as is.
+        const onStop = (error) => {
+          stuckTransformers.add(ext);
+          internal.reportUncaught(new Error(`The markdown transformer of ${ext}: ${error.message}`));
+          send({ op: "markdown", key, parts: list.map((p) => ({ index: p.index, markdown: String(p.markdown) })) });
+        };
+        try {
+          const result = internal.limited(key, "transform", () => transformer(markdown, context), onStop);
+          if (typeof result === "string") markdown = result;
+        } catch (e) {
+          // A throwing transformer is skipped for this text and reported once.
+          if (!stuckTransformers.has(ext)) {
+            stuckTransformers.add(ext);
+            internal.reportUncaught(e);
+          }
+        }
+      }
+      return { index: part.index, markdown };
+    });
+    send({ op: "markdown", key, parts: out });
     return null;
   };
 
@@ -190,8 +246,12 @@
   internal.resetRenderers = () => {
     toolResolvers.length = 0;
     messageRenderers.clear();
+    entryRenderers.clear();
+    markdownTransformers.clear();
+    stuckTransformers.clear();
     toolRows.clear();
     stuckTools.clear();
     stuckMessages.clear();
+    stuckEntries.clear();
   };
 })(globalThis);

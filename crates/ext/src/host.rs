@@ -75,6 +75,12 @@ pub struct RendererSpec {
     /// Custom types with a `registerMessageRenderer`.
     #[serde(default)]
     pub messages: Vec<String>,
+    /// Custom types with a `registerEntryRenderer`.
+    #[serde(default)]
+    pub entries: Vec<String>,
+    /// Some extension registered a markdown transformer (`registerMarkdownTransformer`).
+    #[serde(default)]
+    pub markdown: bool,
 }
 
 impl RendererSpec {
@@ -84,6 +90,10 @@ impl RendererSpec {
 
     pub fn draws_message(&self, custom_type: &str) -> bool {
         self.messages.iter().any(|t| t == custom_type)
+    }
+
+    pub fn draws_entry(&self, custom_type: &str) -> bool {
+        self.entries.iter().any(|t| t == custom_type)
     }
 }
 

@@ -159,6 +159,36 @@ impl ComponentChannel {
         );
     }
 
+    /// A custom entry to draw with an extension's entry renderer, if its type has one (the
+    /// lines come back as a `{"op": "message", "key", "lines"}` as for custom messages).
+    pub fn render_entry(&self, key: usize, entry: &serde_json::Value, expanded: bool, width: u16) {
+        self.host.post(
+            "uiRenderEntry",
+            &serde_json::json!({ "key": key, "entry": entry, "expanded": expanded, "width": width }),
+        );
+    }
+
+    /// Markdown for the extensions' markdown transformers (`registerMarkdownTransformer`):
+    /// `parts` are `{index, messageType, markdown}`; the results come back as a
+    /// `{"op": "markdown", "key", "parts": [{index, markdown}]}` component message.
+    pub fn transform_markdown(
+        &self,
+        key: usize,
+        parts: &[serde_json::Value],
+        is_streaming: bool,
+        available_width: usize,
+    ) {
+        self.host.post(
+            "uiTransformMarkdown",
+            &serde_json::json!({
+                "key": key,
+                "parts": parts,
+                "isStreaming": is_streaming,
+                "availableWidth": available_width,
+            }),
+        );
+    }
+
     /// Asks the extensions' autocomplete providers about the editor's text (`col` in
     /// UTF-16 units, as JS counts); the answer comes back as a `{"op": "completions"}`
     /// component message with the same `id`.

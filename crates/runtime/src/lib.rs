@@ -46,6 +46,7 @@ pub use agent_session::AgentSession;
 pub use agent_session::SessionSetup;
 pub use agent_session::SessionTarget;
 pub use agent_session::ToolSelection;
+pub use agent_session::operations::TranscriptItem;
 pub use error::Result;
 pub use error::RuntimeError;
 pub use extensions::ExtensionSources;

@@ -10,6 +10,7 @@ use knightcode_protocol::BranchSummaryMessage;
 use knightcode_protocol::CompactionSummaryMessage;
 use knightcode_protocol::Content;
 use knightcode_protocol::ContentBlock;
+use knightcode_protocol::CustomEntry;
 use knightcode_protocol::CustomMessage;
 use knightcode_protocol::Millis;
 use knightcode_protocol::SectionPatch;
@@ -352,6 +353,33 @@ pub fn system_state(tree: &SessionTree, leaf: Option<EntryIndex>) -> SystemState
         }
     }
     system
+}
+
+/// The custom entries (`appendEntry`) on the context path of `leaf`, each with how many of
+/// `projection`'s messages come before it: where a transcript shows them (an extension's
+/// entry renderer draws them; they never enter context). `projection` is that branch's
+/// [`build_projection`].
+pub fn custom_entry_positions<'a>(
+    tree: &'a SessionTree,
+    leaf: Option<EntryIndex>,
+    projection: &[ProjectedMessage<'_>],
+) -> Vec<(usize, &'a CustomEntry)> {
+    let mut positions = Vec::new();
+    let mut next = 0;
+    for index in build_context_entries(tree, leaf) {
+        let entry = tree.entry(index);
+        // An entry's messages (a compaction gives two) follow each other in the projection.
+        while projection
+            .get(next)
+            .is_some_and(|projected| std::ptr::eq(projected.entry, entry))
+        {
+            next += 1;
+        }
+        if let SessionEntry::Custom(custom) = entry {
+            positions.push((next, custom.as_ref()));
+        }
+    }
+    positions
 }
 
 /// What the next model request is built from (`buildSessionContext`).

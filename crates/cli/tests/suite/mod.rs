@@ -62,6 +62,7 @@ mod tui_first_run;
 mod tui_login;
 mod tui_mcp;
 mod tui_plan;
+mod tui_renderers;
 mod tui_resources;
 mod tui_rough_edges;
 mod tui_second_pass;

@@ -220,20 +220,24 @@ async fn approve_fresh_implements_in_a_new_session_linked_to_the_planning_one() 
         assert_eq!(disposition, Some(PromptDisposition::Started));
         let planning = rpc.sandbox.session_files()[0].clone();
 
-        let (disposition, seen) =
+        let (disposition, mut seen) =
             prompt_answering(&mut rpc, "/plan approve fresh 1", |_| None).await;
         assert_eq!(disposition, Some(PromptDisposition::Handled));
+        // The new session's run: the plan as its first prompt. The notice is written by
+        // another task than the command's reply, so it may come after the reply.
+        loop {
+            match rpc.events.recv().await.expect("the server's output ended") {
+                RpcEvent::Agent(AgentEvent::AgentSettled { .. }) => break,
+                RpcEvent::UiRequest(request) => seen.push(request),
+                _ => {}
+            }
+        }
         assert!(
             seen.iter()
                 .any(|r| matches!(&r.kind, UiRequestKind::Notify { message, .. }
                 if message.starts_with("Implementing plan revision 1 in a new session"))),
             "{seen:?}"
         );
-        // The new session's run: the plan as its first prompt.
-        while !matches!(
-            rpc.events.recv().await.expect("the server's output ended"),
-            RpcEvent::Agent(AgentEvent::AgentSettled { .. })
-        ) {}
         let requests = rpc.server.requests();
         assert_eq!(requests.len(), 2);
         let messages = requests[1].body["messages"].as_array().unwrap().clone();

@@ -76,8 +76,30 @@ fn program_exists(program: &str) -> bool {
 
 impl Ui {
     pub fn on_agent_event(&mut self, event: &AgentEvent) {
+        let streaming = self.screen.transcript.streaming_index();
         if self.screen.transcript.apply(event) {
             self.mark_dirty();
+        }
+        match event {
+            AgentEvent::MessageStart {
+                message: AgentMessage::User(_),
+            } => {
+                let added = self.screen.transcript.len().checked_sub(1);
+                self.request_markdown(added);
+            }
+            AgentEvent::MessageUpdate { .. } => {
+                if let Some(index) = self.screen.transcript.streaming_index() {
+                    self.request_markdown(Some(index));
+                }
+            }
+            AgentEvent::MessageEnd {
+                message: AgentMessage::Assistant(_),
+            } => {
+                if let Some(index) = streaming {
+                    self.request_markdown(Some(index));
+                }
+            }
+            _ => {}
         }
         match event {
             AgentEvent::ToolExecutionStart { tool_call_id, .. }
@@ -87,6 +109,9 @@ impl Ui {
             }
             AgentEvent::MessageEnd {
                 message: AgentMessage::Custom(_),
+            }
+            | AgentEvent::EntryAppended {
+                entry: knightcode_protocol::SessionEntry::Custom(_),
             } => {
                 self.request_message_renders();
             }

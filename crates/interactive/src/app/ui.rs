@@ -226,11 +226,14 @@ impl Ui {
     /// Rebuilds the transcript from the session's current branch.
     pub fn reload_transcript(&mut self) {
         if let Some(view) = self.session.view() {
-            let messages = view.messages();
-            self.screen.transcript.load(&messages);
+            let items = view.transcript();
+            self.screen.transcript.load_items(&items);
             // Up recalls this conversation's prompts, as if they had been typed here.
-            for message in &messages {
-                if let knightcode_protocol::AgentMessage::User(user) = message {
+            for item in &items {
+                if let knightcode_runtime::TranscriptItem::Message(
+                    knightcode_protocol::AgentMessage::User(user),
+                ) = item
+                {
                     let text = user.content.text();
                     if !text.trim().is_empty() {
                         self.screen.editor.add_to_history(&text);

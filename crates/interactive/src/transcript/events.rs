@@ -5,6 +5,7 @@
 use knightcode_protocol::AgentEvent;
 use knightcode_protocol::AgentMessage;
 use knightcode_protocol::AssistantMessageEvent;
+use knightcode_protocol::SessionEntry;
 
 use super::AssistantCard;
 use super::Card;
@@ -56,6 +57,13 @@ impl Transcript {
                 assistant_message_event,
                 ..
             } => self.apply_delta(assistant_message_event),
+            // Nothing shows until an entry renderer draws it.
+            AgentEvent::EntryAppended {
+                entry: SessionEntry::Custom(entry),
+            } => {
+                self.add_entry(entry);
+                false
+            }
             AgentEvent::MessageEnd { message } => match message {
                 AgentMessage::Assistant(assistant) => {
                     if let Some(index) = self.streaming.take() {

@@ -17,6 +17,8 @@ use super::render::markdown;
 pub struct UserCard {
     pub text: String,
     pub images: usize,
+    /// What extensions' markdown transformers made of `text` (display only).
+    shown: Option<String>,
     cache: LineCache,
 }
 
@@ -25,8 +27,21 @@ impl UserCard {
         Self {
             text,
             images,
+            shown: None,
             cache: LineCache::default(),
         }
+    }
+
+    /// Shows `markdown` instead of the text (a markdown transformer's result). Returns
+    /// whether anything changed.
+    pub fn set_shown(&mut self, markdown: String) -> bool {
+        let shown = (markdown != self.text).then_some(markdown);
+        if self.shown == shown {
+            return false;
+        }
+        self.shown = shown;
+        self.cache.clear();
+        true
     }
 
     pub fn invalidate(&mut self) {
@@ -40,7 +55,8 @@ impl UserCard {
         let inner = inner_width(width);
         // A `/skill:name` prompt: the skill's block folds to one line (ctrl+o shows it),
         // then what the user typed, as the reference shows it.
-        let (mut lines, text) = match skill_block(&self.text) {
+        let shown = self.shown.as_deref().unwrap_or(&self.text);
+        let (mut lines, text) = match skill_block(shown) {
             Some(block) => {
                 let theme = &look.theme;
                 let label = theme.accent.bold().paint("[skill]");
@@ -68,7 +84,7 @@ impl UserCard {
                     None => return self.cache.put(width, lines),
                 }
             }
-            None => (Vec::new(), self.text.as_str()),
+            None => (Vec::new(), shown),
         };
         // Like the reference, prompts render as markdown (code spans, lists, emphasis).
         let mut body = markdown(text, inner, &look.theme);

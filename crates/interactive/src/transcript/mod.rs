@@ -4,6 +4,7 @@
 
 pub mod card;
 pub mod chunks;
+mod custom;
 pub mod errors;
 mod events;
 pub mod message;
@@ -19,7 +20,10 @@ use knightcode_protocol::AssistantMessage;
 use knightcode_protocol::Content;
 use knightcode_protocol::ContentBlock;
 use knightcode_protocol::ToolResultPayload;
+use knightcode_runtime::TranscriptItem;
 
+pub use self::custom::CustomCard;
+pub use self::custom::EntryCard;
 pub use self::message::BashCard;
 pub use self::message::Notice;
 pub use self::message::NoticeKind;
@@ -48,28 +52,8 @@ pub enum Card {
     Summary(SummaryCard),
     /// A custom message (`sendMessage` with `display: true`).
     Custom(CustomCard),
-}
-
-/// A custom message: shown as a notice naming its type, unless an extension's message
-/// renderer (`registerMessageRenderer`) drew it.
-#[derive(Debug, Clone)]
-pub struct CustomCard {
-    notice: Notice,
-    /// The message as the renderer receives it.
-    pub message: serde_json::Value,
-    lines: Option<Vec<String>>,
-}
-
-impl CustomCard {
-    fn render(&mut self, width: u16, look: &Look) -> Vec<String> {
-        match &self.lines {
-            Some(lines) => lines
-                .iter()
-                .map(|l| knightcode_tui::width::truncate_to_width(l, usize::from(width), ""))
-                .collect(),
-            None => self.notice.render(width, look),
-        }
-    }
+    /// A custom entry (`appendEntry`): drawn only by an extension's entry renderer.
+    Entry(EntryCard),
 }
 
 impl Card {
@@ -84,6 +68,7 @@ impl Card {
             Self::Bash(c) => c.render(width, look),
             Self::Notice(c) => c.render(width, look),
             Self::Custom(c) => c.render(width, look),
+            Self::Entry(c) => c.render(width),
             Self::Summary(c) => c.render(width, look),
         }
     }
@@ -138,7 +123,9 @@ impl Card {
             Self::Tool(c) => c.invalidate(),
             Self::Bash(c) => c.invalidate(),
             Self::Notice(c) => c.invalidate(),
-            Self::Custom(c) => c.notice.invalidate(),
+            Self::Custom(c) => c.invalidate(),
+            // Its lines come from the extension, asked again when they may change.
+            Self::Entry(_) => {}
             Self::Summary(c) => c.invalidate(),
         }
     }
@@ -158,6 +145,35 @@ fn describe_error(card: &mut AssistantCard, provider: &str) {
         let text = errors::final_text(raw, provider, None);
         card.set_error_text(text);
     }
+}
+
+/// A card's markdown for extensions' markdown transformers (`registerMarkdownTransformer`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MarkdownRequest {
+    /// The card's index.
+    pub key: usize,
+    /// The reply is still streaming (`isStreaming`).
+    pub streaming: bool,
+    pub parts: Vec<MarkdownPart>,
+}
+
+/// One block of a card: a user message, or an assistant text or thinking block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MarkdownPart {
+    /// The block's content index (0 for a user message).
+    pub index: usize,
+    /// `user`, `assistant` or `assistant-thinking`.
+    pub message_type: &'static str,
+    pub markdown: String,
+}
+
+/// Which renderer a custom card is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CustomKind {
+    /// A custom message: `registerMessageRenderer`.
+    Message,
+    /// A custom entry: `registerEntryRenderer`.
+    Entry,
 }
 
 /// The conversation as cards.
@@ -302,9 +318,21 @@ impl Transcript {
     /// Code in the newest cards is highlighted; older history, far up the scrollback,
     /// shows its code in the plain code colour (see [`HISTORY_HIGHLIGHT_LINES`]).
     pub fn load(&mut self, messages: &[AgentMessage]) {
+        let items: Vec<_> = messages
+            .iter()
+            .map(|m| TranscriptItem::Message(m.clone()))
+            .collect();
+        self.load_items(&items);
+    }
+
+    /// Like [`Transcript::load`], with the branch's custom entries in place.
+    pub fn load_items(&mut self, items: &[TranscriptItem]) {
         self.clear();
-        for message in messages {
-            self.add_message(message);
+        for item in items {
+            match item {
+                TranscriptItem::Message(message) => self.add_message(message),
+                TranscriptItem::Entry(entry) => self.add_entry(entry),
+            }
         }
         let mut budget = HISTORY_HIGHLIGHT_LINES;
         let mut newest = true;
@@ -408,41 +436,119 @@ impl Transcript {
         }
     }
 
-    /// What message renderers need: the index and message of each custom message card
-    /// whose type `drawn` accepts.
-    pub fn custom_message_requests(
+    /// What message and entry renderers need: the index, kind and JSON of each custom
+    /// message whose type `message_drawn` accepts and each custom entry whose type
+    /// `entry_drawn` accepts.
+    pub fn custom_render_requests(
         &self,
-        drawn: impl Fn(&str) -> bool,
-    ) -> Vec<(usize, serde_json::Value)> {
+        message_drawn: impl Fn(&str) -> bool,
+        entry_drawn: impl Fn(&str) -> bool,
+    ) -> Vec<(usize, CustomKind, serde_json::Value)> {
+        let custom_type = |value: &serde_json::Value| {
+            value
+                .get("customType")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("")
+                .to_owned()
+        };
         self.cards
             .iter()
             .enumerate()
             .filter_map(|(index, card)| match card {
-                Card::Custom(card)
-                    if drawn(
-                        card.message
-                            .get("customType")
-                            .and_then(serde_json::Value::as_str)
-                            .unwrap_or(""),
-                    ) =>
-                {
-                    Some((index, card.message.clone()))
+                Card::Custom(card) if message_drawn(&custom_type(&card.message)) => {
+                    Some((index, CustomKind::Message, card.message.clone()))
+                }
+                Card::Entry(card) if entry_drawn(card.custom_type()) => {
+                    Some((index, CustomKind::Entry, card.entry.clone()))
                 }
                 _ => None,
             })
             .collect()
     }
 
-    /// An extension drew the custom message of card `index`.
+    /// An extension drew the custom message or entry of card `index`.
     pub fn set_custom_message_lines(&mut self, index: usize, lines: Vec<String>) -> bool {
         match self.cards.get_mut(index) {
-            Some(Card::Custom(card)) => {
-                card.lines = Some(lines);
-                self.touch(index);
-                true
+            Some(Card::Custom(card)) => card.lines = Some(lines),
+            Some(Card::Entry(card)) => card.lines = Some(lines),
+            _ => return false,
+        }
+        self.touch(index);
+        true
+    }
+
+    /// What extensions' markdown transformers need for card `index` (every user and
+    /// assistant card when `None`): the card's index, whether it is still streaming, and
+    /// its parts (content index, message type, markdown).
+    pub fn markdown_requests(&self, index: Option<usize>) -> Vec<MarkdownRequest> {
+        let one = |(index, card): (usize, &Card)| {
+            let parts = match card {
+                Card::User(card) => vec![MarkdownPart {
+                    index: 0,
+                    message_type: "user",
+                    markdown: card.text.clone(),
+                }],
+                Card::Assistant(card) => card
+                    .markdown_parts()
+                    .into_iter()
+                    .map(|(index, thinking, text)| MarkdownPart {
+                        index,
+                        message_type: if thinking {
+                            "assistant-thinking"
+                        } else {
+                            "assistant"
+                        },
+                        markdown: text.to_owned(),
+                    })
+                    .collect(),
+                _ => return None,
+            };
+            Some(MarkdownRequest {
+                key: index,
+                streaming: self.streaming == Some(index),
+                parts,
+            })
+        };
+        match index {
+            Some(index) => self
+                .cards
+                .get(index)
+                .and_then(|card| one((index, card)))
+                .into_iter()
+                .collect(),
+            None => self.cards.iter().enumerate().filter_map(one).collect(),
+        }
+    }
+
+    /// The markdown transformers' results for card `index`: (content index, markdown).
+    pub fn set_markdown(&mut self, index: usize, parts: Vec<(usize, String)>) -> bool {
+        let changed = match self.cards.get_mut(index) {
+            Some(Card::User(card)) => parts
+                .into_iter()
+                .next()
+                .is_some_and(|(_, markdown)| card.set_shown(markdown)),
+            Some(Card::Assistant(card)) => {
+                parts.into_iter().fold(false, |changed, (at, markdown)| {
+                    card.set_shown(at, markdown) || changed
+                })
             }
             _ => false,
+        };
+        if changed {
+            self.touch(index);
         }
+        changed
+    }
+
+    /// The index of the reply being streamed.
+    pub fn streaming_index(&self) -> Option<usize> {
+        self.streaming
+    }
+
+    /// Adds a custom entry (`appendEntry`) where the transcript stands.
+    pub fn add_entry(&mut self, entry: &knightcode_protocol::CustomEntry) {
+        let entry = serde_json::to_value(entry).unwrap_or_default();
+        self.cards.push(Card::Entry(EntryCard::new(entry)));
     }
 
     /// An extension drew tool call `id`: show its lines.

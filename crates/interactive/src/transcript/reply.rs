@@ -21,6 +21,9 @@ use super::render::Look;
 pub struct ReplyBlock {
     pub thinking: bool,
     text: String,
+    /// What extensions' markdown transformers made of `text` (display only): drawn instead
+    /// of it until the next transform arrives.
+    shown: Option<String>,
     /// Code blocks without syntax colours (old history, see `AssistantCard::set_plain_code`).
     plain_code: bool,
     /// Made on the first render (it needs the theme); rendered in chunks so that a
@@ -33,6 +36,7 @@ impl ReplyBlock {
         Self {
             thinking,
             text,
+            shown: None,
             plain_code: false,
             rendered: None,
         }
@@ -44,7 +48,10 @@ impl ReplyBlock {
 
     fn append(&mut self, delta: &str) {
         self.text.push_str(delta);
-        if let Some(rendered) = &mut self.rendered {
+        // A transformed block shows its last transform until the next one arrives.
+        if self.shown.is_none()
+            && let Some(rendered) = &mut self.rendered
+        {
             rendered.append(delta);
         }
     }
@@ -59,9 +66,10 @@ impl ReplyBlock {
         let theme = &look.theme;
         let thinking = self.thinking;
         let plain_code = self.plain_code;
+        let shown = self.shown.as_ref().unwrap_or(&self.text);
         let rendered = self.rendered.get_or_insert_with(|| {
             let style = thinking.then_some(theme.thinking_text);
-            ChunkedMarkdown::new(self.text.clone(), theme.clone(), style, plain_code)
+            ChunkedMarkdown::new(shown.clone(), theme.clone(), style, plain_code)
         });
         rendered.render_parts(u16::try_from(width).unwrap_or(u16::MAX))
     }
@@ -71,6 +79,7 @@ impl Clone for ReplyBlock {
     fn clone(&self) -> Self {
         Self {
             plain_code: self.plain_code,
+            shown: self.shown.clone(),
             ..Self::new(self.thinking, self.text.clone())
         }
     }
@@ -209,6 +218,35 @@ impl AssistantCard {
         self.blocks
             .iter()
             .rposition(|b| b.as_ref().is_some_and(|block| !block.is_blank()))
+    }
+
+    /// The text and thinking blocks (content index, thinking, markdown), for extensions'
+    /// markdown transformers.
+    pub fn markdown_parts(&self) -> Vec<(usize, bool, &str)> {
+        self.blocks
+            .iter()
+            .enumerate()
+            .filter_map(|(index, block)| {
+                let block = block.as_ref()?;
+                Some((index, block.thinking, block.text.as_str()))
+            })
+            .collect()
+    }
+
+    /// Shows `markdown` for block `index` instead of its text (a markdown transformer's
+    /// result). Returns whether anything changed.
+    pub fn set_shown(&mut self, index: usize, markdown: String) -> bool {
+        let Some(Some(block)) = self.blocks.get_mut(index) else {
+            return false;
+        };
+        let shown = (markdown != block.text).then_some(markdown);
+        if block.shown == shown {
+            return false;
+        }
+        block.shown = shown;
+        block.rendered = None;
+        self.settled = None;
+        true
     }
 
     /// Replaces an error ending's text (the provider's raw text, told in words).

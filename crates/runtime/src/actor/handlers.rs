@@ -202,7 +202,7 @@ pub(super) async fn busy(ctx: &mut Ctx, envelope: Envelope) {
     let Envelope { command, responder } = envelope;
     report(ctx, &command).await;
     // Extension commands run at once, during a run too (as in the reference).
-    let Some((command, responder)) = run_extension_command(ctx, command, responder) else {
+    let Some((command, responder)) = super::extension_commands::run(ctx, command, responder) else {
         return;
     };
     let reply = match while_running(&command) {
@@ -337,35 +337,6 @@ async fn busy_own_rule(
     Some((reply, responder))
 }
 
-/// Starts a prompt that names an extension command beside the task, which keeps serving:
-/// the command's `ctx.newSession()`, `ctx.waitForIdle()`, … are commands to it. The prompt
-/// is answered when the command has finished. Anything else comes back to be handled.
-fn run_extension_command(
-    ctx: &Ctx,
-    command: Command,
-    responder: Responder,
-) -> Option<(Command, Responder)> {
-    if let Command::Prompt { text, source, .. } = &command
-        && *source != crate::hooks::InputSource::Extension
-        && let Some(host) = ctx
-            .extensions
-            .as_ref()
-            .map(|e| std::sync::Arc::clone(e.host()))
-        && let Some((name, args)) = crate::extensions::command_of(text)
-        && host.has_command(name)
-    {
-        let actions = std::sync::Arc::clone(&ctx.actions);
-        // Queued on the JS thread now, in the order the commands came in.
-        let command = host.start_command(name, args);
-        tokio::spawn(async move {
-            command.await;
-            actions.command_done(responder);
-        });
-        return None;
-    }
-    Some((command, responder))
-}
-
 /// A settings change answered at once whose lasting effect (the settings file) is made when
 /// the run has ended.
 fn defer_silently(ctx: &mut Ctx, command: Command) {
@@ -381,7 +352,7 @@ pub(super) async fn idle(session: &mut AgentSession, ctx: &mut Ctx, envelope: En
     let Envelope { command, responder } = envelope;
     let mut flow = Flow::Continue;
     report(ctx, &command).await;
-    let Some((command, responder)) = run_extension_command(ctx, command, responder) else {
+    let Some((command, responder)) = super::extension_commands::run(ctx, command, responder) else {
         return flow;
     };
     let reply = match command {
@@ -488,6 +459,11 @@ pub(super) async fn idle(session: &mut AgentSession, ctx: &mut Ctx, envelope: En
             let bash = session.user_bash(&line, exclude_from_context);
             ctx.spawn_bash(bash, responder, id);
             return flow;
+        }
+        // What the command appended (`appendEntry`) is reported before its reply.
+        Command::ExtensionCommandDone => {
+            ctx.report_new_entries(false).await;
+            Reply::Prompt(PromptDisposition::Handled)
         }
         other => match changing(session, ctx, &other).await {
             Some(reply) => reply,

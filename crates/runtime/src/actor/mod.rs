@@ -15,6 +15,7 @@
 
 mod bash_jobs;
 mod command_error;
+mod extension_commands;
 mod handlers;
 mod policy;
 mod task;

@@ -719,3 +719,32 @@ fn conversation(session: &Mutex<SessionManager>) -> Vec<AgentMessage> {
         .map(|m| (*m.message).clone())
         .collect()
 }
+
+/// One thing the transcript shows, in order: a message of the conversation, or a custom entry
+/// (`appendEntry`) that an extension's entry renderer may draw.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TranscriptItem {
+    Message(AgentMessage),
+    Entry(knightcode_protocol::CustomEntry),
+}
+
+/// The conversation as [`conversation`] gives it, with the branch's custom entries in place.
+fn transcript(session: &Mutex<SessionManager>) -> Vec<TranscriptItem> {
+    let session = lock(session);
+    let tree = session.tree();
+    let context = session.build_context();
+    let entries =
+        knightcode_session::context::custom_entry_positions(tree, tree.leaf(), &context.messages);
+    let mut entries = entries.into_iter().peekable();
+    let mut items = Vec::with_capacity(context.messages.len());
+    for (at, projected) in context.messages.iter().enumerate() {
+        while let Some((_, entry)) = entries.next_if(|(before, _)| *before <= at) {
+            items.push(TranscriptItem::Entry(entry.clone()));
+        }
+        if !matches!(*projected.message, AgentMessage::System(_)) {
+            items.push(TranscriptItem::Message((*projected.message).clone()));
+        }
+    }
+    items.extend(entries.map(|(_, entry)| TranscriptItem::Entry(entry.clone())));
+    items
+}

@@ -11,6 +11,7 @@ use super::string_list;
 use crate::app::input::Action;
 use crate::app::overlay::Overlay;
 use crate::app::ui::Ui;
+use crate::transcript::CustomKind;
 
 impl Ui {
     pub(super) fn on_component(&mut self, message: &serde_json::Value) -> Vec<Action> {
@@ -188,6 +189,7 @@ impl Ui {
                     self.mark_dirty();
                 }
             }
+            "markdown" => self.apply_markdown(message),
             "layers" => self.set_layers(message),
             "close" => {
                 if matches!(&self.screen.overlay, Some(Overlay::Js(panel)) if panel.id == id) {
@@ -273,8 +275,9 @@ impl Ui {
         }
     }
 
-    /// Asks extensions to draw tool call `id` (or every tool card) with their renderers,
-    /// and every custom message with theirs.
+    /// Asks extensions to draw tool call `id` (or every tool card) with their renderers;
+    /// for every card, also every custom message and entry with theirs and the markdown
+    /// of every message with their markdown transformers.
     pub fn request_tool_renders(&mut self, id: Option<&str>) {
         let Some(channel) = self.ext_ui.channel() else {
             return;
@@ -290,10 +293,12 @@ impl Ui {
         }
         if id.is_none() {
             self.request_message_renders();
+            self.request_markdown(None);
         }
     }
 
-    /// Asks extensions to draw the custom messages with their message renderers.
+    /// Asks extensions to draw the custom messages and entries with their message and
+    /// entry renderers.
     pub fn request_message_renders(&mut self) {
         let Some(channel) = self.ext_ui.channel() else {
             return;
@@ -301,12 +306,15 @@ impl Ui {
         let width = self.screen_width();
         let expanded = self.screen.transcript.look.tools_expanded;
         let renderers = channel.renderers();
-        let requests = self
-            .screen
-            .transcript
-            .custom_message_requests(|custom_type| renderers.draws_message(custom_type));
-        for (key, message) in requests {
-            channel.render_message(key, &message, expanded, width);
+        let requests = self.screen.transcript.custom_render_requests(
+            |custom_type| renderers.draws_message(custom_type),
+            |custom_type| renderers.draws_entry(custom_type),
+        );
+        for (key, kind, value) in requests {
+            match kind {
+                CustomKind::Message => channel.render_message(key, &value, expanded, width),
+                CustomKind::Entry => channel.render_entry(key, &value, expanded, width),
+            }
         }
     }
 

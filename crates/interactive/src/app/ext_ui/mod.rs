@@ -12,6 +12,7 @@
 mod completion;
 mod components;
 mod dialogs;
+mod markdown;
 mod shortcuts;
 
 use std::collections::VecDeque;
@@ -141,6 +142,8 @@ pub struct ExtensionUi {
     /// renders on every streamed token, or ten widgets on one timer, cost one frame per slot
     /// instead of one each.
     answer_due: bool,
+    /// Cards whose markdown is with the extensions' transformers.
+    markdown: markdown::InFlight,
 }
 
 impl Default for ExtensionUi {
@@ -162,6 +165,7 @@ impl Default for ExtensionUi {
             replaced: Vec::new(),
             completion: ExtensionCompletion::default(),
             answer_due: false,
+            markdown: markdown::InFlight::default(),
         }
     }
 }
@@ -177,6 +181,7 @@ impl ExtensionUi {
     pub fn connect(&mut self, channel: Option<ComponentChannel>) {
         self.channel = channel;
         self.footer_data_sent = None;
+        self.markdown = markdown::InFlight::default();
     }
 
     /// The way to the extensions' components, when extensions are loaded.

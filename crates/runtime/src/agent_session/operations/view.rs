@@ -31,7 +31,9 @@ use knightcode_protocol::rpc::SessionStats;
 use knightcode_protocol::rpc::TokenTotals;
 use knightcode_session::SessionManager;
 
+use super::TranscriptItem;
 use super::conversation;
+use super::transcript;
 use crate::agent_session::lock;
 use crate::error::Result;
 use crate::error::RuntimeError;
@@ -259,6 +261,11 @@ impl SessionView {
 
     pub fn messages(&self) -> Vec<AgentMessage> {
         conversation(&self.session)
+    }
+
+    /// The conversation with the branch's custom entries in place, for a transcript.
+    pub fn transcript(&self) -> Vec<TranscriptItem> {
+        transcript(&self.session)
     }
 
     /// `get_entries`: every entry in file order, or those after `since`.
