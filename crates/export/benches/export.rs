@@ -57,6 +57,7 @@ fn main() {
         leaf_id: entries.last().map(SessionEntry::id),
         system_prompt: None,
         tools: None,
+        rendered_tools: None,
     };
     let mut times = Vec::new();
     for _ in 0..9 {

@@ -48,6 +48,22 @@ pub struct SessionData<'a> {
     pub system_prompt: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tools: Option<&'a [ToolDeclaration]>,
+    /// Tool calls drawn by extensions' renderers, by tool call id (`renderedTools`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rendered_tools: Option<&'a std::collections::BTreeMap<String, RenderedTool>>,
+}
+
+/// A tool call as an extension's renderers drew it, as HTML (the reference's shape): the
+/// call's lines, and the result's collapsed and expanded.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RenderedTool {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub call_html: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result_html_collapsed: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result_html_expanded: Option<String>,
 }
 
 /// `knightcode-session-<session file name without .jsonl>.html`.

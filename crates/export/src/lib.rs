@@ -7,14 +7,18 @@
 //! an export of a 10,000-entry session at one serialisation pass, and the page draws only
 //! what is on screen.
 
+mod ansi;
 mod colors;
 mod error;
 mod html;
 mod jsonl;
 
+pub use ansi::ansi_lines_to_html;
+pub use ansi::ansi_to_html;
 pub use colors::ExportColors;
 pub use error::ExportError;
 pub use error::Result;
+pub use html::RenderedTool;
 pub use html::SessionData;
 pub use html::default_html_name;
 pub use html::render_html;

@@ -144,6 +144,69 @@
     return null;
   };
 
+  // The HTML export: tool calls drawn by their renderers, as terminal lines (the export
+  // makes HTML of them). `tools` are `{toolCallId, toolName, args, result?}`; the tools the
+  // page draws itself are skipped, as in the reference. A renderer that throws leaves that
+  // call to the page; one past the time limit ends the call (the export goes on without).
+  const PAGE_DRAWN_TOOLS = new Set(["bash", "read", "write", "edit", "ls"]);
+  calls.exportRenderTools = ({ tools, width }) => {
+    const drawn = {};
+    const lines = (component) => {
+      const out = component && typeof component.render === "function" ? component.render(width) : [];
+      return Array.isArray(out) ? out.map((l) => String(l)) : [];
+    };
+    for (const tool of Array.isArray(tools) ? tools : []) {
+      if (PAGE_DRAWN_TOOLS.has(tool.toolName) || stuckTools.has(tool.toolName)) continue;
+      const renderers = renderersFor(tool.toolName);
+      if (!renderers) continue;
+      const state = {};
+      const context = (expanded, isError) => ({
+        args: tool.args,
+        toolCallId: tool.toolCallId,
+        lastComponent: undefined,
+        state,
+        cwd: g.process.cwd(),
+        executionStarted: true,
+        argsComplete: true,
+        isPartial: false,
+        expanded,
+        showImages: false,
+        isError,
+        invalidate() {},
+      });
+      const entry = {};
+      const onStop = (error) => {
+        stuckTools.add(tool.toolName);
+        internal.reportUncaught(new Error(`The renderer of tool "${tool.toolName}": ${error.message}`));
+      };
+      try {
+        internal.limited(
+          tool.toolCallId,
+          "render",
+          () => {
+            if (renderers.renderCall)
+              entry.call = lines(renderers.renderCall(tool.args, theme, context(false, false)));
+            if (tool.result && renderers.renderResult) {
+              const shown = { content: tool.result.content || [], details: tool.result.details };
+              const isError = !!tool.result.isError;
+              const result = (expanded) =>
+                lines(
+                  renderers.renderResult(shown, { expanded, isPartial: false }, theme, context(expanded, isError)),
+                );
+              entry.collapsed = result(false);
+              entry.expanded = result(true);
+            }
+          },
+          onStop,
+        );
+      } catch (e) {
+        continue;
+      }
+      if (entry.call || entry.collapsed) drawn[tool.toolCallId] = entry;
+    }
+    return drawn;
+  };
+
   // Message renderers (`registerMessageRenderer`) and entry renderers
   // (`registerEntryRenderer`), by custom type; the last one wins.
   const messageRenderers = new Map();

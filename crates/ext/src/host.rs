@@ -347,6 +347,13 @@ impl ExtensionHost {
         self.engine.call("routeVirtual", request).await
     }
 
+    /// Draws tool calls with extensions' renderers for the HTML export: `request` is
+    /// `{tools: [{toolCallId, toolName, args, result?}], width}`, the answer
+    /// `{<toolCallId>: {call?, collapsed?, expanded?}}` as terminal lines.
+    pub async fn export_tool_renders(&self, request: &Value) -> Result<Value, CallError> {
+        self.engine.call("exportRenderTools", request).await
+    }
+
     /// Sends `method` to the JS side without waiting (terminal input and size for
     /// extensions' components): no reply, and nothing waits if JS is busy.
     pub fn post(&self, method: &str, payload: &Value) {

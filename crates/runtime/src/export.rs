@@ -3,10 +3,12 @@
 //! (`--export`), and a session file copied into the session directory (`/import`).
 //! The page itself is `knightcode-export`'s; this module picks the data and the paths.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::path::PathBuf;
 
 pub use knightcode_export::ExportColors;
+use knightcode_export::RenderedTool;
 use knightcode_export::SessionData;
 use knightcode_protocol::SessionHeader;
 use knightcode_session::SessionManager;
@@ -30,7 +32,11 @@ fn absolute(path: &Path) -> PathBuf {
 
 /// The page of `session`: every entry, its leaf, and the system prompt and tools it
 /// recorded (when it recorded any).
-fn page(session: &SessionManager, colors: &ExportColors) -> Result<String> {
+fn page(
+    session: &SessionManager,
+    colors: &ExportColors,
+    rendered_tools: Option<&BTreeMap<String, RenderedTool>>,
+) -> Result<String> {
     let context = session.build_context();
     let prompt = context.system.prompt_text();
     let tools = &context.system.tools;
@@ -40,6 +46,7 @@ fn page(session: &SessionManager, colors: &ExportColors) -> Result<String> {
         leaf_id: session.leaf_id(),
         system_prompt: (!prompt.is_empty()).then_some(prompt.as_str()),
         tools: (!tools.is_empty()).then_some(tools.as_slice()),
+        rendered_tools,
     };
     knightcode_export::render_html(&data, colors).map_err(export_error)
 }
@@ -56,6 +63,7 @@ pub(crate) fn session_html(
     session: &SessionManager,
     output: Option<&Path>,
     colors: &ExportColors,
+    rendered_tools: Option<&BTreeMap<String, RenderedTool>>,
 ) -> Result<(PathBuf, String)> {
     let Some(file) = session.session_file() else {
         return Err(RuntimeError::Rejected(IN_MEMORY.to_owned()));
@@ -66,7 +74,7 @@ pub(crate) fn session_html(
     let path = output
         .map(Path::to_owned)
         .unwrap_or_else(|| knightcode_export::default_html_name(file));
-    Ok((path, page(session, colors)?))
+    Ok((path, page(session, colors, rendered_tools)?))
 }
 
 /// The header and current branch of the open session, re-chained into one line of
@@ -122,7 +130,7 @@ pub fn export_file(
     let path = output
         .map(Path::to_owned)
         .unwrap_or_else(|| knightcode_export::default_html_name(&input));
-    write(&path, &page(&session, colors)?)?;
+    write(&path, &page(&session, colors, None)?)?;
     Ok(path)
 }
 

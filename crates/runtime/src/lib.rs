@@ -14,6 +14,7 @@ pub mod diagnostics;
 pub mod dialogs;
 mod error;
 pub mod export;
+mod export_renders;
 pub mod extensions;
 pub mod file_history;
 pub mod hooks;

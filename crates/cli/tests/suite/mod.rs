@@ -9,6 +9,7 @@ mod cloudflare;
 mod damaged_session;
 mod e2e_oneshot;
 mod ext_examples;
+mod ext_export;
 mod ext_exposure;
 mod ext_faults;
 mod ext_fetch;

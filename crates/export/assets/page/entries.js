@@ -69,9 +69,18 @@ function toolCard(call, resultEntry) {
   var state = !result ? "" : result.isError ? " failed" : " ok";
   var html = '<div class="tool tool-' + esc(name) + state + '" data-tool-call="' + esc(call.id || "") + '"' +
     (resultEntry ? ' data-result-entry="' + esc(resultEntry.id) + '"' : "") + ">";
-  html += '<div class="tool-title">' + esc(name) + " " + toolArgSummary(name, args) + "</div>";
+  // Drawn by an extension's renderers (terminal lines as HTML, made at export time).
+  var drawn = (data.renderedTools || {})[call.id] || {};
+  if (drawn.callHtml) html += '<div class="tool-title ansi">' + drawn.callHtml + "</div>";
+  else html += '<div class="tool-title">' + esc(name) + " " + toolArgSummary(name, args) + "</div>";
   var output = result ? contentText(result.content) : "";
-  if (name === "edit") {
+  if (result && drawn.resultHtmlCollapsed) {
+    html += '<div class="tool-output ansi">' + drawn.resultHtmlCollapsed + "</div>";
+    if (drawn.resultHtmlExpanded && drawn.resultHtmlExpanded !== drawn.resultHtmlCollapsed) {
+      html += "<details" + (expandAll ? " open" : "") + "><summary>expanded</summary>" +
+        '<div class="tool-output ansi">' + drawn.resultHtmlExpanded + "</div></details>";
+    }
+  } else if (name === "edit") {
     var diff = result && result.details && typeof result.details.diff === "string" ? result.details.diff : diffFromArgs(args);
     if (!result || !result.isError) html += collapsible(diff, "diff-wrap", diffHtml);
     if (result && result.isError) html += collapsible(output, "tool-output error-text");

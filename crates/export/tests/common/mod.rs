@@ -118,6 +118,7 @@ impl Builder {
             leaf_id: leaf,
             system_prompt: prompt,
             tools,
+            rendered_tools: None,
         }
     }
 

@@ -169,6 +169,7 @@ fn pages_of_the_reference_agents_sessions_render() {
                 .map(|e: &knightcode_protocol::SessionEntry| e.id()),
             system_prompt: None,
             tools: None,
+            rendered_tools: None,
         };
         let page = write_page(dir.path(), "fixture.html", &data);
         let dom = dump_dom(&page, None);
@@ -237,4 +238,58 @@ fn screenshots_of_a_forked_session() {
             bytes.len()
         );
     }
+}
+
+#[test]
+fn tool_calls_drawn_by_extensions_show_their_lines() {
+    let mut session = common::Builder::new();
+    let user = session.user(None, "What is the weather?");
+    let call = session.assistant(
+        Some(&user),
+        serde_json::json!([{"type": "toolCall", "id": "call-w", "name": "weather",
+            "arguments": {"city": "Paris"}}]),
+    );
+    let result = session.tool_result(
+        &call,
+        "call-w",
+        "weather",
+        "raw result text",
+        serde_json::json!({}),
+        false,
+    );
+    let mut drawn = std::collections::BTreeMap::new();
+    drawn.insert(
+        "call-w".to_owned(),
+        knightcode_export::RenderedTool {
+            call_html: Some(knightcode_export::ansi_lines_to_html(&[
+                "\x1b[1mweather\x1b[22m Paris".to_owned(),
+            ])),
+            result_html_collapsed: Some(knightcode_export::ansi_lines_to_html(&[
+                "\x1b[31msunny\x1b[39m <22°C>".to_owned(),
+            ])),
+            result_html_expanded: Some(knightcode_export::ansi_lines_to_html(&[
+                "sunny, all day".to_owned()
+            ])),
+        },
+    );
+    let mut data = session.data(Some(&result), None, None);
+    data.rendered_tools = Some(&drawn);
+    let dir = tempfile::tempdir().unwrap();
+    let page = write_page(dir.path(), "drawn.html", &data);
+    let dom = dump_dom(&page, None);
+    assert_all(
+        &dom,
+        &[
+            "<div class=\"tool-title ansi\"><div class=\"ansi-line\"><span style=\"font-weight:bold;\">weather</span> Paris</div></div>",
+            "<span style=\"color:#cd0000;\">sunny</span> &lt;22°C&gt;",
+            "<summary>expanded</summary>",
+            "sunny, all day",
+        ],
+    );
+    // The page's own drawing of the result gives way to the extension's (the tree in the
+    // sidebar still names the result by its text).
+    assert!(
+        !dom.contains("<div class=\"tool-output\">raw result text"),
+        "{dom}"
+    );
 }

@@ -87,13 +87,6 @@ fn shared(ctx: &Ctx, command: &Command, streaming: bool) -> Option<Reply> {
             Reply::Done
         }
         Command::GetSessionStats => Reply::Stats(view.stats()),
-        Command::ExportHtml { output, colors } => {
-            let colors = colors.clone().unwrap_or_default();
-            let prepared = view.with_session(|session| {
-                crate::export::session_html(session, output.as_deref(), &colors)
-            });
-            exported(crate::export::finish(prepared))
-        }
         Command::ExportJsonl { output } => {
             let prepared = view
                 .with_session(|session| crate::export::session_jsonl(session, output.as_deref()));
@@ -205,6 +198,11 @@ pub(super) async fn busy(ctx: &mut Ctx, envelope: Envelope) {
     let Some((command, responder)) = super::extension_commands::run(ctx, command, responder) else {
         return;
     };
+    if let Command::ExportHtml { output, colors } = &command {
+        let reply = super::export::html(ctx, output.as_ref(), colors.as_ref()).await;
+        ctx.reply(responder, reply).await;
+        return;
+    }
     let reply = match while_running(&command) {
         WhileRunning::ServeNow => shared(ctx, &command, true).unwrap_or_else(|| {
             Reply::Failed(CommandError::Failed(format!(
@@ -359,6 +357,9 @@ pub(super) async fn idle(session: &mut AgentSession, ctx: &mut Ctx, envelope: En
         Command::WaitForIdle => Reply::Done,
         Command::SetSessionName(name) => set_session_name(ctx, &name).await,
         Command::RecordCacheWarm(warm) => record_cache_warm(ctx, &warm, false).await,
+        Command::ExportHtml { output, colors } => {
+            super::export::html(ctx, output.as_ref(), colors.as_ref()).await
+        }
         Command::Prompt { text, .. } if crate::agent_session::is_undo_command(&text) => {
             return Flow::Undo { responder };
         }

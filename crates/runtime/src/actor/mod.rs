@@ -15,6 +15,7 @@
 
 mod bash_jobs;
 mod command_error;
+mod export;
 mod extension_commands;
 mod handlers;
 mod policy;
