@@ -27,6 +27,9 @@ async fn prompt_answering(
 ) -> (Option<PromptDisposition>, Vec<ExtensionUiRequest>) {
     let Rpc { client, events, .. } = rpc;
     let mut seen = Vec::new();
+    // On a busy machine the run a command started may settle before the command's answer
+    // ("started") is written: then its `agent_settled` is already here.
+    let mut settled = false;
     let disposition = {
         let prompt = client.prompt(text);
         tokio::pin!(prompt);
@@ -34,18 +37,22 @@ async fn prompt_answering(
             tokio::select! {
                 biased;
                 event = events.recv() => {
-                    if let RpcEvent::UiRequest(request) = event.expect("the server's output ended") {
-                        if let Some(reply) = answer(&request) {
-                            client.reply_ui(&request.id, reply).await.unwrap();
+                    match event.expect("the server's output ended") {
+                        RpcEvent::UiRequest(request) => {
+                            if let Some(reply) = answer(&request) {
+                                client.reply_ui(&request.id, reply).await.unwrap();
+                            }
+                            seen.push(request);
                         }
-                        seen.push(request);
+                        RpcEvent::Agent(AgentEvent::AgentSettled { .. }) => settled = true,
+                        _ => {}
                     }
                 }
                 disposition = &mut prompt => break disposition.unwrap(),
             }
         }
     };
-    if disposition == Some(PromptDisposition::Started) {
+    if disposition == Some(PromptDisposition::Started) && !settled {
         loop {
             match events.recv().await.expect("the server's output ended") {
                 RpcEvent::UiRequest(request) => {
