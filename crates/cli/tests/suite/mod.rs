@@ -7,6 +7,7 @@ mod broken_pipe;
 mod cli;
 mod cloudflare;
 mod codex;
+mod codex_pi;
 mod damaged_session;
 mod e2e_oneshot;
 mod ext_examples;
