@@ -372,3 +372,70 @@ fn the_plans_usage_limit_says_which_plan_and_when_it_resets() {
     // Not retried: the limit lasts longer than any retry waits.
     assert_eq!(server.requests().len(), 1);
 }
+
+/// `/login` in the terminal: the ChatGPT subscription is the picker's second entry; the
+/// browser comes back to the loopback callback, and a session without a model takes the
+/// plan's preferred one.
+#[test]
+fn the_login_picker_offers_chatgpt_and_completes_through_the_callback() {
+    use crate::tui_common;
+    let service = OAuthServer::start(tokens()).unwrap();
+    let sandbox = tui_common::sandbox(vec![]);
+    let path = sandbox.agent.join("models.json");
+    let mut models: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    models["providers"]["mock"]
+        .as_object_mut()
+        .unwrap()
+        .remove("apiKey");
+    std::fs::write(&path, models.to_string()).unwrap();
+    let env = [
+        (
+            knightcode_ai::login::CODEX_AUTHORIZE_URL_ENV,
+            service.authorize_url(),
+        ),
+        (
+            knightcode_ai::CODEX_TOKEN_URL_ENV,
+            service.openai_token_url(),
+        ),
+        ("KNIGHTCODE_OAUTH_CALLBACK_PORT", "0".to_owned()),
+        ("BROWSER", "true".to_owned()),
+    ];
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let mut tui = sandbox.spawn_with_env(&[], &env, 110, 40);
+    tui.wait_for_text("No model available.");
+    tui.submit("/login");
+    tui.wait_for_text("Select authentication method:");
+    tui.send("\r");
+    let screen = tui.wait_for_text("→ Anthropic (Claude Pro/Max)");
+    assert!(
+        screen.contains("ChatGPT Plus/Pro (Codex Subscription) • unconfigured"),
+        "{screen}"
+    );
+    tui.send("\x1b[B");
+    tui.wait_for_text("→ ChatGPT Plus/Pro (Codex Subscription)");
+    tui.send("\r");
+    let screen = tui.wait_for_text("Paste redirect URL below, or complete login in browser:");
+    let authorize = service.authorize_url();
+    let lines: Vec<&str> = screen.lines().collect();
+    let start = lines
+        .iter()
+        .position(|l| l.starts_with(&authorize))
+        .unwrap_or_else(|| panic!("no address on screen:\n{screen}"));
+    let url: String = lines[start..]
+        .iter()
+        .take_while(|l| !l.trim().is_empty() && !l.contains("click to open"))
+        .map(|l| l.trim_end())
+        .collect();
+    let (_, location, _) = browser_get(&url).unwrap();
+    let (status, _, page) = browser_get(&location.unwrap()).unwrap();
+    assert_eq!(status, 200, "{page}");
+    tui.wait_for_text("Logged in to ChatGPT Plus/Pro (Codex Subscription). Selected gpt-5.5.");
+    let entry = &auth_json_at(&sandbox.agent)["openai-codex"];
+    assert_eq!(entry["accountId"], ACCOUNT);
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}
+
+fn auth_json_at(agent: &std::path::Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(agent.join("auth.json")).unwrap()).unwrap()
+}
