@@ -7,7 +7,8 @@
 //! the browser opens, then either [`AnthropicLogin::callback`] (the browser came back to this
 //! machine) or [`AnthropicLogin::parse_pasted`] (the person pasted `code#state` or the address
 //! the browser ended on, for a browser on another machine) gives the code, and
-//! [`AnthropicLogin::exchange`] turns it into tokens.
+//! [`AnthropicLogin::exchange`] turns it into tokens. [`CodexLogin`] (ChatGPT Plus/Pro) takes
+//! the same steps with OpenAI's service; [`BrowserLogin`] runs either for a provider id.
 
 use std::time::Duration;
 
