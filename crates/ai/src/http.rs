@@ -163,6 +163,9 @@ pub(crate) enum ErrorStyle {
     ErrorMessage,
     /// `Mistral API error ({status}): {body as sent}` (the reference's Mistral client).
     Mistral,
+    /// The ChatGPT-plan backend's: the service's message, the plan's limits in words a user
+    /// can act on ([`crate::providers::openai_codex::http_failure`]).
+    Codex,
 }
 
 /// Why sending failed.
@@ -244,6 +247,9 @@ pub(crate) fn format_http_error(status: u16, body: &str, style: ErrorStyle) -> S
 /// The failure an error response stands for: its text as the SDKs format it, its class from
 /// the status and the error codes or types the body names.
 pub(crate) fn http_failure(status: u16, body: &str, style: ErrorStyle) -> StreamFailure {
+    if style == ErrorStyle::Codex {
+        return crate::providers::openai_codex::http_failure(status, body);
+    }
     let message = format_http_error(status, body, style);
     let json = serde_json::from_str::<Value>(body.trim()).ok();
     let codes = json.as_ref().map(error_codes).unwrap_or_default();

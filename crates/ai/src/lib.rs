@@ -87,6 +87,7 @@ pub use model::ThinkingLevelMap;
 pub use models::ModelRegistry;
 pub use models::VIRTUAL_API;
 pub use oauth::ANTHROPIC_TOKEN_URL_ENV;
+pub use oauth::codex::CODEX_TOKEN_URL_ENV;
 pub use options::CacheRetention;
 pub use options::Context;
 pub use options::HeadersFuture;

@@ -7,7 +7,8 @@
 //! the browser opens, then either [`AnthropicLogin::callback`] (the browser came back to this
 //! machine) or [`AnthropicLogin::parse_pasted`] (the person pasted `code#state` or the address
 //! the browser ended on, for a browser on another machine) gives the code, and
-//! [`AnthropicLogin::exchange`] turns it into tokens.
+//! [`AnthropicLogin::exchange`] turns it into tokens. [`CodexLogin`] (ChatGPT Plus/Pro) takes
+//! the same steps with OpenAI's service; [`BrowserLogin`] runs either for a provider id.
 
 use std::time::Duration;
 
@@ -23,6 +24,10 @@ use tokio::net::TcpStream;
 use crate::config_value::EnvSource;
 use crate::error::LoginError;
 use crate::oauth::ANTHROPIC_CLIENT_ID;
+
+mod codex;
+pub use codex::CODEX_AUTHORIZE_URL_ENV;
+pub use codex::CodexLogin;
 
 /// Where the browser logs in to Claude.
 const ANTHROPIC_AUTHORIZE_URL: &str = "https://claude.ai/oauth/authorize";
@@ -44,7 +49,10 @@ const EXCHANGE_TIMEOUT: Duration = Duration::from_secs(30);
 const CALLBACK_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The subscriptions this build can log in to: provider id and the name a picker shows.
-pub const SUBSCRIPTION_LOGINS: [(&str, &str); 1] = [("anthropic", "Anthropic (Claude Pro/Max)")];
+pub const SUBSCRIPTION_LOGINS: [(&str, &str); 2] = [
+    ("anthropic", "Anthropic (Claude Pro/Max)"),
+    ("openai-codex", "ChatGPT Plus/Pro (Codex Subscription)"),
+];
 
 /// Opens `url` in the browser: `$BROWSER` when set (as other command-line tools honour it),
 /// else the desktop's opener. The address is on screen anyway.
@@ -134,8 +142,8 @@ pub struct LoginChoice {
 
 /// What `/login` and `knightcode auth login` offer: the subscriptions first, then every
 /// provider of `registry` an API key is typed in for, by name. The catalog's providers whose
-/// only login is a subscription this build lacks (`github-copilot`, `openai-codex`) are left
-/// out, as the reference leaves its subscription providers out of the key list.
+/// only login is a subscription (`github-copilot`, `openai-codex`) are left
+/// out of the keys, as the reference leaves its subscription providers out of the key list.
 pub fn login_choices(registry: &crate::ModelRegistry) -> Vec<LoginChoice> {
     let mut choices: Vec<LoginChoice> = SUBSCRIPTION_LOGINS
         .iter()
@@ -170,7 +178,7 @@ pub fn login_choices(registry: &crate::ModelRegistry) -> Vec<LoginChoice> {
 pub const SUBSCRIPTION_ONLY: [&str; 2] = ["github-copilot", "openai-codex"];
 
 /// What to say about a provider that is not logged in to with a key or a subscription here:
-/// the cloud platforms use their own credential chains, and two subscriptions are not built.
+/// the cloud platforms use their own credential chains, and a subscription is not built.
 pub fn login_unavailable(provider: &str) -> Option<&'static str> {
     match provider {
         "amazon-bedrock" => Some(
@@ -179,10 +187,62 @@ pub fn login_unavailable(provider: &str) -> Option<&'static str> {
         "github-copilot" => Some(
             "The GitHub Copilot login (device flow) is not built yet in this build of knightcode; log in with pi's /login for now (its auth.json is read here), though Copilot requests are not built yet either.",
         ),
-        "openai-codex" => Some(
-            "The ChatGPT Plus/Pro (Codex) login is not built yet in this build of knightcode, nor its requests; use an OpenAI API key (provider openai) meanwhile.",
-        ),
         _ => None,
+    }
+}
+
+/// A browser login of either subscription, for front ends that run any of them.
+#[derive(Debug)]
+pub enum BrowserLogin {
+    Anthropic(AnthropicLogin),
+    OpenAiCodex(CodexLogin),
+}
+
+impl BrowserLogin {
+    /// Starts `provider`'s login; an error names a provider without one.
+    pub async fn start(provider: &str, env: &dyn EnvSource) -> Result<Self, LoginError> {
+        match provider {
+            "openai-codex" => CodexLogin::start(env).await.map(Self::OpenAiCodex),
+            "anthropic" => AnthropicLogin::start(env).await.map(Self::Anthropic),
+            other => Err(LoginError::Setup(format!(
+                "there is no browser login for provider \"{other}\""
+            ))),
+        }
+    }
+
+    pub fn url(&self) -> String {
+        match self {
+            Self::Anthropic(login) => login.url(),
+            Self::OpenAiCodex(login) => login.url(),
+        }
+    }
+
+    pub fn has_callback(&self) -> bool {
+        match self {
+            Self::Anthropic(login) => login.has_callback(),
+            Self::OpenAiCodex(login) => login.has_callback(),
+        }
+    }
+
+    pub async fn callback(&self) -> AuthCode {
+        match self {
+            Self::Anthropic(login) => login.callback().await,
+            Self::OpenAiCodex(login) => login.callback().await,
+        }
+    }
+
+    pub fn parse_pasted(&self, input: &str) -> Result<AuthCode, LoginError> {
+        match self {
+            Self::Anthropic(login) => login.parse_pasted(input),
+            Self::OpenAiCodex(login) => login.parse_pasted(input),
+        }
+    }
+
+    pub async fn exchange(&self, code: &AuthCode) -> Result<Map<String, Value>, LoginError> {
+        match self {
+            Self::Anthropic(login) => login.exchange(code).await,
+            Self::OpenAiCodex(login) => login.exchange(code).await,
+        }
     }
 }
 
@@ -233,18 +293,7 @@ impl AnthropicLogin {
     /// A fresh verifier, and the callback listening on the loopback port.
     pub async fn start(env: &dyn EnvSource) -> Result<Self, LoginError> {
         let setting = |name: &str| env.var(name).filter(|v| !v.is_empty());
-        let port = match setting(OAUTH_CALLBACK_PORT_ENV) {
-            Some(text) => text.parse::<u16>().map_err(|_| {
-                LoginError::Setup(format!("{OAUTH_CALLBACK_PORT_ENV}={text} is not a port"))
-            })?,
-            None => CALLBACK_PORT,
-        };
-        // Bound on 127.0.0.1 while the redirect says `localhost`, as the reference does.
-        let listener = TcpListener::bind(("127.0.0.1", port)).await.ok();
-        let port = listener
-            .as_ref()
-            .and_then(|l| l.local_addr().ok())
-            .map_or(port, |addr| addr.port());
+        let (listener, port) = bind_callback(env, CALLBACK_PORT).await?;
         Ok(Self {
             authorize_url: setting(ANTHROPIC_AUTHORIZE_URL_ENV)
                 .unwrap_or_else(|| ANTHROPIC_AUTHORIZE_URL.to_owned()),
@@ -283,77 +332,18 @@ impl AnthropicLogin {
     /// that says how it went. Requests that carry no valid code get an error page and the
     /// wait goes on. Never completes when there is no callback (the code is pasted then).
     pub async fn callback(&self) -> AuthCode {
-        let Some(listener) = &self.listener else {
-            return std::future::pending().await;
+        let expect = Expected {
+            path: CALLBACK_PATH,
+            state: &self.pkce.verifier,
+            service: "Anthropic",
         };
-        loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                continue;
-            };
-            if let Some(code) = self.serve_callback(stream).await {
-                return code;
-            }
-        }
-    }
-
-    async fn serve_callback(&self, mut stream: TcpStream) -> Option<AuthCode> {
-        let target = tokio::time::timeout(CALLBACK_READ_TIMEOUT, read_request_target(&mut stream))
-            .await
-            .ok()
-            .flatten();
-        let query = target
-            .as_deref()
-            .and_then(|t| Url::parse(&format!("http://localhost{t}")).ok());
-        let (status, message, code) = match query {
-            None => (400, "The request could not be read.", None),
-            Some(url) if url.path() != CALLBACK_PATH => (404, "Callback route not found.", None),
-            Some(url) => {
-                let param = |name: &str| {
-                    url.query_pairs()
-                        .find(|(k, _)| k == name)
-                        .map(|(_, v)| v.into_owned())
-                };
-                match (param("error"), param("code"), param("state")) {
-                    (Some(_), _, _) => (400, "Anthropic authentication did not complete.", None),
-                    (None, Some(code), Some(state)) if state == self.pkce.verifier => (
-                        200,
-                        "Anthropic authentication completed. You can close this window.",
-                        Some(AuthCode { code, state }),
-                    ),
-                    (None, Some(_), Some(_)) => (400, "State mismatch.", None),
-                    _ => (400, "Missing code or state parameter.", None),
-                }
-            }
-        };
-        let page = format!(
-            "<!doctype html><html><head><meta charset=\"utf-8\"><title>KnightCode login</title>\
-             </head><body><p>{message}</p></body></html>"
-        );
-        let reason = if status == 200 { "OK" } else { "Error" };
-        let response = format!(
-            "HTTP/1.1 {status} {reason}\r\ncontent-type: text/html; charset=utf-8\r\n\
-             content-length: {}\r\nconnection: close\r\n\r\n{page}",
-            page.len()
-        );
-        let _ = stream.write_all(response.as_bytes()).await;
-        let _ = stream.shutdown().await;
-        code
+        wait_for_callback(self.listener.as_ref(), &expect).await
     }
 
     /// Reads what the person pasted: the address the browser ended on, `code#state`, a
     /// `code=…&state=…` query, or the bare code.
     pub fn parse_pasted(&self, input: &str) -> Result<AuthCode, LoginError> {
-        let (code, state) = parse_authorization_input(input);
-        let code = code
-            .filter(|c| !c.is_empty())
-            .ok_or(LoginError::MissingCode)?;
-        match state {
-            Some(state) if state != self.pkce.verifier => Err(LoginError::StateMismatch),
-            _ => Ok(AuthCode {
-                code,
-                state: self.pkce.verifier.clone(),
-            }),
-        }
+        parse_pasted(input, &self.pkce.verifier)
     }
 
     /// Exchanges the code for tokens: the `auth.json` entry, `type` first as the reference
@@ -420,6 +410,113 @@ impl AnthropicLogin {
         );
         Ok(entry)
     }
+}
+
+/// Listens for the browser on `127.0.0.1` (the redirect says `localhost`, as the
+/// reference's does) on `default_port`, or the port [`OAUTH_CALLBACK_PORT_ENV`] names. `None`
+/// when the port is taken: the code is pasted then. Also the port the redirect names.
+async fn bind_callback(
+    env: &dyn EnvSource,
+    default_port: u16,
+) -> Result<(Option<TcpListener>, u16), LoginError> {
+    let port = match env.var(OAUTH_CALLBACK_PORT_ENV).filter(|v| !v.is_empty()) {
+        Some(text) => text.parse::<u16>().map_err(|_| {
+            LoginError::Setup(format!("{OAUTH_CALLBACK_PORT_ENV}={text} is not a port"))
+        })?,
+        None => default_port,
+    };
+    let listener = TcpListener::bind(("127.0.0.1", port)).await.ok();
+    let port = listener
+        .as_ref()
+        .and_then(|l| l.local_addr().ok())
+        .map_or(port, |addr| addr.port());
+    Ok((listener, port))
+}
+
+/// The code in pasted text, checked against the login's `state` when the text carries one.
+fn parse_pasted(input: &str, state: &str) -> Result<AuthCode, LoginError> {
+    let (code, pasted_state) = parse_authorization_input(input);
+    let code = code
+        .filter(|c| !c.is_empty())
+        .ok_or(LoginError::MissingCode)?;
+    match pasted_state {
+        Some(pasted) if pasted != state => Err(LoginError::StateMismatch),
+        _ => Ok(AuthCode {
+            code,
+            state: state.to_owned(),
+        }),
+    }
+}
+
+/// What a loopback callback accepts: its path, the state the authorize address carried, and
+/// the service's name for the page the browser shows.
+struct Expected<'a> {
+    path: &'a str,
+    state: &'a str,
+    service: &'a str,
+}
+
+/// Answers browser requests on `listener` until one brings a code with the expected state;
+/// never completes without a listener.
+async fn wait_for_callback(listener: Option<&TcpListener>, expect: &Expected<'_>) -> AuthCode {
+    let Some(listener) = listener else {
+        return std::future::pending().await;
+    };
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            continue;
+        };
+        if let Some(code) = serve_callback(stream, expect).await {
+            return code;
+        }
+    }
+}
+
+async fn serve_callback(mut stream: TcpStream, expect: &Expected<'_>) -> Option<AuthCode> {
+    let target = tokio::time::timeout(CALLBACK_READ_TIMEOUT, read_request_target(&mut stream))
+        .await
+        .ok()
+        .flatten();
+    let query = target
+        .as_deref()
+        .and_then(|t| Url::parse(&format!("http://localhost{t}")).ok());
+    let done = format!(
+        "{} authentication completed. You can close this window.",
+        expect.service
+    );
+    let failed = format!("{} authentication did not complete.", expect.service);
+    let (status, message, code) = match query {
+        None => (400, "The request could not be read.", None),
+        Some(url) if url.path() != expect.path => (404, "Callback route not found.", None),
+        Some(url) => {
+            let param = |name: &str| {
+                url.query_pairs()
+                    .find(|(k, _)| k == name)
+                    .map(|(_, v)| v.into_owned())
+            };
+            match (param("error"), param("code"), param("state")) {
+                (Some(_), _, _) => (400, failed.as_str(), None),
+                (None, Some(code), Some(state)) if state == expect.state => {
+                    (200, done.as_str(), Some(AuthCode { code, state }))
+                }
+                (None, Some(_), Some(_)) => (400, "State mismatch.", None),
+                _ => (400, "Missing code or state parameter.", None),
+            }
+        }
+    };
+    let page = format!(
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>KnightCode login</title>\
+         </head><body><p>{message}</p></body></html>"
+    );
+    let reason = if status == 200 { "OK" } else { "Error" };
+    let response = format!(
+        "HTTP/1.1 {status} {reason}\r\ncontent-type: text/html; charset=utf-8\r\n\
+         content-length: {}\r\nconnection: close\r\n\r\n{page}",
+        page.len()
+    );
+    let _ = stream.write_all(response.as_bytes()).await;
+    let _ = stream.shutdown().await;
+    code
 }
 
 /// The request target (`/callback?code=…`) of an HTTP request's first line.

@@ -16,6 +16,8 @@ use serde_json::Value;
 use crate::config_value::EnvSource;
 use crate::error::OAuthHookError;
 
+pub(crate) mod codex;
+
 /// Where Anthropic exchanges a refresh token for a new access token.
 const ANTHROPIC_TOKEN_URL: &str = "https://platform.claude.com/v1/oauth/token";
 /// The OAuth client the reference (and Claude Code) logs in as.
@@ -34,12 +36,14 @@ const REFRESH_TIMEOUT: Duration = Duration::from_secs(30);
 pub(crate) enum BuiltinLogin {
     /// Claude Pro/Max: `token_url` answers the refresh.
     Anthropic { token_url: String },
+    /// ChatGPT Plus/Pro (Codex): `token_url` answers the refresh.
+    OpenAiCodex { token_url: String },
 }
 
 impl BuiltinLogin {
     /// Whether `provider` has a built-in login.
     pub(crate) fn handles(provider: &str) -> bool {
-        provider == "anthropic"
+        matches!(provider, "anthropic" | "openai-codex")
     }
 
     /// The built-in login of `provider`, if it has one.
@@ -47,6 +51,9 @@ impl BuiltinLogin {
         match provider {
             "anthropic" => Some(Self::Anthropic {
                 token_url: anthropic_token_url(env),
+            }),
+            "openai-codex" => Some(Self::OpenAiCodex {
+                token_url: codex::token_url(env),
             }),
             _ => None,
         }
@@ -59,6 +66,7 @@ impl BuiltinLogin {
     ) -> Result<Map<String, Value>, OAuthHookError> {
         match self {
             Self::Anthropic { token_url } => refresh_anthropic(token_url, credentials).await,
+            Self::OpenAiCodex { token_url } => codex::refresh(token_url, credentials).await,
         }
     }
 }

@@ -5,13 +5,8 @@
 use crate::model::Model;
 
 /// The reference's APIs this build does not speak yet, with what to call them.
-const MISSING_APIS: [(&str, &str); 2] = [
-    ("bedrock-converse-stream", "Amazon Bedrock's Converse API"),
-    (
-        "openai-codex-responses",
-        "the ChatGPT-plan (Codex) Responses backend",
-    ),
-];
+const MISSING_APIS: [(&str, &str); 1] =
+    [("bedrock-converse-stream", "Amazon Bedrock's Converse API")];
 
 /// Providers that speak an API this build has but need more than a key to be reached.
 const MISSING_PROVIDERS: [(&str, &str); 1] = [(

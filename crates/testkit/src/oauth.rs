@@ -19,7 +19,9 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
 mod google;
+mod openai;
 pub use google::SERVICE_ACCOUNT_KEY;
+pub use openai::chatgpt_access_token;
 
 use crate::error::TestkitError;
 use crate::http::read_request;
@@ -127,6 +129,12 @@ impl OAuthServer {
         format!("{}/v1/oauth/token", self.url())
     }
 
+    /// OpenAI's token endpoint (for `KNIGHTCODE_OPENAI_CODEX_OAUTH_TOKEN_URL`): form-encoded
+    /// grants.
+    pub fn openai_token_url(&self) -> String {
+        format!("{}/oauth/token", self.url())
+    }
+
     /// Google's token endpoint (a service account's `token_uri`): form-encoded JWT bearer
     /// grants signed with [`google::SERVICE_ACCOUNT_KEY`], and refresh grants.
     pub fn google_token_url(&self) -> String {
@@ -159,6 +167,7 @@ async fn serve(listener: TcpListener, state: Arc<Mutex<State>>) {
                     ("GET", "/oauth/authorize") => authorize(&state, &request.query),
                     ("POST", "/v1/oauth/token") => token(&state, &request.body),
                     ("POST", "/google/token") => google::token(&state, &request.body),
+                    ("POST", "/oauth/token") => openai::token(&state, &request.body),
                     _ => (404, Vec::new(), b"not found".to_vec()),
                 };
                 let sent = write_sized(stream.get_mut(), status, headers, &body).await;

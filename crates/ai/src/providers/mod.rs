@@ -18,6 +18,7 @@ pub(crate) mod azure;
 pub(crate) mod cloudflare;
 pub(crate) mod google;
 pub(crate) mod mistral;
+pub(crate) mod openai_codex;
 pub(crate) mod openai_completions;
 pub(crate) mod openai_responses;
 pub(crate) mod vertex;
@@ -44,6 +45,7 @@ pub(crate) fn wire_format(api: Api) -> &'static WireFormat {
         Api::GoogleVertex => &vertex::WIRE_FORMAT,
         Api::MistralConversations => &mistral::WIRE_FORMAT,
         Api::AzureOpenAiResponses => &azure::WIRE_FORMAT,
+        Api::OpenAiCodexResponses => &openai_codex::WIRE_FORMAT,
     }
 }
 

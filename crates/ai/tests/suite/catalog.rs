@@ -152,11 +152,6 @@ async fn a_provider_this_build_cannot_reach_says_so() {
             "gpt-5.4",
             "GitHub Copilot's token exchange",
         ),
-        (
-            "openai-codex",
-            "gpt-5.1",
-            "the ChatGPT-plan (Codex) Responses backend",
-        ),
     ] {
         let model = registry.find(provider, id).unwrap().clone();
         assert!(!knightcode_ai::is_supported(&model));

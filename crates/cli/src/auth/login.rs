@@ -13,7 +13,7 @@ use knightcode_ai::Credential;
 use knightcode_ai::ModelRegistry;
 use knightcode_ai::ProcessEnv;
 use knightcode_ai::login;
-use knightcode_ai::login::AnthropicLogin;
+use knightcode_ai::login::BrowserLogin;
 use knightcode_ai::login::LoginChoice;
 use knightcode_ai::login::LoginKind;
 use serde_json::Map;
@@ -268,7 +268,7 @@ async fn subscription_login(
     lines: &mut Lines,
     out: &mut dyn Write,
 ) -> Result<Map<String, Value>, String> {
-    let flow = AnthropicLogin::start(&ProcessEnv)
+    let flow = BrowserLogin::start(&choice.provider, &ProcessEnv)
         .await
         .map_err(|e| e.to_string())?;
     let url = flow.url();

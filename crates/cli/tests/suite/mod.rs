@@ -6,6 +6,8 @@ mod azure;
 mod broken_pipe;
 mod cli;
 mod cloudflare;
+mod codex;
+mod codex_pi;
 mod damaged_session;
 mod e2e_oneshot;
 mod ext_examples;

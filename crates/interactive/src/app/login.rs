@@ -10,7 +10,7 @@ use knightcode_ai::Credential;
 use knightcode_ai::ModelRegistry;
 use knightcode_ai::ProcessEnv;
 use knightcode_ai::login;
-use knightcode_ai::login::AnthropicLogin;
+use knightcode_ai::login::BrowserLogin;
 use knightcode_ai::login::LoginChoice;
 use knightcode_ai::login::LoginKind;
 use knightcode_runtime::Command;
@@ -204,7 +204,7 @@ impl Ui {
                     let report = |news| {
                         let _ = tx.send(JobDone::Login(LoginEvent { run: id, news }));
                     };
-                    let news = match browser_login(paste_rx, &report).await {
+                    let news = match browser_login(&choice.provider, paste_rx, &report).await {
                         Ok(entry) => save(&agent_dir, &choice.provider, entry).await,
                         Err(message) => LoginNews::Failed(message),
                     };
@@ -487,10 +487,11 @@ fn login_status(choice: &LoginChoice, stored: Option<&AuthStorage>) -> ProviderS
 /// The browser login: the address goes to the dialog, then the browser's callback or a
 /// pasted code (whichever comes first) is exchanged for tokens.
 async fn browser_login(
+    provider: &str,
     mut paste: mpsc::UnboundedReceiver<String>,
     report: &impl Fn(LoginNews),
 ) -> Result<Map<String, Value>, String> {
-    let flow = AnthropicLogin::start(&ProcessEnv)
+    let flow = BrowserLogin::start(provider, &ProcessEnv)
         .await
         .map_err(|e| e.to_string())?;
     report(LoginNews::Auth {

@@ -2,7 +2,7 @@
 //! items replayed from thinking signatures). This module builds the request (the conversation
 //! as input items); `stream` decodes the response events.
 
-mod stream;
+pub(crate) mod stream;
 
 use knightcode_protocol::AssistantMessage;
 use knightcode_protocol::ContentBlock;
@@ -202,7 +202,7 @@ pub(crate) fn request_body(
     body.insert("model".into(), json!(model_name));
     body.insert(
         "input".into(),
-        Value::Array(convert_input(model, context, &compat)),
+        Value::Array(convert_input(model, context, Some(&compat))),
     );
     body.insert("stream".into(), json!(true));
     if azure {
@@ -353,11 +353,19 @@ fn tool_output(model: &Model, blocks: &[ContentBlock]) -> Value {
     Value::Array(out)
 }
 
-fn convert_input(model: &Model, context: &Context, compat: &Compat) -> Vec<Value> {
+/// The conversation as input items without the system prompt: the ChatGPT-plan backend
+/// takes that as `instructions` instead.
+pub(crate) fn input_without_system_prompt(model: &Model, context: &Context) -> Vec<Value> {
+    convert_input(model, context, None)
+}
+
+fn convert_input(model: &Model, context: &Context, compat: Option<&Compat>) -> Vec<Value> {
     let normalize = |id: &str, source: &AssistantMessage| normalize_tool_call_id(id, model, source);
     let messages = prepare_messages(&context.messages, model, Some(&normalize));
     let mut out = Vec::new();
-    if let Some(prompt) = &context.system_prompt {
+    if let Some(compat) = compat
+        && let Some(prompt) = &context.system_prompt
+    {
         let role = if model.reasoning && compat.developer_role {
             "developer"
         } else {
