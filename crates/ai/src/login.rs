@@ -44,7 +44,10 @@ const EXCHANGE_TIMEOUT: Duration = Duration::from_secs(30);
 const CALLBACK_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The subscriptions this build can log in to: provider id and the name a picker shows.
-pub const SUBSCRIPTION_LOGINS: [(&str, &str); 1] = [("anthropic", "Anthropic (Claude Pro/Max)")];
+pub const SUBSCRIPTION_LOGINS: [(&str, &str); 2] = [
+    ("anthropic", "Anthropic (Claude Pro/Max)"),
+    ("github-copilot", "GitHub Copilot"),
+];
 
 /// Opens `url` in the browser: `$BROWSER` when set (as other command-line tools honour it),
 /// else the desktop's opener. The address is on screen anyway.
@@ -134,7 +137,7 @@ pub struct LoginChoice {
 
 /// What `/login` and `knightcode auth login` offer: the subscriptions first, then every
 /// provider of `registry` an API key is typed in for, by name. The catalog's providers whose
-/// only login is a subscription this build lacks (`github-copilot`, `openai-codex`) are left
+/// only login is a subscription (`github-copilot`, `openai-codex`) are left
 /// out, as the reference leaves its subscription providers out of the key list.
 pub fn login_choices(registry: &crate::ModelRegistry) -> Vec<LoginChoice> {
     let mut choices: Vec<LoginChoice> = SUBSCRIPTION_LOGINS
@@ -170,14 +173,11 @@ pub fn login_choices(registry: &crate::ModelRegistry) -> Vec<LoginChoice> {
 pub const SUBSCRIPTION_ONLY: [&str; 2] = ["github-copilot", "openai-codex"];
 
 /// What to say about a provider that is not logged in to with a key or a subscription here:
-/// the cloud platforms use their own credential chains, and two subscriptions are not built.
+/// the cloud platforms use their own credential chains, and one subscription is not built.
 pub fn login_unavailable(provider: &str) -> Option<&'static str> {
     match provider {
         "amazon-bedrock" => Some(
             "Amazon Bedrock uses AWS credentials instead of a single API key: configure an AWS profile, IAM keys, a bearer token (AWS_BEARER_TOKEN_BEDROCK) or role-based credentials. See docs/providers.md.",
-        ),
-        "github-copilot" => Some(
-            "The GitHub Copilot login (device flow) is not built yet in this build of knightcode; log in with pi's /login for now (its auth.json is read here), though Copilot requests are not built yet either.",
         ),
         "openai-codex" => Some(
             "The ChatGPT Plus/Pro (Codex) login is not built yet in this build of knightcode, nor its requests; use an OpenAI API key (provider openai) meanwhile.",

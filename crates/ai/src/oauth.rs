@@ -34,12 +34,15 @@ const REFRESH_TIMEOUT: Duration = Duration::from_secs(30);
 pub(crate) enum BuiltinLogin {
     /// Claude Pro/Max: `token_url` answers the refresh.
     Anthropic { token_url: String },
+    /// GitHub Copilot: a new Copilot token for the stored GitHub token ([`crate::copilot`]);
+    /// the environment's endpoint replacements.
+    GithubCopilot { env: Vec<(&'static str, String)> },
 }
 
 impl BuiltinLogin {
     /// Whether `provider` has a built-in login.
     pub(crate) fn handles(provider: &str) -> bool {
-        provider == "anthropic"
+        provider == "anthropic" || provider == crate::copilot::PROVIDER
     }
 
     /// The built-in login of `provider`, if it has one.
@@ -47,6 +50,15 @@ impl BuiltinLogin {
         match provider {
             "anthropic" => Some(Self::Anthropic {
                 token_url: anthropic_token_url(env),
+            }),
+            crate::copilot::PROVIDER => Some(Self::GithubCopilot {
+                env: [
+                    crate::copilot::GITHUB_URL_ENV,
+                    crate::copilot::COPILOT_TOKEN_URL_ENV,
+                ]
+                .into_iter()
+                .filter_map(|name| env.var(name).map(|value| (name, value)))
+                .collect(),
             }),
             _ => None,
         }
@@ -59,6 +71,10 @@ impl BuiltinLogin {
     ) -> Result<Map<String, Value>, OAuthHookError> {
         match self {
             Self::Anthropic { token_url } => refresh_anthropic(token_url, credentials).await,
+            Self::GithubCopilot { env } => {
+                let env = crate::config_value::MapEnv::new(env.iter().cloned());
+                crate::copilot::refresh(credentials, &env).await
+            }
         }
     }
 }

@@ -18,7 +18,9 @@ use tokio::io::BufReader;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
+pub mod github;
 mod google;
+pub use github::GithubServer;
 pub use google::SERVICE_ACCOUNT_KEY;
 
 use crate::error::TestkitError;

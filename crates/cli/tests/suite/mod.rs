@@ -6,6 +6,7 @@ mod azure;
 mod broken_pipe;
 mod cli;
 mod cloudflare;
+mod copilot;
 mod damaged_session;
 mod e2e_oneshot;
 mod ext_examples;
