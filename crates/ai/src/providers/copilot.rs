@@ -52,6 +52,8 @@ pub(crate) fn add_headers(model: &Model, context: &Context, headers: &mut Header
     if !is_copilot(model) {
         return;
     }
+    // What the reference's SDKs send; reqwest's default is `*/*`.
+    headers.set("accept", "application/json");
     headers.set("X-Initiator", initiator(context));
     headers.set("Openai-Intent", "conversation-edits");
     if has_image(context) {

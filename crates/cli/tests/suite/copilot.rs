@@ -220,3 +220,78 @@ fn an_expired_copilot_token_is_traded_again_for_the_stored_github_token() {
     assert_eq!(sent.header("x-initiator"), Some("user"));
     assert_eq!(sent.header("copilot-integration-id"), Some("vscode-chat"));
 }
+
+/// The headers of a request that `scripts/pi/record-copilot.sh` keeps.
+fn shape(request: &knightcode_testkit::RecordedRequest) -> Value {
+    const KEPT: [&str; 13] = [
+        "accept",
+        "anthropic-beta",
+        "anthropic-dangerous-direct-browser-access",
+        "authorization",
+        "content-type",
+        "copilot-integration-id",
+        "copilot-vision-request",
+        "editor-plugin-version",
+        "editor-version",
+        "openai-intent",
+        "user-agent",
+        "x-api-key",
+        "x-initiator",
+    ];
+    let headers: serde_json::Map<String, Value> = KEPT
+        .iter()
+        .map(|name| ((*name).to_owned(), json!(request.header(name))))
+        .collect();
+    json!({"path": request.path, "headers": headers})
+}
+
+/// The conversation of pi's recording, for each API Copilot's models use: a tool call and
+/// an answer, with the GitHub token from the environment.
+#[test]
+fn the_requests_carry_the_headers_pi_sends() {
+    for (format, model, name) in [
+        (
+            WireFormat::AnthropicMessages,
+            "claude-sonnet-4.5",
+            "anthropic-messages",
+        ),
+        (
+            WireFormat::OpenAiCompletions,
+            "gpt-4o",
+            "openai-completions",
+        ),
+        (
+            WireFormat::OpenAiResponses,
+            "gpt-5-mini",
+            "openai-responses",
+        ),
+    ] {
+        let server = MockServer::start_blocking(
+            format,
+            vec![
+                ScriptedReply::tool_call("call_1", "read", r#"{"path":"notes.txt"}"#),
+                ScriptedReply::text("The file says hello."),
+            ],
+        )
+        .unwrap();
+        let sb = oneshot_common::sandbox(&server);
+        let models = json!({"providers": {"github-copilot": {"baseUrl": server.base_url()}}});
+        std::fs::write(sb.agent.join("models.json"), models.to_string()).unwrap();
+        let model = format!("github-copilot/{model}");
+        let output =
+            oneshot_common::command(&sb, &["-p", "--model", &model, "What does notes.txt say?"])
+                .env("COPILOT_GITHUB_TOKEN", "gho_fixture_token")
+                .output_within(PROCESS_LIMIT, "knightcode")
+                .unwrap();
+        assert!(
+            output.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let ours: Vec<Value> = server.requests().iter().map(shape).collect();
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join(format!("../../fixtures/pi/copilot/{name}.json"));
+        let theirs: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        assert_eq!(Value::Array(ours), theirs, "{name}");
+    }
+}
