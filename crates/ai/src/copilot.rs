@@ -145,7 +145,7 @@ pub struct CopilotLogin {
     client: reqwest::Client,
 }
 
-fn http_client() -> Result<reqwest::Client, String> {
+fn http_client() -> Result<reqwest::Client, CopilotLoginError> {
     crate::http::http_client_builder()
         .and_then(|builder| {
             builder
@@ -153,7 +153,7 @@ fn http_client() -> Result<reqwest::Client, String> {
                 .build()
                 .map_err(|e| crate::error::AiError::HttpClient(e.to_string()))
         })
-        .map_err(|e| e.to_string())
+        .map_err(|e| CopilotLoginError::Setup(e.to_string()))
 }
 
 /// `pairs` as an `application/x-www-form-urlencoded` body.
@@ -202,7 +202,7 @@ impl CopilotLogin {
             endpoints: Endpoints::of(domain, env),
             api_url: api_url_override(env),
             enterprise,
-            client: http_client().map_err(CopilotLoginError::Setup)?,
+            client: http_client()?,
         })
     }
 
@@ -417,7 +417,7 @@ pub(crate) async fn refresh(
         .and_then(|e| normalize_domain(e).ok().flatten());
     let domain = enterprise.as_deref().unwrap_or("github.com");
     let endpoints = Endpoints::of(domain, env);
-    let client = http_client().map_err(OAuthHookError::Failed)?;
+    let client = http_client().map_err(|e| OAuthHookError::Failed(e.to_string()))?;
     exchange(
         &client,
         &endpoints.copilot_token,

@@ -91,7 +91,6 @@ fn has_image(context: &Context) -> bool {
 mod tests {
     use std::sync::Arc;
 
-    use knightcode_protocol::AssistantMessage;
     use knightcode_protocol::UserMessage;
 
     use super::*;
@@ -125,9 +124,7 @@ mod tests {
             )])));
         context
             .messages
-            .push(Arc::new(AgentMessage::Assistant(Box::new(
-                AssistantMessage::default(),
-            ))));
+            .push(Arc::new(AgentMessage::Assistant(Box::default())));
         let mut headers = Headers::default();
         add_headers(&model, &context, &mut headers);
         assert_eq!(headers.get("x-initiator"), Some("agent"));
