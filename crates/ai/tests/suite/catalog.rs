@@ -148,11 +148,6 @@ async fn a_provider_this_build_cannot_reach_says_so() {
             "Amazon Bedrock's Converse API",
         ),
         (
-            "github-copilot",
-            "gpt-5.4",
-            "GitHub Copilot's token exchange",
-        ),
-        (
             "openai-codex",
             "gpt-5.1",
             "the ChatGPT-plan (Codex) Responses backend",
