@@ -28,15 +28,21 @@ cleanup() {
 }
 trap cleanup EXIT
 mkdir -p "$OUT"
-record() { # format model output-name
-	local format="$1" model="$2" name="$3"
+# A 1x1 PNG: a prompt with an image attached (`@pixel.png`) is a vision request.
+PIXEL="iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+record() { # format model output-name [image]
+	local format="$1" model="$2" name="$3" image="${4:-}"
 	rm -rf "$work/home" "$work/project" "$work/requests.jsonl" "$work/url.txt"
 	mkdir -p "$work/home/.pi/agent" "$work/project"
 	echo "hello from the fixture" >"$work/project/notes.txt"
+	echo "$PIXEL" | base64 -d >"$work/project/pixel.png"
 	cat >"$work/script.json" <<'JSON'
 [{"parts": [{"toolCall": {"id": "call_1", "name": "read", "argumentsJson": "{\"path\":\"notes.txt\"}"}}]},
  {"parts": [{"text": "The file says hello."}]}]
 JSON
+	if [ -n "$image" ]; then
+		echo '[{"parts": [{"text": "A white pixel."}]}]' >"$work/script.json"
+	fi
 	"$MOCK" --format "$format" --script "$work/script.json" --port 0 --log "$work/requests.jsonl" >"$work/url.txt" 2>"$work/mock.err" &
 	mock_pid=$!
 	for _ in $(seq 1 100); do [ -s "$work/url.txt" ] && break; sleep 0.05; done
@@ -45,7 +51,7 @@ JSON
 	echo "{\"providers\": {\"github-copilot\": {\"baseUrl\": \"$url\"}}}" >"$work/home/.pi/agent/models.json"
 	(cd "$work/project" && env -i PATH="$PATH" HOME="$work/home" PI_OFFLINE=1 TERM=dumb \
 		COPILOT_GITHUB_TOKEN=gho_fixture_token \
-		"$PI" --mode json --model "github-copilot/$model" -p "What does notes.txt say?" </dev/null >/dev/null)
+		"$PI" --mode json --model "github-copilot/$model" -p ${image:+@pixel.png} "What does notes.txt say?" </dev/null >/dev/null)
 	kill "$mock_pid" 2>/dev/null || true
 	wait "$mock_pid" 2>/dev/null || true
 	mock_pid=""
@@ -67,3 +73,4 @@ PY
 record anthropic-messages claude-sonnet-4.5 anthropic-messages
 record openai-completions gpt-4o openai-completions
 record openai-responses gpt-5-mini openai-responses
+record openai-completions gpt-4o vision image

@@ -245,44 +245,63 @@ fn shape(request: &knightcode_testkit::RecordedRequest) -> Value {
     json!({"path": request.path, "headers": headers})
 }
 
-/// The conversation of pi's recording, for each API Copilot's models use: a tool call and
-/// an answer, with the GitHub token from the environment.
+/// A 1x1 PNG, as the recording attaches it.
+const PIXEL: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+
+/// The conversations of pi's recording, for each API Copilot's models use: a tool call and
+/// an answer, with the GitHub token from the environment; and a prompt with an image.
 #[test]
 fn the_requests_carry_the_headers_pi_sends() {
-    for (format, model, name) in [
+    use base64::Engine as _;
+    let tool_turns = || {
+        vec![
+            ScriptedReply::tool_call("call_1", "read", r#"{"path":"notes.txt"}"#),
+            ScriptedReply::text("The file says hello."),
+        ]
+    };
+    for (format, model, name, image) in [
         (
             WireFormat::AnthropicMessages,
             "claude-sonnet-4.5",
             "anthropic-messages",
+            false,
         ),
         (
             WireFormat::OpenAiCompletions,
             "gpt-4o",
             "openai-completions",
+            false,
         ),
         (
             WireFormat::OpenAiResponses,
             "gpt-5-mini",
             "openai-responses",
+            false,
         ),
+        (WireFormat::OpenAiCompletions, "gpt-4o", "vision", true),
     ] {
-        let server = MockServer::start_blocking(
-            format,
-            vec![
-                ScriptedReply::tool_call("call_1", "read", r#"{"path":"notes.txt"}"#),
-                ScriptedReply::text("The file says hello."),
-            ],
-        )
-        .unwrap();
+        let replies = match image {
+            true => vec![ScriptedReply::text("A white pixel.")],
+            false => tool_turns(),
+        };
+        let server = MockServer::start_blocking(format, replies).unwrap();
         let sb = oneshot_common::sandbox(&server);
         let models = json!({"providers": {"github-copilot": {"baseUrl": server.base_url()}}});
         std::fs::write(sb.agent.join("models.json"), models.to_string()).unwrap();
         let model = format!("github-copilot/{model}");
-        let output =
-            oneshot_common::command(&sb, &["-p", "--model", &model, "What does notes.txt say?"])
-                .env("COPILOT_GITHUB_TOKEN", "gho_fixture_token")
-                .output_within(PROCESS_LIMIT, "knightcode")
-                .unwrap();
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(PIXEL)
+            .unwrap();
+        std::fs::write(sb.project.join("pixel.png"), png).unwrap();
+        let mut args = vec!["-p", "--model", &model];
+        if image {
+            args.push("@pixel.png");
+        }
+        args.push("What does notes.txt say?");
+        let output = oneshot_common::command(&sb, &args)
+            .env("COPILOT_GITHUB_TOKEN", "gho_fixture_token")
+            .output_within(PROCESS_LIMIT, "knightcode")
+            .unwrap();
         assert!(
             output.status.success(),
             "{name}: {}",
