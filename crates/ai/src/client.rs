@@ -154,6 +154,7 @@ impl Client {
         })?;
         let wire = wire_format(api);
         let model = crate::providers::cloudflare::resolve(model)?;
+        let model = crate::providers::copilot::resolve(&model, &request.options);
         let mut built =
             (wire.build_request)(&model, &request.context, &request.options, &self.user_agent)?;
         crate::providers::cloudflare::sign(&model, &request.options, &mut built.headers);

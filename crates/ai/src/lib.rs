@@ -18,6 +18,7 @@ mod client;
 pub mod clock;
 pub mod config_value;
 mod context_meter;
+pub mod copilot;
 mod cost;
 mod driver;
 mod error;

@@ -49,9 +49,10 @@ const EXCHANGE_TIMEOUT: Duration = Duration::from_secs(30);
 const CALLBACK_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The subscriptions this build can log in to: provider id and the name a picker shows.
-pub const SUBSCRIPTION_LOGINS: [(&str, &str); 2] = [
+pub const SUBSCRIPTION_LOGINS: [(&str, &str); 3] = [
     ("anthropic", "Anthropic (Claude Pro/Max)"),
     ("openai-codex", "ChatGPT Plus/Pro (Codex Subscription)"),
+    ("github-copilot", "GitHub Copilot"),
 ];
 
 /// Opens `url` in the browser: `$BROWSER` when set (as other command-line tools honour it),
@@ -178,14 +179,11 @@ pub fn login_choices(registry: &crate::ModelRegistry) -> Vec<LoginChoice> {
 pub const SUBSCRIPTION_ONLY: [&str; 2] = ["github-copilot", "openai-codex"];
 
 /// What to say about a provider that is not logged in to with a key or a subscription here:
-/// the cloud platforms use their own credential chains, and a subscription is not built.
+/// the cloud platforms use their own credential chains.
 pub fn login_unavailable(provider: &str) -> Option<&'static str> {
     match provider {
         "amazon-bedrock" => Some(
             "Amazon Bedrock uses AWS credentials instead of a single API key: configure an AWS profile, IAM keys, a bearer token (AWS_BEARER_TOKEN_BEDROCK) or role-based credentials. See docs/providers.md.",
-        ),
-        "github-copilot" => Some(
-            "The GitHub Copilot login (device flow) is not built yet in this build of knightcode; log in with pi's /login for now (its auth.json is read here), though Copilot requests are not built yet either.",
         ),
         _ => None,
     }

@@ -38,12 +38,15 @@ pub(crate) enum BuiltinLogin {
     Anthropic { token_url: String },
     /// ChatGPT Plus/Pro (Codex): `token_url` answers the refresh.
     OpenAiCodex { token_url: String },
+    /// GitHub Copilot: a new Copilot token for the stored GitHub token ([`crate::copilot`]);
+    /// the environment's endpoint replacements.
+    GithubCopilot { env: Vec<(&'static str, String)> },
 }
 
 impl BuiltinLogin {
     /// Whether `provider` has a built-in login.
     pub(crate) fn handles(provider: &str) -> bool {
-        matches!(provider, "anthropic" | "openai-codex")
+        matches!(provider, "anthropic" | "openai-codex") || provider == crate::copilot::PROVIDER
     }
 
     /// The built-in login of `provider`, if it has one.
@@ -54,6 +57,15 @@ impl BuiltinLogin {
             }),
             "openai-codex" => Some(Self::OpenAiCodex {
                 token_url: codex::token_url(env),
+            }),
+            crate::copilot::PROVIDER => Some(Self::GithubCopilot {
+                env: [
+                    crate::copilot::GITHUB_URL_ENV,
+                    crate::copilot::COPILOT_TOKEN_URL_ENV,
+                ]
+                .into_iter()
+                .filter_map(|name| env.var(name).map(|value| (name, value)))
+                .collect(),
             }),
             _ => None,
         }
@@ -67,6 +79,10 @@ impl BuiltinLogin {
         match self {
             Self::Anthropic { token_url } => refresh_anthropic(token_url, credentials).await,
             Self::OpenAiCodex { token_url } => codex::refresh(token_url, credentials).await,
+            Self::GithubCopilot { env } => {
+                let env = crate::config_value::MapEnv::new(env.iter().cloned());
+                crate::copilot::refresh(credentials, &env).await
+            }
         }
     }
 }

@@ -9,10 +9,7 @@ const MISSING_APIS: [(&str, &str); 1] =
     [("bedrock-converse-stream", "Amazon Bedrock's Converse API")];
 
 /// Providers that speak an API this build has but need more than a key to be reached.
-const MISSING_PROVIDERS: [(&str, &str); 1] = [(
-    "github-copilot",
-    "GitHub Copilot's token exchange and request headers",
-)];
+const MISSING_PROVIDERS: [(&str, &str); 0] = [];
 
 /// What this build lacks to use `model`, when it lacks something: the user-facing error.
 pub fn unsupported_reason(model: &Model) -> Option<String> {
@@ -50,7 +47,7 @@ mod tests {
         assert!(reason.starts_with("amazon-bedrock/m needs Amazon Bedrock's Converse API"));
         assert!(!is_supported(&bedrock));
         let copilot = Model::new("github-copilot", "gpt", Api::OpenAiCompletions, "http://x");
-        assert!(unsupported_reason(&copilot).is_some());
+        assert!(is_supported(&copilot));
         let groq = Model::new("groq", "m", Api::OpenAiCompletions, "http://x");
         assert!(is_supported(&groq));
     }

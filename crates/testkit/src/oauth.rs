@@ -18,8 +18,10 @@ use tokio::io::BufReader;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
+pub mod github;
 mod google;
 mod openai;
+pub use github::GithubServer;
 pub use google::SERVICE_ACCOUNT_KEY;
 pub use openai::chatgpt_access_token;
 

@@ -16,6 +16,7 @@ use crate::sse::SseEvent;
 pub(crate) mod anthropic;
 pub(crate) mod azure;
 pub(crate) mod cloudflare;
+pub(crate) mod copilot;
 pub(crate) mod google;
 pub(crate) mod mistral;
 pub(crate) mod openai_codex;

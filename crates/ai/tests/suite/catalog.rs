@@ -141,18 +141,11 @@ async fn a_provider_this_build_cannot_reach_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let registry = ModelRegistry::load(dir.path());
     let client = Client::new().unwrap();
-    for (provider, id, needs) in [
-        (
-            "amazon-bedrock",
-            "us.anthropic.claude-opus-4-6-v1",
-            "Amazon Bedrock's Converse API",
-        ),
-        (
-            "github-copilot",
-            "gpt-5.4",
-            "GitHub Copilot's token exchange",
-        ),
-    ] {
+    for (provider, id, needs) in [(
+        "amazon-bedrock",
+        "us.anthropic.claude-opus-4-6-v1",
+        "Amazon Bedrock's Converse API",
+    )] {
         let model = registry.find(provider, id).unwrap().clone();
         assert!(!knightcode_ai::is_supported(&model));
         let request = StreamRequest {

@@ -20,6 +20,8 @@ use serde_json::Map;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+mod copilot;
+
 /// How long a browser login may take before the command gives up: longer than anyone takes
 /// to log in, shorter than forever.
 const LOGIN_WAIT: Duration = Duration::from_secs(15 * 60);
@@ -199,7 +201,12 @@ async fn run_login(
     let path = storage.path().display().to_string();
     match choice.kind {
         LoginKind::Subscription => {
-            let entry = subscription_login(&choice, lines, out).await?;
+            let entry = match choice.provider.as_str() {
+                knightcode_ai::copilot::PROVIDER => {
+                    copilot::device_login(&choice.name, lines, out).await?
+                }
+                _ => subscription_login(&choice, lines, out).await?,
+            };
             storage
                 .store(&choice.provider, entry)
                 .await

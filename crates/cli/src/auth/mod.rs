@@ -24,7 +24,7 @@ const HELP: &str = "Usage:
   knightcode auth print-bearer-token [--provider <provider>] [--model <model>] [--min-expiry <duration>]
   knightcode auth check [--provider <provider>] [--model <model>] [--json] [--credentials] [--no-refresh]
 
-login stores a subscription login (Anthropic Claude Pro/Max, through the browser) or an API key in auth.json; --api-key types a key for a provider that also has a subscription. logout removes what login stored. Auth commands other than login and logout require at least one of --provider or --model. Checks refresh expired OAuth credentials by default; --no-refresh prevents this. --credentials emits the credential, or includes it in JSON output.
+login stores a subscription login (Anthropic Claude Pro/Max through the browser; GitHub Copilot with a code typed in at GitHub, github.com or GitHub Enterprise) or an API key in auth.json; --api-key types a key for a provider that also has a subscription. logout removes what login stored. Auth commands other than login and logout require at least one of --provider or --model. Checks refresh expired OAuth credentials by default; --no-refresh prevents this. --credentials emits the credential, or includes it in JSON output.
 ";
 
 /// How long resolving a credential may take (a `!command` key, an OAuth refresh).

@@ -8,6 +8,7 @@ mod cli;
 mod cloudflare;
 mod codex;
 mod codex_pi;
+mod copilot;
 mod damaged_session;
 mod e2e_oneshot;
 mod ext_examples;

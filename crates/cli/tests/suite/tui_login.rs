@@ -296,3 +296,44 @@ fn a_first_run_subscription_login_selects_the_providers_model_and_a_refusal_says
     tui.send("\x04");
     assert_eq!(tui.wait_exit(), 0);
 }
+
+#[test]
+fn a_copilot_login_shows_the_device_code_and_selects_a_copilot_model() {
+    use knightcode_testkit::oauth::GithubServer;
+    use knightcode_testkit::oauth::github::Poll;
+    let github = GithubServer::start(vec![Poll::Pending, Poll::Approved], 60).unwrap();
+    let sandbox = tui_common::sandbox(vec![]);
+    without_credentials(&sandbox);
+    let (url, token_url) = (github.url(), github.copilot_token_url());
+    let env = [
+        (knightcode_ai::copilot::GITHUB_URL_ENV, url.as_str()),
+        (
+            knightcode_ai::copilot::COPILOT_TOKEN_URL_ENV,
+            token_url.as_str(),
+        ),
+        (knightcode_ai::copilot::COPILOT_API_URL_ENV, url.as_str()),
+        ("BROWSER", "true"),
+    ];
+    let mut tui = sandbox.spawn_with_env(&[], &env, 110, 40);
+    tui.wait_for_text("No model available.");
+    tui.submit("/login");
+    tui.wait_for_text("Select authentication method:");
+    tui.send(ENTER);
+    tui.wait_for_text("→ Anthropic (Claude Pro/Max)");
+    tui.send(DOWN);
+    tui.wait_for_text("→ GitHub Copilot");
+    tui.send(ENTER);
+    let screen = tui.wait_for_text("GitHub Enterprise URL/domain (blank for github.com)");
+    assert!(screen.contains("e.g., company.ghe.com"), "{screen}");
+    // Blank: github.com.
+    tui.send(ENTER);
+    tui.wait_for_text("Enter code: ABCD-1234");
+    let screen = tui.wait_for_text("Logged in to GitHub Copilot. Selected gpt-5.4.");
+    assert!(screen.contains("Credentials saved to"), "{screen}");
+    let entry = &auth_json(&sandbox)["github-copilot"];
+    assert_eq!(entry["type"], "oauth");
+    assert_eq!(entry["access"], GithubServer::copilot_token(1));
+    assert!(entry.get("enterpriseUrl").is_none());
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}

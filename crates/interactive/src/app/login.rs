@@ -29,6 +29,8 @@ use crate::pickers::ProviderPicker;
 use crate::pickers::ProviderRow;
 use crate::pickers::ProviderStatus;
 
+mod copilot;
+
 const SUBSCRIPTION: &str = "Use a subscription";
 const API_KEY: &str = "Use an API key";
 /// What the reference says while the code is exchanged.
@@ -50,6 +52,16 @@ enum LoginNews {
         has_callback: bool,
     },
     Progress(String),
+    /// A question whose answer may be blank (GitHub Copilot's host).
+    Ask {
+        prompt: String,
+        placeholder: String,
+    },
+    /// A device code to type in at `url` (GitHub Copilot); the login polls meanwhile.
+    DeviceCode {
+        url: String,
+        code: String,
+    },
     /// Written to `auth.json`.
     Saved,
     /// `/logout` removed the entry; it was a subscription login.
@@ -68,6 +80,8 @@ pub struct LoginRun {
     task: Option<tokio::task::JoinHandle<()>>,
     /// A `/logout`, not a login.
     logout: bool,
+    /// The question asked takes a blank answer.
+    allow_empty: bool,
 }
 
 impl Drop for LoginRun {
@@ -192,6 +206,7 @@ impl Ui {
             paste: None,
             task: None,
             logout: false,
+            allow_empty: false,
         };
         match choice.kind {
             LoginKind::ApiKey => dialog.ask("Enter API key:", true),
@@ -204,7 +219,15 @@ impl Ui {
                     let report = |news| {
                         let _ = tx.send(JobDone::Login(LoginEvent { run: id, news }));
                     };
-                    let news = match browser_login(&choice.provider, paste_rx, &report).await {
+                    let login = async {
+                        match choice.provider.as_str() {
+                            knightcode_ai::copilot::PROVIDER => {
+                                copilot::device_login(paste_rx, &report).await
+                            }
+                            _ => browser_login(&choice.provider, paste_rx, &report).await,
+                        }
+                    };
+                    let news = match login.await {
                         Ok(entry) => save(&agent_dir, &choice.provider, entry).await,
                         Err(message) => LoginNews::Failed(message),
                     };
@@ -223,10 +246,13 @@ impl Ui {
         };
         let (id, choice) = (run.id, run.choice.clone());
         if let Some(paste) = &run.paste {
-            if text.trim().is_empty() {
+            if text.trim().is_empty() && !run.allow_empty {
                 return;
             }
             let _ = paste.send(text);
+            if let Some(run) = &mut self.login {
+                run.allow_empty = false;
+            }
             if let Some(Overlay::Login(dialog)) = &mut self.screen.overlay {
                 dialog.stop_asking();
             }
@@ -298,6 +324,25 @@ impl Ui {
                         "Paste the authorization code or full redirect URL:"
                     };
                     dialog.ask(prompt, false);
+                }
+            }
+            LoginNews::Ask {
+                prompt,
+                placeholder,
+            } => {
+                if let Some(dialog) = dialog {
+                    dialog.show_progress(&format!("e.g., {placeholder}"));
+                    dialog.ask(&prompt, false);
+                }
+                if let Some(run) = &mut self.login {
+                    run.allow_empty = true;
+                }
+            }
+            LoginNews::DeviceCode { url, code } => {
+                login::open_browser(&url);
+                if let Some(dialog) = dialog {
+                    dialog.show_auth(&url, Some(&format!("Enter code: {code}")));
+                    dialog.show_progress(copilot::WAITING);
                 }
             }
             LoginNews::Progress(text) => {
@@ -449,6 +494,7 @@ impl Ui {
             paste: None,
             task: Some(task),
             logout: true,
+            allow_empty: false,
         });
         self.mark_urgent();
     }

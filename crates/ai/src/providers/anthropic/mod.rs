@@ -287,11 +287,15 @@ pub(crate) fn build_request(
     {
         headers.set("x-session-affinity", session.clone());
     }
+    super::copilot::add_headers(model, context, &mut headers);
     // Request headers come last so callers can override anything above.
     let configured_betas = configured_betas(model, options);
     headers.merge(Some(&options.headers));
     match options.api_key.as_deref().filter(|k| !k.is_empty()) {
-        Some(key) if oauth => headers.set("authorization", format!("Bearer {key}")),
+        // Copilot takes its token as a bearer token too, without Claude Code's identity.
+        Some(key) if oauth || super::copilot::is_copilot(model) => {
+            headers.set("authorization", format!("Bearer {key}"));
+        }
         Some(key) => headers.set("x-api-key", key),
         None if auth_header_present(&headers) => {}
         None => return Err(crate::auth::no_api_key_failure(&model.provider)),

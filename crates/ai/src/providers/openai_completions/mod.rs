@@ -228,6 +228,7 @@ pub(crate) fn build_request(
         }
         headers = with_auth;
     }
+    super::copilot::add_headers(model, context, &mut headers);
     if compat.send_session_affinity_headers
         && retention != CacheRetention::None
         && let Some(session) = &options.session_id

@@ -152,6 +152,7 @@ pub(crate) fn build_request(
     for (name, value) in base_headers(model, user_agent).iter() {
         headers.set(name, value);
     }
+    super::copilot::add_headers(model, context, &mut headers);
     if retention != CacheRetention::None
         && let Some(session) = &options.session_id
     {
