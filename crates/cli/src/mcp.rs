@@ -123,6 +123,10 @@ fn list(
             log: Some(std::sync::Arc::new(knightcode_mcp::ServerLog::new(
                 layout.agent_dir.join("mcp.log"),
             ))),
+            auth: Some(std::sync::Arc::new(knightcode_mcp::AuthStore::new(
+                &layout.agent_dir,
+            ))),
+            provider_token: None,
         };
         let manager = knightcode_mcp::McpManager::new(config.servers.clone(), options);
         manager.start();

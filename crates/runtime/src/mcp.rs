@@ -99,6 +99,8 @@ impl McpSession {
             log: Some(Arc::new(knightcode_mcp::ServerLog::new(
                 setup.agent_dir.join("mcp.log"),
             ))),
+            auth: Some(Arc::new(knightcode_mcp::AuthStore::new(&setup.agent_dir))),
+            provider_token: None,
         };
         let file_servers = config.servers.iter().map(|s| s.name.clone()).collect();
         // Without an enabled server nothing starts yet: an extension may register one.
@@ -393,7 +395,7 @@ impl McpSession {
         for status in statuses {
             let name = &status.config.name;
             match status.state {
-                ServerState::Failed | ServerState::Disconnected => {
+                ServerState::Failed | ServerState::Disconnected | ServerState::NeedsAuth => {
                     if self.reported.insert(name.clone()) {
                         let error = status.error.as_deref().unwrap_or("no details");
                         lines.push(format!("  {name}: {}: {error}", status.state.as_str()));
