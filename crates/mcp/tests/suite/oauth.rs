@@ -251,6 +251,9 @@ async fn servers_without_oauth_say_so() {
         manager.sign_in("web", browser()).await,
         Err(McpError::NotOAuth(_))
     ));
-    assert!(matches!(manager.sign_out("web"), Err(McpError::NotOAuth(_))));
+    assert!(matches!(
+        manager.sign_out("web"),
+        Err(McpError::NotOAuth(_))
+    ));
     manager.stop().await;
 }
