@@ -158,7 +158,10 @@ pub(crate) fn connect_options(layout: &Layout) -> knightcode_mcp::ConnectOptions
         auth: Some(std::sync::Arc::new(knightcode_mcp::AuthStore::new(
             &layout.agent_dir,
         ))),
-        provider_token: None,
+        provider_token: Some(knightcode_runtime::mcp::provider_token(
+            &layout.agent_dir,
+            std::sync::Arc::new(knightcode_ai::ProcessEnv),
+        )),
     }
 }
 

@@ -257,3 +257,49 @@ async fn servers_without_oauth_say_so() {
     ));
     manager.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auth_provider_sends_the_providers_token_or_asks_for_its_login() {
+    let open = McpOAuthServer::open().unwrap();
+    let agent = tempfile::tempdir().unwrap();
+    let mut server = http_server(&open.mcp_url());
+    if let Transport::Http { auth_provider, .. } = &mut server.transport {
+        *auth_provider = Some("anthropic".to_owned());
+    }
+    let token: knightcode_mcp::ProviderToken = Arc::new(|provider: String| {
+        Box::pin(async move { (provider == "anthropic").then(|| "provider-token".to_owned()) })
+    });
+    let options = knightcode_mcp::ConnectOptions {
+        http: Some(
+            knightcode_ai::http_client_builder()
+                .unwrap()
+                .build()
+                .unwrap(),
+        ),
+        auth: Some(Arc::new(AuthStore::new(agent.path()))),
+        provider_token: Some(token),
+        ..crate::common::options(agent.path())
+    };
+    let manager = McpManager::new(vec![server.clone()], options.clone());
+    manager.start();
+    assert!(manager.wait_settled(Duration::from_secs(30)).await);
+    assert_eq!(manager.statuses()[0].state, ServerState::Connected);
+    assert_eq!(open.bearers()[0].as_deref(), Some("Bearer provider-token"));
+    assert!(!manager.uses_oauth("web"));
+    manager.stop().await;
+
+    // Not logged in to the provider: the server waits for `/login anthropic`.
+    let options = knightcode_mcp::ConnectOptions {
+        provider_token: Some(Arc::new(|_: String| Box::pin(async { None }))),
+        ..options
+    };
+    let manager = McpManager::new(vec![server], options);
+    manager.start();
+    assert!(manager.wait_settled(Duration::from_secs(30)).await);
+    let status = manager.statuses().remove(0);
+    assert_eq!(status.state, ServerState::NeedsAuth);
+    assert_eq!(
+        status.error.as_deref(),
+        Some("MCP server \"web\" requires sign-in. Run /login anthropic.")
+    );
+}
