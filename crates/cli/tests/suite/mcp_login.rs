@@ -105,3 +105,105 @@ fn login_signs_in_through_the_browser_and_logout_forgets_the_tokens() {
         assert_eq!(stderr, "MCP server \"local\" does not use OAuth.\n");
     }
 }
+
+#[test]
+fn mcp_login_in_print_mode_needs_interactive_mode() {
+    let service = McpOAuthServer::start().unwrap();
+    let sandbox = Sandbox::with_url("http://127.0.0.1:9", Models::Single);
+    write_config(&sandbox, json!({"web": {"url": service.mcp_url()}}));
+    let (code, _, stderr) = run(&sandbox, &["-p", "/mcp login web"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("Signing in to MCP server \"web\" requires interactive mode."),
+        "{stderr}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_login_over_rpc_takes_the_pasted_address_and_connects() {
+    crate::rpc_common::watchdog(async {
+        let service = McpOAuthServer::start().unwrap();
+        let server = knightcode_testkit::MockServer::start(
+            knightcode_testkit::WireFormat::OpenAiCompletions,
+            vec![],
+        )
+        .await
+        .unwrap();
+        let sandbox = Sandbox::new(&server);
+        write_config(&sandbox, json!({"web": {"url": service.mcp_url()}}));
+        let mut command = sandbox.rpc_command(&[]);
+        // Nothing is opened: the test is the browser.
+        command.env("BROWSER", "true");
+        let (client, events) = knightcode_headless::rpc::RpcClientBuilder::new()
+            .spawn_command(command, "knightcode")
+            .unwrap();
+        let mut rpc = crate::rpc_common::Rpc {
+            server,
+            sandbox,
+            client,
+            events,
+        };
+        let notices = login_answering(&mut rpc).await;
+        assert!(
+            notices.contains(
+                &"Signed in to MCP server \"web\": 1 tool; they are offered from the next prompt."
+                    .to_owned()
+            ),
+            "{notices:?}"
+        );
+        rpc.shutdown().await;
+    })
+    .await;
+}
+
+/// `/mcp login` over RPC, pasting into the dialog the address the browser ends on; the
+/// notices until the outcome's.
+async fn login_answering(rpc: &mut crate::rpc_common::Rpc) -> Vec<String> {
+    use knightcode_headless::rpc::RpcEvent;
+    use knightcode_protocol::rpc::PromptDisposition;
+    use knightcode_protocol::rpc::UiReply;
+    use knightcode_protocol::rpc::UiRequestKind;
+    let crate::rpc_common::Rpc { client, events, .. } = rpc;
+    let prompt = client.prompt("/mcp login");
+    tokio::pin!(prompt);
+    let mut notices = Vec::new();
+    let disposition = loop {
+        tokio::select! {
+            event = events.recv() => {
+                let Some(RpcEvent::UiRequest(request)) = event else { continue };
+                match &request.kind {
+                    // The dialog shows the address; the "browser" is on another machine, so
+                    // the address it ends on is pasted into the dialog.
+                    UiRequestKind::Input { title, .. } => {
+                        assert!(
+                            title.starts_with("Sign in to MCP server \"web\" in your browser:\n"),
+                            "{title}"
+                        );
+                        let address = title.lines().nth(1).unwrap().to_owned();
+                        let (_, location, _) =
+                            tokio::task::spawn_blocking(move || browser_get(&address).unwrap())
+                                .await
+                                .unwrap();
+                        client
+                            .reply_ui(&request.id, UiReply::Value(location.unwrap()))
+                            .await
+                            .unwrap();
+                    }
+                    UiRequestKind::Notify { message, .. } => notices.push(message.clone()),
+                    _ => {}
+                }
+            }
+            disposition = &mut prompt => break disposition.unwrap(),
+        }
+    };
+    assert_eq!(disposition, Some(PromptDisposition::Handled));
+    // The outcome's notice may come after the prompt's answer.
+    while !notices.iter().any(|n| n.starts_with("Signed in")) {
+        if let Some(RpcEvent::UiRequest(request)) = events.recv().await
+            && let UiRequestKind::Notify { message, .. } = &request.kind
+        {
+            notices.push(message.clone());
+        }
+    }
+    notices
+}
