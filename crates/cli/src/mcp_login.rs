@@ -104,7 +104,11 @@ pub(crate) fn login(
     let person = knightcode_mcp::SignIn {
         open_browser: Arc::new(knightcode_ai::login::open_browser),
         // The address must be on screen while the wait goes on, so straight to stderr.
-        show: Arc::new(|text: &str| eprintln!("{text}")),
+        show: Arc::new(|text: &str| {
+            let mut stderr = std::io::stderr().lock();
+            let _ = writeln!(stderr, "{text}");
+            let _ = stderr.flush();
+        }),
         pasted: Some(pasted),
         timeout,
     };

@@ -87,7 +87,7 @@ async fn echo(manager: &McpManager) -> Result<String, McpError> {
             None,
         )
         .await?;
-    Ok(format!("{:?}", output))
+    Ok(format!("{output:?}"))
 }
 
 fn stored(agent: &std::path::Path) -> serde_json::Value {

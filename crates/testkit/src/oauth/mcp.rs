@@ -219,7 +219,7 @@ fn register(state: &mut State, body: &[u8]) -> Answer {
         return json_answer(400, &json!({"error": "invalid_redirect_uri"}));
     }
     let id = format!("client-{}", state.clients.len() + 1);
-    state.clients.insert(id.clone(), redirects.clone());
+    state.clients.insert(id.clone(), redirects);
     let mut answer = request;
     answer["client_id"] = json!(id);
     answer["token_endpoint_auth_method"] = json!("none");
