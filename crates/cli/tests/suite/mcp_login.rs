@@ -207,3 +207,51 @@ async fn login_answering(rpc: &mut crate::rpc_common::Rpc) -> Vec<String> {
     }
     notices
 }
+
+#[test]
+fn signing_in_from_the_terminal_menu_completes_through_the_callback() {
+    use std::os::unix::fs::PermissionsExt as _;
+
+    let service = McpOAuthServer::start().unwrap();
+    let sandbox = crate::tui_common::sandbox(vec![knightcode_testkit::ScriptedReply::text(
+        "servers are up",
+    )]);
+    write_config(&sandbox, json!({"web": {"url": service.mcp_url()}}));
+    // The "browser" hands the address to the test through a FIFO.
+    let fifo = sandbox.root.path().join("browser.fifo");
+    crate::common::mkfifo(&fifo);
+    let browser = sandbox.root.path().join("browser.sh");
+    std::fs::write(
+        &browser,
+        format!("#!/bin/sh\nprintf '%s\\n' \"$1\" > '{}'\n", fifo.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (opened_tx, opened) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let mut reader = std::io::BufReader::new(std::fs::File::open(&fifo).unwrap());
+        reader.read_line(&mut line).unwrap();
+        let _ = opened_tx.send(line.trim().to_owned());
+    });
+
+    let browser = browser.display().to_string();
+    let mut tui = sandbox.spawn_with_env(&[], &[("BROWSER", browser.as_str())], 120, 40);
+    tui.submit("hello");
+    tui.wait_for_text("servers are up");
+    tui.submit("/mcp");
+    tui.wait_for_text("web  needs sign-in · codemode · global");
+    tui.send("\r");
+    tui.wait_for_text("MCP server \"web\": needs-auth");
+    // "Sign in" comes first for a server that needs it.
+    tui.send("\r");
+    tui.wait_for_text("Sign in to MCP server \"web\" in your browser:");
+    let address = opened
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the browser was opened on the authorize address");
+    let (status, location, _) = browser_get(&address).unwrap();
+    assert_eq!(status, 302);
+    let (status, _, page) = browser_get(&location.unwrap()).unwrap();
+    assert_eq!(status, 200, "{page}");
+    tui.wait_for_text("Signed in to MCP server \"web\": 1 tool");
+}
