@@ -208,6 +208,29 @@ async fn tokens_are_refreshed_when_rejected_or_expired() {
         .filter(|n| n.ends_with(".lock"))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
+
+    // A lock left behind by a process that died (older than 20 s) is taken over.
+    let store = AuthStore::new(agent.path());
+    let file = store.refresh_lock_path(&service.mcp_url());
+    let name = file.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        name.len() == "mcp-auth-refresh-".len() + 16 && name.starts_with("mcp-auth-refresh-"),
+        "{name}"
+    );
+    let mut lock = file.into_os_string();
+    lock.push(".lock");
+    std::fs::create_dir(&lock).unwrap();
+    let long_ago = std::time::SystemTime::now() - Duration::from_secs(60);
+    std::fs::File::open(&lock)
+        .unwrap()
+        .set_modified(long_ago)
+        .unwrap();
+    let mut all = stored(agent.path());
+    all[&service.mcp_url()]["token_received_at"] = serde_json::json!(1);
+    std::fs::write(agent.path().join("mcp-auth.json"), all.to_string()).unwrap();
+    manager.reconnect("web").await.unwrap();
+    assert_eq!(service.refreshes(), 3);
+    assert!(!std::path::Path::new(&lock).exists());
     manager.stop().await;
 }
 
