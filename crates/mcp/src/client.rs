@@ -656,6 +656,14 @@ impl Connection {
     }
 
     fn request_error(&self, server: &str, error: &rmcp::ServiceError) -> McpError {
+        // The token was revoked or expired for good (its refresh refused), or the server
+        // wants more scopes: a sign-in is needed again.
+        if error.is_authorization_required() || error.auth_challenge().is_some() {
+            return McpError::NeedsAuth {
+                server: server.to_owned(),
+                provider: None,
+            };
+        }
         match error {
             rmcp::ServiceError::TransportClosed | rmcp::ServiceError::TransportSend(_) => {
                 McpError::Closed {

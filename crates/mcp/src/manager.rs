@@ -278,7 +278,7 @@ impl McpManager {
         match answer {
             Ok(result) => Ok(crate::result::call_output(server, tool, result)),
             Err(error) => {
-                if connection.is_closed() {
+                if connection.is_closed() || matches!(error, McpError::NeedsAuth { .. }) {
                     self.inner.dropped(&slot, &error);
                 }
                 Err(error)
@@ -365,7 +365,7 @@ impl McpManager {
             match answer {
                 Ok(value) => return Ok(value),
                 Err(error) => {
-                    if connection.is_closed() {
+                    if connection.is_closed() || matches!(error, McpError::NeedsAuth { .. }) {
                         self.inner.dropped(&slot, &error);
                     }
                     last = Some(error);
@@ -604,9 +604,15 @@ impl Inner {
         }
     }
 
+    /// The connection dropped, or the server stopped taking its token (then it waits for a
+    /// sign-in rather than reconnecting on the next call).
     fn dropped(&self, slot: &Slot, error: &McpError) {
+        let state = match error {
+            McpError::NeedsAuth { .. } => ServerState::NeedsAuth,
+            _ => ServerState::Disconnected,
+        };
         self.set(slot, |s| {
-            s.state = ServerState::Disconnected;
+            s.state = state;
             s.error = Some(error.to_string());
             s.connection = None;
         });

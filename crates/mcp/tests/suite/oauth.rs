@@ -129,6 +129,15 @@ async fn a_401_needs_sign_in_and_the_browser_sign_in_connects() {
         Some("Bearer access-1")
     );
 
+    // Revoked for good (the refresh is refused too): the server waits for a sign-in.
+    service.revoke_tokens();
+    let error = echo(&manager).await.unwrap_err();
+    assert_eq!(error.to_string(), NEEDS_SIGN_IN);
+    assert_eq!(manager.statuses()[0].state, ServerState::NeedsAuth);
+    manager.sign_in("web", browser()).await.unwrap();
+    manager.reconnect("web").await.unwrap();
+    assert!(echo(&manager).await.unwrap().contains("hi"));
+
     // Signing out forgets the tokens; the next connection needs a sign-in again.
     assert!(manager.sign_out("web").unwrap());
     assert!(stored(agent.path()).get(service.mcp_url()).is_none());

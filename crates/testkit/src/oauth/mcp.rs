@@ -121,6 +121,13 @@ impl McpOAuthServer {
         self.lock().access.clear();
     }
 
+    /// Revokes every token handed out so far, refresh tokens too: only a new sign-in helps.
+    pub fn revoke_tokens(&self) {
+        let mut state = self.lock();
+        state.access.clear();
+        state.refresh.clear();
+    }
+
     /// How many refresh grants were answered.
     pub fn refreshes(&self) -> usize {
         self.lock().refreshes
