@@ -8,6 +8,7 @@ pub mod initial;
 pub mod interactive;
 pub mod list_models;
 pub mod mcp;
+mod mcp_login;
 mod mcp_report;
 pub mod oneshot;
 pub mod packages;

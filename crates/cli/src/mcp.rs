@@ -1,4 +1,4 @@
-//! `knightcode mcp list|add|remove`: the MCP servers of `mcp.json` (docs/mcp.md), checked by
+//! `knightcode mcp list|add|remove` (and `login|logout`, in `mcp_login`): the MCP servers of `mcp.json` (docs/mcp.md), checked by
 //! connecting to each, and entries added or removed without touching the rest of the file.
 
 use std::io::Write;
@@ -11,7 +11,7 @@ use knightcode_mcp::ServerState;
 use serde_json::Value;
 use serde_json::json;
 
-const USAGE: &str = "Usage:\n  knightcode mcp list [--json]\n  knightcode mcp add <name> [--scope user|project] [-l|--local] [--env K=V]... [--exposure E] [--description D] -- <command> [args...]\n  knightcode mcp add <name> [--scope user|project] [-l|--local] [--header K=V]... [--exposure E] [--description D] --url <url>\n  knightcode mcp remove <name> [--scope user|project] [-l|--local]\n";
+const USAGE: &str = "Usage:\n  knightcode mcp list [--json]\n  knightcode mcp add <name> [--scope user|project] [-l|--local] [--env K=V]... [--exposure E] [--description D] -- <command> [args...]\n  knightcode mcp add <name> [--scope user|project] [-l|--local] [--header K=V]... [--exposure E] [--description D] --url <url>\n  knightcode mcp remove <name> [--scope user|project] [-l|--local]\n  knightcode mcp login <name> [--timeout <seconds>]\n  knightcode mcp logout <name>\n";
 
 /// How long `list` waits for each server to connect and list its tools.
 const LIST_WAIT: Duration = Duration::from_secs(60);
@@ -34,21 +34,18 @@ pub fn run(argv: &[String], layout: &Layout, out: &mut dyn Write, err: &mut dyn 
         },
         Some("add") => add(&argv[1..], layout, out),
         Some("remove" | "rm") => remove(&argv[1..], layout, out),
-        Some(command @ ("login" | "logout")) => {
-            let _ = writeln!(
-                err,
-                "Error: `knightcode mcp {command}` is not available yet in this build of knightcode (no OAuth for MCP servers yet); give a token in the server's \"headers\" instead, for example \"Authorization\": \"Bearer ${{TOKEN}}\"."
-            );
-            return 1;
-        }
+        Some("login") => crate::mcp_login::login(&argv[1..], layout, out, err),
+        Some("logout") => crate::mcp_login::logout(&argv[1..], layout, out, err),
         Some("-h" | "--help" | "help") => {
             let _ = out.write_all(USAGE.as_bytes());
             return 0;
         }
         Some(other) => Err(format!(
-            "unknown mcp command \"{other}\"; the commands are list, add and remove"
+            "unknown mcp command \"{other}\"; the commands are list, add, remove, login and logout"
         )),
-        None => Err("knightcode mcp needs a command: list, add or remove".to_owned()),
+        None => {
+            Err("knightcode mcp needs a command: list, add, remove, login or logout".to_owned())
+        }
     };
     match result {
         Ok(code) => code,
@@ -61,7 +58,7 @@ pub fn run(argv: &[String], layout: &Layout, out: &mut dyn Write, err: &mut dyn 
 
 /// Whether the project's `mcp.json` may be read: the saved trust decision, as print mode
 /// decides it (an undecided project is not trusted).
-fn project_trusted(layout: &Layout) -> bool {
+pub(crate) fn project_trusted(layout: &Layout) -> bool {
     let Ok(store) = knightcode_runtime::TrustStore::load(&layout.agent_dir) else {
         return false;
     };
@@ -113,18 +110,8 @@ fn list(
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     let (statuses, resources) = runtime.block_on(async {
-        let options = knightcode_mcp::ConnectOptions {
-            cwd: layout.cwd.clone(),
-            home: layout.home.clone(),
-            env: std::sync::Arc::new(|name| std::env::var(name).ok()),
-            http: knightcode_ai::http_client_builder()
-                .ok()
-                .and_then(|b| b.build().ok()),
-            log: Some(std::sync::Arc::new(knightcode_mcp::ServerLog::new(
-                layout.agent_dir.join("mcp.log"),
-            ))),
-        };
-        let manager = knightcode_mcp::McpManager::new(config.servers.clone(), options);
+        let manager =
+            knightcode_mcp::McpManager::new(config.servers.clone(), connect_options(layout));
         manager.start();
         manager.wait_settled(LIST_WAIT).await;
         let statuses = manager.statuses();
@@ -155,6 +142,29 @@ fn list(
 }
 
 /// `--scope user|project` or `-l`/`--local`.
+/// How the commands reach servers: the workspace's HTTP client, `mcp.log`, the tokens of
+/// `mcp-auth.json`, and the providers' tokens of `auth.json` for `auth.provider`.
+pub(crate) fn connect_options(layout: &Layout) -> knightcode_mcp::ConnectOptions {
+    knightcode_mcp::ConnectOptions {
+        cwd: layout.cwd.clone(),
+        home: layout.home.clone(),
+        env: std::sync::Arc::new(|name| std::env::var(name).ok()),
+        http: knightcode_ai::http_client_builder()
+            .ok()
+            .and_then(|b| b.build().ok()),
+        log: Some(std::sync::Arc::new(knightcode_mcp::ServerLog::new(
+            layout.agent_dir.join("mcp.log"),
+        ))),
+        auth: Some(std::sync::Arc::new(knightcode_mcp::AuthStore::new(
+            &layout.agent_dir,
+        ))),
+        provider_token: Some(knightcode_runtime::mcp::provider_token(
+            &layout.agent_dir,
+            std::sync::Arc::new(knightcode_ai::ProcessEnv),
+        )),
+    }
+}
+
 fn scope_option(args: &[String], i: &mut usize, scope: &mut Scope) -> Result<bool, String> {
     match args[*i].as_str() {
         "-l" | "--local" => *scope = Scope::Project,
@@ -278,6 +288,7 @@ fn add(args: &[String], layout: &Layout, out: &mut dyn Write) -> Result<u8, Stri
     }
     knightcode_mcp::check_entry(name, &entry, scope).map_err(|e| e.to_string())?;
     let path = path_for(scope, layout);
+    let http = entry.get("url").is_some();
     let replaced = knightcode_mcp::add_server(&path, name, entry).map_err(|e| e.to_string())?;
     let verb = if replaced { "Replaced" } else { "Added" };
     let _ = writeln!(
@@ -292,7 +303,14 @@ fn add(args: &[String], layout: &Layout, out: &mut dyn Write) -> Result<u8, Stri
             "The project is not trusted yet: its mcp.json is read once you trust it."
         );
     }
-    let _ = writeln!(out, "Check it with: knightcode mcp list");
+    if http {
+        let _ = writeln!(
+            out,
+            "Check it with: knightcode mcp list. If it requires sign-in: knightcode mcp login {name}"
+        );
+    } else {
+        let _ = writeln!(out, "Check it with: knightcode mcp list");
+    }
     Ok(0)
 }
 

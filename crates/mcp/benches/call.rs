@@ -58,6 +58,8 @@ fn client_calls(runtime: &tokio::runtime::Runtime, script: &std::path::Path) -> 
         env: Arc::new(|name| std::env::var(name).ok()),
         http: None,
         log: None,
+        auth: None,
+        provider_token: None,
     };
     runtime.block_on(async {
         let manager = McpManager::new(vec![config], options);

@@ -210,6 +210,10 @@ pub(crate) struct ConnectContext<'a> {
     /// The manager's change counter.
     pub changes: Arc<tokio::sync::watch::Sender<u64>>,
     pub log: Option<Arc<crate::ServerLog>>,
+    /// Where OAuth tokens are kept; `None`: none are sent.
+    pub store: Option<Arc<crate::auth::store::AuthStore>>,
+    /// A KnightCode provider's token, for `auth.provider`.
+    pub provider_token: Option<crate::ProviderToken>,
 }
 
 pub(crate) async fn connect(
@@ -237,30 +241,53 @@ pub(crate) async fn connect(
     let started = match &server.transport {
         Transport::Stdio { .. } => {
             let transport = spawn(server, context, &stderr).await?;
-            bounded(server, handler.serve(transport)).await
+            bounded(server, handler.serve(transport))
+                .await
+                .map_err(Started::Failed)
         }
-        Transport::Http { url, headers } => {
+        Transport::Http {
+            url,
+            headers,
+            auth_provider,
+            ..
+        } => {
             let Some(http) = context.http.clone() else {
                 return Err(fail("no HTTP client is available".to_owned(), &stderr));
             };
-            // A server that is starting or overloaded answers 408, 429 or 5xx (or does not
-            // answer yet): try again after a short wait, twice.
-            let mut waits = HTTP_CONNECT_RETRIES.iter();
-            loop {
-                let transport = http_transport(server, context, url, headers, http.clone()).await?;
-                match tokio::time::timeout(server.timeout, handler.clone().serve(transport)).await {
-                    Ok(Err(error)) if is_transient(&error) => match waits.next() {
-                        Some(wait) => tokio::time::sleep(*wait).await,
-                        None => break Err(error.to_string()),
-                    },
-                    answer => break initialized(server, answer),
-                }
+            let config = http_config(server, context, url, headers).await?;
+            if let Some(provider) = auth_provider {
+                let token = match &context.provider_token {
+                    Some(token) => token(provider.clone()).await,
+                    None => None,
+                };
+                let Some(token) = token else {
+                    return Err(McpError::NeedsAuth {
+                        server: server.name.clone(),
+                        provider: Some(provider.clone()),
+                    });
+                };
+                let mut config = config;
+                config.auth_header = Some(token);
+                serve_http(server, &handler, http, config).await
+            } else if let (None, Some(store)) = (&config.auth_header, &context.store) {
+                let client = crate::auth::oauth_client(url, store, http)
+                    .await
+                    .map_err(|reason| fail(reason, &stderr))?;
+                serve_http(server, &handler, client, config).await
+            } else {
+                serve_http(server, &handler, http, config).await
             }
         }
     };
     let service = match started {
         Ok(service) => service,
-        Err(reason) => {
+        Err(Started::NeedsAuth) => {
+            return Err(McpError::NeedsAuth {
+                server: server.name.clone(),
+                provider: None,
+            });
+        }
+        Err(Started::Failed(reason)) => {
             stderr.drained().await;
             return Err(fail(reason, &stderr));
         }
@@ -309,13 +336,7 @@ fn initialized<E: std::fmt::Display>(
 /// (not implemented stays so), or no connection at all (a server still starting).
 fn is_transient(error: &rmcp::service::ClientInitializeError) -> bool {
     use rmcp::transport::streamable_http_client::StreamableHttpError;
-    let rmcp::service::ClientInitializeError::TransportError { error, .. } = error else {
-        return false;
-    };
-    match error
-        .error
-        .downcast_ref::<StreamableHttpError<reqwest::Error>>()
-    {
+    match http_error(error) {
         Some(StreamableHttpError::HttpStatus(status)) => {
             matches!(status.status, 408 | 429)
                 || (500..600).contains(&status.status) && status.status != 501
@@ -386,13 +407,79 @@ async fn spawn(
     Ok(transport)
 }
 
-async fn http_transport(
+/// Why a connection did not start.
+enum Started {
+    /// The server answered 401 (or 403 `insufficient_scope`): it wants a sign-in.
+    NeedsAuth,
+    Failed(String),
+}
+
+/// Connects over streamable HTTP through `client` (plain, or rmcp's OAuth client that adds
+/// the stored token and refreshes it). A server that is starting or overloaded answers 408,
+/// 429 or 5xx (or does not answer yet): it is tried again after a short wait, twice.
+async fn serve_http<C>(
+    server: &ServerConfig,
+    handler: &Handler,
+    client: C,
+    config: rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig,
+) -> Result<RunningService<RoleClient, Handler>, Started>
+where
+    C: rmcp::transport::streamable_http_client::StreamableHttpClient<Error = reqwest::Error>
+        + Clone
+        + Send
+        + Sync
+        + 'static,
+{
+    let mut waits = HTTP_CONNECT_RETRIES.iter();
+    loop {
+        let transport = rmcp::transport::StreamableHttpClientTransport::with_client(
+            client.clone(),
+            config.clone(),
+        );
+        match tokio::time::timeout(server.timeout, handler.clone().serve(transport)).await {
+            Ok(Err(error)) if wants_sign_in(&error) => break Err(Started::NeedsAuth),
+            Ok(Err(error)) if is_transient(&error) => match waits.next() {
+                Some(wait) => tokio::time::sleep(*wait).await,
+                None => break Err(Started::Failed(error.to_string())),
+            },
+            answer => break initialized(server, answer).map_err(Started::Failed),
+        }
+    }
+}
+
+/// The HTTP error inside a failed `initialize`, if that is what failed.
+fn http_error(
+    error: &rmcp::service::ClientInitializeError,
+) -> Option<&rmcp::transport::streamable_http_client::StreamableHttpError<reqwest::Error>> {
+    let rmcp::service::ClientInitializeError::TransportError { error, .. } = error else {
+        return None;
+    };
+    error.error.downcast_ref()
+}
+
+/// Whether the server refused for want of a (valid, wide enough) token.
+fn wants_sign_in(error: &rmcp::service::ClientInitializeError) -> bool {
+    use rmcp::transport::auth::AuthError;
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    match http_error(error) {
+        Some(StreamableHttpError::AuthRequired(_) | StreamableHttpError::InsufficientScope(_)) => {
+            true
+        }
+        Some(StreamableHttpError::HttpStatus(status)) => status.status == 401,
+        Some(StreamableHttpError::Auth(AuthError::AuthorizationRequired)) => true,
+        _ => false,
+    }
+}
+
+/// The request settings of an HTTP server: its headers (values resolved), an
+/// `Authorization` header as the bearer token rmcp sends itself.
+async fn http_config(
     server: &ServerConfig,
     context: &ConnectContext<'_>,
     url: &str,
     headers: &[(String, String)],
-    http: reqwest::Client,
-) -> Result<rmcp::transport::StreamableHttpClientTransport<reqwest::Client>, McpError> {
+) -> Result<rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig, McpError>
+{
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
     let mut config = StreamableHttpClientTransportConfig::with_uri(url);
     for (key, value) in headers {
@@ -411,9 +498,7 @@ async fn http_transport(
         let value = http::HeaderValue::from_str(&value).map_err(|_| invalid("value"))?;
         config.custom_headers.insert(name, value);
     }
-    Ok(rmcp::transport::StreamableHttpClientTransport::with_client(
-        http, config,
-    ))
+    Ok(config)
 }
 
 impl Connection {
@@ -571,6 +656,14 @@ impl Connection {
     }
 
     fn request_error(&self, server: &str, error: &rmcp::ServiceError) -> McpError {
+        // The token was revoked or expired for good (its refresh refused), or the server
+        // wants more scopes: a sign-in is needed again.
+        if error.is_authorization_required() || error.auth_challenge().is_some() {
+            return McpError::NeedsAuth {
+                server: server.to_owned(),
+                provider: None,
+            };
+        }
         match error {
             rmcp::ServiceError::TransportClosed | rmcp::ServiceError::TransportSend(_) => {
                 McpError::Closed {

@@ -45,6 +45,10 @@ pub enum Transport {
     Http {
         url: String,
         headers: Vec<(String, String)>,
+        /// How to sign in when the server answers 401.
+        oauth: Option<crate::auth::OAuthConfig>,
+        /// `auth.provider`: send that KnightCode provider's token.
+        auth_provider: Option<String>,
     },
 }
 
@@ -433,12 +437,26 @@ fn transport(name: &str, entry: &Map<String, Value>) -> Result<Transport, String
                 "server \"{name}\": url must start with http:// or https://"
             ));
         }
-        if let Some(oauth) = entry.get("oauth") {
-            check_oauth(name, oauth)?;
-        }
+        let oauth = match entry.get("oauth") {
+            Some(oauth) => Some(crate::auth::parse_oauth(name, oauth)?),
+            None => None,
+        };
+        let headers = string_map(name, "headers", entry.get("headers"))?;
+        let auth_provider = match entry.get("auth") {
+            Some(auth) => Some(crate::auth::parse_auth(
+                name,
+                auth,
+                url,
+                oauth.is_some(),
+                &headers,
+            )?),
+            None => None,
+        };
         return Ok(Transport::Http {
             url: url.to_owned(),
-            headers: string_map(name, "headers", entry.get("headers"))?,
+            headers,
+            oauth,
+            auth_provider,
         });
     }
     if let (Some(command), false) = (entry.get("command"), wants_http) {
@@ -498,22 +516,6 @@ fn string_map(
             .collect(),
         Some(_) => Err(error()),
     }
-}
-
-/// The checks of `oauth` that do not need a sign-in to run (sign-in itself comes later).
-fn check_oauth(name: &str, oauth: &Value) -> Result<(), String> {
-    let Some(oauth) = oauth.as_object() else {
-        return Err(format!("server \"{name}\": oauth must be an object"));
-    };
-    if let Some(port) = oauth.get("callbackPort") {
-        let valid = port.as_u64().is_some_and(|p| (1..=65535).contains(&p));
-        if !valid {
-            return Err(format!(
-                "server \"{name}\": oauth.callbackPort must be an integer from 1 to 65535"
-            ));
-        }
-    }
-    Ok(())
 }
 
 /// Checks one entry as [`load_config`] would (for `knightcode mcp add`).

@@ -31,6 +31,21 @@ pub enum McpError {
         tool: String,
         seconds: f64,
     },
+    /// The server answered 401: a sign-in is needed (`/mcp`, `knightcode mcp login`), or for
+    /// `auth.provider` a login to that provider.
+    #[error("MCP server \"{server}\" requires sign-in. Run {}.", remedy(provider.as_deref()))]
+    NeedsAuth {
+        server: String,
+        /// `auth.provider`, when the token is a KnightCode provider's.
+        provider: Option<String>,
+    },
+    /// `knightcode mcp login|logout` of a server that signs in some other way (stdio, a
+    /// header, `auth.provider`) or advertises no OAuth at all.
+    #[error("MCP server \"{0}\" does not use OAuth.")]
+    NotOAuth(String),
+    /// A sign-in that did not complete.
+    #[error("Signing in to MCP server \"{server}\" failed: {reason}")]
+    SignIn { server: String, reason: String },
     /// The call was aborted by the user.
     #[error("Operation aborted")]
     Aborted,
@@ -46,6 +61,13 @@ pub enum McpError {
     /// A config file could not be read or written.
     #[error("{}: {reason}", path.display())]
     File { path: PathBuf, reason: String },
+}
+
+fn remedy(provider: Option<&str>) -> String {
+    match provider {
+        Some(provider) => format!("/login {provider}"),
+        None => "/mcp to sign in".to_owned(),
+    }
 }
 
 fn tail(stderr: &str) -> String {

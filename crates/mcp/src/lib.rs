@@ -7,6 +7,7 @@
 //! a server (tool names, exposure, result text) is decided here too, so the runtime only
 //! wraps each tool for the agent's registry.
 
+mod auth;
 mod client;
 mod config;
 mod error;
@@ -19,6 +20,13 @@ mod prompt_section;
 mod report;
 mod result;
 
+pub use auth::DEFAULT_CLIENT_NAME;
+pub use auth::OAuthConfig;
+pub use auth::ProviderToken;
+pub use auth::login::DEFAULT_SIGN_IN_TIMEOUT;
+pub use auth::login::SignIn;
+pub use auth::normalize_url;
+pub use auth::store::AuthStore;
 pub use config::ConfigIssue;
 pub use config::LoadedConfig;
 pub use config::Scope;

@@ -36,6 +36,10 @@ pub struct ConnectOptions {
     pub http: Option<reqwest::Client>,
     /// Where servers' log messages go (`<agentDir>/mcp.log`); `None` drops them.
     pub log: Option<Arc<crate::ServerLog>>,
+    /// `<agentDir>/mcp-auth.json`, the OAuth tokens; `None` sends none (and signs in nowhere).
+    pub auth: Option<Arc<crate::AuthStore>>,
+    /// A KnightCode provider's token, for servers with `auth.provider`.
+    pub provider_token: Option<crate::ProviderToken>,
 }
 
 /// Where a server's connection stands.
@@ -46,6 +50,8 @@ pub enum ServerState {
     /// It was connected and the connection dropped; the next call reconnects.
     Disconnected,
     Failed,
+    /// The server answered 401: it waits for a sign-in (`/mcp login`, `knightcode mcp login`).
+    NeedsAuth,
     /// `enabled: false`.
     Disabled,
 }
@@ -57,6 +63,7 @@ impl ServerState {
             Self::Connected => "connected",
             Self::Disconnected => "disconnected",
             Self::Failed => "failed",
+            Self::NeedsAuth => "needs-auth",
             Self::Disabled => "disabled",
         }
     }
@@ -94,6 +101,9 @@ struct SlotStatus {
     resources: bool,
     error: Option<String>,
     instructions: Option<String>,
+    /// The server's `mcp-auth.json` entry when it last connected (to notice a sign-in made
+    /// by another process).
+    auth_seen: Option<String>,
 }
 
 /// The session's MCP servers.
@@ -268,7 +278,7 @@ impl McpManager {
         match answer {
             Ok(result) => Ok(crate::result::call_output(server, tool, result)),
             Err(error) => {
-                if connection.is_closed() {
+                if connection.is_closed() || matches!(error, McpError::NeedsAuth { .. }) {
                     self.inner.dropped(&slot, &error);
                 }
                 Err(error)
@@ -355,7 +365,7 @@ impl McpManager {
             match answer {
                 Ok(value) => return Ok(value),
                 Err(error) => {
-                    if connection.is_closed() {
+                    if connection.is_closed() || matches!(error, McpError::NeedsAuth { .. }) {
                         self.inner.dropped(&slot, &error);
                     }
                     last = Some(error);
@@ -382,6 +392,61 @@ impl McpManager {
         Ok(connection.tools.len())
     }
 
+    /// Signs in to `server` with OAuth in the browser (`/mcp login`, `knightcode mcp
+    /// login`), storing its tokens in `mcp-auth.json`; the connection is not touched (the
+    /// caller reconnects). [`McpError::NotOAuth`] for a server that signs in otherwise.
+    pub async fn sign_in(&self, server: &str, person: crate::SignIn) -> Result<(), McpError> {
+        let slot = self.inner.any_slot(server)?;
+        let store = self.inner.auth_store()?;
+        let context = crate::auth::login::SignInContext {
+            resolver: self.inner.resolver(),
+            http: self.inner.options.http.clone(),
+            store,
+        };
+        crate::auth::login::sign_in(&slot.config, context, person).await
+    }
+
+    /// Forgets `server`'s OAuth tokens (`/mcp logout`, `knightcode mcp logout`); whether
+    /// there were any. The connection is not touched (the caller reconnects).
+    pub fn sign_out(&self, server: &str) -> Result<bool, McpError> {
+        let slot = self.inner.any_slot(server)?;
+        let store = self.inner.auth_store()?;
+        crate::auth::login::sign_out(&slot.config, &store)
+    }
+
+    /// Whether `server` signs in with OAuth (an HTTP server without another credential).
+    pub fn uses_oauth(&self, server: &str) -> bool {
+        self.inner
+            .any_slot(server)
+            .is_ok_and(|slot| crate::auth::login::oauth_target(&slot.config).is_ok())
+    }
+
+    /// Reconnects the servers waiting for a sign-in whose tokens another process stored since
+    /// they last tried (`knightcode mcp login` run from a shell, or by the agent through
+    /// bash); called at the start of each turn. Returns their names.
+    pub async fn pick_up_sign_ins(&self) -> Vec<String> {
+        let Some(store) = self.inner.options.auth.clone() else {
+            return Vec::new();
+        };
+        let mut picked = Vec::new();
+        for slot in self.inner.slots() {
+            let Ok((url, _)) = crate::auth::login::oauth_target(&slot.config) else {
+                continue;
+            };
+            let seen = {
+                let status = slot.status();
+                if status.state != ServerState::NeedsAuth {
+                    continue;
+                }
+                status.auth_seen.clone()
+            };
+            if store.entry_text(url) != seen && self.inner.connect(&slot).await.is_ok() {
+                picked.push(slot.config.name.clone());
+            }
+        }
+        picked
+    }
+
     /// Stops every server (stdio: stdin closed, SIGTERM, SIGKILL to its group).
     pub async fn stop(&self) {
         for slot in self.inner.slots() {
@@ -406,6 +471,7 @@ impl Slot {
                 resources: false,
                 error: None,
                 instructions: None,
+                auth_seen: None,
             }),
             connecting: tokio::sync::Mutex::new(()),
             removed: std::sync::atomic::AtomicBool::new(false),
@@ -445,6 +511,29 @@ impl Inner {
         self.lock_slots().clone()
     }
 
+    fn resolver(&self) -> Resolver<'_> {
+        Resolver {
+            env: &self.options.env,
+            home: self.options.home.as_deref(),
+            cwd: &self.options.cwd,
+        }
+    }
+
+    /// A server by name, enabled or not (signing in to a disabled server is allowed).
+    fn any_slot(&self, server: &str) -> Result<Arc<Slot>, McpError> {
+        self.lock_slots()
+            .iter()
+            .find(|s| s.config.name == server)
+            .cloned()
+            .ok_or_else(|| McpError::UnknownServer(server.to_owned()))
+    }
+
+    fn auth_store(&self) -> Result<Arc<crate::AuthStore>, McpError> {
+        self.options.auth.clone().ok_or_else(|| {
+            McpError::Invalid("MCP sign-in needs an agent folder for mcp-auth.json".to_owned())
+        })
+    }
+
     fn enabled_slot(&self, server: &str) -> Result<Arc<Slot>, McpError> {
         self.lock_slots()
             .iter()
@@ -471,16 +560,21 @@ impl Inner {
         if let Some(live) = slot.status().connection.clone().filter(|c| !c.is_closed()) {
             return Ok(live);
         }
-        self.set(slot, |s| s.state = ServerState::Connecting);
+        let auth_seen = match (&self.options.auth, &slot.config.transport) {
+            (Some(store), crate::Transport::Http { url, .. }) => store.entry_text(url),
+            _ => None,
+        };
+        self.set(slot, |s| {
+            s.state = ServerState::Connecting;
+            s.auth_seen = auth_seen;
+        });
         let context = crate::client::ConnectContext {
-            resolver: Resolver {
-                env: &self.options.env,
-                home: self.options.home.as_deref(),
-                cwd: &self.options.cwd,
-            },
+            resolver: self.resolver(),
             http: self.options.http.clone(),
             changes: Arc::clone(&self.changes),
             log: self.options.log.clone(),
+            store: self.options.auth.clone(),
+            provider_token: self.options.provider_token.clone(),
         };
         match crate::client::connect(&slot.config, &context).await {
             Ok(connection) => {
@@ -496,8 +590,12 @@ impl Inner {
                 Ok(connection)
             }
             Err(error) => {
+                let state = match error {
+                    McpError::NeedsAuth { .. } => ServerState::NeedsAuth,
+                    _ => ServerState::Failed,
+                };
                 self.set(slot, |s| {
-                    s.state = ServerState::Failed;
+                    s.state = state;
                     s.error = Some(error.to_string());
                     s.connection = None;
                 });
@@ -506,9 +604,15 @@ impl Inner {
         }
     }
 
+    /// The connection dropped, or the server stopped taking its token (then it waits for a
+    /// sign-in rather than reconnecting on the next call).
     fn dropped(&self, slot: &Slot, error: &McpError) {
+        let state = match error {
+            McpError::NeedsAuth { .. } => ServerState::NeedsAuth,
+            _ => ServerState::Disconnected,
+        };
         self.set(slot, |s| {
-            s.state = ServerState::Disconnected;
+            s.state = state;
             s.error = Some(error.to_string());
             s.connection = None;
         });

@@ -8,11 +8,12 @@ use crate::ServerStatus;
 /// Where a server sorts: what needs the user first (the spec's attention order).
 fn attention(state: ServerState) -> u8 {
     match state {
-        ServerState::Failed => 0,
-        ServerState::Disconnected => 1,
-        ServerState::Connecting => 2,
-        ServerState::Connected => 3,
-        ServerState::Disabled => 4,
+        ServerState::NeedsAuth => 0,
+        ServerState::Failed => 1,
+        ServerState::Disconnected => 2,
+        ServerState::Connecting => 3,
+        ServerState::Connected => 4,
+        ServerState::Disabled => 5,
     }
 }
 
@@ -24,7 +25,7 @@ pub fn status_lines(statuses: &[ServerStatus]) -> Vec<String> {
     status_lines_in_order(sorted)
 }
 
-/// The servers that need the user first (failed, disconnected, connecting, connected,
+/// The servers that need the user first (needs sign-in, failed, disconnected, connecting, connected,
 /// disabled), in the config's order otherwise.
 pub fn by_attention(statuses: &mut [ServerStatus]) {
     statuses.sort_by_key(|s| attention(s.state));

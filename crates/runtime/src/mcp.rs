@@ -99,6 +99,8 @@ impl McpSession {
             log: Some(Arc::new(knightcode_mcp::ServerLog::new(
                 setup.agent_dir.join("mcp.log"),
             ))),
+            auth: Some(Arc::new(knightcode_mcp::AuthStore::new(&setup.agent_dir))),
+            provider_token: Some(provider_token(&setup.agent_dir, Arc::clone(env))),
         };
         let file_servers = config.servers.iter().map(|s| s.name.clone()).collect();
         // Without an enabled server nothing starts yet: an extension may register one.
@@ -154,6 +156,8 @@ impl McpSession {
                 );
             }
         }
+        // `knightcode mcp login` run elsewhere (a shell, the agent's bash) stored tokens.
+        manager.pick_up_sign_ins().await;
         manager.refresh_changed_tools().await;
         let statuses = manager.statuses();
         warnings.extend(self.problems(&statuses));
@@ -393,7 +397,7 @@ impl McpSession {
         for status in statuses {
             let name = &status.config.name;
             match status.state {
-                ServerState::Failed | ServerState::Disconnected => {
+                ServerState::Failed | ServerState::Disconnected | ServerState::NeedsAuth => {
                     if self.reported.insert(name.clone()) {
                         let error = status.error.as_deref().unwrap_or("no details");
                         lines.push(format!("  {name}: {}: {error}", status.state.as_str()));
@@ -421,6 +425,31 @@ impl McpSession {
             let _ = tokio::time::timeout(STOP_GRACE, manager.stop()).await;
         }
     }
+}
+
+/// The token of a KnightCode provider for servers with `auth.provider`: what a model request
+/// to that provider would send (`auth.json`, refreshed when it is a subscription login, or
+/// its environment variable), read afresh for every connection.
+pub fn provider_token(
+    agent_dir: &std::path::Path,
+    env: Arc<dyn knightcode_ai::EnvSource>,
+) -> knightcode_mcp::ProviderToken {
+    let agent_dir = agent_dir.to_path_buf();
+    Arc::new(move |provider: String| {
+        let agent_dir = agent_dir.clone();
+        let env = Arc::clone(&env);
+        Box::pin(async move {
+            let storage = knightcode_ai::AuthStorage::load(&agent_dir).ok()?;
+            let runtime_keys = std::collections::HashMap::new();
+            let context = knightcode_ai::AuthContext {
+                storage: &storage,
+                env: env.as_ref(),
+                runtime_keys: &runtime_keys,
+            };
+            let resolved = context.resolve_key(&provider, None).await.ok()??;
+            Some(resolved.0)
+        })
+    })
 }
 
 /// The options with the client streamable HTTP servers are reached through (the

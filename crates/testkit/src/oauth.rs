@@ -20,9 +20,11 @@ use tokio::sync::oneshot;
 
 pub mod github;
 mod google;
+mod mcp;
 mod openai;
 pub use github::GithubServer;
 pub use google::SERVICE_ACCOUNT_KEY;
+pub use mcp::McpOAuthServer;
 pub use openai::chatgpt_access_token;
 
 use crate::error::TestkitError;
@@ -182,7 +184,7 @@ async fn serve(listener: TcpListener, state: Arc<Mutex<State>>) {
 }
 
 /// Query parameters, decoded (`+` is a space, as forms encode it).
-fn params(query: &str) -> Vec<(String, String)> {
+pub(crate) fn params(query: &str) -> Vec<(String, String)> {
     query
         .split('&')
         .filter(|p| !p.is_empty())
@@ -217,7 +219,7 @@ fn decode(text: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-fn encode(text: &str) -> String {
+pub(crate) fn encode(text: &str) -> String {
     text.bytes()
         .map(|b| match b {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
@@ -228,9 +230,9 @@ fn encode(text: &str) -> String {
         .collect()
 }
 
-type Answer = (u16, Vec<(String, String)>, Vec<u8>);
+pub(crate) type Answer = (u16, Vec<(String, String)>, Vec<u8>);
 
-fn json_answer(status: u16, body: &Value) -> Answer {
+pub(crate) fn json_answer(status: u16, body: &Value) -> Answer {
     (
         status,
         vec![("content-type".into(), "application/json".into())],

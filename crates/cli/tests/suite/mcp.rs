@@ -398,6 +398,13 @@ fn mcp_add_and_remove_edit_the_right_file() {
         ],
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.ends_with(
+            "Check it with: knightcode mcp list. If it requires sign-in: knightcode mcp login docs\n"
+        ),
+        "{}",
+        run.stdout
+    );
     let written: Value =
         serde_json::from_str(&std::fs::read_to_string(&user_file).unwrap()).unwrap();
     assert_eq!(
@@ -470,23 +477,21 @@ fn server_everything_from_npm_lists_its_tools_and_echoes_for_the_model() {
 }
 
 #[test]
-fn mcp_login_is_not_built_yet_and_says_what_to_do_instead() {
+fn mcp_login_of_an_unknown_server_and_mcp_alone_say_what_to_do() {
     let model = no_model();
     let sandbox = sandbox(&model);
     let run = knightcode(&sandbox, &["mcp", "login", "docs"]);
     assert_eq!(run.code, 1);
-    assert!(
-        run.stderr.starts_with(
-            "Error: `knightcode mcp login` is not available yet in this build of knightcode"
-        ),
-        "{}",
-        run.stderr
+    assert_eq!(
+        run.stderr,
+        "Error: MCP server \"docs\" is not configured; see knightcode mcp list\n"
     );
     let run = knightcode(&sandbox, &["mcp"]);
     assert_eq!(run.code, 1);
     assert!(
-        run.stderr
-            .starts_with("Error: knightcode mcp needs a command: list, add or remove"),
+        run.stderr.starts_with(
+            "Error: knightcode mcp needs a command: list, add, remove, login or logout"
+        ),
         "{}",
         run.stderr
     );

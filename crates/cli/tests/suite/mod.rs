@@ -37,6 +37,7 @@ mod mcp_codemode;
 mod mcp_command;
 mod mcp_deferred;
 mod mcp_extensions;
+mod mcp_login;
 mod mcp_resources;
 mod mistral;
 mod packages;

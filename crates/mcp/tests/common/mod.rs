@@ -51,6 +51,8 @@ pub fn options(cwd: &Path) -> ConnectOptions {
         env: Arc::new(|name| std::env::var(name).ok()),
         http: None,
         log: None,
+        auth: None,
+        provider_token: None,
     }
 }
 

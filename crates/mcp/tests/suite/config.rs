@@ -114,6 +114,58 @@ fn each_invalid_entry_is_reported_and_skipped() {
 }
 
 #[test]
+fn oauth_and_auth_settings_are_checked() {
+    let (config, _dirs) = load(
+        r#"{"mcpServers": {
+            "port": {"url": "https://a.example/mcp", "oauth": {"callbackPort": 70000}},
+            "cb": {"url": "https://a.example/mcp", "oauth": {"callbackUrl": "https://localhost/cb"}},
+            "cbq": {"url": "https://a.example/mcp", "oauth": {"callbackUrl": "http://127.0.0.1:9000/cb?x=1"}},
+            "cbp": {"url": "https://a.example/mcp", "oauth": {"callbackUrl": "http://localhost:9000/cb", "callbackPort": 9001}},
+            "cimd": {"url": "https://a.example/mcp", "oauth": {"clientRegistration": "cimd", "clientId": "x"}},
+            "meta": {"url": "https://a.example/mcp", "oauth": {"authServerMetadataUrl": "http://auth.example/m"}},
+            "both": {"url": "https://a.example/mcp", "oauth": {}, "auth": {"provider": "anthropic"}},
+            "header": {"url": "https://a.example/mcp", "headers": {"Authorization": "Bearer x"}, "auth": {"provider": "anthropic"}},
+            "plain": {"url": "http://a.example/mcp", "auth": {"provider": "anthropic"}},
+            "noprov": {"url": "https://a.example/mcp", "auth": {}},
+            "ok": {"url": "https://a.example/mcp", "oauth": {"clientId": "id", "callbackPort": 8123,
+                   "callbackUrl": "http://localhost/cb", "scope": "a b", "clientName": "Mine"}},
+            "local": {"url": "http://127.0.0.1:5/mcp", "auth": {"provider": "anthropic"}}
+        }}"#,
+        None,
+    );
+    assert_eq!(
+        messages(&config),
+        [
+            r#"server "port": oauth.callbackPort must be an integer from 1 to 65535"#,
+            r#"server "cb": oauth.callbackUrl must be an http address on localhost, 127.0.0.1 or [::1] without query or fragment"#,
+            r#"server "cbq": oauth.callbackUrl must be an http address on localhost, 127.0.0.1 or [::1] without query or fragment"#,
+            r#"server "cbp": oauth.callbackUrl's port 9000 differs from oauth.callbackPort 9001"#,
+            r#"server "cimd": oauth.clientRegistration "cimd" cannot be combined with clientId or clientName"#,
+            r#"server "meta": oauth.authServerMetadataUrl must be an https address (or http on localhost)"#,
+            r#"server "both": auth cannot be combined with oauth"#,
+            r#"server "header": auth cannot be combined with an Authorization header"#,
+            r#"server "plain": auth sends a provider's token, so the url must be https (or http on localhost)"#,
+            r#"server "noprov": auth must be an object with a "provider" string"#,
+        ]
+    );
+    let Transport::Http { oauth, .. } = &config.servers[0].transport else {
+        panic!("ok is an HTTP server");
+    };
+    let oauth = oauth.as_ref().unwrap();
+    assert_eq!(oauth.client_id.as_deref(), Some("id"));
+    assert_eq!(
+        oauth.callback_url.as_deref(),
+        Some("http://localhost:8123/cb")
+    );
+    assert_eq!(oauth.scope.as_deref(), Some("a b"));
+    assert_eq!(oauth.client_name.as_deref(), Some("Mine"));
+    assert!(matches!(
+        &config.servers[1].transport,
+        Transport::Http { auth_provider: Some(p), .. } if p == "anthropic"
+    ));
+}
+
+#[test]
 fn broken_files_say_which_file() {
     let (config, dirs) = load("{not json", Some(r#"["a list"]"#));
     let text: Vec<String> = config.issues.iter().map(ToString::to_string).collect();

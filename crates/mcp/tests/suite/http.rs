@@ -64,6 +64,8 @@ async fn connect(fixture: &HttpFixture) -> ServerStatus {
         transport: Transport::Http {
             url: fixture.url.clone(),
             headers: Vec::new(),
+            oauth: None,
+            auth_provider: None,
         },
         exposure: knightcode_mcp::Exposure::Direct,
         tool_exposure: Vec::new(),

@@ -22,6 +22,8 @@ async fn a_servers_log_messages_are_appended_to_mcp_log() {
     let path = dir.path().join("agent").join("mcp.log");
     let options = knightcode_mcp::ConnectOptions {
         log: Some(Arc::new(ServerLog::new(path.clone()))),
+        auth: None,
+        provider_token: None,
         ..common::options(dir.path())
     };
     let manager = McpManager::new(vec![server], options);

@@ -1,5 +1,6 @@
 mod config;
 mod http;
 mod log;
+mod oauth;
 mod prompt_section;
 mod stdio;

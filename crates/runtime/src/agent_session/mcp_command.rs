@@ -1,13 +1,15 @@
 //! The built-in `/mcp` command: in the terminal `/mcp` is a menu (mcp_menu.rs); elsewhere
 //! (print, JSON and RPC mode) it reports every server's state (those needing attention
-//! first). `/mcp reconnect [server]` connects one again. An
+//! first). `/mcp reconnect [server]` connects one again; `/mcp login|logout [server]` signs
+//! in to an OAuth server or forgets its tokens (mcp_sign_in.rs). An
 //! extension that registers `/mcp` replaces this, as its commands run first.
 
 use super::AgentSession;
 use crate::diagnostics::Diagnostic;
 use crate::diagnostics::DiagnosticLevel;
 
-const USAGE: &str = "Usage: /mcp, /mcp reconnect [server]";
+const USAGE: &str =
+    "Usage: /mcp, /mcp reconnect [server], /mcp login [server], /mcp logout [server]";
 
 /// What `/mcp …` asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,8 +18,10 @@ pub enum McpCommand {
     Status,
     /// `/mcp reconnect [server]`.
     Reconnect(Option<String>),
-    /// `/mcp login|logout [server]`: OAuth for MCP servers is not built.
-    SignIn,
+    /// `/mcp login [server]`.
+    Login(Option<String>),
+    /// `/mcp logout [server]`.
+    Logout(Option<String>),
     /// Anything else after `/mcp`.
     Usage,
 }
@@ -34,7 +38,10 @@ pub fn parse_mcp_command(text: &str) -> Option<McpCommand> {
         [] => McpCommand::Status,
         ["reconnect"] => McpCommand::Reconnect(None),
         ["reconnect", server] => McpCommand::Reconnect(Some((*server).to_owned())),
-        ["login" | "logout", ..] => McpCommand::SignIn,
+        ["login"] => McpCommand::Login(None),
+        ["login", server] => McpCommand::Login(Some((*server).to_owned())),
+        ["logout"] => McpCommand::Logout(None),
+        ["logout", server] => McpCommand::Logout(Some((*server).to_owned())),
         _ => McpCommand::Usage,
     })
 }
@@ -123,11 +130,45 @@ impl AgentSession {
                     ),
                 }
             }
-            McpCommand::SignIn => info(
-                "Signing in to MCP servers is not built yet; give the server a token in its \"headers\" in mcp.json instead (\"Authorization\": \"Bearer ${TOKEN}\")."
-                    .to_owned(),
-            ),
+            McpCommand::Login(named) => self.mcp_sign_command(&manager, named, true).await,
+            McpCommand::Logout(named) => self.mcp_sign_command(&manager, named, false).await,
             McpCommand::Usage => info(USAGE.to_owned()),
+        }
+    }
+
+    /// `/mcp login|logout [server]`: with no name, the one server it can be (one waiting for a
+    /// sign-in first), else a choice (or, without a UI, the names to pick from).
+    async fn mcp_sign_command(
+        &mut self,
+        manager: &knightcode_mcp::McpManager,
+        named: Option<String>,
+        login: bool,
+    ) -> Diagnostic {
+        let verb = if login { "login" } else { "logout" };
+        let server = match named {
+            Some(name) => name,
+            None => match super::mcp_sign_in::sign_in_candidates(manager).as_slice() {
+                [only] => only.clone(),
+                [] => return info("No MCP server signs in with OAuth.".to_owned()),
+                names => {
+                    let cancel = tokio_util::sync::CancellationToken::new();
+                    let title = format!("MCP {verb}: which server?");
+                    match self.dialogs.select(&title, names.to_vec(), &cancel).await {
+                        Some(name) => name,
+                        None => {
+                            return info(format!(
+                                "Which server? /mcp {verb} <server>, one of: {}",
+                                names.join(", ")
+                            ));
+                        }
+                    }
+                }
+            },
+        };
+        if login {
+            self.mcp_sign_in(manager, &server).await
+        } else {
+            self.mcp_sign_out(manager, &server).await
         }
     }
 }
@@ -149,7 +190,14 @@ mod tests {
             parse_mcp_command("/mcp reconnect"),
             Some(McpCommand::Reconnect(None))
         );
-        assert_eq!(parse_mcp_command("/mcp login x"), Some(McpCommand::SignIn));
+        assert_eq!(
+            parse_mcp_command("/mcp login x"),
+            Some(McpCommand::Login(Some("x".to_owned())))
+        );
+        assert_eq!(
+            parse_mcp_command("/mcp logout"),
+            Some(McpCommand::Logout(None))
+        );
         assert_eq!(
             parse_mcp_command("/mcp frobnicate"),
             Some(McpCommand::Usage)

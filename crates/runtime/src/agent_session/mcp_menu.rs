@@ -36,6 +36,10 @@ const EXPOSURES: [(Exposure, &str); 4] = [
     (Exposure::Hidden, "unreachable"),
 ];
 
+/// The menu entries of a server that signs in with OAuth.
+const SIGN_IN: &str = "Sign in";
+const SIGN_OUT: &str = "Sign out";
+
 /// A server's line in the list.
 fn server_label(status: &ServerStatus) -> String {
     let state = match status.state {
@@ -44,6 +48,7 @@ fn server_label(status: &ServerStatus) -> String {
             format!("connected · {n} tool{}", if n == 1 { "" } else { "s" })
         }
         ServerState::Connecting => "connecting…".to_owned(),
+        ServerState::NeedsAuth => "needs sign-in".to_owned(),
         other => other.as_str().to_owned(),
     };
     format!(
@@ -149,9 +154,17 @@ impl AgentSession {
             let tools = format!("Tools ({})", status.tools.len());
             let exposure = format!("Exposure: {} (change)", status.config.exposure);
             let toggle = if enabled { "Disable" } else { "Enable" };
-            let mut options = vec![tools.clone(), "Details".to_owned()];
+            let oauth = manager.uses_oauth(name);
+            let mut options = Vec::new();
+            if oauth {
+                options.push(SIGN_IN.to_owned());
+            }
+            options.extend([tools.clone(), "Details".to_owned()]);
             if enabled {
                 options.push("Reconnect".to_owned());
+            }
+            if oauth {
+                options.push(SIGN_OUT.to_owned());
             }
             options.extend([exposure.clone(), toggle.to_owned(), BACK.to_owned()]);
             let title = format!("MCP server \"{name}\": {}", status.state.as_str());
@@ -180,6 +193,19 @@ impl AgentSession {
                         ),
                     };
                     self.dialogs.notify(&text, kind).await;
+                }
+                SIGN_IN | SIGN_OUT => {
+                    let said = if choice == SIGN_IN {
+                        self.mcp_sign_in(manager, name).await
+                    } else {
+                        self.mcp_sign_out(manager, name).await
+                    };
+                    let kind = match said.level {
+                        crate::diagnostics::DiagnosticLevel::Error => NoticeKind::Error,
+                        crate::diagnostics::DiagnosticLevel::Warning => NoticeKind::Warning,
+                        crate::diagnostics::DiagnosticLevel::Info => NoticeKind::Info,
+                    };
+                    self.dialogs.notify(&said.message, kind).await;
                 }
                 "Disable" | "Enable" => {
                     self.change_mcp_server(manager, &status.config, ServerPatch::Enabled(!enabled))

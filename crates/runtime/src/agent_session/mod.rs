@@ -5,6 +5,7 @@ mod compacting;
 mod loadout;
 mod mcp_command;
 mod mcp_menu;
+mod mcp_sign_in;
 pub mod operations;
 mod prompt;
 mod recorder;

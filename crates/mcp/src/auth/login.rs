@@ -1,0 +1,441 @@
+//! The browser sign-in of one server: discovery (the server's 401 challenge, protected
+//! resource metadata, then the authorization server's), a dynamic client registration when
+//! no `clientId` is configured, the PKCE authorize address opened in a browser, the code
+//! taken from the loopback callback or from the address the person pastes, and the token
+//! exchange, whose tokens rmcp saves through [`FileCredentials`] into `mcp-auth.json`.
+//! A connection never opens a browser; only this does.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::transport::auth::AuthorizationMetadata;
+use rmcp::transport::auth::AuthorizationRequest;
+use rmcp::transport::auth::AuthorizationSession;
+use tokio::io::AsyncReadExt as _;
+use tokio::io::AsyncWriteExt as _;
+use tokio::net::TcpListener;
+use tokio::net::TcpStream;
+
+use super::OAuthConfig;
+use super::store::AuthStore;
+use super::store::FileCredentials;
+use crate::config::ServerConfig;
+use crate::config::Transport;
+use crate::error::McpError;
+use crate::interpolate::Resolver;
+
+/// How long one browser connection may take to send its request line.
+const CALLBACK_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long the unauthenticated probe for the server's challenge may take.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(15);
+/// `knightcode mcp login`'s default wait for the browser.
+pub const DEFAULT_SIGN_IN_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// How the person signing in is involved.
+pub struct SignIn {
+    /// Opens the authorize address in a browser (the address is also shown).
+    pub open_browser: Arc<dyn Fn(&str) + Send + Sync>,
+    /// What the person reads: the address, and what to do.
+    pub show: Arc<dyn Fn(&str) + Send + Sync>,
+    /// Lines the person pastes (the address the browser ended on, for a browser on another
+    /// machine); `None` when nothing can be pasted.
+    pub pasted: Option<tokio::sync::mpsc::Receiver<String>>,
+    /// How long to wait for the browser or a paste.
+    pub timeout: Duration,
+}
+
+/// What a sign-in needs besides the server and the person.
+pub(crate) struct SignInContext<'a> {
+    pub resolver: Resolver<'a>,
+    pub http: Option<reqwest::Client>,
+    pub store: Arc<AuthStore>,
+}
+
+/// The address and the OAuth settings of a server that signs in with OAuth, or
+/// [`McpError::NotOAuth`].
+pub(crate) fn oauth_target(
+    server: &ServerConfig,
+) -> Result<(&str, Option<&OAuthConfig>), McpError> {
+    match &server.transport {
+        Transport::Http {
+            url,
+            headers,
+            oauth,
+            auth_provider: None,
+        } if !headers
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("authorization")) =>
+        {
+            Ok((url, oauth.as_ref()))
+        }
+        _ => Err(McpError::NotOAuth(server.name.clone())),
+    }
+}
+
+/// Forgets the server's tokens (`logout`); whether there were any.
+pub(crate) fn sign_out(server: &ServerConfig, store: &AuthStore) -> Result<bool, McpError> {
+    let (url, _) = oauth_target(server)?;
+    store.remove(url)
+}
+
+pub(crate) async fn sign_in(
+    server: &ServerConfig,
+    context: SignInContext<'_>,
+    mut person: SignIn,
+) -> Result<(), McpError> {
+    let (url, oauth) = oauth_target(server)?;
+    let default = OAuthConfig::default();
+    let oauth = oauth.unwrap_or(&default);
+    let failed = |reason: String| McpError::SignIn {
+        server: server.name.clone(),
+        reason,
+    };
+    if oauth.cimd {
+        return Err(failed(
+            "oauth.clientRegistration \"cimd\" is not supported by this build; remove it to register the client dynamically".to_owned(),
+        ));
+    }
+    let http = context
+        .http
+        .clone()
+        .ok_or_else(|| failed("no HTTP client is available".to_owned()))?;
+    let mut manager = super::manager(url, &http)
+        .await
+        .map_err(|e| failed(e.to_string()))?;
+    manager.set_credential_store(FileCredentials {
+        store: Arc::clone(&context.store),
+        url: url.to_owned(),
+    });
+    let challenge = probe(&http, url).await;
+    let metadata = match &oauth.auth_server_metadata_url {
+        Some(metadata_url) => fetch_metadata(&http, metadata_url).await.map_err(failed)?,
+        None => {
+            let resolution = manager
+                .resolve_metadata_from_challenge(challenge.as_deref())
+                .await
+                .map_err(|e| failed(e.to_string()))?;
+            // Nothing published, nothing asked, nothing configured: not an OAuth server.
+            if !resolution.source.is_discovered()
+                && challenge.is_none()
+                && server_oauth_unset(server)
+            {
+                return Err(McpError::NotOAuth(server.name.clone()));
+            }
+            resolution.metadata
+        }
+    };
+    manager.set_metadata(metadata);
+
+    let (listener, redirect_uri) = callback_listener(oauth).await.map_err(failed)?;
+    if listener.is_none() && person.pasted.is_none() {
+        return Err(failed(format!(
+            "the callback address {redirect_uri} cannot be listened on (its port is taken)"
+        )));
+    }
+    let mut request = AuthorizationRequest::new(redirect_uri.clone()).with_client_name(
+        oauth
+            .client_name
+            .clone()
+            .unwrap_or_else(|| super::DEFAULT_CLIENT_NAME.to_owned()),
+    );
+    if let Some(client_id) = &oauth.client_id {
+        request = request.with_preregistered_client(client_id.clone());
+        if let Some(secret) = &oauth.client_secret {
+            let secret = context
+                .resolver
+                .value(&server.name, "oauth.clientSecret", secret)
+                .await?;
+            request = request.with_client_secret(secret);
+        }
+    }
+    if let Some(scope) = &oauth.scope {
+        request = request.with_scopes(scope.split_whitespace().map(str::to_owned));
+    }
+    if let Some(challenge) = &challenge {
+        request = request.with_challenge(challenge.clone());
+    }
+    let session = AuthorizationSession::new(manager, request)
+        .await
+        .map_err(|(_, e)| failed(e.to_string()))?;
+    let auth_url = session.get_authorization_url().to_owned();
+    let state = query_param(&auth_url, "state").unwrap_or_default();
+    (person.show)(&format!(
+        "Sign in to MCP server \"{}\" in your browser:\n{auth_url}\n{}",
+        server.name,
+        if person.pasted.is_some() {
+            "If the browser is on another machine, paste the address it ends on here."
+        } else {
+            "Waiting for the browser…"
+        }
+    ));
+    (person.open_browser)(&auth_url);
+
+    let wait = async {
+        let callback = wait_callback(listener.as_ref(), &redirect_uri, &state);
+        let pasted = wait_pasted(person.pasted.as_mut(), &state);
+        tokio::select! {
+            answer = callback => answer,
+            answer = pasted => answer,
+        }
+    };
+    let answer = tokio::time::timeout(person.timeout, wait)
+        .await
+        .map_err(|_| {
+            failed(format!(
+                "no answer from the browser within {} s",
+                person.timeout.as_secs()
+            ))
+        })?
+        .map_err(failed)?;
+    session
+        .handle_callback_with_issuer(&answer.code, &answer.state, answer.issuer.as_deref())
+        .await
+        .map_err(|e| failed(e.to_string()))?;
+    Ok(())
+}
+
+fn server_oauth_unset(server: &ServerConfig) -> bool {
+    matches!(&server.transport, Transport::Http { oauth: None, .. })
+}
+
+/// The `WWW-Authenticate` challenge of an unauthenticated `initialize`, if the server
+/// answers 401 with one (it names the resource metadata and the scopes wanted).
+async fn probe(http: &reqwest::Client, url: &str) -> Option<String> {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "knightcode", "version": env!("CARGO_PKG_VERSION")}}
+    });
+    let response = http
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .timeout(PROBE_TIMEOUT)
+        .send()
+        .await
+        .ok()?;
+    if response.status() != reqwest::StatusCode::UNAUTHORIZED {
+        return None;
+    }
+    response
+        .headers()
+        .get("www-authenticate")?
+        .to_str()
+        .ok()
+        .map(str::to_owned)
+}
+
+async fn fetch_metadata(
+    http: &reqwest::Client,
+    url: &str,
+) -> Result<AuthorizationMetadata, String> {
+    let response = http
+        .get(url)
+        .timeout(PROBE_TIMEOUT)
+        .send()
+        .await
+        .map_err(|e| format!("cannot read {url}: {e}"))?;
+    if !response.status().is_success() {
+        return Err(format!("{url} answered {}", response.status()));
+    }
+    let bytes = response
+        .bytes()
+        .await
+        .map_err(|e| format!("cannot read {url}: {e}"))?;
+    serde_json::from_slice(&bytes)
+        .map_err(|e| format!("{url} is not authorization server metadata: {e}"))
+}
+
+/// Listens for the browser's redirect: on `callbackUrl`/`callbackPort` when set (a fixed
+/// port that is taken leaves only pasting), else on a free loopback port.
+async fn callback_listener(oauth: &OAuthConfig) -> Result<(Option<TcpListener>, String), String> {
+    let configured = match &oauth.callback_url {
+        Some(text) => Some(url::Url::parse(text).map_err(|e| e.to_string())?),
+        None => None,
+    };
+    let fixed = configured
+        .as_ref()
+        .and_then(url::Url::port)
+        .or(oauth.callback_port);
+    let listener = TcpListener::bind(("127.0.0.1", fixed.unwrap_or(0)))
+        .await
+        .ok();
+    let port = match (&listener, fixed) {
+        (_, Some(port)) => port,
+        (Some(listener), None) => listener.local_addr().map_err(|e| e.to_string())?.port(),
+        (None, None) => return Err("no loopback port is free for the callback".to_owned()),
+    };
+    let redirect = match configured {
+        Some(mut url) => {
+            url.set_port(Some(port))
+                .map_err(|()| "invalid oauth.callbackUrl".to_owned())?;
+            url.to_string()
+        }
+        None => format!("http://127.0.0.1:{port}/callback"),
+    };
+    Ok((listener, redirect))
+}
+
+/// The code and state the browser came back with.
+struct Answer {
+    code: String,
+    state: String,
+    issuer: Option<String>,
+}
+
+fn query_param(url: &str, name: &str) -> Option<String> {
+    url::Url::parse(url)
+        .ok()?
+        .query_pairs()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.into_owned())
+}
+
+/// What a redirect address says.
+enum Redirect {
+    Answer(Answer),
+    /// No code and no error: not an answer at all.
+    Nothing,
+    /// A code of another sign-in (a stale browser tab).
+    OtherState,
+    /// The authorization server's `error` (and its description).
+    Refused(String),
+}
+
+/// Reads a redirect address: an `error` ends the sign-in, a wrong `state` is refused, an
+/// empty `iss` counts as absent.
+fn read_answer(url: &url::Url, state: &str) -> Redirect {
+    let param = |name: &str| {
+        url.query_pairs()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.into_owned())
+    };
+    if let Some(error) = param("error") {
+        let detail = param("error_description")
+            .map(|d| format!(": {d}"))
+            .unwrap_or_default();
+        return Redirect::Refused(format!("the authorization server answered {error}{detail}"));
+    }
+    let (Some(code), Some(got_state)) = (param("code"), param("state")) else {
+        return Redirect::Nothing;
+    };
+    if got_state != state {
+        return Redirect::OtherState;
+    }
+    Redirect::Answer(Answer {
+        code,
+        state: got_state,
+        issuer: param("iss").filter(|i| !i.is_empty()),
+    })
+}
+
+/// Serves the loopback callback until a request brings this sign-in's code (or its error).
+/// Requests that bring neither get an error page and the wait goes on.
+async fn wait_callback(
+    listener: Option<&TcpListener>,
+    redirect_uri: &str,
+    state: &str,
+) -> Result<Answer, String> {
+    let Some(listener) = listener else {
+        return std::future::pending().await;
+    };
+    let path = url::Url::parse(redirect_uri)
+        .map(|u| u.path().to_owned())
+        .unwrap_or_else(|_| "/callback".to_owned());
+    loop {
+        let Ok((mut stream, _)) = listener.accept().await else {
+            continue;
+        };
+        let target = tokio::time::timeout(CALLBACK_READ_TIMEOUT, request_target(&mut stream))
+            .await
+            .ok()
+            .flatten();
+        let url = target.and_then(|t| url::Url::parse(&format!("http://localhost{t}")).ok());
+        let outcome = match &url {
+            Some(url) if url.path() == path => read_answer(url, state),
+            _ => Redirect::Nothing,
+        };
+        let (status, message) = match &outcome {
+            Redirect::Answer(_) => (
+                200,
+                "Signed in. You can close this window and return to KnightCode.",
+            ),
+            Redirect::Nothing => (404, "This is not the sign-in callback."),
+            Redirect::OtherState => (400, "This address belongs to another sign-in."),
+            Redirect::Refused(_) => (400, "The sign-in did not complete; see KnightCode."),
+        };
+        respond(&mut stream, status, message).await;
+        match outcome {
+            Redirect::Answer(answer) => return Ok(answer),
+            Redirect::Refused(reason) => return Err(reason),
+            // A stale tab or a stray request: keep waiting for the right one.
+            Redirect::Nothing | Redirect::OtherState => {}
+        }
+    }
+}
+
+/// Waits for a pasted address that answers this sign-in.
+async fn wait_pasted(
+    pasted: Option<&mut tokio::sync::mpsc::Receiver<String>>,
+    state: &str,
+) -> Result<Answer, String> {
+    let Some(pasted) = pasted else {
+        return std::future::pending().await;
+    };
+    while let Some(line) = pasted.recv().await {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let url = url::Url::parse(line).or_else(|_| {
+            url::Url::parse(&format!(
+                "http://localhost/?{}",
+                line.trim_start_matches('?')
+            ))
+        });
+        return match url.map(|u| read_answer(&u, state)) {
+            Ok(Redirect::Answer(answer)) => Ok(answer),
+            Ok(Redirect::Refused(reason)) => Err(reason),
+            Ok(Redirect::OtherState) => {
+                Err("the pasted address belongs to another sign-in (its state differs)".to_owned())
+            }
+            Ok(Redirect::Nothing) | Err(_) => {
+                Err("the pasted address has no code and state".to_owned())
+            }
+        };
+    }
+    std::future::pending().await
+}
+
+/// The target of an HTTP request line (`GET /callback?code=… HTTP/1.1`).
+async fn request_target(stream: &mut TcpStream) -> Option<String> {
+    let mut head = Vec::new();
+    let mut buffer = [0u8; 1024];
+    while !head.windows(2).any(|w| w == b"\r\n") && head.len() < 16 * 1024 {
+        let n = stream.read(&mut buffer).await.ok()?;
+        if n == 0 {
+            break;
+        }
+        head.extend_from_slice(&buffer[..n]);
+    }
+    let line = String::from_utf8_lossy(&head);
+    let mut parts = line.lines().next()?.split_whitespace();
+    let _method = parts.next()?;
+    parts.next().map(str::to_owned)
+}
+
+async fn respond(stream: &mut TcpStream, status: u16, message: &str) {
+    let page = format!(
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>KnightCode sign-in</title>\
+         </head><body><p>{message}</p></body></html>"
+    );
+    let reason = if status == 200 { "OK" } else { "Error" };
+    let response = format!(
+        "HTTP/1.1 {status} {reason}\r\ncontent-type: text/html; charset=utf-8\r\n\
+         content-length: {}\r\nconnection: close\r\n\r\n{page}",
+        page.len()
+    );
+    let _ = stream.write_all(response.as_bytes()).await;
+    let _ = stream.shutdown().await;
+}
