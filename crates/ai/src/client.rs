@@ -171,6 +171,10 @@ impl Client {
             Ok(http) => http.clone(),
             Err(failure) => return self.failed(request, failure),
         };
+        let aws_signer = match crate::providers::bedrock::signer(&request.model, &request.options) {
+            Ok(signer) => signer,
+            Err(failure) => return self.failed(request, failure),
+        };
         let out = Output::new(&request.model, self.clock.now_ms());
         let task = StreamTask {
             http,
@@ -198,6 +202,7 @@ impl Client {
             google_adc: (request.model.api == Api::GoogleVertex.as_str()
                 && crate::providers::vertex::uses_default_credentials(&request.options))
             .then(|| Arc::clone(&self.google_adc)),
+            aws_signer,
         };
         let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
         match tokio::runtime::Handle::try_current() {

@@ -22,10 +22,12 @@ pub enum Api {
     MistralConversations,
     /// OpenAI's Responses API on an Azure OpenAI resource.
     AzureOpenAiResponses,
+    /// Amazon Bedrock's Converse API, streaming (AWS event-stream framing, SigV4).
+    BedrockConverseStream,
 }
 
 impl Api {
-    pub const ALL: [Api; 7] = [
+    pub const ALL: [Api; 8] = [
         Api::AnthropicMessages,
         Api::OpenAiCompletions,
         Api::OpenAiResponses,
@@ -33,6 +35,7 @@ impl Api {
         Api::GoogleVertex,
         Api::MistralConversations,
         Api::AzureOpenAiResponses,
+        Api::BedrockConverseStream,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -44,6 +47,7 @@ impl Api {
             Self::GoogleVertex => "google-vertex",
             Self::MistralConversations => "mistral-conversations",
             Self::AzureOpenAiResponses => "azure-openai-responses",
+            Self::BedrockConverseStream => "bedrock-converse-stream",
         }
     }
 

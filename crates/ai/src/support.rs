@@ -5,13 +5,10 @@
 use crate::model::Model;
 
 /// The reference's APIs this build does not speak yet, with what to call them.
-const MISSING_APIS: [(&str, &str); 2] = [
-    ("bedrock-converse-stream", "Amazon Bedrock's Converse API"),
-    (
-        "openai-codex-responses",
-        "the ChatGPT-plan (Codex) Responses backend",
-    ),
-];
+const MISSING_APIS: [(&str, &str); 1] = [(
+    "openai-codex-responses",
+    "the ChatGPT-plan (Codex) Responses backend",
+)];
 
 /// Providers that speak an API this build has but need more than a key to be reached.
 const MISSING_PROVIDERS: [(&str, &str); 1] = [(
@@ -49,11 +46,18 @@ mod tests {
 
     #[test]
     fn missing_formats_and_providers_say_so() {
-        let mut bedrock = Model::new("amazon-bedrock", "m", Api::OpenAiCompletions, "http://x");
-        bedrock.api = "bedrock-converse-stream".into();
-        let reason = unsupported_reason(&bedrock).unwrap();
-        assert!(reason.starts_with("amazon-bedrock/m needs Amazon Bedrock's Converse API"));
-        assert!(!is_supported(&bedrock));
+        let mut codex = Model::new("openai-codex", "m", Api::OpenAiResponses, "http://x");
+        codex.api = "openai-codex-responses".into();
+        let reason = unsupported_reason(&codex).unwrap();
+        assert!(reason.starts_with("openai-codex/m needs the ChatGPT-plan (Codex)"));
+        assert!(!is_supported(&codex));
+        let bedrock = Model::new(
+            "amazon-bedrock",
+            "m",
+            Api::BedrockConverseStream,
+            "http://x",
+        );
+        assert!(is_supported(&bedrock));
         let copilot = Model::new("github-copilot", "gpt", Api::OpenAiCompletions, "http://x");
         assert!(unsupported_reason(&copilot).is_some());
         let groq = Model::new("groq", "m", Api::OpenAiCompletions, "http://x");
