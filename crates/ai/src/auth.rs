@@ -125,6 +125,15 @@ pub fn no_api_key_message(
              GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION set."
         );
     }
+    if provider == "amazon-bedrock" {
+        // Bedrock takes the AWS credential chain, never a key from auth.json.
+        return format!(
+            "No AWS credentials for {subject}. To use it, set AWS_ACCESS_KEY_ID and \
+             AWS_SECRET_ACCESS_KEY (with AWS_SESSION_TOKEN for temporary keys), AWS_PROFILE \
+             naming a profile with keys in ~/.aws/credentials, or AWS_BEARER_TOKEN_BEDROCK (a \
+             Bedrock API key). See docs/providers.md."
+        );
+    }
     match provider_env_vars(provider) {
         [] => format!("No API key for {subject}. To use it, {store} or pass --api-key."),
         names => format!(
