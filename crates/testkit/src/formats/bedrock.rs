@@ -264,3 +264,60 @@ pub(crate) fn check_auth(headers: &[(String, String)]) -> Option<(&'static str, 
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    const SIGNED: &str = "AWS4-HMAC-SHA256 Credential=AKID/20261205/us-east-1/bedrock/aws4_request, \
+        SignedHeaders=content-type;host;x-amz-date, \
+        Signature=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+
+    #[test]
+    fn signatures_of_the_sdks_shape_pass_and_others_are_refused() {
+        let good = [
+            ("host", "127.0.0.1:1"),
+            ("content-type", "application/json"),
+            ("x-amz-date", "20261205T080000Z"),
+            ("authorization", SIGNED),
+        ];
+        assert_eq!(check_auth(&headers(&good)), None);
+        assert_eq!(check_auth(&headers(&[("authorization", "Bearer k")])), None);
+        assert_eq!(
+            check_auth(&headers(&[])).map(|e| e.0),
+            Some("MissingAuthenticationTokenException")
+        );
+        let refused = |pairs: &[(&str, &str)]| check_auth(&headers(pairs)).map(|e| e.0);
+        // The date in the scope must be the request's.
+        let mut stale = good;
+        stale[2] = ("x-amz-date", "20261204T080000Z");
+        assert_eq!(refused(&stale), Some("InvalidSignatureException"));
+        // Every signed header must be there.
+        assert_eq!(refused(&good[1..]), Some("InvalidSignatureException"));
+        let mut other_service = good;
+        let wrong = SIGNED.replace("/bedrock/", "/s3/");
+        other_service[3] = ("authorization", &wrong);
+        assert_eq!(refused(&other_service), Some("InvalidSignatureException"));
+        let mut short = good;
+        let cut = &SIGNED[..SIGNED.len() - 1];
+        short[3] = ("authorization", cut);
+        assert_eq!(refused(&short), Some("InvalidSignatureException"));
+    }
+
+    #[test]
+    fn frames_carry_their_checksums() {
+        let bytes = frame(&[(":event-type", "x")], b"{}");
+        assert_eq!(bytes.len(), 12 + (1 + 11 + 1 + 2 + 1) + 2 + 4);
+        let total = u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as usize;
+        assert_eq!(total, bytes.len());
+        let crc = crc32fast::hash(&bytes[..total - 4]).to_be_bytes();
+        assert_eq!(&bytes[total - 4..], &crc);
+    }
+}
