@@ -126,13 +126,7 @@ pub fn no_api_key_message(
         );
     }
     if provider == "amazon-bedrock" {
-        // Bedrock takes the AWS credential chain, never a key from auth.json.
-        return format!(
-            "No AWS credentials for {subject}. To use it, set AWS_ACCESS_KEY_ID and \
-             AWS_SECRET_ACCESS_KEY (with AWS_SESSION_TOKEN for temporary keys), AWS_PROFILE \
-             naming a profile with keys in ~/.aws/credentials, or AWS_BEARER_TOKEN_BEDROCK (a \
-             Bedrock API key). See docs/providers.md."
-        );
+        return crate::providers::bedrock::no_credentials_message(&subject);
     }
     match provider_env_vars(provider) {
         [] => format!("No API key for {subject}. To use it, {store} or pass --api-key."),

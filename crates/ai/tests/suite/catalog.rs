@@ -143,11 +143,6 @@ async fn a_provider_this_build_cannot_reach_says_so() {
     let client = Client::new().unwrap();
     for (provider, id, needs) in [
         (
-            "amazon-bedrock",
-            "us.anthropic.claude-opus-4-6-v1",
-            "Amazon Bedrock's Converse API",
-        ),
-        (
             "github-copilot",
             "gpt-5.4",
             "GitHub Copilot's token exchange",

@@ -107,6 +107,17 @@ fn target(model: &Model, env: &dyn EnvSource) -> Result<Target, StreamFailure> {
     Ok(Target { endpoint, region })
 }
 
+/// What to tell someone who chose a Bedrock model without credentials (`subject` names the
+/// model or the provider): Bedrock takes the AWS credential chain, never a key in auth.json.
+pub(crate) fn no_credentials_message(subject: &str) -> String {
+    format!(
+        "No AWS credentials for {subject}. To use it, set AWS_ACCESS_KEY_ID and \
+         AWS_SECRET_ACCESS_KEY (with AWS_SESSION_TOKEN for temporary keys), AWS_PROFILE naming \
+         a profile with keys in ~/.aws/credentials, or AWS_BEARER_TOKEN_BEDROCK (a Bedrock API \
+         key). See docs/providers.md."
+    )
+}
+
 fn auth_failure(error: credentials::CredentialError) -> StreamFailure {
     StreamFailure::new(ErrorClass::Auth, error.to_string())
 }
@@ -173,7 +184,6 @@ impl Signer {
             &self.credentials,
             &scope,
         )
-        .map_err(|e| StreamFailure::other(format!("Could not sign the Bedrock request: {e}")))
     }
 }
 

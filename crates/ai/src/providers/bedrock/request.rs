@@ -127,7 +127,7 @@ pub(crate) fn body(
         && !prompt.is_empty()
     {
         let mut system = vec![json!({"text": prompt})];
-        system.extend(cache.clone());
+        system.extend(cache);
         body.insert("system".into(), Value::Array(system));
     }
     let mut inference = Map::new();

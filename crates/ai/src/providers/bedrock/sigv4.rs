@@ -9,6 +9,7 @@ use ring::digest;
 use ring::hmac;
 
 use super::credentials::AwsCredentials;
+use crate::error::StreamFailure;
 use crate::http::Headers;
 
 const ALGORITHM: &str = "AWS4-HMAC-SHA256";
@@ -29,12 +30,19 @@ pub(crate) fn sign(
     body: &[u8],
     credentials: &AwsCredentials,
     scope: &SigningScope<'_>,
-) -> Result<(), String> {
-    let parsed = reqwest::Url::parse(url).map_err(|e| format!("invalid URL {url}: {e}"))?;
+) -> Result<(), StreamFailure> {
+    let unsigned = |why: String| {
+        StreamFailure::other(format!(
+            "Could not sign the Bedrock request: {why}. Check the baseUrl of amazon-bedrock in \
+             models.json."
+        ))
+    };
+    let parsed =
+        reqwest::Url::parse(url).map_err(|e| unsigned(format!("invalid URL {url}: {e}")))?;
     let host = match (parsed.host_str(), parsed.port()) {
         (Some(host), Some(port)) => format!("{host}:{port}"),
         (Some(host), None) => host.to_owned(),
-        (None, _) => return Err(format!("the URL {url} has no host")),
+        (None, _) => return Err(unsigned(format!("the URL {url} has no host"))),
     };
     let (date_time, date) = amz_date(scope.now_ms);
     let payload_hash = hex(digest::digest(&digest::SHA256, body).as_ref());
