@@ -340,10 +340,16 @@ impl<D: Decoder> StreamTask<D> {
         if self.stream_event_hook.is_some() {
             self.pipeline.capture_events();
         }
-        if let Some(signer) = self.aws_signer.take()
-            && let Err(failure) = signer.sign(&mut self.request, self.clock.now_ms())
-        {
-            return Outcome::Failed(failure);
+        if let Some(signer) = self.aws_signer.take() {
+            let now = self.clock.now_ms();
+            let signed = tokio::select! {
+                biased;
+                _ = cancel.cancelled() => return Outcome::Aborted,
+                signed = signer.sign(&self.http, &mut self.request, now) => signed,
+            };
+            if let Err(failure) = signed {
+                return Outcome::Failed(failure);
+            }
         }
         let sent = send_with_retry(
             &self.http,

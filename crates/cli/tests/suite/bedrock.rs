@@ -335,3 +335,62 @@ fn an_error_response_names_the_aws_error() {
     );
     assert_eq!(server.requests().len(), 1);
 }
+
+#[test]
+fn keys_from_the_container_credentials_endpoint() {
+    let server = MockServer::builder(WireFormat::Bedrock)
+        .document(
+            "/v1/credentials",
+            json!({"AccessKeyId": "ASIACONTAINER", "SecretAccessKey": "container-secret",
+                   "Token": "container-token", "Expiration": "2099-01-01T00:00:00Z"}),
+        )
+        .replies(vec![ScriptedReply::text("from the task role")])
+        .start_blocking()
+        .unwrap();
+    let sb = oneshot_common::sandbox(&server);
+    let models = json!({"providers": {"amazon-bedrock": {"baseUrl": server.base_url()}}});
+    std::fs::write(sb.agent.join("models.json"), models.to_string()).unwrap();
+    let endpoint = format!("{}/v1/credentials", server.root_url());
+    let run = run(
+        &sb,
+        &[
+            ("AWS_CONTAINER_CREDENTIALS_FULL_URI", endpoint.as_str()),
+            ("AWS_CONTAINER_AUTHORIZATION_TOKEN", "pod-token"),
+        ],
+        &["-p", "--model", MODEL, "hi"],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout.trim(), "from the task role");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "{requests:?}");
+    assert_eq!(requests[0].method, "GET");
+    assert_eq!(requests[0].header("authorization"), Some("pod-token"));
+    let signed = requests[1].header("authorization").unwrap();
+    assert!(signed.contains("Credential=ASIACONTAINER/"), "{signed}");
+    assert_eq!(
+        requests[1].header("x-amz-security-token"),
+        Some("container-token")
+    );
+}
+
+#[test]
+fn a_container_endpoint_without_credentials_says_so() {
+    let (server, sb) = setup(vec![ScriptedReply::text("unused")]);
+    let endpoint = format!("{}/v1/nothing-here", server.root_url());
+    let run = run(
+        &sb,
+        &[("AWS_CONTAINER_CREDENTIALS_FULL_URI", endpoint.as_str())],
+        &["-p", "--model", MODEL, "hi"],
+    );
+    assert_ne!(run.code, 0);
+    assert!(
+        run.stderr.contains(&format!(
+            "Could not get AWS credentials from the container credentials endpoint {endpoint}: 404"
+        )),
+        "{}",
+        run.stderr
+    );
+    // Only the credentials were asked for; nothing unsigned went to Bedrock.
+    assert_eq!(server.requests().len(), 1);
+    assert_eq!(server.remaining_replies(), 1);
+}

@@ -7,11 +7,13 @@
 //! 3. without `AWS_PROFILE`: `AWS_ACCESS_KEY_ID` + `AWS_SECRET_ACCESS_KEY` (+
 //!    `AWS_SESSION_TOKEN`); the SDK skips these when a profile is named, and so do we;
 //! 4. the profile (`AWS_PROFILE`, else `default`) in `~/.aws/credentials` and
-//!    `~/.aws/config` (or `AWS_SHARED_CREDENTIALS_FILE` / `AWS_CONFIG_FILE`): static keys.
+//!    `~/.aws/config` (or `AWS_SHARED_CREDENTIALS_FILE` / `AWS_CONFIG_FILE`): static keys;
+//! 5. without a profile: the container credentials endpoint
+//!    (`AWS_CONTAINER_CREDENTIALS_RELATIVE_URI` or `_FULL_URI`, see [`super::container`]).
 //!
-//! What needs the SDK's network calls or helper processes (SSO, assumed roles,
-//! `credential_process`, web identity, container and instance metadata) is recognised and
-//! refused with what to set instead ([`CredentialError`]).
+//! What needs the SDK's other network calls or helper processes (SSO, assumed roles,
+//! `credential_process`, web identity, instance metadata) is recognised and refused with
+//! what to set instead ([`CredentialError`]).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -39,6 +41,9 @@ impl std::fmt::Debug for AwsCredentials {
 pub(crate) enum BedrockAuth {
     Bearer(String),
     SigV4(AwsCredentials),
+    /// Keys the container credentials endpoint hands out (ECS tasks, EKS pod identity),
+    /// fetched just before the request is signed.
+    Container(super::container::ContainerEndpoint),
 }
 
 /// Why no credentials could be found; each names what to set.
@@ -75,6 +80,17 @@ pub(crate) enum CredentialError {
          AWS_BEARER_TOKEN_BEDROCK."
     )]
     Ambient { via: &'static str },
+    #[error(
+        "The container credentials endpoint {url} is refused: AWS_CONTAINER_CREDENTIALS_FULL_URI \
+         must use https or a loopback or container-metadata address (as the AWS SDK requires)."
+    )]
+    ContainerHost { url: String },
+    #[error(
+        "Could not get AWS credentials from the container credentials endpoint {url}: {why}. \
+         Check AWS_CONTAINER_CREDENTIALS_* (and AWS_CONTAINER_AUTHORIZATION_TOKEN), or set \
+         AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY."
+    )]
+    Container { url: String, why: String },
 }
 
 fn var(env: &dyn EnvSource, name: &str) -> Option<String> {
@@ -122,19 +138,20 @@ pub(crate) fn resolve(env: &dyn EnvSource) -> Result<BedrockAuth, CredentialErro
             profile,
             files: files.describe(),
         }),
-        None => Err(ambient_source(env).map_or(CredentialError::Missing, |via| {
-            CredentialError::Ambient { via }
-        })),
+        None => {
+            if let Some(endpoint) = super::container::endpoint(env)? {
+                return Ok(BedrockAuth::Container(endpoint));
+            }
+            Err(ambient_source(env).map_or(CredentialError::Missing, |via| {
+                CredentialError::Ambient { via }
+            }))
+        }
     }
 }
 
 /// Credentials the SDK would fetch over the network, named for the error.
 fn ambient_source(env: &dyn EnvSource) -> Option<&'static str> {
-    if var(env, "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI").is_some()
-        || var(env, "AWS_CONTAINER_CREDENTIALS_FULL_URI").is_some()
-    {
-        Some("the container credentials endpoint (AWS_CONTAINER_CREDENTIALS_*)")
-    } else if var(env, "AWS_WEB_IDENTITY_TOKEN_FILE").is_some() {
+    if var(env, "AWS_WEB_IDENTITY_TOKEN_FILE").is_some() {
         Some("a web identity token (AWS_WEB_IDENTITY_TOKEN_FILE)")
     } else {
         None
@@ -319,13 +336,15 @@ mod tests {
         assert_eq!(resolve(&none), Err(CredentialError::Missing));
         let container = MapEnv::new([
             ("HOME", "/nonexistent"),
-            (
-                "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-                "/v2/credentials/x",
-            ),
+            ("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "/v2/x"),
+        ]);
+        assert!(matches!(resolve(&container), Ok(BedrockAuth::Container(_))));
+        let web_identity = MapEnv::new([
+            ("HOME", "/nonexistent"),
+            ("AWS_WEB_IDENTITY_TOKEN_FILE", "/var/run/token"),
         ]);
         assert!(matches!(
-            resolve(&container),
+            resolve(&web_identity),
             Err(CredentialError::Ambient { .. })
         ));
     }

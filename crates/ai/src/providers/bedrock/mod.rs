@@ -3,7 +3,8 @@
 //! the AWS SDK, without the SDK:
 //!
 //! - [`request`]: the JSON body (messages, system prompt, cache points, tools, thinking);
-//! - [`credentials`]: the credential chain (bearer token, environment keys, profiles);
+//! - [`credentials`]: the credential chain (bearer token, environment keys, profiles), and
+//!   [`container`]: keys from the container credentials endpoint;
 //! - [`sigv4`]: the request signature, made after the payload and header hooks ran;
 //! - [`eventstream`]: the binary framing of the answer;
 //! - [`stream`]: the Converse events into stream events, and error texts.
@@ -14,6 +15,7 @@
 //! when no region or profile says otherwise. Without any of them the region is
 //! `us-east-1`; with only `AWS_PROFILE`, the profile's `region`.
 
+mod container;
 mod credentials;
 mod eventstream;
 mod request;
@@ -163,15 +165,36 @@ fn build_request_in(
     })
 }
 
+/// Where a signer's keys come from.
+#[derive(Debug, Clone)]
+enum Keys {
+    Static(AwsCredentials),
+    Container(container::ContainerEndpoint),
+}
+
 /// Signs a Bedrock request with AWS keys, just before it is sent.
 #[derive(Debug, Clone)]
 pub(crate) struct Signer {
-    credentials: AwsCredentials,
+    keys: Keys,
     region: String,
 }
 
 impl Signer {
-    pub(crate) fn sign(&self, request: &mut HttpRequest, now_ms: i64) -> Result<(), StreamFailure> {
+    /// Gets the keys (from the container endpoint, when they come from there) and signs.
+    pub(crate) async fn sign(
+        &self,
+        http: &reqwest::Client,
+        request: &mut HttpRequest,
+        now_ms: i64,
+    ) -> Result<(), StreamFailure> {
+        let fetched;
+        let credentials = match &self.keys {
+            Keys::Static(credentials) => credentials,
+            Keys::Container(endpoint) => {
+                fetched = endpoint.fetch(http).await.map_err(auth_failure)?;
+                &fetched
+            }
+        };
         let scope = sigv4::SigningScope {
             region: &self.region,
             service: SIGNING_SERVICE,
@@ -181,7 +204,7 @@ impl Signer {
             &request.url,
             &mut request.headers,
             &request.body,
-            &self.credentials,
+            credentials,
             &scope,
         )
     }
@@ -213,7 +236,11 @@ fn signer_in(
     match credentials::resolve(env).map_err(auth_failure)? {
         BedrockAuth::Bearer(_) => Ok(None),
         BedrockAuth::SigV4(credentials) => Ok(Some(Signer {
-            credentials,
+            keys: Keys::Static(credentials),
+            region: target(model, env)?.region,
+        })),
+        BedrockAuth::Container(endpoint) => Ok(Some(Signer {
+            keys: Keys::Container(endpoint),
             region: target(model, env)?.region,
         })),
     }

@@ -240,8 +240,8 @@ fn endpoints_and_regions() {
     assert_eq!(failure.class, ErrorClass::Auth);
 }
 
-#[test]
-fn bearer_tokens_signers_and_missing_credentials() {
+#[tokio::test]
+async fn bearer_tokens_signers_and_missing_credentials() {
     let m = model("m", "http://127.0.0.1:9");
     let context = Context::default();
     let bearer = MapEnv::new([("AWS_BEARER_TOKEN_BEDROCK", "tok")]);
@@ -258,7 +258,11 @@ fn bearer_tokens_signers_and_missing_credentials() {
         .unwrap();
     let mut request =
         build_request_in(&m, &context, &StreamOptions::default(), "ua", &keys()).unwrap();
-    signer.sign(&mut request, 1_440_938_160_000).unwrap();
+    let http = crate::http::build_http_client().unwrap();
+    signer
+        .sign(&http, &mut request, 1_440_938_160_000)
+        .await
+        .unwrap();
     let authorization = request.headers.get("authorization").unwrap();
     assert!(
         authorization.starts_with(
