@@ -394,3 +394,80 @@ fn a_container_endpoint_without_credentials_says_so() {
     assert_eq!(server.requests().len(), 1);
     assert_eq!(server.remaining_replies(), 1);
 }
+
+/// A profile that signs in with IAM Identity Center: the token `aws sso login` cached is
+/// exchanged at the portal (`AWS_ENDPOINT_URL_SSO`, the mock here) for the role's keys.
+#[test]
+fn a_role_from_iam_identity_center() {
+    let server = MockServer::builder(WireFormat::Bedrock)
+        .document(
+            "/federation/credentials",
+            json!({"roleCredentials": {"accessKeyId": "ASIASSO", "secretAccessKey": "sso-secret",
+                   "sessionToken": "sso-session-token", "expiration": 4_102_444_800_000_i64}}),
+        )
+        .replies(vec![ScriptedReply::text("from the SSO role")])
+        .start_blocking()
+        .unwrap();
+    let sb = oneshot_common::sandbox(&server);
+    let models = json!({"providers": {"amazon-bedrock": {"baseUrl": server.base_url()}}});
+    std::fs::write(sb.agent.join("models.json"), models.to_string()).unwrap();
+    let aws = sb.home.join(".aws");
+    std::fs::create_dir_all(aws.join("sso/cache")).unwrap();
+    std::fs::write(
+        aws.join("config"),
+        "[profile dev]\nsso_session = corp\nsso_account_id = 111122223333\nsso_role_name = Dev\n\
+         region = eu-central-1\n\n[sso-session corp]\nsso_start_url = https://corp.awsapps.com/start\n\
+         sso_region = us-east-1\n",
+    )
+    .unwrap();
+    // The SDK's cache file name: the SHA-1 of the session name.
+    std::fs::write(
+        aws.join("sso/cache/ee0bfd2552fbd840c02cc48b6e823320543c450f.json"),
+        r#"{"accessToken": "cached-sso-token", "expiresAt": "2099-01-01T00:00:00Z"}"#,
+    )
+    .unwrap();
+    let portal = server.root_url();
+    let run = run(
+        &sb,
+        &[
+            ("AWS_PROFILE", "dev"),
+            ("AWS_ENDPOINT_URL_SSO", portal.as_str()),
+        ],
+        &["-p", "--model", MODEL, "hi"],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout.trim(), "from the SSO role");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "{requests:?}");
+    assert_eq!(requests[0].method, "GET");
+    assert_eq!(requests[0].query, "account_id=111122223333&role_name=Dev");
+    assert_eq!(
+        requests[0].header("x-amz-sso_bearer_token"),
+        Some("cached-sso-token")
+    );
+    let signed = requests[1].header("authorization").unwrap();
+    assert!(
+        signed.contains("Credential=ASIASSO/") && signed.contains("/eu-central-1/bedrock/"),
+        "{signed}"
+    );
+    assert_eq!(
+        requests[1].header("x-amz-security-token"),
+        Some("sso-session-token")
+    );
+    // Without the cached login: what to run.
+    std::fs::remove_dir_all(aws.join("sso")).unwrap();
+    let again = run_again(&sb, &portal);
+    assert!(
+        again.contains("aws sso login --profile dev") && again.contains("no cached login"),
+        "{again}"
+    );
+}
+
+fn run_again(sb: &oneshot_common::Sandbox, portal: &str) -> String {
+    run(
+        sb,
+        &[("AWS_PROFILE", "dev"), ("AWS_ENDPOINT_URL_SSO", portal)],
+        &["-p", "--model", MODEL, "hi"],
+    )
+    .stderr
+}

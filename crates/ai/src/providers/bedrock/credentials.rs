@@ -8,10 +8,12 @@
 //!    `AWS_SESSION_TOKEN`); the SDK skips these when a profile is named, and so do we;
 //! 4. the profile (`AWS_PROFILE`, else `default`) in `~/.aws/credentials` and
 //!    `~/.aws/config` (or `AWS_SHARED_CREDENTIALS_FILE` / `AWS_CONFIG_FILE`): static keys;
+//!    A profile that uses IAM Identity Center gets its role's keys with the token
+//!    `aws sso login` cached (see [`super::sso`]);
 //! 5. without a profile: the container credentials endpoint
 //!    (`AWS_CONTAINER_CREDENTIALS_RELATIVE_URI` or `_FULL_URI`, see [`super::container`]).
 //!
-//! What needs the SDK's other network calls or helper processes (SSO, assumed roles,
+//! What needs the SDK's other network calls or helper processes (assumed roles,
 //! `credential_process`, web identity, instance metadata) is recognised and refused with
 //! what to set instead ([`CredentialError`]).
 
@@ -44,6 +46,8 @@ pub(crate) enum BedrockAuth {
     /// Keys the container credentials endpoint hands out (ECS tasks, EKS pod identity),
     /// fetched just before the request is signed.
     Container(super::container::ContainerEndpoint),
+    /// A role's keys from IAM Identity Center, for the token `aws sso login` cached.
+    Sso(super::sso::SsoRole),
 }
 
 /// Why no credentials could be found; each names what to set.
@@ -80,6 +84,12 @@ pub(crate) enum CredentialError {
          AWS_BEARER_TOKEN_BEDROCK."
     )]
     Ambient { via: &'static str },
+    #[error(
+        "The AWS profile \"{profile}\" signs in with IAM Identity Center (SSO): {why}. Run \
+         `aws sso login --profile {profile}`, or export keys instead (`aws configure \
+         export-credentials --profile {profile} --format env`, then unset AWS_PROFILE)."
+    )]
+    Sso { profile: String, why: String },
     #[error(
         "The container credentials endpoint {url} is refused: AWS_CONTAINER_CREDENTIALS_FULL_URI \
          must use https or a loopback or container-metadata address (as the AWS SDK requires)."
@@ -133,7 +143,7 @@ pub(crate) fn resolve(env: &dyn EnvSource) -> Result<BedrockAuth, CredentialErro
     let profile = profile_name(env);
     let files = AwsFiles::read(env);
     match files.profile(&profile) {
-        Some(settings) => from_profile(&profile, &settings),
+        Some(settings) => from_profile(&profile, &settings, &files, env),
         None if named_profile => Err(CredentialError::NoProfile {
             profile,
             files: files.describe(),
@@ -161,6 +171,8 @@ fn ambient_source(env: &dyn EnvSource) -> Option<&'static str> {
 fn from_profile(
     profile: &str,
     settings: &HashMap<String, String>,
+    files: &AwsFiles,
+    env: &dyn EnvSource,
 ) -> Result<BedrockAuth, CredentialError> {
     let get = |key: &str| settings.get(key).filter(|v| !v.is_empty()).cloned();
     if let (Some(access_key_id), Some(secret_access_key)) =
@@ -172,9 +184,13 @@ fn from_profile(
             session_token: get("aws_session_token"),
         }));
     }
-    let source = if get("sso_session").is_some() || get("sso_start_url").is_some() {
-        Some("AWS IAM Identity Center (SSO)")
-    } else if get("role_arn").is_some() {
+    // A role takes precedence over SSO settings in the SDK; it is not supported here.
+    if get("role_arn").is_none() && (get("sso_session").is_some() || get("sso_start_url").is_some())
+    {
+        let session = get("sso_session").and_then(|name| files.sso_session(&name));
+        return super::sso::role(profile, settings, session.as_ref(), env).map(BedrockAuth::Sso);
+    }
+    let source = if get("role_arn").is_some() {
         Some("an assumed role (role_arn)")
     } else if get("credential_process").is_some() {
         Some("credential_process")
@@ -257,6 +273,15 @@ impl AwsFiles {
         let mut merged = from_config.cloned().unwrap_or_default();
         merged.extend(from_credentials.cloned().unwrap_or_default());
         Some(merged)
+    }
+
+    /// An `[sso-session <name>]` section of the config file.
+    pub(crate) fn sso_session(&self, name: &str) -> Option<HashMap<String, String>> {
+        self.config
+            .1
+            .as_ref()
+            .and_then(|s| s.get(&format!("sso-session {name}")))
+            .cloned()
     }
 
     fn describe(&self) -> String {

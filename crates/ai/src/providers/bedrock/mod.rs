@@ -4,7 +4,8 @@
 //!
 //! - [`request`]: the JSON body (messages, system prompt, cache points, tools, thinking);
 //! - [`credentials`]: the credential chain (bearer token, environment keys, profiles), and
-//!   [`container`]: keys from the container credentials endpoint;
+//!   [`container`]: keys from the container credentials endpoint, [`sso`]: from IAM
+//!   Identity Center;
 //! - [`sigv4`]: the request signature, made after the payload and header hooks ran;
 //! - [`eventstream`]: the binary framing of the answer;
 //! - [`stream`]: the Converse events into stream events, and error texts.
@@ -20,6 +21,7 @@ mod credentials;
 mod eventstream;
 mod request;
 mod sigv4;
+mod sso;
 mod stream;
 
 pub(crate) use eventstream::EventStreamDecoder;
@@ -170,6 +172,7 @@ fn build_request_in(
 enum Keys {
     Static(AwsCredentials),
     Container(container::ContainerEndpoint),
+    Sso(sso::SsoRole),
 }
 
 /// Signs a Bedrock request with AWS keys, just before it is sent.
@@ -192,6 +195,10 @@ impl Signer {
             Keys::Static(credentials) => credentials,
             Keys::Container(endpoint) => {
                 fetched = endpoint.fetch(http).await.map_err(auth_failure)?;
+                &fetched
+            }
+            Keys::Sso(role) => {
+                fetched = role.fetch(http).await.map_err(auth_failure)?;
                 &fetched
             }
         };
@@ -241,6 +248,10 @@ fn signer_in(
         })),
         BedrockAuth::Container(endpoint) => Ok(Some(Signer {
             keys: Keys::Container(endpoint),
+            region: target(model, env)?.region,
+        })),
+        BedrockAuth::Sso(role) => Ok(Some(Signer {
+            keys: Keys::Sso(role),
             region: target(model, env)?.region,
         })),
     }
