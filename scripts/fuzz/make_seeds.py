@@ -4,6 +4,7 @@ are committed). The first byte of session, stream, RPC, keybindings and tool inp
 (see crates/fuzzing): how the body is cut, which tool, which platform."""
 import json
 import pathlib
+import zlib
 
 ROOT = pathlib.Path(__file__).resolve().parents[2] / "fuzz" / "seeds"
 
@@ -159,6 +160,54 @@ put("stream_mistral", "error", b"\x07" + sse([
     mistral_chunk({"content": "Part"}),
     {"object": "error", "message": "boom", "type": "internal_server_error", "param": None, "code": "3700"},
 ]).encode())
+
+def event_stream(messages):
+    """AWS event-stream frames (Bedrock): each (headers, payload) with string headers."""
+    out = b""
+    for headers, payload in messages:
+        head = b""
+        for name, value in headers:
+            head += bytes([len(name)]) + name.encode() + b"\x07" + len(value).to_bytes(2, "big") + value.encode()
+        body = payload if isinstance(payload, bytes) else json.dumps(payload, separators=(",", ":")).encode()
+        total = 12 + len(head) + len(body) + 4
+        prelude = total.to_bytes(4, "big") + len(head).to_bytes(4, "big")
+        message = prelude + zlib.crc32(prelude).to_bytes(4, "big") + head + body
+        out += message + zlib.crc32(message).to_bytes(4, "big")
+    return out
+
+
+def bedrock_event(name, payload):
+    return ([(":event-type", name), (":content-type", "application/json"), (":message-type", "event")], payload)
+
+
+bedrock = event_stream([
+    bedrock_event("messageStart", {"p": "abc", "role": "assistant"}),
+    bedrock_event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"reasoningContent": {"text": "Let me look."}}}),
+    bedrock_event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"reasoningContent": {"signature": "sig"}}}),
+    bedrock_event("contentBlockStop", {"contentBlockIndex": 0}),
+    bedrock_event("contentBlockDelta", {"contentBlockIndex": 1, "delta": {"text": "Reading."}}),
+    bedrock_event("contentBlockStop", {"contentBlockIndex": 1}),
+    bedrock_event("contentBlockStart", {"contentBlockIndex": 2, "start": {"toolUse": {"toolUseId": "t1", "name": "read"}}}),
+    bedrock_event("contentBlockDelta", {"contentBlockIndex": 2, "delta": {"toolUse": {"input": "{\"path\":"}}}),
+    bedrock_event("contentBlockDelta", {"contentBlockIndex": 2, "delta": {"toolUse": {"input": "\"a.txt\"}"}}}),
+    bedrock_event("contentBlockStop", {"contentBlockIndex": 2}),
+    bedrock_event("messageStop", {"stopReason": "tool_use"}),
+    bedrock_event("metadata", {"usage": {"inputTokens": 5, "outputTokens": 4, "cacheReadInputTokens": 2,
+                                         "cacheWriteInputTokens": 1, "totalTokens": 12}, "metrics": {"latencyMs": 9}}),
+])
+put("stream_bedrock", "tool-call", b"\x85" + bedrock)
+put("stream_bedrock", "text", b"\x03" + event_stream([
+    bedrock_event("messageStart", {"role": "assistant"}),
+    bedrock_event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "Hello"}}),
+    bedrock_event("messageStop", {"stopReason": "max_tokens"}),
+]))
+put("stream_bedrock", "exception", b"\x07" + event_stream([
+    bedrock_event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "Part"}}),
+    ([(":exception-type", "throttlingException"), (":content-type", "application/json"),
+      (":message-type", "exception")], {"message": "Too many requests"}),
+    ([(":error-code", "InternalFailure"), (":error-message", "boom"), (":message-type", "error")], b""),
+]))
+
 
 put("sse", "mixed", b"\x83" + b": comment\nevent: a\ndata: 1\ndata: 2\r\n\r\nid: 7\nretry: 5\ndata\n\n{\"error\":1}\nevent: b\rdata: x\r\r" + b"data: tail")
 

@@ -125,6 +125,9 @@ pub fn no_api_key_message(
              GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION set."
         );
     }
+    if provider == "amazon-bedrock" {
+        return crate::providers::bedrock::no_credentials_message(&subject);
+    }
     match provider_env_vars(provider) {
         [] => format!("No API key for {subject}. To use it, {store} or pass --api-key."),
         names => format!(

@@ -139,9 +139,6 @@ impl Client {
                 model.provider, model.id
             )));
         }
-        if let Some(reason) = crate::support::unsupported_reason(model) {
-            return Err(StreamFailure::other(reason));
-        }
         let api = model.api_kind().ok_or_else(|| {
             let supported: Vec<&str> = Api::ALL.iter().map(|a| a.as_str()).collect();
             StreamFailure::other(format!(
@@ -172,6 +169,10 @@ impl Client {
             Ok(http) => http.clone(),
             Err(failure) => return self.failed(request, failure),
         };
+        let aws_signer = match crate::providers::bedrock::signer(&request.model, &request.options) {
+            Ok(signer) => signer,
+            Err(failure) => return self.failed(request, failure),
+        };
         let out = Output::new(&request.model, self.clock.now_ms());
         let task = StreamTask {
             http,
@@ -199,6 +200,7 @@ impl Client {
             google_adc: (request.model.api == Api::GoogleVertex.as_str()
                 && crate::providers::vertex::uses_default_credentials(&request.options))
             .then(|| Arc::clone(&self.google_adc)),
+            aws_signer,
         };
         let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
         match tokio::runtime::Handle::try_current() {

@@ -28,8 +28,22 @@ use crate::sse::SseEvent;
 /// The text of every cancelled request's `errorMessage`.
 pub const ABORTED_MESSAGE: &str = "Request was aborted";
 
+/// How a response body is cut into events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Framing {
+    Sse,
+    /// AWS event-stream messages (Bedrock), each handed on as an [`SseEvent`] named by its
+    /// type (see `providers::bedrock::frame_event`).
+    EventStream,
+}
+
 /// A wire format's response decoder: a synchronous state machine over SSE events.
 pub(crate) trait Decoder: Send + 'static {
+    /// How the body is framed; SSE unless the format says otherwise.
+    fn framing(&self) -> Framing {
+        Framing::Sse
+    }
+
     /// Handles one SSE event. An `Err` ends the stream with that failure.
     fn event(&mut self, event: SseEvent<'_>, out: &mut Output) -> Result<(), StreamFailure>;
 
@@ -53,6 +67,10 @@ pub(crate) trait Decoder: Send + 'static {
 /// The decoder of whichever wire format a model speaks, chosen at run time (one indirect call
 /// per SSE event, nothing next to parsing its JSON).
 impl Decoder for Box<dyn Decoder> {
+    fn framing(&self) -> Framing {
+        (**self).framing()
+    }
+
     fn event(&mut self, event: SseEvent<'_>, out: &mut Output) -> Result<(), StreamFailure> {
         (**self).event(event, out)
     }
@@ -78,6 +96,8 @@ impl Decoder for Box<dyn Decoder> {
 /// also used by the benchmark.
 pub(crate) struct Pipeline<D> {
     sse: SseDecoder,
+    /// Set for formats framed as AWS event streams; then `sse` stays unused.
+    event_stream: Option<crate::providers::bedrock::EventStreamDecoder>,
     pub(crate) decoder: D,
     pub(crate) out: Output,
     /// Parsed events kept for the stream-event hook (`None`: no hook, nothing kept).
@@ -91,8 +111,11 @@ impl<D: Decoder> Pipeline<D> {
         } else {
             SseDecoder::new()
         };
+        let event_stream = (decoder.framing() == Framing::EventStream)
+            .then(crate::providers::bedrock::EventStreamDecoder::new);
         Self {
             sse,
+            event_stream,
             decoder,
             out,
             captured: None,
@@ -115,10 +138,20 @@ impl<D: Decoder> Pipeline<D> {
     pub(crate) fn feed(&mut self, chunk: &[u8]) -> Result<(), StreamFailure> {
         let Self {
             sse,
+            event_stream,
             decoder,
             out,
             captured,
         } = self;
+        if let Some(frames) = event_stream {
+            return frames.feed(
+                chunk,
+                |message| match crate::providers::bedrock::frame_event(&message) {
+                    Some(event) => decode(decoder, captured, event, out),
+                    None => Ok(()),
+                },
+            );
+        }
         sse.feed(chunk, |event| decode(decoder, captured, event, out))?;
         self.check_raw()
     }
@@ -144,10 +177,15 @@ impl<D: Decoder> Pipeline<D> {
     pub(crate) fn finish(&mut self) -> Result<StopReason, StreamFailure> {
         let Self {
             sse,
+            event_stream,
             decoder,
             out,
             captured,
         } = self;
+        if let Some(frames) = event_stream {
+            frames.finish()?;
+            return self.decoder.finish(&mut self.out);
+        }
         sse.finish(|event| decode(decoder, captured, event, out))?;
         self.check_raw()?;
         self.decoder.finish(&mut self.out)
@@ -186,6 +224,8 @@ pub(crate) struct StreamTask<D> {
     pub(crate) stream_event_hook: Option<(crate::options::StreamEventHook, serde_json::Value)>,
     /// Where a Vertex AI request without an API key gets its access token.
     pub(crate) google_adc: Option<Arc<crate::google_adc::GoogleAdc>>,
+    /// Signs a Bedrock request (SigV4) once hooks have had their say on its body and headers.
+    pub(crate) aws_signer: Option<crate::providers::bedrock::Signer>,
 }
 
 /// A read at least this large means data is flowing faster than tokens are generated (a
@@ -299,6 +339,17 @@ impl<D: Decoder> StreamTask<D> {
         }
         if self.stream_event_hook.is_some() {
             self.pipeline.capture_events();
+        }
+        if let Some(signer) = self.aws_signer.take() {
+            let now = self.clock.now_ms();
+            let signed = tokio::select! {
+                biased;
+                _ = cancel.cancelled() => return Outcome::Aborted,
+                signed = signer.sign(&self.http, &mut self.request, now) => signed,
+            };
+            if let Err(failure) = signed {
+                return Outcome::Failed(failure);
+            }
         }
         let sent = send_with_retry(
             &self.http,

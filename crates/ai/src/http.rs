@@ -166,6 +166,8 @@ pub(crate) enum ErrorStyle {
     /// The ChatGPT-plan backend's: the service's message, the plan's limits in words a user
     /// can act on ([`crate::providers::openai_codex::http_failure`]).
     Codex,
+    /// `{error name}: {message}`, the name from `x-amzn-errortype` (the AWS SDK).
+    Bedrock,
 }
 
 /// Why sending failed.
@@ -394,11 +396,21 @@ pub(crate) async fn send_with_retry(
             Ok(Ok(response)) => {
                 let failure = failure_from_response(&response);
                 let status = response.status().as_u16();
+                let error_type = response
+                    .headers()
+                    .get("x-amzn-errortype")
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned);
                 let body = tokio::select! {
                     _ = cancel.cancelled() => return Err(SendError::Aborted),
                     body = response.text() => body.unwrap_or_default(),
                 };
-                (failure, http_failure(status, &body, style))
+                let failed = if style == ErrorStyle::Bedrock {
+                    crate::providers::bedrock::http_failure(status, error_type.as_deref(), &body)
+                } else {
+                    http_failure(status, &body, style)
+                };
+                (failure, failed)
             }
             Ok(Err(error)) => (HttpFailure::default(), transport_failure(&error)),
         };

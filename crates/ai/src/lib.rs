@@ -113,6 +113,5 @@ pub use retry::RetryPolicy;
 pub use retry::is_retryable_assistant_error;
 pub use router::ApiRouter;
 pub use support::is_supported;
-pub use support::unsupported_reason;
 pub use tokio_util::sync::CancellationToken;
 pub use transform::llm_messages_json;

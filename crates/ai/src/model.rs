@@ -24,10 +24,12 @@ pub enum Api {
     AzureOpenAiResponses,
     /// The Responses backend of ChatGPT Plus/Pro plans, with a ChatGPT login.
     OpenAiCodexResponses,
+    /// Amazon Bedrock's Converse API, streaming (AWS event-stream framing, SigV4).
+    BedrockConverseStream,
 }
 
 impl Api {
-    pub const ALL: [Api; 8] = [
+    pub const ALL: [Api; 9] = [
         Api::AnthropicMessages,
         Api::OpenAiCompletions,
         Api::OpenAiResponses,
@@ -36,6 +38,7 @@ impl Api {
         Api::MistralConversations,
         Api::AzureOpenAiResponses,
         Api::OpenAiCodexResponses,
+        Api::BedrockConverseStream,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -48,6 +51,7 @@ impl Api {
             Self::MistralConversations => "mistral-conversations",
             Self::AzureOpenAiResponses => "azure-openai-responses",
             Self::OpenAiCodexResponses => "openai-codex-responses",
+            Self::BedrockConverseStream => "bedrock-converse-stream",
         }
     }
 

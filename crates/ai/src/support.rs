@@ -1,37 +1,11 @@
-//! What this build cannot send yet. The catalog lists every provider of the reference so a
-//! key for any of them finds its models; the few whose wire format or sign-in this build
-//! lacks say so when chosen, rather than failing on the wire.
+//! Whether this build can send a model's requests. Every API of the reference's catalog is
+//! spoken here; a `models.json` entry may still name an API no build knows.
 
 use crate::model::Model;
 
-/// The reference's APIs this build does not speak yet, with what to call them.
-const MISSING_APIS: [(&str, &str); 1] =
-    [("bedrock-converse-stream", "Amazon Bedrock's Converse API")];
-
-/// Providers that speak an API this build has but need more than a key to be reached.
-const MISSING_PROVIDERS: [(&str, &str); 0] = [];
-
-/// What this build lacks to use `model`, when it lacks something: the user-facing error.
-pub fn unsupported_reason(model: &Model) -> Option<String> {
-    let missing = MISSING_APIS
-        .iter()
-        .find(|(api, _)| *api == model.api)
-        .or_else(|| {
-            MISSING_PROVIDERS
-                .iter()
-                .find(|(provider, _)| *provider == model.provider)
-        })?;
-    Some(format!(
-        "{}/{} needs {}, which this build of KnightCode does not support yet. Choose a model \
-         of another provider (--list-models shows the ones you have keys for) or run a local \
-         model server.",
-        model.provider, model.id, missing.1
-    ))
-}
-
-/// Whether this build can send requests for `model` (an API it speaks, nothing missing).
+/// Whether this build can send requests for `model` (an API it speaks).
 pub fn is_supported(model: &Model) -> bool {
-    model.api_kind().is_some() && unsupported_reason(model).is_none()
+    model.api_kind().is_some()
 }
 
 #[cfg(test)]
@@ -40,15 +14,13 @@ mod tests {
     use crate::model::Api;
 
     #[test]
-    fn missing_formats_and_providers_say_so() {
-        let mut bedrock = Model::new("amazon-bedrock", "m", Api::OpenAiCompletions, "http://x");
-        bedrock.api = "bedrock-converse-stream".into();
-        let reason = unsupported_reason(&bedrock).unwrap();
-        assert!(reason.starts_with("amazon-bedrock/m needs Amazon Bedrock's Converse API"));
-        assert!(!is_supported(&bedrock));
-        let copilot = Model::new("github-copilot", "gpt", Api::OpenAiCompletions, "http://x");
-        assert!(is_supported(&copilot));
-        let groq = Model::new("groq", "m", Api::OpenAiCompletions, "http://x");
-        assert!(is_supported(&groq));
+    fn known_apis_are_supported_and_unknown_ones_not() {
+        for api in Api::ALL {
+            let model = Model::new("p", "m", api, "http://x");
+            assert!(is_supported(&model), "{}", api.as_str());
+        }
+        let mut unknown = Model::new("p", "m", Api::OpenAiCompletions, "http://x");
+        unknown.api = "no-such-api".into();
+        assert!(!is_supported(&unknown));
     }
 }

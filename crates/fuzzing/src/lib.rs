@@ -29,6 +29,7 @@ pub enum Target {
     StreamOpenAiResponses,
     StreamGoogle,
     StreamMistral,
+    StreamBedrock,
     ModelsJson,
     Settings,
     Keybindings,
@@ -39,7 +40,7 @@ pub enum Target {
 }
 
 impl Target {
-    pub const ALL: [Target; 15] = [
+    pub const ALL: [Target; 16] = [
         Self::SessionLoad,
         Self::Rpc,
         Self::Sse,
@@ -48,6 +49,7 @@ impl Target {
         Self::StreamOpenAiResponses,
         Self::StreamGoogle,
         Self::StreamMistral,
+        Self::StreamBedrock,
         Self::ModelsJson,
         Self::Settings,
         Self::Keybindings,
@@ -67,6 +69,7 @@ impl Target {
             Self::StreamOpenAiResponses => "stream_openai_responses",
             Self::StreamGoogle => "stream_google",
             Self::StreamMistral => "stream_mistral",
+            Self::StreamBedrock => "stream_bedrock",
             Self::ModelsJson => "models_json",
             Self::Settings => "settings",
             Self::Keybindings => "keybindings",
@@ -137,6 +140,10 @@ impl Harness {
             Target::StreamGoogle => streams::provider(knightcode_ai::Api::GoogleGenerativeAi, data),
             Target::StreamMistral => {
                 streams::provider(knightcode_ai::Api::MistralConversations, data);
+            }
+            // AWS event-stream frames, then the Converse events.
+            Target::StreamBedrock => {
+                streams::provider(knightcode_ai::Api::BedrockConverseStream, data);
             }
             Target::ModelsJson => config::models_json(data),
             Target::Settings => config::settings(data),

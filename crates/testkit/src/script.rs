@@ -24,6 +24,9 @@ pub enum WireFormat {
     /// `thinking` content chunks, whole tool calls). Not in [`WireFormat::ALL`]: only
     /// KnightCode's `mistral-conversations` client speaks it, tested on its own.
     Mistral,
+    /// Amazon Bedrock's Converse API, streaming: `POST /model/{modelId}/converse-stream`,
+    /// AWS event-stream frames, SigV4 or bearer auth checked. Not in [`WireFormat::ALL`].
+    Bedrock,
 }
 
 impl WireFormat {
@@ -43,6 +46,7 @@ impl WireFormat {
             WireFormat::OpenAiResponses => "openai-responses",
             WireFormat::Google => "google-generative-ai",
             WireFormat::Mistral => "mistral-conversations",
+            WireFormat::Bedrock => "bedrock-converse-stream",
         }
     }
 
@@ -54,6 +58,7 @@ impl WireFormat {
             "openai-responses" => Some(WireFormat::OpenAiResponses),
             "google" | "google-generative-ai" => Some(WireFormat::Google),
             "mistral" | "mistral-conversations" => Some(WireFormat::Mistral),
+            "bedrock" | "bedrock-converse-stream" => Some(WireFormat::Bedrock),
             _ => None,
         }
     }

@@ -279,7 +279,7 @@ impl MockServer {
     pub fn base_url(&self) -> String {
         let root = self.root_url();
         match self.shared.format {
-            WireFormat::AnthropicMessages | WireFormat::Mistral => root,
+            WireFormat::AnthropicMessages | WireFormat::Mistral | WireFormat::Bedrock => root,
             WireFormat::OpenAiCompletions | WireFormat::OpenAiResponses => format!("{root}/v1"),
             WireFormat::Google => format!("{root}/v1beta"),
         }
@@ -497,6 +497,10 @@ fn plan(shared: &Shared, request: HttpRequest) -> Action {
         .and_then(serde_json::Value::as_str)
         .map(str::to_owned);
     let route = formats::route(shared.format, &request.method, &request.path);
+    // A request the service would refuse for its credentials takes no scripted reply.
+    let refused = route
+        .as_ref()
+        .and_then(|_| formats::check_auth(shared.format, &request.headers));
     let recorded = RecordedRequest {
         method: request.method,
         path: request.path,
@@ -518,7 +522,7 @@ fn plan(shared: &Shared, request: HttpRequest) -> Action {
         s.activity.requests += 1;
         seq = s.activity.requests;
         served = s.activity.replies_served;
-        if route.is_some() {
+        if route.is_some() && refused.is_none() {
             taken = s.replies.pop_front();
             if taken.is_some() {
                 s.activity.replies_served += 1;
@@ -551,6 +555,15 @@ fn plan(shared: &Shared, request: HttpRequest) -> Action {
             body,
         };
     };
+    if let Some((status, kind, message)) = refused {
+        let mut headers = json_headers();
+        headers.push(("x-amzn-errortype".to_owned(), kind.to_owned()));
+        return Action::Sized {
+            status,
+            headers,
+            body: serde_json::json!({"message": message}).to_string(),
+        };
+    }
     let Some(reply) = taken else {
         let body = formats::error_body(
             format,
@@ -582,6 +595,7 @@ fn plan(shared: &Shared, request: HttpRequest) -> Action {
         } else {
             text_headers()
         };
+        headers.extend(formats::error_headers(format, *status));
         if let Some(value) = retry_after {
             headers.push(("retry-after".into(), value.clone()));
         }
@@ -676,7 +690,10 @@ async fn play(
         }
         if let Some(event) = events.get(index) {
             pacer.wait().await;
-            if http::write_chunk(conn, &event.to_bytes()).await.is_err() {
+            if http::write_chunk(conn, &formats::event_bytes(format, event))
+                .await
+                .is_err()
+            {
                 return Outcome::ClientGone;
             }
         }

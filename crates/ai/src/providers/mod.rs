@@ -15,6 +15,7 @@ use crate::sse::SseEvent;
 
 pub(crate) mod anthropic;
 pub(crate) mod azure;
+pub(crate) mod bedrock;
 pub(crate) mod cloudflare;
 pub(crate) mod copilot;
 pub(crate) mod google;
@@ -47,6 +48,7 @@ pub(crate) fn wire_format(api: Api) -> &'static WireFormat {
         Api::MistralConversations => &mistral::WIRE_FORMAT,
         Api::AzureOpenAiResponses => &azure::WIRE_FORMAT,
         Api::OpenAiCodexResponses => &openai_codex::WIRE_FORMAT,
+        Api::BedrockConverseStream => &bedrock::WIRE_FORMAT,
     }
 }
 

@@ -133,7 +133,7 @@ fn replayed_signature(format: WireFormat, body: &serde_json::Value) -> bool {
         }
         // Gemini thought signature (base64) on the thought part.
         WireFormat::Google => text.contains(r#""thoughtSignature":"c2lnLTE=""#),
-        WireFormat::Mistral => unreachable!("not in WireFormat::ALL"),
+        WireFormat::Mistral | WireFormat::Bedrock => unreachable!("not in WireFormat::ALL"),
     }
 }
 

@@ -3,6 +3,7 @@
 mod acknowledged;
 mod auth;
 mod azure;
+mod bedrock;
 mod broken_pipe;
 mod cli;
 mod cloudflare;

@@ -287,7 +287,7 @@ fn overflow_of(format: WireFormat) -> ScriptedReply {
         WireFormat::Google => {
             r#"{"error":{"code":400,"message":"The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}"#
         }
-        WireFormat::Mistral => unreachable!("not in WireFormat::ALL"),
+        WireFormat::Mistral | WireFormat::Bedrock => unreachable!("not in WireFormat::ALL"),
     };
     ScriptedReply::fault(Fault::HttpStatus {
         status: 400,

@@ -4,6 +4,7 @@
 //! in the real service's order and field shapes (see the crate README for the exact sequences).
 
 mod anthropic;
+mod bedrock;
 mod google;
 mod mistral;
 mod openai_completions;
@@ -34,6 +35,13 @@ pub(crate) fn route(format: WireFormat, method: &str, path: &str) -> Option<Opti
         WireFormat::OpenAiCompletions => path.ends_with("/chat/completions").then_some(None),
         WireFormat::OpenAiResponses => path.ends_with("/responses").then_some(None),
         WireFormat::Mistral => (path == "/v1/chat/completions").then_some(None),
+        WireFormat::Bedrock => {
+            // `/model/{modelId}/converse-stream` behind any prefix (a proxy's); the id is
+            // percent-encoded (`:` as `%3A`).
+            let (_, rest) = path.rsplit_once("/model/")?;
+            let model = rest.strip_suffix("/converse-stream")?;
+            (!model.is_empty() && !model.contains('/')).then(|| Some(percent_decode(model)))
+        }
         WireFormat::Google => {
             // `…/models/{model}:streamGenerateContent`: the Gemini API's
             // `/{version}/models/…` and Vertex AI's `…/publishers/google/models/…` (behind
@@ -49,6 +57,30 @@ pub(crate) fn route(format: WireFormat, method: &str, path: &str) -> Option<Opti
     }
 }
 
+/// `%XX` escapes decoded (invalid ones kept as they are).
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// The path (with query, for Google) of the streaming endpoint.
 pub(crate) fn endpoint_path(format: WireFormat, model: &str) -> String {
     match format {
@@ -56,6 +88,7 @@ pub(crate) fn endpoint_path(format: WireFormat, model: &str) -> String {
         WireFormat::OpenAiCompletions | WireFormat::Mistral => "/v1/chat/completions".to_owned(),
         WireFormat::OpenAiResponses => "/v1/responses".to_owned(),
         WireFormat::Google => format!("/v1beta/models/{model}:streamGenerateContent?alt=sse"),
+        WireFormat::Bedrock => format!("/model/{model}/converse-stream"),
     }
 }
 
@@ -66,6 +99,7 @@ pub(crate) fn stream_headers(format: WireFormat, ctx: &RequestCtx) -> Vec<(Strin
             "content-type".to_owned(),
             match format {
                 WireFormat::Google => "text/event-stream",
+                WireFormat::Bedrock => "application/vnd.amazon.eventstream",
                 _ => "text/event-stream; charset=utf-8",
             }
             .to_owned(),
@@ -85,9 +119,52 @@ pub(crate) fn stream_headers(format: WireFormat, ctx: &RequestCtx) -> Vec<(Strin
                 format!("mock-{}", ctx.seq),
             ));
         }
+        WireFormat::Bedrock => {
+            headers.push((
+                "x-amzn-requestid".to_owned(),
+                format!("00000000-0000-4000-8000-{:012}", ctx.seq),
+            ));
+        }
         WireFormat::Google => {}
     }
     headers
+}
+
+/// The bytes of one stream event: SSE, or an event-stream frame for Bedrock.
+pub(crate) fn event_bytes(format: WireFormat, event: &SseEvent) -> Vec<u8> {
+    match format {
+        WireFormat::Bedrock => bedrock::event_bytes(event),
+        _ => event.to_bytes(),
+    }
+}
+
+/// Headers an error response of `status` carries besides its content type (the error's
+/// type, for Bedrock).
+pub(crate) fn error_headers(format: WireFormat, status: u16) -> Vec<(String, String)> {
+    match format {
+        WireFormat::Bedrock => vec![(
+            "x-amzn-errortype".to_owned(),
+            format!(
+                "{}:http://internal.amazon.com/coral/com.amazon.bedrock/",
+                bedrock::error_type(status)
+            ),
+        )],
+        _ => Vec::new(),
+    }
+}
+
+/// Why a request's credentials would be refused (Bedrock checks its SigV4 or bearer
+/// header): the status, the error type and its message.
+pub(crate) fn check_auth(
+    format: WireFormat,
+    headers: &[(String, String)],
+) -> Option<(u16, &'static str, String)> {
+    match format {
+        WireFormat::Bedrock => {
+            bedrock::check_auth(headers).map(|(kind, message)| (403, kind, message))
+        }
+        _ => None,
+    }
 }
 
 /// The events of a normal (fault-free) stream for `reply`.
@@ -102,6 +179,7 @@ pub(crate) fn stream_events(
         WireFormat::OpenAiResponses => openai_responses::events(reply, ctx),
         WireFormat::Google => google::events(reply, ctx),
         WireFormat::Mistral => mistral::events(reply, ctx),
+        WireFormat::Bedrock => bedrock::events(reply, ctx),
     }
 }
 
@@ -122,16 +200,23 @@ pub(crate) fn error_bytes(
         }
         WireFormat::Google => google::error_chunk(kind, message),
         WireFormat::Mistral => mistral::error_event(kind, message).to_bytes(),
+        WireFormat::Bedrock => bedrock::error_frame(kind, message),
     }
 }
 
 /// An event whose data is not JSON. Named formats keep a real event name, because clients
 /// (pi's Anthropic reader, for one) skip events with names they do not know.
 pub(crate) fn malformed_bytes(format: WireFormat) -> Vec<u8> {
+    if format == WireFormat::Bedrock {
+        return bedrock::malformed_frame();
+    }
     let name = match format {
         WireFormat::AnthropicMessages => Some("content_block_delta"),
         WireFormat::OpenAiResponses => Some("response.output_text.delta"),
-        WireFormat::OpenAiCompletions | WireFormat::Google | WireFormat::Mistral => None,
+        WireFormat::OpenAiCompletions
+        | WireFormat::Google
+        | WireFormat::Mistral
+        | WireFormat::Bedrock => None,
     };
     SseEvent {
         event: name.map(str::to_owned),
@@ -150,6 +235,7 @@ pub(crate) fn error_body(format: WireFormat, status: u16, message: &str) -> Stri
         }
         WireFormat::Google => google::error_body(status, kind, message),
         WireFormat::Mistral => mistral::error_object(status, kind, message),
+        WireFormat::Bedrock => bedrock::error_body(message),
     };
     value.to_string()
 }

@@ -39,7 +39,7 @@ async fn http_status_with_retry_after_and_format_body() {
                 assert_eq!(err["error"]["code"], 429);
                 assert_eq!(err["error"]["status"], "RESOURCE_EXHAUSTED");
             }
-            WireFormat::Mistral => unreachable!("not in WireFormat::ALL"),
+            WireFormat::Mistral | WireFormat::Bedrock => unreachable!("not in WireFormat::ALL"),
         }
     }
 }
@@ -213,7 +213,7 @@ async fn mid_stream_error_uses_each_format_shape() {
                 assert_eq!(err["code"], "server_error");
             }
             WireFormat::Google => unreachable!("handled above"),
-            WireFormat::Mistral => unreachable!("not in WireFormat::ALL"),
+            WireFormat::Mistral | WireFormat::Bedrock => unreachable!("not in WireFormat::ALL"),
         }
     }
 }

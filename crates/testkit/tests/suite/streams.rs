@@ -39,7 +39,7 @@ fn assemble(format: WireFormat, events: &[common::Event]) -> Assembled {
         WireFormat::OpenAiCompletions => assemble::openai_completions(events),
         WireFormat::OpenAiResponses => assemble::openai_responses(events),
         WireFormat::Google => assemble::google(events),
-        WireFormat::Mistral => unreachable!("not in WireFormat::ALL"),
+        WireFormat::Mistral | WireFormat::Bedrock => unreachable!("not in WireFormat::ALL"),
     }
 }
 
@@ -81,7 +81,7 @@ fn tool_stop(format: WireFormat) -> &'static str {
         WireFormat::OpenAiCompletions => "tool_calls",
         WireFormat::OpenAiResponses => "completed",
         WireFormat::Google => "STOP",
-        WireFormat::Mistral => unreachable!("not in WireFormat::ALL"),
+        WireFormat::Mistral | WireFormat::Bedrock => unreachable!("not in WireFormat::ALL"),
     }
 }
 
