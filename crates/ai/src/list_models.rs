@@ -115,8 +115,8 @@ pub fn no_models_advice(models_json: &Path, docs_dir: &Path, interactive: bool) 
     };
     let mut advice = format!(
         "To use a model, do one of these:\n  \
-         - {login} (an Anthropic Claude Pro/Max subscription, or any provider's API \
-         key);\n  \
+         - {login} (a Claude Pro/Max, ChatGPT Plus/Pro or GitHub Copilot subscription, \
+         or any provider's API key);\n  \
          - set a provider's API key in the environment, e.g. ANTHROPIC_API_KEY, OPENAI_API_KEY, \
          GEMINI_API_KEY, OPENROUTER_API_KEY or DEEPSEEK_API_KEY (`knightcode --list-models` \
          then lists its models);\n  \

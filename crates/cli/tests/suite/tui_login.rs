@@ -321,6 +321,8 @@ fn a_copilot_login_shows_the_device_code_and_selects_a_copilot_model() {
     tui.send(ENTER);
     tui.wait_for_text("→ Anthropic (Claude Pro/Max)");
     tui.send(DOWN);
+    tui.wait_for_text("→ ChatGPT Plus/Pro (Codex Subscription)");
+    tui.send(DOWN);
     tui.wait_for_text("→ GitHub Copilot");
     tui.send(ENTER);
     let screen = tui.wait_for_text("GitHub Enterprise URL/domain (blank for github.com)");
