@@ -1,5 +1,6 @@
-//! Plan mode in a real pseudo-terminal: `/plan <task>` plans until the model submits, `/plan`
-//! opens the review with the draft's revision, and Implement approves it and runs the plan.
+//! Plan mode in a real pseudo-terminal: `/plan <task>` plans until the model submits, the
+//! review opens by itself with the draft's revision (and again with `/plan`), and Implement
+//! approves it and runs the plan.
 
 use crate::tui_common;
 
@@ -21,6 +22,12 @@ fn plan_review_in_the_terminal_implements_the_approved_plan() {
     tui.submit("/plan Tidy the notes");
     tui.wait_for_text("Plan revision 1 submitted");
 
+    // The submission opens the review by itself.
+    let screen = tui.wait_for_text("Keep planning");
+    assert!(screen.contains("Plan revision 1"), "{screen}");
+    // Kept planning, `/plan` opens it again.
+    tui.send("\x1b");
+    tui.wait_for("the review closed", |s| !s.contains("Keep planning"));
     tui.submit("/plan");
     let screen = tui.wait_for_text("Keep planning");
     assert!(screen.contains("Plan revision 1"), "{screen}");

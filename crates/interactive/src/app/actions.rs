@@ -169,6 +169,7 @@ impl Ui {
                         self.set_working(Some(SHELL_WORKING));
                     }
                     self.request_snapshot();
+                    self.open_plan_review();
                 }
             }
             SessionEvent::Reply { tag, reply } => {
@@ -186,6 +187,19 @@ impl Ui {
             }
             SessionEvent::RunFailed(message) => self.error(&format!("The run failed: {message}")),
         }
+    }
+
+    /// A run that submitted a plan settled: its review opens (`/plan`), as if typed, unless
+    /// the user is typing or has messages queued (they run first; `/plan` reviews later).
+    fn open_plan_review(&mut self) {
+        if !std::mem::take(&mut self.plan_review_due) {
+            return;
+        }
+        let queued = !self.screen.steering.is_empty() || !self.screen.follow_ups.is_empty();
+        if queued || !self.screen.editor.is_empty() || self.session.running() {
+            return;
+        }
+        submit(self, "/plan".to_owned(), Vec::new());
     }
 
     fn on_reply(&mut self, pending: Pending, reply: Reply) {

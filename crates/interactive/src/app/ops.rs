@@ -87,6 +87,16 @@ impl Ui {
                 let added = self.screen.transcript.len().checked_sub(1);
                 self.request_markdown(added);
             }
+            // Plan mode's own `submit_plan` (its result names the revision) ended the run.
+            AgentEvent::ToolExecutionEnd {
+                tool_name,
+                result,
+                is_error: false,
+                parent_tool_call_id: None,
+                ..
+            } if tool_name == "submit_plan" && result.details.get("revision").is_some() => {
+                self.plan_review_due = true;
+            }
             AgentEvent::MessageUpdate { .. } => {
                 if let Some(index) = self.screen.transcript.streaming_index() {
                     self.request_markdown(Some(index));

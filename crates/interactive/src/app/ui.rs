@@ -92,6 +92,8 @@ pub struct Ui {
     app_title: String,
     /// `--verbose`: the full header even with `quietStartup`.
     verbose: bool,
+    /// The run submitted a plan (`submit_plan`): its review opens when the run settles.
+    pub(super) plan_review_due: bool,
 }
 
 impl Ui {
@@ -144,6 +146,7 @@ impl Ui {
             keys: KeyState::default(),
             attachments: Attachments::default(),
             login: None,
+            plan_review_due: false,
             resource_commands,
             recent_diagnostics: VecDeque::new(),
             quitting: false,
