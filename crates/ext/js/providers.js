@@ -422,8 +422,32 @@
     return op(await kc.modelAuth(JSON.stringify(model)));
   }
 
+  // Models by type (`chat`, `image`, `classifier`; a model without one is a chat model).
+  const typeOf = (model) => model.type || "chat";
+  const ofType = (type, provider, onlyAvailable) =>
+    allModels()
+      .filter((x) => (!onlyAvailable || x.available) && typeOf(x.model) === type)
+      .map((x) => x.model)
+      .filter((m) => provider === undefined || m.provider === provider);
+  // No classifier or image-generation wire exists in this build (the reference's catalog has
+  // no such models): the calls answer with an error result instead of throwing, as the
+  // reference answers a provider's error.
+  const unsupported = (what, model) => ({
+    provider: model && model.provider,
+    model: model && (model.id || model.model),
+    ...(what === "classify" ? { answers: {} } : { output: [] }),
+    stopReason: "error",
+    errorMessage: `${what === "classify" ? "Classifier" : "Image"} models are not supported by this build of KnightCode`,
+  });
+
   internal.modelRegistry = {
     getAll: () => getModels(),
+    findOfType: (type, provider, id) => ofType(type, provider, false).find((m) => m.id === id),
+    getModelsOfType: (type, provider) => ofType(type, provider, false),
+    getAvailableOfType: (type, provider) => ofType(type, provider, true),
+    getAvailableClassifiers: () => ofType("classifier", undefined, true),
+    classify: async (model) => unsupported("classify", model),
+    generateImages: async (model) => unsupported("generateImages", model),
     getAvailable: () =>
       allModels()
         .filter((x) => x.available)

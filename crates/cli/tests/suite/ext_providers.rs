@@ -538,3 +538,59 @@ export default function (pi) {
     );
     assert!(sandbox.project.join("loaded.txt").exists());
 }
+
+const TYPED_MODELS: &str = r#"
+import { writeFileSync } from "node:fs";
+export default function (pi) {
+  pi.registerCommand("types", {
+    handler: async (_args, ctx) => {
+      const registry = ctx.modelRegistry;
+      const classified = await registry.classify(
+        { provider: "typesafe", id: "jev-latest" },
+        { state: { text: "hello" }, questions: { greeting: { type: "bool", instructions: "Is it a greeting?" } } },
+      );
+      const images = await registry.generateImages({ provider: "p", id: "m" }, { input: [] });
+      writeFileSync("types.json", JSON.stringify({
+        chat: registry.findOfType("chat", "mock", "mock-model")?.id ?? null,
+        classifier: registry.findOfType("classifier", "mock", "mock-model") ?? null,
+        availableChat: registry.getAvailableOfType("chat", "mock").map((m) => m.id),
+        classifiers: registry.getAvailableClassifiers(),
+        classified,
+        images,
+      }));
+    },
+  });
+}
+"#;
+
+#[test]
+fn the_registry_answers_by_model_type_and_classifiers_say_they_are_not_supported() {
+    let server = MockServer::start_blocking(WireFormat::OpenAiCompletions, vec![]).unwrap();
+    let sandbox = sandbox(&server);
+    std::fs::write(sandbox.project.join("types.ts"), TYPED_MODELS).unwrap();
+    let run = knightcode(
+        &sandbox,
+        &[
+            "-e",
+            "types.ts",
+            "-p",
+            "--provider",
+            "mock",
+            "--model",
+            "mock-model",
+            "/types",
+        ],
+    );
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let types = read_json(sandbox.project.join("types.json"));
+    assert_eq!(types["chat"], "mock-model");
+    assert_eq!(types["classifier"], serde_json::Value::Null);
+    assert_eq!(types["availableChat"], serde_json::json!(["mock-model"]));
+    assert_eq!(types["classifiers"], serde_json::json!([]));
+    assert_eq!(types["classified"]["stopReason"], "error");
+    assert_eq!(types["classified"]["provider"], "typesafe");
+    assert_eq!(types["classified"]["answers"], serde_json::json!({}));
+    let message = types["classified"]["errorMessage"].as_str().unwrap();
+    assert!(message.contains("not supported by this build"), "{message}");
+    assert_eq!(types["images"]["stopReason"], "error");
+}
