@@ -437,7 +437,7 @@
     model: model && (model.id || model.model),
     ...(what === "classify" ? { answers: {} } : { output: [] }),
     stopReason: "error",
-    errorMessage: `${what === "classify" ? "Classifier" : "Image"} models are not supported by this build of KnightCode`,
+    errorMessage: `${what === "classify" ? "Classifier" : "Image"} models are not supported by this build`,
   });
 
   internal.modelRegistry = {
