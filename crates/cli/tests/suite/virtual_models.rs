@@ -562,3 +562,54 @@ fn a_context_too_large_for_the_routed_model_is_an_overflow_that_compaction_answe
         "{text}"
     );
 }
+
+/// Registers the virtual model named in `router-id.txt` at load; `/again` reloads.
+const RELOADED_ROUTER: &str = r#"
+import { readFileSync } from "node:fs";
+export default function (pi) {
+  const id = readFileSync("router-id.txt", "utf8").trim();
+  pi.registerVirtualModel({
+    provider: "router", id, name: id,
+    route: (_request, ctx) => ({ model: ctx.modelRegistry.find("mock", "mock-model-2") }),
+  });
+  pi.registerCommand("again", { handler: async (_args, ctx) => { await ctx.reload(); } });
+}
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reload_lists_the_virtual_models_the_extensions_register_now() {
+    use crate::rpc_common::Raw;
+    use crate::rpc_common::watchdog;
+    watchdog(async {
+        let server = MockServer::start(WireFormat::OpenAiCompletions, vec![])
+            .await
+            .unwrap();
+        let sandbox = Sandbox::with_models(&server, Models::Recorded);
+        std::fs::write(sandbox.project.join("router.ts"), RELOADED_ROUTER).unwrap();
+        std::fs::write(sandbox.project.join("router-id.txt"), "before").unwrap();
+        let mut raw = Raw::spawn(&sandbox, &["-e", "router.ts"]);
+        raw.send(json!({"id": "list", "type": "get_available_models"}))
+            .await;
+        let models = listed(&raw.response("list").await);
+        assert!(models.contains(&"router/before".to_owned()), "{models:?}");
+
+        std::fs::write(sandbox.project.join("router-id.txt"), "after").unwrap();
+        let reloaded = raw.prompt("again", "/again").await;
+        assert_eq!(reloaded["success"], true, "{reloaded}");
+        // The command's handler may finish after its prompt is answered; look again (a
+        // bounded number of round trips) until the listing has taken the reload.
+        let mut models = Vec::new();
+        for attempt in 0..200 {
+            let id = format!("list{attempt}");
+            raw.send(json!({"id": id, "type": "get_available_models"}))
+                .await;
+            models = listed(&raw.response(&id).await);
+            if models.contains(&"router/after".to_owned()) {
+                break;
+            }
+        }
+        assert!(models.contains(&"router/after".to_owned()), "{models:?}");
+        assert!(!models.contains(&"router/before".to_owned()), "{models:?}");
+    })
+    .await;
+}

@@ -550,13 +550,15 @@ impl Ctx {
         }
     }
 
-    /// An extension changed the models on offer (a provider, a virtual model): the next
-    /// listing asks the session again.
+    /// An extension changed the models on offer (a provider, a virtual model, a reload of
+    /// every extension): the next listing asks the session again.
     pub(super) fn forget_models_if_changed(&mut self, command: &super::Command) {
         use super::Command;
         if matches!(
             command,
-            Command::ExtensionProvider { .. } | Command::ExtensionVirtualModel { .. }
+            Command::ExtensionProvider { .. }
+                | Command::ExtensionVirtualModel { .. }
+                | Command::Reload
         ) {
             self.models = None;
         }

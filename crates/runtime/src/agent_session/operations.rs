@@ -564,6 +564,9 @@ impl AgentSession {
             host.dispatch("session_start", serde_json::json!({ "reason": "reload" }))
                 .await;
             host.refresh().await;
+            // What the extensions register now replaces what they registered before: a
+            // provider or virtual model no longer registered leaves the listing.
+            self.reload_model_registry().await;
             self.resync_extension_mcp_servers();
             self.rediscover_extension_resources("reload").await;
         }

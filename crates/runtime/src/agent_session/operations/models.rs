@@ -96,7 +96,7 @@ impl AgentSession {
     /// The model registry built again from the catalog and `models.json` (a provider added
     /// since), the extensions' providers registered on top and the local servers' models
     /// kept. A `models.json` that no longer parses keeps the built-in models, as at start.
-    async fn reload_model_registry(&mut self) {
+    pub(super) async fn reload_model_registry(&mut self) {
         let mut registry = knightcode_ai::ModelRegistry::load(&self.ops.agent_dir);
         if let Some(host) = self.extension_host.clone() {
             crate::extensions::models::register_providers(&host, &mut registry);
