@@ -17,6 +17,54 @@ pub enum NoticeKind {
     Error,
 }
 
+/// A question the terminal asks with its own picker (a plan's review, `ask_user`): each
+/// choice with its description, an optional row for a typed answer, and notes that Tab
+/// adds to a choice. Front ends without that picker ask it through `select` and `input`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Question {
+    pub title: String,
+    pub choices: Vec<QuestionChoice>,
+    /// The label of the row that takes a typed answer instead of a choice (`None`: none).
+    pub typed_answer: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuestionChoice {
+    pub label: String,
+    pub description: Option<String>,
+    /// Whether Tab on it opens a note that goes with the choice.
+    pub takes_note: bool,
+}
+
+impl QuestionChoice {
+    pub fn new(label: impl Into<String>) -> Self {
+        Self {
+            label: label.into(),
+            description: None,
+            takes_note: false,
+        }
+    }
+
+    pub fn described(mut self, description: Option<String>) -> Self {
+        self.description = description;
+        self
+    }
+
+    pub fn with_note(mut self) -> Self {
+        self.takes_note = true;
+        self
+    }
+}
+
+/// What the user answered a [`Question`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum QuestionAnswer {
+    /// The choice at `index`, with the note typed after Tab (never empty).
+    Choice { index: usize, note: Option<String> },
+    /// The text typed in the typed-answer row (never empty).
+    Typed(String),
+}
+
 /// A front end's dialogs. Every method has the no-UI default.
 pub trait Dialogs: Send + Sync {
     /// One of `options`, or `None` (cancelled, timed out, no UI).
@@ -39,6 +87,18 @@ pub trait Dialogs: Send + Sync {
     fn set_editor_text<'a>(&'a self, text: &'a str) -> HookFuture<'a, ()> {
         let _ = text;
         Box::pin(std::future::ready(()))
+    }
+
+    /// Asks `question` with the front end's own picker; `None` when it has none (then the
+    /// caller asks through `select` and `input`). The wait ends with `None` when the user
+    /// dismissed the picker or `cancel` fired.
+    fn ask_question(
+        &self,
+        question: Question,
+        cancel: CancellationToken,
+    ) -> Option<HookFuture<'static, Option<QuestionAnswer>>> {
+        let _ = (question, cancel);
+        None
     }
 
     /// Whether anybody answers (`ctx.hasUI`).

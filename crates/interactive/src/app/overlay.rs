@@ -198,7 +198,7 @@ impl Overlay {
             | Self::LoginMethod(p) => p.render(width),
             Self::LoginProviders(p, _) | Self::LogoutProviders(p, _) => p.render(width),
             Self::Login(p) => p.render(width),
-            Self::Extension(p) => p.dialog.render(width),
+            Self::Extension(p) => p.render(width),
             Self::Js(panel) => panel
                 .lines
                 .iter()
@@ -215,7 +215,7 @@ impl Overlay {
             Self::Tree(p) => p.handle_paste(text),
             Self::BranchSummary(p) => p.handle_paste(text),
             Self::Settings(p) => p.handle_paste(text),
-            Self::Extension(p) => p.dialog.handle_paste(text),
+            Self::Extension(p) => p.handle_paste(text),
             Self::LoginProviders(p, _) | Self::LogoutProviders(p, _) => p.handle_paste(text),
             Self::Login(p) => p.handle_paste(text),
             Self::LoginMethod(_)
@@ -373,17 +373,9 @@ impl Overlay {
                 PickerOutcome::Pending => OverlayStep::Pending,
                 PickerOutcome::Request(never) => match never {},
             },
-            Self::Extension(p) => match p.dialog.handle_key(key, bindings) {
-                PickerOutcome::Done(reply) => {
-                    p.answer(reply);
-                    OverlayStep::Closed
-                }
-                PickerOutcome::Cancel => {
-                    p.answer(knightcode_protocol::rpc::UiReply::Cancelled);
-                    OverlayStep::Closed
-                }
-                PickerOutcome::Pending => OverlayStep::Pending,
-                PickerOutcome::Request(never) => match never {},
+            Self::Extension(p) => match p.handle_key(key, bindings) {
+                true => OverlayStep::Closed,
+                false => OverlayStep::Pending,
             },
         }
     }

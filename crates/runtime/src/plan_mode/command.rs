@@ -4,8 +4,6 @@
 use knightcode_protocol::plan::PlanMessageKind;
 use knightcode_protocol::plan::PlanMode as Mode;
 use knightcode_protocol::plan::PlanState;
-use knightcode_protocol::rpc::UiReply;
-use knightcode_protocol::rpc::UiRequestKind;
 
 use super::PlanMode;
 use super::text;
@@ -80,14 +78,6 @@ pub(crate) fn parse_command(text: &str) -> Option<PlanCommand> {
         Err(_) => Some(PlanCommand::BadApprove),
     }
 }
-
-/// What the review picker offers (the interactive mode's own picker has more).
-const IMPLEMENT: &str = "Implement";
-const IMPLEMENT_FRESH: &str = "Implement in a fresh session";
-const IMPLEMENT_WITH_NOTE: &str = "Implement, with a note…";
-const REVISE: &str = "Revise the plan…";
-const KEEP_PLANNING: &str = "Keep planning";
-const EXIT_PLANNING: &str = "Exit planning";
 
 impl PlanMode {
     /// Runs `command`: the state changes are written before this returns; a command that
@@ -178,92 +168,8 @@ impl PlanMode {
         Ok(true)
     }
 
-    /// `/plan` while planning: the latest draft, and what to do with it.
-    async fn review(&self, state: &PlanState) -> InputAction {
-        let Some(draft) = &state.draft else {
-            self.notify(text::NO_DRAFT.to_owned(), NoticeKind::Info)
-                .await;
-            return InputAction::Handled;
-        };
-        let dialogs = self.dialogs();
-        if !dialogs.has_ui() {
-            self.notify(
-                format!(
-                    "Plan revision {} is ready: /plan approve implements it, /plan off leaves planning, a message revises it.",
-                    draft.revision
-                ),
-                NoticeKind::Info,
-            )
-            .await;
-            return InputAction::Handled;
-        }
-        let cancel = tokio_util::sync::CancellationToken::new();
-        let options = vec![
-            IMPLEMENT.to_owned(),
-            IMPLEMENT_FRESH.to_owned(),
-            IMPLEMENT_WITH_NOTE.to_owned(),
-            REVISE.to_owned(),
-            KEEP_PLANNING.to_owned(),
-            EXIT_PLANNING.to_owned(),
-        ];
-        let title = format!("Plan revision {}", draft.revision);
-        let choice = dialogs.select(&title, options, &cancel).await;
-        // The answer may come after other commands: act on the revision shown only.
-        let current = self.state().ok().flatten().unwrap_or_default();
-        if current.revision() != Some(draft.revision) || !current.planning() {
-            self.notify(
-                "The plan changed while the review was open; run /plan to review it again."
-                    .to_owned(),
-                NoticeKind::Warning,
-            )
-            .await;
-            return InputAction::Handled;
-        }
-        // What to add (a note for the implementation, what to change in the plan), asked
-        // after the choice; dismissing it changes nothing.
-        let ask = |title: &'static str| {
-            let request = UiRequestKind::Input {
-                title: title.to_owned(),
-                placeholder: None,
-                timeout: None,
-            };
-            dialogs.extension_ui(request, None, cancel.clone())
-        };
-        let outcome = match choice.as_deref() {
-            Some(IMPLEMENT) => {
-                self.approve(&current, false, Some(draft.revision), None)
-                    .await
-            }
-            Some(IMPLEMENT_FRESH) => {
-                self.approve(&current, true, Some(draft.revision), None)
-                    .await
-            }
-            Some(IMPLEMENT_WITH_NOTE) => match ask("A note for the implementation").await {
-                Some(UiReply::Value(note)) => {
-                    self.approve(&current, false, Some(draft.revision), Some(&note))
-                        .await
-                }
-                _ => Ok(InputAction::Handled),
-            },
-            Some(REVISE) => match ask("What should change in the plan?").await {
-                // Still planning: the message is the feedback the reminder asks the model
-                // to revise the plan by.
-                Some(UiReply::Value(feedback)) if !feedback.trim().is_empty() => {
-                    Ok(InputAction::Transform {
-                        text: feedback,
-                        images: Vec::new(),
-                    })
-                }
-                _ => Ok(InputAction::Handled),
-            },
-            Some(EXIT_PLANNING) => self.leave(&current).await,
-            _ => Ok(InputAction::Handled),
-        };
-        outcome.unwrap_or(InputAction::Handled)
-    }
-
     /// `/plan off`: planning ends, the draft stays.
-    async fn leave(&self, state: &PlanState) -> crate::Result<InputAction> {
+    pub(super) async fn leave(&self, state: &PlanState) -> crate::Result<InputAction> {
         if !state.planning() {
             self.notify(text::NOT_PLANNING.to_owned(), NoticeKind::Info)
                 .await;
@@ -280,7 +186,7 @@ impl PlanMode {
     }
 
     /// `/plan approve`: the approval is saved, then the plan runs as the prompt.
-    async fn approve(
+    pub(super) async fn approve(
         &self,
         state: &PlanState,
         fresh: bool,

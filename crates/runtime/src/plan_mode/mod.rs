@@ -12,6 +12,7 @@
 
 mod command;
 mod gate;
+mod review;
 mod text;
 mod tools;
 

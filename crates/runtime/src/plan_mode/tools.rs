@@ -19,6 +19,12 @@ use knightcode_protocol::rpc::UiReply;
 use knightcode_protocol::rpc::UiRequestKind;
 use serde_json::Value;
 use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::dialogs::Dialogs;
+use crate::dialogs::Question;
+use crate::dialogs::QuestionAnswer;
+use crate::dialogs::QuestionChoice;
 
 use super::ASK_USER;
 use super::PlanMode;
@@ -131,60 +137,29 @@ impl Tool for AskUser {
                 ))
                 .with_details(json!({"answer": recommended, "assumed": true})));
             }
-            let mut shown: Vec<String> = labels
-                .iter()
-                .enumerate()
-                .map(|(i, label)| {
-                    let description = arguments["options"][i]["description"]
+            let descriptions: Vec<Option<String>> = (0..labels.len())
+                .map(|i| {
+                    arguments["options"][i]["description"]
                         .as_str()
-                        .map(|d| format!(" — {d}"))
-                        .unwrap_or_default();
-                    let mark = if i == 0 { " (recommended)" } else { "" };
-                    format!("{label}{mark}{description}")
+                        .map(str::to_owned)
                 })
                 .collect();
-            shown.push(OWN_ANSWER.to_owned());
-            let reply = dialogs
-                .extension_ui(
-                    UiRequestKind::Select {
-                        title: question.clone(),
-                        options: shown.clone(),
-                        timeout: None,
-                    },
-                    None,
-                    context.cancel.clone(),
-                )
-                .await;
+            let asked = Asked {
+                question: &question,
+                labels: &labels,
+                descriptions: &descriptions,
+            };
+            let answer = match dialogs.ask_question(asked.question(), context.cancel.clone()) {
+                Some(wait) => match wait.await {
+                    Some(QuestionAnswer::Choice { index, .. }) => labels.get(index).cloned(),
+                    Some(QuestionAnswer::Typed(text)) => Some(text),
+                    None => None,
+                },
+                None => asked.with_dialogs(dialogs.as_ref(), &context.cancel).await,
+            };
             if context.cancel.is_cancelled() {
                 return Err(ToolError::Aborted("Operation aborted".to_owned()));
             }
-            let answer = match reply {
-                Some(UiReply::Value(choice)) if choice == OWN_ANSWER => {
-                    let typed = dialogs
-                        .extension_ui(
-                            UiRequestKind::Input {
-                                title: question.clone(),
-                                placeholder: None,
-                                timeout: None,
-                            },
-                            None,
-                            context.cancel.clone(),
-                        )
-                        .await;
-                    match typed {
-                        Some(UiReply::Value(text)) if !text.trim().is_empty() => {
-                            Some(text.trim().to_owned())
-                        }
-                        _ => None,
-                    }
-                }
-                Some(UiReply::Value(choice)) => shown
-                    .iter()
-                    .position(|s| *s == choice)
-                    .and_then(|i| labels.get(i).cloned())
-                    .or(Some(choice)),
-                _ => None,
-            };
             Ok(match answer {
                 Some(answer) => ToolOutput::text(format!("The user answered: {answer}"))
                     .with_details(json!({"answer": answer, "assumed": false})),
@@ -202,6 +177,88 @@ impl Tool for AskUser {
 
     fn active_on_registration(&self) -> bool {
         false
+    }
+}
+
+/// An `ask_user` question as the model wrote it.
+struct Asked<'a> {
+    question: &'a str,
+    labels: &'a [String],
+    descriptions: &'a [Option<String>],
+}
+
+impl Asked<'_> {
+    /// For the terminal's question picker: the first choice marked as recommended, each
+    /// description under its label, and a row for a typed answer.
+    fn question(&self) -> Question {
+        let choices = self
+            .labels
+            .iter()
+            .zip(self.descriptions)
+            .enumerate()
+            .map(|(i, (label, description))| {
+                let label = match i {
+                    0 => format!("{label} (recommended)"),
+                    _ => label.clone(),
+                };
+                QuestionChoice::new(label).described(description.clone())
+            })
+            .collect();
+        Question {
+            title: self.question.to_owned(),
+            choices,
+            typed_answer: Some(OWN_ANSWER.to_owned()),
+        }
+    }
+
+    /// Through plain dialogs (RPC): a `select` whose options carry the descriptions after a
+    /// dash, and an `input` when the user types their own answer.
+    async fn with_dialogs(
+        &self,
+        dialogs: &dyn Dialogs,
+        cancel: &CancellationToken,
+    ) -> Option<String> {
+        let mut shown: Vec<String> = self
+            .labels
+            .iter()
+            .zip(self.descriptions)
+            .enumerate()
+            .map(|(i, (label, description))| {
+                let description = description
+                    .as_deref()
+                    .map(|d| format!(" — {d}"))
+                    .unwrap_or_default();
+                let mark = if i == 0 { " (recommended)" } else { "" };
+                format!("{label}{mark}{description}")
+            })
+            .collect();
+        shown.push(OWN_ANSWER.to_owned());
+        let select = UiRequestKind::Select {
+            title: self.question.to_owned(),
+            options: shown.clone(),
+            timeout: None,
+        };
+        match dialogs.extension_ui(select, None, cancel.clone()).await {
+            Some(UiReply::Value(choice)) if choice == OWN_ANSWER => {
+                let input = UiRequestKind::Input {
+                    title: self.question.to_owned(),
+                    placeholder: None,
+                    timeout: None,
+                };
+                match dialogs.extension_ui(input, None, cancel.clone()).await {
+                    Some(UiReply::Value(text)) if !text.trim().is_empty() => {
+                        Some(text.trim().to_owned())
+                    }
+                    _ => None,
+                }
+            }
+            Some(UiReply::Value(choice)) => shown
+                .iter()
+                .position(|s| *s == choice)
+                .and_then(|i| self.labels.get(i).cloned())
+                .or(Some(choice)),
+            _ => None,
+        }
     }
 }
 

@@ -12,6 +12,8 @@ use knightcode_protocol::rpc::UiReply;
 use knightcode_protocol::rpc::UiRequestKind;
 use knightcode_runtime::dialogs::Dialogs;
 use knightcode_runtime::dialogs::NoticeKind;
+use knightcode_runtime::dialogs::Question;
+use knightcode_runtime::dialogs::QuestionAnswer;
 use tokio::sync::mpsc;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
@@ -24,6 +26,12 @@ pub enum ExtUiMessage {
         request: UiRequestKind,
         /// Where a dialog's answer goes (`None` for the fire-and-forget kinds).
         reply: Option<oneshot::Sender<UiReply>>,
+    },
+    /// A question of the session's own (a plan's review, `ask_user`) for its picker.
+    Question {
+        id: u64,
+        question: Question,
+        reply: oneshot::Sender<QuestionAnswer>,
     },
     /// The dialog timed out or its signal aborted: take it away.
     Dismiss(u64),
@@ -134,6 +142,36 @@ impl Dialogs for TuiDialogs {
                 _ => None,
             }
         })
+    }
+
+    fn ask_question(
+        &self,
+        question: Question,
+        cancel: CancellationToken,
+    ) -> Option<HookFuture<'static, Option<QuestionAnswer>>> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (reply, answer) = oneshot::channel();
+        let sent = self
+            .tx
+            .send(ExtUiMessage::Question {
+                id,
+                question,
+                reply,
+            })
+            .is_ok();
+        let tx = self.tx.clone();
+        Some(Box::pin(async move {
+            if !sent {
+                return None;
+            }
+            tokio::select! {
+                answer = answer => answer.ok(),
+                () = cancel.cancelled() => {
+                    let _ = tx.send(ExtUiMessage::Dismiss(id));
+                    None
+                }
+            }
+        }))
     }
 
     fn notify<'a>(&'a self, message: &'a str, kind: NoticeKind) -> HookFuture<'a, ()> {

@@ -13,6 +13,7 @@ mod completion;
 mod components;
 mod dialogs;
 mod markdown;
+mod pending;
 mod shortcuts;
 
 use std::collections::VecDeque;
@@ -32,10 +33,12 @@ use tokio::sync::oneshot;
 use self::completion::ExtensionCompletion;
 pub use self::dialogs::ExtUiMessage;
 pub use self::dialogs::TuiDialogs;
+pub use self::pending::PendingDialog;
 use super::input::Action;
 use super::overlay::Overlay;
 use super::ui::Ui;
 use crate::pickers::ExtensionDialog;
+use crate::pickers::QuestionPicker;
 
 /// An extension's component in the editor's place (`ctx.ui.custom`): its last lines.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,23 +79,6 @@ impl Placement {
             col: number("col")?,
             width: number("width")?,
         })
-    }
-}
-
-/// A dialog waiting for the screen, or on it.
-pub struct PendingDialog {
-    pub id: u64,
-    pub dialog: ExtensionDialog,
-    pub reply: Option<oneshot::Sender<UiReply>>,
-}
-
-impl PendingDialog {
-    /// Sends the answer (once; a dialog closed some other way answers nothing, which
-    /// the waiting side reads as cancelled).
-    pub fn answer(&mut self, reply: UiReply) {
-        if let Some(tx) = self.reply.take() {
-            let _ = tx.send(reply);
-        }
     }
 }
 
@@ -344,6 +330,18 @@ impl Ui {
                 self.show_queued_dialog();
             }
             ExtUiMessage::Request { id, request, reply } => self.on_ui_request(id, request, reply),
+            ExtUiMessage::Question {
+                id,
+                question,
+                reply,
+            } => {
+                let theme = self.screen.theme.clone();
+                let picker = QuestionPicker::new(question, theme, self.prefs.bindings());
+                self.ext_ui
+                    .queue
+                    .push_back(PendingDialog::question(id, picker, reply));
+                self.show_queued_dialog();
+            }
             ExtUiMessage::Component(message) => actions = self.on_component(&message),
             ExtUiMessage::Terminal { lend, done } => {
                 self.lend_terminal(lend);
@@ -434,7 +432,7 @@ impl Ui {
         };
         self.ext_ui
             .queue
-            .push_back(PendingDialog { id, dialog, reply });
+            .push_back(PendingDialog::extension(id, dialog, reply));
         self.show_queued_dialog();
     }
 
