@@ -55,7 +55,8 @@ pub fn provider_env_vars(provider: &str) -> &'static [&'static str] {
 pub(crate) const AMBIENT_CREDENTIALS: &str = "<authenticated>";
 
 /// Whether the cloud platform's own credentials are configured for `provider`, as the
-/// reference judges it (Bedrock: an AWS profile, keys, a bearer token or a task role;
+/// reference judges it (Bedrock: an AWS profile, keys, a bearer token or a task role, and
+/// here also an EC2 instance;
 /// Vertex: application default credentials with a project and a location).
 fn ambient_credentials(provider: &str, env: &dyn EnvSource) -> bool {
     let set = |name: &str| env.var(name).is_some_and(|v| !v.is_empty());
@@ -67,6 +68,8 @@ fn ambient_credentials(provider: &str, env: &dyn EnvSource) -> bool {
                 || set("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI")
                 || set("AWS_CONTAINER_CREDENTIALS_FULL_URI")
                 || set("AWS_WEB_IDENTITY_TOKEN_FILE")
+                // Beyond the reference: an EC2 instance's role, judged without the network.
+                || crate::providers::bedrock::instance_credentials_likely(env)
         }
         "google-vertex" => {
             let credentials = match env.var("GOOGLE_APPLICATION_CREDENTIALS") {

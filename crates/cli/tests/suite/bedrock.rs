@@ -471,3 +471,66 @@ fn run_again(sb: &oneshot_common::Sandbox, portal: &str) -> String {
     )
     .stderr
 }
+
+/// On an EC2 instance (the metadata service is the stand-in, named by
+/// `AWS_EC2_METADATA_SERVICE_ENDPOINT`, which also makes Bedrock count as configured): the
+/// role's keys sign the request, after an IMDSv2 session token.
+#[test]
+fn keys_from_ec2_instance_metadata() {
+    let (server, sb) = setup(vec![ScriptedReply::text("from the instance role")]);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let role = knightcode_testkit::Ec2Role {
+        name: "bedrock-role".into(),
+        access_key_id: "ASIAINSTANCE".into(),
+        secret_access_key: "instance-secret".into(),
+        token: "instance-token".into(),
+        expiration: "2099-01-01T00:00:00Z".into(),
+    };
+    let imds = runtime
+        .block_on(knightcode_testkit::Ec2Metadata::start(
+            Some(role),
+            "eu-west-3",
+        ))
+        .unwrap();
+    let endpoint = imds.url();
+    let run = run(
+        &sb,
+        &[
+            ("AWS_EC2_METADATA_DISABLED", "false"),
+            ("AWS_EC2_METADATA_SERVICE_ENDPOINT", endpoint.as_str()),
+            ("AWS_REGION", "eu-west-1"),
+        ],
+        &["-p", "--model", MODEL, "hi"],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout.trim(), "from the instance role");
+    assert_eq!(imds.credential_fetches(), 1);
+    assert_eq!(imds.requests()[0].method, "PUT");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1, "{requests:?}");
+    let signed = requests[0].header("authorization").unwrap();
+    assert!(
+        signed.contains("Credential=ASIAINSTANCE/") && signed.contains("/eu-west-1/bedrock/"),
+        "{signed}"
+    );
+    assert_eq!(
+        requests[0].header("x-amz-security-token"),
+        Some("instance-token")
+    );
+    // Switched off, the instance is neither counted nor asked.
+    let off = run_with(
+        &sb,
+        &[
+            ("AWS_EC2_METADATA_DISABLED", "true"),
+            ("AWS_EC2_METADATA_SERVICE_ENDPOINT", endpoint.as_str()),
+        ],
+    );
+    assert!(off.contains("AWS_ACCESS_KEY_ID"), "{off}");
+    assert_eq!(imds.credential_fetches(), 1);
+}
+
+fn run_with(sb: &oneshot_common::Sandbox, env: &[(&str, &str)]) -> String {
+    let run = run(sb, env, &["-p", "--model", MODEL, "hi"]);
+    assert_ne!(run.code, 0);
+    run.stderr
+}
