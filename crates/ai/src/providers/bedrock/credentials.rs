@@ -86,12 +86,6 @@ pub(crate) enum CredentialError {
     )]
     Incomplete { profile: String },
     #[error(
-        "AWS credentials from {via} are not supported by KnightCode yet: set \
-         AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN), or \
-         AWS_BEARER_TOKEN_BEDROCK."
-    )]
-    Ambient { via: &'static str },
-    #[error(
         "The AWS profile \"{profile}\" signs in with IAM Identity Center (SSO): {why}. Run \
          `aws sso login --profile {profile}`, or export keys instead (`aws configure \
          export-credentials --profile {profile} --format env`, then unset AWS_PROFILE)."
@@ -115,6 +109,22 @@ pub(crate) enum CredentialError {
          instance metadata."
     )]
     Imds { endpoint: String, why: String },
+    #[error(
+        "Could not get AWS credentials for the web identity token of {origin}: {why}. Check \
+         AWS_WEB_IDENTITY_TOKEN_FILE and AWS_ROLE_ARN (or the profile's web_identity_token_file \
+         and role_arn), or {INSTEAD}."
+    )]
+    WebIdentity { origin: String, why: String },
+    #[error(
+        "The credential_process of the AWS profile \"{profile}\" failed: {why}. Run `{command}` \
+         yourself to see what it prints (JSON with \"Version\": 1, AccessKeyId and \
+         SecretAccessKey), fix it in ~/.aws/config, or {INSTEAD}."
+    )]
+    Process {
+        profile: String,
+        command: String,
+        why: String,
+    },
 }
 
 fn var(env: &dyn EnvSource, name: &str) -> Option<String> {
@@ -185,12 +195,11 @@ pub(crate) fn resolve(env: &dyn EnvSource) -> Result<BedrockAuth, CredentialErro
 
 /// `AWS_WEB_IDENTITY_TOKEN_FILE` with `AWS_ROLE_ARN`, as EKS (IRSA) sets them.
 fn environment_web_identity(env: &dyn EnvSource) -> Result<Option<BedrockAuth>, CredentialError> {
-    if var(env, "AWS_WEB_IDENTITY_TOKEN_FILE").is_none() {
-        return Ok(None);
-    }
-    Err(CredentialError::Ambient {
-        via: "a web identity token (AWS_WEB_IDENTITY_TOKEN_FILE)",
-    })
+    let region = var(env, "AWS_REGION").or_else(|| var(env, "AWS_DEFAULT_REGION"));
+    Ok(
+        super::web_identity::from_environment(env, region.as_deref())?
+            .map(|identity| BedrockAuth::Remote(RemoteSource::WebIdentity(identity))),
+    )
 }
 
 fn from_profile(
@@ -223,12 +232,38 @@ fn from_profile(
             session_token: get("aws_session_token"),
         }));
     }
-    let source = if assumes_role || get("role_arn").is_some() {
-        Some("an assumed role (role_arn)")
-    } else if get("credential_process").is_some() {
-        Some("credential_process")
+    if !assumes_role
+        && let (Some(token_file), Some(role_arn)) =
+            (get("web_identity_token_file"), get("role_arn"))
+    {
+        let region = var(env, "AWS_REGION")
+            .or_else(|| var(env, "AWS_DEFAULT_REGION"))
+            .or_else(|| get("region"));
+        return Ok(BedrockAuth::Remote(RemoteSource::WebIdentity(
+            super::web_identity::from_profile(
+                profile,
+                token_file,
+                role_arn,
+                get("role_session_name"),
+                env,
+                region.as_deref(),
+            ),
+        )));
+    }
+    if !assumes_role && let Some(command) = get("credential_process") {
+        return Ok(BedrockAuth::Remote(RemoteSource::Process(
+            super::process::CredentialProcess {
+                profile: profile.to_owned(),
+                command,
+            },
+        )));
+    }
+    let source = if assumes_role {
+        Some("an assumed role (role_arn with source_profile or credential_source)")
+    } else if get("role_arn").is_some() {
+        Some("a role_arn without web_identity_token_file or source_profile")
     } else if get("web_identity_token_file").is_some() {
-        Some("a web identity token")
+        Some("a web_identity_token_file without role_arn")
     } else if get("login_session").is_some() {
         Some("an AWS console login session")
     } else {
@@ -409,13 +444,26 @@ mod tests {
             resolve(&container),
             Ok(BedrockAuth::Remote(RemoteSource::Container(_)))
         ));
+        // A web identity token comes before the profile and the machine, and needs its role.
         let web_identity = MapEnv::new([
             ("HOME", "/nonexistent"),
             ("AWS_WEB_IDENTITY_TOKEN_FILE", "/var/run/token"),
+            ("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "/v2/x"),
+        ]);
+        let failure = resolve(&web_identity).unwrap_err();
+        assert!(
+            failure.to_string().contains("AWS_ROLE_ARN is not set"),
+            "{failure}"
+        );
+        let web_identity = MapEnv::new([
+            ("HOME", "/nonexistent"),
+            ("AWS_WEB_IDENTITY_TOKEN_FILE", "/var/run/token"),
+            ("AWS_ROLE_ARN", "arn:aws:iam::1:role/r"),
+            ("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "/v2/x"),
         ]);
         assert!(matches!(
             resolve(&web_identity),
-            Err(CredentialError::Ambient { .. })
+            Ok(BedrockAuth::Remote(RemoteSource::WebIdentity(_)))
         ));
     }
 

@@ -6,7 +6,8 @@
 //! - [`credentials`]: the credential chain (bearer token, environment keys, profiles), and
 //!   the sources asked over the network ([`remote`], which caches their keys):
 //!   [`container`]: the container credentials endpoint, [`sso`]: IAM Identity Center,
-//!   [`imds`]: EC2 instance metadata;
+//!   [`imds`]: EC2 instance metadata, [`web_identity`]: STS for a web identity token,
+//!   [`process`]: a profile's `credential_process`;
 //! - [`sigv4`]: the request signature, made after the payload and header hooks ran;
 //! - [`eventstream`]: the binary framing of the answer;
 //! - [`stream`]: the Converse events into stream events, and error texts.
@@ -22,11 +23,13 @@ mod container;
 mod credentials;
 mod eventstream;
 mod imds;
+mod process;
 mod remote;
 mod request;
 mod sigv4;
 mod sso;
 mod stream;
+mod web_identity;
 
 pub(crate) use eventstream::EventStreamDecoder;
 pub(crate) use eventstream::FrameError;

@@ -26,6 +26,8 @@ pub(crate) struct Fetched {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum RemoteSource {
     Sso(super::sso::SsoRole),
+    WebIdentity(super::web_identity::WebIdentity),
+    Process(super::process::CredentialProcess),
     Container(super::container::ContainerEndpoint),
     Imds(super::imds::Imds),
 }
@@ -36,13 +38,11 @@ impl RemoteSource {
         format!("{self:?}")
     }
 
-    async fn fetch(
-        &self,
-        http: &reqwest::Client,
-        _now_ms: i64,
-    ) -> Result<Fetched, CredentialError> {
+    async fn fetch(&self, http: &reqwest::Client, now_ms: i64) -> Result<Fetched, CredentialError> {
         match self {
             Self::Sso(role) => role.fetch(http).await,
+            Self::WebIdentity(identity) => identity.fetch(http, now_ms).await,
+            Self::Process(process) => process.fetch().await,
             Self::Container(endpoint) => endpoint.fetch(http).await,
             Self::Imds(imds) => imds.fetch(http).await,
         }
@@ -158,6 +158,56 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
+/// The text of the first `<tag>…</tag>` in `xml` (after the first `<within>` when given),
+/// with XML's predefined entities and character references decoded: enough for the small,
+/// fixed answers of the AWS query APIs (STS), which carry no attributes on these elements.
+pub(crate) fn xml_text(xml: &str, within: Option<&str>, tag: &str) -> Option<String> {
+    let scope = match within {
+        Some(outer) => &xml[xml.find(&format!("<{outer}>"))?..],
+        None => xml,
+    };
+    let open = format!("<{tag}>");
+    let start = scope.find(&open)? + open.len();
+    let end = start + scope[start..].find(&format!("</{tag}>"))?;
+    Some(xml_unescape(scope[start..end].trim()))
+}
+
+fn xml_unescape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('&') {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        let Some(end) = rest.find(';') else { break };
+        let entity = &rest[1..end];
+        let decoded = match entity {
+            "amp" => Some('&'),
+            "lt" => Some('<'),
+            "gt" => Some('>'),
+            "quot" => Some('"'),
+            "apos" => Some('\''),
+            _ => entity
+                .strip_prefix("#x")
+                .or_else(|| entity.strip_prefix("#X"))
+                .and_then(|hex| u32::from_str_radix(hex, 16).ok())
+                .or_else(|| entity.strip_prefix('#').and_then(|dec| dec.parse().ok()))
+                .and_then(char::from_u32),
+        };
+        match decoded {
+            Some(c) => {
+                out.push(c);
+                rest = &rest[end + 1..];
+            }
+            None => {
+                out.push('&');
+                rest = &rest[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -190,5 +240,18 @@ mod tests {
         ] {
             assert_eq!(parse_expiration(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn xml_texts_are_found_and_decoded() {
+        let xml = "<R><Error><Code>X</Code></Error><Credentials>\n <Code>a&amp;b&lt;&#65;&#x42;&bogus;</Code>\n\
+                   </Credentials></R>";
+        assert_eq!(xml_text(xml, None, "Code").as_deref(), Some("X"));
+        assert_eq!(
+            xml_text(xml, Some("Credentials"), "Code").as_deref(),
+            Some("a&b<AB&bogus;")
+        );
+        assert_eq!(xml_text(xml, Some("Nope"), "Code"), None);
+        assert_eq!(xml_text("<Code>unclosed", None, "Code"), None);
     }
 }
