@@ -7,7 +7,7 @@ use crate::config_value::EnvSource;
 
 /// Whether the cloud platform's own credentials are configured for `provider`, as the
 /// reference judges it (Bedrock: an AWS profile, keys, a bearer token or a task role, and
-/// here also an EC2 instance;
+/// here also EC2 instance metadata when asked for;
 /// Vertex: application default credentials with a project and a location, or a Google
 /// Cloud machine with a location).
 pub(super) fn ambient_credentials(provider: &str, env: &dyn EnvSource) -> bool {
@@ -20,8 +20,8 @@ pub(super) fn ambient_credentials(provider: &str, env: &dyn EnvSource) -> bool {
                 || set("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI")
                 || set("AWS_CONTAINER_CREDENTIALS_FULL_URI")
                 || set("AWS_WEB_IDENTITY_TOKEN_FILE")
-                // Beyond the reference: an EC2 instance's role, judged without the network.
-                || crate::providers::bedrock::instance_credentials_likely(env)
+                // Beyond the reference: an EC2 instance's role, when asked for.
+                || crate::providers::bedrock::instance_credentials_asked_for(env)
         }
         "google-vertex" => {
             let file = match env.var("GOOGLE_APPLICATION_CREDENTIALS") {

@@ -64,18 +64,21 @@ pub(crate) fn disabled(env: &dyn EnvSource) -> bool {
     var(env, "AWS_EC2_METADATA_DISABLED").is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
 }
 
-/// Whether this machine is probably an EC2 instance, judged without the network (so a
-/// start-up that lists models never waits for a metadata service): the endpoint is set
-/// explicitly, or the firmware says Amazon EC2 (`/sys/devices/virtual/dmi/id/sys_vendor`,
-/// an instance id as `board_asset_tag`, or a Xen `hypervisor/uuid` starting with `ec2`).
-/// `AWS_EC2_METADATA_DISABLED=true` says no.
-pub(crate) fn likely_ec2(env: &dyn EnvSource) -> bool {
-    if disabled(env) {
-        return false;
-    }
-    if var(env, "AWS_EC2_METADATA_SERVICE_ENDPOINT").is_some() {
-        return true;
-    }
+/// Whether instance metadata was asked for, so that Bedrock counts as configured without
+/// the network being asked at start-up: `AWS_EC2_METADATA_SERVICE_ENDPOINT` is set, or
+/// `AWS_EC2_METADATA_DISABLED` is set to `false`. The firmware alone does not count: on an
+/// EC2 machine whose role may not reach Bedrock, Bedrock (second in the start-up model's
+/// order) would otherwise replace the provider whose key was set.
+pub(crate) fn asked_for(env: &dyn EnvSource) -> bool {
+    (var(env, "AWS_EC2_METADATA_SERVICE_ENDPOINT").is_some() && !disabled(env))
+        || var(env, "AWS_EC2_METADATA_DISABLED")
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("false"))
+}
+
+/// Whether the firmware says this is an EC2 instance (`sys_vendor` `Amazon EC2`, an
+/// instance id as `board_asset_tag`, or a Xen `hypervisor/uuid` starting with `ec2`): only
+/// to say, when credentials are missing, how to use the instance's role.
+pub(crate) fn firmware_says_ec2() -> bool {
     let read = |path: &str| std::fs::read_to_string(path).unwrap_or_default();
     read("/sys/devices/virtual/dmi/id/sys_vendor").trim() == "Amazon EC2"
         || read("/sys/devices/virtual/dmi/id/board_asset_tag")
@@ -269,5 +272,16 @@ mod tests {
         );
         assert_eq!(endpoint(&[("AWS_EC2_METADATA_DISABLED", "TRUE")]), None);
         assert!(endpoint(&[("AWS_EC2_METADATA_DISABLED", "false")]).is_some());
+        let asked = |vars: &[(&str, &str)]| asked_for(&MapEnv::new(vars.iter().copied()));
+        assert!(!asked(&[]));
+        assert!(asked(&[("AWS_EC2_METADATA_DISABLED", "False")]));
+        assert!(asked(&[(
+            "AWS_EC2_METADATA_SERVICE_ENDPOINT",
+            "http://127.0.0.1:9"
+        )]));
+        assert!(!asked(&[
+            ("AWS_EC2_METADATA_SERVICE_ENDPOINT", "http://127.0.0.1:9"),
+            ("AWS_EC2_METADATA_DISABLED", "true"),
+        ]));
     }
 }

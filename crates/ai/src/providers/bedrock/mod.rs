@@ -141,10 +141,9 @@ fn target(model: &Model, env: &dyn EnvSource) -> Result<Target, StreamFailure> {
     })
 }
 
-/// Whether the chain has a source that needs no variable: EC2 instance metadata, on a
-/// machine that looks like an instance (see `imds::likely_ec2`; no network is used).
-pub(crate) fn instance_credentials_likely(env: &dyn EnvSource) -> bool {
-    imds::likely_ec2(env)
+/// Whether EC2 instance metadata was asked for (see `imds::asked_for`; no network is used).
+pub(crate) fn instance_credentials_asked_for(env: &dyn EnvSource) -> bool {
+    imds::asked_for(env)
 }
 
 /// What to tell someone who chose a Bedrock model without credentials (`subject` names the
@@ -154,7 +153,12 @@ pub(crate) fn no_credentials_message(subject: &str) -> String {
         "No AWS credentials for {subject}. To use it, set AWS_ACCESS_KEY_ID and \
          AWS_SECRET_ACCESS_KEY (with AWS_SESSION_TOKEN for temporary keys), AWS_PROFILE naming \
          a profile with keys in ~/.aws/credentials, or AWS_BEARER_TOKEN_BEDROCK (a Bedrock API \
-         key). See docs/providers.md."
+         key).{} See docs/providers.md.",
+        if imds::firmware_says_ec2() {
+            " On this EC2 instance, set AWS_EC2_METADATA_DISABLED=false to use its role's keys."
+        } else {
+            ""
+        }
     )
 }
 
