@@ -118,8 +118,16 @@ pub(crate) fn parse_expiration(text: &str) -> Option<i64> {
     } else if let Some(at) = time.rfind(['+', '-']) {
         let (clock, offset) = time.split_at(at);
         let sign = if offset.starts_with('-') { -1 } else { 1 };
-        let (hours, minutes) = offset[1..].split_once(':').unwrap_or((&offset[1..], "0"));
-        let minutes = hours.parse::<i64>().ok()? * 60 + minutes.parse::<i64>().ok()?;
+        let digits = &offset[1..];
+        let (hours, minutes) = digits
+            .split_once(':')
+            .unwrap_or_else(|| digits.split_at(digits.len().min(2)));
+        let minutes = if minutes.is_empty() {
+            0
+        } else {
+            minutes.parse::<i64>().ok()?
+        };
+        let minutes = hours.parse::<i64>().ok()? * 60 + minutes;
         (clock, sign * minutes)
     } else {
         (time, 0)
@@ -225,6 +233,10 @@ mod tests {
         );
         assert_eq!(
             parse_expiration("2015-08-30T14:36:00+02:00"),
+            Some(1_440_938_160_000)
+        );
+        assert_eq!(
+            parse_expiration("2015-08-30T07:06:00-0530"),
             Some(1_440_938_160_000)
         );
         assert_eq!(
