@@ -21,9 +21,11 @@ use crate::error::AiError;
 use crate::error::OAuthHookError;
 use crate::oauth::BuiltinLogin;
 
+mod ambient;
 mod entries;
 mod expiry;
 
+use ambient::ambient_credentials;
 use expiry::expired;
 use expiry::expires_within;
 
@@ -53,37 +55,6 @@ pub fn provider_env_vars(provider: &str) -> &'static [&'static str] {
 /// What the reference answers for a provider whose credentials come from the platform's own
 /// chain rather than one key: it counts as configured, and the key stands for no key.
 pub(crate) const AMBIENT_CREDENTIALS: &str = "<authenticated>";
-
-/// Whether the cloud platform's own credentials are configured for `provider`, as the
-/// reference judges it (Bedrock: an AWS profile, keys, a bearer token or a task role;
-/// Vertex: application default credentials with a project and a location).
-fn ambient_credentials(provider: &str, env: &dyn EnvSource) -> bool {
-    let set = |name: &str| env.var(name).is_some_and(|v| !v.is_empty());
-    match provider {
-        "amazon-bedrock" => {
-            set("AWS_PROFILE")
-                || (set("AWS_ACCESS_KEY_ID") && set("AWS_SECRET_ACCESS_KEY"))
-                || set("AWS_BEARER_TOKEN_BEDROCK")
-                || set("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI")
-                || set("AWS_CONTAINER_CREDENTIALS_FULL_URI")
-                || set("AWS_WEB_IDENTITY_TOKEN_FILE")
-        }
-        "google-vertex" => {
-            let credentials = match env.var("GOOGLE_APPLICATION_CREDENTIALS") {
-                Some(path) if !path.is_empty() => Path::new(&path).exists(),
-                _ => env.var("HOME").is_some_and(|home| {
-                    Path::new(&home)
-                        .join(".config/gcloud/application_default_credentials.json")
-                        .exists()
-                }),
-            };
-            credentials
-                && (set("GOOGLE_CLOUD_PROJECT") || set("GCLOUD_PROJECT"))
-                && set("GOOGLE_CLOUD_LOCATION")
-        }
-        _ => false,
-    }
-}
 
 /// The API key from the provider's environment variables.
 pub fn env_api_key(provider: &str, env: &dyn EnvSource) -> Option<String> {

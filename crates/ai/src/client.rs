@@ -49,6 +49,9 @@ pub struct Client {
     /// The access token of Vertex AI requests signed in with application default
     /// credentials, shared by this client's requests.
     google_adc: Arc<crate::google_adc::GoogleAdc>,
+    /// AWS keys fetched for Bedrock requests (instance metadata, containers, STS, …),
+    /// shared by this client's requests until they expire.
+    aws_credentials: Arc<crate::providers::bedrock::CredentialCache>,
 }
 
 impl std::fmt::Debug for Client {
@@ -73,6 +76,7 @@ impl Client {
             user_agent: crate::http::user_agent(),
             read_pacing: Duration::ZERO,
             google_adc: Arc::default(),
+            aws_credentials: Arc::default(),
         })
     }
 
@@ -169,7 +173,11 @@ impl Client {
             Ok(http) => http.clone(),
             Err(failure) => return self.failed(request, failure),
         };
-        let aws_signer = match crate::providers::bedrock::signer(&request.model, &request.options) {
+        let aws_signer = match crate::providers::bedrock::signer(
+            &request.model,
+            &request.options,
+            &self.aws_credentials,
+        ) {
             Ok(signer) => signer,
             Err(failure) => return self.failed(request, failure),
         };

@@ -317,6 +317,26 @@ impl<D: Decoder> StreamTask<D> {
                 Ok(_) => {}
                 Err(failure) => return Outcome::Failed(failure),
             }
+            if self
+                .request
+                .url
+                .contains(crate::google_adc::METADATA_PROJECT)
+            {
+                let project = tokio::select! {
+                    biased;
+                    _ = cancel.cancelled() => return Outcome::Aborted,
+                    project = adc.metadata_project(&self.http, &crate::config_value::ProcessEnv) => project,
+                };
+                match project {
+                    Ok(project) => {
+                        self.request.url = self
+                            .request
+                            .url
+                            .replace(crate::google_adc::METADATA_PROJECT, &project);
+                    }
+                    Err(failure) => return Outcome::Failed(failure),
+                }
+            }
         }
         if let Some(hook) = self.payload_hook.take() {
             let replaced = tokio::select! {

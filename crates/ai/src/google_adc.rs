@@ -7,6 +7,13 @@
 //! - A user login (`"type": "authorized_user"`, from `gcloud auth application-default
 //!   login`) spends its refresh token.
 //!
+//! Without either file, the last source is the metadata server of Google Cloud machines
+//! (Compute Engine, GKE, Cloud Run): `GET http://<host>/computeMetadata/v1/instance/
+//! service-accounts/default/token` with `Metadata-Flavor: Google`, the host
+//! `GCE_METADATA_HOST` (else `169.254.169.254`); it also tells the project
+//! (`/computeMetadata/v1/project/project-id`) when none is configured.
+//! `METADATA_SERVER_DETECTION=none` turns it off, as in Google's libraries.
+//!
 //! A token is kept until a minute before it expires, so one serves a whole hour of
 //! requests; the credentials file is read again only when a new token is needed.
 
@@ -16,6 +23,8 @@ use base64::Engine as _;
 use serde_json::Value;
 use serde_json::json;
 
+use crate::config_value::EnvSource;
+use crate::config_value::ProcessEnv;
 use crate::error::ErrorClass;
 use crate::error::StreamFailure;
 
@@ -24,10 +33,19 @@ const TOKEN_URI: &str = "https://oauth2.googleapis.com/token";
 /// How long before its expiry a token is replaced.
 const MARGIN_MS: u64 = 60_000;
 
-/// One client's access token, shared by its requests.
+/// The metadata server's address when `GCE_METADATA_HOST` names none.
+const METADATA_HOST: &str = "169.254.169.254";
+/// How long one call to the metadata server may take: it answers at once on a Google Cloud
+/// machine, and elsewhere nothing should wait long for it.
+const METADATA_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
+/// What a request's URL holds in place of the project until the metadata server told it.
+pub(crate) const METADATA_PROJECT: &str = "{metadata-project}";
+
+/// One client's access token (and the metadata server's project), shared by its requests.
 #[derive(Default)]
 pub(crate) struct GoogleAdc {
     token: tokio::sync::Mutex<Option<Token>>,
+    project: tokio::sync::Mutex<Option<String>>,
 }
 
 struct Token {
@@ -48,6 +66,8 @@ enum Credentials {
         refresh_token: String,
         token_uri: String,
     },
+    /// The metadata server at this host (`host[:port]`).
+    Metadata { host: String },
 }
 
 /// Why the credentials gave no token (the message continues "… in <file>: <this>").
@@ -79,6 +99,12 @@ enum AdcProblem {
     AnswerNotJson(serde_json::Error),
     #[error("the token answer has no access_token")]
     NoAccessToken,
+    #[error("{what} answered {status}: {body}")]
+    MetadataRefused {
+        what: &'static str,
+        status: reqwest::StatusCode,
+        body: String,
+    },
 }
 
 fn auth_failure(message: String) -> StreamFailure {
@@ -89,6 +115,11 @@ const WHAT_TO_DO: &str = "Run `gcloud auth application-default login`, set \
      GOOGLE_APPLICATION_CREDENTIALS to a service account key file, or set GOOGLE_CLOUD_API_KEY \
      to use an API key instead.";
 
+const METADATA_WHAT_TO_DO: &str = "Off Google Cloud, run `gcloud auth application-default \
+     login`, set GOOGLE_APPLICATION_CREDENTIALS to a service account key file, or set \
+     GOOGLE_CLOUD_API_KEY to use an API key instead; METADATA_SERVER_DETECTION=none skips the \
+     metadata server.";
+
 impl GoogleAdc {
     /// A valid access token, fetched when there is none or it is about to expire.
     pub(crate) async fn access_token(
@@ -96,33 +127,157 @@ impl GoogleAdc {
         http: &reqwest::Client,
         now_ms: u64,
     ) -> Result<String, StreamFailure> {
+        self.access_token_in(http, now_ms, &ProcessEnv).await
+    }
+
+    pub(crate) async fn access_token_in(
+        &self,
+        http: &reqwest::Client,
+        now_ms: u64,
+        env: &dyn EnvSource,
+    ) -> Result<String, StreamFailure> {
         let mut slot = self.token.lock().await;
         if let Some(token) = slot.as_ref()
             && token.expires_at_ms > now_ms + MARGIN_MS
         {
             return Ok(token.access.clone());
         }
-        let (path, credentials) = find()?;
+        let (source, credentials) = find(env)?;
         let token = credentials.fetch(http, now_ms).await.map_err(|why| {
-            auth_failure(format!(
-                "Could not get a Google access token with the application default credentials \
-                 in {}: {why}. {WHAT_TO_DO}",
-                path.display()
-            ))
+            auth_failure(match &credentials {
+                Credentials::Metadata { host } => format!(
+                    "Could not get a Google access token from the metadata server at {host} \
+                     (the last source of application default credentials): {why}. \
+                     {METADATA_WHAT_TO_DO}"
+                ),
+                _ => format!(
+                    "Could not get a Google access token with the application default \
+                     credentials in {}: {why}. {WHAT_TO_DO}",
+                    source.display()
+                ),
+            })
         })?;
         let access = token.access.clone();
         *slot = Some(token);
         Ok(access)
     }
+
+    /// The project the metadata server tells, asked once per client (for requests built
+    /// without a configured project, see [`METADATA_PROJECT`]).
+    pub(crate) async fn metadata_project(
+        &self,
+        http: &reqwest::Client,
+        env: &dyn EnvSource,
+    ) -> Result<String, StreamFailure> {
+        let mut slot = self.project.lock().await;
+        if let Some(project) = slot.as_ref() {
+            return Ok(project.clone());
+        }
+        let host = metadata_host(env);
+        let project = metadata_get(http, &host, "/computeMetadata/v1/project/project-id")
+            .await
+            .map_err(|why| {
+                auth_failure(format!(
+                    "Vertex AI needs a project: none is set and the metadata server at {host} \
+                     did not tell it ({why}). Set GOOGLE_CLOUD_PROJECT (or GCLOUD_PROJECT), or \
+                     GOOGLE_CLOUD_API_KEY to use an API key instead."
+                ))
+            })?;
+        let project = project.trim().to_owned();
+        *slot = Some(project.clone());
+        Ok(project)
+    }
 }
 
-/// The credentials file and what it holds.
-fn find() -> Result<(PathBuf, Credentials), StreamFailure> {
-    let path = match std::env::var_os("GOOGLE_APPLICATION_CREDENTIALS") {
-        Some(path) if !path.is_empty() => PathBuf::from(path),
-        _ => std::env::home_dir()
-            .unwrap_or_default()
-            .join(".config/gcloud/application_default_credentials.json"),
+fn var(env: &dyn EnvSource, name: &str) -> Option<String> {
+    env.var(name).filter(|v| !v.trim().is_empty())
+}
+
+/// `GCE_METADATA_HOST` (a host, with a port if any), else the standard address.
+fn metadata_host(env: &dyn EnvSource) -> String {
+    var(env, "GCE_METADATA_HOST")
+        .or_else(|| var(env, "GCE_METADATA_IP"))
+        .map(|host| host.trim().trim_end_matches('/').to_owned())
+        .unwrap_or_else(|| METADATA_HOST.to_owned())
+}
+
+/// The credentials file applications default to: `GOOGLE_APPLICATION_CREDENTIALS`, else
+/// gcloud's; `None` when the variable is unset and gcloud's file does not exist.
+fn credentials_file(env: &dyn EnvSource) -> Option<PathBuf> {
+    if let Some(path) = var(env, "GOOGLE_APPLICATION_CREDENTIALS") {
+        return Some(PathBuf::from(path));
+    }
+    let home = var(env, "HOME").or_else(|| var(env, "USERPROFILE"))?;
+    let path = PathBuf::from(home).join(".config/gcloud/application_default_credentials.json");
+    path.exists().then_some(path)
+}
+
+/// Whether the metadata server is a source: no credentials file, and not switched off.
+pub(crate) fn uses_metadata_server(env: &dyn EnvSource) -> bool {
+    credentials_file(env).is_none()
+        && !var(env, "METADATA_SERVER_DETECTION")
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("none"))
+}
+
+/// Whether this is probably a Google Cloud machine, judged without the network:
+/// `GCE_METADATA_HOST` is set, or the firmware names Google (as Google's libraries check).
+pub(crate) fn likely_google_cloud(env: &dyn EnvSource) -> bool {
+    if !uses_metadata_server(env) {
+        return false;
+    }
+    if var(env, "GCE_METADATA_HOST").is_some() {
+        return true;
+    }
+    let google = |path: &str| {
+        std::fs::read_to_string(path).is_ok_and(|text| text.trim().starts_with("Google"))
+    };
+    google("/sys/class/dmi/id/product_name") || google("/sys/class/dmi/id/bios_vendor")
+}
+
+/// One metadata document.
+async fn metadata_get(
+    http: &reqwest::Client,
+    host: &str,
+    path: &'static str,
+) -> Result<String, AdcProblem> {
+    let uri = format!("http://{host}{path}");
+    let response = http
+        .get(&uri)
+        .header("metadata-flavor", "Google")
+        .timeout(METADATA_TIMEOUT)
+        .send()
+        .await
+        .map_err(|source| AdcProblem::Request {
+            uri: uri.clone(),
+            source,
+        })?;
+    let status = response.status();
+    let text = response
+        .text()
+        .await
+        .map_err(|source| AdcProblem::Request { uri, source })?;
+    if !status.is_success() {
+        return Err(AdcProblem::MetadataRefused {
+            what: path,
+            status,
+            body: text.trim().to_owned(),
+        });
+    }
+    Ok(text)
+}
+
+/// The credentials and where they are: a file, or the metadata server.
+fn find(env: &dyn EnvSource) -> Result<(PathBuf, Credentials), StreamFailure> {
+    let Some(path) = credentials_file(env) else {
+        if uses_metadata_server(env) {
+            let host = metadata_host(env);
+            return Ok((PathBuf::from(&host), Credentials::Metadata { host }));
+        }
+        return Err(auth_failure(format!(
+            "No Google application default credentials: gcloud's \
+             ~/.config/gcloud/application_default_credentials.json does not exist and \
+             METADATA_SERVER_DETECTION=none. {WHAT_TO_DO}"
+        )));
     };
     let text = std::fs::read_to_string(&path).map_err(|e| {
         auth_failure(format!(
@@ -209,6 +364,15 @@ pub(crate) fn form_encode(pairs: &[(&str, &str)]) -> String {
 impl Credentials {
     async fn fetch(&self, http: &reqwest::Client, now_ms: u64) -> Result<Token, AdcProblem> {
         let (uri, form) = match self {
+            Self::Metadata { host } => {
+                let text = metadata_get(
+                    http,
+                    host,
+                    "/computeMetadata/v1/instance/service-accounts/default/token",
+                )
+                .await?;
+                return token_from(&text, now_ms);
+            }
             Self::ServiceAccount {
                 email,
                 key_id,
@@ -264,18 +428,24 @@ impl Credentials {
                 body: text.trim().to_owned(),
             });
         }
-        let json: Value = serde_json::from_str(&text).map_err(AdcProblem::AnswerNotJson)?;
-        let access = json["access_token"]
-            .as_str()
-            .filter(|t| !t.is_empty())
-            .ok_or(AdcProblem::NoAccessToken)?
-            .to_owned();
-        let expires_in = json["expires_in"].as_u64().unwrap_or(3600);
-        Ok(Token {
-            access,
-            expires_at_ms: now_ms + expires_in * 1000,
-        })
+        token_from(&text, now_ms)
     }
+}
+
+/// An OAuth token answer (`access_token`, `expires_in`), from a token endpoint or the
+/// metadata server.
+fn token_from(text: &str, now_ms: u64) -> Result<Token, AdcProblem> {
+    let json: Value = serde_json::from_str(text).map_err(AdcProblem::AnswerNotJson)?;
+    let access = json["access_token"]
+        .as_str()
+        .filter(|t| !t.is_empty())
+        .ok_or(AdcProblem::NoAccessToken)?
+        .to_owned();
+    let expires_in = json["expires_in"].as_u64().unwrap_or(3600);
+    Ok(Token {
+        access,
+        expires_at_ms: now_ms + expires_in * 1000,
+    })
 }
 
 /// A service account's JWT bearer assertion, signed RS256 with its private key.
@@ -331,6 +501,120 @@ mod tests {
             "\"client_secret\" is missing"
         );
         assert!(error("nope").starts_with("not JSON"));
+    }
+
+    #[tokio::test]
+    async fn the_metadata_server_is_the_last_source() {
+        use crate::config_value::MapEnv;
+        let server = knightcode_testkit::GceMetadata::start("ya29.metadata", 3600, Some("kc-gce"))
+            .await
+            .unwrap();
+        let host = server.host();
+        let env = MapEnv::new([
+            ("HOME", "/nonexistent"),
+            ("GCE_METADATA_HOST", host.as_str()),
+        ]);
+        assert!(uses_metadata_server(&env) && likely_google_cloud(&env));
+        let http = crate::http::build_http_client().unwrap();
+        let adc = GoogleAdc::default();
+        let now = 1_000_000;
+        assert_eq!(
+            adc.access_token_in(&http, now, &env).await.unwrap(),
+            "ya29.metadata"
+        );
+        // Kept until a minute before it expires.
+        adc.access_token_in(&http, now + 3_000_000, &env)
+            .await
+            .unwrap();
+        assert_eq!(server.token_fetches(), 1);
+        adc.access_token_in(&http, now + 3_550_000, &env)
+            .await
+            .unwrap();
+        assert_eq!(server.token_fetches(), 2);
+        assert_eq!(adc.metadata_project(&http, &env).await.unwrap(), "kc-gce");
+        adc.metadata_project(&http, &env).await.unwrap();
+        let requests = server.requests();
+        assert!(
+            requests
+                .iter()
+                .all(|r| r.header("metadata-flavor") == Some("Google"))
+        );
+        assert_eq!(
+            requests
+                .iter()
+                .filter(|r| r.path.ends_with("/project-id"))
+                .count(),
+            1
+        );
+
+        // No project there: what to set.
+        let bare = knightcode_testkit::GceMetadata::start("t", 3600, None)
+            .await
+            .unwrap();
+        let bare_host = bare.host();
+        let env = MapEnv::new([
+            ("HOME", "/nonexistent"),
+            ("GCE_METADATA_HOST", bare_host.as_str()),
+        ]);
+        let failure = GoogleAdc::default()
+            .metadata_project(&http, &env)
+            .await
+            .unwrap_err();
+        assert!(
+            failure.message.contains("GOOGLE_CLOUD_PROJECT"),
+            "{}",
+            failure.message
+        );
+
+        // Nobody answers: the source and how to skip it.
+        let closed = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap();
+        let closed = closed.to_string();
+        let env = MapEnv::new([
+            ("HOME", "/nonexistent"),
+            ("GCE_METADATA_HOST", closed.as_str()),
+        ]);
+        let failure = GoogleAdc::default()
+            .access_token_in(&http, now, &env)
+            .await
+            .unwrap_err();
+        assert_eq!(failure.class, ErrorClass::Auth);
+        for part in [
+            format!("metadata server at {closed}"),
+            "METADATA_SERVER_DETECTION=none".to_owned(),
+            "gcloud auth application-default login".to_owned(),
+        ] {
+            assert!(
+                failure.message.contains(&part),
+                "{part}: {}",
+                failure.message
+            );
+        }
+
+        // Switched off, or a credentials file named: the metadata server is not a source.
+        let off = MapEnv::new([
+            ("HOME", "/nonexistent"),
+            ("GCE_METADATA_HOST", host.as_str()),
+            ("METADATA_SERVER_DETECTION", "none"),
+        ]);
+        assert!(!likely_google_cloud(&off));
+        let failure = GoogleAdc::default()
+            .access_token_in(&http, now, &off)
+            .await
+            .unwrap_err();
+        assert!(
+            failure.message.contains("does not exist"),
+            "{}",
+            failure.message
+        );
+        let file = MapEnv::new([
+            ("GOOGLE_APPLICATION_CREDENTIALS", "/nonexistent/key.json"),
+            ("GCE_METADATA_HOST", host.as_str()),
+        ]);
+        assert!(!uses_metadata_server(&file));
+        assert_eq!(server.token_fetches(), 2);
     }
 
     #[test]

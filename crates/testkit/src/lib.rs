@@ -30,6 +30,7 @@
 //! ```
 
 mod clock;
+mod cloud;
 mod error;
 mod faux;
 mod formats;
@@ -44,6 +45,7 @@ mod web;
 
 pub use clock::MANUAL_CLOCK_EPOCH_MS;
 pub use clock::ManualClock;
+pub use cloud::{Ec2Metadata, Ec2Role, GceMetadata, StandIn};
 pub use error::TestkitError;
 pub use faux::FauxProvider;
 pub use faux::FauxReply;

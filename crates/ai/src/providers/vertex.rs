@@ -7,7 +7,8 @@
 //! - otherwise with application default credentials: the project and location from
 //!   `GOOGLE_CLOUD_PROJECT` (or `GCLOUD_PROJECT`) and `GOOGLE_CLOUD_LOCATION`,
 //!   `/v1/projects/<p>/locations/<l>/publishers/google/models/<id>:…` on the location's
-//!   host, and an OAuth access token the client gets before sending (`crate::google_adc`).
+//!   host, and an OAuth access token the client gets before sending (`crate::google_adc`);
+//!   without a configured project, on a Google Cloud machine, the metadata server's.
 //!
 //! A model's base URL without the `{location}` placeholder replaces the host (a proxy),
 //! as the reference's client does.
@@ -94,8 +95,14 @@ fn build_request(
         model.id
     );
     let url = if uses_default_credentials(options) {
+        // On a Google Cloud machine the metadata server tells the project; the client puts
+        // it in once it has asked (see `crate::google_adc::METADATA_PROJECT`).
         let project = env("GOOGLE_CLOUD_PROJECT")
             .or_else(|| env("GCLOUD_PROJECT"))
+            .or_else(|| {
+                crate::google_adc::uses_metadata_server(&crate::config_value::ProcessEnv)
+                    .then(|| crate::google_adc::METADATA_PROJECT.to_owned())
+            })
             .ok_or_else(|| {
                 StreamFailure::new(
                     crate::error::ErrorClass::Auth,

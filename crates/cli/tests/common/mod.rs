@@ -138,9 +138,12 @@ impl Sandbox {
     }
 
     /// The environment the binary runs with (and nothing else): `PATH`, the sandbox's `HOME`
-    /// and agent folder.
-    pub fn env(&self) -> [(&'static str, OsString); 3] {
+    /// and agent folder, and the cloud metadata services switched off (a test on a cloud
+    /// machine must neither find its credentials nor ask for them).
+    pub fn env(&self) -> [(&'static str, OsString); 5] {
         [
+            ("AWS_EC2_METADATA_DISABLED", "true".into()),
+            ("METADATA_SERVER_DETECTION", "none".into()),
             ("PATH", std::env::var_os("PATH").unwrap_or_default()),
             ("HOME", self.home.clone().into()),
             ("KNIGHTCODE_CODING_AGENT_DIR", self.agent.clone().into()),

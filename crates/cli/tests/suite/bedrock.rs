@@ -2,8 +2,9 @@
 //! the Bedrock mock, which speaks AWS event-stream frames and refuses requests that are not
 //! signed as the AWS SDK signs them (or carry no bearer token): a signed answer with
 //! reasoning and cache usage, a tool call and its result, a bearer token, keys from a shared
-//! credentials profile, missing credentials, an exception in the stream and an error
-//! response.
+//! credentials profile, IAM Identity Center, a `credential_process`, a web identity token
+//! (STS stand-in), the container endpoint and EC2 instance metadata (IMDS stand-in),
+//! missing credentials, an exception in the stream and an error response.
 //!
 //! Compared with pi 0.73.1 (its AWS SDK client) against the same mock
 //! (`scripts/pi/record-bedrock.sh` into `fixtures/pi/bedrock/requests.json`): the same path,
@@ -470,4 +471,156 @@ fn run_again(sb: &oneshot_common::Sandbox, portal: &str) -> String {
         &["-p", "--model", MODEL, "hi"],
     )
     .stderr
+}
+
+/// On an EC2 instance (the metadata service is the stand-in, named by
+/// `AWS_EC2_METADATA_SERVICE_ENDPOINT`, which also makes Bedrock count as configured): the
+/// role's keys sign the request, after an IMDSv2 session token.
+#[test]
+fn keys_from_ec2_instance_metadata() {
+    let (server, sb) = setup(vec![ScriptedReply::text("from the instance role")]);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let role = knightcode_testkit::Ec2Role {
+        name: "bedrock-role".into(),
+        access_key_id: "ASIAINSTANCE".into(),
+        secret_access_key: "instance-secret".into(),
+        token: "instance-token".into(),
+        expiration: "2099-01-01T00:00:00Z".into(),
+    };
+    let imds = runtime
+        .block_on(knightcode_testkit::Ec2Metadata::start(
+            Some(role),
+            "eu-west-3",
+        ))
+        .unwrap();
+    let endpoint = imds.url();
+    let run = run(
+        &sb,
+        &[
+            ("AWS_EC2_METADATA_DISABLED", "false"),
+            ("AWS_EC2_METADATA_SERVICE_ENDPOINT", endpoint.as_str()),
+            ("AWS_REGION", "eu-west-1"),
+        ],
+        &["-p", "--model", MODEL, "hi"],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout.trim(), "from the instance role");
+    assert_eq!(imds.credential_fetches(), 1);
+    assert_eq!(imds.requests()[0].method, "PUT");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1, "{requests:?}");
+    let signed = requests[0].header("authorization").unwrap();
+    assert!(
+        signed.contains("Credential=ASIAINSTANCE/") && signed.contains("/eu-west-1/bedrock/"),
+        "{signed}"
+    );
+    assert_eq!(
+        requests[0].header("x-amz-security-token"),
+        Some("instance-token")
+    );
+    // Switched off, the instance is neither counted nor asked.
+    let off = run_with(
+        &sb,
+        &[
+            ("AWS_EC2_METADATA_DISABLED", "true"),
+            ("AWS_EC2_METADATA_SERVICE_ENDPOINT", endpoint.as_str()),
+        ],
+    );
+    assert!(off.contains("AWS_ACCESS_KEY_ID"), "{off}");
+    assert_eq!(imds.credential_fetches(), 1);
+}
+
+fn run_with(sb: &oneshot_common::Sandbox, env: &[(&str, &str)]) -> String {
+    let run = run(sb, env, &["-p", "--model", MODEL, "hi"]);
+    assert_ne!(run.code, 0);
+    run.stderr
+}
+
+/// A web identity token (as EKS mounts it) traded at STS (the stand-in,
+/// `AWS_ENDPOINT_URL_STS`) for the role's keys, which sign the request.
+#[test]
+fn keys_for_a_web_identity_token() {
+    let (server, sb) = setup(vec![ScriptedReply::text("from the service account")]);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let sts = runtime
+        .block_on(knightcode_testkit::StandIn::start(|request| {
+            let body = String::from_utf8_lossy(&request.body).into_owned();
+            if !body.contains("Action=AssumeRoleWithWebIdentity")
+                || !body.contains("WebIdentityToken=eks-token")
+            {
+                return knightcode_testkit::WebResponse::status(400, "bad request");
+            }
+            knightcode_testkit::WebResponse::ok(
+                "text/xml",
+                "<AssumeRoleWithWebIdentityResponse><AssumeRoleWithWebIdentityResult>\
+                 <Credentials><AccessKeyId>ASIAIRSA</AccessKeyId>\
+                 <SecretAccessKey>irsa-secret</SecretAccessKey>\
+                 <SessionToken>irsa-token</SessionToken>\
+                 <Expiration>2099-01-01T00:00:00Z</Expiration></Credentials>\
+                 </AssumeRoleWithWebIdentityResult></AssumeRoleWithWebIdentityResponse>",
+            )
+        }))
+        .unwrap();
+    let token_file = sb.home.join("eks-token");
+    std::fs::write(&token_file, "eks-token").unwrap();
+    let sts_url = sts.url();
+    let run = run(
+        &sb,
+        &[
+            ("AWS_WEB_IDENTITY_TOKEN_FILE", token_file.to_str().unwrap()),
+            ("AWS_ROLE_ARN", "arn:aws:iam::111122223333:role/agent"),
+            ("AWS_ENDPOINT_URL_STS", sts_url.as_str()),
+            ("AWS_REGION", "eu-west-1"),
+        ],
+        &["-p", "--model", MODEL, "hi"],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout.trim(), "from the service account");
+    assert_eq!(sts.requests().len(), 1);
+    let requests = server.requests();
+    let signed = requests[0].header("authorization").unwrap();
+    assert!(signed.contains("Credential=ASIAIRSA/"), "{signed}");
+    assert_eq!(
+        requests[0].header("x-amz-security-token"),
+        Some("irsa-token")
+    );
+}
+
+/// A profile's `credential_process` runs and its keys sign the request; a failing one says
+/// which profile and command.
+#[cfg(unix)]
+#[test]
+fn keys_from_a_credential_process() {
+    let (server, sb) = setup(vec![ScriptedReply::text("from the helper")]);
+    let aws = sb.home.join(".aws");
+    std::fs::create_dir_all(&aws).unwrap();
+    std::fs::write(
+        aws.join("config"),
+        "[profile helper]\nregion = eu-west-1\ncredential_process = printf \
+         '{\"Version\": 1, \"AccessKeyId\": \"ASIAPROC\", \"SecretAccessKey\": \"s\"}'\n\
+         [profile broken]\nregion = eu-west-1\ncredential_process = sh -c 'echo no session >&2; exit 2'\n",
+    )
+    .unwrap();
+    let ok = run(
+        &sb,
+        &[("AWS_PROFILE", "helper")],
+        &["-p", "--model", MODEL, "hi"],
+    );
+    assert_eq!(ok.code, 0, "{}", ok.stderr);
+    assert_eq!(ok.stdout.trim(), "from the helper");
+    let signed = server.requests()[0]
+        .header("authorization")
+        .unwrap()
+        .to_owned();
+    assert!(
+        signed.contains("Credential=ASIAPROC/") && signed.contains("/eu-west-1/bedrock/"),
+        "{signed}"
+    );
+    let broken = run_with(&sb, &[("AWS_PROFILE", "broken")]);
+    assert!(
+        broken.contains("credential_process of the AWS profile \"broken\"")
+            && broken.contains("exited with status 2: no session"),
+        "{broken}"
+    );
+    assert_eq!(server.requests().len(), 1);
 }

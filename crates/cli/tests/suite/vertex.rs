@@ -231,3 +231,60 @@ fn a_gcloud_user_login_spends_its_refresh_token() {
         "client-1.apps.googleusercontent.com"
     );
 }
+
+/// On a Google Cloud machine (the metadata server is the stand-in `GCE_METADATA_HOST` names,
+/// which also makes Vertex count as configured): no credentials file, no project set; the
+/// service account's token and the project come from the metadata server.
+#[test]
+fn the_metadata_server_of_a_google_cloud_machine() {
+    let (server, sb) = setup(vec![
+        ScriptedReply::tool_call("call-1", "read", r#"{"path": "notes.txt"}"#),
+        ScriptedReply::text("from the machine"),
+    ]);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let metadata = runtime
+        .block_on(knightcode_testkit::GceMetadata::start(
+            "ya29.machine",
+            3600,
+            Some("kc-gce"),
+        ))
+        .unwrap();
+    let host = metadata.host();
+    let env = [
+        ("METADATA_SERVER_DETECTION", "assume-present"),
+        ("GCE_METADATA_HOST", host.as_str()),
+        ("GOOGLE_CLOUD_LOCATION", "us-central1"),
+    ];
+    let (code, stdout, stderr) = run(&sb, &env, "hi");
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.trim(), "from the machine");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    for request in &requests {
+        assert_eq!(
+            request.path,
+            "/vertex/v1/projects/kc-gce/locations/us-central1/publishers/google/models/gemini-2.5-flash:streamGenerateContent"
+        );
+        assert_eq!(
+            header(request, "authorization"),
+            Some("Bearer ya29.machine")
+        );
+    }
+    // One token and one project for the whole run.
+    assert_eq!(metadata.token_fetches(), 1);
+    assert_eq!(metadata.requests().len(), 2);
+
+    // Switched off, the machine's account is neither counted nor asked.
+    let (code, _, stderr) = run(
+        &sb,
+        &[
+            ("METADATA_SERVER_DETECTION", "none"),
+            ("GCE_METADATA_HOST", host.as_str()),
+            ("GOOGLE_CLOUD_LOCATION", "us-central1"),
+        ],
+        "hi",
+    );
+    assert_ne!(code, 0);
+    assert!(stderr.contains("GOOGLE_CLOUD_PROJECT"), "{stderr}");
+    assert_eq!(metadata.requests().len(), 2);
+}

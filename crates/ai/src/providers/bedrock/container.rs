@@ -3,14 +3,14 @@
 //! `http://169.254.170.2`; `AWS_CONTAINER_CREDENTIALS_FULL_URI` a whole URL, which must be
 //! https or a loopback or container-metadata address. `AWS_CONTAINER_AUTHORIZATION_TOKEN`
 //! (or the file `AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE` names) goes in `Authorization`.
-//! The answer is `{"AccessKeyId", "SecretAccessKey", "Token", "Expiration"}`. The keys are
-//! fetched for each request (the endpoint is local and cheap); instance metadata (IMDS) is
-//! not read.
+//! The answer is `{"AccessKeyId", "SecretAccessKey", "Token", "Expiration"}`; the keys are
+//! kept until shortly before `Expiration` (see [`super::remote`]).
 
 use serde::Deserialize;
 
 use super::credentials::AwsCredentials;
 use super::credentials::CredentialError;
+use super::remote::Fetched;
 use crate::config_value::EnvSource;
 
 const ECS_HOST: &str = "http://169.254.170.2";
@@ -81,14 +81,12 @@ struct Answer {
     access_key_id: String,
     secret_access_key: String,
     token: Option<String>,
+    expiration: Option<String>,
 }
 
 impl ContainerEndpoint {
     /// Asks the endpoint for keys.
-    pub(crate) async fn fetch(
-        &self,
-        http: &reqwest::Client,
-    ) -> Result<AwsCredentials, CredentialError> {
+    pub(crate) async fn fetch(&self, http: &reqwest::Client) -> Result<Fetched, CredentialError> {
         let failed = |why: String| CredentialError::Container {
             url: self.url.clone(),
             why,
@@ -112,10 +110,16 @@ impl ContainerEndpoint {
         }
         let answer: Answer = serde_json::from_str(&body)
             .map_err(|e| failed(format!("the answer is not credentials ({e})")))?;
-        Ok(AwsCredentials {
-            access_key_id: answer.access_key_id,
-            secret_access_key: answer.secret_access_key,
-            session_token: answer.token.filter(|t| !t.is_empty()),
+        Ok(Fetched {
+            credentials: AwsCredentials {
+                access_key_id: answer.access_key_id,
+                secret_access_key: answer.secret_access_key,
+                session_token: answer.token.filter(|t| !t.is_empty()),
+            },
+            expires_at_ms: answer
+                .expiration
+                .as_deref()
+                .and_then(super::remote::parse_expiration),
         })
     }
 }

@@ -1,25 +1,30 @@
-//! Where a Bedrock request's credentials come from, in the order the AWS SDK's default chain
-//! (which the reference uses) looks, as far as it goes without the SDK:
+//! Where a Bedrock request's credentials come from, in the order of the AWS SDK's default
+//! chain (which the reference uses), without the SDK:
 //!
 //! 1. `AWS_BEARER_TOKEN_BEDROCK`: a Bedrock API key, sent as `Authorization: Bearer`
 //!    (unless `AWS_BEDROCK_SKIP_AUTH=1`);
 //! 2. `AWS_BEDROCK_SKIP_AUTH=1`: dummy keys, for proxies that authenticate themselves;
 //! 3. without `AWS_PROFILE`: `AWS_ACCESS_KEY_ID` + `AWS_SECRET_ACCESS_KEY` (+
 //!    `AWS_SESSION_TOKEN`); the SDK skips these when a profile is named, and so do we;
-//! 4. the profile (`AWS_PROFILE`, else `default`) in `~/.aws/credentials` and
-//!    `~/.aws/config` (or `AWS_SHARED_CREDENTIALS_FILE` / `AWS_CONFIG_FILE`): static keys;
-//!    A profile that uses IAM Identity Center gets its role's keys with the token
-//!    `aws sso login` cached (see [`super::sso`]);
-//! 5. without a profile: the container credentials endpoint
-//!    (`AWS_CONTAINER_CREDENTIALS_RELATIVE_URI` or `_FULL_URI`, see [`super::container`]).
+//! 4. without `AWS_PROFILE`: a web identity token (`AWS_WEB_IDENTITY_TOKEN_FILE` +
+//!    `AWS_ROLE_ARN`), exchanged at STS (see [`super::web_identity`]);
+//! 5. the profile (`AWS_PROFILE`, else `default`) in `~/.aws/credentials` and
+//!    `~/.aws/config` (or `AWS_SHARED_CREDENTIALS_FILE` / `AWS_CONFIG_FILE`): IAM Identity
+//!    Center ([`super::sso`]), static keys, a web identity token, a `credential_process`
+//!    ([`super::process`]);
+//! 6. the container credentials endpoint (`AWS_CONTAINER_CREDENTIALS_RELATIVE_URI` or
+//!    `_FULL_URI`, see [`super::container`]);
+//! 7. EC2 instance metadata ([`super::imds`]) unless `AWS_EC2_METADATA_DISABLED=true`.
 //!
-//! What needs the SDK's other network calls or helper processes (assumed roles,
-//! `credential_process`, web identity, instance metadata) is recognised and refused with
-//! what to set instead ([`CredentialError`]).
+//! A profile named with `AWS_PROFILE` must give credentials; the `default` profile may be
+//! absent or hold only settings (a region), and then the chain goes on. Profiles that assume
+//! a role from another profile (`source_profile`, `credential_source`) or use a console
+//! login are recognised and refused with what to set instead ([`CredentialError`]).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 
+use super::remote::RemoteSource;
 use crate::config_value::EnvSource;
 
 /// AWS access keys (temporary ones carry a session token).
@@ -43,14 +48,16 @@ impl std::fmt::Debug for AwsCredentials {
 pub(crate) enum BedrockAuth {
     Bearer(String),
     SigV4(AwsCredentials),
-    /// Keys the container credentials endpoint hands out (ECS tasks, EKS pod identity),
-    /// fetched just before the request is signed.
-    Container(super::container::ContainerEndpoint),
-    /// A role's keys from IAM Identity Center, for the token `aws sso login` cached.
-    Sso(super::sso::SsoRole),
+    /// Keys fetched just before the request is signed (and cached until they expire).
+    Remote(RemoteSource),
 }
 
-/// Why no credentials could be found; each names what to set.
+/// What to set instead, said by every error of the chain.
+const INSTEAD: &str = "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN \
+                       for temporary keys), AWS_PROFILE naming a profile of ~/.aws/config, or \
+                       AWS_BEARER_TOKEN_BEDROCK (a Bedrock API key)";
+
+/// Why no credentials could be found; each names the source and what to set.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum CredentialError {
     #[error(
@@ -79,12 +86,6 @@ pub(crate) enum CredentialError {
     )]
     Incomplete { profile: String },
     #[error(
-        "AWS credentials from {via} are not supported by KnightCode yet: set \
-         AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN), or \
-         AWS_BEARER_TOKEN_BEDROCK."
-    )]
-    Ambient { via: &'static str },
-    #[error(
         "The AWS profile \"{profile}\" signs in with IAM Identity Center (SSO): {why}. Run \
          `aws sso login --profile {profile}`, or export keys instead (`aws configure \
          export-credentials --profile {profile} --format env`, then unset AWS_PROFILE)."
@@ -101,6 +102,29 @@ pub(crate) enum CredentialError {
          AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY."
     )]
     Container { url: String, why: String },
+    #[error(
+        "No AWS credentials for Amazon Bedrock: none in the environment or ~/.aws, and the EC2 \
+         instance metadata service ({endpoint}, the last source of the AWS credential chain) \
+         gave none: {why}. Off EC2, {INSTEAD}; set AWS_EC2_METADATA_DISABLED=true to skip \
+         instance metadata."
+    )]
+    Imds { endpoint: String, why: String },
+    #[error(
+        "Could not get AWS credentials for the web identity token of {origin}: {why}. Check \
+         AWS_WEB_IDENTITY_TOKEN_FILE and AWS_ROLE_ARN (or the profile's web_identity_token_file \
+         and role_arn), or {INSTEAD}."
+    )]
+    WebIdentity { origin: String, why: String },
+    #[error(
+        "The credential_process of the AWS profile \"{profile}\" failed: {why}. Run `{command}` \
+         yourself to see what it prints (JSON with \"Version\": 1, AccessKeyId and \
+         SecretAccessKey), fix it in ~/.aws/config, or {INSTEAD}."
+    )]
+    Process {
+        profile: String,
+        command: String,
+        why: String,
+    },
 }
 
 fn var(env: &dyn EnvSource, name: &str) -> Option<String> {
@@ -140,32 +164,42 @@ pub(crate) fn resolve(env: &dyn EnvSource) -> Result<BedrockAuth, CredentialErro
             session_token: var(env, "AWS_SESSION_TOKEN"),
         }));
     }
+    if !named_profile && let Some(auth) = environment_web_identity(env)? {
+        return Ok(auth);
+    }
     let profile = profile_name(env);
     let files = AwsFiles::read(env);
     match files.profile(&profile) {
-        Some(settings) => from_profile(&profile, &settings, &files, env),
-        None if named_profile => Err(CredentialError::NoProfile {
-            profile,
-            files: files.describe(),
-        }),
-        None => {
-            if let Some(endpoint) = super::container::endpoint(env)? {
-                return Ok(BedrockAuth::Container(endpoint));
-            }
-            Err(ambient_source(env).map_or(CredentialError::Missing, |via| {
-                CredentialError::Ambient { via }
-            }))
+        Some(settings) => match from_profile(&profile, &settings, &files, env) {
+            // The default profile may hold only settings (a region) on a machine whose keys
+            // come from its container or instance role.
+            Err(CredentialError::Incomplete { .. }) if !named_profile => {}
+            found => return found,
+        },
+        None if named_profile => {
+            return Err(CredentialError::NoProfile {
+                profile,
+                files: files.describe(),
+            });
         }
+        None => {}
+    }
+    if let Some(endpoint) = super::container::endpoint(env)? {
+        return Ok(BedrockAuth::Remote(RemoteSource::Container(endpoint)));
+    }
+    match super::imds::imds(env) {
+        Some(imds) => Ok(BedrockAuth::Remote(RemoteSource::Imds(imds))),
+        None => Err(CredentialError::Missing),
     }
 }
 
-/// Credentials the SDK would fetch over the network, named for the error.
-fn ambient_source(env: &dyn EnvSource) -> Option<&'static str> {
-    if var(env, "AWS_WEB_IDENTITY_TOKEN_FILE").is_some() {
-        Some("a web identity token (AWS_WEB_IDENTITY_TOKEN_FILE)")
-    } else {
-        None
-    }
+/// `AWS_WEB_IDENTITY_TOKEN_FILE` with `AWS_ROLE_ARN`, as EKS (IRSA) sets them.
+fn environment_web_identity(env: &dyn EnvSource) -> Result<Option<BedrockAuth>, CredentialError> {
+    let region = var(env, "AWS_REGION").or_else(|| var(env, "AWS_DEFAULT_REGION"));
+    Ok(
+        super::web_identity::from_environment(env, region.as_deref())?
+            .map(|identity| BedrockAuth::Remote(RemoteSource::WebIdentity(identity))),
+    )
 }
 
 fn from_profile(
@@ -175,27 +209,61 @@ fn from_profile(
     env: &dyn EnvSource,
 ) -> Result<BedrockAuth, CredentialError> {
     let get = |key: &str| settings.get(key).filter(|v| !v.is_empty()).cloned();
-    if let (Some(access_key_id), Some(secret_access_key)) =
-        (get("aws_access_key_id"), get("aws_secret_access_key"))
+    let assumes_role = get("role_arn").is_some()
+        && (get("source_profile").is_some() || get("credential_source").is_some());
+    // The SDK's order for a profile: IAM Identity Center first (its own provider), then
+    // what `fromIni` reads: an assumed role, static keys, a web identity token, a process.
+    if !assumes_role
+        && get("role_arn").is_none()
+        && (get("sso_session").is_some() || get("sso_start_url").is_some())
     {
+        let session = get("sso_session").and_then(|name| files.sso_session(&name));
+        return super::sso::role(profile, settings, session.as_ref(), env)
+            .map(|role| BedrockAuth::Remote(RemoteSource::Sso(role)));
+    }
+    if let (false, Some(access_key_id), Some(secret_access_key)) = (
+        assumes_role,
+        get("aws_access_key_id"),
+        get("aws_secret_access_key"),
+    ) {
         return Ok(BedrockAuth::SigV4(AwsCredentials {
             access_key_id,
             secret_access_key,
             session_token: get("aws_session_token"),
         }));
     }
-    // A role takes precedence over SSO settings in the SDK; it is not supported here.
-    if get("role_arn").is_none() && (get("sso_session").is_some() || get("sso_start_url").is_some())
+    if !assumes_role
+        && let (Some(token_file), Some(role_arn)) =
+            (get("web_identity_token_file"), get("role_arn"))
     {
-        let session = get("sso_session").and_then(|name| files.sso_session(&name));
-        return super::sso::role(profile, settings, session.as_ref(), env).map(BedrockAuth::Sso);
+        let region = var(env, "AWS_REGION")
+            .or_else(|| var(env, "AWS_DEFAULT_REGION"))
+            .or_else(|| get("region"));
+        return Ok(BedrockAuth::Remote(RemoteSource::WebIdentity(
+            super::web_identity::from_profile(
+                profile,
+                token_file,
+                role_arn,
+                get("role_session_name"),
+                env,
+                region.as_deref(),
+            ),
+        )));
     }
-    let source = if get("role_arn").is_some() {
-        Some("an assumed role (role_arn)")
-    } else if get("credential_process").is_some() {
-        Some("credential_process")
+    if !assumes_role && let Some(command) = get("credential_process") {
+        return Ok(BedrockAuth::Remote(RemoteSource::Process(
+            super::process::CredentialProcess {
+                profile: profile.to_owned(),
+                command,
+            },
+        )));
+    }
+    let source = if assumes_role {
+        Some("an assumed role (role_arn with source_profile or credential_source)")
+    } else if get("role_arn").is_some() {
+        Some("a role_arn without web_identity_token_file or source_profile")
     } else if get("web_identity_token_file").is_some() {
-        Some("a web identity token")
+        Some("a web_identity_token_file without role_arn")
     } else if get("login_session").is_some() {
         Some("an AWS console login session")
     } else {
@@ -357,20 +425,45 @@ mod tests {
             resolve(&skip),
             Ok(keys("dummy-access-key", "dummy-secret-key", None))
         );
-        let none = MapEnv::new([("HOME", "/nonexistent")]);
+        let none = MapEnv::new([
+            ("HOME", "/nonexistent"),
+            ("AWS_EC2_METADATA_DISABLED", "true"),
+        ]);
         assert_eq!(resolve(&none), Err(CredentialError::Missing));
+        // Instance metadata is the last source.
+        let instance = MapEnv::new([("HOME", "/nonexistent")]);
+        assert!(matches!(
+            resolve(&instance),
+            Ok(BedrockAuth::Remote(RemoteSource::Imds(_)))
+        ));
         let container = MapEnv::new([
             ("HOME", "/nonexistent"),
             ("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "/v2/x"),
         ]);
-        assert!(matches!(resolve(&container), Ok(BedrockAuth::Container(_))));
+        assert!(matches!(
+            resolve(&container),
+            Ok(BedrockAuth::Remote(RemoteSource::Container(_)))
+        ));
+        // A web identity token comes before the profile and the machine, and needs its role.
         let web_identity = MapEnv::new([
             ("HOME", "/nonexistent"),
             ("AWS_WEB_IDENTITY_TOKEN_FILE", "/var/run/token"),
+            ("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "/v2/x"),
+        ]);
+        let failure = resolve(&web_identity).unwrap_err();
+        assert!(
+            failure.to_string().contains("AWS_ROLE_ARN is not set"),
+            "{failure}"
+        );
+        let web_identity = MapEnv::new([
+            ("HOME", "/nonexistent"),
+            ("AWS_WEB_IDENTITY_TOKEN_FILE", "/var/run/token"),
+            ("AWS_ROLE_ARN", "arn:aws:iam::1:role/r"),
+            ("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "/v2/x"),
         ]);
         assert!(matches!(
             resolve(&web_identity),
-            Err(CredentialError::Ambient { .. })
+            Ok(BedrockAuth::Remote(RemoteSource::WebIdentity(_)))
         ));
     }
 
@@ -429,5 +522,32 @@ mod tests {
         ));
         let default_only = MapEnv::new([("HOME", home)]);
         assert_eq!(resolve(&default_only), Ok(keys("DEF", "DEFS", None)));
+    }
+
+    #[test]
+    fn a_default_profile_of_settings_only_goes_on_to_the_machine() {
+        let dir = tempfile::tempdir().unwrap();
+        let aws = dir.path().join(".aws");
+        std::fs::create_dir_all(&aws).unwrap();
+        std::fs::write(aws.join("config"), "[default]\nregion = eu-west-1\n").unwrap();
+        let home = dir.path().to_str().unwrap();
+        let env = MapEnv::new([
+            ("HOME", home),
+            ("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "/v2/x"),
+        ]);
+        assert!(matches!(
+            resolve(&env),
+            Ok(BedrockAuth::Remote(RemoteSource::Container(_)))
+        ));
+        assert!(matches!(
+            resolve(&MapEnv::new([("HOME", home)])),
+            Ok(BedrockAuth::Remote(RemoteSource::Imds(_)))
+        ));
+        // Named, the same profile must give keys.
+        let named = MapEnv::new([("HOME", home), ("AWS_PROFILE", "default")]);
+        assert!(matches!(
+            resolve(&named),
+            Err(CredentialError::Incomplete { .. })
+        ));
     }
 }

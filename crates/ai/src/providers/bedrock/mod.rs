@@ -4,8 +4,10 @@
 //!
 //! - [`request`]: the JSON body (messages, system prompt, cache points, tools, thinking);
 //! - [`credentials`]: the credential chain (bearer token, environment keys, profiles), and
-//!   [`container`]: keys from the container credentials endpoint, [`sso`]: from IAM
-//!   Identity Center;
+//!   the sources asked over the network ([`remote`], which caches their keys):
+//!   [`container`]: the container credentials endpoint, [`sso`]: IAM Identity Center,
+//!   [`imds`]: EC2 instance metadata, [`web_identity`]: STS for a web identity token,
+//!   [`process`]: a profile's `credential_process`;
 //! - [`sigv4`]: the request signature, made after the payload and header hooks ran;
 //! - [`eventstream`]: the binary framing of the answer;
 //! - [`stream`]: the Converse events into stream events, and error texts.
@@ -14,18 +16,24 @@
 //! names the region; a model's base URL that is not a standard Bedrock runtime host (a
 //! proxy, a VPC endpoint, a test server) is used as it is, and a standard host is used only
 //! when no region or profile says otherwise. Without any of them the region is
-//! `us-east-1`; with only `AWS_PROFILE`, the profile's `region`.
+//! `us-east-1`, or the instance's when the keys come from EC2 instance metadata; with only
+//! `AWS_PROFILE`, the profile's `region`.
 
 mod container;
 mod credentials;
 mod eventstream;
+mod imds;
+mod process;
+mod remote;
 mod request;
 mod sigv4;
 mod sso;
 mod stream;
+mod web_identity;
 
 pub(crate) use eventstream::EventStreamDecoder;
 pub(crate) use eventstream::FrameError;
+pub(crate) use remote::CredentialCache;
 pub(crate) use stream::http_failure;
 
 use super::WireFormat;
@@ -50,6 +58,9 @@ pub(crate) const WIRE_FORMAT: WireFormat = WireFormat {
     decoder: |_, _, _| Box::new(stream::BedrockDecoder::new()),
     error_style: ErrorStyle::Bedrock,
 };
+
+/// The region of a request when nothing names one (as the reference).
+const DEFAULT_REGION: &str = "us-east-1";
 
 /// The service name SigV4 signs Bedrock's runtime requests for.
 const SIGNING_SERVICE: &str = "bedrock";
@@ -81,6 +92,17 @@ fn standard_endpoint_region(base_url: &str) -> Option<String> {
 struct Target {
     endpoint: String,
     region: String,
+    /// No region was configured: `us-east-1` stands in for one.
+    defaulted: bool,
+}
+
+/// The standard Bedrock runtime host of a region.
+fn regional_endpoint(region: &str) -> String {
+    if region.starts_with("cn-") {
+        format!("https://bedrock-runtime.{region}.amazonaws.com.cn")
+    } else {
+        format!("https://bedrock-runtime.{region}.amazonaws.com")
+    }
 }
 
 fn target(model: &Model, env: &dyn EnvSource) -> Result<Target, StreamFailure> {
@@ -90,9 +112,15 @@ fn target(model: &Model, env: &dyn EnvSource) -> Result<Target, StreamFailure> {
     let endpoint_region = standard_endpoint_region(base);
     let explicit =
         !base.is_empty() && (endpoint_region.is_none() || (configured.is_none() && !has_profile));
+    // Nothing names a region: the catalog's host (`us-east-1`) stands in for one, and the
+    // instance's region replaces it when the keys come from instance metadata. Another
+    // standard host in `models.json` keeps its region.
+    let defaulted = configured.is_none()
+        && !has_profile
+        && (base.is_empty() || endpoint_region.as_deref() == Some(DEFAULT_REGION));
     let region = configured
         .or_else(|| endpoint_region.clone().filter(|_| explicit))
-        .or_else(|| (!has_profile).then(|| "us-east-1".to_owned()))
+        .or_else(|| (!has_profile).then(|| DEFAULT_REGION.to_owned()))
         .or_else(|| credentials::profile_region(env))
         .ok_or_else(|| {
             StreamFailure::new(
@@ -103,12 +131,19 @@ fn target(model: &Model, env: &dyn EnvSource) -> Result<Target, StreamFailure> {
         })?;
     let endpoint = if explicit {
         base.trim_end_matches('/').to_owned()
-    } else if region.starts_with("cn-") {
-        format!("https://bedrock-runtime.{region}.amazonaws.com.cn")
     } else {
-        format!("https://bedrock-runtime.{region}.amazonaws.com")
+        regional_endpoint(&region)
     };
-    Ok(Target { endpoint, region })
+    Ok(Target {
+        endpoint,
+        region,
+        defaulted,
+    })
+}
+
+/// Whether EC2 instance metadata was asked for (see `imds::asked_for`; no network is used).
+pub(crate) fn instance_credentials_asked_for(env: &dyn EnvSource) -> bool {
+    imds::asked_for(env)
 }
 
 /// What to tell someone who chose a Bedrock model without credentials (`subject` names the
@@ -118,7 +153,12 @@ pub(crate) fn no_credentials_message(subject: &str) -> String {
         "No AWS credentials for {subject}. To use it, set AWS_ACCESS_KEY_ID and \
          AWS_SECRET_ACCESS_KEY (with AWS_SESSION_TOKEN for temporary keys), AWS_PROFILE naming \
          a profile with keys in ~/.aws/credentials, or AWS_BEARER_TOKEN_BEDROCK (a Bedrock API \
-         key). See docs/providers.md."
+         key).{} See docs/providers.md.",
+        if imds::firmware_says_ec2() {
+            " On this EC2 instance, set AWS_EC2_METADATA_DISABLED=false to use its role's keys."
+        } else {
+            ""
+        }
     )
 }
 
@@ -171,8 +211,7 @@ fn build_request_in(
 #[derive(Debug, Clone)]
 enum Keys {
     Static(AwsCredentials),
-    Container(container::ContainerEndpoint),
-    Sso(sso::SsoRole),
+    Remote(remote::RemoteSource),
 }
 
 /// Signs a Bedrock request with AWS keys, just before it is sent.
@@ -180,10 +219,15 @@ enum Keys {
 pub(crate) struct Signer {
     keys: Keys,
     region: String,
+    /// No region was configured and the keys come from instance metadata: the request goes
+    /// to the instance's region instead of `us-east-1`.
+    instance_region: bool,
+    cache: std::sync::Arc<CredentialCache>,
 }
 
 impl Signer {
-    /// Gets the keys (from the container endpoint, when they come from there) and signs.
+    /// Gets the keys (from the cache, or their source when they come from the network) and
+    /// signs.
     pub(crate) async fn sign(
         &self,
         http: &reqwest::Client,
@@ -193,17 +237,34 @@ impl Signer {
         let fetched;
         let credentials = match &self.keys {
             Keys::Static(credentials) => credentials,
-            Keys::Container(endpoint) => {
-                fetched = endpoint.fetch(http).await.map_err(auth_failure)?;
-                &fetched
-            }
-            Keys::Sso(role) => {
-                fetched = role.fetch(http).await.map_err(auth_failure)?;
+            Keys::Remote(source) => {
+                fetched = self
+                    .cache
+                    .credentials(source, http, now_ms)
+                    .await
+                    .map_err(auth_failure)?;
                 &fetched
             }
         };
+        let mut region = self.region.clone();
+        if self.instance_region
+            && let Keys::Remote(remote::RemoteSource::Imds(imds)) = &self.keys
+        {
+            let instance = self
+                .cache
+                .instance_region(imds, http)
+                .await
+                .map_err(auth_failure)?;
+            if instance != region {
+                let from = regional_endpoint(&region);
+                if let Some(rest) = request.url.strip_prefix(&from) {
+                    request.url = format!("{}{rest}", regional_endpoint(&instance));
+                }
+                region = instance;
+            }
+        }
         let scope = sigv4::SigningScope {
-            region: &self.region,
+            region: &region,
             service: SIGNING_SERVICE,
             now_ms,
         };
@@ -218,17 +279,20 @@ impl Signer {
 }
 
 /// The signer a request of `model` needs: `None` for other APIs, for bearer tokens and
-/// when the model or the request sets its own `Authorization` header.
+/// when the model or the request sets its own `Authorization` header. `cache` keeps keys
+/// fetched over the network for the client's next requests.
 pub(crate) fn signer(
     model: &Model,
     options: &StreamOptions,
+    cache: &std::sync::Arc<CredentialCache>,
 ) -> Result<Option<Signer>, StreamFailure> {
-    signer_in(model, options, &ProcessEnv)
+    signer_in(model, options, cache, &ProcessEnv)
 }
 
 fn signer_in(
     model: &Model,
     options: &StreamOptions,
+    cache: &std::sync::Arc<CredentialCache>,
     env: &dyn EnvSource,
 ) -> Result<Option<Signer>, StreamFailure> {
     if model.api != Api::BedrockConverseStream.as_str() {
@@ -240,21 +304,20 @@ fn signer_in(
     if headers.has("authorization") {
         return Ok(None);
     }
-    match credentials::resolve(env).map_err(auth_failure)? {
-        BedrockAuth::Bearer(_) => Ok(None),
-        BedrockAuth::SigV4(credentials) => Ok(Some(Signer {
-            keys: Keys::Static(credentials),
-            region: target(model, env)?.region,
-        })),
-        BedrockAuth::Container(endpoint) => Ok(Some(Signer {
-            keys: Keys::Container(endpoint),
-            region: target(model, env)?.region,
-        })),
-        BedrockAuth::Sso(role) => Ok(Some(Signer {
-            keys: Keys::Sso(role),
-            region: target(model, env)?.region,
-        })),
-    }
+    let keys = match credentials::resolve(env).map_err(auth_failure)? {
+        BedrockAuth::Bearer(_) => return Ok(None),
+        BedrockAuth::SigV4(credentials) => Keys::Static(credentials),
+        BedrockAuth::Remote(source) => Keys::Remote(source),
+    };
+    let target = target(model, env)?;
+    let instance_region =
+        target.defaulted && matches!(keys, Keys::Remote(remote::RemoteSource::Imds(_)));
+    Ok(Some(Signer {
+        keys,
+        region: target.region,
+        instance_region,
+        cache: std::sync::Arc::clone(cache),
+    }))
 }
 
 /// The event an event-stream message stands for: named by its `:event-type`, or by its
@@ -290,5 +353,7 @@ impl From<FrameError> for StreamFailure {
     }
 }
 
+#[cfg(test)]
+mod remote_tests;
 #[cfg(test)]
 mod tests;

@@ -3,8 +3,9 @@
 //! start URL for a legacy profile>.json` is exchanged at the portal
 //! (`GET https://portal.sso.<sso_region>.amazonaws.com/federation/credentials?account_id=…
 //! &role_name=…`, token in `x-amz-sso_bearer_token`; `AWS_ENDPOINT_URL_SSO` replaces the
-//! host as in the SDK) for `roleCredentials`. The keys are fetched before each request; an
-//! expired token is not refreshed: the portal refuses it and the error says to log in again.
+//! host as in the SDK) for `roleCredentials`, kept until shortly before their `expiration`.
+//! An expired token is not refreshed: the portal refuses it and the error says to log in
+//! again.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -13,6 +14,7 @@ use serde::Deserialize;
 
 use super::credentials::AwsCredentials;
 use super::credentials::CredentialError;
+use super::remote::Fetched;
 use crate::config_value::EnvSource;
 
 /// What to ask the portal for, and with which token.
@@ -120,14 +122,13 @@ struct RoleCredentials {
     access_key_id: String,
     secret_access_key: String,
     session_token: Option<String>,
+    /// Milliseconds since the epoch.
+    expiration: Option<i64>,
 }
 
 impl SsoRole {
     /// Exchanges the token for the role's keys.
-    pub(crate) async fn fetch(
-        &self,
-        http: &reqwest::Client,
-    ) -> Result<AwsCredentials, CredentialError> {
+    pub(crate) async fn fetch(&self, http: &reqwest::Client) -> Result<Fetched, CredentialError> {
         let fail = |why: String| CredentialError::Sso {
             profile: self.profile.clone(),
             why,
@@ -165,10 +166,13 @@ impl SsoRole {
         let answer: Answer = serde_json::from_str(&body)
             .map_err(|e| fail(format!("the portal's answer has no role credentials ({e})")))?;
         let keys = answer.role_credentials;
-        Ok(AwsCredentials {
-            access_key_id: keys.access_key_id,
-            secret_access_key: keys.secret_access_key,
-            session_token: keys.session_token.filter(|t| !t.is_empty()),
+        Ok(Fetched {
+            credentials: AwsCredentials {
+                access_key_id: keys.access_key_id,
+                secret_access_key: keys.secret_access_key,
+                session_token: keys.session_token.filter(|t| !t.is_empty()),
+            },
+            expires_at_ms: keys.expiration,
         })
     }
 }

@@ -210,10 +210,12 @@ fn endpoints_and_regions() {
         t(catalog, &[("AWS_REGION", "eu-west-1")]),
         Target {
             endpoint: "https://bedrock-runtime.eu-west-1.amazonaws.com".into(),
-            region: "eu-west-1".into()
+            region: "eu-west-1".into(),
+            defaulted: false,
         }
     );
     assert_eq!(t(catalog, &[]).endpoint, catalog);
+    assert!(t(catalog, &[]).defaulted);
     assert_eq!(
         t(catalog, &[("AWS_DEFAULT_REGION", "cn-north-1")]).endpoint,
         "https://bedrock-runtime.cn-north-1.amazonaws.com.cn"
@@ -248,12 +250,12 @@ async fn bearer_tokens_signers_and_missing_credentials() {
     let request = build_request_in(&m, &context, &StreamOptions::default(), "ua", &bearer).unwrap();
     assert_eq!(request.headers.get("authorization"), Some("Bearer tok"));
     assert!(
-        signer_in(&m, &StreamOptions::default(), &bearer)
+        signer_in(&m, &StreamOptions::default(), &Arc::default(), &bearer)
             .unwrap()
             .is_none()
     );
 
-    let signer = signer_in(&m, &StreamOptions::default(), &keys())
+    let signer = signer_in(&m, &StreamOptions::default(), &Arc::default(), &keys())
         .unwrap()
         .unwrap();
     let mut request =
@@ -272,7 +274,10 @@ async fn bearer_tokens_signers_and_missing_credentials() {
         "{authorization}"
     );
 
-    let none = MapEnv::new([("HOME", "/nonexistent")]);
+    let none = MapEnv::new([
+        ("HOME", "/nonexistent"),
+        ("AWS_EC2_METADATA_DISABLED", "true"),
+    ]);
     let failure =
         build_request_in(&m, &context, &StreamOptions::default(), "ua", &none).unwrap_err();
     assert_eq!(failure.class, ErrorClass::Auth);
@@ -287,7 +292,11 @@ async fn bearer_tokens_signers_and_missing_credentials() {
         .headers
         .insert("Authorization".into(), json!("Bearer proxy"));
     assert!(build_request_in(&m, &context, &options, "ua", &none).is_ok());
-    assert!(signer_in(&m, &options, &none).unwrap().is_none());
+    assert!(
+        signer_in(&m, &options, &Arc::default(), &none)
+            .unwrap()
+            .is_none()
+    );
 }
 
 #[test]
