@@ -101,6 +101,7 @@ pub(super) async fn tools_and_extensions(
     // Before the extensions' tools, so one of theirs named `codemode` replaces it.
     tools.register(crate::codemode_tools::codemode_tool(
         &started.tools,
+        settings.values().codemode.inline_budget,
         session,
     ));
     let (tools, active_tools) = add_extension_tools(setup, tools, active_tools, started.tools);
