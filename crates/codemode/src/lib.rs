@@ -14,6 +14,7 @@ pub use codemode::CODEMODE_NAME;
 pub use codemode::Codemode;
 pub use codemode::DEFAULT_INLINE_BUDGET;
 pub use codemode::STORE_ENTRY_TYPE;
+pub use codemode::ScriptModels;
 pub use codemode::ScriptStore;
 pub use codemode::description;
 pub use codemode::identifier;

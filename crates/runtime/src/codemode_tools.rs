@@ -82,12 +82,40 @@ impl knightcode_codemode::ScriptStore for BranchStore {
     }
 }
 
+/// The session's models as scripts list them (`models`): taken before each run, so a
+/// login or a provider registered since shows.
+#[derive(Default)]
+pub(crate) struct ScriptModelList(Mutex<Vec<(Value, bool)>>);
+
+impl ScriptModelList {
+    pub(crate) fn set(&self, models: Vec<(knightcode_ai::Model, bool)>) {
+        let models = models
+            .into_iter()
+            .filter_map(|(model, available)| Some((serde_json::to_value(model).ok()?, available)))
+            .collect();
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = models;
+    }
+}
+
+impl knightcode_codemode::ScriptModels for ScriptModelList {
+    fn models(&self) -> Vec<(Value, bool)> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+}
+
 /// The `codemode` tool of a session whose extensions registered `extension_tools`, its
-/// description inlining `inline_budget` estimated tokens of declarations.
+/// description inlining `inline_budget` estimated tokens of declarations, its scripts
+/// listing `models`.
 pub(crate) fn codemode_tool(
     extension_tools: &[Arc<dyn Tool>],
     inline_budget: u64,
-    session: &Arc<Mutex<SessionManager>>,
+    (session, models): (&Arc<Mutex<SessionManager>>, &Arc<ScriptModelList>),
 ) -> Arc<dyn Tool> {
     let listed: Vec<ToolListing> = extension_tools
         .iter()
@@ -97,11 +125,11 @@ pub(crate) fn codemode_tool(
     let store = BranchStore {
         session: Arc::clone(session),
     };
-    Arc::new(knightcode_codemode::Codemode::with_budget(
-        &listed,
-        inline_budget,
-        Some(Arc::new(store)),
-    ))
+    let models: Arc<dyn knightcode_codemode::ScriptModels> = Arc::clone(models) as _;
+    Arc::new(
+        knightcode_codemode::Codemode::with_budget(&listed, inline_budget, Some(Arc::new(store)))
+            .with_models(models),
+    )
 }
 
 fn listing(tool: &Arc<dyn Tool>) -> ToolListing {

@@ -19,6 +19,7 @@ const INTRO: &str = "Run JavaScript that calls other tools. The input is raw Jav
 const GLOBALS: &str = "Globals:
 - `text(value)`, `image(dataUrlOrImageBlock)`, `console.log(...)` and a top-level `return` add output; `exit()` ends the script.
 - `store(key, value)` and `load(key)` keep JSON values across codemode calls on this branch.
+- `models.getModelsOfType(type, provider?)`, `models.getAvailableOfType(type, provider?)` and `models.getModelOfType(type, provider, id)` list the session's models (`type`: \"chat\", \"image\" or \"classifier\"). `await models.classify(model, request)` and `await models.generateImages(model, request)` resolve to a result with `stopReason` and `errorMessage` instead of throwing (this build runs neither: `stopReason` is \"error\").
 - `ALL_TOOLS`, `await searchTools(query, { limit?, namespace? })`, `await describeTool(name)` and `await describeNamespace(name)` find tools that are not listed here, such as MCP tools.";
 
 /// The intro, the globals, and `listed` (the tools the description lists) within

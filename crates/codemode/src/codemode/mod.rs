@@ -63,11 +63,18 @@ pub trait ScriptStore: Send + Sync {
     ) -> Result<(), crate::CodemodeError>;
 }
 
+/// The models a script's `models` global lists: the session's, each as its `ModelInfo`
+/// JSON with whether its provider has credentials.
+pub trait ScriptModels: Send + Sync {
+    fn models(&self) -> Vec<(Value, bool)>;
+}
+
 /// The `codemode` tool; registered inactive (`--tools`, `defaultTools` or an MCP server with
 /// `codemode` exposure activate it).
 pub struct Codemode {
     definition: ToolDefinition,
     store: Option<Arc<dyn ScriptStore>>,
+    models: Option<Arc<dyn ScriptModels>>,
 }
 
 impl Codemode {
@@ -105,8 +112,31 @@ impl Codemode {
                 execution: ExecutionMode::Parallel,
             },
             store,
+            models: None,
         }
     }
+
+    /// Lists `models` to scripts (`models.getModelsOfType()` and co.); without it they see none.
+    #[must_use]
+    pub fn with_models(mut self, models: Arc<dyn ScriptModels>) -> Self {
+        self.models = Some(models);
+        self
+    }
+}
+
+/// `[{model, available}]` for the prelude's `models` global; `headers` are left out (they
+/// can carry credentials).
+fn models_json(models: Vec<(Value, bool)>) -> String {
+    let list: Vec<Value> = models
+        .into_iter()
+        .map(|(mut model, available)| {
+            if let Some(fields) = model.as_object_mut() {
+                fields.remove("headers");
+            }
+            json!({"model": model, "available": available})
+        })
+        .collect();
+    Value::Array(list).to_string()
 }
 
 /// The `// @options:` line: fields, and the code with that line blanked (line numbers stay).
@@ -204,11 +234,13 @@ impl Tool for Codemode {
             let started = Instant::now();
             let catalog = Arc::new(Catalog::new(context.tool_listing(), CODEMODE_NAME));
             let stored = self.store.as_ref().map(|s| s.load()).unwrap_or_default();
+            let models = self.models.as_ref().map(|m| m.models()).unwrap_or_default();
             let script = Script {
                 code,
                 timeout: options.timeout,
                 catalog: Arc::clone(&catalog),
                 stored,
+                models: models_json(models),
             };
             let (end, calls) = run_script(script, &catalog, &context).await?;
             let mut result =

@@ -33,8 +33,10 @@ fn info(tool: &Arc<dyn Tool>) -> Value {
 impl AgentSession {
     /// Asks the active tools' `prepareLoadout` hooks what the next requests declare (once
     /// per run, before its first request), then lets the built-in `codemode` apply its
-    /// settings (unless an extension registered its own `codemode`).
+    /// settings (unless an extension registered its own `codemode`); codemode scripts'
+    /// `models` list is taken again too.
     pub(super) async fn refresh_loadout(&mut self) {
+        self.script_models.set(self.ops.all_models());
         let mut loadout = self.extension_loadout().await;
         let host = self.extension_host.as_ref();
         let replaced = host.is_some_and(|host| {
