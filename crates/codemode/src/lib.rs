@@ -12,8 +12,11 @@ mod tool_search;
 
 pub use codemode::CODEMODE_NAME;
 pub use codemode::Codemode;
+pub use codemode::DEFAULT_INLINE_BUDGET;
 pub use codemode::STORE_ENTRY_TYPE;
+pub use codemode::ScriptModels;
 pub use codemode::ScriptStore;
+pub use codemode::description;
 pub use codemode::identifier;
 pub use codemode::ts_type;
 pub use tool_search::TOOL_SEARCH_NAME;

@@ -35,6 +35,8 @@ use crate::config::ServerConfig;
 use crate::config::Transport;
 use crate::error::McpError;
 use crate::interpolate::Resolver;
+use crate::resource_cache::ResourceCache;
+use crate::resource_cache::ResourceList;
 
 /// How much of a stdio server's stderr errors quote.
 const STDERR_TAIL: usize = 2_000;
@@ -108,12 +110,13 @@ pub type ProgressSink = Arc<dyn Fn(String) + Send + Sync>;
 /// The progress sinks of the calls in flight, by progress token (as JSON).
 type ProgressSinks = Arc<Mutex<HashMap<String, ProgressSink>>>;
 
-/// Answers the server: `roots/list` with the session's folder; notes `tools/list_changed`;
-/// passes progress to the call it belongs to.
+/// Answers the server: `roots/list` with the session's folder; notes `tools/list_changed`
+/// and `resources/list_changed`; passes progress to the call it belongs to.
 #[derive(Clone)]
 pub(crate) struct Handler {
     roots: Vec<Root>,
     pub tools_changed: Arc<AtomicBool>,
+    resources: Arc<ResourceCache>,
     progress: ProgressSinks,
     /// Told when the tool list changed, so waiters look again.
     changes: Arc<tokio::sync::watch::Sender<u64>>,
@@ -131,6 +134,11 @@ impl ClientHandler for Handler {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.tools_changed.store(true, Ordering::SeqCst);
+        self.changes.send_modify(|n| *n += 1);
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.resources.invalidate();
         self.changes.send_modify(|n| *n += 1);
     }
 
@@ -185,6 +193,7 @@ pub(crate) struct Connection {
     pub stderr: StderrTail,
     pub tools: Vec<ToolInfo>,
     pub tools_changed: Arc<AtomicBool>,
+    resources: Arc<ResourceCache>,
     progress: ProgressSinks,
 }
 
@@ -223,9 +232,11 @@ pub(crate) async fn connect(
     let stderr = StderrTail::default();
     let tools_changed = Arc::new(AtomicBool::new(false));
     let progress = ProgressSinks::default();
+    let resources = Arc::new(ResourceCache::default());
     let handler = Handler {
         roots: vec![root(context.resolver.cwd)],
         tools_changed: Arc::clone(&tools_changed),
+        resources: Arc::clone(&resources),
         progress: Arc::clone(&progress),
         changes: Arc::clone(&context.changes),
         log: context
@@ -297,6 +308,7 @@ pub(crate) async fn connect(
         stderr,
         tools: Vec::new(),
         tools_changed,
+        resources,
         progress,
     };
     connection.tools = connection.list_tools(&server.name).await?;
@@ -614,34 +626,69 @@ impl Connection {
             .is_some_and(|info| info.capabilities.resources.is_some())
     }
 
+    /// Whether the server announces changes to its resources (`resources.listChanged`), so
+    /// its lists can be kept until it does.
+    fn announces_resource_changes(&self) -> bool {
+        self.service.peer_info().is_some_and(|info| {
+            info.capabilities
+                .resources
+                .as_ref()
+                .is_some_and(|r| r.list_changed == Some(true))
+        })
+    }
+
     /// Every page of `resources/list`, as the server described each resource.
     pub async fn list_resources(&self, server: &str) -> Result<Vec<Value>, McpError> {
-        let resources = self
-            .service
-            .peer()
-            .list_all_resources()
-            .await
-            .map_err(|e| self.request_error(server, &e))?;
-        Ok(resources
-            .into_iter()
-            .filter_map(|r| serde_json::to_value(r).ok())
-            .collect())
+        self.kept(ResourceList::Resources, async {
+            let resources = self
+                .service
+                .peer()
+                .list_all_resources()
+                .await
+                .map_err(|e| self.request_error(server, &e))?;
+            Ok(resources
+                .into_iter()
+                .filter_map(|r| serde_json::to_value(r).ok())
+                .collect())
+        })
+        .await
     }
 
     /// Every page of `resources/templates/list`; a server without the method has none.
     pub async fn list_resource_templates(&self, server: &str) -> Result<Vec<Value>, McpError> {
-        match self.service.peer().list_all_resource_templates().await {
-            Ok(templates) => Ok(templates
-                .into_iter()
-                .filter_map(|t| serde_json::to_value(t).ok())
-                .collect()),
-            Err(rmcp::ServiceError::McpError(error))
-                if error.code == rmcp::model::ErrorCode::METHOD_NOT_FOUND =>
-            {
-                Ok(Vec::new())
+        self.kept(ResourceList::Templates, async {
+            match self.service.peer().list_all_resource_templates().await {
+                Ok(templates) => Ok(templates
+                    .into_iter()
+                    .filter_map(|t| serde_json::to_value(t).ok())
+                    .collect()),
+                Err(rmcp::ServiceError::McpError(error))
+                    if error.code == rmcp::model::ErrorCode::METHOD_NOT_FOUND =>
+                {
+                    Ok(Vec::new())
+                }
+                Err(e) => Err(self.request_error(server, &e)),
             }
-            Err(e) => Err(self.request_error(server, &e)),
+        })
+        .await
+    }
+
+    /// The kept `list`, or `listing`'s answer (kept when the server announces changes).
+    async fn kept(
+        &self,
+        list: ResourceList,
+        listing: impl std::future::Future<Output = Result<Vec<Value>, McpError>>,
+    ) -> Result<Vec<Value>, McpError> {
+        if !self.announces_resource_changes() {
+            return listing.await;
         }
+        let (kept, generation) = self.resources.get(list);
+        if let Some(items) = kept {
+            return Ok(items);
+        }
+        let items = listing.await?;
+        self.resources.put(list, generation, items.clone());
+        Ok(items)
     }
 
     /// `resources/read`: the result's `contents`.

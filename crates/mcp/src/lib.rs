@@ -18,6 +18,7 @@ mod manager;
 mod names;
 mod prompt_section;
 mod report;
+mod resource_cache;
 mod result;
 
 pub use auth::DEFAULT_CLIENT_NAME;

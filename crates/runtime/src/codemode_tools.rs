@@ -1,19 +1,26 @@
 //! The session's side of the `codemode` tool: the store its scripts' `store()`/`load()` use
 //! (the current branch's `codemode-store` custom entries), and the tool itself, listing the
-//! extension tools with `codemode` exposure in its description.
+//! extension tools with `codemode` exposure in its description, shaped by the `codemode.*`
+//! settings while it is active.
 
 use std::sync::Arc;
 use std::sync::Mutex;
 
+use knightcode_agent::Loadout;
 use knightcode_agent::Tool;
 use knightcode_agent::ToolExposure;
 use knightcode_agent::ToolListing;
+use knightcode_agent::ToolRegistry;
+use knightcode_codemode::CODEMODE_NAME;
 use knightcode_codemode::CodemodeError;
 use knightcode_codemode::STORE_ENTRY_TYPE;
 use knightcode_protocol::SessionEntry;
 use knightcode_session::SessionManager;
 use serde_json::Value;
 use serde_json::json;
+
+use crate::settings::CodemodeMode;
+use crate::settings::CodemodeSettings;
 
 /// `store()` values on the session's current branch.
 pub(crate) struct BranchStore {
@@ -75,28 +82,103 @@ impl knightcode_codemode::ScriptStore for BranchStore {
     }
 }
 
-/// The `codemode` tool of a session whose extensions registered `extension_tools`.
+/// The session's models as scripts list them (`models`): taken before each run, so a
+/// login or a provider registered since shows.
+#[derive(Default)]
+pub(crate) struct ScriptModelList(Mutex<Vec<(Value, bool)>>);
+
+impl ScriptModelList {
+    pub(crate) fn set(&self, models: Vec<(knightcode_ai::Model, bool)>) {
+        let models = models
+            .into_iter()
+            .filter_map(|(model, available)| Some((serde_json::to_value(model).ok()?, available)))
+            .collect();
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = models;
+    }
+}
+
+impl knightcode_codemode::ScriptModels for ScriptModelList {
+    fn models(&self) -> Vec<(Value, bool)> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+}
+
+/// The `codemode` tool of a session whose extensions registered `extension_tools`, its
+/// description inlining `inline_budget` estimated tokens of declarations, its scripts
+/// listing `models`.
 pub(crate) fn codemode_tool(
     extension_tools: &[Arc<dyn Tool>],
-    session: &Arc<Mutex<SessionManager>>,
+    inline_budget: u64,
+    (session, models): (&Arc<Mutex<SessionManager>>, &Arc<ScriptModelList>),
 ) -> Arc<dyn Tool> {
     let listed: Vec<ToolListing> = extension_tools
         .iter()
         .filter(|t| t.exposure() == ToolExposure::Codemode)
-        .map(|t| ToolListing {
-            definition: t.definition().clone(),
-            exposure: t.exposure(),
-            namespace: t.namespace(),
-            active: false,
-            callable: true,
-            output_schema: t.output_schema(),
-        })
+        .map(listing)
         .collect();
     let store = BranchStore {
         session: Arc::clone(session),
     };
-    Arc::new(knightcode_codemode::Codemode::new(
-        &listed,
-        Some(Arc::new(store)),
-    ))
+    let models: Arc<dyn knightcode_codemode::ScriptModels> = Arc::clone(models) as _;
+    Arc::new(
+        knightcode_codemode::Codemode::with_budget(&listed, inline_budget, Some(Arc::new(store)))
+            .with_models(models),
+    )
+}
+
+fn listing(tool: &Arc<dyn Tool>) -> ToolListing {
+    ToolListing {
+        definition: tool.definition().clone(),
+        exposure: tool.exposure(),
+        namespace: tool.namespace(),
+        active: false,
+        callable: true,
+        output_schema: tool.output_schema(),
+    }
+}
+
+/// What the built-in `codemode` changes in the declarations while it is active
+/// (`codemode.*` settings): its description lists the tools with `codemode` exposure within
+/// the inline budget; with `mode: "only"` the active tools scripts can call (`direct`
+/// ones) are left out of the declarations and listed there too. Tools already left out
+/// (`loadout.hidden`) stay out. Nothing changes when `codemode` is not active.
+pub(crate) fn apply_settings(
+    tools: &ToolRegistry,
+    active: &[String],
+    settings: CodemodeSettings,
+    loadout: &mut Loadout,
+) {
+    if !active.iter().any(|name| name == CODEMODE_NAME) {
+        return;
+    }
+    let mut listed: Vec<ToolListing> = tools
+        .iter()
+        .filter(|t| t.exposure() == ToolExposure::Codemode)
+        .map(listing)
+        .collect();
+    if settings.mode == CodemodeMode::Only {
+        let moved: Vec<&Arc<dyn Tool>> = active
+            .iter()
+            .filter(|name| *name != CODEMODE_NAME && !loadout.hidden.contains(name))
+            .filter_map(|name| tools.get(name))
+            .filter(|t| t.exposure() == ToolExposure::Direct)
+            .collect();
+        for tool in moved {
+            loadout.hidden.push(tool.definition().name.clone());
+            listed.push(ToolListing {
+                active: true,
+                ..listing(tool)
+            });
+        }
+    }
+    let description = knightcode_codemode::description(&listed, settings.inline_budget);
+    loadout
+        .descriptions
+        .insert(CODEMODE_NAME.to_owned(), description);
 }

@@ -7,6 +7,8 @@ mod bedrock;
 mod broken_pipe;
 mod cli;
 mod cloudflare;
+mod codemode_models;
+mod codemode_settings;
 mod codex;
 mod codex_pi;
 mod copilot;

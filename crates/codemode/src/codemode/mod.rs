@@ -6,6 +6,7 @@
 //! `codemode-store` entry when the script succeeds.
 
 mod catalog;
+mod description;
 mod output;
 mod sandbox;
 
@@ -33,6 +34,7 @@ use tokio_util::sync::CancellationToken;
 use catalog::Catalog;
 pub use catalog::identifier;
 pub use catalog::ts_type;
+pub use description::description;
 use sandbox::Event;
 use sandbox::Failure;
 use sandbox::Request;
@@ -45,8 +47,9 @@ pub const STORE_ENTRY_TYPE: &str = "codemode-store";
 
 /// Output over this many estimated tokens (characters / 4) keeps its start and end.
 const DEFAULT_MAX_OUTPUT_TOKENS: u64 = 10_000;
-/// Estimated tokens the description's tool listing may use.
-const INLINE_BUDGET_TOKENS: usize = 3_000;
+/// Estimated tokens (characters / 4) the description's tool declarations may use, when
+/// the `codemode.inlineBudget` setting does not say.
+pub const DEFAULT_INLINE_BUDGET: u64 = 3_000;
 
 /// Where `store()` values live: the session's current branch.
 pub trait ScriptStore: Send + Sync {
@@ -60,32 +63,40 @@ pub trait ScriptStore: Send + Sync {
     ) -> Result<(), crate::CodemodeError>;
 }
 
+/// The models a script's `models` global lists: the session's, each as its `ModelInfo`
+/// JSON with whether its provider has credentials.
+pub trait ScriptModels: Send + Sync {
+    fn models(&self) -> Vec<(Value, bool)>;
+}
+
 /// The `codemode` tool; registered inactive (`--tools`, `defaultTools` or an MCP server with
 /// `codemode` exposure activate it).
 pub struct Codemode {
     definition: ToolDefinition,
     store: Option<Arc<dyn ScriptStore>>,
+    models: Option<Arc<dyn ScriptModels>>,
 }
-
-const INTRO: &str = "Run JavaScript that calls other tools. The input is raw JavaScript (not JSON, no code fence), the body of an async function in a QuickJS sandbox: top-level `await` and `return` work. There is no Node, file system, network or timers.
-- `await tools.<name>(args)` calls a tool: it resolves to the tool's text (MCP tools: their `CallToolResult`) and rejects with an Error when the call fails or is blocked. Calls still running when the script ends are cancelled.
-- Optional first line: `// @options: {\"max_output_tokens\": 10000, \"timeout_ms\": 60000}`";
-
-const GLOBALS: &str = "Globals:
-- `text(value)`, `image(dataUrlOrImageBlock)`, `console.log(...)` and a top-level `return` add output; `exit()` ends the script.
-- `store(key, value)` and `load(key)` keep JSON values across codemode calls on this branch.
-- `ALL_TOOLS`, `await searchTools(query, { limit?, namespace? })`, `await describeTool(name)` and `await describeNamespace(name)` find tools that are not listed here, such as MCP tools.";
 
 impl Codemode {
     /// `listed`: the tools the description lists (those with `codemode` exposure; `deferred`
     /// ones, MCP tools among them, never are, so the description does not change while
     /// servers connect).
     pub fn new(listed: &[ToolListing], store: Option<Arc<dyn ScriptStore>>) -> Self {
+        Self::with_budget(listed, DEFAULT_INLINE_BUDGET, store)
+    }
+
+    /// [`Codemode::new`] with `inline_budget` estimated tokens of declarations (see
+    /// [`description`]).
+    pub fn with_budget(
+        listed: &[ToolListing],
+        inline_budget: u64,
+        store: Option<Arc<dyn ScriptStore>>,
+    ) -> Self {
         Self {
             definition: ToolDefinition {
                 name: CODEMODE_NAME.to_owned(),
                 label: "Codemode".to_owned(),
-                description: description(listed),
+                description: description(listed, inline_budget),
                 parameters: json!({
                     "type": "object",
                     "properties": {
@@ -101,57 +112,31 @@ impl Codemode {
                 execution: ExecutionMode::Parallel,
             },
             store,
+            models: None,
         }
+    }
+
+    /// Lists `models` to scripts (`models.getModelsOfType()` and co.); without it they see none.
+    #[must_use]
+    pub fn with_models(mut self, models: Arc<dyn ScriptModels>) -> Self {
+        self.models = Some(models);
+        self
     }
 }
 
-/// The intro, the globals, and the listed tools grouped by namespace within the budget.
-fn description(listed: &[ToolListing]) -> String {
-    let mut sections = vec![INTRO.to_owned(), GLOBALS.to_owned()];
-    let mut budget = INLINE_BUDGET_TOKENS * 4;
-    let mut listing: Vec<String> = Vec::new();
-    let mut uses_mcp = false;
-    let mut sorted: Vec<&ToolListing> = listed
-        .iter()
-        .filter(|t| t.definition.name != CODEMODE_NAME)
-        .collect();
-    sorted.sort_by_key(|t| t.namespace.as_ref().map(|n| n.name.clone()));
-    let mut heading: Option<String> = None;
-    for tool in sorted {
-        let section = format!(
-            "### `{}`\n{}",
-            identifier(&tool.definition.name),
-            catalog::declaration(tool)
-        );
-        if section.len() > budget {
-            continue;
-        }
-        budget -= section.len();
-        let namespace = tool.namespace.as_ref().map(|n| n.name.clone());
-        if namespace != heading {
-            if let Some(ns) = &tool.namespace {
-                let about = ns
-                    .description
-                    .as_deref()
-                    .map(|d| format!("\n{d}"))
-                    .unwrap_or_default();
-                listing.push(format!("## {}{about}", ns.name));
+/// `[{model, available}]` for the prelude's `models` global; `headers` are left out (they
+/// can carry credentials).
+fn models_json(models: Vec<(Value, bool)>) -> String {
+    let list: Vec<Value> = models
+        .into_iter()
+        .map(|(mut model, available)| {
+            if let Some(fields) = model.as_object_mut() {
+                fields.remove("headers");
             }
-            heading = namespace;
-        }
-        uses_mcp |= tool.output_schema.is_some();
-        listing.push(section);
-    }
-    if uses_mcp {
-        sections.push(format!(
-            "Shared types:\n```ts\n{}\n```",
-            catalog::CALL_TOOL_RESULT
-        ));
-    }
-    if !listing.is_empty() {
-        sections.push(format!("Tools:\n\n{}", listing.join("\n\n")));
-    }
-    sections.join("\n\n")
+            json!({"model": model, "available": available})
+        })
+        .collect();
+    Value::Array(list).to_string()
 }
 
 /// The `// @options:` line: fields, and the code with that line blanked (line numbers stay).
@@ -249,11 +234,13 @@ impl Tool for Codemode {
             let started = Instant::now();
             let catalog = Arc::new(Catalog::new(context.tool_listing(), CODEMODE_NAME));
             let stored = self.store.as_ref().map(|s| s.load()).unwrap_or_default();
+            let models = self.models.as_ref().map(|m| m.models()).unwrap_or_default();
             let script = Script {
                 code,
                 timeout: options.timeout,
                 catalog: Arc::clone(&catalog),
                 stored,
+                models: models_json(models),
             };
             let (end, calls) = run_script(script, &catalog, &context).await?;
             let mut result =

@@ -1,6 +1,6 @@
 // The globals of a codemode script. The sandbox (sandbox.rs) defines `__host` before this
 // runs: `call(id, name, argsJson)`, `tools()`, `search(query, limit, namespace)`,
-// `describe(name)`, `namespace(name)` and `load(key)`, all plain values in and out. This file
+// `describe(name)`, `namespace(name)`, `models()` and `load(key)`, all plain values in and out. This file
 // keeps the script's output, its store writes and its pending tool calls; the sandbox reads
 // them back through `__kc` when the script ends.
 (() => {
@@ -110,8 +110,35 @@
   const tools = {};
   for (const tool of catalog) tools[tool.id] = (args) => call(tool.name, args);
 
+  // `models`: the session's models by type (`chat`, `image`, `classifier`; a model without a
+  // type is a chat model), each a fresh copy. No classifier or image-generation wire exists
+  // in this build (the catalog has no such models): `classify` and `generateImages` resolve
+  // to an error result, as a provider's error would, rather than throwing.
+  const modelList = JSON.parse(host.models());
+  const copy = (value) => (value === undefined ? undefined : JSON.parse(JSON.stringify(value)));
+  const ofType = (type, provider, onlyAvailable) =>
+    modelList
+      .filter((x) => (!onlyAvailable || x.available) && (x.model.type || 'chat') === type)
+      .filter((x) => provider === undefined || x.model.provider === provider)
+      .map((x) => copy(x.model));
+  const unsupported = (what, model) => ({
+    provider: model && model.provider,
+    model: model && (model.id || model.model),
+    ...(what === 'classify' ? { answers: {} } : { output: [] }),
+    stopReason: 'error',
+    errorMessage: `${what === 'classify' ? 'Classifier' : 'Image'} models are not supported by this build of KnightCode`,
+  });
+  const models = Object.freeze({
+    getModelsOfType: (type, provider) => ofType(type, provider, false),
+    getAvailableOfType: (type, provider) => ofType(type, provider, true),
+    getModelOfType: (type, provider, id) => ofType(type, provider, false).find((m) => m.id === id),
+    classify: async (model) => unsupported('classify', model),
+    generateImages: async (model) => unsupported('generateImages', model),
+  });
+
   Object.assign(globalThis, {
     tools: Object.freeze(tools),
+    models,
     ALL_TOOLS: Object.freeze(catalog.map((tool) => Object.freeze({ name: tool.name, description: tool.description }))),
     text,
     image,

@@ -77,6 +77,8 @@ pub(crate) struct Script {
     pub catalog: Arc<Catalog>,
     /// The branch's stored values (`load`).
     pub stored: serde_json::Map<String, Value>,
+    /// `[{model, available}]`, for the `models` global.
+    pub models: String,
 }
 
 /// Runs `script` on a thread of its own; `done` receives how it ended.
@@ -236,6 +238,8 @@ fn start<'js>(
             catalog.namespace_json(&name)
         }),
     )?;
+    let models = script.models.clone();
+    set("models", Function::new(ctx.clone(), move || models.clone()))?;
     let stored = script.stored.clone();
     set(
         "load",

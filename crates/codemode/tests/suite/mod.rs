@@ -1,1 +1,2 @@
+mod models;
 mod scripts;

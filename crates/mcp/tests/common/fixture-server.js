@@ -13,6 +13,7 @@ const ask = (method, params) => new Promise((resolve) => {
 });
 const result = (text) => ({ content: [{ type: 'text', text }] });
 let shrunk = false;
+const added = [];
 const listed = (names) => names.filter((n) => !(shrunk && n === 'crash'));
 process.stderr.write('fixture server started\n');
 rl.on('line', async (line) => {
@@ -28,18 +29,29 @@ rl.on('line', async (line) => {
     case 'initialize': {
       // FIXTURE_RESOURCES=1 offers resources too.
       const capabilities = { tools: { listChanged: true } };
-      if (process.env.FIXTURE_RESOURCES) capabilities.resources = {};
+      if (process.env.FIXTURE_RESOURCES) capabilities.resources = { listChanged: true };
       return reply({ protocolVersion: msg.params.protocolVersion, capabilities, serverInfo: { name: 'fixture', version: '1.0.0' } });
     }
     case 'resources/list':
       return reply({ resources: [
         { uri: 'fixture://notes', name: 'notes', mimeType: 'text/plain', description: 'The fixture notes' },
         { uri: 'fixture://data.bin', name: 'data', mimeType: 'application/octet-stream' },
-      ] });
+      ].concat(added.map((name) => ({ uri: 'fixture://' + name, name }))) });
     case 'resources/templates/list':
-      return reply({ resourceTemplates: [{ uriTemplate: 'fixture://item/{id}', name: 'item' }] });
+      return reply({ resourceTemplates: [{ uriTemplate: 'fixture://item/{id}', name: 'item' }]
+        .concat(added.map((name) => ({ uriTemplate: 'fixture://' + name + '/{id}', name }))) });
     case 'resources/read': {
       const uri = msg.params.uri;
+      // Reading `fixture://add/<name>` adds a resource and a template quietly;
+      // `fixture://announce` says `resources/list_changed`.
+      if (uri.startsWith('fixture://add/')) {
+        added.push(uri.slice('fixture://add/'.length));
+        return reply({ contents: [{ uri, mimeType: 'text/plain', text: 'added' }] });
+      }
+      if (uri === 'fixture://announce') {
+        send({ jsonrpc: '2.0', method: 'notifications/resources/list_changed' });
+        return reply({ contents: [{ uri, mimeType: 'text/plain', text: 'announced' }] });
+      }
       if (uri === 'fixture://data.bin') return reply({ contents: [{ uri, mimeType: 'application/octet-stream', blob: Buffer.from([0, 1, 2, 3]).toString('base64') }] });
       if (uri === 'fixture://notes') return reply({ contents: [{ uri, mimeType: 'text/plain', text: 'Notes of the fixture' }] });
       return send({ jsonrpc: '2.0', id: msg.id, error: { code: -32002, message: 'Resource not found: ' + uri } });

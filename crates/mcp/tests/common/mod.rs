@@ -18,7 +18,9 @@ use knightcode_mcp::Transport;
 /// `tools/list_changed`); `upper {message}` (the message in capitals). `tools/list` comes in
 /// two pages; `FIXTURE_EXTRA_TOOLS=N` in its environment adds `extra_1` … `extra_N`, and
 /// `FIXTURE_RESOURCES=1` offers resources (`fixture://notes`, text; `fixture://data.bin`, a
-/// blob) and a template (`fixture://item/{id}`).
+/// blob) and a template (`fixture://item/{id}`), announcing changes: reading
+/// `fixture://add/<name>` adds `fixture://<name>` and `fixture://<name>/{id}` quietly, reading
+/// `fixture://announce` says `resources/list_changed`.
 pub const SERVER_JS: &str = include_str!("fixture-server.js");
 
 /// Writes the fixture into `dir` and returns a stdio entry that runs it.

@@ -3,4 +3,5 @@ mod http;
 mod log;
 mod oauth;
 mod prompt_section;
+mod resources;
 mod stdio;

@@ -32,16 +32,43 @@ fn info(tool: &Arc<dyn Tool>) -> Value {
 
 impl AgentSession {
     /// Asks the active tools' `prepareLoadout` hooks what the next requests declare (once
-    /// per run, before its first request).
+    /// per run, before its first request), then lets the built-in `codemode` apply its
+    /// settings (unless an extension registered its own `codemode`); codemode scripts'
+    /// `models` list is taken again too.
     pub(super) async fn refresh_loadout(&mut self) {
+        self.script_models.set(self.ops.all_models());
+        let mut loadout = self.extension_loadout().await;
+        let host = self.extension_host.as_ref();
+        let replaced = host.is_some_and(|host| {
+            host.registry()
+                .tools
+                .iter()
+                .any(|t| t.name == knightcode_codemode::CODEMODE_NAME)
+        });
+        if !replaced {
+            let mut settings = self.settings.values().codemode;
+            // Plan mode blocks codemode: while planning, its tools stay declared.
+            let planning = self.plan.enabled()
+                && matches!(self.plan.state(), Ok(Some(state)) if state.planning());
+            if planning {
+                settings.mode = crate::settings::CodemodeMode::On;
+            }
+            let config = self.agent.config();
+            let active = config.active_tools.clone().unwrap_or_default();
+            crate::codemode_tools::apply_settings(&config.tools, &active, settings, &mut loadout);
+        }
+        self.agent.config_mut().loadout = loadout;
+    }
+
+    /// What the active tools' `prepareLoadout` hooks change (nothing without any).
+    async fn extension_loadout(&mut self) -> knightcode_agent::Loadout {
         let Some(host) = self.extension_host.clone() else {
-            return;
+            return knightcode_agent::Loadout::default();
         };
         let config = self.agent.config();
         let active = config.active_tools.clone().unwrap_or_default();
         if !host.shapes_loadout(&active) {
-            self.agent.config_mut().loadout = knightcode_agent::Loadout::default();
-            return;
+            return knightcode_agent::Loadout::default();
         }
         let tools = &config.tools;
         let declared: Vec<Value> = active
@@ -77,7 +104,6 @@ impl AgentSession {
             "exposures": exposures,
             "guidelines": guidelines,
         });
-        let loadout = host.loadout(payload).await;
-        self.agent.config_mut().loadout = loadout;
+        host.loadout(payload).await
     }
 }

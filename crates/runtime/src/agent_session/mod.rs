@@ -228,6 +228,8 @@ pub struct AgentSession {
     mcp: crate::mcp::McpSession,
     /// The built-in plan mode (inert when an extension replaced it).
     plan: Arc<crate::plan_mode::PlanMode>,
+    /// What codemode scripts' `models` global lists, brought up to date before each run.
+    script_models: Arc<crate::codemode_tools::ScriptModelList>,
     /// Keeps the last request's prompt cache warm (`cacheWarming`).
     cache_warming: crate::cache_warming::CacheWarming,
 }

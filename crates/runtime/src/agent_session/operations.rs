@@ -167,6 +167,23 @@ impl OpsState {
         models
     }
 
+    /// Every registered model, with whether its provider has credentials (a script's
+    /// `models` global).
+    pub(super) fn all_models(&self) -> Vec<(Model, bool)> {
+        let auth = self.auth();
+        let registry = &self.registry;
+        registry
+            .models()
+            .iter()
+            .map(|m| {
+                let key = registry
+                    .provider_config(&m.provider)
+                    .and_then(knightcode_ai::models::ProviderConfig::api_key);
+                (m.clone(), auth.has_auth(&m.provider, key))
+            })
+            .collect()
+    }
+
     /// `--api-key`, by provider (what extensions' model calls resolve keys with too).
     pub(super) fn runtime_keys(&self) -> &HashMap<String, String> {
         &self.runtime_keys

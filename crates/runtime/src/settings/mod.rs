@@ -7,12 +7,15 @@ use std::path::PathBuf;
 use serde_json::Map;
 use serde_json::Value;
 
+mod codemode;
 mod compaction;
 mod local_models;
 mod sandbox;
 pub mod unsupported;
 mod values;
 
+pub use self::codemode::CodemodeMode;
+pub use self::codemode::CodemodeSettings;
 pub use self::compaction::CompactionOverride;
 pub use self::sandbox::SandboxSettings;
 pub use self::values::DefaultProjectTrust;

@@ -93,6 +93,8 @@ pub struct SettingsValues {
     pub local_models: Vec<knightcode_ai::local::LocalServer>,
     /// `cacheWarming`, from the global file only (it spends the user's money).
     pub cache_warming: crate::cache_warming::CacheWarmingMode,
+    /// `codemode.mode` and `codemode.inlineBudget`.
+    pub codemode: super::CodemodeSettings,
 }
 
 impl Default for SettingsValues {
@@ -125,6 +127,7 @@ impl Default for SettingsValues {
             sandbox: super::SandboxSettings::default(),
             local_models: knightcode_ai::local::LocalServer::defaults(),
             cache_warming: crate::cache_warming::CacheWarmingMode::Streaming,
+            codemode: super::CodemodeSettings::default(),
         }
     }
 }
@@ -263,6 +266,7 @@ pub(super) fn parse(layers: &Layers<'_>) -> (SettingsValues, Vec<SettingsDiagnos
             &crate::cache_warming::CacheWarmingMode::ALL.map(|mode| (mode.as_str(), mode)),
             defaults.cache_warming,
         ),
+        codemode: reader.codemode(),
     };
     (values, reader.diagnostics)
 }
@@ -453,7 +457,12 @@ impl<'a> Reader<'a> {
             .unwrap_or(default)
     }
 
-    fn choice<T: Copy + PartialEq>(&mut self, key: &str, options: &[(&str, T)], default: T) -> T {
+    pub(super) fn choice<T: Copy + PartialEq>(
+        &mut self,
+        key: &str,
+        options: &[(&str, T)],
+        default: T,
+    ) -> T {
         self.choice_in(self.layers.effective, key, options, default)
     }
 

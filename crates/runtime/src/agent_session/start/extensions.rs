@@ -34,6 +34,8 @@ pub(super) struct Toolbox {
     pub(super) resources: crate::resources::ExtensionResources,
     /// The built-in plan mode (disabled when an extension replaced it).
     pub(super) plan: Arc<crate::plan_mode::PlanMode>,
+    /// What codemode scripts' `models` global lists (the session refreshes it).
+    pub(super) script_models: Arc<crate::codemode_tools::ScriptModelList>,
 }
 
 /// Step 6: the built-in tools, then the extensions started on the session (bound,
@@ -99,9 +101,11 @@ pub(super) async fn tools_and_extensions(
         host.map(|h| &**h),
     ));
     // Before the extensions' tools, so one of theirs named `codemode` replaces it.
+    let script_models = Arc::new(crate::codemode_tools::ScriptModelList::default());
     tools.register(crate::codemode_tools::codemode_tool(
         &started.tools,
-        session,
+        settings.values().codemode.inline_budget,
+        (session, &script_models),
     ));
     let (tools, active_tools) = add_extension_tools(setup, tools, active_tools, started.tools);
     plan.note_tools(tools.names());
@@ -116,6 +120,7 @@ pub(super) async fn tools_and_extensions(
         actions,
         resources: started.resources,
         plan,
+        script_models,
     })
 }
 

@@ -203,6 +203,7 @@ impl AgentSession {
                 extension_cli: setup.extensions.cli.clone(),
                 mcp,
                 plan: toolbox.plan,
+                script_models: toolbox.script_models,
                 cache_warming,
             },
             receiver,
