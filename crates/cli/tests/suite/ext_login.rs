@@ -5,6 +5,7 @@
 //! throws, or input that ends, writes nothing.
 
 use crate::oneshot_common;
+use crate::tui_common;
 
 use knightcode_testkit::MockServer;
 use knightcode_testkit::ScriptedReply;
@@ -147,4 +148,86 @@ fn the_end_of_input_cancels_the_question_and_writes_nothing() {
     assert_eq!(run.code, 1, "stdout: {}", run.stdout);
     assert_eq!(run.stderr, "Error: Login cancelled\n");
     assert_eq!(auth_json(&sb), before);
+}
+
+// ---- `/login` in the terminal ----
+
+const ENTER: &str = "\r";
+const ESCAPE: &str = "\x1b";
+
+/// A terminal session with `acme.ts` loaded and no usable model (the mock's key is taken
+/// out of `models.json`), so that the login's provider becomes the session's model.
+fn terminal(fails: bool) -> (tui_common::Sandbox, tui_common::Tui) {
+    let sandbox = tui_common::sandbox(vec![ScriptedReply::text("hi from acme")]);
+    let path = sandbox.agent.join("models.json");
+    let mut models: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    models["providers"]["mock"]
+        .as_object_mut()
+        .unwrap()
+        .remove("apiKey");
+    std::fs::write(&path, models.to_string()).unwrap();
+    std::fs::write(
+        sandbox.project.join("acme.ts"),
+        extension(&sandbox.server().base_url(), fails),
+    )
+    .unwrap();
+    let tui = sandbox.spawn_with_env(&["-e", "acme.ts"], &[("BROWSER", "true")], 110, 40);
+    tui.wait_for_text("No model available.");
+    (sandbox, tui)
+}
+
+#[test]
+fn login_in_the_terminal_lists_the_extensions_login_and_its_model_answers() {
+    let (sandbox, mut tui) = terminal(false);
+    tui.submit("/login");
+    tui.wait_for_text("Select authentication method:");
+    tui.send(ENTER);
+    tui.wait_for_text("Select provider to configure:");
+    tui.send("Acme");
+    tui.wait_for_text("→ Acme SSO • unconfigured");
+    tui.send(ENTER);
+    tui.wait_for_text("Login to Acme SSO");
+    let screen = tui.wait_for_text("Paste the code:");
+    assert!(screen.contains(URL), "{screen}");
+    assert!(screen.contains("Sign in, then copy the code."), "{screen}");
+    assert!(screen.contains("Waiting for the code..."), "{screen}");
+    assert!(screen.contains("e.g., abc123"), "{screen}");
+    tui.send("c0de");
+    tui.send(ENTER);
+    let screen = tui.wait_for_text("Logged in to Acme SSO. Selected acme-1.");
+    assert!(screen.contains("Credentials saved to"), "{screen}");
+
+    let auth: Value =
+        serde_json::from_str(&std::fs::read_to_string(sandbox.agent.join("auth.json")).unwrap())
+            .unwrap();
+    assert_eq!(auth["acme"]["type"], "oauth", "{auth}");
+    assert_eq!(auth["acme"]["access"], "tok-c0de", "{auth}");
+    assert_eq!(auth["acme"]["refresh"], "r1", "{auth}");
+
+    tui.submit("hello");
+    tui.wait_for_text("hi from acme");
+    assert_eq!(
+        sandbox.server().requests()[0].header("authorization"),
+        Some("Bearer key-tok-c0de")
+    );
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}
+
+#[test]
+fn escape_cancels_the_extensions_login_and_a_throwing_login_is_reported() {
+    let (sandbox, mut tui) = terminal(true);
+    tui.submit("/login acme");
+    tui.wait_for_text("Paste the code:");
+    tui.send(ESCAPE);
+    tui.wait_for_text("Login cancelled; nothing was saved.");
+
+    tui.submit("/login acme");
+    tui.wait_for_text("Paste the code:");
+    tui.send("c0de");
+    tui.send(ENTER);
+    tui.wait_for_text("Failed to login to Acme SSO: the SSO refused the code");
+    assert!(!sandbox.agent.join("auth.json").exists());
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
 }
