@@ -20,24 +20,27 @@ use serde_json::json;
 pub(crate) const URL: &str = "https://sso.acme.test/authorize?state=s1";
 
 /// A provider whose login shows an address, says it waits, asks for a code and turns it
-/// into credentials; `fails`: it throws once it has the code.
+/// into credentials that name `base_url`, where `modifyModels` moves its models (registered
+/// at an address nothing answers); `fails`: it throws once it has the code.
 pub(crate) fn extension(base_url: &str, fails: bool) -> String {
     let finish = if fails {
         r#"throw new Error("the SSO refused the code");"#
     } else {
-        r#"return { refresh: "r1", access: `tok-${code}`, expires: Date.now() + 3600000, account: "a1" };"#
+        r#"return { refresh: "r1", access: `tok-${code}`, expires: Date.now() + 3600000, account: "a1", url: BASE };"#
     };
     format!(
         r#"
+import {{ writeFileSync }} from "node:fs";
+const BASE = "{base_url}";
 export default function (pi) {{
   pi.registerProvider("acme", {{
-    baseUrl: "{base_url}", api: "openai-completions",
+    baseUrl: "http://127.0.0.1:9/unreachable", api: "openai-completions",
     models: [{{ id: "acme-1", name: "Acme", reasoning: false, input: ["text"],
                cost: {{ input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }}, contextWindow: 8000, maxTokens: 100 }}],
     oauth: {{
       name: "Acme SSO",
       async login(callbacks) {{
-        if (!(callbacks.signal instanceof AbortSignal)) throw new Error("no signal");
+        callbacks.signal.addEventListener("abort", () => writeFileSync("aborted.txt", "login aborted"));
         callbacks.onAuth({{ url: "{URL}", instructions: "Sign in, then copy the code." }});
         callbacks.onProgress("Waiting for the code...");
         const code = await callbacks.onPrompt({{ message: "Paste the code:", placeholder: "abc123" }});
@@ -45,6 +48,11 @@ export default function (pi) {{
       }},
       async refreshToken(credentials) {{ return credentials; }},
       getApiKey(credentials) {{ return `key-${{credentials.access}}`; }},
+      // The models move to the address the login names: the request reaching the mock
+      // shows that the list was changed after the login.
+      modifyModels(models, credentials) {{
+        return models.map((m) => (m.provider === "acme" ? {{ ...m, baseUrl: credentials.url }} : m));
+      }},
     }},
   }});
 }}
@@ -110,6 +118,7 @@ fn auth_login_runs_the_extensions_login_and_its_model_uses_the_key() {
     assert_eq!(auth["acme"]["access"], "tok-c0de", "{auth}");
     assert_eq!(auth["acme"]["refresh"], "r1", "{auth}");
     assert_eq!(auth["acme"]["account"], "a1", "{auth}");
+    assert_eq!(auth["acme"]["url"], server.base_url(), "{auth}");
     assert_eq!(auth["other"]["key"], "keep-me", "{auth}");
 
     let run = knightcode(
@@ -228,6 +237,12 @@ fn escape_cancels_the_extensions_login_and_a_throwing_login_is_reported() {
     tui.send(ENTER);
     tui.wait_for_text("Failed to login to Acme SSO: the SSO refused the code");
     assert!(!sandbox.agent.join("auth.json").exists());
+    // The escape aborted the first login's `signal` (its abort was sent to the JS thread
+    // before the second login began there).
+    assert_eq!(
+        std::fs::read_to_string(sandbox.project.join("aborted.txt")).unwrap(),
+        "login aborted"
+    );
     tui.send("\x04");
     assert_eq!(tui.wait_exit(), 0);
 }
