@@ -170,10 +170,10 @@ pub(super) fn login(
             let provider = match provider {
                 Some(provider) if !api_key && !login::has_subscription_login(&provider) => {
                     // An extension's OAuth login of that name goes first, as in pi.
-                    if let Some(logins) = ext::load(&extensions, agent_dir).await? {
-                        if let Some(found) = logins.find(&provider) {
-                            return ext::login(&logins, &found, agent_dir, &mut lines, out).await;
-                        }
+                    if let Some(logins) = ext::load(&extensions, agent_dir).await?
+                        && let Some(found) = logins.find(&provider)
+                    {
+                        return ext::login(&logins, &found, agent_dir, &mut lines, out).await;
                     }
                     Some(provider)
                 }
