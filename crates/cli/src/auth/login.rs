@@ -177,6 +177,12 @@ pub(super) fn login(
                     }
                     Some(provider)
                 }
+                None if lines.terminal => match ext::load(&extensions, agent_dir).await? {
+                    Some(logins) => {
+                        return pick_with_extensions(&logins, agent_dir, &mut lines, out).await;
+                    }
+                    None => None,
+                },
                 other => other,
             };
             run_login(provider, api_key, agent_dir, &mut lines, out).await
@@ -260,6 +266,36 @@ async fn run_login(
                 "Saved API key for {}. Credentials saved to {path}",
                 choice.name
             ))
+        }
+    }
+}
+
+/// The list on a terminal with the extensions' OAuth logins after the built-in ones (a
+/// provider with a built-in subscription login keeps that one here).
+async fn pick_with_extensions(
+    logins: &ext::ExtensionLogins,
+    agent_dir: &Path,
+    lines: &mut Lines,
+    out: &mut dyn Write,
+) -> Result<String, String> {
+    let extra: Vec<_> = logins
+        .providers()
+        .into_iter()
+        .filter(|e| !login::has_subscription_login(&e.provider))
+        .collect();
+    let mut choices = login::login_choices(&ModelRegistry::load(agent_dir));
+    choices.retain(|c| !extra.iter().any(|e| e.provider == c.provider));
+    choices.extend(extra.iter().map(|e| LoginChoice {
+        provider: e.provider.clone(),
+        name: e.name.clone(),
+        kind: LoginKind::Subscription,
+    }));
+    let choice = pick(&choices, lines, out).await?;
+    match extra.iter().find(|e| e.provider == choice.provider) {
+        Some(found) => ext::login(logins, found, agent_dir, lines, out).await,
+        None => {
+            let api_key = choice.kind == LoginKind::ApiKey;
+            run_login(Some(choice.provider), api_key, agent_dir, lines, out).await
         }
     }
 }

@@ -246,3 +246,33 @@ fn escape_cancels_the_extensions_login_and_a_throwing_login_is_reported() {
     tui.send("\x04");
     assert_eq!(tui.wait_exit(), 0);
 }
+
+#[test]
+fn auth_login_on_a_terminal_lists_the_extensions_login() {
+    let sandbox = tui_common::sandbox(vec![]);
+    std::fs::write(
+        sandbox.project.join("acme.ts"),
+        extension(&sandbox.server().base_url(), false),
+    )
+    .unwrap();
+    let mut tui = sandbox.spawn_with_env(
+        &["auth", "login", "-e", "acme.ts"],
+        &[("BROWSER", "true")],
+        110,
+        60,
+    );
+    // The harness answers a full-screen app's terminal probes; here they would sit in the
+    // line being typed, so the line is erased first (Ctrl+U).
+    tui.send("\x15");
+    let screen = tui.wait_for_text("Number or provider id:");
+    assert!(screen.contains(". Acme SSO (subscription)"), "{screen}");
+    tui.send("acme\r");
+    tui.wait_for_text("Paste the code: (e.g., abc123)");
+    tui.send("c0de\r");
+    tui.wait_for_text("Logged in to Acme SSO. Credentials saved to");
+    assert_eq!(tui.wait_exit(), 0);
+    let auth: Value =
+        serde_json::from_str(&std::fs::read_to_string(sandbox.agent.join("auth.json")).unwrap())
+            .unwrap();
+    assert_eq!(auth["acme"]["access"], "tok-c0de", "{auth}");
+}

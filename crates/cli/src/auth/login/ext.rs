@@ -9,7 +9,7 @@ use std::path::Path;
 
 use knightcode_ai::login;
 use knightcode_runtime::extensions::login::ExtensionLoginError;
-use knightcode_runtime::extensions::login::ExtensionLogins;
+pub(super) use knightcode_runtime::extensions::login::ExtensionLogins;
 use knightcode_runtime::extensions::login::LoginNews;
 use knightcode_runtime::extensions::login::OAuthLoginProvider;
 use tokio::sync::mpsc;
