@@ -10,10 +10,9 @@ use crate::tui_common;
 use knightcode_testkit::MockServer;
 use knightcode_testkit::ScriptedReply;
 use knightcode_testkit::WireFormat;
-use knightcode_testkit::process::Dialogue;
-use knightcode_testkit::process::PROCESS_LIMIT;
 use oneshot_common::Sandbox;
 use oneshot_common::knightcode;
+use oneshot_common::with_input;
 use serde_json::Value;
 use serde_json::json;
 
@@ -82,14 +81,6 @@ fn setup(fails: bool) -> (MockServer, Sandbox) {
 
 fn auth_json(sb: &Sandbox) -> Value {
     serde_json::from_str(&std::fs::read_to_string(sb.agent.join("auth.json")).unwrap()).unwrap()
-}
-
-/// `knightcode ARGS` with `input` on stdin.
-fn with_input(sb: &Sandbox, args: &[&str], input: &str) -> (i32, String, String) {
-    let mut dialogue = Dialogue::spawn(&mut sb.command(args), "knightcode auth").unwrap();
-    dialogue.write_line(input).unwrap();
-    let (status, stdout, stderr) = dialogue.finish(PROCESS_LIMIT).unwrap();
-    (status.code().unwrap_or(-1), stdout, stderr)
 }
 
 const LOGIN: &[&str] = &["auth", "login", "-e", "acme.ts", "acme"];
@@ -168,13 +159,7 @@ const ESCAPE: &str = "\x1b";
 /// out of `models.json`), so that the login's provider becomes the session's model.
 fn terminal(fails: bool) -> (tui_common::Sandbox, tui_common::Tui) {
     let sandbox = tui_common::sandbox(vec![ScriptedReply::text("hi from acme")]);
-    let path = sandbox.agent.join("models.json");
-    let mut models: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    models["providers"]["mock"]
-        .as_object_mut()
-        .unwrap()
-        .remove("apiKey");
-    std::fs::write(&path, models.to_string()).unwrap();
+    tui_common::without_credentials(&sandbox);
     std::fs::write(
         sandbox.project.join("acme.ts"),
         extension(&sandbox.server().base_url(), fails),
