@@ -269,6 +269,42 @@
     if (typeof key !== "string" || !key) throw new Error("getApiKey returned no key");
     return key;
   };
+  // `/login` and `knightcode auth login` of an extension's provider: `oauth.login` with the
+  // callbacks pi's login passes (Rust shows what they say and answers the questions); the
+  // credentials it returns are stored by Rust as `{ type: "oauth", ...credentials }`.
+  const logins = new Map(); // login id -> AbortController
+  calls.oauthLogin = async function ({ provider, login: id }) {
+    const entry = registered.find((p) => p.name === provider);
+    const oauth = entry && entry.config.oauth;
+    if (!oauth || typeof oauth.login !== "function") throw new Error(`Provider ${provider} has no OAuth login`);
+    const controller = new AbortController();
+    logins.set(id, controller);
+    const tell = (news) => kc.loginNews(id, JSON.stringify(news));
+    const ask = async (prompt) => {
+      const answer = JSON.parse(await kc.loginPrompt(id, JSON.stringify(prompt)));
+      if (answer.error) throw new Error(answer.error);
+      return answer.ok;
+    };
+    try {
+      const credentials = await oauth.login({
+        onAuth: (info) => tell({ type: "auth", url: String(info?.url ?? ""), instructions: info?.instructions }),
+        onPrompt: (prompt) =>
+          ask({ message: prompt?.message, placeholder: prompt?.placeholder, allowEmpty: prompt?.allowEmpty === true }),
+        onProgress: (message) => tell({ type: "progress", message: String(message) }),
+        onManualCodeInput: () => ask({ message: "Paste redirect URL below, or complete login in browser:" }),
+        signal: controller.signal,
+      });
+      if (!credentials || typeof credentials !== "object") throw new Error("login returned no credentials");
+      return credentials;
+    } finally {
+      logins.delete(id);
+    }
+  };
+  calls.oauthLoginAbort = async function ({ login: id }) {
+    const controller = logins.get(id);
+    if (controller) controller.abort();
+    return null;
+  };
   calls.abortStream = async function ({ streamId }) {
     const c = jsStreams.get(streamId);
     if (c) c.abort();

@@ -41,6 +41,8 @@ pub struct Ops {
     pub(crate) providers: Arc<crate::providers::ProviderOps>,
     pub(crate) tools: Arc<crate::tools::ToolOps>,
     pub(crate) nested: Arc<crate::nested::NestedOps>,
+    /// The extensions' OAuth logins under way (`oauth.login`).
+    pub(crate) logins: Arc<crate::oauth_login::Logins>,
     /// The cancel tokens of async session ops still running, by the id JS gave them.
     cancels: Mutex<HashMap<u64, CancellationToken>>,
     /// Where errors no handler call returns go (unhandled rejections, throwing timer
@@ -450,6 +452,7 @@ pub fn install<'js>(ctx: &Ctx<'js>, ops: Arc<Ops>) -> rquickjs::Result<()> {
     crate::providers_ops::install(ctx, &kc, &ops.providers)?;
     crate::providers_ops::install_tools(ctx, &kc, &ops)?;
     crate::nested::install(ctx, &kc, &ops)?;
+    crate::oauth_login::install(ctx, &kc, &ops.logins)?;
     crate::tui_ops::install(ctx, &kc)?;
     // Owned by the ops' closures: the watchers stop with the runtime (a reload, the end).
     crate::watch::install(ctx, &kc, &Arc::default())?;

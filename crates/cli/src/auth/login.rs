@@ -21,6 +21,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 mod copilot;
+mod ext;
 
 /// How long a browser login may take before the command gives up: longer than anyone takes
 /// to log in, shorter than forever.
@@ -136,9 +137,18 @@ pub(super) fn login(
 ) -> u8 {
     let mut provider = None;
     let mut api_key = false;
-    for arg in argv {
+    let mut extensions = ext::ExtensionArgs::default();
+    let mut args = argv.iter();
+    while let Some(arg) = args.next() {
         match arg.as_str() {
             "--api-key" => api_key = true,
+            "--extension" | "-e" => match args.next() {
+                Some(path) => extensions.paths.push(path.clone()),
+                None => {
+                    return finish(Err(format!("{arg} needs a path")), out, err);
+                }
+            },
+            "--no-extensions" | "-ne" => extensions.none = true,
             flag if flag.starts_with('-') => {
                 return finish(
                     Err(format!(
@@ -157,6 +167,24 @@ pub(super) fn login(
     let result = runtime().and_then(|rt| {
         rt.block_on(async {
             let mut lines = Lines::spawn();
+            let provider = match provider {
+                Some(provider) if !api_key && !login::has_subscription_login(&provider) => {
+                    // An extension's OAuth login of that name goes first, as in pi.
+                    if let Some(logins) = ext::load(&extensions, agent_dir).await?
+                        && let Some(found) = logins.find(&provider)
+                    {
+                        return ext::login(&logins, &found, agent_dir, &mut lines, out).await;
+                    }
+                    Some(provider)
+                }
+                None if lines.terminal => match ext::load(&extensions, agent_dir).await? {
+                    Some(logins) => {
+                        return pick_with_extensions(&logins, agent_dir, &mut lines, out).await;
+                    }
+                    None => None,
+                },
+                other => other,
+            };
             run_login(provider, api_key, agent_dir, &mut lines, out).await
         })
     });
@@ -238,6 +266,36 @@ async fn run_login(
                 "Saved API key for {}. Credentials saved to {path}",
                 choice.name
             ))
+        }
+    }
+}
+
+/// The list on a terminal with the extensions' OAuth logins after the built-in ones (a
+/// provider with a built-in subscription login keeps that one here).
+async fn pick_with_extensions(
+    logins: &ext::ExtensionLogins,
+    agent_dir: &Path,
+    lines: &mut Lines,
+    out: &mut dyn Write,
+) -> Result<String, String> {
+    let extra: Vec<_> = logins
+        .providers()
+        .into_iter()
+        .filter(|e| !login::has_subscription_login(&e.provider))
+        .collect();
+    let mut choices = login::login_choices(&ModelRegistry::load(agent_dir));
+    choices.retain(|c| !extra.iter().any(|e| e.provider == c.provider));
+    choices.extend(extra.iter().map(|e| LoginChoice {
+        provider: e.provider.clone(),
+        name: e.name.clone(),
+        kind: LoginKind::Subscription,
+    }));
+    let choice = pick(&choices, lines, out).await?;
+    match extra.iter().find(|e| e.provider == choice.provider) {
+        Some(found) => ext::login(logins, found, agent_dir, lines, out).await,
+        None => {
+            let api_key = choice.kind == LoginKind::ApiKey;
+            run_login(Some(choice.provider), api_key, agent_dir, lines, out).await
         }
     }
 }

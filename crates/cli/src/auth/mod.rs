@@ -18,13 +18,13 @@ use knightcode_ai::models::ProviderConfig;
 use serde_json::json;
 
 const HELP: &str = "Usage:
-  knightcode auth login [<provider>] [--api-key]
+  knightcode auth login [<provider>] [--api-key] [-e <extension>]... [--no-extensions]
   knightcode auth logout [<provider>]
   knightcode auth print-api-key [--provider <provider>] [--model <model>]
   knightcode auth print-bearer-token [--provider <provider>] [--model <model>] [--min-expiry <duration>]
   knightcode auth check [--provider <provider>] [--model <model>] [--json] [--credentials] [--no-refresh]
 
-login stores a subscription login (Anthropic Claude Pro/Max through the browser; GitHub Copilot with a code typed in at GitHub, github.com or GitHub Enterprise) or an API key in auth.json; --api-key types a key for a provider that also has a subscription. logout removes what login stored. Auth commands other than login and logout require at least one of --provider or --model. Checks refresh expired OAuth credentials by default; --no-refresh prevents this. --credentials emits the credential, or includes it in JSON output.
+login stores a subscription login (Anthropic Claude Pro/Max through the browser; GitHub Copilot with a code typed in at GitHub, github.com or GitHub Enterprise) or an API key in auth.json; --api-key types a key for a provider that also has a subscription. A provider an extension registers with an OAuth login (-e, the user's extensions, the project's when trusted) logs in through the extension. logout removes what login stored. Auth commands other than login and logout require at least one of --provider or --model. Checks refresh expired OAuth credentials by default; --no-refresh prevents this. --credentials emits the credential, or includes it in JSON output.
 ";
 
 /// How long resolving a credential may take (a `!command` key, an OAuth refresh).

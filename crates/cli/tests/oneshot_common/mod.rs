@@ -39,6 +39,16 @@ pub fn knightcode(sandbox: &Sandbox, args: &[&str]) -> Run {
     }
 }
 
+/// `knightcode ARGS` with `input` as one line on stdin: the exit code, stdout and stderr.
+pub fn with_input(sandbox: &Sandbox, args: &[&str], input: &str) -> (i32, String, String) {
+    let mut dialogue =
+        knightcode_testkit::process::Dialogue::spawn(&mut sandbox.command(args), "knightcode")
+            .unwrap();
+    dialogue.write_line(input).unwrap();
+    let (status, stdout, stderr) = dialogue.finish(PROCESS_LIMIT).unwrap();
+    (status.code().unwrap_or(-1), stdout, stderr)
+}
+
 /// The names of the tools a recorded request offers the model.
 pub fn offered_tools(body: &serde_json::Value) -> Vec<String> {
     body["tools"]

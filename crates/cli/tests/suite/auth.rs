@@ -15,6 +15,7 @@ use knightcode_testkit::process::OutputWithin;
 use knightcode_testkit::process::PROCESS_LIMIT;
 use oneshot_common::Sandbox;
 use oneshot_common::knightcode;
+use oneshot_common::with_input;
 use serde_json::Value;
 use serde_json::json;
 
@@ -24,14 +25,6 @@ fn sandbox() -> Sandbox {
 
 fn auth_json(sb: &Sandbox) -> Value {
     serde_json::from_str(&std::fs::read_to_string(sb.agent.join("auth.json")).unwrap()).unwrap()
-}
-
-/// `knightcode auth ARGS` with `input` on stdin.
-fn with_input(sb: &Sandbox, args: &[&str], input: &str) -> (i32, String, String) {
-    let mut dialogue = Dialogue::spawn(&mut sb.command(args), "knightcode auth").unwrap();
-    dialogue.write_line(input).unwrap();
-    let (status, stdout, stderr) = dialogue.finish(PROCESS_LIMIT).unwrap();
-    (status.code().unwrap_or(-1), stdout, stderr)
 }
 
 const PI_LOGIN: &str =

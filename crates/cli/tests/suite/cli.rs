@@ -492,7 +492,7 @@ fn auth_help_lists_its_commands() {
     assert_eq!(r.code, 0);
     assert!(
         r.stdout
-            .starts_with("Usage:\n  knightcode auth login [<provider>] [--api-key]\n")
+            .starts_with("Usage:\n  knightcode auth login [<provider>] [--api-key] [-e <extension>]... [--no-extensions]\n")
     );
     assert_eq!(r.stderr, "");
 }

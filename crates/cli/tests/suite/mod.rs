@@ -20,6 +20,7 @@ mod ext_exposure;
 mod ext_faults;
 mod ext_fetch;
 mod ext_late_provider;
+mod ext_login;
 mod ext_message_end;
 mod ext_messages;
 mod ext_nested;

@@ -10,22 +10,10 @@ use serde_json::Value;
 use serde_json::json;
 use tui_common::read_jsonl;
 
-/// The sandbox's `models.json` with the mock provider's key taken out: its models exist
-/// but none is usable.
-fn without_credentials(sandbox: &tui_common::Sandbox) {
-    let path = sandbox.agent.join("models.json");
-    let mut models: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    models["providers"]["mock"]
-        .as_object_mut()
-        .unwrap()
-        .remove("apiKey");
-    std::fs::write(&path, models.to_string()).unwrap();
-}
-
 #[test]
 fn a_first_run_opens_says_what_to_do_and_takes_a_login_made_since() {
     let sandbox = tui_common::sandbox(vec![ScriptedReply::text("picked up at once")]);
-    without_credentials(&sandbox);
+    tui_common::without_credentials(&sandbox);
     let mut tui = sandbox.spawn(&[], 110, 40);
     let screen = tui.wait_for_text("No model available.");
     assert!(screen.contains("type /login"), "{screen}");
@@ -93,7 +81,7 @@ fn a_provider_added_to_models_json_meanwhile_is_picked_up() {
 #[test]
 fn print_mode_without_a_model_still_stops_with_the_advice() {
     let sandbox = tui_common::sandbox(vec![]);
-    without_credentials(&sandbox);
+    tui_common::without_credentials(&sandbox);
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_knightcode"))
         .args(["-p", "hello"])
         .current_dir(&sandbox.project)

@@ -16,18 +16,6 @@ const DOWN: &str = "\x1b[B";
 const ENTER: &str = "\r";
 const ESCAPE: &str = "\x1b";
 
-/// The sandbox's `models.json` with the mock provider's key taken out: its models exist
-/// but none is usable.
-fn without_credentials(sandbox: &tui_common::Sandbox) {
-    let path = sandbox.agent.join("models.json");
-    let mut models: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    models["providers"]["mock"]
-        .as_object_mut()
-        .unwrap()
-        .remove("apiKey");
-    std::fs::write(&path, models.to_string()).unwrap();
-}
-
 fn auth_json(sandbox: &tui_common::Sandbox) -> Value {
     serde_json::from_str(&std::fs::read_to_string(sandbox.agent.join("auth.json")).unwrap())
         .unwrap()
@@ -43,7 +31,7 @@ fn escape(tui: &mut tui_common::Tui, then: &str) {
 #[test]
 fn a_key_typed_into_login_is_saved_unseen_and_the_next_prompt_uses_it() {
     let sandbox = tui_common::sandbox(vec![ScriptedReply::text("answered with the new key")]);
-    without_credentials(&sandbox);
+    tui_common::without_credentials(&sandbox);
     let mut tui = sandbox.spawn(&[], 110, 40);
     let screen = tui.wait_for_text("No model available.");
     assert!(screen.contains("type /login"), "{screen}");
@@ -110,7 +98,7 @@ fn a_key_typed_into_login_is_saved_unseen_and_the_next_prompt_uses_it() {
 #[test]
 fn escape_at_every_step_of_login_writes_nothing() {
     let sandbox = tui_common::sandbox(vec![]);
-    without_credentials(&sandbox);
+    tui_common::without_credentials(&sandbox);
     let mut tui = sandbox.spawn(&[], 110, 40);
     tui.wait_for_text("No model available.");
 
@@ -260,7 +248,7 @@ fn a_first_run_subscription_login_selects_the_providers_model_and_a_refusal_says
     let refusing = OAuthServer::start(refusal).unwrap();
     let service = OAuthServer::start(tokens()).unwrap();
     let sandbox = tui_common::sandbox(vec![]);
-    without_credentials(&sandbox);
+    tui_common::without_credentials(&sandbox);
 
     // The service refuses the code: said with its answer, nothing written.
     let env = oauth_env(&refusing);
@@ -303,7 +291,7 @@ fn a_copilot_login_shows_the_device_code_and_selects_a_copilot_model() {
     use knightcode_testkit::oauth::github::Poll;
     let github = GithubServer::start(vec![Poll::Pending, Poll::Approved], 60).unwrap();
     let sandbox = tui_common::sandbox(vec![]);
-    without_credentials(&sandbox);
+    tui_common::without_credentials(&sandbox);
     let (url, token_url) = (github.url(), github.copilot_token_url());
     let env = [
         (knightcode_ai::copilot::GITHUB_URL_ENV, url.as_str()),

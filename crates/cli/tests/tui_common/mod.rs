@@ -35,6 +35,19 @@ pub fn sandbox(replies: Vec<ScriptedReply>) -> Sandbox {
     Sandbox::with_models(&server, Models::WithReasoner).owning(server)
 }
 
+/// The sandbox's `models.json` with the mock provider's key taken out: its models exist
+/// but none is usable.
+pub fn without_credentials(sandbox: &Sandbox) {
+    let path = sandbox.agent.join("models.json");
+    let mut models: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    models["providers"]["mock"]
+        .as_object_mut()
+        .unwrap()
+        .remove("apiKey");
+    std::fs::write(&path, models.to_string()).unwrap();
+}
+
 impl Sandbox {
     /// Starts `knightcode` with `args` in a `cols`×`rows` terminal.
     pub fn spawn(&self, args: &[&str], cols: u16, rows: u16) -> Tui {

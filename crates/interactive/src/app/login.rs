@@ -30,6 +30,7 @@ use crate::pickers::ProviderRow;
 use crate::pickers::ProviderStatus;
 
 mod copilot;
+mod ext;
 
 const SUBSCRIPTION: &str = "Use a subscription";
 const API_KEY: &str = "Use an API key";
@@ -62,6 +63,17 @@ enum LoginNews {
         url: String,
         code: String,
     },
+    /// An extension's `onAuth`: the address and what to do there.
+    ExtensionAuth {
+        url: String,
+        instructions: Option<String>,
+    },
+    /// An extension's `onPrompt` (or `onManualCodeInput`): the answer goes back to it.
+    ExtensionAsk {
+        message: String,
+        placeholder: Option<String>,
+        allow_empty: bool,
+    },
     /// Written to `auth.json`.
     Saved,
     /// `/logout` removed the entry; it was a subscription login.
@@ -82,10 +94,16 @@ pub struct LoginRun {
     logout: bool,
     /// The question asked takes a blank answer.
     allow_empty: bool,
+    /// An extension's login: cancelled (rather than its task dropped) so that its
+    /// `signal` aborts on the JS thread.
+    cancel: Option<tokio_util::sync::CancellationToken>,
 }
 
 impl Drop for LoginRun {
     fn drop(&mut self) {
+        if let Some(cancel) = &self.cancel {
+            cancel.cancel();
+        }
         if let Some(task) = &self.task {
             task.abort();
         }
@@ -112,8 +130,25 @@ impl Ui {
         self.login.as_ref().map_or(1, |run| run.id + 1)
     }
 
+    /// The built-in logins and the extensions' OAuth logins (by their `oauth.name`); an
+    /// extension's login of a built-in provider replaces it, as pi's registration does.
     fn login_choices(&self) -> Vec<LoginChoice> {
-        login::login_choices(&ModelRegistry::load(self.places.agent_dir()))
+        let mut choices = login::login_choices(&ModelRegistry::load(self.places.agent_dir()));
+        let extensions = self
+            .link
+            .extension_logins()
+            .map(|logins| logins.providers())
+            .unwrap_or_default();
+        choices.retain(|c| {
+            c.kind != LoginKind::Subscription
+                || !extensions.iter().any(|e| e.provider == c.provider)
+        });
+        choices.extend(extensions.into_iter().map(|e| LoginChoice {
+            provider: e.provider,
+            name: e.name,
+            kind: LoginKind::Subscription,
+        }));
+        choices
     }
 
     /// `/login [provider]`.
@@ -207,9 +242,30 @@ impl Ui {
             task: None,
             logout: false,
             allow_empty: false,
+            cancel: None,
         };
         match choice.kind {
             LoginKind::ApiKey => dialog.ask("Enter API key:", true),
+            LoginKind::Subscription if self.extension_login(&choice.provider).is_some() => {
+                let logins = self.extension_login(&choice.provider);
+                let (paste_tx, paste_rx) = mpsc::unbounded_channel();
+                let tx = self.jobs.reporter();
+                let cancel = tokio_util::sync::CancellationToken::new();
+                run.paste = Some(paste_tx);
+                run.cancel = Some(cancel.clone());
+                let agent_dir = self.places.agent_dir().to_path_buf();
+                let provider = choice.provider.clone();
+                let report = move |news| {
+                    let _ = tx.send(JobDone::Login(LoginEvent { run: id, news }));
+                };
+                if let Some(logins) = logins {
+                    // Not kept as the run's task: dropping the run cancels it instead, and it
+                    // ends by itself once the JS side has stopped.
+                    tokio::spawn(ext::run(
+                        logins, provider, agent_dir, paste_rx, cancel, report,
+                    ));
+                }
+            }
             LoginKind::Subscription => {
                 let (paste_tx, paste_rx) = mpsc::unbounded_channel();
                 let tx = self.jobs.reporter();
@@ -237,6 +293,16 @@ impl Ui {
         }
         self.login = Some(run);
         self.show_overlay(Overlay::Login(dialog));
+    }
+
+    /// The session's extensions, when one of them registers `provider`'s OAuth login.
+    fn extension_login(
+        &self,
+        provider: &str,
+    ) -> Option<knightcode_runtime::extensions::login::ExtensionLogins> {
+        self.link
+            .extension_logins()
+            .filter(|logins| logins.find(provider).is_some())
     }
 
     /// Enter in the login dialog: a key, or a pasted code or address.
@@ -336,6 +402,27 @@ impl Ui {
                 }
                 if let Some(run) = &mut self.login {
                     run.allow_empty = true;
+                }
+            }
+            LoginNews::ExtensionAuth { url, instructions } => {
+                login::open_browser(&url);
+                if let Some(dialog) = dialog {
+                    dialog.show_auth(&url, instructions.as_deref());
+                }
+            }
+            LoginNews::ExtensionAsk {
+                message,
+                placeholder,
+                allow_empty,
+            } => {
+                if let Some(dialog) = dialog {
+                    if let Some(example) = placeholder {
+                        dialog.show_progress(&format!("e.g., {example}"));
+                    }
+                    dialog.ask(&message, false);
+                }
+                if let Some(run) = &mut self.login {
+                    run.allow_empty = allow_empty;
                 }
             }
             LoginNews::DeviceCode { url, code } => {
@@ -495,6 +582,7 @@ impl Ui {
             task: Some(task),
             logout: true,
             allow_empty: false,
+            cancel: None,
         });
         self.mark_urgent();
     }

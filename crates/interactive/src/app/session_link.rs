@@ -63,6 +63,15 @@ impl SessionLink {
         }
     }
 
+    /// The session's extensions that register an OAuth login (`/login` offers them).
+    pub fn extension_logins(
+        &self,
+    ) -> Option<knightcode_runtime::extensions::login::ExtensionLogins> {
+        self.handle
+            .as_ref()
+            .and_then(SessionHandle::extension_logins)
+    }
+
     /// Takes the queued steering and follow-up messages back from the session.
     pub fn clear_queue_now(&self) -> Option<QueuedMessages> {
         self.handle.as_ref().map(SessionHandle::clear_queue_now)

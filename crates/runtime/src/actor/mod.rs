@@ -431,6 +431,13 @@ impl SessionHandle {
         }
     }
 
+    /// The session's extensions that register an OAuth login (`/login` runs it).
+    pub fn extension_logins(&self) -> Option<crate::extensions::login::ExtensionLogins> {
+        self.extensions
+            .clone()
+            .map(crate::extensions::login::ExtensionLogins::new)
+    }
+
     /// Whether a run is in progress.
     pub fn is_running(&self) -> bool {
         self.agent.is_running()

@@ -18,6 +18,7 @@ pub(crate) use actions::ExtensionActions;
 pub use adapter::ExtensionHooks;
 pub(crate) use adapter::command_of;
 pub mod hook_chain;
+pub mod login;
 pub mod models;
 mod port;
 pub mod resources;
