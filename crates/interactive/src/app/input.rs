@@ -160,7 +160,10 @@ impl Ui {
                 }
                 self.on_key(&key)
             }
-            _ => Vec::new(),
+            InputEvent::Other(_) => {
+                self.on_mouse(&event);
+                Vec::new()
+            }
         }
     }
 
@@ -279,6 +282,10 @@ impl Ui {
             self.restore_queued();
             return Vec::new();
         }
+        if self.fullscreen_key(key) {
+            return Vec::new();
+        }
+        let b = self.prefs.bindings();
         for (action, command) in [
             ("app.session.new", "/new"),
             ("app.session.tree", "/tree"),
@@ -299,6 +306,7 @@ impl Ui {
                     return Vec::new();
                 }
                 self.screen.editor.add_to_history(&text);
+                self.follow_transcript();
                 vec![Action::Submit(text)]
             }
             _ => {
