@@ -106,7 +106,13 @@ impl Ui {
         }
         // Hints answer the previous key ("press again to exit", "model: …"); the next one
         // replaces them.
-        if !matches!(&event, InputEvent::Key(key) if key.kind == KeyKind::Release) {
+        // (Mouse reports and terminal replies are not an answer: the wheel leaves them.)
+        let answers = match &event {
+            InputEvent::Key(key) => key.kind != KeyKind::Release,
+            InputEvent::Paste(_) => true,
+            InputEvent::Other(_) => false,
+        };
+        if answers {
             self.screen.hint = None;
         }
         match event {
