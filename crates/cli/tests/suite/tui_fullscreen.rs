@@ -143,6 +143,11 @@ fn page_keys_scroll_a_long_transcript_and_a_resize_reflows_it() {
     tui.resize(60, 16);
     tui.wait_for("the resized frame", |s| shows(s, 100) && !shows(s, 90));
     assert_fullscreen_layout(&tui, 16);
+    // `/hotkeys` lists the scrolling keys in this mode.
+    tui.submit("/hotkeys");
+    let screen = tui.wait_for_text("Fullscreen transcript");
+    assert!(screen.contains("Scroll viewport to top"), "{screen}");
+    assert!(!screen.contains("Search the transcript"), "{screen}");
     tui.send("\x04");
     assert_eq!(tui.wait_exit(), 0);
 }
