@@ -35,7 +35,7 @@ const SECTIONS: &[(&str, &[Opt])] = &[
             opt(
                 "--tui-mode",
                 "<regular|fullscreen>",
-                "Keep the terminal's scrollback (regular) or take over the screen (fullscreen: not available yet; warns and uses regular)",
+                "Keep the terminal's scrollback (regular, the default) or take over the screen with a scrolling transcript (fullscreen)",
             ),
             opt(
                 "--verbose",

@@ -12,15 +12,7 @@ use crate::args::AppMode;
 use crate::args::Args;
 use crate::args::Diagnostic;
 use crate::args::FlagValue;
-use crate::args::TuiMode;
 use crate::help;
-
-/// `<flag> is not available yet in this build of knightcode (<why>); <what happens>.`
-fn not_available(flag: &str, why: &str, outcome: &str) -> Diagnostic {
-    Diagnostic::warning(format!(
-        "{flag} is not available yet in this build of knightcode ({why}); {outcome}."
-    ))
-}
 
 /// The one warning for an unknown `--name` (stored as an extension flag).
 fn unknown_flag(name: &str, value: &FlagValue) -> Option<Diagnostic> {
@@ -46,17 +38,11 @@ fn value_text(value: &FlagValue) -> &str {
     }
 }
 
-/// The warnings for `args` in `mode`. Interface options (`--tui-mode`) only count in
-/// the interactive mode, as in the reference, where the other modes ignore them.
-pub fn warnings(args: &Args, mode: AppMode) -> Vec<Diagnostic> {
+/// The warnings for `args` in `mode`. Every mode treats them alike now: interface options
+/// (`--tui-mode`) are acted on in the interactive mode and ignored by the others, as in the
+/// reference.
+pub fn warnings(args: &Args, _mode: AppMode) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    if mode == AppMode::Interactive && args.tui_mode == Some(TuiMode::Fullscreen) {
-        out.push(not_available(
-            "--tui-mode fullscreen",
-            "the interface always keeps the terminal's scrollback",
-            "using regular",
-        ));
-    }
     for (name, value) in &args.extension_flags {
         out.extend(unknown_flag(name, value));
     }
@@ -128,15 +114,14 @@ mod tests {
     }
 
     #[test]
-    fn interface_options_warn_in_the_interactive_mode_only() {
+    fn the_fullscreen_mode_is_no_longer_warned_about() {
         let argv = ["--tui-mode", "fullscreen"];
-        assert_eq!(
-            messages(&argv, AppMode::Interactive),
-            [
-                "Warning: --tui-mode fullscreen is not available yet in this build of knightcode (the interface always keeps the terminal's scrollback); using regular.",
-            ]
-        );
-        for mode in [AppMode::Print, AppMode::Json, AppMode::Rpc] {
+        for mode in [
+            AppMode::Interactive,
+            AppMode::Print,
+            AppMode::Json,
+            AppMode::Rpc,
+        ] {
             assert!(messages(&argv, mode).is_empty(), "{mode:?}");
         }
     }

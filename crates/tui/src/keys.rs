@@ -4,10 +4,13 @@
 //!
 //! [`InputParser`] turns the bytes read from the terminal into [`InputEvent`]s.
 
+pub mod mouse;
 mod parser;
 #[cfg(test)]
 mod tests;
 
+pub use mouse::MouseEvent;
+pub use mouse::MouseKind;
 pub use parser::InputParser;
 
 /// One input event.

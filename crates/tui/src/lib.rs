@@ -5,7 +5,8 @@
 //! take input, and can be told to drop cached lines. The [`renderer::Renderer`] diffs each
 //! frame against the previous one and rewrites only changed lines, inside synchronized-output
 //! brackets, without the alternate screen: lines that scroll off the top become the
-//! terminal's own scrollback.
+//! terminal's own scrollback. In the fullscreen mode the frame is one screen high, on the
+//! alternate screen, and [`viewport::Viewport`] scrolls the content inside it.
 //!
 //! This crate knows nothing about agents or sessions; the interactive app builds on it.
 
@@ -23,6 +24,7 @@ pub mod markdown;
 pub mod renderer;
 pub mod style;
 pub mod terminal;
+pub mod viewport;
 pub mod width;
 
 pub use component::Component;

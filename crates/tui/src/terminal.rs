@@ -70,6 +70,8 @@ struct Shared {
     kitty: bool,
     /// The window title was set (the terminal's own was pushed and must be popped).
     titled: AtomicBool,
+    /// The UI is on the alternate screen with mouse reporting on (the fullscreen mode).
+    fullscreen: bool,
 }
 
 /// Saves the terminal's window title on its title stack (xterm's `CSI 22 t`), then sets
@@ -90,8 +92,18 @@ impl Shared {
     }
 }
 
-fn setup_bytes(kitty: bool) -> Vec<u8> {
-    let mut bytes = b"\x1b[?2004h".to_vec();
+/// The alternate screen (cleared, cursor home) and SGR mouse reporting of buttons and the
+/// wheel. Entered before the keyboard modes: kitty keeps a keyboard-mode stack per screen.
+const FULLSCREEN_ON: &[u8] = b"\x1b[?1049h\x1b[H\x1b[2J\x1b[?1000h\x1b[?1006h";
+/// Mouse reporting off, back to the main screen (and the cursor saved with it).
+const FULLSCREEN_OFF: &[u8] = b"\x1b[?1006l\x1b[?1000l\x1b[?1049l";
+
+fn setup_bytes(kitty: bool, fullscreen: bool) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    if fullscreen {
+        bytes.extend_from_slice(FULLSCREEN_ON);
+    }
+    bytes.extend_from_slice(b"\x1b[?2004h");
     if kitty {
         bytes.extend_from_slice(format!("\x1b[>{KITTY_FLAGS}u").as_bytes());
     } else {
@@ -103,7 +115,7 @@ fn setup_bytes(kitty: bool) -> Vec<u8> {
     bytes
 }
 
-fn restore_bytes(kitty: bool) -> Vec<u8> {
+fn restore_bytes(kitty: bool, fullscreen: bool) -> Vec<u8> {
     let mut bytes = Vec::new();
     if kitty {
         bytes.extend_from_slice(b"\x1b[<u");
@@ -111,6 +123,9 @@ fn restore_bytes(kitty: bool) -> Vec<u8> {
         bytes.extend_from_slice(b"\x1b[>4;0m");
     }
     bytes.extend_from_slice(b"\x1b[?2004l\x1b[?25h");
+    if fullscreen {
+        bytes.extend_from_slice(FULLSCREEN_OFF);
+    }
     bytes
 }
 
@@ -132,6 +147,13 @@ impl Terminal {
     /// when the terminal supports it, and a hidden cursor. Fails when standard input or
     /// output is not a terminal.
     pub fn enter() -> Result<Self, TuiError> {
+        Self::enter_with(false)
+    }
+
+    /// [`Terminal::enter`], and with `fullscreen` also the alternate screen and SGR mouse
+    /// reporting (buttons and wheel), which every restore (suspend, drop, panic) undoes:
+    /// the main screen comes back as it was.
+    pub fn enter_with(fullscreen: bool) -> Result<Self, TuiError> {
         let stdin = std::io::stdin();
         let stdout = std::io::stdout();
         if !stdin.is_terminal() || !stdout.is_terminal() {
@@ -158,6 +180,7 @@ impl Terminal {
                 active: AtomicBool::new(true),
                 kitty: probe.kitty_flags.is_some(),
                 titled: AtomicBool::new(false),
+                fullscreen,
             }),
             input,
             pending: probe.rest,
@@ -166,13 +189,20 @@ impl Terminal {
             title: None,
         };
         // On failure, dropping `terminal` undoes what was set up.
-        terminal.shared.write(&setup_bytes(terminal.shared.kitty))?;
+        terminal
+            .shared
+            .write(&setup_bytes(terminal.shared.kitty, fullscreen))?;
         Ok(terminal)
     }
 
     /// Whether the kitty keyboard protocol is on (tell the key parser).
     pub fn kitty_active(&self) -> bool {
         self.shared.kitty
+    }
+
+    /// Whether the UI is on the alternate screen (see [`Terminal::enter_with`]).
+    pub fn is_fullscreen(&self) -> bool {
+        self.shared.fullscreen
     }
 
     /// The screen row (0-based) the cursor was on when the UI started, if the terminal
@@ -237,7 +267,7 @@ impl Terminal {
             reader.request(Mode::Pause);
         }
         if self.shared.active.swap(false, Ordering::SeqCst) {
-            let mut bytes = restore_bytes(self.shared.kitty);
+            let mut bytes = restore_bytes(self.shared.kitty, self.shared.fullscreen);
             if self.shared.titled.swap(false, Ordering::SeqCst) {
                 bytes.extend_from_slice(TITLE_RESTORE);
             }
@@ -254,7 +284,7 @@ impl Terminal {
     pub fn resume(&mut self) -> Result<(), TuiError> {
         if !self.shared.active.swap(true, Ordering::SeqCst) {
             crossterm::terminal::enable_raw_mode()?;
-            let mut bytes = setup_bytes(self.shared.kitty);
+            let mut bytes = setup_bytes(self.shared.kitty, self.shared.fullscreen);
             if let Some(title) = &self.title {
                 self.shared.titled.store(true, Ordering::SeqCst);
                 bytes.extend_from_slice(&title_bytes(title));
@@ -278,7 +308,7 @@ impl Terminal {
                 // End a frame that may have been cut short, then put the prompt's line
                 // below whatever was drawn.
                 let mut bytes = b"\x1b[?2026l".to_vec();
-                bytes.extend_from_slice(&restore_bytes(shared.kitty));
+                bytes.extend_from_slice(&restore_bytes(shared.kitty, shared.fullscreen));
                 if shared.titled.swap(false, Ordering::SeqCst) {
                     bytes.extend_from_slice(TITLE_RESTORE);
                 }
@@ -298,7 +328,7 @@ impl Drop for Terminal {
             reader.request(Mode::Stop);
         }
         if self.shared.active.swap(false, Ordering::SeqCst) {
-            let mut bytes = restore_bytes(self.shared.kitty);
+            let mut bytes = restore_bytes(self.shared.kitty, self.shared.fullscreen);
             if self.shared.titled.swap(false, Ordering::SeqCst) {
                 bytes.extend_from_slice(TITLE_RESTORE);
             }
@@ -672,9 +702,20 @@ mod tests {
 
     #[test]
     fn setup_and_restore_undo_each_other() {
-        assert_eq!(setup_bytes(true), b"\x1b[?2004h\x1b[>7u\x1b[?25l");
-        assert_eq!(restore_bytes(true), b"\x1b[<u\x1b[?2004l\x1b[?25h");
-        assert_eq!(setup_bytes(false), b"\x1b[?2004h\x1b[>4;2m\x1b[?25l");
-        assert_eq!(restore_bytes(false), b"\x1b[>4;0m\x1b[?2004l\x1b[?25h");
+        assert_eq!(setup_bytes(true, false), b"\x1b[?2004h\x1b[>7u\x1b[?25l");
+        assert_eq!(restore_bytes(true, false), b"\x1b[<u\x1b[?2004l\x1b[?25h");
+        assert_eq!(setup_bytes(false, false), b"\x1b[?2004h\x1b[>4;2m\x1b[?25l");
+        assert_eq!(
+            restore_bytes(false, false),
+            b"\x1b[>4;0m\x1b[?2004l\x1b[?25h"
+        );
+        // The alternate screen comes first and goes last; kitty keeps its keyboard modes
+        // per screen.
+        let setup = setup_bytes(true, true);
+        assert!(setup.starts_with(FULLSCREEN_ON));
+        assert!(setup.ends_with(b"\x1b[>7u\x1b[?25l"));
+        let restore = restore_bytes(true, true);
+        assert!(restore.starts_with(b"\x1b[<u"));
+        assert!(restore.ends_with(FULLSCREEN_OFF));
     }
 }

@@ -68,6 +68,7 @@ mod tui_examples_model;
 mod tui_export;
 mod tui_extensions;
 mod tui_first_run;
+mod tui_fullscreen;
 mod tui_login;
 mod tui_mcp;
 mod tui_plan;

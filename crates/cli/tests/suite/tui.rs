@@ -47,12 +47,7 @@ fn a_prompt_streams_text_and_a_tool_call_then_exits_cleanly() {
 #[test]
 fn command_line_options_this_build_lacks_are_warned_about_in_the_transcript() {
     let sandbox = tui_common::sandbox(Vec::new());
-    let mut tui = sandbox.spawn(
-        &["--use-theme", "solarized", "--tui-mode", "fullscreen"],
-        200,
-        30,
-    );
-    tui.wait_for_text("--tui-mode fullscreen is not available yet");
+    let mut tui = sandbox.spawn(&["--use-theme", "solarized"], 200, 30);
     // An unknown theme is a warning of its own (tui_themes.rs has the details).
     tui.wait_for_text("Theme \"solarized\" not found; using dark.");
     tui.send("\x04");

@@ -205,6 +205,35 @@ impl Tui {
         lock.lock().unwrap().parser.screen().contents()
     }
 
+    /// Whether the program has the terminal on its alternate screen.
+    pub fn alternate_screen(&self) -> bool {
+        let (lock, _) = &*self.state;
+        lock.lock().unwrap().parser.screen().alternate_screen()
+    }
+
+    /// The mouse reporting the program asked for: (mode, encoding).
+    pub fn mouse_reporting(&self) -> (vt100::MouseProtocolMode, vt100::MouseProtocolEncoding) {
+        let (lock, _) = &*self.state;
+        let guard = lock.lock().unwrap();
+        let screen = guard.parser.screen();
+        (
+            screen.mouse_protocol_mode(),
+            screen.mouse_protocol_encoding(),
+        )
+    }
+
+    /// The visible screen, one string per row (all rows, trailing spaces trimmed).
+    pub fn rows(&self) -> Vec<String> {
+        let (lock, _) = &*self.state;
+        let guard = lock.lock().unwrap();
+        let screen = guard.parser.screen();
+        let (_, cols) = screen.size();
+        screen
+            .rows(0, cols)
+            .map(|row| row.trim_end().to_owned())
+            .collect()
+    }
+
     /// Bytes written so far.
     pub fn bytes_written(&self) -> usize {
         let (lock, _) = &*self.state;

@@ -106,7 +106,13 @@ impl Ui {
         }
         // Hints answer the previous key ("press again to exit", "model: …"); the next one
         // replaces them.
-        if !matches!(&event, InputEvent::Key(key) if key.kind == KeyKind::Release) {
+        // (Mouse reports and terminal replies are not an answer: the wheel leaves them.)
+        let answers = match &event {
+            InputEvent::Key(key) => key.kind != KeyKind::Release,
+            InputEvent::Paste(_) => true,
+            InputEvent::Other(_) => false,
+        };
+        if answers {
             self.screen.hint = None;
         }
         match event {
@@ -160,7 +166,10 @@ impl Ui {
                 }
                 self.on_key(&key)
             }
-            _ => Vec::new(),
+            InputEvent::Other(_) => {
+                self.on_mouse(&event);
+                Vec::new()
+            }
         }
     }
 
@@ -279,6 +288,10 @@ impl Ui {
             self.restore_queued();
             return Vec::new();
         }
+        if self.fullscreen_key(key) {
+            return Vec::new();
+        }
+        let b = self.prefs.bindings();
         for (action, command) in [
             ("app.session.new", "/new"),
             ("app.session.tree", "/tree"),
@@ -299,6 +312,7 @@ impl Ui {
                     return Vec::new();
                 }
                 self.screen.editor.add_to_history(&text);
+                self.follow_transcript();
                 vec![Action::Submit(text)]
             }
             _ => {

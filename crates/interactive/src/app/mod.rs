@@ -12,6 +12,7 @@ mod clipboard;
 mod clipboard_image;
 mod completion;
 pub mod ext_ui;
+pub mod fullscreen;
 mod input;
 mod jobs;
 mod login;
@@ -75,6 +76,8 @@ pub struct InteractiveOptions {
     pub warnings: Vec<String>,
     /// `--theme`, `--no-themes`, `--use-theme`.
     pub theme: knightcode_runtime::resources::ThemeFlags,
+    /// The fullscreen mode (`--tui-mode`, `tuiMode`), or `None` for the regular one.
+    pub fullscreen: Option<fullscreen::FullscreenOptions>,
 }
 
 /// Runs the interactive mode until the user quits; returns the exit code.

@@ -46,7 +46,16 @@ const HOTKEY_GROUPS: &[(&str, ActionTest)] = &[
         a.starts_with("app.models.")
     }),
     ("Thinking level (/thinking)", |a| a == "app.thinking.save"),
+    // Search and prompt jumps are not built; their keys would promise nothing.
+    (FULLSCREEN_GROUP, |a| {
+        a.starts_with("tui.altScreen.")
+            && !a.starts_with("tui.altScreen.search")
+            && !a.ends_with("Prompt")
+    }),
 ];
+
+/// The scrolling keys' group, listed only in the fullscreen mode.
+const FULLSCREEN_GROUP: &str = "Fullscreen transcript";
 
 /// The program of a shell command line: its first word, or the quoted first word
 /// (`"/Applications/Sublime Text.app/…/subl" -w`).
@@ -306,7 +315,7 @@ impl Ui {
             .max()
             .unwrap_or(0);
         for (title, rows) in groups {
-            if rows.is_empty() {
+            if rows.is_empty() || (title == FULLSCREEN_GROUP && self.screen.viewport.is_none()) {
                 continue;
             }
             let rows = rows

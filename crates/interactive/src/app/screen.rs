@@ -78,6 +78,15 @@ pub struct Screen {
     framed_header: Vec<String>,
     header_width: u16,
     header_lines: usize,
+    /// The fullscreen mode's scroll position over the header and transcript; `None` in
+    /// the regular (inline) mode.
+    pub viewport: Option<knightcode_tui::viewport::Viewport>,
+    /// The fullscreen frame: one screen of rows (the transcript's part in view, then the
+    /// rows below it).
+    screenful: Vec<String>,
+    /// How many lines of `frame` are the header and transcript (the rest is the queue,
+    /// working row, editor and footer).
+    upper_len: usize,
 }
 
 impl Screen {
@@ -120,7 +129,15 @@ impl Screen {
             framed_header: Vec::new(),
             header_width: 0,
             header_lines: 0,
+            viewport: None,
+            screenful: Vec::new(),
+            upper_len: 0,
         }
+    }
+
+    /// The header and transcript lines of the last frame, as laid out for its width.
+    pub fn transcript_lines(&self) -> &[String] {
+        &self.frame[..self.upper_len.min(self.frame.len())]
     }
 
     pub fn advance_spinner(&mut self) {
@@ -252,8 +269,21 @@ impl Screen {
             Some((_, lines)) => lower.extend(lines.iter().map(|l| truncate_to_width(l, w, ""))),
             None => lower.extend(footer::render(&self.footer, width, theme)),
         }
+        self.upper_len = frame.len();
         frame.extend(lower);
         self.frame = frame;
+        let mut shown = &self.frame;
+        if let Some(viewport) = &mut self.viewport {
+            let (upper, lower) = self.frame.split_at(self.upper_len);
+            viewport.compose(
+                upper,
+                lower,
+                usize::from(self.height),
+                |below| scrolled_indicator(below, w, theme),
+                &mut self.screenful,
+            );
+            shown = &self.screenful;
+        }
         // Overlays are drawn over the finished frame; the editor stays in place.
         let floating: Vec<knightcode_tui::composite::Floating<'_>> = self
             .floating
@@ -269,16 +299,36 @@ impl Screen {
             })
             .collect();
         if !floating.is_empty() {
-            self.composited = knightcode_tui::composite::composite(
-                &self.frame,
-                &floating,
-                w,
-                usize::from(self.height),
-            );
+            self.composited =
+                knightcode_tui::composite::composite(shown, &floating, w, usize::from(self.height));
             return &self.composited;
         }
-        &self.frame
+        shown
     }
+}
+
+/// The viewport's last row while the transcript is scrolled up: how much is below, and
+/// whether something new arrived there.
+fn scrolled_indicator(
+    below: knightcode_tui::viewport::Below,
+    width: usize,
+    theme: &Theme,
+) -> String {
+    let lines = if below.lines == 1 { "line" } else { "lines" };
+    let text = if below.new_content {
+        format!(
+            "↓ new output below · {} {lines} · pgdn to scroll down",
+            below.lines
+        )
+    } else {
+        format!("↓ {} more {lines} below · pgdn to scroll down", below.lines)
+    };
+    let style = if below.new_content {
+        theme.accent
+    } else {
+        theme.muted
+    };
+    style.paint(&truncate_to_width(&text, width, "…"))
 }
 
 /// The header at `width`: a line too wide breaks between its ` · ` items (never inside

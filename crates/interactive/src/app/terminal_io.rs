@@ -61,9 +61,10 @@ pub struct Resized {
 }
 
 impl TerminalIo {
-    /// Takes over the terminal: raw mode, bracketed paste, hidden cursor, input thread.
-    pub fn enter() -> Result<Self, InteractiveError> {
-        let mut term = Terminal::enter()?;
+    /// Takes over the terminal: raw mode, bracketed paste, hidden cursor, input thread;
+    /// with `fullscreen` also the alternate screen and mouse reporting.
+    pub fn enter(fullscreen: bool) -> Result<Self, InteractiveError> {
+        let mut term = Terminal::enter_with(fullscreen)?;
         term.restore_on_panic();
         let (width, height) = term.size()?;
         let (tx, input) = mpsc::unbounded_channel();
@@ -75,8 +76,14 @@ impl TerminalIo {
             tx.send(bytes).is_ok()
         })?;
         let mut renderer = Renderer::new(width, height);
-        // Unknown start row: assume the last, which is never wrong, only cautious.
-        renderer.set_start_row(term.start_row().unwrap_or(height.saturating_sub(1)));
+        // Unknown start row: assume the last, which is never wrong, only cautious. The
+        // alternate screen starts cleared, with the cursor home.
+        let start_row = if fullscreen {
+            Some(0)
+        } else {
+            term.start_row()
+        };
+        renderer.set_start_row(start_row.unwrap_or(height.saturating_sub(1)));
         let mut parser = InputParser::new();
         parser.set_kitty_active(term.kitty_active());
         Ok(Self {
@@ -328,8 +335,32 @@ impl TerminalIo {
     /// Restores the terminal with the last frame left in the scrollback, followed by
     /// `farewell` (already styled). If nothing was ever drawn (the session could not
     /// start) the screen stays as it was, so the error printed next stands alone.
-    pub fn leave(&mut self, screen: &mut Screen, farewell: Option<String>) {
+    ///
+    /// In the fullscreen mode the main screen comes back as it was, and gets the header and
+    /// transcript (with `transcript`, `fullscreenExitOutput`) and `farewell` printed on it.
+    pub fn leave(&mut self, screen: &mut Screen, farewell: Option<String>, transcript: bool) {
         self.clear_progress();
+        if self.term.is_fullscreen() {
+            let mut out = Vec::new();
+            if transcript && self.frames_drawn > 0 {
+                screen.render(self.renderer.width());
+                for line in screen.transcript_lines() {
+                    out.extend_from_slice(line.as_bytes());
+                    out.extend_from_slice(b"\x1b[0m\r\n");
+                }
+            }
+            if let Some(farewell) = farewell {
+                out.extend_from_slice(farewell.as_bytes());
+                out.extend_from_slice(b"\r\n");
+            }
+            if let Some(reader) = self.reader.take() {
+                reader.stop();
+            }
+            // Back on the main screen (and out of raw mode) before anything is printed.
+            let _ = self.term.suspend();
+            let _ = self.term.write_frame(&out);
+            return;
+        }
         if self.frames_drawn > 0 {
             self.dirty = true;
             self.draw(screen);

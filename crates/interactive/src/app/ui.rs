@@ -92,6 +92,8 @@ pub struct Ui {
     app_title: String,
     /// `--verbose`: the full header even with `quietStartup`.
     verbose: bool,
+    /// The fullscreen mode's options (used only when `screen.viewport` is set).
+    pub(super) fullscreen_options: super::fullscreen::FullscreenOptions,
     /// The run submitted a plan (`submit_plan`): its review opens when the run settles.
     pub(super) plan_review_due: bool,
 }
@@ -109,7 +111,7 @@ impl Ui {
         } else {
             Theme::dark()
         };
-        let terminal = TerminalIo::enter()?;
+        let terminal = TerminalIo::enter(options.fullscreen.is_some())?;
         let places = Places::new(setup, options);
         let cwd_string = places.cwd().to_string_lossy().into_owned();
         let look = Look {
@@ -132,7 +134,10 @@ impl Ui {
             ..FooterData::default()
         };
         let height = terminal.height();
-        let screen = Screen::new(theme, Transcript::new(look), editor, footer, height);
+        let mut screen = Screen::new(theme, Transcript::new(look), editor, footer, height);
+        if options.fullscreen.is_some() {
+            screen.viewport = Some(knightcode_tui::viewport::Viewport::new());
+        }
         let mut ui = Self {
             terminal,
             screen,
@@ -154,6 +159,7 @@ impl Ui {
             resume_hint: None,
             app_title: String::new(),
             verbose: options.verbose,
+            fullscreen_options: options.fullscreen.unwrap_or_default(),
         };
         if let Some(key) = ui.prefs.bindings().keys_for("app.interrupt").first() {
             let key = key.to_string();
@@ -589,7 +595,9 @@ impl Ui {
             .resume_hint
             .take()
             .map(|hint| self.screen.theme.muted.paint(&hint));
-        self.terminal.leave(&mut self.screen, farewell);
+        let transcript =
+            self.fullscreen_options.exit_output == super::fullscreen::ExitOutput::Transcript;
+        self.terminal.leave(&mut self.screen, farewell, transcript);
     }
 
     /// Remembers how to resume the session, if it was saved.

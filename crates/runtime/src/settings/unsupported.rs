@@ -30,14 +30,15 @@ const UNSUPPORTED: &[(&str, &[&str], &str)] = &[
         "no cache-miss notices are shown",
     ),
     (
-        "tuiMode",
-        &["regular"],
-        "the interface draws inline (regular mode); fullscreen is not built",
+        "fullscreenScrollbar",
+        &["hidden"],
+        "the fullscreen transcript shows no scrollbar; a row under it says how much is below",
     ),
-    ("fullscreenExitOutput", &[], "fullscreen is not built"),
-    ("fullscreenScrollbar", &[], "fullscreen is not built"),
-    ("fullscreenCopyOnSelect", &[], "fullscreen is not built"),
-    ("fullscreenWheelScrollLines", &[], "fullscreen is not built"),
+    (
+        "fullscreenCopyOnSelect",
+        &["false"],
+        "the fullscreen mode has no selection of its own; shift+drag selects with the terminal",
+    ),
     ("outputPad", &["1"], "output keeps its one-column padding"),
     (
         "terminal.showImages",

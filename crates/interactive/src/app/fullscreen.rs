@@ -1,0 +1,182 @@
+//! The fullscreen mode (`--tui-mode fullscreen`, setting `tuiMode`): the same screen as
+//! the regular mode, drawn on the alternate screen with the transcript in a viewport of its
+//! own above the editor and footer (`knightcode_tui::viewport`). Here: what the settings
+//! ask for, and the keys and mouse wheel that scroll the transcript.
+
+use knightcode_runtime::settings::Settings;
+use knightcode_tui::InputEvent;
+use knightcode_tui::Key;
+use knightcode_tui::keys::MouseEvent;
+use knightcode_tui::keys::MouseKind;
+use serde_json::Value;
+
+use super::ui::Ui;
+
+/// Lines one wheel notch scrolls when `fullscreenWheelScrollLines` is `auto`.
+const WHEEL_LINES_AUTO: usize = 3;
+
+/// What is left on the main screen when the fullscreen mode ends
+/// (`fullscreenExitOutput`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ExitOutput {
+    /// The header and transcript, as the regular mode leaves them in the scrollback, then
+    /// the resume hint.
+    #[default]
+    Transcript,
+    /// Only the resume hint.
+    ResumeHint,
+}
+
+/// The fullscreen mode's options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FullscreenOptions {
+    pub exit_output: ExitOutput,
+    /// Lines one wheel notch scrolls (1..=100).
+    pub wheel_lines: usize,
+}
+
+impl Default for FullscreenOptions {
+    fn default() -> Self {
+        Self {
+            exit_output: ExitOutput::Transcript,
+            wheel_lines: WHEEL_LINES_AUTO,
+        }
+    }
+}
+
+impl FullscreenOptions {
+    /// The layout asked for: `--tui-mode` (`flag`: Some(true) fullscreen, Some(false)
+    /// regular) over the `tuiMode` setting; `regular` (or nothing) keeps the inline mode.
+    /// `fullscreenExitOutput` and `fullscreenWheelScrollLines` (`auto` or a number,
+    /// clamped to 1..100 as in the reference) shape the fullscreen one.
+    pub fn choose(flag: Option<bool>, settings: &Settings) -> Option<Self> {
+        let fullscreen = flag.unwrap_or_else(|| {
+            settings.get("tuiMode").and_then(Value::as_str) == Some("fullscreen")
+        });
+        if !fullscreen {
+            return None;
+        }
+        let exit_output = match settings.get("fullscreenExitOutput").and_then(Value::as_str) {
+            Some("resume-hint") => ExitOutput::ResumeHint,
+            _ => ExitOutput::Transcript,
+        };
+        let wheel_lines = settings
+            .get("fullscreenWheelScrollLines")
+            .and_then(Value::as_f64)
+            .map_or(WHEEL_LINES_AUTO, |n| n.clamp(1.0, 100.0) as usize);
+        Some(Self {
+            exit_output,
+            wheel_lines,
+        })
+    }
+}
+
+impl Ui {
+    /// A scrolling key of the fullscreen transcript (`tui.altScreen.*`): page, half page,
+    /// line, and with an empty editor top and bottom (else `home`/`end` move the editor's
+    /// cursor). True when the key was one.
+    pub(super) fn fullscreen_key(&mut self, key: &Key) -> bool {
+        let editor_empty = self.screen.editor.text().is_empty();
+        let b = self.prefs.bindings();
+        let Some(viewport) = &mut self.screen.viewport else {
+            return false;
+        };
+        let page = viewport.page();
+        let half = page.div_ceil(2);
+        // A page keeps one line of the last one in view, for context.
+        let step = page.saturating_sub(1).max(1);
+        if b.matches("tui.altScreen.pageUp", key) {
+            viewport.scroll_up(step);
+        } else if b.matches("tui.altScreen.pageDown", key) {
+            viewport.scroll_down(step);
+        } else if b.matches("tui.altScreen.halfPageUp", key) {
+            viewport.scroll_up(half);
+        } else if b.matches("tui.altScreen.halfPageDown", key) {
+            viewport.scroll_down(half);
+        } else if b.matches("tui.altScreen.lineUp", key) {
+            viewport.scroll_up(1);
+        } else if b.matches("tui.altScreen.lineDown", key) {
+            viewport.scroll_down(1);
+        } else if editor_empty && b.matches("tui.altScreen.top", key) {
+            viewport.to_top();
+        } else if editor_empty && b.matches("tui.altScreen.bottom", key) {
+            viewport.to_bottom();
+        } else {
+            return false;
+        }
+        self.mark_urgent();
+        true
+    }
+
+    /// A mouse report: the wheel scrolls the fullscreen transcript; other buttons do
+    /// nothing (select text with shift held: the terminal then handles the mouse itself).
+    pub(super) fn on_mouse(&mut self, event: &InputEvent) {
+        let Some(mouse) = MouseEvent::parse(event) else {
+            return;
+        };
+        let lines = self.fullscreen_options.wheel_lines;
+        let Some(viewport) = &mut self.screen.viewport else {
+            return;
+        };
+        match mouse.kind {
+            MouseKind::WheelUp => viewport.scroll_up(lines),
+            MouseKind::WheelDown => viewport.scroll_down(lines),
+            _ => return,
+        }
+        self.mark_urgent();
+    }
+
+    /// Back to the newest output (a prompt was sent).
+    pub(super) fn follow_transcript(&mut self) {
+        if let Some(viewport) = &mut self.screen.viewport {
+            viewport.to_bottom();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn settings(value: serde_json::Value) -> Settings {
+        Settings::from_layers(
+            value.as_object().cloned().unwrap_or_default(),
+            serde_json::Map::new(),
+        )
+    }
+
+    #[test]
+    fn the_flag_wins_over_the_setting() {
+        let fullscreen = settings(json!({"tuiMode": "fullscreen"}));
+        assert!(FullscreenOptions::choose(None, &fullscreen).is_some());
+        assert!(FullscreenOptions::choose(Some(false), &fullscreen).is_none());
+        let regular = settings(json!({"tuiMode": "regular"}));
+        assert!(FullscreenOptions::choose(None, &regular).is_none());
+        assert!(FullscreenOptions::choose(Some(true), &regular).is_some());
+        assert!(FullscreenOptions::choose(None, &Settings::default()).is_none());
+    }
+
+    #[test]
+    fn exit_output_and_wheel_lines_follow_the_reference() {
+        let chosen = FullscreenOptions::choose(
+            Some(true),
+            &settings(
+                json!({"fullscreenExitOutput": "resume-hint", "fullscreenWheelScrollLines": 500}),
+            ),
+        );
+        assert_eq!(
+            chosen,
+            Some(FullscreenOptions {
+                exit_output: ExitOutput::ResumeHint,
+                wheel_lines: 100,
+            })
+        );
+        let auto = FullscreenOptions::choose(
+            Some(true),
+            &settings(json!({"fullscreenWheelScrollLines": "auto"})),
+        );
+        assert_eq!(auto, Some(FullscreenOptions::default()));
+    }
+}
