@@ -367,3 +367,81 @@ fn an_extension_registering_plan_replaces_the_built_in() {
     let offered = offered_tools(&server.requests()[0].body);
     assert!(!offered.iter().any(|n| n == "submit_plan"), "{offered:?}");
 }
+
+#[test]
+fn calls_beside_a_submission_are_blocked_before_and_after_it() {
+    let server = server(vec![
+        ScriptedReply::tool_call("call_1", "bash", r#"{"command":"echo ran > before.txt"}"#)
+            .with_tool_call(
+                "call_2",
+                "submit_plan",
+                json!({ "markdown": PLAN }).to_string(),
+            )
+            .with_tool_call("call_3", "read", r#"{"path":"notes.txt"}"#),
+    ]);
+    let sb = sandbox(&server);
+    let run = knightcode(&sb, &["-p", "--plan", "Investigate"]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.stdout, PLAN, "the submission still counts");
+    assert_eq!(server.requests().len(), 1, "the submission ends the run");
+    assert!(
+        !sb.project.join("before.txt").exists(),
+        "the call written before submit_plan did not run"
+    );
+    let file = &sb.session_files()[0];
+    let results: Vec<(String, String)> = read_jsonl(file)
+        .into_iter()
+        .filter(|e| e["message"]["role"] == "toolResult")
+        .map(|e| {
+            (
+                e["message"]["toolName"].as_str().unwrap().to_owned(),
+                e["message"]["content"][0]["text"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(results.len(), 3, "{results:?}");
+    for (name, text) in [&results[0], &results[2]] {
+        assert!(
+            text.starts_with("Blocked: this response also submits the plan"),
+            "{name}: {text}"
+        );
+    }
+    assert_eq!(results[1].0, "submit_plan");
+}
+
+#[test]
+fn codemode_only_with_codemode_active_refuses_entry() {
+    let server = server(vec![ScriptedReply::text("never")]);
+    let sb = sandbox(&server);
+    std::fs::write(
+        sb.agent.join("settings.json"),
+        json!({"codemode": {"mode": "only"}}).to_string(),
+    )
+    .unwrap();
+    let tools = "read,codemode,ask_user,submit_plan";
+    let run = knightcode(&sb, &["-p", "--plan", "--tools", tools, "go"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("--plan cannot be used here: codemode is active with codemode.mode \"only\""),
+        "{}",
+        run.stderr
+    );
+    let run = knightcode(&sb, &["-p", "--tools", tools, "/plan go"]);
+    assert!(
+        run.stderr
+            .contains("Cannot enter plan mode: codemode is active"),
+        "{}",
+        run.stderr
+    );
+    assert!(server.requests().is_empty(), "nothing was sent");
+    // Without codemode active, `only` does not matter.
+    let run = knightcode(
+        &sb,
+        &["-p", "--tools", "read,ask_user,submit_plan", "/plan"],
+    );
+    assert!(run.stderr.contains("Plan mode on"), "{}", run.stderr);
+}

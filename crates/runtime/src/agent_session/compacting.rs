@@ -196,6 +196,9 @@ impl AgentSession {
                 Ok((parent, text)) => (parent, Some(text)),
                 Err(_) => (Some(entry_id.to_owned()), None),
             };
+            if let Some(why) = self.plan.tree_target_refusal(&session, leaf.as_deref()) {
+                return Err(CompactionError::Refused(why));
+            }
             let budget = branch::budget(&target.model, reserve);
             let preparation = prepare_branch(&session, leaf.as_deref(), budget)?;
             (leaf, text, preparation)
@@ -299,6 +302,10 @@ impl AgentSession {
                     Ok((parent, _)) => parent,
                     Err(_) => Some(target.to_owned()),
                 };
+                // Before the hooks hear of it and before any file is restored.
+                if let Some(why) = self.plan.tree_target_refusal(&session, leaf.as_deref()) {
+                    return Err(crate::error::RuntimeError::PlanModeRefused(why));
+                }
                 prepare_branch(&session, leaf.as_deref(), u64::MAX).ok()
             };
             let navigation = TreeNavigation {

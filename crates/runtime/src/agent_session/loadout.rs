@@ -47,14 +47,21 @@ impl AgentSession {
         });
         if !replaced {
             let mut settings = self.settings.values().codemode;
-            // Plan mode blocks codemode: while planning, its tools stay declared.
+            let config = self.agent.config();
+            let active = config.active_tools.clone().unwrap_or_default();
+            self.plan.note_codemode_only(
+                settings.mode == crate::settings::CodemodeMode::Only
+                    && active
+                        .iter()
+                        .any(|n| n == knightcode_codemode::CODEMODE_NAME),
+            );
+            // Plan mode blocks codemode: while planning (entered before codemode became
+            // active in `only` mode), its tools stay declared.
             let planning = self.plan.enabled()
                 && matches!(self.plan.state(), Ok(Some(state)) if state.planning());
             if planning {
                 settings.mode = crate::settings::CodemodeMode::On;
             }
-            let config = self.agent.config();
-            let active = config.active_tools.clone().unwrap_or_default();
             crate::codemode_tools::apply_settings(&config.tools, &active, settings, &mut loadout);
         }
         self.agent.config_mut().loadout = loadout;

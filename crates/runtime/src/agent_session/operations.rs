@@ -468,6 +468,17 @@ impl AgentSession {
         label: Option<&str>,
     ) -> Result<Option<String>> {
         let mut session = lock(&self.session);
+        // Plan mode fails closed: a target it cannot enforce is refused before the move.
+        let leaf = entry_id.map(|id| match knightcode_session::fork_point(&session, id) {
+            Ok((parent, _)) => parent,
+            Err(_) => Some(id.to_owned()),
+        });
+        if let Some(why) = self
+            .plan
+            .tree_target_refusal(&session, leaf.flatten().as_deref())
+        {
+            return Err(RuntimeError::PlanModeRefused(why));
+        }
         if let (Some(id), Some(label)) = (entry_id, label) {
             session.set_label(id, Some(label))?;
         }

@@ -104,6 +104,10 @@ pub enum CompactionError {
     /// The session file could not be read or written (the text says why).
     #[error("{0}")]
     Session(String),
+    /// Refused before anything changed (a `/tree` target plan mode cannot enforce); the
+    /// text says why and what to do.
+    #[error("{0}")]
+    Refused(String),
     /// A `compaction.*` token setting is not a non-negative safe integer.
     #[error("{0}")]
     InvalidSettings(String),
@@ -125,6 +129,7 @@ impl CompactionError {
         };
         match self {
             Self::Cancelled => None,
+            Self::Refused(why) => Some(why.clone()),
             Self::AlreadyCompacted | Self::NothingToCompact
                 if reason == CompactionReason::Manual =>
             {

@@ -143,7 +143,7 @@ impl PlanMode {
     /// Starts a planning cycle: approval cleared, the draft and its revisions kept. `false`
     /// when the tool settings cannot plan (said to the user; nothing changed).
     async fn enter(&self, state: &PlanState) -> crate::Result<bool> {
-        if let Some(why) = &self.incompatible {
+        if let Some(why) = self.entry_refusal() {
             self.notify(
                 format!("Cannot enter plan mode: {why}. Start without that option."),
                 NoticeKind::Error,

@@ -37,7 +37,8 @@ pub(crate) struct PlanGate {
 }
 
 impl PlanGate {
-    fn verdict(&self, tool_name: &str) -> ToolCallVerdict {
+    fn verdict(&self, call: &PendingToolCall<'_>) -> ToolCallVerdict {
+        let tool_name = call.tool_name;
         if !self.plan.enabled() {
             return ToolCallVerdict::Proceed;
         }
@@ -52,6 +53,16 @@ impl PlanGate {
         };
         if !state.planning() {
             return ToolCallVerdict::Proceed;
+        }
+        if call.parent_tool_call_id.is_none()
+            && super::lock(&self.plan.siblings)
+                .iter()
+                .any(|id| id == call.tool_call_id)
+        {
+            return ToolCallVerdict::Block(
+                "Blocked: this response also submits the plan, which ends the run; this call was not run."
+                    .to_owned(),
+            );
         }
         if self.plan.submitted.load(Ordering::Relaxed) {
             return ToolCallVerdict::Block(
@@ -77,7 +88,38 @@ impl AgentHooks for PlanGate {
     ) -> HookFuture<'a, ToolCallVerdict> {
         let _ = cancel;
         // Nested calls (`parent_tool_call_id`) pass through the same gate.
-        Box::pin(std::future::ready(self.verdict(call.tool_name)))
+        Box::pin(std::future::ready(self.verdict(&call)))
+    }
+
+    fn replaces_messages(&self) -> bool {
+        // Only to see which calls a response makes; nothing is replaced.
+        self.plan.enabled()
+    }
+
+    fn message_end<'a>(
+        &'a self,
+        message: &'a AgentMessage,
+        cancel: &'a CancellationToken,
+    ) -> HookFuture<'a, Option<AgentMessage>> {
+        let _ = cancel;
+        if let AgentMessage::Assistant(response) = message {
+            let calls: Vec<&str> = response.tool_calls().map(|c| c.name.as_str()).collect();
+            let submits = calls.contains(&super::SUBMIT_PLAN);
+            let siblings: Vec<String> = if submits
+                && calls.len() > 1
+                && matches!(self.plan.state(), Ok(Some(state)) if state.planning())
+            {
+                response
+                    .tool_calls()
+                    .filter(|c| c.name != super::SUBMIT_PLAN)
+                    .map(|c| c.id.clone())
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            *super::lock(&self.plan.siblings) = siblings;
+        }
+        Box::pin(std::future::ready(None))
     }
 
     fn turn_end<'a>(

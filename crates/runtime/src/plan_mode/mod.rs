@@ -70,9 +70,15 @@ pub(crate) struct PlanMode {
     dialogs: Mutex<Arc<dyn Dialogs>>,
     /// A plan was submitted in the current turn: later calls are blocked and the run ends.
     submitted: AtomicBool,
+    /// The other calls of a response that also calls `submit_plan`: a submission ends the
+    /// run with the whole batch, so none of them runs, before or after it.
+    siblings: Mutex<Vec<String>>,
     /// Why the tool settings cannot plan (`--no-tools`, a `--tools` list without the
     /// planning tools, …), decided at start.
     incompatible: Option<String>,
+    /// `codemode` is active with `codemode.mode: "only"`, which hides the direct read tools
+    /// from the model: entering planning is refused (kept current by the session).
+    codemode_only: AtomicBool,
     /// `--tools`, `--exclude-tools`: what planning may activate.
     selection: ToolSelection,
     /// Notices for front ends without dialogs (print mode's stderr).
@@ -107,7 +113,9 @@ impl PlanMode {
             cache: Mutex::new(PlanStateCache::default()),
             dialogs: Mutex::new(Arc::new(NoDialogs)),
             submitted: AtomicBool::new(false),
+            siblings: Mutex::new(Vec::new()),
             incompatible: incompatibility(selection),
+            codemode_only: AtomicBool::new(false),
             selection: selection.clone(),
             notices: Mutex::new(Vec::new()),
             just_entered: AtomicBool::new(false),
@@ -128,6 +136,22 @@ impl PlanMode {
 
     pub(crate) fn enabled(&self) -> bool {
         self.enabled.load(Ordering::Relaxed)
+    }
+
+    /// Whether `codemode` is active with `codemode.mode: "only"` (see [`Self::entry_refusal`]).
+    pub(crate) fn note_codemode_only(&self, only: bool) {
+        self.codemode_only.store(only, Ordering::Relaxed);
+    }
+
+    /// Why planning cannot be entered now: tool settings that leave out the planning
+    /// tools, or codemode's `only` mode hiding the read tools.
+    fn entry_refusal(&self) -> Option<String> {
+        if let Some(why) = &self.incompatible {
+            return Some(why.clone());
+        }
+        self.codemode_only.load(Ordering::Relaxed).then(|| {
+            "codemode is active with codemode.mode \"only\", which hides the read tools (set codemode.mode to \"on\" to plan)".to_owned()
+        })
     }
 
     /// The session's registered tools: the instructions name the allowed ones it has.
@@ -178,6 +202,30 @@ impl PlanMode {
         }
     }
 
+    /// Why `/tree` must not move to `leaf` (checked before anything changes): the state
+    /// there cannot be restored, or it plans under settings that cannot. `session` is the
+    /// caller's locked session.
+    pub(crate) fn tree_target_refusal(
+        &self,
+        session: &SessionManager,
+        leaf: Option<&str>,
+    ) -> Option<String> {
+        if !self.enabled() {
+            return None;
+        }
+        match session.plan_state_at(leaf) {
+            Err(error) => Some(format!(
+                "That entry's plan-mode state cannot be restored ({error}), so the move was cancelled. Pick another entry."
+            )),
+            Ok(Some(state)) if state.planning() => self.entry_refusal().map(|why| {
+                format!(
+                    "That entry is planning, but {why}, so the move was cancelled. Start without that option to go there."
+                )
+            }),
+            Ok(_) => None,
+        }
+    }
+
     /// The planning tools and read tools to activate: every registered one of them once
     /// plan mode was used on the branch (the loadout is kept after planning ends).
     pub(crate) fn loadout(&self) -> Vec<&'static str> {
@@ -201,7 +249,7 @@ impl PlanMode {
         if !self.enabled() || !setup.extensions.flags.contains_key("plan") {
             return Ok(());
         }
-        if let Some(why) = &self.incompatible {
+        if let Some(why) = self.entry_refusal() {
             return Err(crate::RuntimeError::Setup(format!(
                 "--plan cannot be used here: {why}. Start without that option."
             )));

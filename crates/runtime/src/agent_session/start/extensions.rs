@@ -112,6 +112,12 @@ pub(super) async fn tools_and_extensions(
     let active_tools = early_active_tools(&actions, &tools, active_tools);
     actions.note_registered_tools(loadout::activatable_names(&tools));
     actions.note_active_tools(&active_tools);
+    plan.note_codemode_only(
+        settings.values().codemode.mode == crate::settings::CodemodeMode::Only
+            && active_tools
+                .iter()
+                .any(|n| n == knightcode_codemode::CODEMODE_NAME),
+    );
     // `--plan` (after the extensions, which may have replaced the built-in).
     plan.enter_at_startup(setup)?;
     Ok(Toolbox {
