@@ -517,12 +517,14 @@ async fn serve_callback(mut stream: TcpStream, expect: &Expected<'_>) -> Option<
     code
 }
 
-/// The request target (`/callback?code=…`) of an HTTP request's first line.
+/// The request target (`/callback?code=…`) of an HTTP request's first line. The whole head
+/// is read before answering: closing a socket with unread request bytes resets the
+/// connection, and the browser then shows an error instead of the page.
 async fn read_request_target(stream: &mut TcpStream) -> Option<String> {
     const LIMIT: usize = 16 * 1024;
     let mut head = Vec::new();
     let mut buf = [0u8; 2048];
-    while !head.windows(2).any(|w| w == b"\r\n") {
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
         let n = stream.read(&mut buf).await.ok()?;
         if n == 0 || head.len() > LIMIT {
             return None;

@@ -40,7 +40,8 @@ fn docs_dir() -> anyhow::Result<PathBuf> {
 /// configuration files are warnings, not failures: the built-in catalogue still lists.
 ///
 /// The models of providers the `-e` and user-level extensions register are listed too (the
-/// extensions are loaded for it, as the reference does).
+/// extensions are loaded for it, as the reference does), as their `oauth.modifyModels`
+/// leaves them when their login is stored.
 pub fn run(
     search: Option<&str>,
     extensions: &knightcode_runtime::ExtensionSources,
@@ -51,6 +52,10 @@ pub fn run(
     if let Some(error) = registry.error() {
         warnings.push(format!("Warning: errors loading models.json:\n{error}"));
     }
+    let storage = AuthStorage::load(&agent_dir).unwrap_or_else(|error| {
+        warnings.push(format!("Warning: ignoring stored credentials: {error}"));
+        AuthStorage::empty(&agent_dir)
+    });
     let cwd = std::env::current_dir()?;
     let paths = knightcode_runtime::extensions::models::list_models_paths(
         extensions,
@@ -69,6 +74,7 @@ pub fn run(
                 extensions,
                 &cwd,
                 &mut registry,
+                &storage,
             ),
         )?;
         warnings.extend(notices);
@@ -83,10 +89,6 @@ pub fn run(
         registry
             .add_local_models(runtime.block_on(knightcode_ai::local::probe_local_servers(servers)));
     }
-    let storage = AuthStorage::load(&agent_dir).unwrap_or_else(|error| {
-        warnings.push(format!("Warning: ignoring stored credentials: {error}"));
-        AuthStorage::empty(&agent_dir)
-    });
     let runtime_keys = HashMap::new();
     let auth = AuthContext {
         storage: &storage,

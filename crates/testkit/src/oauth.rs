@@ -342,11 +342,11 @@ pub fn browser_get(url: &str) -> Result<(u16, Option<String>, String), TestkitEr
     let limit = Some(Duration::from_secs(30));
     let _ = stream.set_read_timeout(limit);
     let _ = stream.set_write_timeout(limit);
-    write!(
-        stream,
-        "GET {target} HTTP/1.1\r\nhost: {host}\r\nconnection: close\r\n\r\n"
-    )
-    .map_err(|e| failed(e.to_string()))?;
+    // One write, as a browser sends its request: `write!` would write each piece apart.
+    let request = format!("GET {target} HTTP/1.1\r\nhost: {host}\r\nconnection: close\r\n\r\n");
+    stream
+        .write_all(request.as_bytes())
+        .map_err(|e| failed(e.to_string()))?;
     let mut response = String::new();
     stream
         .read_to_string(&mut response)

@@ -204,3 +204,37 @@ fn a_throwing_modify_models_is_reported_and_the_models_stay() {
     );
     assert_eq!(server.requests().len(), 1);
 }
+
+#[test]
+fn list_models_shows_the_models_as_modify_models_leaves_them() {
+    let (server, sb) = modifying_setup(None, false);
+    let renaming = r#"
+export default function (pi) {
+  pi.registerProvider("acme", {
+    baseUrl: "http://127.0.0.1:9/v1", api: "openai-completions",
+    models: [{ id: "acme-1", name: "Acme", reasoning: false, input: ["text"],
+               cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 8000, maxTokens: 100 }],
+    oauth: {
+      name: "Acme SSO",
+      async login() { throw new Error("not in this test"); },
+      async refreshToken(credentials) { return credentials; },
+      getApiKey(credentials) { return credentials.access; },
+      modifyModels(models, credentials) {
+        return models.map((m) => (m.provider === "acme" ? { ...m, id: "acme-enterprise", contextWindow: 64000 } : m));
+      },
+    },
+  });
+}
+"#;
+    std::fs::write(sb.project.join("acme.ts"), renaming).unwrap();
+    let run = knightcode(&sb, &["-e", "acme.ts", "--list-models", "acme"]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert!(run.stdout.contains("acme-enterprise"), "{}", run.stdout);
+    assert!(!run.stdout.contains("acme-1"), "{}", run.stdout);
+    assert!(server.requests().is_empty());
+    // Without the login the registered list is shown as it is (and needs a key).
+    std::fs::remove_file(sb.agent.join("auth.json")).unwrap();
+    let run = knightcode(&sb, &["-e", "acme.ts", "--list-models", "acme"]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert!(!run.stdout.contains("acme-enterprise"), "{}", run.stdout);
+}

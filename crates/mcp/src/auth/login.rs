@@ -408,11 +408,14 @@ async fn wait_pasted(
     std::future::pending().await
 }
 
-/// The target of an HTTP request line (`GET /callback?code=… HTTP/1.1`).
+/// The target of an HTTP request line (`GET /callback?code=… HTTP/1.1`). The whole head is
+/// read before answering: closing a socket with unread request bytes resets the connection,
+/// and the browser (or a client still writing its headers) then shows an error instead of
+/// the page.
 async fn request_target(stream: &mut TcpStream) -> Option<String> {
     let mut head = Vec::new();
     let mut buffer = [0u8; 1024];
-    while !head.windows(2).any(|w| w == b"\r\n") && head.len() < 16 * 1024 {
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 16 * 1024 {
         let n = stream.read(&mut buffer).await.ok()?;
         if n == 0 {
             break;

@@ -101,12 +101,14 @@ pub fn list_models_paths(
 }
 
 /// The models the extensions at `paths` register, added to `registry` (for
-/// `--list-models`). A load failure is returned as text.
+/// `--list-models`), then changed by the `oauth.modifyModels` of providers whose login
+/// `storage` holds, as a session's start changes them. A load failure is returned as text.
 pub async fn add_extension_models(
     paths: Vec<std::path::PathBuf>,
     sources: &crate::ExtensionSources,
     cwd: &Path,
     registry: &mut ModelRegistry,
+    storage: &AuthStorage,
 ) -> std::result::Result<Vec<String>, crate::RuntimeError> {
     if paths.is_empty() {
         return Ok(Vec::new());
@@ -126,6 +128,7 @@ pub async fn add_extension_models(
     })?;
     let mut notices: Vec<String> = host.diagnostics();
     notices.extend(register_providers(&host, registry));
+    notices.extend(modify_models(&host, registry, storage).await);
     Ok(notices)
 }
 
