@@ -38,7 +38,7 @@ impl GrammarTools {
             return Ok(Self(found));
         }
         for tool in tools {
-            if let Some(grammar) = resolve_one(tool).map_err(StreamFailure::other)? {
+            if let Some(grammar) = resolve_one(tool)? {
                 found.insert(tool.name.clone(), grammar);
             }
         }
@@ -102,13 +102,19 @@ fn supported(model: &Model) -> bool {
         .unwrap_or(false)
 }
 
-fn resolve_one(tool: &ToolDeclaration) -> Result<Option<GrammarTool>, String> {
+fn resolve_one(tool: &ToolDeclaration) -> Result<Option<GrammarTool>, StreamFailure> {
     let Some(variants) = tool
         .constrained_sampling
         .as_ref()
         .and_then(|c| c.grammar_variants())
     else {
         return Ok(None);
+    };
+    let refused = |reason: &str| {
+        StreamFailure::other(format!(
+            "Tool \"{}\" cannot use grammar constrained sampling: {reason}.",
+            tool.name
+        ))
     };
     let usable = |v: &Option<String>| v.clone().filter(|d| !d.trim().is_empty());
     let (syntax, definition) = match (
@@ -117,19 +123,9 @@ fn resolve_one(tool: &ToolDeclaration) -> Result<Option<GrammarTool>, String> {
     ) {
         (Some(lark), _) => ("lark", lark),
         (None, Some(regex)) => ("regex", regex),
-        (None, None) => {
-            return Err(format!(
-                "Tool \"{}\" cannot use grammar constrained sampling: no supported grammar variant was provided.",
-                tool.name
-            ));
-        }
+        (None, None) => return Err(refused("no supported grammar variant was provided")),
     };
-    let input_property = input_property(&tool.parameters).map_err(|reason| {
-        format!(
-            "Tool \"{}\" cannot use grammar constrained sampling: {reason}.",
-            tool.name
-        )
-    })?;
+    let input_property = input_property(&tool.parameters).map_err(|e| refused(&e.reason()))?;
     Ok(Some(GrammarTool {
         syntax,
         definition,
@@ -137,25 +133,49 @@ fn resolve_one(tool: &ToolDeclaration) -> Result<Option<GrammarTool>, String> {
     }))
 }
 
+/// Why a grammar tool's schema has no input property.
+enum Unusable {
+    NotObject,
+    NotOneRequired,
+    Undeclared(String),
+    NotString(String),
+}
+
+impl Unusable {
+    fn reason(&self) -> String {
+        match self {
+            Self::NotObject => {
+                "grammar constrained sampling requires an object parameter schema".to_owned()
+            }
+            Self::NotOneRequired => {
+                "grammar constrained sampling requires exactly one required string property"
+                    .to_owned()
+            }
+            Self::Undeclared(property) => {
+                format!("grammar constrained sampling requires a properties entry for {property}")
+            }
+            Self::NotString(property) => {
+                format!("grammar constrained sampling property {property} must have type string")
+            }
+        }
+    }
+}
+
 /// The schema's one required property, which must be a string: the raw input stands for it.
-fn input_property(schema: &Value) -> Result<String, String> {
+fn input_property(schema: &Value) -> Result<String, Unusable> {
     if schema.get("type").and_then(Value::as_str) != Some("object") {
-        return Err("grammar constrained sampling requires an object parameter schema".into());
+        return Err(Unusable::NotObject);
     }
     let property = match schema.get("required").and_then(Value::as_array) {
         Some(required) if required.len() == 1 => required[0].as_str(),
         _ => None,
     }
-    .ok_or("grammar constrained sampling requires exactly one required string property")?;
+    .ok_or(Unusable::NotOneRequired)?;
     let Some(declared) = schema.get("properties").and_then(|p| p.get(property)) else {
-        return Err(format!(
-            "grammar constrained sampling requires a properties entry for {property}"
-        ));
+        return Err(Unusable::Undeclared(property.to_owned()));
     };
     if declared.get("type").and_then(Value::as_str) != Some("string") {
-        return Err(format!(
-            "grammar constrained sampling property {property} must have type string"
-        ));
+        return Err(Unusable::NotString(property.to_owned()));
     }
     Ok(property.to_owned())
 }
