@@ -318,6 +318,13 @@ pub trait Tool: Send + Sync {
         None
     }
 
+    /// How a provider that can constrain sampling should constrain this tool's input (the
+    /// codemode tool's grammar); sent with the declaration, which providers without such
+    /// support send as a plain JSON-schema tool.
+    fn constrained_sampling(&self) -> Option<knightcode_protocol::ConstrainedSampling> {
+        None
+    }
+
     /// Whether registering the tool makes it active: `direct` and `model-only` tools are,
     /// unless they ask not to be (an extension tool's `defaultActive: false`).
     fn active_on_registration(&self) -> bool {
@@ -380,13 +387,16 @@ impl ToolRegistry {
     pub fn declarations(&self, active: Option<&[String]>) -> Vec<ToolDeclaration> {
         self.tools
             .iter()
-            .map(|tool| tool.definition())
-            .filter(|d| active.is_none_or(|names| names.contains(&d.name)))
-            .map(|d| ToolDeclaration {
-                name: d.name.clone(),
-                description: d.description.clone(),
-                parameters: d.parameters.clone(),
-                extra: Default::default(),
+            .filter(|tool| active.is_none_or(|names| names.contains(&tool.definition().name)))
+            .map(|tool| {
+                let d = tool.definition();
+                ToolDeclaration {
+                    name: d.name.clone(),
+                    description: d.description.clone(),
+                    parameters: d.parameters.clone(),
+                    constrained_sampling: tool.constrained_sampling(),
+                    extra: Default::default(),
+                }
             })
             .collect()
     }

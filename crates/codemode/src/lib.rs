@@ -13,6 +13,7 @@ mod tool_search;
 pub use codemode::CODEMODE_NAME;
 pub use codemode::Codemode;
 pub use codemode::DEFAULT_INLINE_BUDGET;
+pub use codemode::SCRIPT_GRAMMAR;
 pub use codemode::STORE_ENTRY_TYPE;
 pub use codemode::ScriptModels;
 pub use codemode::ScriptStore;

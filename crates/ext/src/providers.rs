@@ -344,6 +344,9 @@ fn context_from_js(value: &Value) -> Result<Context, crate::ExtError> {
                         .unwrap_or("")
                         .to_owned(),
                     parameters: t.get("parameters").cloned().unwrap_or(json!({})),
+                    constrained_sampling: t
+                        .get("constrainedSampling")
+                        .and_then(|c| serde_json::from_value(c.clone()).ok()),
                     ..Default::default()
                 })
                 .collect()

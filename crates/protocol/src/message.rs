@@ -77,6 +77,66 @@ wire_struct! {
         req "name" name: String,
         req "description" description: String,
         req "parameters" parameters: serde_json::Value,
+        /// How a provider may constrain the model's arguments (`constrainedSampling`).
+        opt "constrainedSampling" constrained_sampling: Option<ConstrainedSampling>,
+    }
+}
+
+/// A tool's `constrainedSampling`: `false`, or a config tagged by `type`. Kept as written,
+/// whatever it is, so a declaration read from a session file is written back the same.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ConstrainedSampling {
+    /// `false` (no constraint asked for); `true` is kept too, and means nothing either.
+    Flag(bool),
+    Config(SamplingConfig),
+}
+
+impl ConstrainedSampling {
+    /// A grammar for the model's whole input, in each provider's dialect.
+    pub fn grammar(variants: GrammarVariants) -> Self {
+        Self::Config(SamplingConfig::Grammar(GrammarSampling {
+            variants,
+            ..GrammarSampling::default()
+        }))
+    }
+
+    /// The grammar variants, when the tool asks for grammar-constrained input.
+    pub fn grammar_variants(&self) -> Option<&GrammarVariants> {
+        match self {
+            Self::Config(SamplingConfig::Grammar(grammar)) => Some(&grammar.variants),
+            _ => None,
+        }
+    }
+}
+
+wire_enum! {
+    /// The kinds of constrained sampling a tool can ask for.
+    pub enum SamplingConfig tag "type" {
+        /// Strict JSON-schema arguments (`strict: "prefer" | "require"`).
+        "json_schema" => JsonSchema(JsonSchemaSampling),
+        /// The input is free text in a grammar's language (one string argument).
+        "grammar" => Grammar(GrammarSampling),
+    }
+}
+
+wire_struct! {
+    pub struct JsonSchemaSampling {
+        req "strict" strict: String,
+    }
+}
+
+wire_struct! {
+    pub struct GrammarSampling {
+        req "variants" variants: GrammarVariants,
+    }
+}
+
+wire_struct! {
+    /// One grammar per provider dialect: OpenAI's Lark or regex (custom tools).
+    pub struct GrammarVariants {
+        opt "openai_lark" openai_lark: Option<String>,
+        opt "openai_regex" openai_regex: Option<String>,
     }
 }
 

@@ -55,6 +55,7 @@ fn system_prompt() -> AgentMessage {
                 "path": {"type": "string", "description": "The file to read"},
                 "offset": {"type": "number"}, "limit": {"type": "number"}},
                 "required": ["path"]}),
+            constrained_sampling: None,
             extra: Default::default(),
         })
         .collect();

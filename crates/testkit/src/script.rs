@@ -112,6 +112,18 @@ pub enum ReplyPart {
         /// The complete arguments as a JSON text.
         arguments_json: String,
     },
+    /// An OpenAI Responses custom tool call (a grammar tool's raw text `input`, streamed in
+    /// pieces of `args_chars`). Formats without custom tools send it as a function call
+    /// with the arguments `{"input": input}`.
+    #[serde(rename_all = "camelCase")]
+    CustomToolCall {
+        /// Call id (`call_...`).
+        id: String,
+        /// Tool name.
+        name: String,
+        /// The raw input text.
+        input: String,
+    },
 }
 
 /// Token usage in KnightCode's normalised terms; each format converts it to its own fields.
@@ -362,6 +374,44 @@ impl ScriptedReply {
         self
     }
 
+    /// Appends a custom tool call (see [`ReplyPart::CustomToolCall`]).
+    pub fn with_custom_tool_call(
+        mut self,
+        id: impl Into<String>,
+        name: impl Into<String>,
+        input: impl Into<String>,
+    ) -> Self {
+        self.parts.push(ReplyPart::CustomToolCall {
+            id: id.into(),
+            name: name.into(),
+            input: input.into(),
+        });
+        self
+    }
+
+    /// This reply with custom tool calls as function calls taking `{"input": input}`, for
+    /// the formats that have no custom tools.
+    pub(crate) fn without_custom_calls(&self) -> std::borrow::Cow<'_, Self> {
+        if !self
+            .parts
+            .iter()
+            .any(|p| matches!(p, ReplyPart::CustomToolCall { .. }))
+        {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        let mut reply = self.clone();
+        for part in &mut reply.parts {
+            if let ReplyPart::CustomToolCall { id, name, input } = part {
+                *part = ReplyPart::ToolCall {
+                    id: std::mem::take(id),
+                    name: std::mem::take(name),
+                    arguments_json: serde_json::json!({ "input": input }).to_string(),
+                };
+            }
+        }
+        std::borrow::Cow::Owned(reply)
+    }
+
     /// Sets the usage.
     pub fn with_usage(mut self, usage: MockUsage) -> Self {
         self.usage = usage;
@@ -396,10 +446,12 @@ impl ScriptedReply {
     pub fn effective_stop(&self) -> MockStop {
         match &self.stop {
             Some(stop) => stop.clone(),
-            None if self
-                .parts
-                .iter()
-                .any(|p| matches!(p, ReplyPart::ToolCall { .. })) =>
+            None if self.parts.iter().any(|p| {
+                matches!(
+                    p,
+                    ReplyPart::ToolCall { .. } | ReplyPart::CustomToolCall { .. }
+                )
+            }) =>
             {
                 MockStop::ToolUse
             }

@@ -24,6 +24,7 @@ use serde_json::json;
 
 use super::WireFormat;
 use super::openai_responses;
+use super::openai_responses::grammar::GrammarTools;
 use super::openai_responses::stream::ResponsesDecoder;
 use crate::driver::Decoder;
 use crate::error::ErrorClass;
@@ -41,7 +42,11 @@ use crate::sse::SseEvent;
 
 pub(crate) const WIRE_FORMAT: WireFormat = WireFormat {
     build_request,
-    decoder: |_, _, _| Box::<CodexDecoder>::default(),
+    decoder: |model, context, _| {
+        Box::new(CodexDecoder {
+            inner: ResponsesDecoder::new(GrammarTools::lenient(model, &context.tools)),
+        })
+    },
     error_style: ErrorStyle::Codex,
 };
 
@@ -141,6 +146,7 @@ fn request_body(
     context: &Context,
     options: &StreamOptions,
 ) -> Result<Vec<u8>, StreamFailure> {
+    let grammar = GrammarTools::resolve(model, &context.tools)?;
     let mut body = Map::new();
     body.insert("model".into(), json!(model.id));
     body.insert("store".into(), json!(false));
@@ -154,8 +160,8 @@ fn request_body(
     body.insert(
         "input".into(),
         Value::Array(openai_responses::input_without_system_prompt(
-            model, context,
-        )),
+            model, context, &grammar,
+        )?),
     );
     body.insert("text".into(), json!({"verbosity": "low"}));
     body.insert("include".into(), json!(["reasoning.encrypted_content"]));
@@ -172,6 +178,9 @@ fn request_body(
             .tools
             .iter()
             .map(|tool| {
+                if let Some(custom) = grammar.custom_tool(tool) {
+                    return custom;
+                }
                 json!({
                     "type": "function",
                     "name": tool.name,
@@ -274,7 +283,6 @@ fn usage_limit_message(error: &Value, now_ms: f64) -> String {
 }
 
 /// The Responses decoder, with the backend's own terminal and error events.
-#[derive(Default)]
 struct CodexDecoder {
     inner: ResponsesDecoder,
 }

@@ -4,6 +4,7 @@ mod catalog;
 mod codex;
 mod error_kinds;
 mod faults;
+mod grammar_tools;
 mod local;
 mod requests;
 mod streaming;

@@ -7,6 +7,7 @@ mod bedrock;
 mod broken_pipe;
 mod cli;
 mod cloudflare;
+mod codemode_grammar;
 mod codemode_models;
 mod codemode_settings;
 mod codex;

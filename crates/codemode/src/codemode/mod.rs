@@ -26,7 +26,9 @@ use knightcode_agent::ToolError;
 use knightcode_agent::ToolExposure;
 use knightcode_agent::ToolFuture;
 use knightcode_agent::ToolListing;
+use knightcode_protocol::ConstrainedSampling;
 use knightcode_protocol::ContentBlock;
+use knightcode_protocol::GrammarVariants;
 use serde_json::Value;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -41,6 +43,20 @@ use sandbox::Request;
 use sandbox::Script;
 
 pub const CODEMODE_NAME: &str = "codemode";
+
+/// The script language as a Lark grammar, for providers that let a tool's input be free text
+/// constrained by a grammar (OpenAI's custom tools): JavaScript, optionally after one
+/// `// @options: {...}` line. Written for this build; it accepts the same language as the
+/// reference's grammar (any non-empty text, the options line being the shape the model is
+/// steered to), and `parse_options` still checks the line.
+pub const SCRIPT_GRAMMAR: &str = r"start: options_line? script
+options_line: OPTIONS EOL
+script: BODY
+
+OPTIONS: /[ \t]*\/\/ @options:[^\r\n]*/
+EOL: /\r?\n/
+BODY: /[\s\S]+/
+";
 
 /// The custom entry type of one script's `store()` writes: `{set: {key: value}, delete: [key]}`.
 pub const STORE_ENTRY_TYPE: &str = "codemode-store";
@@ -225,6 +241,14 @@ fn settlement(outcome: &NestedOutcome, structured: bool) -> (bool, String) {
 impl Tool for Codemode {
     fn definition(&self) -> &ToolDefinition {
         &self.definition
+    }
+
+    /// Capable models write the script as raw text instead of a JSON-escaped string.
+    fn constrained_sampling(&self) -> Option<ConstrainedSampling> {
+        Some(ConstrainedSampling::grammar(GrammarVariants {
+            openai_lark: Some(SCRIPT_GRAMMAR.to_owned()),
+            ..GrammarVariants::default()
+        }))
     }
 
     fn execute(&self, arguments: Value, context: ToolContext) -> ToolFuture<'_> {

@@ -129,3 +129,27 @@ fn wrong_shapes_are_errors_not_panics() {
         assert_eq!(error.to_string(), message, "{line}");
     }
 }
+
+#[test]
+fn constrained_sampling_of_declared_tools_survives() {
+    let line = r#"{"type":"message","id":"s1","parentId":null,"timestamp":"2024-12-03T14:00:00.000Z","message":{"role":"system","content":"p","toolsAdded":[{"name":"codemode","description":"d","parameters":{"type":"object"},"constrainedSampling":{"type":"grammar","variants":{"openai_lark":"start: /x/","future_dialect":"y"}}},{"name":"a","description":"d","parameters":{},"constrainedSampling":{"type":"json_schema","strict":"prefer"}},{"name":"b","description":"d","parameters":{},"constrainedSampling":false},{"name":"c","description":"d","parameters":{},"constrainedSampling":{"type":"automaton","states":3}}],"timestamp":1}}"#;
+    assert_eq!(round_trip(line), line);
+    let entry: SessionEntry = serde_json::from_str(line).unwrap();
+    let Some(AgentMessage::System(message)) = entry.message() else {
+        panic!("not a system message");
+    };
+    let tools = message.tools_added.as_ref().unwrap();
+    let grammar = tools[0]
+        .constrained_sampling
+        .as_ref()
+        .and_then(|c| c.grammar_variants())
+        .unwrap();
+    assert_eq!(grammar.openai_lark.as_deref(), Some("start: /x/"));
+    assert!(tools[1..].iter().all(|t| {
+        t.constrained_sampling
+            .as_ref()
+            .unwrap()
+            .grammar_variants()
+            .is_none()
+    }));
+}

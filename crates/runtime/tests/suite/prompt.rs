@@ -153,6 +153,7 @@ fn declaration(name: &str) -> ToolDeclaration {
         name: name.into(),
         description: format!("{name} tool"),
         parameters: serde_json::json!({"type": "object"}),
+        constrained_sampling: None,
         extra: Default::default(),
     }
 }

@@ -113,6 +113,7 @@ pub fn system(sections: &[(&str, Option<&str>)], added: &[&str], removed: &[&str
                     name: (*name).into(),
                     description: format!("{name} tool"),
                     parameters: serde_json::json!({"type":"object"}),
+                    constrained_sampling: None,
                     extra: Default::default(),
                 })
                 .collect()

@@ -54,6 +54,9 @@ pub(super) fn events(reply: &ScriptedReply, ctx: &RequestCtx) -> Vec<SseEvent> {
     let mut pinged = false;
     for (index, part) in reply.parts.iter().enumerate() {
         match part {
+            // Only the Responses API has custom tool calls; `stream_events` turns them
+            // into function calls for the other formats.
+            ReplyPart::CustomToolCall { .. } => {}
             ReplyPart::Text(text) => {
                 out.push(block_start(index, json!({"type": "text", "text": ""})));
                 if !pinged {

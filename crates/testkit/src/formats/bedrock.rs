@@ -50,6 +50,9 @@ pub(super) fn events(reply: &ScriptedReply, _ctx: &RequestCtx) -> Vec<SseEvent> 
     let mut out = vec![event("messageStart", json!({"role": "assistant"}))];
     for (index, part) in reply.parts.iter().enumerate() {
         match part {
+            // Only the Responses API has custom tool calls; `stream_events` turns them
+            // into function calls for the other formats.
+            ReplyPart::CustomToolCall { .. } => {}
             ReplyPart::Text(text) => {
                 for piece in split_chars(text, reply.chunking.text_chars) {
                     out.push(delta(index, json!({"text": piece})));

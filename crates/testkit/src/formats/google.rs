@@ -48,6 +48,9 @@ fn parts(reply: &ScriptedReply) -> Vec<Value> {
     let mut carried_signature: Option<&str> = None;
     for (index, part) in reply.parts.iter().enumerate() {
         match part {
+            // Only the Responses API has custom tool calls; `stream_events` turns them
+            // into function calls for the other formats.
+            ReplyPart::CustomToolCall { .. } => {}
             ReplyPart::Text(text) => {
                 for piece in split_chars(text, reply.chunking.text_chars) {
                     out.push(json!({"text": piece}));

@@ -173,6 +173,10 @@ pub(crate) fn stream_events(
     reply: &ScriptedReply,
     ctx: &RequestCtx,
 ) -> Vec<SseEvent> {
+    if format == WireFormat::OpenAiResponses {
+        return openai_responses::events(reply, ctx);
+    }
+    let reply = &*reply.without_custom_calls();
     match format {
         WireFormat::AnthropicMessages => anthropic::events(reply, ctx),
         WireFormat::OpenAiCompletions => openai_completions::events(reply, ctx),

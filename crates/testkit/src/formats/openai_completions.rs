@@ -77,6 +77,9 @@ pub(super) fn events(reply: &ScriptedReply, ctx: &RequestCtx) -> Vec<SseEvent> {
     let mut tool_index = 0usize;
     for part in &reply.parts {
         match part {
+            // Only the Responses API has custom tool calls; `stream_events` turns them
+            // into function calls for the other formats.
+            ReplyPart::CustomToolCall { .. } => {}
             ReplyPart::Text(text) => {
                 for piece in split_chars(text, reply.chunking.text_chars) {
                     if !piece.is_empty() {

@@ -173,6 +173,33 @@ pub(super) fn events(reply: &ScriptedReply, ctx: &RequestCtx) -> Vec<SseEvent> {
                     "arguments": arguments_json, "call_id": id, "name": name,
                 })
             }
+            ReplyPart::CustomToolCall { id, name, input } => {
+                let item_id = format!("ctc_mock_{}_{output_index}", ctx.seq);
+                ev.push(
+                    "response.output_item.added",
+                    json!({"output_index": output_index, "item": {
+                        "id": item_id, "type": "custom_tool_call", "status": "in_progress",
+                        "call_id": id, "input": "", "name": name,
+                    }}),
+                );
+                let at = json!({"item_id": item_id, "output_index": output_index});
+                if !input.is_empty() {
+                    for piece in split_chars(input, reply.chunking.args_chars) {
+                        ev.push(
+                            "response.custom_tool_call_input.delta",
+                            with(&at, json!({"delta": piece})),
+                        );
+                    }
+                }
+                ev.push(
+                    "response.custom_tool_call_input.done",
+                    with(&at, json!({"input": input})),
+                );
+                json!({
+                    "id": item_id, "type": "custom_tool_call", "status": "completed",
+                    "call_id": id, "input": input, "name": name,
+                })
+            }
         };
         ev.push(
             "response.output_item.done",

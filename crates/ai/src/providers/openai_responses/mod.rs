@@ -2,6 +2,7 @@
 //! items replayed from thinking signatures). This module builds the request (the conversation
 //! as input items); `stream` decodes the response events.
 
+pub(crate) mod grammar;
 pub(crate) mod stream;
 
 use knightcode_protocol::AssistantMessage;
@@ -10,6 +11,7 @@ use serde_json::Map;
 use serde_json::Value;
 use serde_json::json;
 
+use grammar::GrammarTools;
 use stream::ResponsesDecoder;
 
 use super::WireFormat;
@@ -32,7 +34,12 @@ use crate::transform::prepare_messages;
 
 pub(crate) const WIRE_FORMAT: WireFormat = WireFormat {
     build_request,
-    decoder: |_, _, _| Box::new(ResponsesDecoder::default()),
+    decoder: |model, context, _| {
+        Box::new(ResponsesDecoder::new(GrammarTools::lenient(
+            model,
+            &context.tools,
+        )))
+    },
     error_style: ErrorStyle::ErrorMessage,
 };
 
@@ -195,6 +202,7 @@ pub(crate) fn request_body(
             .unwrap_or_else(|| crate::options::default_max_tokens(model)),
     );
 
+    let grammar = GrammarTools::resolve(model, &context.tools)?;
     let mut body = Map::new();
     let model_name = match dialect {
         Dialect::OpenAi => model.id.as_str(),
@@ -203,7 +211,7 @@ pub(crate) fn request_body(
     body.insert("model".into(), json!(model_name));
     body.insert(
         "input".into(),
-        Value::Array(convert_input(model, context, Some(&compat))),
+        Value::Array(convert_input(model, context, Some(&compat), &grammar)?),
     );
     body.insert("stream".into(), json!(true));
     if azure {
@@ -226,6 +234,9 @@ pub(crate) fn request_body(
             .tools
             .iter()
             .map(|tool| {
+                if let Some(custom) = grammar.custom_tool(tool) {
+                    return custom;
+                }
                 let mut out = Map::new();
                 out.insert("type".into(), json!("function"));
                 out.insert("name".into(), json!(tool.name));
@@ -356,11 +367,24 @@ fn tool_output(model: &Model, blocks: &[ContentBlock]) -> Value {
 
 /// The conversation as input items without the system prompt: the ChatGPT-plan backend
 /// takes that as `instructions` instead.
-pub(crate) fn input_without_system_prompt(model: &Model, context: &Context) -> Vec<Value> {
-    convert_input(model, context, None)
+pub(crate) fn input_without_system_prompt(
+    model: &Model,
+    context: &Context,
+    grammar: &GrammarTools,
+) -> Result<Vec<Value>, StreamFailure> {
+    convert_input(model, context, None, grammar)
 }
 
-fn convert_input(model: &Model, context: &Context, compat: Option<&Compat>) -> Vec<Value> {
+/// Calls of tools sent as custom tools go back as `custom_tool_call` items (their results as
+/// `custom_tool_call_output`); whether a tool is one is decided by this request's tools, not
+/// by how the call was made, so a session that moves to a model without grammar tools sends
+/// the same calls as function calls.
+fn convert_input(
+    model: &Model,
+    context: &Context,
+    compat: Option<&Compat>,
+    grammar: &GrammarTools,
+) -> Result<Vec<Value>, StreamFailure> {
     let normalize = |id: &str, source: &AssistantMessage| normalize_tool_call_id(id, model, source);
     let messages = prepare_messages(&context.messages, model, Some(&normalize));
     let mut out = Vec::new();
@@ -396,27 +420,33 @@ fn convert_input(model: &Model, context: &Context, compat: Option<&Compat>) -> V
                 }
             }
             LlmMessage::Assistant(assistant) => {
-                convert_assistant(model, assistant, message_index, &mut out);
+                convert_assistant(model, assistant, message_index, grammar, &mut out)?;
             }
             LlmMessage::ToolResult(result) => {
                 let call_id = result.tool_call_id.split('|').next().unwrap_or_default();
+                let kind = if grammar.input_property(&result.tool_name).is_some() {
+                    "custom_tool_call_output"
+                } else {
+                    "function_call_output"
+                };
                 out.push(json!({
-                    "type": "function_call_output",
+                    "type": kind,
                     "call_id": call_id,
                     "output": tool_output(model, &result.content),
                 }));
             }
         }
     }
-    out
+    Ok(out)
 }
 
 fn convert_assistant(
     model: &Model,
     message: &AssistantMessage,
     index: usize,
+    grammar: &GrammarTools,
     out: &mut Vec<Value>,
-) {
+) -> Result<(), StreamFailure> {
     let same_provider_api = message.provider == model.provider && message.api == model.api;
     let same_model = same_provider_api && message.model == model.id;
     let different_model = same_provider_api && message.model != model.id;
@@ -466,22 +496,40 @@ fn convert_assistant(
             ContentBlock::ToolCall(call) => {
                 let mut parts = call.id.split('|');
                 let call_id = parts.next().unwrap_or_default();
-                // Items of another model, or ids that are not `fc_*`, are sent without an id so
-                // the API does not try to pair them with reasoning items.
-                let item_id = parts
-                    .next()
-                    .filter(|item| item.starts_with("fc_") && !different_model);
+                let custom = grammar.input_property(&call.name);
+                // Function-call items of another model, or ids that are not `fc_*` (a custom
+                // call's `ctc_*` sent as a function call), are sent without an id so the API
+                // does not try to pair them with reasoning items.
+                let item_id = parts.next().filter(|item| {
+                    let fc = item.starts_with("fc_");
+                    !((different_model && fc) || (custom.is_none() && !fc))
+                });
                 let mut item = Map::new();
-                item.insert("type".into(), json!("function_call"));
+                let kind = if custom.is_some() {
+                    "custom_tool_call"
+                } else {
+                    "function_call"
+                };
+                item.insert("type".into(), json!(kind));
                 if let Some(item_id) = item_id {
                     item.insert("id".into(), json!(item_id));
                 }
                 item.insert("call_id".into(), json!(call_id));
                 item.insert("name".into(), json!(call.name));
-                item.insert(
-                    "arguments".into(),
-                    json!(serde_json::to_string(&call.arguments).unwrap_or_default()),
-                );
+                match custom {
+                    Some(property) => item.insert(
+                        "input".into(),
+                        json!(GrammarTools::replay_input(
+                            &call.name,
+                            &call.arguments,
+                            property
+                        )?),
+                    ),
+                    None => item.insert(
+                        "arguments".into(),
+                        json!(serde_json::to_string(&call.arguments).unwrap_or_default()),
+                    ),
+                };
                 if same_model && let Some(namespace) = &call.namespace {
                     item.insert("namespace".into(), json!(namespace));
                 }
@@ -490,4 +538,5 @@ fn convert_assistant(
             _ => {}
         }
     }
+    Ok(())
 }

@@ -1,5 +1,6 @@
 //! Decoding the Responses API's events: output items by index (reasoning, text, function
-//! calls), finished items replacing their deltas, and the final response's usage and status.
+//! calls, custom tool calls), finished items replacing their deltas, and the final
+//! response's usage and status.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -21,6 +22,9 @@ use crate::providers::parse_event;
 use crate::providers::with_repair;
 use crate::sse::SseEvent;
 
+use super::grammar::CustomInput;
+use super::grammar::GrammarTools;
+
 #[derive(Deserialize)]
 struct Event<'a> {
     #[serde(rename = "type", borrow)]
@@ -29,6 +33,8 @@ struct Event<'a> {
     #[serde(borrow)]
     delta: Option<Cow<'a, str>>,
     arguments: Option<String>,
+    /// A custom tool call's whole input (`response.custom_tool_call_input.done`).
+    input: Option<String>,
     item: Option<Value>,
     response: Option<Value>,
     code: Option<Value>,
@@ -40,10 +46,15 @@ enum Slot {
     Thinking(usize),
     Text(usize),
     Tool(usize),
+    /// A custom tool call, its raw input in `customs` under the same content index.
+    Custom(usize),
 }
 
 #[derive(Default)]
 pub(crate) struct ResponsesDecoder {
+    /// The request's tools sent as custom tools: which argument a custom call's input is.
+    grammar: GrammarTools,
+    customs: HashMap<usize, CustomInput>,
     slots: HashMap<u64, Slot>,
     reasoning_by_id: HashMap<String, usize>,
     terminal: bool,
@@ -51,6 +62,34 @@ pub(crate) struct ResponsesDecoder {
 }
 
 impl ResponsesDecoder {
+    pub(crate) fn new(grammar: GrammarTools) -> Self {
+        Self {
+            grammar,
+            ..Self::default()
+        }
+    }
+
+    /// Extends a custom call's input to `next` and streams the JSON text that adds.
+    fn custom_input(
+        &mut self,
+        content: usize,
+        next: impl FnOnce(&str) -> String,
+        close: bool,
+        out: &mut Output,
+    ) -> Result<(), StreamFailure> {
+        let Some(custom) = self.customs.get_mut(&content) else {
+            return Ok(());
+        };
+        let next = next(&custom.input);
+        if let Some(delta) = custom.advance(&next, close)? {
+            out.toolcall_delta(content, &delta);
+        }
+        if let Some(call) = out.toolcall_mut(content) {
+            call.arguments = json!({ custom.property.as_str(): next });
+        }
+        Ok(())
+    }
+
     fn create_slot(&mut self, index: u64, item: &Value, out: &mut Output) -> Option<Slot> {
         let slot = match item.get("type").and_then(Value::as_str)? {
             "reasoning" => Slot::Thinking(out.thinking_start(ThinkingContent::default())),
@@ -79,13 +118,31 @@ impl ResponsesDecoder {
                 }
                 Slot::Tool(content)
             }
+            "custom_tool_call" => {
+                let call_id = item.get("call_id").and_then(Value::as_str).unwrap_or("");
+                let id = item.get("id").and_then(Value::as_str).unwrap_or("");
+                let name = item.get("name").and_then(Value::as_str).unwrap_or("");
+                // A tool this request did not send as a custom tool: its input is `input`.
+                let property = self.grammar.input_property(name).unwrap_or("input");
+                let input = item.get("input").and_then(Value::as_str).unwrap_or("");
+                let content = out.toolcall_start(&format!("{call_id}|{id}"), name);
+                if let Some(call) = out.toolcall_mut(content) {
+                    call.arguments = json!({ property: input });
+                    if let Some(namespace) = item.get("namespace").and_then(Value::as_str) {
+                        call.namespace = Some(namespace.to_owned());
+                    }
+                }
+                self.customs
+                    .insert(content, CustomInput::new(property, input));
+                Slot::Custom(content)
+            }
             _ => return None,
         };
         self.slots.insert(index, slot);
         Some(slot)
     }
 
-    fn item_done(&mut self, index: u64, item: &Value, out: &mut Output) {
+    fn item_done(&mut self, index: u64, item: &Value, out: &mut Output) -> Result<(), Fail> {
         if item.get("type").and_then(Value::as_str) == Some("message")
             && item.get("phase").and_then(Value::as_str) == Some("final_answer")
         {
@@ -95,7 +152,7 @@ impl ResponsesDecoder {
             Some(slot) => slot,
             None => match self.create_slot(index, item, out) {
                 Some(slot) => slot,
-                None => return,
+                None => return Ok(()),
             },
         };
         let texts = |key: &str, field: &str, sep: &str| -> String {
@@ -157,9 +214,28 @@ impl ResponsesDecoder {
                 }
                 out.text_end(content);
             }
+            Slot::Custom(content) => {
+                if item.get("type").and_then(Value::as_str) != Some("custom_tool_call") {
+                    return Ok(());
+                }
+                let input = item.get("input").and_then(Value::as_str);
+                self.custom_input(
+                    content,
+                    |current| input.unwrap_or(current).to_owned(),
+                    true,
+                    out,
+                )?;
+                if let Some(namespace) = item.get("namespace").and_then(Value::as_str)
+                    && let Some(call) = out.toolcall_mut(content)
+                {
+                    call.namespace = Some(namespace.to_owned());
+                }
+                self.customs.remove(&content);
+                out.toolcall_end(content);
+            }
             Slot::Tool(content) => {
                 if !out.toolcall_open(content) {
-                    return;
+                    return Ok(());
                 }
                 if let Some(arguments) = item
                     .get("arguments")
@@ -177,6 +253,7 @@ impl ResponsesDecoder {
             }
         }
         self.slots.remove(&index);
+        Ok(())
     }
 
     fn finalize(&mut self, response: &Value, out: &mut Output) {
@@ -309,9 +386,19 @@ impl ResponsesDecoder {
                     }
                 }
             }
+            "response.custom_tool_call_input.delta" => {
+                if let (Some(Slot::Custom(content)), Some(delta)) = (slot, &ev.delta) {
+                    self.custom_input(content, |current| format!("{current}{delta}"), false, out)?;
+                }
+            }
+            "response.custom_tool_call_input.done" => {
+                if let (Some(Slot::Custom(content)), Some(input)) = (slot, ev.input) {
+                    self.custom_input(content, |_| input, true, out)?;
+                }
+            }
             "response.output_item.done" => {
                 if let Some(item) = &ev.item {
-                    self.item_done(index, item, out);
+                    self.item_done(index, item, out)?;
                 }
             }
             "response.completed" | "response.incomplete" => {
