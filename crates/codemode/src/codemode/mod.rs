@@ -70,11 +70,12 @@ pub trait ScriptModels: Send + Sync {
     /// `models.classify(model, context, options)` (`request` is `{model, context,
     /// options}`): the JS `ClassifierResult`, failures included.
     fn classify(&self, request: Value, cancel: CancellationToken) -> ClassifyFuture {
-        let _ = (request, cancel);
-        Box::pin(async {
-            json!({"answers": {}, "stopReason": "error",
-                   "errorMessage": "Classifier models are not available to this script"})
-        })
+        let _ = cancel;
+        let model = &request["model"];
+        let result = json!({"provider": model["provider"], "model": model["id"], "answers": {},
+            "stopReason": "error",
+            "errorMessage": "Classifier models are not available to this script"});
+        Box::pin(async move { result })
     }
 }
 
