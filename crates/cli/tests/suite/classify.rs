@@ -46,14 +46,7 @@ fn an_extension_classifies_with_a_models_json_classifier_on_llama_cpp() {
     })
     .unwrap();
     let sandbox = sandbox(&server);
-    let path = sandbox.agent.join("models.json");
-    let mut models: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    models["providers"]["llama"] = serde_json::json!({
-        "baseUrl": format!("{}/v1", llama.url()), "apiKey": "llama-key",
-        "models": [{"id": "qwen3-4b", "type": "classifier", "api": "llama-cpp-classify"}],
-    });
-    std::fs::write(&path, models.to_string()).unwrap();
+    with_classifier(&sandbox, &llama);
     std::fs::write(sandbox.project.join("judge.ts"), EXTENSION).unwrap();
     let run = knightcode(
         &sandbox,
@@ -90,5 +83,66 @@ fn an_extension_classifies_with_a_models_json_classifier_on_llama_cpp() {
             .iter()
             .all(|r| r.header("authorization") == Some("Bearer llama-key"))
     );
+    assert_eq!(llama.requests_to("/completion").len(), 1);
+}
+
+/// A models.json with the mock provider and a llama.cpp classifier served by `llama`.
+fn with_classifier(sandbox: &crate::common::Sandbox, llama: &LlamaServer) {
+    let path = sandbox.agent.join("models.json");
+    let mut models: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    models["providers"]["llama"] = serde_json::json!({
+        "baseUrl": format!("{}/v1", llama.url()), "apiKey": "llama-key",
+        "models": [{"id": "qwen3-4b", "type": "classifier", "api": "llama-cpp-classify"}],
+    });
+    std::fs::write(&path, models.to_string()).unwrap();
+}
+
+const SCRIPT: &str = "const judge = models.getModelOfType('classifier', 'llama', 'qwen3-4b');\nconst result = await models.classify(judge, { state: { n: 2 }, questions: { size: { type: 'score', instructions: 'How big?', criteria: ['small', 'large'] } } });\nreturn 'RESULT ' + JSON.stringify({ available: models.getAvailableOfType('classifier').map((m) => m.id), result });";
+
+#[test]
+fn a_codemode_script_classifies_with_models_classify() {
+    use knightcode_testkit::ScriptedReply;
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![
+            ScriptedReply::tool_call(
+                "call_1",
+                "codemode",
+                serde_json::json!({ "code": SCRIPT }).to_string(),
+            ),
+            ScriptedReply::text("Judged."),
+        ],
+    )
+    .unwrap();
+    let llama = LlamaServer::start(LlamaScript {
+        vocab: vec![("\n".into(), 10), ("0".into(), 48), ("1".into(), 49)],
+        opens_think: false,
+        logprobs: vec![(
+            "Answer with one level number.".into(),
+            vec![(49, 0.75f64.ln()), (48, 0.25f64.ln())],
+        )],
+    })
+    .unwrap();
+    let sandbox = sandbox(&server);
+    with_classifier(&sandbox, &llama);
+    let run = knightcode(&sandbox, &["--tools", "read,codemode", "-p", "judge"]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let body = &server.requests()[1].body;
+    let content = &body["messages"].as_array().unwrap().last().unwrap()["content"];
+    let text = content
+        .as_str()
+        .or_else(|| content[0]["text"].as_str())
+        .unwrap_or_default();
+    let json = text
+        .split_once("RESULT ")
+        .map(|(_, rest)| rest.trim())
+        .unwrap_or_else(|| panic!("{content}"));
+    let out: serde_json::Value =
+        serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {json}"));
+    assert_eq!(out["available"], serde_json::json!(["qwen3-4b"]), "{out}");
+    assert_eq!(out["result"]["stopReason"], "stop", "{out}");
+    let score = out["result"]["answers"]["size"]["score"].as_f64().unwrap();
+    assert!((score - 0.75).abs() < 1e-12, "{out}");
     assert_eq!(llama.requests_to("/completion").len(), 1);
 }
