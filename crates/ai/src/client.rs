@@ -52,6 +52,8 @@ pub struct Client {
     /// AWS keys fetched for Bedrock requests (instance metadata, containers, STS, …),
     /// shared by this client's requests until they expire.
     aws_credentials: Arc<crate::providers::bedrock::CredentialCache>,
+    /// Classifier label token ids, per llama.cpp server, model and label.
+    label_tokens: crate::classify::LabelTokens,
 }
 
 impl std::fmt::Debug for Client {
@@ -77,17 +79,26 @@ impl Client {
             read_pacing: Duration::ZERO,
             google_adc: Arc::default(),
             aws_credentials: Arc::default(),
+            label_tokens: crate::classify::LabelTokens::default(),
         })
     }
 
     /// The HTTP client, built on first use; a failure is reported by every request.
-    fn http(&self) -> Result<&reqwest::Client, StreamFailure> {
+    pub(crate) fn http(&self) -> Result<&reqwest::Client, StreamFailure> {
         self.http
             .get_or_init(|| {
                 crate::http::build_http_client().map_err(|e| StreamFailure::other(e.to_string()))
             })
             .as_ref()
             .map_err(Clone::clone)
+    }
+
+    pub(crate) fn clock(&self) -> Arc<dyn Clock> {
+        Arc::clone(&self.clock)
+    }
+
+    pub(crate) fn label_tokens(&self) -> crate::classify::LabelTokens {
+        self.label_tokens.clone()
     }
 
     /// Replaces the `User-Agent` (tests pin it for snapshots).

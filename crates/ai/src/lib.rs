@@ -14,6 +14,7 @@
 //!   [`models`], [`auth`] and [`list_models`].
 
 pub mod auth;
+pub mod classify;
 mod client;
 pub mod clock;
 pub mod config_value;
@@ -51,6 +52,14 @@ pub use auth::Credential;
 pub use auth::OAuthFuture;
 pub use auth::OAuthProviders;
 pub use auth::ResolvedAuth;
+pub use classify::ClassifierAnswer;
+pub use classify::ClassifierContext;
+pub use classify::ClassifierModel;
+pub use classify::ClassifierOptions;
+pub use classify::ClassifierQuestion;
+pub use classify::ClassifierResult;
+pub use classify::ClassifierStopReason;
+pub use classify::ClassifyError;
 pub use client::BuiltRequest;
 pub use client::Client;
 pub use client::Provider;

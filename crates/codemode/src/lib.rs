@@ -11,6 +11,7 @@ mod codemode;
 mod tool_search;
 
 pub use codemode::CODEMODE_NAME;
+pub use codemode::ClassifyFuture;
 pub use codemode::Codemode;
 pub use codemode::DEFAULT_INLINE_BUDGET;
 pub use codemode::SCRIPT_GRAMMAR;

@@ -440,7 +440,11 @@
     rustStream(Object.assign({}, model, { api }), context, options, true, model.api);
 
   // ---- models ----
-  const allModels = () => op(kc.models());
+  // Every model, chat and classifier alike (`type`: `chat`, `image`, `classifier`; a model
+  // without one is a chat model); the chat getters list chat models only, as pi's do.
+  const typeOf = (model) => model.type || "chat";
+  const everyModel = () => op(kc.models());
+  const allModels = () => everyModel().filter((x) => typeOf(x.model) === "chat");
   const sameModel = (a, b) => a && b && a.provider === b.provider && a.id === b.id;
   function getModel(provider, id) {
     const m = allModels().find((x) => x.model.provider === provider && x.model.id === id);
@@ -458,22 +462,34 @@
     return op(await kc.modelAuth(JSON.stringify(model)));
   }
 
-  // Models by type (`chat`, `image`, `classifier`; a model without one is a chat model).
-  const typeOf = (model) => model.type || "chat";
   const ofType = (type, provider, onlyAvailable) =>
-    allModels()
+    everyModel()
       .filter((x) => (!onlyAvailable || x.available) && typeOf(x.model) === type)
       .map((x) => x.model)
       .filter((m) => provider === undefined || m.provider === provider);
-  // No classifier or image-generation wire exists in this build (the reference's catalog has
-  // no such models): the calls answer with an error result instead of throwing, as the
+  // Classifying runs in Rust (the `llama-cpp-classify` wire); a failure resolves to the
+  // error result, as the reference's does. The signal and callbacks stay here.
+  async function classify(model, context, options) {
+    const o = options || {};
+    const sent = {
+      apiKey: o.apiKey,
+      headers: o.headers,
+      temperature: o.temperature,
+      maxRetries: o.maxRetries,
+      maxRetryDelayMs: o.maxRetryDelayMs,
+      timeoutMs: o.timeoutMs,
+    };
+    return JSON.parse(await kc.modelClassify(JSON.stringify({ model, context, options: sent })));
+  }
+  // No image-generation wire exists in this build (the reference's catalog has no such
+  // models here): the call answers with an error result instead of throwing, as the
   // reference answers a provider's error.
-  const unsupported = (what, model) => ({
+  const noImages = (model) => ({
     provider: model && model.provider,
     model: model && (model.id || model.model),
-    ...(what === "classify" ? { answers: {} } : { output: [] }),
+    output: [],
     stopReason: "error",
-    errorMessage: `${what === "classify" ? "Classifier" : "Image"} models are not supported by this build`,
+    errorMessage: "Image models are not supported by this build",
   });
 
   internal.modelRegistry = {
@@ -482,14 +498,15 @@
     getModelsOfType: (type, provider) => ofType(type, provider, false),
     getAvailableOfType: (type, provider) => ofType(type, provider, true),
     getAvailableClassifiers: () => ofType("classifier", undefined, true),
-    classify: async (model) => unsupported("classify", model),
-    generateImages: async (model) => unsupported("generateImages", model),
+    findClassifier: (provider, id) => ofType("classifier", provider, false).find((m) => m.id === id),
+    classify: (model, context, options) => classify(model, context, options),
+    generateImages: async (model) => noImages(model),
     getAvailable: () =>
       allModels()
         .filter((x) => x.available)
         .map((x) => x.model),
     find: (provider, id) => getModel(provider, id),
-    hasConfiguredAuth: (model) => allModels().some((x) => sameModel(x.model, model) && x.available),
+    hasConfiguredAuth: (model) => everyModel().some((x) => sameModel(x.model, model) && x.available),
     isUsingOAuth: () => false,
     getError: () => undefined,
     refresh() {},

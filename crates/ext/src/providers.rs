@@ -63,6 +63,18 @@ pub trait ModelPort: Send + Sync {
     fn provider(&self) -> Arc<dyn Provider>;
     /// The built-in client only (`streamSimpleAnthropic` and co. name their API).
     fn builtin(&self) -> Arc<dyn Provider>;
+    /// The classifier models, with whether their provider has credentials.
+    fn classifiers(&self) -> Vec<(knightcode_ai::ClassifierModel, bool)> {
+        Vec::new()
+    }
+    /// `classify(model, context, options)` (`{model, context, options}` as JS passed them):
+    /// the JS `ClassifierResult`, failures included.
+    fn classify(&self, request: Value) -> AuthFuture<Value> {
+        let _ = request;
+        Box::pin(async {
+            json!({"answers": {}, "stopReason": "error", "errorMessage": "Classifier models are not available here"})
+        })
+    }
 }
 
 /// Events of a JS provider's stream on their way to the agent.
@@ -139,12 +151,37 @@ impl ProviderOps {
         let Some(port) = self.port() else {
             return ok(json!([]));
         };
-        let list: Vec<Value> = port
+        let mut list: Vec<Value> = port
             .models()
             .into_iter()
             .map(|(model, available)| json!({ "model": model, "available": available }))
             .collect();
+        list.extend(
+            port.classifiers()
+                .into_iter()
+                .map(|(model, available)| json!({ "model": model, "available": available })),
+        );
         ok(Value::Array(list))
+    }
+
+    /// `kc.modelClassify(json)`: the JS `ClassifierResult`, on the session's runtime.
+    pub(crate) fn classify(&self, request: Value) -> AuthFuture<Value> {
+        let port = self.port();
+        let main = lock(&self.main).clone();
+        Box::pin(async move {
+            let Some(port) = port else {
+                return json!({"answers": {}, "stopReason": "error",
+                    "errorMessage": "Classifier models are not available before the session starts"});
+            };
+            let call = port.classify(request);
+            match main {
+                // Its connections belong to the session's runtime.
+                Some(main) => main.spawn(call).await.unwrap_or_else(|_| {
+                    json!({"answers": {}, "stopReason": "aborted", "errorMessage": "The classification was cancelled"})
+                }),
+                None => call.await,
+            }
+        })
     }
 
     /// `kc.modelAuth(modelJson)` → `{apiKey, headers}` or `null`.

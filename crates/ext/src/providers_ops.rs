@@ -58,6 +58,17 @@ pub(crate) fn install<'js>(
     )?;
     let p = Arc::clone(ops);
     kc.set(
+        "modelClassify",
+        Function::new(
+            ctx.clone(),
+            move |ctx: Ctx<'js>, request: String| -> rquickjs::Result<Promise<'js>> {
+                let future = p.classify(parse(&request));
+                async_op(&ctx, async move { future.await.to_string() })
+            },
+        )?,
+    )?;
+    let p = Arc::clone(ops);
+    kc.set(
         "modelStream",
         Function::new(ctx.clone(), move |args: String| {
             p.start_rust_stream(parse(&args)).to_string()

@@ -82,30 +82,65 @@ impl knightcode_codemode::ScriptStore for BranchStore {
     }
 }
 
-/// The session's models as scripts list them (`models`): taken before each run, so a
-/// login or a provider registered since shows.
+/// The session's models as scripts list them (`models`), and what `models.classify` uses:
+/// taken before each run, so a login or a provider registered since shows.
 #[derive(Default)]
-pub(crate) struct ScriptModelList(Mutex<Vec<(Value, bool)>>);
+pub(crate) struct ScriptModelList {
+    models: Mutex<Vec<(Value, bool)>>,
+    access: Mutex<Option<Arc<crate::classify::ClassifyAccess>>>,
+    /// Built on the first classification; its label token cache lasts the session.
+    client: std::sync::OnceLock<Option<knightcode_ai::Client>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 impl ScriptModelList {
-    pub(crate) fn set(&self, models: Vec<(knightcode_ai::Model, bool)>) {
-        let models = models
+    pub(crate) fn set(
+        &self,
+        models: Vec<(knightcode_ai::Model, bool)>,
+        access: crate::classify::ClassifyAccess,
+    ) {
+        let classifiers = crate::classify::classifier_models(&access.registry, &access.auth());
+        let mut listed: Vec<(Value, bool)> = models
             .into_iter()
             .filter_map(|(model, available)| Some((serde_json::to_value(model).ok()?, available)))
             .collect();
-        *self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = models;
+        listed.extend(
+            classifiers.into_iter().filter_map(|(model, available)| {
+                Some((serde_json::to_value(model).ok()?, available))
+            }),
+        );
+        *lock(&self.models) = listed;
+        *lock(&self.access) = Some(Arc::new(access));
     }
 }
 
 impl knightcode_codemode::ScriptModels for ScriptModelList {
     fn models(&self) -> Vec<(Value, bool)> {
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
+        lock(&self.models).clone()
+    }
+
+    fn classify(
+        &self,
+        request: Value,
+        cancel: knightcode_ai::CancellationToken,
+    ) -> knightcode_codemode::ClassifyFuture {
+        let access = lock(&self.access).clone();
+        let client = self
+            .client
+            .get_or_init(|| knightcode_ai::Client::new().ok())
+            .clone();
+        Box::pin(async move {
+            let Some(access) = access else {
+                return json!({"answers": {}, "stopReason": "error",
+                    "errorMessage": "Classifier models are not available before the session starts"});
+            };
+            let auth = access.auth();
+            crate::classify::classify(&access.registry, &auth, client.as_ref(), &request, cancel)
+                .await
+        })
     }
 }
 

@@ -7,6 +7,7 @@ mod atomic;
 pub mod block_images;
 pub mod bug_report;
 pub mod cache_warming;
+mod classify;
 mod codemode_tools;
 pub mod compaction;
 pub mod context_files;

@@ -35,6 +35,7 @@ mod error;
 mod faux;
 mod formats;
 mod http;
+mod llama;
 mod log;
 pub mod oauth;
 pub mod process;
@@ -49,6 +50,7 @@ pub use cloud::{Ec2Metadata, Ec2Role, GceMetadata, StandIn};
 pub use error::TestkitError;
 pub use faux::FauxProvider;
 pub use faux::FauxReply;
+pub use llama::{LlamaRequest, LlamaScript, LlamaServer};
 pub use script::{
     Chunking, Fault, MockErrorKind, MockStop, MockUsage, ReplyPart, ScriptedReply, WireFormat,
 };

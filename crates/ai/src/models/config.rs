@@ -155,6 +155,15 @@ fn check_string(errors: &mut Vec<String>, path: &str, value: Option<&Value>, req
 }
 
 fn check_model_fields(errors: &mut Vec<String>, path: &str, model: &Map<String, Value>) {
+    if let Some(kind) = model.get("type")
+        && !matches!(kind.as_str(), Some("chat" | "classifier"))
+    {
+        schema_error(
+            errors,
+            &format!("{path}.type"),
+            "must be \"chat\" or \"classifier\"",
+        );
+    }
     for key in ["name", "api", "baseUrl"] {
         check_string(errors, &format!("{path}.{key}"), model.get(key), false);
     }

@@ -5,6 +5,7 @@ use serde_json::Map;
 use serde_json::Value;
 
 use super::config::ProviderConfig;
+use crate::classify::ClassifierModel;
 use crate::error::AiError;
 use crate::model::Model;
 use crate::model::ModelCost;
@@ -123,6 +124,58 @@ pub(super) fn model_from_json(
         sampling_params: parse("samplingParams").and_then(|v| v.as_object().cloned()),
         sampling_params_by_thinking_level: parse("samplingParamsByThinkingLevel")
             .and_then(|v| v.as_object().cloned()),
+    })
+}
+
+/// Whether a models.json definition declares a classifier model (`"type": "classifier"`).
+pub(super) fn is_classifier(def: &Map<String, Value>) -> bool {
+    def.get("type").and_then(Value::as_str) == Some("classifier")
+}
+
+/// A classifier model from a models.json definition: `api` and `baseUrl` from the entry or
+/// its provider (never from a chat model's), the reference's defaults for the rest.
+pub(super) fn classifier_from_json(
+    provider: &str,
+    def: &Map<String, Value>,
+    config: &ProviderConfig,
+) -> Result<ClassifierModel, AiError> {
+    let id = def_str(def, "id");
+    let text = |key: &str| def.get(key).and_then(Value::as_str).or(config.str(key));
+    let api = text("api").ok_or_else(|| {
+        AiError::ProviderConfig(format!(
+            "Provider {provider}, model {id}: no \"api\" specified. Set at provider or model level (\"{}\" for a llama.cpp server).",
+            crate::classify::LLAMA_CPP_CLASSIFY_API
+        ))
+    })?;
+    let base_url = text("baseUrl").ok_or_else(|| {
+        AiError::ProviderConfig(format!(
+            "Provider {provider}: \"baseUrl\" is required when defining custom models."
+        ))
+    })?;
+    Ok(ClassifierModel {
+        id: id.to_owned(),
+        name: def
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or(id)
+            .to_owned(),
+        api: api.to_owned(),
+        provider: provider.to_owned(),
+        base_url: base_url.to_owned(),
+        input: def
+            .get("input")
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+            .unwrap_or_else(|| vec!["text".to_owned()]),
+        cost: def
+            .get("cost")
+            .and_then(|v| serde_json::from_value::<ModelCost>(v.clone()).ok())
+            .unwrap_or_default(),
+        headers: None,
+        model_type: "classifier".to_owned(),
+        context_window: def
+            .get("contextWindow")
+            .and_then(Value::as_f64)
+            .map_or(128_000, |n| n as u64),
     })
 }
 

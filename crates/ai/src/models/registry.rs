@@ -13,11 +13,14 @@ use super::config::ModelsConfig;
 use super::config::ProviderConfig;
 use super::config::parse_models_json;
 use super::definition::apply_override;
+use super::definition::classifier_from_json;
 use super::definition::def_str;
+use super::definition::is_classifier;
 use super::definition::merge_compat;
 use super::definition::model_from_json;
 use crate::auth::AuthContext;
 use crate::auth::ResolvedAuth;
+use crate::classify::ClassifierModel;
 use crate::config_value;
 use crate::config_value::LayeredEnv;
 use crate::error::AiError;
@@ -45,6 +48,9 @@ pub struct ModelRegistry {
     before_registered: Option<Box<ModelRegistry>>,
     /// Models extensions route per request (`registerVirtualModel`), in registration order.
     virtual_models: Vec<Model>,
+    /// Classifier models (`"type": "classifier"` in models.json), kept apart from the chat
+    /// models: they are never offered for chat.
+    classifiers: Vec<ClassifierModel>,
 }
 
 /// The `api` of a virtual model: no wire API, the extension's `route()` picks a real model
@@ -95,6 +101,7 @@ impl ModelRegistry {
             registered: Vec::new(),
             before_registered: None,
             virtual_models: Vec::new(),
+            classifiers: Vec::new(),
         };
         let mut errors = Vec::new();
         for (id, provider) in config.map(|c| c.providers.as_slice()).unwrap_or_default() {
@@ -141,10 +148,24 @@ impl ModelRegistry {
             }
             model.compat = merge_compat(model.compat.take(), config.compat());
         }
+        let mut classifiers = Vec::new();
         for definition in config.models() {
             let Some(def) = definition.as_object() else {
                 continue;
             };
+            if is_classifier(def) {
+                let model = classifier_from_json(id, def, config)?;
+                if let Some(headers) = def.get("headers").and_then(Value::as_object) {
+                    let key = (id.to_owned(), model.id.clone());
+                    self.model_headers
+                        .entry(key)
+                        .or_default()
+                        .extend(headers.clone());
+                }
+                classifiers.retain(|c: &ClassifierModel| c.id != model.id);
+                classifiers.push(model);
+                continue;
+            }
             let model = model_from_json(id, def, config, &models)?;
             match models.iter().position(|m| m.id == model.id) {
                 Some(i) => models[i] = model,
@@ -176,7 +197,39 @@ impl ModelRegistry {
         }
         self.models.retain(|m| m.provider != id);
         self.models.extend(models);
+        self.classifiers.retain(|c| c.provider != id);
+        self.classifiers.extend(classifiers);
         Ok(())
+    }
+
+    /// The classifier models, in declaration order.
+    pub fn classifiers(&self) -> &[ClassifierModel] {
+        &self.classifiers
+    }
+
+    pub fn find_classifier(&self, provider: &str, id: &str) -> Option<&ClassifierModel> {
+        self.classifiers
+            .iter()
+            .find(|c| c.provider == provider && c.id == id)
+    }
+
+    /// Whether `provider` has credentials (a key `auth.json`, `--api-key`, the environment
+    /// or its models.json `apiKey` gives).
+    pub fn has_auth(&self, provider: &str, auth: &AuthContext<'_>) -> bool {
+        let key = self
+            .provider_config(provider)
+            .and_then(ProviderConfig::api_key);
+        auth.has_auth(provider, key)
+    }
+
+    /// Resolves key and configured headers for one request to the classifier `model`.
+    pub async fn resolve_classifier_auth(
+        &self,
+        model: &ClassifierModel,
+        auth: &AuthContext<'_>,
+    ) -> Result<Option<ResolvedAuth>, AiError> {
+        self.resolve_auth_of(&model.provider, &model.id, &model.api, auth)
+            .await
     }
 
     /// An extension's `registerProvider(name, config)` (the reference's rules): with
@@ -430,7 +483,18 @@ impl ModelRegistry {
         model: &Model,
         auth: &AuthContext<'_>,
     ) -> Result<Option<ResolvedAuth>, AiError> {
-        if model.api == VIRTUAL_API && !self.knows_provider(&model.provider) {
+        self.resolve_auth_of(&model.provider, &model.id, &model.api, auth)
+            .await
+    }
+
+    async fn resolve_auth_of(
+        &self,
+        provider: &str,
+        id: &str,
+        api: &str,
+        auth: &AuthContext<'_>,
+    ) -> Result<Option<ResolvedAuth>, AiError> {
+        if api == VIRTUAL_API && !self.knows_provider(provider) {
             // A virtual model's own provider id has no credentials to resolve: the request
             // it routes to uses the physical model's.
             return Ok(Some(ResolvedAuth {
@@ -439,9 +503,9 @@ impl ModelRegistry {
                 source: crate::auth::AuthSource::Runtime,
             }));
         }
-        let config = self.provider_config(&model.provider);
+        let config = self.provider_config(provider);
         let Some((key, source, cred_env)) = auth
-            .resolve_key(&model.provider, config.and_then(ProviderConfig::api_key))
+            .resolve_key(provider, config.and_then(ProviderConfig::api_key))
             .await?
         else {
             return Ok(None);
@@ -453,7 +517,7 @@ impl ModelRegistry {
         let mut headers = Map::new();
         let model_headers = self
             .model_headers
-            .get(&(model.provider.clone(), model.id.clone()));
+            .get(&(provider.to_owned(), id.to_owned()));
         for raw in [config.and_then(ProviderConfig::headers), model_headers]
             .into_iter()
             .flatten()
@@ -462,7 +526,7 @@ impl ModelRegistry {
                 let Some(text) = value.as_str() else {
                     continue;
                 };
-                let what = format!("header \"{name}\" of provider \"{}\"", model.provider);
+                let what = format!("header \"{name}\" of provider \"{provider}\"");
                 let resolved = config_value::resolve(text, &what, &env).await?;
                 headers.insert(name.clone(), Value::String(resolved));
             }

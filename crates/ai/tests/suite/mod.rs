@@ -1,6 +1,7 @@
 //! One module per subject; see CONTRIBUTING.md ("Where a test goes").
 
 mod catalog;
+mod classify;
 mod codex;
 mod error_kinds;
 mod faults;

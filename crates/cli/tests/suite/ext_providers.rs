@@ -564,7 +564,7 @@ export default function (pi) {
 "#;
 
 #[test]
-fn the_registry_answers_by_model_type_and_classifiers_say_they_are_not_supported() {
+fn the_registry_answers_by_model_type_and_an_unknown_classifier_with_an_error_result() {
     let server = MockServer::start_blocking(WireFormat::OpenAiCompletions, vec![]).unwrap();
     let sandbox = sandbox(&server);
     std::fs::write(sandbox.project.join("types.ts"), TYPED_MODELS).unwrap();
@@ -591,6 +591,9 @@ fn the_registry_answers_by_model_type_and_classifiers_say_they_are_not_supported
     assert_eq!(types["classified"]["provider"], "typesafe");
     assert_eq!(types["classified"]["answers"], serde_json::json!({}));
     let message = types["classified"]["errorMessage"].as_str().unwrap();
-    assert!(message.contains("not supported by this build"), "{message}");
+    assert!(
+        message.contains("No classifier model typesafe/jev-latest"),
+        "{message}"
+    );
     assert_eq!(types["images"]["stopReason"], "error");
 }

@@ -5,6 +5,7 @@ mod auth;
 mod azure;
 mod bedrock;
 mod broken_pipe;
+mod classify;
 mod cli;
 mod cloudflare;
 mod codemode_grammar;

@@ -83,7 +83,20 @@ pub trait ScriptStore: Send + Sync {
 /// JSON with whether its provider has credentials.
 pub trait ScriptModels: Send + Sync {
     fn models(&self) -> Vec<(Value, bool)>;
+    /// `models.classify(model, context, options)` (`request` is `{model, context,
+    /// options}`): the JS `ClassifierResult`, failures included.
+    fn classify(&self, request: Value, cancel: CancellationToken) -> ClassifyFuture {
+        let _ = cancel;
+        let model = &request["model"];
+        let result = json!({"provider": model["provider"], "model": model["id"], "answers": {},
+            "stopReason": "error",
+            "errorMessage": "Classifier models are not available to this script"});
+        Box::pin(async move { result })
+    }
 }
+
+/// What [`ScriptModels::classify`] returns.
+pub type ClassifyFuture = std::pin::Pin<Box<dyn std::future::Future<Output = Value> + Send>>;
 
 /// The `codemode` tool; registered inactive (`--tools`, `defaultTools` or an MCP server with
 /// `codemode` exposure activate it).
@@ -266,7 +279,7 @@ impl Tool for Codemode {
                 stored,
                 models: models_json(models),
             };
-            let (end, calls) = run_script(script, &catalog, &context).await?;
+            let (end, calls) = run_script(script, &catalog, &context, self.models.clone()).await?;
             let mut result =
                 output::render(&end, &calls, started.elapsed(), options.max_output_tokens);
             if end.failure.is_none()
@@ -298,6 +311,7 @@ async fn run_script(
     script: Script,
     catalog: &Catalog,
     context: &ToolContext,
+    models: Option<Arc<dyn ScriptModels>>,
 ) -> Result<(sandbox::ScriptEnd, Vec<CallRecord>), ToolError> {
     let (request_tx, mut requests) = tokio::sync::mpsc::unbounded_channel::<Request>();
     let (event_tx, events) = std::sync::mpsc::channel::<Event>();
@@ -308,12 +322,27 @@ async fn run_script(
     })?;
     let calls_cancel = CancellationToken::new();
     let mut running = tokio::task::JoinSet::new();
+    // `models.classify` calls: no tool runs, so they are not among `calls`.
+    let mut classifying = tokio::task::JoinSet::new();
     let mut calls: Vec<CallRecord> = Vec::new();
     let mut seen = 0usize;
     let end = loop {
         tokio::select! {
             end = &mut done => break end.unwrap_or_default(),
             Some(request) = requests.recv() => {
+                if request.classify {
+                    let id = request.id;
+                    let call = models.as_ref().map(|m| m.classify(request.arguments, calls_cancel.clone()));
+                    classifying.spawn(async move {
+                        let result = match call {
+                            Some(call) => call.await,
+                            None => json!({"answers": {}, "stopReason": "error",
+                                "errorMessage": "Classifier models are not available to this script"}),
+                        };
+                        (id, result)
+                    });
+                    continue;
+                }
                 seen += 1;
                 let structured = catalog.get(&request.name).is_some_and(|t| t.output_schema.is_some());
                 let call = context.execute_tool(&request.name, request.arguments, NestedCallOptions {
@@ -341,6 +370,9 @@ async fn run_script(
                     record.error = Some(knightcode_protocol::content::join_text(&outcome.output.content));
                 }
                 let _ = event_tx.send(Event::Settled { id, ok, payload });
+            }
+            Some(Ok((id, result))) = classifying.join_next() => {
+                let _ = event_tx.send(Event::Settled { id, ok: true, payload: result.to_string() });
             }
             () = context.cancel.cancelled(), if !aborted.load(Ordering::Relaxed) => {
                 aborted.store(true, Ordering::Relaxed);

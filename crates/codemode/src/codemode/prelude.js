@@ -111,9 +111,10 @@
   for (const tool of catalog) tools[tool.id] = (args) => call(tool.name, args);
 
   // `models`: the session's models by type (`chat`, `image`, `classifier`; a model without a
-  // type is a chat model), each a fresh copy. No classifier or image-generation wire exists
-  // in this build (the catalog has no such models): `classify` and `generateImages` resolve
-  // to an error result, as a provider's error would, rather than throwing.
+  // type is a chat model), each a fresh copy. `classify` runs in Rust (classifier models
+  // declared in models.json) and resolves to the result, an error result included; no
+  // image-generation wire exists in this build: `generateImages` resolves to an error result,
+  // as a provider's error would, rather than throwing.
   const modelList = JSON.parse(host.models());
   const copy = (value) => (value === undefined ? undefined : JSON.parse(JSON.stringify(value)));
   const ofType = (type, provider, onlyAvailable) =>
@@ -121,19 +122,27 @@
       .filter((x) => (!onlyAvailable || x.available) && (x.model.type || 'chat') === type)
       .filter((x) => provider === undefined || x.model.provider === provider)
       .map((x) => copy(x.model));
-  const unsupported = (what, model) => ({
+  const classify = (model, context, options) =>
+    new Promise((resolve, reject) => {
+      const id = state.next++;
+      state.pending.set(id, { resolve, reject });
+      const o = options || {};
+      const sent = { temperature: o.temperature, maxRetries: o.maxRetries, timeoutMs: o.timeoutMs };
+      host.classify(id, JSON.stringify({ model, context, options: sent }));
+    });
+  const noImages = (model) => ({
     provider: model && model.provider,
     model: model && (model.id || model.model),
-    ...(what === 'classify' ? { answers: {} } : { output: [] }),
+    output: [],
     stopReason: 'error',
-    errorMessage: `${what === 'classify' ? 'Classifier' : 'Image'} models are not supported by this build of KnightCode`,
+    errorMessage: 'Image models are not supported by this build of KnightCode',
   });
   const models = Object.freeze({
     getModelsOfType: (type, provider) => ofType(type, provider, false),
     getAvailableOfType: (type, provider) => ofType(type, provider, true),
     getModelOfType: (type, provider, id) => ofType(type, provider, false).find((m) => m.id === id),
-    classify: async (model) => unsupported('classify', model),
-    generateImages: async (model) => unsupported('generateImages', model),
+    classify,
+    generateImages: async (model) => noImages(model),
   });
 
   Object.assign(globalThis, {

@@ -37,6 +37,9 @@ pub(crate) struct Request {
     pub id: u32,
     pub name: String,
     pub arguments: Value,
+    /// `models.classify(model, context, options)`: `arguments` is `{model, context,
+    /// options}`, `name` is empty.
+    pub classify: bool,
 }
 
 /// What the async side tells the script.
@@ -197,6 +200,7 @@ fn start<'js>(
         let function = function.map_err(|e| e.to_string())?;
         host.set(name, function).map_err(|e| e.to_string())
     };
+    let classify_requests = requests.clone();
     set(
         "call",
         Function::new(
@@ -207,9 +211,21 @@ fn start<'js>(
                     id,
                     name,
                     arguments,
+                    classify: false,
                 });
             },
         ),
+    )?;
+    set(
+        "classify",
+        Function::new(ctx.clone(), move |id: u32, request: String| {
+            let _ = classify_requests.send(Request {
+                id,
+                name: String::new(),
+                arguments: serde_json::from_str(&request).unwrap_or(Value::Null),
+                classify: true,
+            });
+        }),
     )?;
     let catalog = Arc::clone(&script.catalog);
     set(

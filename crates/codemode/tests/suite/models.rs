@@ -67,7 +67,7 @@ async fn classify_and_generate_images_answer_an_error_result() {
     assert_eq!(answers["verdict"]["answers"], json!({}));
     assert_eq!(
         answers["verdict"]["errorMessage"],
-        "Classifier models are not supported by this build of KnightCode"
+        "Classifier models are not available to this script"
     );
     assert_eq!(answers["images"]["model"], "painter");
     assert_eq!(answers["images"]["output"], json!([]));

@@ -184,6 +184,20 @@ impl OpsState {
             .collect()
     }
 
+    /// What a codemode script's `models.classify` uses: the registry and credentials now.
+    pub(super) fn classify_access(&self) -> crate::classify::ClassifyAccess {
+        crate::classify::ClassifyAccess {
+            registry: self.registry.clone(),
+            // auth.json as it is now (the session's own copy is not shared).
+            storage: Arc::new(
+                AuthStorage::load(&self.agent_dir)
+                    .unwrap_or_else(|_| AuthStorage::empty(&self.agent_dir)),
+            ),
+            env: Arc::clone(&self.env),
+            runtime_keys: self.runtime_keys.clone(),
+        }
+    }
+
     /// `--api-key`, by provider (what extensions' model calls resolve keys with too).
     pub(super) fn runtime_keys(&self) -> &HashMap<String, String> {
         &self.runtime_keys

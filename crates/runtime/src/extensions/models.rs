@@ -159,6 +159,7 @@ pub(crate) fn bind(
         router,
         host: Arc::downgrade(host),
         late_apis: std::sync::Mutex::default(),
+        classifier: knightcode_ai::Client::new().ok(),
     });
     inner.router.register(
         knightcode_ai::VIRTUAL_API,
@@ -252,6 +253,8 @@ pub(crate) struct Inner {
     pub(crate) host: std::sync::Weak<ExtensionHost>,
     /// The APIs of providers registered after loading, by provider name.
     late_apis: std::sync::Mutex<HashMap<String, String>>,
+    /// What classifies (its label token cache lasts the session).
+    classifier: Option<knightcode_ai::Client>,
 }
 
 impl Inner {
@@ -317,5 +320,19 @@ impl ModelPort for SessionModels {
 
     fn builtin(&self) -> Arc<dyn Provider> {
         Arc::clone(&self.builtin)
+    }
+
+    fn classifiers(&self) -> Vec<(knightcode_ai::ClassifierModel, bool)> {
+        crate::classify::classifier_models(&self.inner.registry(), &self.inner.auth())
+    }
+
+    fn classify(&self, request: serde_json::Value) -> AuthFuture<serde_json::Value> {
+        let inner = Arc::clone(&self.inner);
+        Box::pin(async move {
+            let registry = inner.registry();
+            let cancel = knightcode_ai::CancellationToken::new();
+            let client = inner.classifier.as_ref();
+            crate::classify::classify(&registry, &inner.auth(), client, &request, cancel).await
+        })
     }
 }
