@@ -92,11 +92,12 @@ impl Shared {
     }
 }
 
-/// The alternate screen (cleared, cursor home) and SGR mouse reporting of buttons and the
-/// wheel. Entered before the keyboard modes: kitty keeps a keyboard-mode stack per screen.
-const FULLSCREEN_ON: &[u8] = b"\x1b[?1049h\x1b[H\x1b[2J\x1b[?1000h\x1b[?1006h";
+/// The alternate screen (cleared, cursor home) and SGR mouse reporting of buttons, the
+/// wheel and motion while a button is held (1002: drags, for selecting text). Entered
+/// before the keyboard modes: kitty keeps a keyboard-mode stack per screen.
+const FULLSCREEN_ON: &[u8] = b"\x1b[?1049h\x1b[H\x1b[2J\x1b[?1002h\x1b[?1006h";
 /// Mouse reporting off, back to the main screen (and the cursor saved with it).
-const FULLSCREEN_OFF: &[u8] = b"\x1b[?1006l\x1b[?1000l\x1b[?1049l";
+const FULLSCREEN_OFF: &[u8] = b"\x1b[?1006l\x1b[?1002l\x1b[?1049l";
 
 fn setup_bytes(kitty: bool, fullscreen: bool) -> Vec<u8> {
     let mut bytes = Vec::new();

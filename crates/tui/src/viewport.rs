@@ -67,6 +67,65 @@ impl Viewport {
         self.unseen = false;
     }
 
+    /// Content lines at the last frame.
+    pub fn len(&self) -> usize {
+        self.last_len
+    }
+
+    /// Whether there was no content at the last frame.
+    pub fn is_empty(&self) -> bool {
+        self.last_len == 0
+    }
+
+    /// The content line on the viewport's first row.
+    pub fn first_line(&self) -> usize {
+        self.last_len
+            .saturating_sub(self.offset)
+            .saturating_sub(self.rows)
+    }
+
+    /// Viewport rows that show content lines (not the indicator row, nor the empty rows
+    /// under content shorter than the viewport).
+    pub fn content_rows(&self) -> usize {
+        let end = self.last_len.saturating_sub(self.offset);
+        let shown = end - self.first_line();
+        if self.offset > 0 {
+            shown.saturating_sub(1)
+        } else {
+            shown
+        }
+    }
+
+    /// The content line on viewport row `row`, clamped to the lines in view (a drag
+    /// below the last one stays on it); `None` when no line is in view.
+    pub fn line_at(&self, row: usize) -> Option<usize> {
+        let shown = self.content_rows();
+        (shown > 0).then(|| self.first_line() + row.min(shown - 1))
+    }
+
+    /// Scrolls so that content line `line` is on the first row (or as near as the
+    /// content allows); reaching the bottom follows it again.
+    pub fn scroll_to_line(&mut self, line: usize) {
+        let rows = self.page();
+        let top = line.min(self.last_len.saturating_sub(rows));
+        self.offset = self.last_len.saturating_sub(top + rows);
+        if self.offset == 0 {
+            self.unseen = false;
+        }
+    }
+
+    /// The scrollbar's thumb over the viewport's rows at the last frame: its first row
+    /// and its length; `None` when the content fits.
+    pub fn thumb(&self) -> Option<(usize, usize)> {
+        let (rows, len) = (self.rows, self.last_len);
+        if rows == 0 || len <= rows {
+            return None;
+        }
+        let size = (rows * rows / len).clamp(1, rows);
+        let start = self.first_line() * (rows - size) / (len - rows);
+        Some((start.min(rows - size), size))
+    }
+
     /// Exactly `height` rows: the part of `content` in view, then `bottom` (its last
     /// `height` rows if it is taller than the screen). Content shorter than its viewport
     /// starts at the top, with empty rows before `bottom`. While scrolled up, the
@@ -181,6 +240,43 @@ mod tests {
         assert_eq!(frame(&mut view, &content)[0], "line 0");
         view.to_bottom();
         assert_eq!(frame(&mut view, &content)[3], "line 9");
+    }
+
+    #[test]
+    fn rows_map_to_content_lines_and_a_line_can_be_brought_to_the_top() {
+        let mut view = Viewport::new();
+        let content = lines(10);
+        frame(&mut view, &content);
+        assert_eq!((view.first_line(), view.content_rows()), (6, 4));
+        assert_eq!(view.line_at(0), Some(6));
+        assert_eq!(view.line_at(9), Some(9));
+        view.scroll_to_line(2);
+        assert_eq!(frame(&mut view, &content)[0], "line 2");
+        // The indicator row is not content: a row there maps to the line above it.
+        assert_eq!(view.content_rows(), 3);
+        assert_eq!(view.line_at(3), Some(4));
+        view.scroll_to_line(9);
+        assert!(view.is_following());
+        let mut short = Viewport::new();
+        frame(&mut short, &lines(2));
+        assert_eq!(short.line_at(3), Some(1));
+        let mut empty = Viewport::new();
+        frame(&mut empty, &[]);
+        assert_eq!(empty.line_at(0), None);
+    }
+
+    #[test]
+    fn the_thumb_tracks_the_position_and_size() {
+        let mut view = Viewport::new();
+        let content = lines(16);
+        frame(&mut view, &content);
+        assert_eq!(view.thumb(), Some((3, 1)));
+        view.to_top();
+        frame(&mut view, &content);
+        assert_eq!(view.thumb(), Some((0, 1)));
+        let mut fits = Viewport::new();
+        frame(&mut fits, &lines(4));
+        assert_eq!(fits.thumb(), None);
     }
 
     #[test]

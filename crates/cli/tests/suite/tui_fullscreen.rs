@@ -18,21 +18,21 @@ const WHEEL_UP: &str = "\x1b[<64;10;5M";
 const WHEEL_DOWN: &str = "\x1b[<65;10;5M";
 
 /// A reply of `n` numbered rows (`row 001` …) in a code block, one screen line each.
-fn numbered_rows(n: usize) -> String {
+pub(crate) fn numbered_rows(n: usize) -> String {
     numbered("row", n)
 }
 
-fn numbered(word: &str, n: usize) -> String {
+pub(crate) fn numbered(word: &str, n: usize) -> String {
     let rows: Vec<String> = (1..=n).map(|i| format!("{word} {i:03}")).collect();
     format!("```\n{}\n```", rows.join("\n"))
 }
 
 /// Whether `row` is on screen as a line of its own (not inside another number).
-fn shows(screen: &str, row: usize) -> bool {
+pub(crate) fn shows(screen: &str, row: usize) -> bool {
     shows_numbered(screen, "row", row)
 }
 
-fn shows_numbered(screen: &str, word: &str, row: usize) -> bool {
+pub(crate) fn shows_numbered(screen: &str, word: &str, row: usize) -> bool {
     let needle = format!("{word} {row:03}");
     screen.lines().any(|line| line.trim() == needle)
 }

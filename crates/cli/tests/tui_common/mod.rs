@@ -342,6 +342,28 @@ impl Tui {
         }
     }
 
+    /// Waits until the emulator's screen satisfies `pred` (for cells' attributes, which
+    /// the text does not show).
+    pub fn wait_for_cells(&self, what: &str, pred: impl Fn(&vt100::Screen) -> bool) {
+        let (lock, changed) = &*self.state;
+        let deadline = Instant::now() + WATCHDOG;
+        let mut screen = lock.lock().unwrap();
+        loop {
+            if pred(screen.parser.screen()) {
+                return;
+            }
+            let contents = screen.parser.screen().contents();
+            if screen.exited {
+                panic!("the program exited before {what}; screen:\n{contents}");
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                panic!("timed out waiting for {what}; screen:\n{contents}");
+            }
+            screen = changed.wait_timeout(screen, left).unwrap().0;
+        }
+    }
+
     pub fn wait_for_text(&self, text: &str) -> String {
         self.wait_for(&format!("{text:?}"), |s| s.contains(text))
     }
@@ -422,4 +444,27 @@ fn color_on(screen: &vt100::Screen, needle: &str) -> Option<vt100::Color> {
         }
     }
     None
+}
+
+/// The text drawn in reverse video (a selection), one string per row that has any.
+pub fn reversed(screen: &vt100::Screen) -> Vec<String> {
+    let (rows, cols) = screen.size();
+    let mut out = Vec::new();
+    for row in 0..rows {
+        let text: String = (0..cols)
+            .filter_map(|col| screen.cell(row, col))
+            .filter(|cell| cell.inverse())
+            .map(|cell| {
+                if cell.has_contents() {
+                    cell.contents().to_owned()
+                } else {
+                    " ".to_owned()
+                }
+            })
+            .collect();
+        if !text.is_empty() {
+            out.push(text);
+        }
+    }
+    out
 }

@@ -27,12 +27,25 @@ pub enum ExitOutput {
     ResumeHint,
 }
 
+/// When the transcript's scrollbar shows (`fullscreenScrollbar`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Scrollbar {
+    /// While the transcript is scrolled up.
+    #[default]
+    Auto,
+    Always,
+    Hidden,
+}
+
 /// The fullscreen mode's options.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FullscreenOptions {
     pub exit_output: ExitOutput,
     /// Lines one wheel notch scrolls (1..=100).
     pub wheel_lines: usize,
+    pub scrollbar: Scrollbar,
+    /// A selection is copied when the mouse button comes up (else with `ctrl+x`).
+    pub copy_on_select: bool,
 }
 
 impl Default for FullscreenOptions {
@@ -40,6 +53,8 @@ impl Default for FullscreenOptions {
         Self {
             exit_output: ExitOutput::Transcript,
             wheel_lines: WHEEL_LINES_AUTO,
+            scrollbar: Scrollbar::Auto,
+            copy_on_select: true,
         }
     }
 }
@@ -47,8 +62,9 @@ impl Default for FullscreenOptions {
 impl FullscreenOptions {
     /// The layout asked for: `--tui-mode` (`flag`: Some(true) fullscreen, Some(false)
     /// regular) over the `tuiMode` setting; `regular` (or nothing) keeps the inline mode.
-    /// `fullscreenExitOutput` and `fullscreenWheelScrollLines` (`auto` or a number,
-    /// clamped to 1..100 as in the reference) shape the fullscreen one.
+    /// `fullscreenExitOutput`, `fullscreenWheelScrollLines` (`auto` or a number, clamped
+    /// to 1..100 as in the reference), `fullscreenScrollbar` and `fullscreenCopyOnSelect`
+    /// shape the fullscreen one.
     pub fn choose(flag: Option<bool>, settings: &Settings) -> Option<Self> {
         let fullscreen = flag.unwrap_or_else(|| {
             settings.get("tuiMode").and_then(Value::as_str) == Some("fullscreen")
@@ -64,9 +80,20 @@ impl FullscreenOptions {
             .get("fullscreenWheelScrollLines")
             .and_then(Value::as_f64)
             .map_or(WHEEL_LINES_AUTO, |n| n.clamp(1.0, 100.0) as usize);
+        let scrollbar = match settings.get("fullscreenScrollbar").and_then(Value::as_str) {
+            Some("always") => Scrollbar::Always,
+            Some("hidden") => Scrollbar::Hidden,
+            _ => Scrollbar::Auto,
+        };
+        let copy_on_select = settings
+            .get("fullscreenCopyOnSelect")
+            .and_then(Value::as_bool)
+            .unwrap_or(true);
         Some(Self {
             exit_output,
             wheel_lines,
+            scrollbar,
+            copy_on_select,
         })
     }
 }
@@ -108,8 +135,8 @@ impl Ui {
         true
     }
 
-    /// A mouse report: the wheel scrolls the fullscreen transcript; other buttons do
-    /// nothing (select text with shift held: the terminal then handles the mouse itself).
+    /// A mouse report: the wheel scrolls the fullscreen transcript, the left button
+    /// selects text in it (see `select.rs`); other buttons do nothing.
     pub(super) fn on_mouse(&mut self, event: &InputEvent) {
         let Some(mouse) = MouseEvent::parse(event) else {
             return;
@@ -121,6 +148,9 @@ impl Ui {
         match mouse.kind {
             MouseKind::WheelUp => viewport.scroll_up(lines),
             MouseKind::WheelDown => viewport.scroll_down(lines),
+            MouseKind::Press(0) => return self.select_press(&mouse),
+            MouseKind::Drag(0) => return self.select_drag(&mouse),
+            MouseKind::Release(0) => return self.select_release(),
             _ => return,
         }
         self.mark_urgent();
@@ -171,6 +201,7 @@ mod tests {
             Some(FullscreenOptions {
                 exit_output: ExitOutput::ResumeHint,
                 wheel_lines: 100,
+                ..FullscreenOptions::default()
             })
         );
         let auto = FullscreenOptions::choose(
@@ -178,5 +209,12 @@ mod tests {
             &settings(json!({"fullscreenWheelScrollLines": "auto"})),
         );
         assert_eq!(auto, Some(FullscreenOptions::default()));
+        let shaped = FullscreenOptions::choose(
+            Some(true),
+            &settings(json!({"fullscreenScrollbar": "always", "fullscreenCopyOnSelect": false})),
+        )
+        .expect("fullscreen");
+        assert_eq!(shaped.scrollbar, Scrollbar::Always);
+        assert!(!shaped.copy_on_select);
     }
 }

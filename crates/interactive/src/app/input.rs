@@ -216,6 +216,9 @@ impl Ui {
             return Vec::new();
         }
         if b.matches("app.interrupt", key) {
+            if self.clear_selection() {
+                return Vec::new();
+            }
             return self.on_escape();
         }
         self.keys.escape_armed = false;
@@ -277,7 +280,9 @@ impl Ui {
             return vec![Action::FollowUp(text)];
         }
         if b.matches("app.message.copy", key) {
-            self.copy_last();
+            if !self.copy_selection_by_key() {
+                self.copy_last();
+            }
             return Vec::new();
         }
         if b.matches("app.clipboard.pasteImage", key) {

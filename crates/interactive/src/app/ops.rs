@@ -392,11 +392,17 @@ impl Ui {
         self.mark_urgent();
     }
 
+    /// Puts `text` on the clipboard with OSC 52 (the terminal's, so it works over SSH and
+    /// in tmux).
+    pub fn copy_to_clipboard(&mut self, text: &str) {
+        let bytes = clipboard::osc52(text);
+        self.write_raw(&bytes);
+    }
+
     pub fn copy_last(&mut self) {
         match self.screen.transcript.last_assistant_text() {
             Some(text) => {
-                let bytes = clipboard::osc52(&text);
-                self.write_raw(&bytes);
+                self.copy_to_clipboard(&text);
                 self.status("Copied the last reply to the clipboard.");
             }
             None => self.info("There is no reply to copy yet."),

@@ -639,8 +639,7 @@ impl Ui {
             }
             OverlayRequest::Settings(request) => self.settings_request(request),
             OverlayRequest::Tree(TreeRequest::Copy { text }) => {
-                let bytes = super::clipboard::osc52(&text);
-                self.write_raw(&bytes);
+                self.copy_to_clipboard(&text);
             }
             OverlayRequest::Tree(TreeRequest::Label { id, label }) => {
                 let result = self.session.library().map(|library| {

@@ -84,6 +84,9 @@ pub struct Screen {
     /// The fullscreen frame: one screen of rows (the transcript's part in view, then the
     /// rows below it).
     screenful: Vec<String>,
+    /// The fullscreen transcript's selected text, over the lines of
+    /// [`Screen::transcript_lines`].
+    pub selection: Option<knightcode_tui::selection::Selection>,
     /// How many lines of `frame` are the header and transcript (the rest is the queue,
     /// working row, editor and footer).
     upper_len: usize,
@@ -131,6 +134,7 @@ impl Screen {
             header_lines: 0,
             viewport: None,
             screenful: Vec::new(),
+            selection: None,
             upper_len: 0,
         }
     }
@@ -282,6 +286,9 @@ impl Screen {
                 |below| scrolled_indicator(below, w, theme),
                 &mut self.screenful,
             );
+            if let Some(selection) = &self.selection {
+                highlight_selection(&mut self.screenful, viewport, selection);
+            }
             shown = &self.screenful;
         }
         // Overlays are drawn over the finished frame; the editor stays in place.
@@ -304,6 +311,28 @@ impl Screen {
             return &self.composited;
         }
         shown
+    }
+}
+
+/// Draws the part of `selection` in view over the viewport's rows of `rows`.
+fn highlight_selection(
+    rows: &mut [String],
+    viewport: &knightcode_tui::viewport::Viewport,
+    selection: &knightcode_tui::selection::Selection,
+) {
+    let (start, end) = selection.ordered();
+    let first = viewport.first_line();
+    let shown = viewport.content_rows().min(rows.len());
+    let from = start.line.max(first);
+    let to = end.line.min((first + shown).saturating_sub(1));
+    for line in from..=to {
+        if line < first || line - first >= shown {
+            continue;
+        }
+        let row = &mut rows[line - first];
+        if let Some((from, to)) = selection.span_on(line, visible_width(row)) {
+            *row = knightcode_tui::selection::highlight(row, from, to);
+        }
     }
 }
 

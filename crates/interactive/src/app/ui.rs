@@ -94,6 +94,8 @@ pub struct Ui {
     verbose: bool,
     /// The fullscreen mode's options (used only when `screen.viewport` is set).
     pub(super) fullscreen_options: super::fullscreen::FullscreenOptions,
+    /// The mouse's part in selecting transcript text (fullscreen).
+    pub(super) pointer: super::select::Pointer,
     /// The run submitted a plan (`submit_plan`): its review opens when the run settles.
     pub(super) plan_review_due: bool,
 }
@@ -160,6 +162,7 @@ impl Ui {
             app_title: String::new(),
             verbose: options.verbose,
             fullscreen_options: options.fullscreen.unwrap_or_default(),
+            pointer: super::select::Pointer::default(),
         };
         if let Some(key) = ui.prefs.bindings().keys_for("app.interrupt").first() {
             let key = key.to_string();
@@ -549,6 +552,8 @@ impl Ui {
             channel.resize(resized.width, resized.height);
         }
         if resized.width_changed {
+            // The lines are laid out again: the selection's cells would be other text.
+            self.clear_selection();
             self.request_tool_renders(None);
         }
     }

@@ -34,11 +34,6 @@ const UNSUPPORTED: &[(&str, &[&str], &str)] = &[
         &["hidden"],
         "the fullscreen transcript shows no scrollbar; a row under it says how much is below",
     ),
-    (
-        "fullscreenCopyOnSelect",
-        &["false"],
-        "the fullscreen mode has no selection of its own; shift+drag selects with the terminal",
-    ),
     ("outputPad", &["1"], "output keeps its one-column padding"),
     (
         "terminal.showImages",
