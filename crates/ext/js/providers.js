@@ -443,8 +443,25 @@
   // Every model, chat and classifier alike (`type`: `chat`, `image`, `classifier`; a model
   // without one is a chat model); the chat getters list chat models only, as pi's do.
   const typeOf = (model) => model.type || "chat";
-  const everyModel = () => op(kc.models());
-  const allModels = () => everyModel().filter((x) => typeOf(x.model) === "chat");
+  // The list is read once per version of the session's models (a provider registered, a
+  // login, a model list rebuilt): `find` runs before every routed request and in many
+  // handlers, and reading the whole catalog each time costs milliseconds. The objects are
+  // the registry's, shared between calls, as pi's registry returns its own.
+  let modelCache;
+  function everyModel() {
+    const version = kc.modelsVersion();
+    if (version != null && modelCache && modelCache.version === version) return modelCache.every;
+    const every = op(kc.models());
+    const chat = every.filter((x) => typeOf(x.model) === "chat");
+    modelCache = version == null ? undefined : { version, every, chat };
+    return every;
+  }
+  const allModels = () => {
+    const every = everyModel();
+    return modelCache && modelCache.every === every
+      ? modelCache.chat
+      : every.filter((x) => typeOf(x.model) === "chat");
+  };
   const sameModel = (a, b) => a && b && a.provider === b.provider && a.id === b.id;
   function getModel(provider, id) {
     const m = allModels().find((x) => x.model.provider === provider && x.model.id === id);

@@ -70,7 +70,7 @@
 
   // The latest state the router stored for this model on the current branch.
   function storedState(provider, id) {
-    const branch = internal.session(SessionOp.getBranch, {}) || [];
+    const branch = internal.session(SessionOp.getBranch, { customType: STATE_TYPE }) || [];
     for (let i = branch.length - 1; i >= 0; i--) {
       const e = branch[i];
       if (e.type !== "custom" || e.customType !== STATE_TYPE || !e.data) continue;

@@ -316,12 +316,7 @@ impl ExtensionHost {
     /// Where `ctx.modelRegistry`, `getModels` and JS calls of our providers get models,
     /// credentials and the provider from.
     pub fn bind_models(&self, port: Arc<dyn crate::ModelPort>) {
-        *self
-            .ops
-            .providers
-            .port
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = Some(port);
+        self.ops.providers.bind_port(port);
     }
 
     /// A provider for each API an extension implements in JS (`streamSimple`), for the

@@ -54,6 +54,12 @@ pub struct RequestAuth {
 pub trait ModelPort: Send + Sync {
     /// Every model, with whether its provider has credentials.
     fn models(&self) -> Vec<(Model, bool)>;
+    /// A number that changes whenever [`Self::models`] or [`Self::classifiers`] may answer
+    /// differently, so the host can keep what it read; `None` (the default) reads them
+    /// every time.
+    fn models_version(&self) -> Option<u64> {
+        None
+    }
     /// The key and headers a request to `model` would use; `None` without credentials.
     fn resolve_auth(
         &self,
@@ -96,7 +102,9 @@ pub(crate) struct ProviderOps {
     next_id: AtomicU64,
     js_streams: Mutex<HashMap<u64, JsStream>>,
     rust_streams: Mutex<HashMap<u64, RustStream>>,
-    pub(crate) port: Mutex<Option<Arc<dyn ModelPort>>>,
+    port: Mutex<Option<Arc<dyn ModelPort>>>,
+    /// How many times a port was bound: part of [`Self::models_version`].
+    port_binds: AtomicU64,
     /// The runtime the session runs on (Rust streams started from JS run there).
     pub(crate) main: Mutex<Option<tokio::runtime::Handle>>,
     pub(crate) engine: Mutex<Option<WeakEngine>>,
@@ -122,6 +130,22 @@ impl ProviderOps {
 
     fn port(&self) -> Option<Arc<dyn ModelPort>> {
         lock(&self.port).clone()
+    }
+
+    /// Binds the session's model port (a new one replaces the models JS has read).
+    pub(crate) fn bind_port(&self, port: Arc<dyn ModelPort>) {
+        *lock(&self.port) = Some(port);
+        self.port_binds.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// `kc.modelsVersion()`: changes whenever `kc.models()` may answer differently, so JS
+    /// reads the list again only then; `None` when the port keeps no version.
+    pub(crate) fn models_version(&self) -> Option<String> {
+        let binds = self.port_binds.load(Ordering::Relaxed);
+        match self.port() {
+            None => Some(format!("{binds}:unbound")),
+            Some(port) => port.models_version().map(|v| format!("{binds}:{v}")),
+        }
     }
 
     /// `kc.streamEvent(id, json)`: one event of a JS provider's stream.

@@ -47,6 +47,11 @@ pub(crate) fn install<'js>(
     )?;
     let p = Arc::clone(ops);
     kc.set(
+        "modelsVersion",
+        Function::new(ctx.clone(), move || p.models_version())?,
+    )?;
+    let p = Arc::clone(ops);
+    kc.set(
         "modelAuth",
         Function::new(
             ctx.clone(),

@@ -71,7 +71,10 @@ async fn per_prompt(provider: &str, model: &str) -> Duration {
     setup.extensions.mode = "print".to_owned();
     setup.provider = Some(provider.to_owned());
     setup.model = Some(model.to_owned());
-    let (mut session, _events) = AgentSession::start(setup).await.unwrap();
+    let (mut session, mut events) = AgentSession::start(setup).await.unwrap();
+    // The event channel is bounded: a consumer must read it or the run waits for space,
+    // as a front end would read it.
+    let drain = tokio::spawn(async move { while events.recv().await.is_some() {} });
     let mut times = Vec::with_capacity(PROMPTS);
     for _ in 0..PROMPTS {
         let started = Instant::now();
@@ -83,6 +86,7 @@ async fn per_prompt(provider: &str, model: &str) -> Duration {
         PROMPTS,
         "every prompt reached the mock"
     );
+    drain.abort();
     median(times)
 }
 

@@ -86,7 +86,6 @@ impl knightcode_codemode::ScriptStore for BranchStore {
 /// taken before each run, so a login or a provider registered since shows.
 #[derive(Default)]
 pub(crate) struct ScriptModelList {
-    models: Mutex<Vec<(Value, bool)>>,
     access: Mutex<Option<Arc<crate::classify::ClassifyAccess>>>,
     /// Built on the first classification; its label token cache lasts the session.
     client: std::sync::OnceLock<Option<knightcode_ai::Client>>,
@@ -97,29 +96,36 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl ScriptModelList {
-    pub(crate) fn set(
-        &self,
-        models: Vec<(knightcode_ai::Model, bool)>,
-        access: crate::classify::ClassifyAccess,
-    ) {
-        let classifiers = crate::classify::classifier_models(&access.registry, &access.auth());
-        let mut listed: Vec<(Value, bool)> = models
-            .into_iter()
-            .filter_map(|(model, available)| Some((serde_json::to_value(model).ok()?, available)))
-            .collect();
-        listed.extend(
-            classifiers.into_iter().filter_map(|(model, available)| {
-                Some((serde_json::to_value(model).ok()?, available))
-            }),
-        );
-        *lock(&self.models) = listed;
+    /// The registry and credentials of the next run. The list itself is built only when a
+    /// script reads `models`: serialising the whole catalog before every run cost about
+    /// a millisecond a prompt.
+    pub(crate) fn set(&self, access: crate::classify::ClassifyAccess) {
         *lock(&self.access) = Some(Arc::new(access));
     }
 }
 
 impl knightcode_codemode::ScriptModels for ScriptModelList {
     fn models(&self) -> Vec<(Value, bool)> {
-        lock(&self.models).clone()
+        let Some(access) = lock(&self.access).clone() else {
+            return Vec::new();
+        };
+        let auth = access.auth();
+        let registry = &access.registry;
+        let chat = registry.models().iter().map(|model| {
+            let key = registry
+                .provider_config(&model.provider)
+                .and_then(knightcode_ai::models::ProviderConfig::api_key);
+            (
+                serde_json::to_value(model).ok(),
+                auth.has_auth(&model.provider, key),
+            )
+        });
+        let classifiers = crate::classify::classifier_models(registry, &auth)
+            .into_iter()
+            .map(|(model, available)| (serde_json::to_value(model).ok(), available));
+        chat.chain(classifiers)
+            .filter_map(|(value, available)| Some((value?, available)))
+            .collect()
     }
 
     fn classify(

@@ -36,8 +36,9 @@ pub struct ModelRegistry {
     taken: Vec<&'static str>,
     /// Every other model: changed catalog providers and configured ones.
     models: Vec<Model>,
-    /// The untouched catalog followed by `models`, built when every model is asked for.
-    all: OnceLock<Vec<Model>>,
+    /// The untouched catalog followed by `models`, built when every model is asked for;
+    /// shared by clones (a session snapshots its registry per run), reset by every change.
+    all: OnceLock<std::sync::Arc<[Model]>>,
     providers: HashMap<String, ProviderConfig>,
     /// Per-model raw headers from models.json (resolved per request).
     model_headers: HashMap<(String, String), Map<String, Value>>,
@@ -378,7 +379,7 @@ impl ModelRegistry {
             all.extend(self.models.iter().cloned());
             all.retain(|m| !self.hidden_by_virtual(m));
             all.extend(self.virtual_models.iter().cloned());
-            all
+            all.into()
         })
     }
 

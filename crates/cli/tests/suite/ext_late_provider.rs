@@ -17,6 +17,8 @@ const EXTENSION: &str = r#"
 export default function (pi) {
   pi.registerCommand("late", {
     handler: async (baseUrl, ctx) => {
+      // Read first, so the registry's list is what the host has cached.
+      const before = ctx.modelRegistry.find("late", "late-model");
       let refused = "";
       try { pi.registerProvider("broken", { models: [{ id: "x" }] }); } catch (e) { refused = e.message; }
       pi.registerProvider("late", {
@@ -26,7 +28,7 @@ export default function (pi) {
       });
       const model = ctx.modelRegistry.find("late", "late-model");
       const selected = await pi.setModel(model);
-      pi.sendMessage({ customType: "late", content: JSON.stringify({ found: !!model, selected, refused }), display: true });
+      pi.sendMessage({ customType: "late", content: JSON.stringify({ before: !!before, found: !!model, selected, refused }), display: true });
     },
   });
 }
@@ -51,6 +53,7 @@ fn a_provider_registered_from_a_command_can_be_selected_and_answers() {
         .find(|e| e["type"] == "message_end" && e["message"]["customType"] == "late")
         .map(|e| serde_json::from_str(e["message"]["content"].as_str().unwrap()).unwrap())
         .unwrap();
+    assert_eq!(report["before"], false, "{report}");
     assert_eq!(report["found"], true, "{report}");
     assert_eq!(report["selected"], true, "{report}");
     assert_eq!(

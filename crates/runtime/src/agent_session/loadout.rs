@@ -36,8 +36,7 @@ impl AgentSession {
     /// settings (unless an extension registered its own `codemode`); codemode scripts'
     /// `models` list is taken again too.
     pub(super) async fn refresh_loadout(&mut self) {
-        self.script_models
-            .set(self.ops.all_models(), self.ops.classify_access());
+        self.script_models.set(self.ops.classify_access());
         let mut loadout = self.extension_loadout().await;
         let host = self.extension_host.as_ref();
         let replaced = host.is_some_and(|host| {

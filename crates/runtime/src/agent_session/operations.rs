@@ -167,23 +167,6 @@ impl OpsState {
         models
     }
 
-    /// Every registered model, with whether its provider has credentials (a script's
-    /// `models` global).
-    pub(super) fn all_models(&self) -> Vec<(Model, bool)> {
-        let auth = self.auth();
-        let registry = &self.registry;
-        registry
-            .models()
-            .iter()
-            .map(|m| {
-                let key = registry
-                    .provider_config(&m.provider)
-                    .and_then(knightcode_ai::models::ProviderConfig::api_key);
-                (m.clone(), auth.has_auth(&m.provider, key))
-            })
-            .collect()
-    }
-
     /// What a codemode script's `models.classify` uses: the registry and credentials now.
     pub(super) fn classify_access(&self) -> crate::classify::ClassifyAccess {
         crate::classify::ClassifyAccess {

@@ -153,6 +153,7 @@ pub(crate) fn bind(
     storage.set_oauth(host.oauth_hooks());
     let inner = Arc::new(Inner {
         registry: std::sync::Mutex::new(registry.unwrap_or_default()),
+        registry_version: std::sync::atomic::AtomicU64::new(0),
         storage,
         env,
         runtime_keys,
@@ -187,9 +188,7 @@ impl SharedModels {
         spec: &knightcode_ext::ProviderSpec,
     ) -> Result<(), knightcode_ai::AiError> {
         self.0
-            .registry
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .registry_mut()
             .register_provider(&spec.name, provider_config(spec))?;
         let api = spec.config.get("api").and_then(serde_json::Value::as_str);
         let streams = spec.config.get("streamSimple") == Some(&serde_json::Value::Bool(true));
@@ -205,11 +204,7 @@ impl SharedModels {
     }
 
     pub(crate) fn unregister(&self, name: &str) {
-        self.0
-            .registry
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .unregister_provider(name);
+        self.0.registry_mut().unregister_provider(name);
         let api = self
             .0
             .late_apis
@@ -223,11 +218,7 @@ impl SharedModels {
 
     /// A virtual model registered (`Some`) or unregistered after loading.
     pub(crate) fn virtual_model(&self, provider: &str, id: &str, model: Option<Model>) {
-        let mut registry = self
-            .0
-            .registry
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut registry = self.0.registry_mut();
         match model {
             Some(model) => registry.register_virtual(model),
             None => registry.unregister_virtual(provider, id),
@@ -235,16 +226,14 @@ impl SharedModels {
     }
 
     pub(crate) fn set_registry(&self, registry: ModelRegistry) {
-        *self
-            .0
-            .registry
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = registry;
+        *self.0.registry_mut() = registry;
     }
 }
 
 pub(crate) struct Inner {
     registry: std::sync::Mutex<ModelRegistry>,
+    /// Bumped by every change of `registry` (what extensions read of it is cached by it).
+    registry_version: std::sync::atomic::AtomicU64,
     storage: AuthStorage,
     env: Arc<dyn EnvSource>,
     runtime_keys: HashMap<String, String>,
@@ -268,6 +257,17 @@ impl Inner {
 }
 
 impl Inner {
+    /// The registry to change; the change counts as a new version of the models.
+    fn registry_mut(&self) -> std::sync::MutexGuard<'_, ModelRegistry> {
+        let guard = self
+            .registry
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        self.registry_version
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        guard
+    }
+
     pub(crate) fn registry(&self) -> ModelRegistry {
         self.registry
             .lock()
@@ -284,6 +284,17 @@ struct SessionModels {
 }
 
 impl ModelPort for SessionModels {
+    // Availability comes from the registry's keys and this session's credentials, which
+    // are fixed for its life (a login rebuilds the registry), so the registry's version is
+    // the list's.
+    fn models_version(&self) -> Option<u64> {
+        Some(
+            self.inner
+                .registry_version
+                .load(std::sync::atomic::Ordering::Relaxed),
+        )
+    }
+
     fn models(&self) -> Vec<(Model, bool)> {
         let auth = self.inner.auth();
         let registry = self.inner.registry();

@@ -455,7 +455,22 @@ impl Port {
             SessionOp::GetBranch => {
                 let leaf = text("leafId");
                 let branch = session.branch(leaf.as_deref()).map_err(failed)?;
-                serde_json::to_value(branch).map_err(failed)
+                // The host's own readers (the virtual-model router's state, before every
+                // routed request) ask for one custom type, so a long branch is not copied
+                // into JS each time.
+                match text("customType") {
+                    Some(kind) => {
+                        let custom: Vec<_> = branch
+                            .into_iter()
+                            .filter(|entry| {
+                                matches!(entry, knightcode_protocol::SessionEntry::Custom(c)
+                                    if c.custom_type == kind)
+                            })
+                            .collect();
+                        serde_json::to_value(custom).map_err(failed)
+                    }
+                    None => serde_json::to_value(branch).map_err(failed),
+                }
             }
             SessionOp::GetLeafId => Ok(json!(session.leaf_id())),
             SessionOp::GetSessionFile => {
