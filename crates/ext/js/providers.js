@@ -453,8 +453,22 @@
     if (version != null && modelCache && modelCache.version === version) return modelCache.every;
     const every = op(kc.models());
     const chat = every.filter((x) => typeOf(x.model) === "chat");
-    modelCache = version == null ? undefined : { version, every, chat };
+    modelCache = version == null ? undefined : { version, every, chat, byKey: undefined };
     return every;
+  }
+  // `find` by provider and id without walking the catalog (it has thousands of models).
+  function chatByKey() {
+    everyModel();
+    if (!modelCache) return undefined;
+    if (!modelCache.byKey) {
+      const byKey = new Map();
+      for (const x of modelCache.chat) {
+        const key = x.model.provider + "\u0000" + x.model.id;
+        if (!byKey.has(key)) byKey.set(key, x);
+      }
+      modelCache.byKey = byKey;
+    }
+    return modelCache.byKey;
   }
   const allModels = () => {
     const every = everyModel();
@@ -464,7 +478,10 @@
   };
   const sameModel = (a, b) => a && b && a.provider === b.provider && a.id === b.id;
   function getModel(provider, id) {
-    const m = allModels().find((x) => x.model.provider === provider && x.model.id === id);
+    const index = chatByKey();
+    const m = index
+      ? index.get(provider + "\u0000" + id)
+      : allModels().find((x) => x.model.provider === provider && x.model.id === id);
     return m && m.model;
   }
   function getModels(provider) {

@@ -79,29 +79,41 @@
     return undefined;
   }
 
-  function previousOf(messages) {
-    for (let i = messages.length - 1; i >= 0; i--) {
-      const m = messages[i];
-      if (m.role !== "assistant" || m.stopReason === "error" || m.stopReason === "aborted") continue;
-      const previous = { model: modelOfMessage(m) };
-      if (m.thinkingLevel) previous.thinkingLevel = m.thinkingLevel;
-      return previous;
-    }
-    return undefined;
-  }
-
-  calls.routeVirtual = async function ({ provider, id, thinkingLevel, reason, failed, systemPrompt, messages }) {
+  calls.routeVirtual = async function ({
+    provider,
+    id,
+    thinkingLevel,
+    reason,
+    failed,
+    systemPrompt,
+    previous,
+    messagesJson,
+  }) {
     const entry = virtualModels.get(keyOf(provider, id));
     if (!entry) throw new Error(`Virtual model ${provider}/${id} is not registered`);
-    const history = Array.isArray(messages) ? messages : [];
-    const request = {
-      model: entry.model,
-      thinkingLevel,
-      reason,
-      messages: systemPrompt ? [{ role: "system", content: systemPrompt }].concat(history) : history,
-    };
-    const previous = previousOf(history);
-    if (previous) request.previous = previous;
+    const request = { model: entry.model, thinkingLevel, reason };
+    // Parsed when the router first reads it (see `route` in virtual_models.rs); then an
+    // ordinary property the router may change.
+    let messages;
+    Object.defineProperty(request, "messages", {
+      enumerable: true,
+      configurable: true,
+      get() {
+        if (messages === undefined) {
+          const history = JSON.parse(messagesJson || "[]");
+          messages = systemPrompt ? [{ role: "system", content: systemPrompt }].concat(history) : history;
+        }
+        return messages;
+      },
+      set(value) {
+        messages = value;
+      },
+    });
+    // The last answer that did not fail (Rust found it), as the router sees models.
+    if (previous) {
+      request.previous = { model: modelOfMessage(previous) };
+      if (previous.thinkingLevel) request.previous.thinkingLevel = previous.thinkingLevel;
+    }
     if (failed) {
       request.failed = { model: modelOfMessage(failed), message: failed.errorMessage || "Unknown error" };
       if (failed.thinkingLevel) request.failed.thinkingLevel = failed.thinkingLevel;

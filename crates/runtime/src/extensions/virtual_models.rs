@@ -109,13 +109,18 @@ async fn route(
     let host = inner.host.upgrade().ok_or(RouteError::Ended)?;
     let model = &request.model;
     let options = &request.options;
+    let messages = knightcode_ai::llm_messages_json(&request.context.messages);
     let mut ask = json!({
         "provider": model.provider,
         "id": model.id,
         "thinkingLevel": options.thinking.as_str(),
         "reason": options.reason.as_str(),
         "systemPrompt": request.context.system_prompt,
-        "messages": knightcode_ai::llm_messages_json(&request.context.messages),
+        "previous": previous_answer(&messages),
+        // Text, parsed in JS only if `route()` reads `request.messages`: most routers
+        // decide from the reason, the previous model and their state, and parsing a long
+        // conversation before every request would cost more than the routing itself.
+        "messagesJson": serde_json::to_string(&messages).unwrap_or_else(|_| "[]".to_owned()),
     });
     if let RequestReason::Retry {
         failed: Some(failed),
@@ -167,6 +172,25 @@ async fn route(
     }
     routed.model = physical;
     Ok((routed, level))
+}
+
+/// The last answer that did not fail or abort (`request.previous`): its model and
+/// thinking level, as the message names them.
+fn previous_answer(messages: &[Value]) -> Value {
+    messages
+        .iter()
+        .rev()
+        .find(|m| {
+            m["role"] == "assistant" && m["stopReason"] != "error" && m["stopReason"] != "aborted"
+        })
+        .map_or(Value::Null, |m| {
+            json!({
+                "provider": m["provider"],
+                "model": m["model"],
+                "api": m["api"],
+                "thinkingLevel": m["thinkingLevel"],
+            })
+        })
 }
 
 /// The model `route()` named: the registry's entry of its provider and id, else the model
