@@ -125,6 +125,7 @@ pub(crate) async fn sign_in(
         }
     };
     manager.set_metadata(metadata);
+    let scopes = requested_scopes(&manager, &context.store, url, oauth);
 
     let (listener, redirect_uri) = callback_listener(oauth).await.map_err(failed)?;
     if listener.is_none() && person.pasted.is_none() {
@@ -148,8 +149,8 @@ pub(crate) async fn sign_in(
             request = request.with_client_secret(secret);
         }
     }
-    if let Some(scope) = &oauth.scope {
-        request = request.with_scopes(scope.split_whitespace().map(str::to_owned));
+    if !scopes.is_empty() {
+        request = request.with_scopes(scopes);
     }
     if let Some(challenge) = &challenge {
         request = request.with_challenge(challenge.clone());
@@ -192,6 +193,34 @@ pub(crate) async fn sign_in(
         .await
         .map_err(|e| failed(e.to_string()))?;
     Ok(())
+}
+
+/// The scopes to ask for: the configured ones (none: rmcp picks the advertised ones); after
+/// the server asked for more (403 `insufficient_scope`), those on top of what was granted
+/// and configured, since a challenge may name only the missing scope and a token with just
+/// that would lose the access the old one had (SEP-2350). A refresh cannot widen a grant,
+/// so this always goes through the browser.
+fn requested_scopes(
+    manager: &rmcp::transport::auth::AuthorizationManager,
+    store: &AuthStore,
+    url: &str,
+    oauth: &OAuthConfig,
+) -> Vec<String> {
+    let configured = oauth.scope.as_deref().unwrap_or("");
+    let Some(wanted) = store.step_up_scope(url) else {
+        return super::union_scopes([configured]);
+    };
+    let mut granted = store
+        .load(url)
+        .ok()
+        .flatten()
+        .map(|c| c.granted_scopes)
+        .unwrap_or_default();
+    if granted.is_empty() && configured.is_empty() {
+        granted = manager.select_scopes(None, &[]);
+    }
+    let granted = granted.join(" ");
+    super::union_scopes([configured, granted.as_str(), wanted.as_str()])
 }
 
 fn server_oauth_unset(server: &ServerConfig) -> bool {
