@@ -3,6 +3,7 @@
 //! The OAuth protocol itself (discovery, registration, PKCE, token exchange, refresh) is
 //! rmcp's `auth` module; this crate decides where tokens live and how the user is involved.
 
+mod cimd;
 pub(crate) mod login;
 pub(crate) mod store;
 

@@ -3,7 +3,8 @@
 //! loopback callback (the test plays the browser) or a pasted address stores owner-only
 //! tokens in `mcp-auth.json`; connections send them, refresh them under the refresh lock,
 //! pick up another process's sign-in, and sign-out forgets them. A 403 `insufficient_scope`
-//! makes the next sign-in ask for the wanted scope on top of the granted one.
+//! makes the next sign-in ask for the wanted scope on top of the granted one; `cimd` names the
+//! client by its metadata document instead of registering it.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -384,5 +385,73 @@ async fn a_403_insufficient_scope_signs_in_again_for_the_old_and_the_new_scopes(
 
     assert_eq!(manager.pick_up_sign_ins().await, vec!["web".to_owned()]);
     assert!(echo(&manager).await.unwrap().contains("hi"));
+    manager.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cimd_names_the_client_by_knightcodes_metadata_document() {
+    let cimd_server = |url: &str| {
+        let mut server = http_server(url);
+        if let Transport::Http { oauth, .. } = &mut server.transport {
+            *oauth = Some(knightcode_mcp::OAuthConfig {
+                cimd: true,
+                ..Default::default()
+            });
+        }
+        server
+    };
+    // An authorization server that sends `iss`: the shared document and `/callback`.
+    let service = McpOAuthServer::start().unwrap();
+    service.accept_client_documents(true);
+    let agent = tempfile::tempdir().unwrap();
+    let manager = started(cimd_server(&service.mcp_url()), agent.path()).await;
+    manager.sign_in("web", browser()).await.unwrap();
+    assert!(service.registrations().is_empty());
+    let query = service.authorizations().remove(0);
+    let document = "https://knightcode.dev/oauth/client.json";
+    assert_eq!(query_param(&query, "client_id"), document);
+    let redirect = query_param(&query, "redirect_uri");
+    assert!(
+        redirect.starts_with("http://127.0.0.1:") && redirect.ends_with("/callback"),
+        "{redirect}"
+    );
+    assert_eq!(
+        stored(agent.path())[&service.mcp_url()]["client_id"],
+        document
+    );
+    manager.reconnect("web").await.unwrap();
+    assert!(echo(&manager).await.unwrap().contains("hi"));
+    manager.stop().await;
+
+    // Without `iss`: a document and callback path of this server's own.
+    let service = McpOAuthServer::start().unwrap();
+    service.accept_client_documents(false);
+    let agent = tempfile::tempdir().unwrap();
+    let manager = started(cimd_server(&service.mcp_url()), agent.path()).await;
+    manager.sign_in("web", browser()).await.unwrap();
+    assert!(service.registrations().is_empty());
+    let query = service.authorizations().remove(0);
+    let client = query_param(&query, "client_id");
+    let id = client
+        .strip_prefix("https://knightcode.dev/oauth/")
+        .and_then(|c| c.strip_suffix("/client.json"))
+        .unwrap_or_else(|| panic!("{client}"));
+    assert_eq!(id.len(), 12, "{id}");
+    assert!(
+        id.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    );
+    let redirect = query_param(&query, "redirect_uri");
+    assert!(redirect.ends_with(&format!("/callback/{id}")), "{redirect}");
+    manager.reconnect("web").await.unwrap();
+    assert!(echo(&manager).await.unwrap().contains("hi"));
+    manager.stop().await;
+
+    // An authorization server that takes no documents: dynamic registration, as without cimd.
+    let service = McpOAuthServer::start().unwrap();
+    let agent = tempfile::tempdir().unwrap();
+    let manager = started(cimd_server(&service.mcp_url()), agent.path()).await;
+    manager.sign_in("web", browser()).await.unwrap();
+    assert_eq!(service.registrations().len(), 1);
     manager.stop().await;
 }

@@ -6,6 +6,8 @@
 //! clients send) that checks PKCE and the redirect address, and rotates refresh tokens.
 //! Tokens carry the scope their authorization asked for; a tool can demand a scope
 //! ([`McpOAuthServer::demand_scope`]), and a call without it gets 403 `insufficient_scope`.
+//! With [`McpOAuthServer::accept_client_documents`] the authorization server also takes a
+//! Client ID Metadata Document's https address as a client id without registration.
 //! `open()` is the same MCP server without any of it (a server that does not use OAuth).
 
 use std::collections::HashMap;
@@ -43,6 +45,8 @@ struct State {
     refresh: Vec<(String, String)>,
     /// Tools that need a scope: tool -> scope.
     demanded: HashMap<String, String>,
+    /// `Some(iss advertised)`: client metadata documents are accepted.
+    documents: Option<bool>,
     /// Every authorize request's query, in order.
     authorizations: Vec<String>,
     issued: usize,
@@ -144,6 +148,14 @@ impl McpOAuthServer {
             .insert(tool.to_owned(), scope.to_owned());
     }
 
+    /// Advertises `client_id_metadata_document_supported` (and, when `iss` is true,
+    /// `authorization_response_iss_parameter_supported`) and accepts KnightCode's documents'
+    /// addresses as client ids: `…/client.json` with a loopback `/callback`, `…/<id>/client.json`
+    /// with `/callback/<id>` (what those documents list; the stand-in cannot fetch them).
+    pub fn accept_client_documents(&self, iss: bool) {
+        self.lock().documents = Some(iss);
+    }
+
     /// The queries of the authorize requests so far.
     pub fn authorizations(&self) -> Vec<String> {
         self.lock().authorizations.clone()
@@ -209,7 +221,7 @@ fn route(state: &mut State, request: &HttpRequest) -> Answer {
                         "scopes_supported": ["mcp"], "bearer_methods_supported": ["header"]}),
         ),
         ("GET", "/.well-known/oauth-authorization-server") => {
-            let metadata = json!({
+            let mut metadata = json!({
                 "issuer": base,
                 "authorization_endpoint": format!("{base}/authorize"),
                 "token_endpoint": format!("{base}/token"),
@@ -220,6 +232,10 @@ fn route(state: &mut State, request: &HttpRequest) -> Answer {
                 "token_endpoint_auth_methods_supported": ["none"],
                 "scopes_supported": ["mcp"],
             });
+            if let Some(iss) = state.documents {
+                metadata["client_id_metadata_document_supported"] = json!(true);
+                metadata["authorization_response_iss_parameter_supported"] = json!(iss);
+            }
             json_answer(200, &metadata)
         }
         ("POST", "/register") => register(state, &request.body),
@@ -269,7 +285,8 @@ fn authorize(state: &mut State, query: &str) -> Answer {
     let known = state
         .clients
         .get(&client)
-        .is_some_and(|r| r.contains(&redirect));
+        .is_some_and(|r| r.contains(&redirect))
+        || (state.documents.is_some() && document_allows(&client, &redirect));
     if !known || param("code_challenge_method") != "S256" || param("response_type") != "code" {
         return (400, Vec::new(), b"bad authorize request".to_vec());
     }
@@ -289,6 +306,26 @@ fn authorize(state: &mut State, query: &str) -> Answer {
         encode(&state.base)
     );
     (302, vec![("location".into(), location)], Vec::new())
+}
+
+/// Whether `redirect` is one KnightCode's metadata document `client` lists: a loopback
+/// `/callback` for `…/oauth/client.json`, `/callback/<id>` for `…/oauth/<id>/client.json`.
+fn document_allows(client: &str, redirect: &str) -> bool {
+    let Some(document) = client
+        .strip_prefix("https://")
+        .and_then(|c| c.strip_suffix("/client.json"))
+    else {
+        return false;
+    };
+    let id = document.split_once("/oauth").map_or("", |(_, id)| id);
+    let Some(rest) = redirect
+        .strip_prefix("http://127.0.0.1:")
+        .or_else(|| redirect.strip_prefix("http://localhost:"))
+    else {
+        return false;
+    };
+    let path = rest.trim_start_matches(|c: char| c.is_ascii_digit());
+    path == format!("/callback{id}")
 }
 
 fn tokens(state: &mut State, scope: String) -> Answer {
