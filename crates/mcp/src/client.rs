@@ -275,6 +275,7 @@ pub(crate) async fn connect(
                     return Err(McpError::NeedsAuth {
                         server: server.name.clone(),
                         provider: Some(provider.clone()),
+                        step_up: None,
                     });
                 };
                 let mut config = config;
@@ -292,10 +293,11 @@ pub(crate) async fn connect(
     };
     let service = match started {
         Ok(service) => service,
-        Err(Started::NeedsAuth) => {
+        Err(Started::NeedsAuth { step_up }) => {
             return Err(McpError::NeedsAuth {
                 server: server.name.clone(),
                 provider: None,
+                step_up,
             });
         }
         Err(Started::Failed(reason)) => {
@@ -421,8 +423,11 @@ async fn spawn(
 
 /// Why a connection did not start.
 enum Started {
-    /// The server answered 401 (or 403 `insufficient_scope`): it wants a sign-in.
-    NeedsAuth,
+    /// The server answered 401 (or 403 `insufficient_scope`, with the scope it wants): it
+    /// wants a sign-in.
+    NeedsAuth {
+        step_up: Option<String>,
+    },
     Failed(String),
 }
 
@@ -449,7 +454,12 @@ where
             config.clone(),
         );
         match tokio::time::timeout(server.timeout, handler.clone().serve(transport)).await {
-            Ok(Err(error)) if wants_sign_in(&error) => break Err(Started::NeedsAuth),
+            Ok(Err(error)) if wants_sign_in(&error) => {
+                let step_up = error
+                    .auth_challenge()
+                    .and_then(crate::auth::insufficient_scope);
+                break Err(Started::NeedsAuth { step_up });
+            }
             Ok(Err(error)) if is_transient(&error) => match waits.next() {
                 Some(wait) => tokio::time::sleep(*wait).await,
                 None => break Err(Started::Failed(error.to_string())),
@@ -709,6 +719,9 @@ impl Connection {
             return McpError::NeedsAuth {
                 server: server.to_owned(),
                 provider: None,
+                step_up: error
+                    .auth_challenge()
+                    .and_then(crate::auth::insufficient_scope),
             };
         }
         match error {

@@ -32,12 +32,15 @@ pub enum McpError {
         seconds: f64,
     },
     /// The server answered 401: a sign-in is needed (`/mcp`, `knightcode mcp login`), or for
-    /// `auth.provider` a login to that provider.
-    #[error("MCP server \"{server}\" requires sign-in. Run {}.", remedy(provider.as_deref()))]
+    /// `auth.provider` a login to that provider; or 403 `insufficient_scope`: the token lacks
+    /// a scope, and only a new sign-in can widen it (a refresh keeps the granted scope).
+    #[error("{}", needs_auth(server, provider.as_deref(), step_up.as_deref()))]
     NeedsAuth {
         server: String,
         /// `auth.provider`, when the token is a KnightCode provider's.
         provider: Option<String>,
+        /// The scope a 403 `insufficient_scope` challenge asked for (possibly empty).
+        step_up: Option<String>,
     },
     /// `knightcode mcp login|logout` of a server that signs in some other way (stdio, a
     /// header, `auth.provider`) or advertises no OAuth at all.
@@ -63,10 +66,19 @@ pub enum McpError {
     File { path: PathBuf, reason: String },
 }
 
-fn remedy(provider: Option<&str>) -> String {
-    match provider {
-        Some(provider) => format!("/login {provider}"),
-        None => "/mcp to sign in".to_owned(),
+fn needs_auth(server: &str, provider: Option<&str>, step_up: Option<&str>) -> String {
+    match (provider, step_up) {
+        (Some(provider), _) => {
+            format!("MCP server \"{server}\" requires sign-in. Run /login {provider}.")
+        }
+        (None, Some(scope)) if !scope.trim().is_empty() => format!(
+            "MCP server \"{server}\" needs more access (scope \"{}\"). Run /mcp login {server} to sign in again.",
+            scope.trim()
+        ),
+        (None, Some(_)) => format!(
+            "MCP server \"{server}\" needs more access. Run /mcp login {server} to sign in again."
+        ),
+        (None, None) => format!("MCP server \"{server}\" requires sign-in. Run /mcp to sign in."),
     }
 }
 

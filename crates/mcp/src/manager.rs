@@ -590,6 +590,7 @@ impl Inner {
                 Ok(connection)
             }
             Err(error) => {
+                self.note_step_up(slot, &error);
                 let state = match error {
                     McpError::NeedsAuth { .. } => ServerState::NeedsAuth,
                     _ => ServerState::Failed,
@@ -607,6 +608,7 @@ impl Inner {
     /// The connection dropped, or the server stopped taking its token (then it waits for a
     /// sign-in rather than reconnecting on the next call).
     fn dropped(&self, slot: &Slot, error: &McpError) {
+        self.note_step_up(slot, error);
         let state = match error {
             McpError::NeedsAuth { .. } => ServerState::NeedsAuth,
             _ => ServerState::Disconnected,
@@ -616,6 +618,28 @@ impl Inner {
             s.error = Some(error.to_string());
             s.connection = None;
         });
+    }
+
+    /// A server that wants more scope (403 `insufficient_scope`): the scope goes into
+    /// `mcp-auth.json` for the next sign-in, this session's or a shell's, and the entry as it
+    /// now stands counts as seen (noting the scope is not a sign-in to pick up).
+    fn note_step_up(&self, slot: &Slot, error: &McpError) {
+        let McpError::NeedsAuth {
+            step_up: Some(scope),
+            ..
+        } = error
+        else {
+            return;
+        };
+        let (Some(store), Ok((url, _))) = (
+            &self.options.auth,
+            crate::auth::login::oauth_target(&slot.config),
+        ) else {
+            return;
+        };
+        if store.want_scope(url, scope).is_ok() {
+            slot.status().auth_seen = store.entry_text(url);
+        }
     }
 
     fn set(&self, slot: &Slot, change: impl FnOnce(&mut SlotStatus)) {

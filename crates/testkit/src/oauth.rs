@@ -184,7 +184,7 @@ async fn serve(listener: TcpListener, state: Arc<Mutex<State>>) {
 }
 
 /// Query parameters, decoded (`+` is a space, as forms encode it).
-pub(crate) fn params(query: &str) -> Vec<(String, String)> {
+pub fn params(query: &str) -> Vec<(String, String)> {
     query
         .split('&')
         .filter(|p| !p.is_empty())

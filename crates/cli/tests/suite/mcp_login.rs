@@ -44,6 +44,40 @@ fn login_signs_in_through_the_browser_and_logout_forgets_the_tokens() {
         "{stdout}"
     );
 
+    let (code, stdout) = login_from_shell(&sandbox);
+    assert_eq!(code, 0, "{stdout}");
+    assert_eq!(
+        stdout,
+        "Signed in to MCP server \"web\". Running sessions use it from their next turn.\n"
+    );
+    let stored = std::fs::read_to_string(sandbox.agent.join("mcp-auth.json")).unwrap();
+    assert!(stored.contains(&service.mcp_url()), "{stored}");
+
+    let (_, stdout, _) = run(&sandbox, &["mcp", "list"]);
+    assert!(
+        stdout.contains("web: connected, 1 tool (http, codemode, global)"),
+        "{stdout}"
+    );
+
+    let (code, stdout, _) = run(&sandbox, &["mcp", "logout", "web"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        stdout,
+        "Signed out of MCP server \"web\"; its tokens were removed.\n"
+    );
+    let (_, stdout, _) = run(&sandbox, &["mcp", "list"]);
+    assert!(stdout.contains("web: needs-auth"), "{stdout}");
+
+    for command in ["login", "logout"] {
+        let (code, _, stderr) = run(&sandbox, &["mcp", command, "local"]);
+        assert_eq!(code, 1);
+        assert_eq!(stderr, "MCP server \"local\" does not use OAuth.\n");
+    }
+}
+
+/// `knightcode mcp login web` with the test as the browser: it opens the address the login
+/// shows and follows it back to the callback. The exit code and stdout.
+fn login_from_shell(sandbox: &Sandbox) -> (i32, String) {
     let mut child = sandbox
         .command(&["mcp", "login", "web", "--timeout", "60"])
         .env("BROWSER", "true")
@@ -75,35 +109,82 @@ fn login_signs_in_through_the_browser_and_logout_forgets_the_tokens() {
     let (status, _, page) = browser_get(&location.unwrap()).unwrap();
     assert_eq!(status, 200, "{page}");
     let output = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert_eq!(output.status.code(), Some(0), "{stdout}");
-    assert_eq!(
-        stdout,
-        "Signed in to MCP server \"web\". Running sessions use it from their next turn.\n"
-    );
-    let stored = std::fs::read_to_string(sandbox.agent.join("mcp-auth.json")).unwrap();
-    assert!(stored.contains(&service.mcp_url()), "{stored}");
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+    )
+}
 
-    let (_, stdout, _) = run(&sandbox, &["mcp", "list"]);
+#[test]
+fn a_tool_that_needs_more_scope_asks_for_a_sign_in_with_the_old_and_new_scopes() {
+    use knightcode_testkit::MockServer;
+    use knightcode_testkit::ScriptedReply;
+    use knightcode_testkit::WireFormat;
+
+    let service = McpOAuthServer::start().unwrap();
+    service.demand_scope("echo", "mcp:write");
+    let model = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![
+            ScriptedReply::tool_call("call_1", "mcp__web__echo", r#"{"message":"hi"}"#),
+            ScriptedReply::text("It needs more access."),
+            ScriptedReply::tool_call("call_2", "mcp__web__echo", r#"{"message":"hi"}"#),
+            ScriptedReply::text("Echoed."),
+        ],
+    )
+    .unwrap();
+    let sandbox = crate::oneshot_common::sandbox(&model);
+    write_config(
+        &sandbox,
+        json!({"web": {"url": service.mcp_url(), "exposure": "direct"}}),
+    );
+    assert_eq!(login_from_shell(&sandbox).0, 0);
+    // What the model got back for the call of request `n`'s turn.
+    let tool_result = |n: usize| {
+        let requests = model.requests();
+        let last = requests[n].body["messages"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()
+            .clone();
+        assert_eq!(last["role"], "tool", "{last}");
+        last["content"].to_string()
+    };
+
+    // The token lacks the tool's scope: the tool error says how to get it.
+    let run = crate::oneshot_common::knightcode(&sandbox, &["-p", "echo hi"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let text = tool_result(1);
     assert!(
-        stdout.contains("web: connected, 1 tool (http, codemode, global)"),
-        "{stdout}"
+        text.contains(
+            "MCP server \\\"web\\\" needs more access (scope \\\"mcp:write\\\"). Run /mcp login web to sign in again."
+        ),
+        "{text}"
     );
 
-    let (code, stdout, _) = run(&sandbox, &["mcp", "logout", "web"]);
-    assert_eq!(code, 0);
-    assert_eq!(
-        stdout,
-        "Signed out of MCP server \"web\"; its tokens were removed.\n"
+    // Signing in again asks for both scopes, and the call goes through.
+    assert_eq!(login_from_shell(&sandbox).0, 0);
+    let scopes: Vec<String> = service
+        .authorizations()
+        .iter()
+        .map(|q| {
+            knightcode_testkit::oauth::params(q)
+                .into_iter()
+                .find(|(k, _)| k == "scope")
+                .map(|(_, v)| v)
+                .unwrap_or_default()
+        })
+        .collect();
+    assert_eq!(scopes, ["mcp", "mcp mcp:write"]);
+    let run = crate::oneshot_common::knightcode(&sandbox, &["-p", "echo again"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("Echoed."), "{}", run.stdout);
+    let text = tool_result(3);
+    assert!(
+        text.contains("hi") && !text.contains("needs more access"),
+        "{text}"
     );
-    let (_, stdout, _) = run(&sandbox, &["mcp", "list"]);
-    assert!(stdout.contains("web: needs-auth"), "{stdout}");
-
-    for command in ["login", "logout"] {
-        let (code, _, stderr) = run(&sandbox, &["mcp", command, "local"]);
-        assert_eq!(code, 1);
-        assert_eq!(stderr, "MCP server \"local\" does not use OAuth.\n");
-    }
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! The browser sign-in of one server: discovery (the server's 401 challenge, protected
 //! resource metadata, then the authorization server's), a dynamic client registration when
-//! no `clientId` is configured, the PKCE authorize address opened in a browser, the code
+//! no `clientId` is configured (or KnightCode's metadata document's address as the client
+//! id, `cimd`), the PKCE authorize address opened in a browser, the code
 //! taken from the loopback callback or from the address the person pastes, and the token
 //! exchange, whose tokens rmcp saves through [`FileCredentials`] into `mcp-auth.json`.
 //! A connection never opens a browser; only this does.
@@ -90,11 +91,6 @@ pub(crate) async fn sign_in(
         server: server.name.clone(),
         reason,
     };
-    if oauth.cimd {
-        return Err(failed(
-            "oauth.clientRegistration \"cimd\" is not supported by this build; remove it to register the client dynamically".to_owned(),
-        ));
-    }
     let http = context
         .http
         .clone()
@@ -124,9 +120,18 @@ pub(crate) async fn sign_in(
             resolution.metadata
         }
     };
+    let document = if oauth.cimd {
+        super::cimd::document(&metadata, url)
+    } else {
+        None
+    };
     manager.set_metadata(metadata);
+    let scopes = requested_scopes(&manager, &context.store, url, oauth);
 
-    let (listener, redirect_uri) = callback_listener(oauth).await.map_err(failed)?;
+    let callback_path = document.as_ref().map(|d| d.callback_path.as_str());
+    let (listener, redirect_uri) = callback_listener(oauth, callback_path)
+        .await
+        .map_err(failed)?;
     if listener.is_none() && person.pasted.is_none() {
         return Err(failed(format!(
             "the callback address {redirect_uri} cannot be listened on (its port is taken)"
@@ -148,8 +153,11 @@ pub(crate) async fn sign_in(
             request = request.with_client_secret(secret);
         }
     }
-    if let Some(scope) = &oauth.scope {
-        request = request.with_scopes(scope.split_whitespace().map(str::to_owned));
+    if let Some(document) = &document {
+        request = request.with_client_metadata_url(document.client_id.clone());
+    }
+    if !scopes.is_empty() {
+        request = request.with_scopes(scopes);
     }
     if let Some(challenge) = &challenge {
         request = request.with_challenge(challenge.clone());
@@ -192,6 +200,34 @@ pub(crate) async fn sign_in(
         .await
         .map_err(|e| failed(e.to_string()))?;
     Ok(())
+}
+
+/// The scopes to ask for: the configured ones (none: rmcp picks the advertised ones); after
+/// the server asked for more (403 `insufficient_scope`), those on top of what was granted
+/// and configured, since a challenge may name only the missing scope and a token with just
+/// that would lose the access the old one had (SEP-2350). A refresh cannot widen a grant,
+/// so this always goes through the browser.
+fn requested_scopes(
+    manager: &rmcp::transport::auth::AuthorizationManager,
+    store: &AuthStore,
+    url: &str,
+    oauth: &OAuthConfig,
+) -> Vec<String> {
+    let configured = oauth.scope.as_deref().unwrap_or("");
+    let Some(wanted) = store.step_up_scope(url) else {
+        return super::union_scopes([configured]);
+    };
+    let mut granted = store
+        .load(url)
+        .ok()
+        .flatten()
+        .map(|c| c.granted_scopes)
+        .unwrap_or_default();
+    if granted.is_empty() && configured.is_empty() {
+        granted = manager.select_scopes(None, &[]);
+    }
+    let granted = granted.join(" ");
+    super::union_scopes([configured, granted.as_str(), wanted.as_str()])
 }
 
 fn server_oauth_unset(server: &ServerConfig) -> bool {
@@ -248,8 +284,12 @@ async fn fetch_metadata(
 }
 
 /// Listens for the browser's redirect: on `callbackUrl`/`callbackPort` when set (a fixed
-/// port that is taken leaves only pasting), else on a free loopback port.
-async fn callback_listener(oauth: &OAuthConfig) -> Result<(Option<TcpListener>, String), String> {
+/// port that is taken leaves only pasting), else on a free loopback port; at `path` when
+/// the client's metadata document says where (`cimd`).
+async fn callback_listener(
+    oauth: &OAuthConfig,
+    path: Option<&str>,
+) -> Result<(Option<TcpListener>, String), String> {
     let configured = match &oauth.callback_url {
         Some(text) => Some(url::Url::parse(text).map_err(|e| e.to_string())?),
         None => None,
@@ -270,9 +310,12 @@ async fn callback_listener(oauth: &OAuthConfig) -> Result<(Option<TcpListener>, 
         Some(mut url) => {
             url.set_port(Some(port))
                 .map_err(|()| "invalid oauth.callbackUrl".to_owned())?;
+            if let Some(path) = path {
+                url.set_path(path);
+            }
             url.to_string()
         }
-        None => format!("http://127.0.0.1:{port}/callback"),
+        None => format!("http://127.0.0.1:{port}{}", path.unwrap_or("/callback")),
     };
     Ok((listener, redirect))
 }

@@ -3,6 +3,7 @@
 //! The OAuth protocol itself (discovery, registration, PKCE, token exchange, refresh) is
 //! rmcp's `auth` module; this crate decides where tokens live and how the user is involved.
 
+mod cimd;
 pub(crate) mod login;
 pub(crate) mod store;
 
@@ -55,6 +56,73 @@ pub fn normalize_url(url: &str) -> String {
         }
         Err(_) => url.to_owned(),
     }
+}
+
+/// The scope a `WWW-Authenticate` challenge asks for when its `error` is
+/// `insufficient_scope` (RFC 6750 §3.1; empty when it names none); `None` for any other
+/// challenge.
+pub(crate) fn insufficient_scope(challenge: &str) -> Option<String> {
+    let params = challenge_params(challenge);
+    let value = |name: &str| {
+        params
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.clone())
+    };
+    (value("error")? == "insufficient_scope").then(|| value("scope").unwrap_or_default())
+}
+
+/// The `key=value` and `key="quoted value"` parameters of a challenge, after its scheme.
+fn challenge_params(challenge: &str) -> Vec<(String, String)> {
+    let mut rest = challenge.trim();
+    // The scheme (`Bearer`) is the first word when that word is not itself a parameter.
+    if let Some((first, after)) = rest.split_once(char::is_whitespace)
+        && !first.contains('=')
+    {
+        rest = after;
+    }
+    let mut params = Vec::new();
+    loop {
+        rest = rest.trim_start_matches(|c: char| c == ',' || c.is_whitespace());
+        let Some((key, after)) = rest.split_once('=') else {
+            return params;
+        };
+        let (value, after) = match after.strip_prefix('"') {
+            Some(quoted) => {
+                let mut value = String::new();
+                let mut chars = quoted.char_indices();
+                let mut end = quoted.len();
+                while let Some((i, c)) = chars.next() {
+                    match c {
+                        '\\' => value.extend(chars.next().map(|(_, c)| c)),
+                        '"' => {
+                            end = i + 1;
+                            break;
+                        }
+                        c => value.push(c),
+                    }
+                }
+                (value, &quoted[end..])
+            }
+            None => {
+                let end = after.find(',').unwrap_or(after.len());
+                (after[..end].trim().to_owned(), &after[end..])
+            }
+        };
+        params.push((key.trim().to_owned(), value));
+        rest = after;
+    }
+}
+
+/// Every scope of `lists` (space-separated), each once, in order of first appearance.
+pub(crate) fn union_scopes<'a>(lists: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let mut scopes: Vec<String> = Vec::new();
+    for scope in lists.into_iter().flat_map(str::split_whitespace) {
+        if !scopes.iter().any(|s| s == scope) {
+            scopes.push(scope.to_owned());
+        }
+    }
+    scopes
 }
 
 fn optional_string(
@@ -285,5 +353,44 @@ impl rmcp::transport::auth::OAuthHttpClient for OAuthHttp {
             let body = response.bytes().await?.to_vec();
             Ok(answer.body(body)?)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::insufficient_scope;
+    use super::union_scopes;
+
+    #[test]
+    fn challenges_name_the_scope_they_want() {
+        assert_eq!(
+            insufficient_scope(
+                r#"Bearer error="insufficient_scope", scope="files:read files:write", resource_metadata="https://a/x""#
+            )
+            .as_deref(),
+            Some("files:read files:write")
+        );
+        // Unquoted values, another parameter order, an escaped quote elsewhere.
+        assert_eq!(
+            insufficient_scope(r#"Bearer realm="a \"b\"", scope=admin,error=insufficient_scope"#)
+                .as_deref(),
+            Some("admin")
+        );
+        assert_eq!(
+            insufficient_scope(r#"Bearer error="insufficient_scope""#).as_deref(),
+            Some("")
+        );
+        assert_eq!(
+            insufficient_scope(r#"Bearer error="invalid_token", scope="x""#),
+            None
+        );
+        assert_eq!(
+            insufficient_scope(r#"Bearer resource_metadata="https://a/x""#),
+            None
+        );
+        assert_eq!(
+            union_scopes(["a b", "", "b c", "a"]),
+            ["a", "b", "c"].map(str::to_owned)
+        );
     }
 }

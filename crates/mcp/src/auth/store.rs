@@ -25,6 +25,8 @@ const LOCK_STALE: Duration = Duration::from_secs(20);
 const LOCK_WAIT: Duration = Duration::from_secs(25);
 /// How often a waiting refresh looks at the lock again.
 const LOCK_POLL: Duration = Duration::from_millis(100);
+/// The key of an entry's wanted scope (a step-up), beside rmcp's credential fields.
+const STEP_UP_KEY: &str = "stepUpScope";
 
 /// The tokens file of one agent folder. Writes within a process go one at a time (two
 /// servers refreshing at once must not drop each other's entry).
@@ -88,15 +90,63 @@ impl AuthStore {
     }
 
     pub fn save(&self, url: &str, credentials: &StoredCredentials) -> Result<(), McpError> {
-        let entry = serde_json::to_value(credentials).map_err(|e| McpError::File {
+        let mut entry = serde_json::to_value(credentials).map_err(|e| McpError::File {
             path: self.path(),
             reason: e.to_string(),
         })?;
+        let key = super::normalize_url(url);
         self.change(|map| {
-            map.insert(super::normalize_url(url), entry);
+            // A scope the server asked for stays wanted until a grant covers it: a refresh
+            // keeps the old grant, so only the sign-in that asked for it clears it.
+            let wanted = map
+                .get(&key)
+                .and_then(|old| old.get(STEP_UP_KEY))
+                .and_then(Value::as_str)
+                .filter(|wanted| {
+                    wanted
+                        .split_whitespace()
+                        .any(|s| !credentials.granted_scopes.iter().any(|g| g == s))
+                })
+                .map(str::to_owned);
+            if let (Some(wanted), Some(entry)) = (wanted, entry.as_object_mut()) {
+                entry.insert(STEP_UP_KEY.to_owned(), Value::String(wanted));
+            }
+            map.insert(key, entry);
             true
         })
         .map(|_| ())
+    }
+
+    /// Notes that the server asked for `scope` (a 403 `insufficient_scope`), so the next
+    /// sign-in, in this process or another (`knightcode mcp login`), asks for it on top of
+    /// what was granted.
+    pub fn want_scope(&self, url: &str, scope: &str) -> Result<(), McpError> {
+        let key = super::normalize_url(url);
+        self.change(|map| {
+            let entry = map.entry(key).or_insert_with(|| Value::Object(Map::new()));
+            let Some(entry) = entry.as_object_mut() else {
+                return false;
+            };
+            let old = entry.get(STEP_UP_KEY).and_then(Value::as_str).unwrap_or("");
+            let wanted = super::union_scopes([old, scope]).join(" ");
+            if wanted == old {
+                return false;
+            }
+            entry.insert(STEP_UP_KEY.to_owned(), Value::String(wanted));
+            true
+        })
+        .map(|_| ())
+    }
+
+    /// The scope the server asked for beyond the grant, if it did.
+    pub fn step_up_scope(&self, url: &str) -> Option<String> {
+        let key = super::normalize_url(url);
+        self.read()
+            .ok()?
+            .get(&key)?
+            .get(STEP_UP_KEY)?
+            .as_str()
+            .map(str::to_owned)
     }
 
     /// Forgets the tokens of `url`; whether there were any.

@@ -2,7 +2,9 @@
 //! the server "needs-auth" with the message that says what to do; a sign-in through the
 //! loopback callback (the test plays the browser) or a pasted address stores owner-only
 //! tokens in `mcp-auth.json`; connections send them, refresh them under the refresh lock,
-//! pick up another process's sign-in, and sign-out forgets them.
+//! pick up another process's sign-in, and sign-out forgets them. A 403 `insufficient_scope`
+//! makes the next sign-in ask for the wanted scope on top of the granted one; `cimd` names the
+//! client by its metadata document instead of registering it.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -334,4 +336,122 @@ async fn auth_provider_sends_the_providers_token_or_asks_for_its_login() {
         status.error.as_deref(),
         Some("MCP server \"web\" requires sign-in. Run /login anthropic.")
     );
+}
+
+/// A parameter of an authorize request's query.
+fn query_param(query: &str, name: &str) -> String {
+    knightcode_testkit::oauth::params(query)
+        .into_iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v)
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_403_insufficient_scope_signs_in_again_for_the_old_and_the_new_scopes() {
+    let service = McpOAuthServer::start().unwrap();
+    service.demand_scope("echo", "mcp:write");
+    let agent = tempfile::tempdir().unwrap();
+    let manager = started(http_server(&service.mcp_url()), agent.path()).await;
+    manager.sign_in("web", browser()).await.unwrap();
+    assert_eq!(manager.reconnect("web").await.unwrap(), 1);
+
+    // The token lacks the tool's scope: the server waits for a sign-in that asks for it.
+    let error = echo(&manager).await.unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "MCP server \"web\" needs more access (scope \"mcp:write\"). Run /mcp login web to sign in again."
+    );
+    assert_eq!(manager.statuses()[0].state, ServerState::NeedsAuth);
+    assert_eq!(
+        stored(agent.path())[&service.mcp_url()]["stepUpScope"],
+        "mcp:write"
+    );
+    // Noting the wanted scope is no sign-in to pick up.
+    assert!(manager.pick_up_sign_ins().await.is_empty());
+
+    // `knightcode mcp login web` from a shell asks for what was granted and what is wanted.
+    let shell = started(http_server(&service.mcp_url()), agent.path()).await;
+    shell.sign_in("web", browser()).await.unwrap();
+    shell.stop().await;
+    let asked: Vec<String> = service
+        .authorizations()
+        .iter()
+        .map(|q| query_param(q, "scope"))
+        .collect();
+    assert_eq!(asked, ["mcp", "mcp mcp:write"]);
+    let entry = &stored(agent.path())[&service.mcp_url()];
+    assert!(entry.get("stepUpScope").is_none(), "{entry}");
+
+    assert_eq!(manager.pick_up_sign_ins().await, vec!["web".to_owned()]);
+    assert!(echo(&manager).await.unwrap().contains("hi"));
+    manager.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cimd_names_the_client_by_knightcodes_metadata_document() {
+    let cimd_server = |url: &str| {
+        let mut server = http_server(url);
+        if let Transport::Http { oauth, .. } = &mut server.transport {
+            *oauth = Some(knightcode_mcp::OAuthConfig {
+                cimd: true,
+                ..Default::default()
+            });
+        }
+        server
+    };
+    // An authorization server that sends `iss`: the shared document and `/callback`.
+    let service = McpOAuthServer::start().unwrap();
+    service.accept_client_documents(true);
+    let agent = tempfile::tempdir().unwrap();
+    let manager = started(cimd_server(&service.mcp_url()), agent.path()).await;
+    manager.sign_in("web", browser()).await.unwrap();
+    assert!(service.registrations().is_empty());
+    let query = service.authorizations().remove(0);
+    let document = "https://knightcode.dev/oauth/client.json";
+    assert_eq!(query_param(&query, "client_id"), document);
+    let redirect = query_param(&query, "redirect_uri");
+    assert!(
+        redirect.starts_with("http://127.0.0.1:") && redirect.ends_with("/callback"),
+        "{redirect}"
+    );
+    assert_eq!(
+        stored(agent.path())[&service.mcp_url()]["client_id"],
+        document
+    );
+    manager.reconnect("web").await.unwrap();
+    assert!(echo(&manager).await.unwrap().contains("hi"));
+    manager.stop().await;
+
+    // Without `iss`: a document and callback path of this server's own.
+    let service = McpOAuthServer::start().unwrap();
+    service.accept_client_documents(false);
+    let agent = tempfile::tempdir().unwrap();
+    let manager = started(cimd_server(&service.mcp_url()), agent.path()).await;
+    manager.sign_in("web", browser()).await.unwrap();
+    assert!(service.registrations().is_empty());
+    let query = service.authorizations().remove(0);
+    let client = query_param(&query, "client_id");
+    let id = client
+        .strip_prefix("https://knightcode.dev/oauth/")
+        .and_then(|c| c.strip_suffix("/client.json"))
+        .unwrap_or_else(|| panic!("{client}"));
+    assert_eq!(id.len(), 12, "{id}");
+    assert!(
+        id.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    );
+    let redirect = query_param(&query, "redirect_uri");
+    assert!(redirect.ends_with(&format!("/callback/{id}")), "{redirect}");
+    manager.reconnect("web").await.unwrap();
+    assert!(echo(&manager).await.unwrap().contains("hi"));
+    manager.stop().await;
+
+    // An authorization server that takes no documents: dynamic registration, as without cimd.
+    let service = McpOAuthServer::start().unwrap();
+    let agent = tempfile::tempdir().unwrap();
+    let manager = started(cimd_server(&service.mcp_url()), agent.path()).await;
+    manager.sign_in("web", browser()).await.unwrap();
+    assert_eq!(service.registrations().len(), 1);
+    manager.stop().await;
 }

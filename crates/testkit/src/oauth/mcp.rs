@@ -4,6 +4,10 @@
 //! metadata; the metadata documents, dynamic client registration, an authorize endpoint that
 //! sends the browser straight back with a code, and a token endpoint (form-encoded, as OAuth
 //! clients send) that checks PKCE and the redirect address, and rotates refresh tokens.
+//! Tokens carry the scope their authorization asked for; a tool can demand a scope
+//! ([`McpOAuthServer::demand_scope`]), and a call without it gets 403 `insufficient_scope`.
+//! With [`McpOAuthServer::accept_client_documents`] the authorization server also takes a
+//! Client ID Metadata Document's https address as a client id without registration.
 //! `open()` is the same MCP server without any of it (a server that does not use OAuth).
 
 use std::collections::HashMap;
@@ -33,10 +37,18 @@ struct State {
     base: String,
     /// Registered clients: id -> redirect addresses.
     clients: HashMap<String, Vec<String>>,
-    /// Codes handed out: code -> (challenge, redirect address, client).
-    codes: HashMap<String, (String, String, String)>,
-    access: Vec<String>,
-    refresh: Vec<String>,
+    /// Codes handed out: code -> (challenge, redirect address, client, scope).
+    codes: HashMap<String, (String, String, String, String)>,
+    /// Valid access tokens and the scope each grants.
+    access: Vec<(String, String)>,
+    /// Valid refresh tokens and the scope of their grant.
+    refresh: Vec<(String, String)>,
+    /// Tools that need a scope: tool -> scope.
+    demanded: HashMap<String, String>,
+    /// `Some(iss advertised)`: client metadata documents are accepted.
+    documents: Option<bool>,
+    /// Every authorize request's query, in order.
+    authorizations: Vec<String>,
     issued: usize,
     refreshes: usize,
     registrations: Vec<Value>,
@@ -128,6 +140,27 @@ impl McpOAuthServer {
         state.refresh.clear();
     }
 
+    /// Makes `tool` need `scope`: a call with a token whose grant lacks it gets 403 with
+    /// `WWW-Authenticate: Bearer error="insufficient_scope", scope="<scope>"`.
+    pub fn demand_scope(&self, tool: &str, scope: &str) {
+        self.lock()
+            .demanded
+            .insert(tool.to_owned(), scope.to_owned());
+    }
+
+    /// Advertises `client_id_metadata_document_supported` (and, when `iss` is true,
+    /// `authorization_response_iss_parameter_supported`) and accepts KnightCode's documents'
+    /// addresses as client ids: `…/client.json` with a loopback `/callback`, `…/<id>/client.json`
+    /// with `/callback/<id>` (what those documents list; the stand-in cannot fetch them).
+    pub fn accept_client_documents(&self, iss: bool) {
+        self.lock().documents = Some(iss);
+    }
+
+    /// The queries of the authorize requests so far.
+    pub fn authorizations(&self) -> Vec<String> {
+        self.lock().authorizations.clone()
+    }
+
     /// How many refresh grants were answered.
     pub fn refreshes(&self) -> usize {
         self.lock().refreshes
@@ -187,9 +220,8 @@ fn route(state: &mut State, request: &HttpRequest) -> Answer {
             &json!({"resource": format!("{base}/mcp"), "authorization_servers": [base],
                         "scopes_supported": ["mcp"], "bearer_methods_supported": ["header"]}),
         ),
-        ("GET", "/.well-known/oauth-authorization-server") => json_answer(
-            200,
-            &json!({
+        ("GET", "/.well-known/oauth-authorization-server") => {
+            let mut metadata = json!({
                 "issuer": base,
                 "authorization_endpoint": format!("{base}/authorize"),
                 "token_endpoint": format!("{base}/token"),
@@ -199,8 +231,13 @@ fn route(state: &mut State, request: &HttpRequest) -> Answer {
                 "code_challenge_methods_supported": ["S256"],
                 "token_endpoint_auth_methods_supported": ["none"],
                 "scopes_supported": ["mcp"],
-            }),
-        ),
+            });
+            if let Some(iss) = state.documents {
+                metadata["client_id_metadata_document_supported"] = json!(true);
+                metadata["authorization_response_iss_parameter_supported"] = json!(iss);
+            }
+            json_answer(200, &metadata)
+        }
         ("POST", "/register") => register(state, &request.body),
         ("GET", "/authorize") => authorize(state, &request.query),
         ("POST", "/token") => token(state, &request.body),
@@ -242,19 +279,25 @@ fn authorize(state: &mut State, query: &str) -> Answer {
             .map(|(_, v)| v.clone())
             .unwrap_or_default()
     };
+    state.authorizations.push(query.to_owned());
     let client = param("client_id");
     let redirect = param("redirect_uri");
     let known = state
         .clients
         .get(&client)
-        .is_some_and(|r| r.contains(&redirect));
+        .is_some_and(|r| r.contains(&redirect))
+        || (state.documents.is_some() && document_allows(&client, &redirect));
     if !known || param("code_challenge_method") != "S256" || param("response_type") != "code" {
         return (400, Vec::new(), b"bad authorize request".to_vec());
     }
     let code = format!("code-{}", state.codes.len() + 1);
+    let scope = match param("scope") {
+        scope if scope.is_empty() => "mcp".to_owned(),
+        scope => scope,
+    };
     state.codes.insert(
         code.clone(),
-        (param("code_challenge"), redirect.clone(), client),
+        (param("code_challenge"), redirect.clone(), client, scope),
     );
     let location = format!(
         "{redirect}?code={}&state={}&iss={}",
@@ -265,16 +308,36 @@ fn authorize(state: &mut State, query: &str) -> Answer {
     (302, vec![("location".into(), location)], Vec::new())
 }
 
-fn tokens(state: &mut State) -> Answer {
+/// Whether `redirect` is one KnightCode's metadata document `client` lists: a loopback
+/// `/callback` for `…/oauth/client.json`, `/callback/<id>` for `…/oauth/<id>/client.json`.
+fn document_allows(client: &str, redirect: &str) -> bool {
+    let Some(document) = client
+        .strip_prefix("https://")
+        .and_then(|c| c.strip_suffix("/client.json"))
+    else {
+        return false;
+    };
+    let id = document.split_once("/oauth").map_or("", |(_, id)| id);
+    let Some(rest) = redirect
+        .strip_prefix("http://127.0.0.1:")
+        .or_else(|| redirect.strip_prefix("http://localhost:"))
+    else {
+        return false;
+    };
+    let path = rest.trim_start_matches(|c: char| c.is_ascii_digit());
+    path == format!("/callback{id}")
+}
+
+fn tokens(state: &mut State, scope: String) -> Answer {
     state.issued += 1;
     let access = format!("access-{}", state.issued);
     let refresh = format!("refresh-{}", state.issued);
-    state.access.push(access.clone());
-    state.refresh.push(refresh.clone());
+    state.access.push((access.clone(), scope.clone()));
+    state.refresh.push((refresh.clone(), scope.clone()));
     json_answer(
         200,
         &json!({"token_type": "Bearer", "access_token": access, "refresh_token": refresh,
-                "expires_in": 3600, "scope": "mcp"}),
+                "expires_in": 3600, "scope": scope}),
     )
 }
 
@@ -294,7 +357,8 @@ fn token(state: &mut State, body: &[u8]) -> Answer {
     };
     match field("grant_type").as_str() {
         "authorization_code" => {
-            let Some((challenge, redirect, client)) = state.codes.remove(&field("code")) else {
+            let Some((challenge, redirect, client, scope)) = state.codes.remove(&field("code"))
+            else {
                 return invalid("unknown code");
             };
             let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -306,17 +370,17 @@ fn token(state: &mut State, body: &[u8]) -> Answer {
             if redirect != field("redirect_uri") || client != field("client_id") {
                 return invalid("redirect_uri or client_id differs from the authorize request's");
             }
-            tokens(state)
+            tokens(state, scope)
         }
         "refresh_token" => {
             let refresh = field("refresh_token");
-            let Some(i) = state.refresh.iter().position(|r| *r == refresh) else {
+            let Some(i) = state.refresh.iter().position(|(r, _)| *r == refresh) else {
                 return invalid("unknown refresh token");
             };
-            // Rotated: the old refresh token is spent.
-            state.refresh.remove(i);
+            // Rotated: the old refresh token is spent; the new tokens keep its grant.
+            let (_, scope) = state.refresh.remove(i);
             state.refreshes += 1;
-            tokens(state)
+            tokens(state, scope)
         }
         _ => invalid("unsupported grant"),
     }
@@ -325,11 +389,12 @@ fn token(state: &mut State, body: &[u8]) -> Answer {
 fn mcp(state: &mut State, request: &HttpRequest) -> Answer {
     let bearer = request.header("authorization").map(str::to_owned);
     state.bearers.push(bearer.clone());
-    let authorized = bearer
+    let granted = bearer
         .as_deref()
         .and_then(|b| b.strip_prefix("Bearer "))
-        .is_some_and(|token| state.access.iter().any(|a| a == token));
-    if state.protected && !authorized {
+        .and_then(|token| state.access.iter().find(|(a, _)| a == token))
+        .map(|(_, scope)| scope.clone());
+    if state.protected && granted.is_none() {
         let challenge = format!(
             "Bearer resource_metadata=\"{}/.well-known/oauth-protected-resource/mcp\", scope=\"mcp\"",
             state.base
@@ -345,6 +410,24 @@ fn mcp(state: &mut State, request: &HttpRequest) -> Answer {
         return (202, Vec::new(), Vec::new());
     };
     let method = message["method"].as_str().unwrap_or_default();
+    let tool = message["params"]["name"].as_str().unwrap_or_default();
+    if let (true, "tools/call", Some(needed)) = (state.protected, method, state.demanded.get(tool))
+        && !granted
+            .as_deref()
+            .unwrap_or_default()
+            .split_whitespace()
+            .any(|s| s == needed)
+    {
+        let challenge = format!(
+            "Bearer error=\"insufficient_scope\", scope=\"{needed}\", resource_metadata=\"{}/.well-known/oauth-protected-resource/mcp\"",
+            state.base
+        );
+        return (
+            403,
+            vec![("www-authenticate".into(), challenge)],
+            b"insufficient scope".to_vec(),
+        );
+    }
     let result = match method {
         "initialize" => json!({
             "protocolVersion": message["params"]["protocolVersion"],
