@@ -78,10 +78,9 @@ pub(crate) fn convert_to_llm<M: Borrow<AgentMessage>>(messages: &[M]) -> Vec<Llm
 /// session roles reduced as for every request (`convertToLlm`).
 pub fn llm_messages_json<M: Borrow<AgentMessage>>(messages: &[M]) -> Vec<serde_json::Value> {
     let timestamp = |message: &AgentMessage| {
-        serde_json::to_value(message)
-            .ok()
-            .and_then(|v| v.get("timestamp").cloned())
-            .unwrap_or(serde_json::Value::from(0))
+        message
+            .timestamp()
+            .map_or(serde_json::Value::from(0), |t| serde_json::Value::from(t.0))
     };
     let mut out = Vec::with_capacity(messages.len());
     let converted = convert_to_llm(messages);
