@@ -445,3 +445,62 @@ fn codemode_only_with_codemode_active_refuses_entry() {
     );
     assert!(run.stderr.contains("Plan mode on"), "{}", run.stderr);
 }
+
+/// The provider's answer when the context does not fit (HTTP 400, OpenAI's wording).
+fn overflow() -> ScriptedReply {
+    ScriptedReply::fault(knightcode_testkit::Fault::HttpStatus {
+        status: 400,
+        retry_after: None,
+        body: Some(
+            r#"{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}"#
+                .into(),
+        ),
+        headers: Vec::new(),
+    })
+}
+
+/// Leaves plan mode's saved recovery messages out of every request's context.
+const DROP_RECOVERY: &str = r#"
+export default function (pi) {
+  pi.on("context", (event) => ({
+    messages: event.messages.filter((m) => !(m.role === "custom" && m.details && m.details.kind === "recovery")),
+  }));
+}
+"#;
+
+#[test]
+fn an_overflow_retry_ends_with_the_recovery_message() {
+    let server = server(vec![
+        submit("call_1", PLAN),
+        overflow(),
+        ScriptedReply::text("## Goal\nPlan the cache fix."),
+        ScriptedReply::text("Still planning."),
+    ]);
+    let sb = sandbox(&server);
+    std::fs::write(sb.project.join("drop.ts"), DROP_RECOVERY).unwrap();
+    let run = knightcode(&sb, &["-p", "--plan", "Investigate"]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let file = sb.session_files()[0].clone();
+    let file = file.to_str().unwrap();
+    let run = knightcode(
+        &sb,
+        &["--session", file, "-e", "drop.ts", "-p", "Revise it"],
+    );
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.stdout, "Still planning.\n");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4, "plan, overflow, summary, retry");
+    // The retry carries the planning rules and the draft last, even though the saved copy
+    // was left out of its context (as the reference's retries do until it is in context).
+    let messages = requests[3].body["messages"].as_array().unwrap();
+    let last = messages.last().unwrap()["content"].to_string();
+    assert!(
+        last.contains("<plan_mode>") && last.contains("The current draft (revision 1)"),
+        "{last}"
+    );
+    let recoveries = plan_entries(&sb)
+        .into_iter()
+        .filter(|(_, v)| v["kind"] == "recovery")
+        .count();
+    assert_eq!(recoveries, 1, "saved once");
+}

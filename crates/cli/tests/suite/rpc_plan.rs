@@ -8,12 +8,17 @@ use knightcode_headless::rpc::RpcEvent;
 use knightcode_protocol::AgentEvent;
 use knightcode_protocol::rpc::ExtensionUiRequest;
 use knightcode_protocol::rpc::PromptDisposition;
+use knightcode_protocol::rpc::PromptResult;
+use knightcode_protocol::rpc::RpcCommandBody as Cmd;
+use knightcode_protocol::rpc::StreamingBehavior;
 use knightcode_protocol::rpc::UiReply;
 use knightcode_protocol::rpc::UiRequestKind;
+use knightcode_testkit::Fault;
 use knightcode_testkit::ScriptedReply;
 use rpc_common::Rpc;
 use rpc_common::read_jsonl;
 use rpc_common::watchdog;
+use serde_json::Value;
 use serde_json::json;
 
 const PLAN: &str = "# Store\n\nUse Postgres.\n";
@@ -324,6 +329,77 @@ async fn planning_survives_a_compaction_with_a_frozen_recovery_message() {
             "{last}"
         );
         assert!(!rpc.sandbox.project.join("x.txt").exists());
+    })
+    .await;
+}
+
+const BUSY: &str = "Finish or interrupt the current turn first.";
+
+/// Waits for a `notify` saying that the `/plan` command must wait (the watchdog ends the
+/// test when none comes).
+async fn busy_notice(rpc: &mut Rpc) {
+    loop {
+        if let RpcEvent::UiRequest(request) = rpc.next().await
+            && let UiRequestKind::Notify { message, .. } = request.kind
+            && message == BUSY
+        {
+            return;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plan_commands_wait_for_an_idle_session_with_nothing_queued() {
+    watchdog(async {
+        let mut rpc = Rpc::start(vec![
+            ScriptedReply::text("Looking.").with_fault(Fault::StallAfterEvents(2)),
+        ])
+        .await;
+        let started = rpc.client.prompt("/plan Pick a store").await.unwrap();
+        assert_eq!(started, Some(PromptDisposition::Started));
+        rpc.server.wait_for_stalls(1).await;
+
+        // During a run (a prompt that may queue): answered at once, never queued as text
+        // for the model.
+        let steered: Option<PromptResult> = rpc
+            .client
+            .call(Cmd::Prompt {
+                message: "/plan off".to_owned(),
+                images: None,
+                streaming_behavior: Some(StreamingBehavior::Steer),
+            })
+            .await
+            .unwrap();
+        assert_eq!(
+            steered.and_then(|r| r.disposition),
+            Some(PromptDisposition::Handled)
+        );
+        busy_notice(&mut rpc).await;
+        let queued = rpc.client.follow_up("Use MySQL").await.unwrap();
+        assert_eq!(queued, Some(PromptDisposition::Queued));
+        assert_eq!(
+            rpc.client.get_state().await.unwrap().pending_message_count,
+            1
+        );
+
+        // Aborted with a message still queued: idle, but the commands still wait.
+        rpc.client.abort().await.unwrap();
+        rpc.settled().await;
+        assert_eq!(
+            rpc.client.get_state().await.unwrap().pending_message_count,
+            1
+        );
+        let answer = rpc.client.prompt("/plan off").await.unwrap();
+        assert_eq!(answer, Some(PromptDisposition::Handled));
+        busy_notice(&mut rpc).await;
+        let file = rpc.sandbox.session_files()[0].clone();
+        let modes: Vec<Value> = read_jsonl(&file)
+            .into_iter()
+            .filter(|e| e["type"] == "custom" && e["customType"] == "plan-mode")
+            .map(|e| e["data"]["mode"].clone())
+            .collect();
+        assert_eq!(modes, [json!("planning")], "still planning");
+        assert_eq!(rpc.server.requests().len(), 1);
     })
     .await;
 }

@@ -15,6 +15,7 @@ use common::read_jsonl;
 use common::session_files;
 use knightcode_testkit::Fault;
 use knightcode_testkit::MockServer;
+use knightcode_testkit::MockUsage;
 use knightcode_testkit::ScriptedReply;
 use knightcode_testkit::WireFormat;
 use oneshot_common::knightcode;
@@ -490,6 +491,19 @@ fn the_footer_shows_selection_and_physical_model_and_session_costs_each() {
     assert_eq!(tui.wait_exit(), 0);
 }
 
+/// `mock/mock-model` (a 128000-token window) and `mock/<id>` with a window of `window`.
+fn small_model_sandbox(server: &MockServer, id: &str, window: u64) -> Sandbox {
+    let sandbox = Sandbox::with_models(server, Models::Recorded);
+    let models = json!({"providers": {"mock": {
+    "baseUrl": server.base_url(), "api": "openai-completions", "apiKey": "test-key",
+    "models": [
+        {"id": "mock-model", "name": "Mock", "contextWindow": 128000, "maxTokens": 4096},
+        {"id": id, "name": id, "contextWindow": window, "maxTokens": window.min(1000)}
+    ]}}});
+    std::fs::write(sandbox.agent.join("models.json"), models.to_string()).unwrap();
+    sandbox
+}
+
 /// Continuations to `mock/mock-tiny`, whose window holds nothing; everything else to
 /// `mock/mock-model`.
 const TINY_ROUTER: &str = r#"
@@ -507,24 +521,18 @@ export default function (pi) {
 "#;
 
 #[test]
-fn a_context_too_large_for_the_routed_model_is_an_overflow_that_compaction_answers() {
+fn a_context_too_large_for_the_routed_model_even_compacted_is_an_overflow() {
     let server = MockServer::start_blocking(
         WireFormat::OpenAiCompletions,
         vec![
             ScriptedReply::tool_call("call_read", "read", r#"{"path":"notes.txt"}"#),
             ScriptedReply::text("## Goal\nRead notes."),
+            ScriptedReply::text("## Goal\nRead notes again."),
             ScriptedReply::text("It has three lines."),
         ],
     )
     .unwrap();
-    let sandbox = Sandbox::with_models(&server, Models::Recorded);
-    let models = json!({"providers": {"mock": {
-    "baseUrl": server.base_url(), "api": "openai-completions", "apiKey": "test-key",
-    "models": [
-        {"id": "mock-model", "name": "Mock", "contextWindow": 128000, "maxTokens": 4096},
-        {"id": "mock-tiny", "name": "Tiny", "contextWindow": 1, "maxTokens": 1}
-    ]}}});
-    std::fs::write(sandbox.agent.join("models.json"), models.to_string()).unwrap();
+    let sandbox = small_model_sandbox(&server, "mock-tiny", 1);
     std::fs::write(sandbox.project.join("router.ts"), TINY_ROUTER).unwrap();
     let run = knightcode(
         &sandbox,
@@ -539,16 +547,17 @@ fn a_context_too_large_for_the_routed_model_is_an_overflow_that_compaction_answe
     );
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
     assert_eq!(run.stdout, "It has three lines.\n");
-    // The continuation went to the tiny model and failed before sending; compaction's
-    // summary (a direct request) and the retry went to the big one.
+    // The continuation went to the tiny model; compacted first (the summary is a direct
+    // request), the context still did not fit, so it failed before sending; the overflow's
+    // compaction and the retry went to the big one.
     let log = std::fs::read_to_string(sandbox.project.join("route.log")).unwrap();
-    assert_eq!(log, "user\ncontinuation\ndirect\nretry\n");
+    assert_eq!(log, "user\ncontinuation\ndirect\ndirect\nretry\n");
     let models: Vec<Value> = server
         .requests()
         .iter()
         .map(|r| r.body["model"].clone())
         .collect();
-    assert_eq!(models, vec![json!("mock-model"); 3]);
+    assert_eq!(models, vec![json!("mock-model"); 4]);
     let entries = read_jsonl(&session_files(&sandbox.agent)[0]);
     assert!(entries.iter().any(|e| e["type"] == "compaction"));
     let overflow = assistants(&entries)
@@ -560,6 +569,99 @@ fn a_context_too_large_for_the_routed_model_is_an_overflow_that_compaction_answe
         text.starts_with("Virtual model router/auto: the context (about ")
             && text.ends_with("does not fit the 1-token window of mock/mock-tiny"),
         "{text}"
+    );
+}
+
+/// Continuations to `mock/mock-small` (a 20000-token window) once `small.flag` exists;
+/// everything else to `mock/mock-model`.
+const SMALL_ROUTER: &str = r#"
+const fs = require("node:fs");
+export default function (pi) {
+  pi.registerVirtualModel({
+    provider: "router", id: "auto",
+    route(request, ctx) {
+      fs.appendFileSync("route.log", request.reason + "\n");
+      const small = request.reason === "continuation" && fs.existsSync("small.flag");
+      return { model: ctx.modelRegistry.find("mock", small ? "mock-small" : "mock-model") };
+    },
+  });
+}
+"#;
+
+#[test]
+fn a_routed_model_too_small_for_the_context_gets_it_compacted_first() {
+    let big = ScriptedReply::tool_call("call_ls", "ls", "{}").with_usage(MockUsage {
+        input: 30000,
+        output: 10,
+        ..MockUsage::default()
+    });
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiCompletions,
+        vec![
+            ScriptedReply::tool_call("call_read", "read", r#"{"path":"big.txt"}"#),
+            ScriptedReply::text("Noted."),
+            big,
+            ScriptedReply::text("## Goal\nList the files."),
+            // The small model counts what it was sent: the compacted context.
+            ScriptedReply::tool_call("call_ls2", "ls", "{}").with_usage(MockUsage {
+                input: 3000,
+                output: 10,
+                ..MockUsage::default()
+            }),
+            ScriptedReply::text("Two files."),
+        ],
+    )
+    .unwrap();
+    let sandbox = small_model_sandbox(&server, "mock-small", 20000);
+    std::fs::write(
+        sandbox.agent.join("settings.json"),
+        r#"{"compaction": {"keepRecentTokens": 2000}}"#,
+    )
+    .unwrap();
+    std::fs::write(sandbox.project.join("router.ts"), SMALL_ROUTER).unwrap();
+    let text = "BIGTEXT ".repeat(12000);
+    std::fs::write(sandbox.project.join("big.txt"), &text).unwrap();
+    let args = ["-e", "router.ts", "--model", "router/auto", "-p"];
+    let run = knightcode(&sandbox, &[&args[..], &["Read big.txt"]].concat());
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+
+    std::fs::write(sandbox.project.join("small.flag"), "").unwrap();
+    let file = session_files(&sandbox.agent)[0].clone();
+    let session = ["--session", file.to_str().unwrap()];
+    let run = knightcode(
+        &sandbox,
+        &[&session[..], &args[..], &["List the files"]].concat(),
+    );
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.stdout, "Two files.\n");
+    // The continuation's context did not fit the small model: the session compacted (the
+    // summary routed as `direct`) and sent the compacted context there, without routing
+    // again and without a failed response.
+    let log = std::fs::read_to_string(sandbox.project.join("route.log")).unwrap();
+    assert_eq!(
+        log,
+        "user\ncontinuation\nuser\ncontinuation\ndirect\ncontinuation\n"
+    );
+    let requests = server.requests();
+    let models: Vec<Value> = requests.iter().map(|r| r.body["model"].clone()).collect();
+    let big = "mock-model";
+    assert_eq!(models, [big, big, big, big, "mock-small", "mock-small"]);
+    // The loop goes on from the compacted conversation too.
+    for request in &requests[4..] {
+        let body = request.body.to_string();
+        assert!(!body.contains("BIGTEXT"), "the compacted context was sent");
+        assert!(body.contains("List the files"), "{body}");
+    }
+    let entries = read_jsonl(&file);
+    assert_eq!(
+        entries.iter().filter(|e| e["type"] == "compaction").count(),
+        1
+    );
+    assert!(
+        assistants(&entries)
+            .iter()
+            .all(|m| m["stopReason"] != "error"),
+        "nothing failed"
     );
 }
 

@@ -123,11 +123,17 @@ async fn begin_prompt(
     ctx: &mut Ctx,
     input: PromptInput,
 ) -> crate::Result<PromptStart> {
+    let started = session.begin_prompt(input).await;
+    emit_plan_notices(ctx, session.take_plan_notices()).await;
+    started
+}
+
+/// What plan mode said with no dialogs to say it through, as diagnostics.
+async fn emit_plan_notices(ctx: &mut Ctx, notices: Vec<(crate::dialogs::NoticeKind, String)>) {
     use crate::diagnostics::Diagnostic;
     use crate::diagnostics::DiagnosticLevel;
     use crate::dialogs::NoticeKind;
-    let started = session.begin_prompt(input).await;
-    for (kind, message) in session.take_plan_notices() {
+    for (kind, message) in notices {
         let level = match kind {
             NoticeKind::Info => DiagnosticLevel::Info,
             NoticeKind::Warning => DiagnosticLevel::Warning,
@@ -140,7 +146,6 @@ async fn begin_prompt(
         }))
         .await;
     }
-    started
 }
 
 /// `Report`: the diagnostic goes into the stream where the command stood (then `Done`).
@@ -198,6 +203,18 @@ pub(super) async fn busy(ctx: &mut Ctx, envelope: Envelope) {
     let Some((command, responder)) = super::extension_commands::run(ctx, command, responder) else {
         return;
     };
+    // `/plan` needs an idle session, as the reference's command does: refused at once rather
+    // than queued as text for the model.
+    if let Command::Prompt { text, source, .. } = &command
+        && ctx.plan.answers(text, *source)
+    {
+        let plan = std::sync::Arc::clone(&ctx.plan);
+        plan.refuse_busy().await;
+        emit_plan_notices(ctx, plan.take_notices()).await;
+        ctx.reply(responder, Reply::Prompt(PromptDisposition::Handled))
+            .await;
+        return;
+    }
     if let Command::ExportHtml { output, colors } = &command {
         let reply = super::export::html(ctx, output.as_ref(), colors.as_ref()).await;
         ctx.reply(responder, reply).await;

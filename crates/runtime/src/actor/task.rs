@@ -84,6 +84,8 @@ pub(super) struct Ctx {
     pub(super) bash_template: UserBash,
     /// The session's hooks, for `user_bash` (commands run beside the session task).
     pub(super) bash_hooks: std::sync::Arc<dyn crate::hooks::SessionHooks>,
+    /// The built-in plan mode: its `/plan` commands are refused at once during a run.
+    pub(super) plan: std::sync::Arc<crate::plan_mode::PlanMode>,
     /// Available models, once asked for (they change only with credentials).
     pub(super) models: Option<Vec<ModelInfo>>,
     pub(super) deferred: Vec<Deferred>,
@@ -117,6 +119,7 @@ impl Ctx {
         session.note_cache_context();
         self.bash_template = session.user_bash("", false);
         self.bash_hooks = session.session_hooks();
+        self.plan = session.plan_mode();
         // A reply to a settings change means the file has it, as when writes were inline.
         session.settings_saved().await;
         for warning in session.take_warnings() {
@@ -249,6 +252,7 @@ pub(super) async fn run(
         handle: session.handle(),
         bash_template: session.user_bash("", false),
         bash_hooks: session.session_hooks(),
+        plan: session.plan_mode(),
         view,
         models: None,
         deferred: Vec::new(),

@@ -408,6 +408,10 @@ impl AgentSession {
         self.plan.enabled()
     }
 
+    pub(crate) fn plan_mode(&self) -> Arc<crate::plan_mode::PlanMode> {
+        Arc::clone(&self.plan)
+    }
+
     /// The session header (the first record of `--mode json`).
     pub fn header(&self) -> SessionHeader {
         lock(&self.session).header().clone()

@@ -172,6 +172,10 @@ pub struct RuntimeHooks {
     target: SharedTarget,
     events: EventSender,
     compacting: CompactingFlag,
+    /// A compaction ran while a request was being routed (a virtual model's routed model
+    /// was too small, [`CompactAhead`]): the loop takes up the compacted conversation at the
+    /// next boundary.
+    compacted_ahead: AtomicBool,
 }
 
 impl RuntimeHooks {
@@ -186,6 +190,7 @@ impl RuntimeHooks {
             target,
             events,
             compacting,
+            compacted_ahead: AtomicBool::new(false),
         }
     }
 
@@ -238,6 +243,11 @@ impl RuntimeHooks {
         if !due || cancel.is_cancelled() {
             return None;
         }
+        self.compact_now(cancel).await
+    }
+
+    /// Compacts for the threshold now and returns the compacted conversation.
+    async fn compact_now(&self, cancel: &CancellationToken) -> Option<Vec<Arc<AgentMessage>>> {
         let target = self.target()?;
         let _compacting = self.compacting.raise();
         let announce = Announce {
@@ -250,6 +260,30 @@ impl RuntimeHooks {
         outcome
             .ok()
             .map(|_| context_messages(&lock(&target.session)))
+    }
+
+    /// The compacted conversation for the loop when a compaction ran during the last
+    /// request (the loop still holds the conversation from before it).
+    fn take_compacted_ahead(&self) -> Option<Vec<Arc<AgentMessage>>> {
+        if !self.compacted_ahead.swap(false, Ordering::Relaxed) {
+            return None;
+        }
+        let target = self.target()?;
+        Some(context_messages(&lock(&target.session)))
+    }
+}
+
+impl crate::extensions::virtual_models::CompactAhead for RuntimeHooks {
+    fn compact_ahead<'a>(
+        &'a self,
+        cancel: &'a CancellationToken,
+    ) -> HookFuture<'a, Option<Vec<Arc<AgentMessage>>>> {
+        Box::pin(async move {
+            let compacted = self.compact_now(cancel).await?;
+            self.compacted_ahead.store(true, Ordering::Relaxed);
+            // What the loop would send: the context hooks see it as they see every request.
+            Some(self.inner.transform_context(compacted, cancel).await)
+        })
     }
 }
 
@@ -364,6 +398,9 @@ impl AgentHooks for RuntimeHooks {
             let message = turn.message;
             let results = turn.tool_results;
             let mut action = self.inner.turn_end(turn, cancel).await;
+            if action.context.is_none() {
+                action.context = self.take_compacted_ahead();
+            }
             let another_request = !results.is_empty() || action.continue_run;
             if action.end || !another_request || action.context.is_some() {
                 return action;
@@ -385,6 +422,9 @@ impl AgentHooks for RuntimeHooks {
     ) -> HookFuture<'a, BoundaryAction> {
         Box::pin(async move {
             let mut action = self.inner.before_settle(last, cancel).await;
+            if action.context.is_none() {
+                action.context = self.take_compacted_ahead();
+            }
             if action.end || action.context.is_some() {
                 return action;
             }

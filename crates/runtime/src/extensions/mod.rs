@@ -22,7 +22,7 @@ pub mod login;
 pub mod models;
 mod port;
 pub mod resources;
-mod virtual_models;
+pub(crate) mod virtual_models;
 pub(crate) use virtual_models::restored_model;
 
 pub(crate) use port::Port;

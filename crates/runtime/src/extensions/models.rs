@@ -161,6 +161,7 @@ pub(crate) fn bind(
         host: Arc::downgrade(host),
         late_apis: std::sync::Mutex::default(),
         classifier: knightcode_ai::Client::new().ok(),
+        compact_ahead: std::sync::Mutex::new(None),
     });
     inner.router.register(
         knightcode_ai::VIRTUAL_API,
@@ -178,6 +179,17 @@ pub(crate) fn bind(
 /// registers a provider after loading.
 #[derive(Clone)]
 pub(crate) struct SharedModels(Arc<Inner>);
+
+impl SharedModels {
+    /// The session's compaction, which routing uses when a routed model is too small.
+    pub(crate) fn set_compactor(&self, compactor: &Arc<dyn super::virtual_models::CompactAhead>) {
+        *self
+            .0
+            .compact_ahead
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Arc::downgrade(compactor));
+    }
+}
 
 impl SharedModels {
     /// `registerProvider` after loading, at once (a bad config is the caller's error).
@@ -244,6 +256,10 @@ pub(crate) struct Inner {
     late_apis: std::sync::Mutex<HashMap<String, String>>,
     /// What classifies (its label token cache lasts the session).
     classifier: Option<knightcode_ai::Client>,
+    /// The session's compaction, for routed models too small for the context (weak: the
+    /// session's hooks reach this registry through the extension host).
+    compact_ahead:
+        std::sync::Mutex<Option<std::sync::Weak<dyn super::virtual_models::CompactAhead>>>,
 }
 
 impl Inner {
@@ -266,6 +282,14 @@ impl Inner {
         self.registry_version
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         guard
+    }
+
+    pub(crate) fn compactor(&self) -> Option<Arc<dyn super::virtual_models::CompactAhead>> {
+        self.compact_ahead
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_ref()
+            .and_then(std::sync::Weak::upgrade)
     }
 
     pub(crate) fn registry(&self) -> ModelRegistry {

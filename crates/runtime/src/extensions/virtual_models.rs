@@ -15,6 +15,7 @@ use knightcode_ai::StreamEvent;
 use knightcode_ai::StreamRequest;
 use knightcode_ai::ThinkingLevel;
 use knightcode_ai::VIRTUAL_API;
+use knightcode_protocol::AgentMessage;
 use knightcode_protocol::AssistantMessage;
 use knightcode_protocol::ErrorClass;
 use knightcode_protocol::StopReason;
@@ -24,6 +25,17 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::models::Inner;
+
+/// The session's compaction, for a routed model whose window is too small for the context:
+/// the reference compacts before sending such a request rather than letting it fail.
+pub(crate) trait CompactAhead: Send + Sync {
+    /// Compacts the session now; the compacted conversation as the request would carry it,
+    /// or `None` when nothing was compacted.
+    fn compact_ahead<'a>(
+        &'a self,
+        cancel: &'a CancellationToken,
+    ) -> knightcode_agent::HookFuture<'a, Option<Vec<Arc<AgentMessage>>>>;
+}
 
 /// Routes requests to virtual models; held by the session's [`knightcode_ai::ApiRouter`],
 /// which it reaches again through `inner` (weakly: the router owns this provider).
@@ -69,7 +81,7 @@ impl Provider for VirtualProvider {
         let request = request.clone();
         handle.spawn(async move {
             let routed = tokio::select! {
-                routed = route(&inner, &request) => routed,
+                routed = route(&inner, &request, &cancel) => routed,
                 () = cancel.cancelled() => {
                     let mut message = error_message(&virtual_model, knightcode_ai::ABORTED_MESSAGE);
                     message.stop_reason = StopReason::Aborted.into();
@@ -105,6 +117,7 @@ impl Provider for VirtualProvider {
 async fn route(
     inner: &Inner,
     request: &StreamRequest,
+    cancel: &CancellationToken,
 ) -> Result<(StreamRequest, ThinkingLevel), RouteError> {
     let host = inner.host.upgrade().ok_or(RouteError::Ended)?;
     let model = &request.model;
@@ -140,17 +153,13 @@ async fn route(
         .unwrap_or(options.thinking);
     let level = physical.clamp_thinking_level(level);
     let name = format!("{}/{}", physical.provider, physical.id);
-    // The session sized the context for the window it knew; a routed model with a smaller
-    // one gets an overflow error instead of the request, which compaction answers.
-    let (usage, trailing) = knightcode_ai::estimate_context_tokens(&request.context);
-    let tokens = usage + trailing;
-    if physical.context_window > 0 && tokens > physical.context_window {
-        return Err(RouteError::TooLarge {
-            model: name,
+    let messages = fit_window(inner, request, &physical, cancel)
+        .await
+        .map_err(|tokens| RouteError::TooLarge {
+            model: name.clone(),
             tokens,
             window: physical.context_window,
-        });
-    }
+        })?;
     let auth = inner
         .registry()
         .resolve_auth(&physical, &inner.auth())
@@ -161,6 +170,9 @@ async fn route(
         })?
         .ok_or(RouteError::NoCredentials(name))?;
     let mut routed = request.clone();
+    if let Some(messages) = messages {
+        routed.context.messages = messages;
+    }
     routed.options.api_key = auth.api_key;
     for (header, value) in auth.headers {
         routed.options.headers.insert(header, value);
@@ -191,6 +203,58 @@ fn previous_answer(messages: &[Value]) -> Value {
                 "thinkingLevel": m["thinkingLevel"],
             })
         })
+}
+
+/// The session sized the context for the window it knew. When the routed model's is
+/// smaller, the session compacts before the request (not for a `direct` one, such as the
+/// summary itself) and the request carries the compacted conversation (`Some`) to the model
+/// the router chose. `Err(tokens)` when it still does not fit: the request ends with an
+/// overflow error, which the session answers as any overflow.
+async fn fit_window(
+    inner: &Inner,
+    request: &StreamRequest,
+    physical: &Model,
+    cancel: &CancellationToken,
+) -> Result<Option<Vec<Arc<AgentMessage>>>, u64> {
+    let window = physical.context_window;
+    let (usage, trailing) = knightcode_ai::estimate_context_tokens(&request.context);
+    let tokens = usage + trailing;
+    if window == 0 || tokens <= window {
+        return Ok(None);
+    }
+    let compactor = match request.options.reason {
+        RequestReason::Direct => None,
+        _ => inner.compactor(),
+    };
+    let Some(compactor) = compactor else {
+        return Err(tokens);
+    };
+    let Some(messages) = compactor.compact_ahead(cancel).await else {
+        return Err(tokens);
+    };
+    // Estimated from the text alone: the usage the kept responses report counted the
+    // conversation from before the compaction.
+    let mut context = request.context.clone();
+    context.messages = messages
+        .iter()
+        .map(|m| Arc::new(without_usage(m)))
+        .collect();
+    let (usage, trailing) = knightcode_ai::estimate_context_tokens(&context);
+    match usage + trailing {
+        tokens if tokens > window => Err(tokens),
+        _ => Ok(Some(messages)),
+    }
+}
+
+fn without_usage(message: &AgentMessage) -> AgentMessage {
+    match message {
+        AgentMessage::Assistant(assistant) => {
+            let mut assistant = assistant.clone();
+            assistant.usage = knightcode_protocol::Usage::default();
+            AgentMessage::Assistant(assistant)
+        }
+        other => other.clone(),
+    }
 }
 
 /// The model `route()` named: the registry's entry of its provider and id, else the model

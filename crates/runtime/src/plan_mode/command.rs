@@ -29,6 +29,30 @@ pub(crate) enum PlanCommand {
     BadApprove,
 }
 
+impl PlanMode {
+    /// Whether `text` is a `/plan` command this built-in answers (an extension's own
+    /// `sendUserMessage` is sent as written).
+    pub(crate) fn answers(&self, text: &str, source: crate::hooks::InputSource) -> bool {
+        self.enabled()
+            && source != crate::hooks::InputSource::Extension
+            && parse_command(text).is_some()
+    }
+
+    /// A command that came while a run goes on (or with messages queued): refused at once
+    /// rather than queued as text for the model.
+    pub(crate) async fn refuse_busy(&self) {
+        self.notify(text::BUSY.to_owned(), NoticeKind::Warning)
+            .await;
+    }
+
+    fn has_queued(&self) -> bool {
+        self.actions
+            .get()
+            .and_then(|actions| actions.view())
+            .is_some_and(|view| view.has_queued())
+    }
+}
+
 /// The command in `text`, when it is one (`/plan` alone or followed by whitespace).
 pub(crate) fn parse_command(text: &str) -> Option<PlanCommand> {
     let rest = text.trim().strip_prefix("/plan")?;
@@ -83,6 +107,12 @@ impl PlanMode {
     /// Runs `command`: the state changes are written before this returns; a command that
     /// starts a run hands back its prompt.
     pub(crate) async fn run_command(&self, command: PlanCommand) -> InputAction {
+        // As in the reference, every command needs an idle session with nothing queued: a
+        // queued message was meant for the conversation as it stood.
+        if self.has_queued() {
+            self.refuse_busy().await;
+            return InputAction::Handled;
+        }
         let state = match self.state() {
             Ok(state) => state.unwrap_or_default(),
             Err(error) => {

@@ -80,7 +80,38 @@ impl PlanGate {
     }
 }
 
+/// The compaction a plan-mode recovery message belongs to (`details.id`).
+fn recovery_id(message: &AgentMessage) -> Option<&str> {
+    match message {
+        AgentMessage::Custom(custom) if custom.custom_type == PLAN_MODE => custom
+            .details
+            .as_ref()
+            .and_then(|d| d.get("id"))
+            .and_then(serde_json::Value::as_str),
+        _ => None,
+    }
+}
+
 impl AgentHooks for PlanGate {
+    fn transform_context<'a>(
+        &'a self,
+        mut messages: Vec<Arc<AgentMessage>>,
+        cancel: &'a CancellationToken,
+    ) -> HookFuture<'a, Vec<Arc<AgentMessage>>> {
+        let _ = cancel;
+        let mut pending = super::lock(&self.plan.recovery);
+        if let Some(frozen) = pending.as_ref() {
+            let id = recovery_id(frozen);
+            if messages.iter().any(|m| recovery_id(m) == id) {
+                *pending = None;
+            } else {
+                messages.push(Arc::clone(frozen));
+            }
+        }
+        drop(pending);
+        Box::pin(std::future::ready(messages))
+    }
+
     fn before_tool_call<'a>(
         &'a self,
         call: PendingToolCall<'a>,
@@ -182,6 +213,13 @@ impl SessionHooks for PlanGate {
         }))
     }
 
+    fn tree_changed<'a>(&'a self, changed: crate::hooks::TreeChanged<'a>) -> HookFuture<'a, ()> {
+        let _ = changed;
+        // Another branch: its own compactions (if any) carry their own recovery.
+        *super::lock(&self.plan.recovery) = None;
+        Box::pin(std::future::ready(()))
+    }
+
     fn compacted<'a>(&'a self, ended: CompactionEnded<'a>) -> HookFuture<'a, ()> {
         Box::pin(async move {
             let Some(compaction_id) = ended.entry_id else {
@@ -217,6 +255,18 @@ impl SessionHooks for PlanGate {
                 PlanMessageKind::Recovery,
                 Some((compaction_id, revision, status)),
             );
+            // Held before it is saved: the retry that follows an overflow compaction must
+            // carry it whether or not the save succeeds.
+            *super::lock(&self.plan.recovery) = Some(Arc::new(AgentMessage::Custom(Box::new(
+                knightcode_protocol::CustomMessage {
+                    custom_type: PLAN_MODE.to_owned(),
+                    content: Content::Text(content.clone()),
+                    display: false,
+                    details: Some(details.clone()),
+                    timestamp: knightcode_protocol::Millis(chrono::Utc::now().timestamp_millis()),
+                    extra: Default::default(),
+                },
+            ))));
             let appended = crate::agent_session::lock(&self.plan.session).append_custom_message(
                 PLAN_MODE,
                 Content::Text(content),

@@ -88,6 +88,11 @@ pub(crate) struct PlanMode {
     just_entered: AtomicBool,
     /// The allowed tools the session has, for the instructions.
     tools: Mutex<Vec<String>>,
+    /// The latest compaction's recovery message, frozen: each request carries it at its
+    /// tail until the request's own context holds the saved copy, as the reference's
+    /// overflow retries do (so a save that failed, or a `context` handler that dropped it,
+    /// does not send the retry without the planning rules).
+    recovery: Mutex<Option<Arc<knightcode_protocol::AgentMessage>>>,
     /// The way to the session's queue (`/plan approve fresh` starts a new session and the
     /// implementation there), set once the session's actions exist.
     actions: std::sync::OnceLock<Arc<crate::extensions::ExtensionActions>>,
@@ -120,6 +125,7 @@ impl PlanMode {
             notices: Mutex::new(Vec::new()),
             just_entered: AtomicBool::new(false),
             tools: Mutex::new(Vec::new()),
+            recovery: Mutex::new(None),
             actions: std::sync::OnceLock::new(),
         })
     }

@@ -66,6 +66,8 @@ pub(super) fn recovery_approved(revision: u64, markdown: &str) -> String {
     )
 }
 
+/// A `/plan` command while a run goes on or messages wait (the reference's text).
+pub(super) const BUSY: &str = "Finish or interrupt the current turn first.";
 pub(super) const NO_DRAFT: &str = "No plan submitted yet; send a task to continue planning.";
 pub(super) const NOTHING_TO_APPROVE: &str = "No plan to approve.";
 pub(super) const ENTERED: &str = "Plan mode on: the model investigates and submits a plan; edits and other tools are blocked. /plan off leaves it.";

@@ -153,7 +153,7 @@ impl AgentSession {
         let compaction = compacting::CompactionState::new(events.clone(), Arc::clone(&clock));
         let loop_hooks = loop_hooks(
             &hooks,
-            &compaction,
+            (&compaction, extension_models.as_ref()),
             &events,
             &file_history,
             &session,
@@ -593,23 +593,33 @@ fn hook_stack(
 /// around the session's [`hook_stack`].
 fn loop_hooks(
     hooks: &Arc<dyn SessionHooks>,
-    compaction: &compacting::CompactionState,
+    (compaction, models): (
+        &compacting::CompactionState,
+        Option<&crate::extensions::models::SharedModels>,
+    ),
     events: &EventSender,
     file_history: &Arc<FileHistory>,
     session: &Arc<Mutex<SessionManager>>,
     setup: &SessionSetup,
 ) -> Arc<dyn AgentHooks> {
-    Arc::new(crate::file_history::hooks::FileHistoryHooks {
-        inner: Arc::new(crate::compaction::hooks::RuntimeHooks::new(
-            hooks.clone(),
-            Arc::clone(&compaction.target),
-            events.clone(),
-            compaction.compacting.clone(),
-        )),
+    let runtime = Arc::new(crate::compaction::hooks::RuntimeHooks::new(
+        hooks.clone(),
+        Arc::clone(&compaction.target),
+        events.clone(),
+        compaction.compacting.clone(),
+    ));
+    let hooks = Arc::new(crate::file_history::hooks::FileHistoryHooks {
+        inner: Arc::clone(&runtime) as Arc<dyn AgentHooks>,
         history: Arc::clone(file_history),
         session: Arc::clone(session),
         cwd: setup.cwd.clone(),
-    })
+    });
+    // Routing compacts ahead for a routed model too small for the context.
+    if let Some(models) = models {
+        models
+            .set_compactor(&(runtime as Arc<dyn crate::extensions::virtual_models::CompactAhead>));
+    }
+    hooks
 }
 
 /// Step 9: what the agent loop runs with (model, stream options and provider hooks, tools).
