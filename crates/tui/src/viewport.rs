@@ -303,7 +303,11 @@ mod tests {
         assert_eq!(view.thumb(), Some((1, 2)));
         let mut long = Viewport::new();
         frame(&mut long, &lines(5));
-        assert_eq!(long.thumb(), Some((1, 3)), "4 rows of 5 lines: 3.2 rounds to 3");
+        assert_eq!(
+            long.thumb(),
+            Some((1, 3)),
+            "4 rows of 5 lines: 3.2 rounds to 3"
+        );
         let mut fits = Viewport::new();
         frame(&mut fits, &lines(4));
         assert_eq!(fits.thumb(), None);
