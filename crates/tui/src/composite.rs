@@ -71,6 +71,22 @@ pub fn splice(base: &str, overlay: &str, col: usize, span: usize, total: usize) 
     truncate_to_width(&out, total, "")
 }
 
+/// `line` with the cell at `col` drawn in `style`, its character kept (a space past the
+/// text, the line padded to reach it): a scrollbar's thumb over content.
+pub fn restyle_cell(line: &str, col: usize, style: &crate::Style) -> String {
+    let (cell, _) = columns(line, col, col + 1);
+    let plain: String = segments(&cell)
+        .into_iter()
+        .filter_map(|segment| match segment {
+            Segment::Grapheme(g) => Some(g),
+            Segment::Escape(_) => None,
+        })
+        .collect();
+    let text = if plain.is_empty() { " " } else { &plain };
+    let total = visible_width(line).max(col + 1);
+    splice(line, &style.paint(text), col, 1, total)
+}
+
 /// The columns `from..to` of a styled line with the styles in force at `from` (the escape
 /// sequences before it, replayed), and their width. A wide character that straddles
 /// either edge is left out, so the piece never spills over.
@@ -126,6 +142,17 @@ mod tests {
     fn an_overlay_replaces_its_columns_and_keeps_both_sides() {
         let out = splice("abcdefghij", "XY", 3, 4, 10);
         assert_eq!(strip(&out), "abcXY  hij");
+    }
+
+    #[test]
+    fn a_restyled_cell_keeps_its_character_and_reaches_past_the_text() {
+        let style = crate::Style::new().bg(crate::style::Color::Ansi(8));
+        let out = restyle_cell("abc", 1, &style);
+        assert_eq!(strip(&out), "abc");
+        assert!(out.contains("\x1b[100mb"), "{out:?}");
+        let past = restyle_cell("ab", 4, &style);
+        assert_eq!(strip(&past), "ab   ");
+        assert!(past.contains("\x1b[100m "), "{past:?}");
     }
 
     #[test]

@@ -22,6 +22,7 @@ pub mod keybindings;
 pub mod keys;
 pub mod markdown;
 pub mod renderer;
+pub mod search;
 pub mod selection;
 pub mod style;
 pub mod terminal;

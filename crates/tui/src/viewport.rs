@@ -26,6 +26,8 @@ pub struct Viewport {
     rows: usize,
     /// Content arrived below while scrolled up.
     unseen: bool,
+    /// How many times the user's scrolling moved the view (not content growing).
+    moves: u64,
 }
 
 impl Viewport {
@@ -46,25 +48,36 @@ impl Viewport {
     /// Scrolls toward older content by `lines` (clamped when the next frame is composed).
     pub fn scroll_up(&mut self, lines: usize) {
         let max = self.last_len.saturating_sub(self.page());
-        self.offset = self.offset.saturating_add(lines).min(max);
+        self.move_to(self.offset.saturating_add(lines).min(max));
     }
 
     /// Scrolls toward newer content; reaching the bottom follows it again.
     pub fn scroll_down(&mut self, lines: usize) {
-        self.offset = self.offset.saturating_sub(lines);
-        if self.offset == 0 {
-            self.unseen = false;
-        }
+        self.move_to(self.offset.saturating_sub(lines));
     }
 
     pub fn to_top(&mut self) {
-        self.offset = usize::MAX;
-        self.scroll_up(0);
+        self.move_to(self.last_len.saturating_sub(self.page()));
     }
 
     pub fn to_bottom(&mut self) {
-        self.offset = 0;
-        self.unseen = false;
+        self.move_to(0);
+    }
+
+    /// How many times scrolling moved the view so far: a scrollbar that shows for a
+    /// moment after each move compares it with the count it saw last.
+    pub fn moves(&self) -> u64 {
+        self.moves
+    }
+
+    fn move_to(&mut self, offset: usize) {
+        if offset != self.offset {
+            self.moves += 1;
+        }
+        self.offset = offset;
+        if self.offset == 0 {
+            self.unseen = false;
+        }
     }
 
     /// Content lines at the last frame.
@@ -108,22 +121,28 @@ impl Viewport {
     pub fn scroll_to_line(&mut self, line: usize) {
         let rows = self.page();
         let top = line.min(self.last_len.saturating_sub(rows));
-        self.offset = self.last_len.saturating_sub(top + rows);
-        if self.offset == 0 {
-            self.unseen = false;
-        }
+        self.move_to(self.last_len.saturating_sub(top + rows));
+    }
+
+    /// Whether the content at the last frame was taller than the viewport.
+    pub fn overflows(&self) -> bool {
+        self.rows > 0 && self.last_len > self.rows
     }
 
     /// The scrollbar's thumb over the viewport's rows at the last frame: its first row
-    /// and its length; `None` when the content fits.
+    /// and its length; `None` when the content fits. As in the reference: the track is
+    /// every row, the thumb at least two rows (or the track) and as long as the share of
+    /// the content in view, placed by the share scrolled, rounded.
     pub fn thumb(&self) -> Option<(usize, usize)> {
         let (rows, len) = (self.rows, self.last_len);
-        if rows == 0 || len <= rows {
+        if !self.overflows() {
             return None;
         }
-        let size = (rows * rows / len).clamp(1, rows);
-        let start = self.first_line() * (rows - size) / (len - rows);
-        Some((start.min(rows - size), size))
+        let size = ((rows * rows + len / 2) / len).clamp(rows.min(2), rows);
+        let max_top = len - rows;
+        let room = rows - size;
+        let start = (self.first_line() * room + max_top / 2) / max_top;
+        Some((start.min(room), size))
     }
 
     /// Exactly `height` rows: the part of `content` in view, then `bottom` (its last
@@ -270,10 +289,25 @@ mod tests {
         let mut view = Viewport::new();
         let content = lines(16);
         frame(&mut view, &content);
-        assert_eq!(view.thumb(), Some((3, 1)));
+        // Four rows over sixteen lines: a thumb of the minimum two rows, at the bottom.
+        assert_eq!(view.thumb(), Some((2, 2)));
+        let moves = view.moves();
         view.to_top();
+        assert_eq!(view.moves(), moves + 1);
+        view.to_top();
+        assert_eq!(view.moves(), moves + 1, "no move, no count");
         frame(&mut view, &content);
-        assert_eq!(view.thumb(), Some((0, 1)));
+        assert_eq!(view.thumb(), Some((0, 2)));
+        view.scroll_to_line(6);
+        frame(&mut view, &content);
+        assert_eq!(view.thumb(), Some((1, 2)));
+        let mut long = Viewport::new();
+        frame(&mut long, &lines(5));
+        assert_eq!(
+            long.thumb(),
+            Some((1, 3)),
+            "4 rows of 5 lines: 3.2 rounds to 3"
+        );
         let mut fits = Viewport::new();
         frame(&mut fits, &lines(4));
         assert_eq!(fits.thumb(), None);

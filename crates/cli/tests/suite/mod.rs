@@ -71,6 +71,8 @@ mod tui_export;
 mod tui_extensions;
 mod tui_first_run;
 mod tui_fullscreen;
+mod tui_fullscreen_scrollbar;
+mod tui_fullscreen_search;
 mod tui_fullscreen_select;
 mod tui_login;
 mod tui_mcp;

@@ -1,19 +1,27 @@
 //! The fullscreen mode (`--tui-mode fullscreen`, setting `tuiMode`): the same screen as
 //! the regular mode, drawn on the alternate screen with the transcript in a viewport of its
 //! own above the editor and footer (`knightcode_tui::viewport`). Here: what the settings
-//! ask for, and the keys and mouse wheel that scroll the transcript.
+//! ask for, the keys and mouse wheel that scroll the transcript, the jumps between prompts
+//! and when the scrollbar shows. The search is `search.rs`, the selection `select.rs`.
+
+use std::time::Duration;
+use std::time::Instant;
 
 use knightcode_runtime::settings::Settings;
 use knightcode_tui::InputEvent;
 use knightcode_tui::Key;
 use knightcode_tui::keys::MouseEvent;
 use knightcode_tui::keys::MouseKind;
+use knightcode_tui::viewport::Viewport;
 use serde_json::Value;
 
 use super::ui::Ui;
 
 /// Lines one wheel notch scrolls when `fullscreenWheelScrollLines` is `auto`.
 const WHEEL_LINES_AUTO: usize = 3;
+
+/// How long an `auto` scrollbar stays after the view last moved (the reference's delay).
+const SCROLLBAR_LINGER: Duration = Duration::from_secs(1);
 
 /// What is left on the main screen when the fullscreen mode ends
 /// (`fullscreenExitOutput`).
@@ -30,11 +38,67 @@ pub enum ExitOutput {
 /// When the transcript's scrollbar shows (`fullscreenScrollbar`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Scrollbar {
-    /// While the transcript is scrolled up.
+    /// For a second after each scroll, over the transcript's last column, while the
+    /// transcript is taller than its rows (as the reference's `auto`).
     #[default]
     Auto,
+    /// On every frame, in a column of its own: the transcript is laid out a column
+    /// narrower.
     Always,
     Hidden,
+}
+
+/// The scrollbar between frames: the setting, and until when an `auto` one shows.
+#[derive(Debug, Clone, Default)]
+pub struct ScrollbarState {
+    pub policy: Scrollbar,
+    /// The viewport's move count the last frame saw.
+    seen_moves: u64,
+    until: Option<Instant>,
+}
+
+impl ScrollbarState {
+    /// The transcript gives up its last column to the bar.
+    pub fn reserves_column(&self) -> bool {
+        self.policy == Scrollbar::Always
+    }
+
+    /// The thumb to draw on this frame (first row, rows), if any; a move of the view
+    /// since the last frame shows an `auto` bar for a while.
+    pub fn thumb(&mut self, viewport: &Viewport, now: Instant) -> Option<(usize, usize)> {
+        match self.policy {
+            Scrollbar::Hidden => None,
+            // Content that fits fills the track, as in the reference.
+            Scrollbar::Always => viewport
+                .thumb()
+                .or((viewport.page() > 0).then(|| (0, viewport.page()))),
+            Scrollbar::Auto => {
+                if viewport.moves() != self.seen_moves {
+                    self.seen_moves = viewport.moves();
+                    if viewport.overflows() {
+                        self.until = Some(now + SCROLLBAR_LINGER);
+                    }
+                }
+                viewport
+                    .thumb()
+                    .filter(|_| self.until.is_some_and(|until| now < until))
+            }
+        }
+    }
+
+    /// When an `auto` bar is due to go (the loop wakes then to draw without it).
+    pub fn deadline(&self) -> Option<Instant> {
+        self.until
+    }
+
+    /// True when the bar's time ran out by `now` (a frame is needed to take it away).
+    pub fn expire(&mut self, now: Instant) -> bool {
+        let due = self.until.is_some_and(|until| until <= now);
+        if due {
+            self.until = None;
+        }
+        due
+    }
 }
 
 /// The fullscreen mode's options.
@@ -99,11 +163,55 @@ impl FullscreenOptions {
 }
 
 impl Ui {
-    /// A scrolling key of the fullscreen transcript (`tui.altScreen.*`): page, half page,
-    /// line, and with an empty editor top and bottom (else `home`/`end` move the editor's
-    /// cursor). True when the key was one.
+    /// A key of the fullscreen transcript (`tui.altScreen.*`): the scrolling keys (see
+    /// [`Ui::fullscreen_scroll`]; with an empty editor top and bottom, else `home`/`end`
+    /// move the editor's cursor), the jumps to the previous and next prompt, and opening
+    /// the search. True when the key was one.
     pub(super) fn fullscreen_key(&mut self, key: &Key) -> bool {
         let editor_empty = self.screen.editor.text().is_empty();
+        if self.fullscreen_scroll(key, editor_empty) {
+            return true;
+        }
+        if self.screen.viewport.is_none() {
+            return false;
+        }
+        let b = self.prefs.bindings();
+        if b.matches("tui.altScreen.search", key) {
+            return self.open_search();
+        }
+        let forward = if b.matches("tui.altScreen.previousPrompt", key) {
+            false
+        } else if b.matches("tui.altScreen.nextPrompt", key) {
+            true
+        } else {
+            return false;
+        };
+        self.jump_to_prompt(forward);
+        true
+    }
+
+    /// Brings the previous (next) prompt above the view's first line to its top, as the
+    /// reference does with the rows it marks as a prompt's start.
+    fn jump_to_prompt(&mut self, forward: bool) {
+        let prompts = self.screen.prompt_lines();
+        let Some(viewport) = &mut self.screen.viewport else {
+            return;
+        };
+        let top = viewport.first_line();
+        let target = if forward {
+            prompts.iter().find(|&&line| line > top)
+        } else {
+            prompts.iter().rev().find(|&&line| line < top)
+        };
+        if let Some(&line) = target {
+            viewport.scroll_to_line(line);
+            self.mark_urgent();
+        }
+    }
+
+    /// A scrolling key: page, half page, line, and top and bottom when `ends` (the
+    /// search lets them scroll too). True when the key was one.
+    pub(super) fn fullscreen_scroll(&mut self, key: &Key, ends: bool) -> bool {
         let b = self.prefs.bindings();
         let Some(viewport) = &mut self.screen.viewport else {
             return false;
@@ -124,9 +232,9 @@ impl Ui {
             viewport.scroll_up(1);
         } else if b.matches("tui.altScreen.lineDown", key) {
             viewport.scroll_down(1);
-        } else if editor_empty && b.matches("tui.altScreen.top", key) {
+        } else if ends && b.matches("tui.altScreen.top", key) {
             viewport.to_top();
-        } else if editor_empty && b.matches("tui.altScreen.bottom", key) {
+        } else if ends && b.matches("tui.altScreen.bottom", key) {
             viewport.to_bottom();
         } else {
             return false;
@@ -148,7 +256,12 @@ impl Ui {
         match mouse.kind {
             MouseKind::WheelUp => viewport.scroll_up(lines),
             MouseKind::WheelDown => viewport.scroll_down(lines),
-            MouseKind::Press(0) => return self.select_press(&mouse),
+            MouseKind::Press(0) => {
+                if !self.search_click(&mouse) {
+                    self.select_press(&mouse);
+                }
+                return;
+            }
             MouseKind::Drag(0) => return self.select_drag(&mouse),
             MouseKind::Release(0) => return self.select_release(),
             _ => return,

@@ -132,6 +132,7 @@ impl Ui {
                     channel.input(*id, &bracketed_paste(&text));
                 } else if let Some(overlay) = &mut self.screen.overlay {
                     overlay.handle_paste(&text);
+                } else if self.search_paste(&text) {
                 } else if !self.attach_image_path(&text) {
                     self.screen.editor.handle_paste(&text);
                 }
@@ -205,6 +206,11 @@ impl Ui {
                 super::overlay::OverlayStep::Request(result) => vec![Action::Picked(result)],
             };
         }
+        // The fullscreen search, while open, takes every key.
+        if self.search_key(key) {
+            return Vec::new();
+        }
+        let b = self.prefs.bindings();
         // The completion popup owns Escape, arrows and Enter while it is open.
         if self.screen.editor.is_showing_completions() {
             return self.editor_key(key);

@@ -20,6 +20,7 @@ mod ops;
 pub mod overlay;
 mod places;
 pub mod screen;
+mod search;
 mod select;
 mod session_link;
 mod session_mirror;

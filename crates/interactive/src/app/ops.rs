@@ -46,12 +46,7 @@ const HOTKEY_GROUPS: &[(&str, ActionTest)] = &[
         a.starts_with("app.models.")
     }),
     ("Thinking level (/thinking)", |a| a == "app.thinking.save"),
-    // Search and prompt jumps are not built; their keys would promise nothing.
-    (FULLSCREEN_GROUP, |a| {
-        a.starts_with("tui.altScreen.")
-            && !a.starts_with("tui.altScreen.search")
-            && !a.ends_with("Prompt")
-    }),
+    (FULLSCREEN_GROUP, |a| a.starts_with("tui.altScreen.")),
 ];
 
 /// The scrolling keys' group, listed only in the fullscreen mode.

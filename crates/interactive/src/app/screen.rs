@@ -90,6 +90,10 @@ pub struct Screen {
     /// How many lines of `frame` are the header and transcript (the rest is the queue,
     /// working row, editor and footer).
     upper_len: usize,
+    /// The fullscreen transcript's search, while it is open.
+    pub(super) search: Option<super::search::TranscriptSearch>,
+    /// When the fullscreen transcript's scrollbar shows.
+    pub scrollbar: super::fullscreen::ScrollbarState,
 }
 
 impl Screen {
@@ -136,12 +140,22 @@ impl Screen {
             screenful: Vec::new(),
             selection: None,
             upper_len: 0,
+            search: None,
+            scrollbar: super::fullscreen::ScrollbarState::default(),
         }
     }
 
     /// The header and transcript lines of the last frame, as laid out for its width.
     pub fn transcript_lines(&self) -> &[String] {
         &self.frame[..self.upper_len.min(self.frame.len())]
+    }
+
+    /// Where each user prompt starts among [`Screen::transcript_lines`].
+    pub fn prompt_lines(&self) -> Vec<usize> {
+        self.transcript
+            .prompt_lines()
+            .map(|line| self.header_lines + line)
+            .collect()
     }
 
     pub fn advance_spinner(&mut self) {
@@ -157,25 +171,32 @@ impl Screen {
     pub fn render(&mut self, width: u16) -> &[String] {
         let theme = &self.theme;
         let w = usize::from(width);
+        // A scrollbar of its own column (`fullscreenScrollbar: always`) narrows the
+        // transcript by one.
+        let upper_width = if self.viewport.is_some() && self.scrollbar.reserves_column() {
+            width.saturating_sub(1).max(1)
+        } else {
+            width
+        };
         let header = match &self.custom_header {
             Some((_, lines)) => lines,
             None => &self.header,
         };
         if self.framed_header != *header
-            || self.header_width != width
+            || self.header_width != upper_width
             || self.frame.len() < self.header_lines
         {
-            let flowed = flow_header(header, usize::from(width));
+            let flowed = flow_header(header, usize::from(upper_width));
             self.frame.clear();
             self.header_lines = flowed.len();
             self.frame.extend(flowed);
             self.framed_header = header.clone();
-            self.header_width = width;
+            self.header_width = upper_width;
             self.transcript.invalidate_frame();
         }
         let base = self.header_lines;
         let mut frame = std::mem::take(&mut self.frame);
-        self.transcript.render_into(width, &mut frame, base);
+        self.transcript.render_into(upper_width, &mut frame, base);
 
         let mut lower: Vec<String> = Vec::new();
         if !self.steering.is_empty() || !self.follow_ups.is_empty() {
@@ -279,15 +300,37 @@ impl Screen {
         let mut shown = &self.frame;
         if let Some(viewport) = &mut self.viewport {
             let (upper, lower) = self.frame.split_at(self.upper_len);
-            viewport.compose(
-                upper,
-                lower,
-                usize::from(self.height),
-                |below| scrolled_indicator(below, w, theme),
-                &mut self.screenful,
-            );
+            let height = usize::from(self.height);
+            let indicator_width = usize::from(upper_width);
+            let compose = |viewport: &mut knightcode_tui::viewport::Viewport,
+                           out: &mut Vec<String>| {
+                viewport.compose(
+                    upper,
+                    lower,
+                    height,
+                    |below| scrolled_indicator(below, indicator_width, theme),
+                    out,
+                );
+            };
+            compose(viewport, &mut self.screenful);
+            // A match picked out of view is brought into it: the rows are composed again.
+            if let Some(search) = &mut self.search
+                && let Some(top) = search.refresh(upper, viewport)
+            {
+                viewport.scroll_to_line(top);
+                compose(viewport, &mut self.screenful);
+            }
             if let Some(selection) = &self.selection {
                 highlight_selection(&mut self.screenful, viewport, selection);
+            }
+            if let Some(search) = &self.search {
+                search.highlight(&mut self.screenful, viewport);
+            }
+            if let Some(thumb) = self.scrollbar.thumb(viewport, std::time::Instant::now()) {
+                paint_thumb(&mut self.screenful, thumb, w.saturating_sub(1));
+            }
+            if let Some(search) = &mut self.search {
+                search.draw_box(&mut self.screenful, w, theme);
             }
             shown = &self.screenful;
         }
@@ -333,6 +376,15 @@ fn highlight_selection(
         if let Some((from, to)) = selection.span_on(line, visible_width(row)) {
             *row = knightcode_tui::selection::highlight(row, from, to);
         }
+    }
+}
+
+/// The scrollbar's thumb (first row, rows) in column `col` of the viewport's rows: the
+/// cells take the reference's grey background, their text kept.
+fn paint_thumb(rows: &mut [String], (first, len): (usize, usize), col: usize) {
+    let style = knightcode_tui::Style::new().bg(knightcode_tui::style::Color::Ansi(8));
+    for row in rows.iter_mut().skip(first).take(len) {
+        *row = knightcode_tui::composite::restyle_cell(row, col, &style);
     }
 }
 

@@ -137,8 +137,9 @@ impl Ui {
         };
         let height = terminal.height();
         let mut screen = Screen::new(theme, Transcript::new(look), editor, footer, height);
-        if options.fullscreen.is_some() {
+        if let Some(fullscreen) = &options.fullscreen {
             screen.viewport = Some(knightcode_tui::viewport::Viewport::new());
+            screen.scrollbar.policy = fullscreen.scrollbar;
         }
         let mut ui = Self {
             terminal,
@@ -500,6 +501,7 @@ impl Ui {
         let deadline = [
             self.terminal.deadline(batch_events),
             self.keys.ctrl_c_expiry(),
+            self.screen.scrollbar.deadline(),
         ]
         .into_iter()
         .flatten()
@@ -529,10 +531,14 @@ impl Ui {
         self.terminal.parse_input(bytes)
     }
 
-    /// Timers that came due: a lone escape, the spinner, the Ctrl+C window.
+    /// Timers that came due: a lone escape, the spinner, the Ctrl+C window, the
+    /// scrollbar's moment.
     pub fn on_timer(&mut self) -> Vec<InputEvent> {
         let now = Instant::now();
         self.expire_ctrl_c(now);
+        if self.screen.scrollbar.expire(now) {
+            self.mark_dirty();
+        }
         if self.terminal.spinner_due(now) {
             self.screen.advance_spinner();
             self.screen.transcript.tick();

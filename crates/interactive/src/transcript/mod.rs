@@ -651,6 +651,17 @@ impl Transcript {
         }
     }
 
+    /// Where each user prompt's first line is in the buffer of the last
+    /// [`Transcript::render_into`], counted from the transcript's first line: the rows the
+    /// reference marks as a prompt's start, for the fullscreen mode's prompt jumps.
+    pub fn prompt_lines(&self) -> impl Iterator<Item = usize> + '_ {
+        self.cards
+            .iter()
+            .zip(self.starts.iter().zip(&self.lens))
+            .filter(|(card, (_, len))| matches!(card, Card::User(_)) && **len > 0)
+            .map(|(_, (start, _))| start + 1)
+    }
+
     /// All lines: cards separated by one blank line.
     pub fn render(&mut self, width: u16) -> Vec<String> {
         let mut lines = Vec::new();

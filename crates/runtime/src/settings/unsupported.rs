@@ -29,11 +29,6 @@ const UNSUPPORTED: &[(&str, &[&str], &str)] = &[
         &["false"],
         "no cache-miss notices are shown",
     ),
-    (
-        "fullscreenScrollbar",
-        &["hidden"],
-        "the fullscreen transcript shows no scrollbar; a row under it says how much is below",
-    ),
     ("outputPad", &["1"], "output keeps its one-column padding"),
     (
         "terminal.showImages",
