@@ -42,6 +42,7 @@ pub mod process;
 mod script;
 mod server;
 mod sse;
+mod thread_server;
 mod web;
 
 pub use clock::MANUAL_CLOCK_EPOCH_MS;

@@ -134,38 +134,17 @@ impl LlamaServer {
     /// Serves `script` on `127.0.0.1` from a thread of its own (usable from sync tests and
     /// async ones alike).
     pub fn start(script: LlamaScript) -> Result<Self, TestkitError> {
-        let addr: SocketAddr = ([127, 0, 0, 1], 0).into();
-        let std_listener = std::net::TcpListener::bind(addr)
-            .and_then(|l| l.set_nonblocking(true).map(|()| l))
-            .map_err(|source| TestkitError::Bind { addr, source })?;
-        let addr = std_listener
-            .local_addr()
-            .map_err(|source| TestkitError::Bind { addr, source })?;
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(TestkitError::Runtime)?;
+        let (std_listener, addr) = crate::thread_server::bind(([127, 0, 0, 1], 0).into())?;
         let shared = Arc::new(Shared {
             script: Mutex::new(script),
             faults: Mutex::default(),
             requests: Mutex::default(),
         });
-        let (stop, stopped) = tokio::sync::oneshot::channel();
         let thread_shared = Arc::clone(&shared);
-        std::thread::Builder::new()
-            .name("knightcode-mock-llama".into())
-            .spawn(move || {
-                runtime.block_on(async move {
-                    let Ok(listener) = TcpListener::from_std(std_listener) else {
-                        return;
-                    };
-                    tokio::select! {
-                        () = serve(listener, thread_shared) => {}
-                        _ = stopped => {}
-                    }
-                });
-            })
-            .map_err(TestkitError::Runtime)?;
+        let (stop, _) =
+            crate::thread_server::serve_on_thread("knightcode-mock-llama", std_listener, |l| {
+                serve(l, thread_shared)
+            })?;
         Ok(Self {
             shared,
             addr,

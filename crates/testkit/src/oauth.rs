@@ -79,39 +79,19 @@ impl Drop for OAuthServer {
 
 impl OAuthServer {
     pub fn start(answer: TokenAnswer) -> Result<Self, TestkitError> {
-        let addr: SocketAddr = ([127, 0, 0, 1], 0).into();
-        let std_listener = std::net::TcpListener::bind(addr)
-            .and_then(|l| l.set_nonblocking(true).map(|()| l))
-            .map_err(|source| TestkitError::Bind { addr, source })?;
-        let addr = std_listener
-            .local_addr()
-            .map_err(|source| TestkitError::Bind { addr, source })?;
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(TestkitError::Runtime)?;
+        let (std_listener, addr) = crate::thread_server::bind(([127, 0, 0, 1], 0).into())?;
         let state = Arc::new(Mutex::new(State {
             answer,
             issued: Vec::new(),
             exchanges: Vec::new(),
             authorizations: Vec::new(),
         }));
-        let (shutdown, stop) = oneshot::channel();
         let served = Arc::clone(&state);
-        std::thread::Builder::new()
-            .name("knightcode-oauth-stand-in".into())
-            .spawn(move || {
-                runtime.block_on(async move {
-                    let Ok(listener) = TcpListener::from_std(std_listener) else {
-                        return;
-                    };
-                    tokio::select! {
-                        () = serve(listener, served) => {}
-                        _ = stop => {}
-                    }
-                });
-            })
-            .map_err(TestkitError::Runtime)?;
+        let (shutdown, _) = crate::thread_server::serve_on_thread(
+            "knightcode-oauth-stand-in",
+            std_listener,
+            |l| serve(l, served),
+        )?;
         Ok(Self {
             addr,
             state,

@@ -195,33 +195,12 @@ impl MockServerBuilder {
     /// that forbids blocking.
     pub fn start_blocking(self) -> Result<MockServer, TestkitError> {
         let (shared, addr) = self.into_shared()?;
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(TestkitError::Runtime)?;
-        // Bind on the caller's thread so bind errors are reported synchronously.
-        let std_listener = std::net::TcpListener::bind(addr)
-            .and_then(|l| l.set_nonblocking(true).map(|()| l))
-            .map_err(|source| TestkitError::Bind { addr, source })?;
-        let addr = std_listener
-            .local_addr()
-            .map_err(|source| TestkitError::Bind { addr, source })?;
-        let (shutdown_tx, shutdown_rx) = oneshot::channel();
+        let (std_listener, addr) = crate::thread_server::bind(addr)?;
         let thread_shared = Arc::clone(&shared);
-        let thread = std::thread::Builder::new()
-            .name("knightcode-mock-provider".into())
-            .spawn(move || {
-                runtime.block_on(async move {
-                    let Ok(listener) = TcpListener::from_std(std_listener) else {
-                        return;
-                    };
-                    tokio::select! {
-                        () = accept_loop(listener, thread_shared) => {}
-                        _ = shutdown_rx => {}
-                    }
-                });
-            })
-            .map_err(TestkitError::Runtime)?;
+        let (shutdown_tx, thread) =
+            crate::thread_server::serve_on_thread("knightcode-mock-provider", std_listener, |l| {
+                accept_loop(l, thread_shared)
+            })?;
         Ok(MockServer {
             shared,
             addr,

@@ -79,17 +79,7 @@ impl GithubServer {
     /// A server whose polls are answered by `polls` in turn (the last repeats), with a device
     /// code that lives `expires_in` seconds.
     pub fn start(polls: Vec<Poll>, expires_in: u64) -> Result<Self, TestkitError> {
-        let addr: SocketAddr = ([127, 0, 0, 1], 0).into();
-        let std_listener = std::net::TcpListener::bind(addr)
-            .and_then(|l| l.set_nonblocking(true).map(|()| l))
-            .map_err(|source| TestkitError::Bind { addr, source })?;
-        let addr = std_listener
-            .local_addr()
-            .map_err(|source| TestkitError::Bind { addr, source })?;
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(TestkitError::Runtime)?;
+        let (std_listener, addr) = crate::thread_server::bind(([127, 0, 0, 1], 0).into())?;
         let state = Arc::new(Mutex::new(State {
             polls,
             expires_in,
@@ -100,22 +90,12 @@ impl GithubServer {
             enabled: Vec::new(),
             log: Vec::new(),
         }));
-        let (shutdown, stop) = oneshot::channel();
         let served = Arc::clone(&state);
-        std::thread::Builder::new()
-            .name("knightcode-github-stand-in".into())
-            .spawn(move || {
-                runtime.block_on(async move {
-                    let Ok(listener) = TcpListener::from_std(std_listener) else {
-                        return;
-                    };
-                    tokio::select! {
-                        () = serve(listener, served) => {}
-                        _ = stop => {}
-                    }
-                });
-            })
-            .map_err(TestkitError::Runtime)?;
+        let (shutdown, _) = crate::thread_server::serve_on_thread(
+            "knightcode-github-stand-in",
+            std_listener,
+            |l| serve(l, served),
+        )?;
         Ok(Self {
             addr,
             state,

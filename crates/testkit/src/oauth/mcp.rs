@@ -83,38 +83,18 @@ impl McpOAuthServer {
     }
 
     fn spawn(protected: bool) -> Result<Self, TestkitError> {
-        let addr: SocketAddr = ([127, 0, 0, 1], 0).into();
-        let std_listener = std::net::TcpListener::bind(addr)
-            .and_then(|l| l.set_nonblocking(true).map(|()| l))
-            .map_err(|source| TestkitError::Bind { addr, source })?;
-        let addr = std_listener
-            .local_addr()
-            .map_err(|source| TestkitError::Bind { addr, source })?;
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(TestkitError::Runtime)?;
+        let (std_listener, addr) = crate::thread_server::bind(([127, 0, 0, 1], 0).into())?;
         let state = Arc::new(Mutex::new(State {
             protected,
             base: format!("http://{addr}"),
             ..State::default()
         }));
-        let (shutdown, stop) = oneshot::channel();
         let served = Arc::clone(&state);
-        std::thread::Builder::new()
-            .name("knightcode-mcp-oauth-stand-in".into())
-            .spawn(move || {
-                runtime.block_on(async move {
-                    let Ok(listener) = TcpListener::from_std(std_listener) else {
-                        return;
-                    };
-                    tokio::select! {
-                        () = serve(listener, served) => {}
-                        _ = stop => {}
-                    }
-                });
-            })
-            .map_err(TestkitError::Runtime)?;
+        let (shutdown, _) = crate::thread_server::serve_on_thread(
+            "knightcode-mcp-oauth-stand-in",
+            std_listener,
+            |l| serve(l, served),
+        )?;
         Ok(Self {
             addr,
             state,
