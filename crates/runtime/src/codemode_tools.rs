@@ -112,12 +112,9 @@ impl knightcode_codemode::ScriptModels for ScriptModelList {
         let auth = access.auth();
         let registry = &access.registry;
         let chat = registry.models().iter().map(|model| {
-            let key = registry
-                .provider_config(&model.provider)
-                .and_then(knightcode_ai::models::ProviderConfig::api_key);
             (
                 serde_json::to_value(model).ok(),
-                auth.has_auth(&model.provider, key),
+                registry.has_auth(&model.provider, &auth),
             )
         });
         let classifiers = crate::classify::classifier_models(registry, &auth)

@@ -325,12 +325,7 @@ impl ModelPort for SessionModels {
         registry
             .models()
             .iter()
-            .map(|m| {
-                let key = registry
-                    .provider_config(&m.provider)
-                    .and_then(ProviderConfig::api_key);
-                (m.clone(), auth.has_auth(&m.provider, key))
-            })
+            .map(|m| (m.clone(), registry.has_auth(&m.provider, &auth)))
             .collect()
     }
 
