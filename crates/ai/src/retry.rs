@@ -37,8 +37,12 @@ const RETRYABLE_PATTERNS: &[&str] = &[
     "model is at capacity",
     "rate.?limit",
     "too many requests",
-    // Status codes only as whole words: a 400 mentioning "15200 tokens" is permanent.
-    r"\b(?:429|500|502|503|504|520|524)\b",
+    // Status codes only as whole words: a 400 mentioning "15200 tokens" is permanent. The
+    // boundaries are ASCII ones (digits are ASCII): a Unicode `\b` makes the regex crate's
+    // fast engines give up on non-ASCII text, and matching an 830-byte message of mixed
+    // scripts took about 1 ms instead of 5 µs (found by the `stream_openai_completions`
+    // fuzz target).
+    r"(?-u:\b)(?:429|500|502|503|504|520|524)(?-u:\b)",
     "service.?unavailable",
     "server.?error",
     "internal.?error",
@@ -325,6 +329,14 @@ mod tests {
         assert!(is_retryable_error_message(
             "Anthropic stream ended before message_stop"
         ));
+    }
+
+    #[test]
+    fn status_codes_are_whole_numbers_among_other_scripts_too() {
+        assert!(is_retryable_error_message("Fehler 503: Dienst nicht verfügbar"));
+        assert!(is_retryable_error_message("エラー 502 ゲートウェイ"));
+        assert!(!is_retryable_error_message("Anfrage mit 15029 Tokens abgelehnt"));
+        assert!(!is_retryable_error_message("ungültig: 4290 Zeichen"));
     }
 
     #[test]
