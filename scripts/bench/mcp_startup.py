@@ -12,7 +12,9 @@ Configurations, interleaved run by run so load falls on all alike:
 * `none`: no `mcp.json`;
 * `fixture`: three stdio servers, the tests' fixture server (`node`, answers at once);
 * `slow`: three stdio servers that answer `initialize` after about 500 ms (`sleep 0.5`, then
-  the fixture server).
+  the fixture server);
+* `http`: three streamable HTTP servers at a closed loopback port (no process started:
+  what reading the config and making the HTTP client cost).
 
     python3 scripts/bench/mcp_startup.py [--runs 15] [--configs none,fixture,slow]
 
@@ -46,6 +48,8 @@ SERVERS = 3
 def mcp_json(config, box):
     if config == "none":
         return None
+    if config == "http":
+        return {"mcpServers": {f"s{i}": {"url": f"http://127.0.0.1:9/mcp{i}"} for i in range(SERVERS)}}
     node = shutil.which("node")
     if config == "fixture":
         entry = {"command": node, "args": [FIXTURE]}
@@ -105,7 +109,7 @@ def main():
     configs = opts.configs.split(",")
     if not os.path.exists(KNIGHTCODE):
         sys.exit(f"missing {KNIGHTCODE}: kcargo build --release -p knightcode-cli")
-    if any(c != "none" for c in configs) and not shutil.which("node"):
+    if any(c in ("fixture", "slow") for c in configs) and not shutil.which("node"):
         sys.exit("the fixture MCP server needs node on PATH")
     print(f"machine: {machine()}")
     print(f"binary: {KNIGHTCODE}")
