@@ -232,3 +232,45 @@ fn a_schema_strict_mode_cannot_express_leaves_prefer_as_it_was_and_fails_require
         "Tool \"read\" requires JSON-schema constrained sampling, but strict tools are unsupported."
     );
 }
+
+/// The catalog carries the reference's strict flags: OpenAI's Responses models (OpenAI's own
+/// and the Cloudflare gateway's) and Anthropic's own models take strict tools.
+#[test]
+fn the_catalog_marks_the_models_that_take_strict_tools() {
+    let models = knightcode_ai::models::builtin_models();
+    let find = |provider: &str, id: &str| {
+        models
+            .iter()
+            .find(|m| m.provider == provider && m.id == id)
+            .unwrap_or_else(|| panic!("{provider}/{id} is in the catalog"))
+            .clone()
+    };
+    let body = body_of(find("openai", "gpt-4o"), vec![read_tool(None)]);
+    assert_eq!(body["tools"][0]["strict"], false);
+    let body = body_of(find("openai", "gpt-4o"), vec![read_tool(Some("prefer"))]);
+    assert_eq!(body["tools"][0]["strict"], true);
+    assert_eq!(body["tools"][0]["parameters"], strict_read_schema());
+    let body = body_of(
+        find("anthropic", "claude-sonnet-4-5"),
+        vec![read_tool(Some("require"))],
+    );
+    assert_eq!(body["tools"][0]["strict"], true);
+    // Elsewhere the flags stay off: a `require` tool cannot be served.
+    for (provider, id) in [
+        ("openrouter", "anthropic/claude-sonnet-4.5"),
+        ("azure-openai-responses", "gpt-4o"),
+        ("github-copilot", "gpt-5"),
+    ] {
+        let model = find(provider, id);
+        assert_eq!(
+            model.compat_bool("supportsStrictTools"),
+            None,
+            "{provider}/{id}"
+        );
+        assert_eq!(
+            model.compat_bool("supportsStrictMode"),
+            None,
+            "{provider}/{id}"
+        );
+    }
+}
