@@ -132,8 +132,12 @@ fn make_strict(schema: &mut Value) -> Result<(), NotStrict> {
     let Some(node) = schema.as_object_mut() else {
         return Err(NotStrict::BooleanSchema);
     };
-    if let Some(key) = UNSUPPORTED_KEYWORDS.iter().find(|k| node.contains_key(**k)) {
-        return Err(NotStrict::Keyword(*key));
+    if let Some(key) = UNSUPPORTED_KEYWORDS
+        .iter()
+        .copied()
+        .find(|k| node.contains_key(*k))
+    {
+        return Err(NotStrict::Keyword(key));
     }
     if let Some(any_of) = node.get_mut("anyOf") {
         let variants = any_of
