@@ -60,8 +60,11 @@ function withAdditions(model) {
 	const next = structuredClone(model);
 	for (const rule of additions.rules) {
 		if (rule.api && rule.api !== model.api) continue;
+		if (rule.apis && !rule.apis.includes(model.api)) continue;
 		if (rule.provider && rule.provider !== model.provider) continue;
+		if (rule.providers && !rule.providers.includes(model.provider)) continue;
 		if (rule.idIncludes && !rule.idIncludes.some((part) => model.id.includes(part))) continue;
+		if (rule.idPattern && !new RegExp(rule.idPattern).test(model.id)) continue;
 		if (rule.id && rule.id !== model.id) continue;
 		next.compat = { ...(next.compat ?? {}), ...rule.compat };
 	}

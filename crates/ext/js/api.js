@@ -436,6 +436,18 @@
     };
   }
 
+  // `constrainedSampling`: `false` or a config object, copied as plain JSON; anything else is
+  // left out (providers then send the tool's JSON schema as it is).
+  function samplingOf(value) {
+    if (value === false) return false;
+    if (!value || typeof value !== "object" || Array.isArray(value)) return undefined;
+    try {
+      return JSON.parse(JSON.stringify(value));
+    } catch {
+      return undefined;
+    }
+  }
+
   function snapshot() {
     const events = new Set();
     for (const ext of extensions) for (const [name, list] of ext.handlers) if (list.length) events.add(name);
@@ -451,6 +463,7 @@
         extensionPath: ext.path,
         exposure: typeof def.exposure === "string" ? def.exposure : "direct",
         defaultActive: typeof def.defaultActive === "boolean" ? def.defaultActive : undefined,
+        constrainedSampling: samplingOf(def.constrainedSampling),
         prepareLoadout: typeof def.prepareLoadout === "function",
       })),
       commands: [...commands.values()].map((c) => ({

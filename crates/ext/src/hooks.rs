@@ -53,6 +53,7 @@ pub struct JsTool {
     definition: ToolDefinition,
     exposure: knightcode_agent::ToolExposure,
     default_active: bool,
+    constrained_sampling: Option<knightcode_protocol::ConstrainedSampling>,
     engine: Engine,
     ops: Arc<Ops>,
 }
@@ -79,6 +80,10 @@ impl JsTool {
                 .and_then(knightcode_agent::ToolExposure::parse)
                 .unwrap_or_default(),
             default_active: spec.default_active != Some(false),
+            constrained_sampling: spec
+                .constrained_sampling
+                .clone()
+                .and_then(|value| serde_json::from_value(value).ok()),
             engine: host.engine.clone(),
             ops: Arc::clone(&host.ops),
         }
@@ -96,6 +101,10 @@ impl Tool for JsTool {
 
     fn active_on_registration(&self) -> bool {
         self.exposure.declarable() && self.default_active
+    }
+
+    fn constrained_sampling(&self) -> Option<knightcode_protocol::ConstrainedSampling> {
+        self.constrained_sampling.clone()
     }
 
     fn execute(&self, arguments: Value, context: ToolContext) -> ToolFuture<'_> {

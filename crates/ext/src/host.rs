@@ -56,6 +56,10 @@ pub struct ToolSpec {
     pub exposure: Option<String>,
     #[serde(default)]
     pub default_active: Option<bool>,
+    /// `constrainedSampling` as registered (`false` or a config), kept as JSON: a value the
+    /// protocol cannot read is dropped when the tool is made, not the whole registration.
+    #[serde(default)]
+    pub constrained_sampling: Option<Value>,
     /// The tool has a `prepareLoadout` hook.
     #[serde(default)]
     pub prepare_loadout: bool,

@@ -23,6 +23,7 @@ pub(crate) mod mistral;
 pub(crate) mod openai_codex;
 pub(crate) mod openai_completions;
 pub(crate) mod openai_responses;
+pub(crate) mod strict_tools;
 pub(crate) mod vertex;
 
 /// Everything that differs between wire formats: each module has one, so adding a format is

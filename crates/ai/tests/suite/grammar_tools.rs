@@ -180,6 +180,61 @@ fn grammar_tools_are_custom_tools_where_the_model_supports_them() {
     );
 }
 
+/// The built-in catalog marks the models the reference does (GPT-5 and later on the
+/// Responses endpoints of the providers that pass custom tools through), and a request for
+/// one of them sends a grammar tool as a custom tool; older models and other wires do not.
+#[test]
+fn the_catalog_gives_the_flag_to_gpt_5_and_later_on_the_responses_endpoints() {
+    let models = knightcode_ai::models::builtin_models();
+    let find = |provider: &str, id: &str| {
+        models
+            .iter()
+            .find(|m| m.provider == provider && m.id == id)
+            .unwrap_or_else(|| panic!("{provider}/{id} is in the catalog"))
+            .clone()
+    };
+    let flag = |m: &Model| m.compat_bool("supportsOpenAIGrammarTools").unwrap_or(false);
+    for (provider, id) in [
+        ("openai", "gpt-5"),
+        ("openai", "gpt-5-mini"),
+        ("azure-openai-responses", "gpt-5"),
+        ("openai-codex", "gpt-5.1"),
+        ("github-copilot", "gpt-5"),
+        ("opencode", "gpt-5"),
+    ] {
+        assert!(flag(&find(provider, id)), "{provider}/{id}");
+    }
+    for (provider, id) in [
+        ("openai", "gpt-4o"),
+        ("openai", "gpt-4.1"),
+        ("openai", "o3"),
+        ("openrouter", "openai/gpt-5"),
+        ("github-copilot", "gpt-4o"),
+    ] {
+        assert!(!flag(&find(provider, id)), "{provider}/{id}");
+    }
+    let marked = models.iter().filter(|m| flag(m)).collect::<Vec<_>>();
+    assert!(
+        marked.iter().all(|m| m.id.starts_with("gpt-")
+            && matches!(
+                m.api.as_str(),
+                "openai-responses" | "azure-openai-responses" | "openai-codex-responses"
+            )),
+        "{:?}",
+        marked
+            .iter()
+            .map(|m| (&m.provider, &m.id))
+            .collect::<Vec<_>>()
+    );
+
+    let hi = context(vec![AgentMessage::user("hi", Millis(1))]);
+    let body = body_of(find("openai", "gpt-5"), hi.clone(), options());
+    assert_eq!(body["tools"][0]["type"], "custom");
+    assert_eq!(body["tools"][0]["format"]["syntax"], "lark");
+    let body = body_of(find("openai", "gpt-4o"), hi, options());
+    assert_eq!(body["tools"][0]["type"], "function");
+}
+
 #[test]
 fn a_grammar_tool_that_cannot_be_one_fails_the_request() {
     let model = with_grammar(offline(Api::OpenAiResponses), true);

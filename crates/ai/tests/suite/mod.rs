@@ -9,4 +9,5 @@ mod grammar_tools;
 mod local;
 mod requests;
 mod streaming;
+mod strict_tools;
 mod subscription;

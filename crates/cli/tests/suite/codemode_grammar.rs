@@ -7,6 +7,8 @@ use knightcode_testkit::Chunking;
 use knightcode_testkit::MockServer;
 use knightcode_testkit::ScriptedReply;
 use knightcode_testkit::WireFormat;
+use knightcode_testkit::process::OutputWithin;
+use knightcode_testkit::process::PROCESS_LIMIT;
 use serde_json::Value;
 use serde_json::json;
 
@@ -119,4 +121,48 @@ fn without_the_flag_codemode_stays_a_function_tool() {
         .clone();
     assert_eq!(codemode["type"], "function");
     assert_eq!(codemode["parameters"]["required"], json!(["code"]));
+}
+
+/// A built-in catalog model the reference marks (`openai/gpt-5`) gets the grammar form with
+/// no compat of its own in `models.json`, which only points the provider at the mock.
+#[test]
+fn a_catalog_gpt_5_gets_the_grammar_form() {
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiResponses,
+        vec![ScriptedReply::text("Hi.")],
+    )
+    .unwrap();
+    let sandbox = sandbox(&server);
+    std::fs::write(
+        sandbox.agent.join("models.json"),
+        json!({"providers": {"openai": {"baseUrl": server.base_url()}}}).to_string(),
+    )
+    .unwrap();
+    let output = crate::oneshot_common::command(
+        &sandbox,
+        &[
+            "--provider",
+            "openai",
+            "--model",
+            "gpt-5",
+            "--tools",
+            "read,codemode",
+            "-p",
+            "hi",
+        ],
+    )
+    .env("OPENAI_API_KEY", "test-key")
+    .output_within(PROCESS_LIMIT, "knightcode")
+    .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let requests = server.requests();
+    assert_eq!(requests[0].body["model"], "gpt-5");
+    let tools = requests[0].body["tools"].as_array().unwrap();
+    let codemode = tools.iter().find(|t| t["name"] == "codemode").unwrap();
+    assert_eq!(codemode["type"], "custom");
+    assert_eq!(codemode["format"]["syntax"], "lark");
 }

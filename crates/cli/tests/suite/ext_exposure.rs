@@ -178,3 +178,73 @@ fn exposure_decides_what_the_model_sees_and_what_tools_may_call() {
     // Withdrawn: no longer declared (nor callable).
     assert_eq!(offered_tools(&requests[3].body), ["read"]);
 }
+
+/// `registerTool`'s `constrainedSampling` reaches the request: a grammar tool goes out as a
+/// custom tool and a strict one with `strict: true` where the model's compat allows them; a
+/// value that is neither `false` nor a config is left out.
+#[test]
+fn constrained_sampling_of_registered_tools_reaches_the_request() {
+    const SAMPLING: &str = r#"
+import { Type } from "@sinclair/typebox";
+
+export default function (pi) {
+  const tool = (name, parameters, constrainedSampling) => pi.registerTool({
+    name, label: name, description: `${name} tool`, parameters, constrainedSampling,
+    execute: async () => ({ content: [{ type: "text", text: "ran" }], details: {} }),
+  });
+  tool("sql", Type.Object({ query: Type.String() }), {
+    type: "grammar", variants: { openai_lark: "start: /SELECT .+/" },
+  });
+  tool("lookup", Type.Object({ key: Type.String(), limit: Type.Optional(Type.Number()) }), {
+    type: "json_schema", strict: "prefer",
+  });
+  tool("loose", Type.Object({ key: Type.String() }), "yes");
+}
+"#;
+    let server = MockServer::start_blocking(
+        WireFormat::OpenAiResponses,
+        vec![ScriptedReply::text("Hi.")],
+    )
+    .unwrap();
+    let sb = sandbox(&server);
+    std::fs::write(
+        sb.agent.join("models.json"),
+        json!({"providers": {"mock": {
+            "baseUrl": server.base_url(), "api": "openai-responses", "apiKey": "test-key",
+            "models": [{"id": "mock-model", "name": "Mock", "reasoning": false,
+                        "contextWindow": 128000, "maxTokens": 4096,
+                        "compat": {"supportsOpenAIGrammarTools": true, "supportsStrictMode": true}}]}}})
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::write(sb.project.join("sampling.ts"), SAMPLING).unwrap();
+    let run = knightcode(&sb, &["-p", "-e", "sampling.ts", "hi"]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let body = &server.requests()[0].body;
+    let tool = |name: &str| {
+        body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("{name} in {body}"))
+            .clone()
+    };
+    assert_eq!(
+        tool("sql")["format"],
+        json!({"type": "grammar", "syntax": "lark", "definition": "start: /SELECT .+/"})
+    );
+    assert_eq!(tool("sql")["type"], "custom");
+    let lookup = tool("lookup");
+    assert_eq!(lookup["strict"], true);
+    assert_eq!(lookup["parameters"]["required"], json!(["key", "limit"]));
+    assert_eq!(lookup["parameters"]["additionalProperties"], false);
+    assert_eq!(
+        lookup["parameters"]["properties"]["limit"],
+        json!({"anyOf": [{"type": "number"}, {"type": "null"}]})
+    );
+    let loose = tool("loose");
+    assert_eq!(loose["type"], "function");
+    assert_eq!(loose["strict"], false);
+    assert_eq!(loose["parameters"]["required"], json!(["key"]));
+}

@@ -6,6 +6,7 @@ mod claude_code;
 mod stream;
 
 use knightcode_protocol::ContentBlock;
+use knightcode_protocol::ToolDeclaration;
 use serde_json::Map;
 use serde_json::Value;
 use serde_json::json;
@@ -27,6 +28,7 @@ use crate::options::MIN_ANSWER_TOKENS;
 use crate::options::StreamOptions;
 use crate::options::clamp_max_tokens_to_context;
 use crate::options::clamp_thinking_budget_to_answer_room;
+use crate::providers::strict_tools;
 use crate::transform::LlmMessage;
 use crate::transform::UserContent;
 use crate::transform::prepare_messages;
@@ -59,6 +61,8 @@ struct Compat {
     temperature: bool,
     allow_empty_signature: bool,
     adaptive_thinking: bool,
+    /// Tools asking for strict JSON-schema sampling get `strict: true`.
+    strict_tools: bool,
 }
 
 impl Compat {
@@ -74,6 +78,7 @@ impl Compat {
             // Models with managed mid-conversation effort always think adaptively.
             adaptive_thinking: flag("forceAdaptiveThinking", false)
                 || flag("supportsMidConvoEffort", false),
+            strict_tools: flag("supportsStrictTools", false),
         }
     }
 }
@@ -211,11 +216,12 @@ pub(crate) fn build_request(
     }
     if !context.tools.is_empty() {
         let last = context.tools.len() - 1;
-        let tools: Vec<Value> = context
+        let tools = context
             .tools
             .iter()
             .enumerate()
             .map(|(i, tool)| {
+                let strict = strict_tools::strict_sampling(tool, compat.strict_tools)?;
                 let mut out = Map::new();
                 let name = if oauth {
                     claude_code::to_claude_code_name(&tool.name)
@@ -227,23 +233,19 @@ pub(crate) fn build_request(
                 if compat.eager_tool_input_streaming {
                     out.insert("eager_input_streaming".into(), json!(true));
                 }
-                out.insert(
-                    "input_schema".into(),
-                    json!({
-                        "type": "object",
-                        "properties": tool.parameters.get("properties").cloned().unwrap_or_else(|| json!({})),
-                        "required": tool.parameters.get("required").cloned().unwrap_or_else(|| json!([])),
-                    }),
-                );
+                if strict == Some(true) {
+                    out.insert("strict".into(), json!(true));
+                }
+                out.insert("input_schema".into(), input_schema(tool, strict));
                 if i == last
                     && compat.cache_control_on_tools
                     && let Some(cc) = &cache_control
                 {
                     out.insert("cache_control".into(), cc.clone());
                 }
-                Value::Object(out)
+                Ok(Value::Object(out))
             })
-            .collect();
+            .collect::<Result<Vec<Value>, StreamFailure>>()?;
         body.insert("tools".into(), Value::Array(tools));
     }
     match &thinking {
@@ -526,4 +528,26 @@ fn add_cache_control_to_last_user(messages: &mut [Value], cache_control: &Value)
     {
         object.insert("cache_control".into(), cache_control.clone());
     }
+}
+
+/// A tool's `input_schema`: its properties and required names; a strict tool keeps the rest
+/// of its (strict) schema around them.
+fn input_schema(tool: &ToolDeclaration, strict: Option<bool>) -> Value {
+    let parameters = strict_tools::parameters(tool, strict);
+    let properties = parameters
+        .get("properties")
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    let required = parameters
+        .get("required")
+        .cloned()
+        .unwrap_or_else(|| json!([]));
+    let mut schema = match (strict, parameters) {
+        (Some(true), Value::Object(all)) => all,
+        _ => Map::new(),
+    };
+    schema.insert("type".into(), json!("object"));
+    schema.insert("properties".into(), properties);
+    schema.insert("required".into(), required);
+    Value::Object(schema)
 }

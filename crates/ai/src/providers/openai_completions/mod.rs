@@ -145,7 +145,7 @@ pub(crate) fn build_request(
     }
     let mut tools = None;
     if !context.tools.is_empty() {
-        tools = Some(convert_tools(&context.tools, &compat));
+        tools = Some(convert_tools(&context.tools, &compat)?);
         if compat.zai_tool_stream {
             body.insert("tool_stream".into(), json!(true));
         }
@@ -266,18 +266,22 @@ fn has_tool_history(messages: &[Value]) -> bool {
     })
 }
 
-fn convert_tools(tools: &[ToolDeclaration], compat: &Compat) -> Vec<Value> {
+/// The tools as functions; `strict` (where the provider takes it) is `true` for the tools that
+/// asked for strict JSON-schema sampling and got it, else `false`.
+fn convert_tools(tools: &[ToolDeclaration], compat: &Compat) -> Result<Vec<Value>, StreamFailure> {
+    use crate::providers::strict_tools;
     tools
         .iter()
         .map(|tool| {
+            let strict = strict_tools::strict_sampling(tool, compat.supports_strict_mode)?;
             let mut function = Map::new();
             function.insert("name".into(), json!(tool.name));
             function.insert("description".into(), json!(tool.description));
-            function.insert("parameters".into(), tool.parameters.clone());
+            function.insert("parameters".into(), strict_tools::parameters(tool, strict));
             if compat.supports_strict_mode {
-                function.insert("strict".into(), json!(false));
+                function.insert("strict".into(), json!(strict.unwrap_or(false)));
             }
-            json!({"type": "function", "function": function})
+            Ok(json!({"type": "function", "function": function}))
         })
         .collect()
 }

@@ -28,6 +28,7 @@ use crate::options::CacheRetention;
 use crate::options::Context;
 use crate::options::StreamOptions;
 use crate::options::clamp_max_tokens_to_context;
+use crate::providers::strict_tools;
 use crate::transform::LlmMessage;
 use crate::transform::UserContent;
 use crate::transform::prepare_messages;
@@ -230,24 +231,27 @@ pub(crate) fn request_body(
         body.insert("temperature".into(), json!(temperature));
     }
     if !context.tools.is_empty() {
-        let tools: Vec<Value> = context
+        // Azure's endpoint takes `strict` whatever the model's compat says, as in the reference.
+        let strict_mode = compat.strict_mode || azure;
+        let tools = context
             .tools
             .iter()
             .map(|tool| {
                 if let Some(custom) = grammar.custom_tool(tool) {
-                    return custom;
+                    return Ok(custom);
                 }
+                let strict = strict_tools::strict_sampling(tool, strict_mode)?;
                 let mut out = Map::new();
                 out.insert("type".into(), json!("function"));
                 out.insert("name".into(), json!(tool.name));
                 out.insert("description".into(), json!(tool.description));
-                out.insert("parameters".into(), tool.parameters.clone());
-                if compat.strict_mode || azure {
-                    out.insert("strict".into(), json!(false));
+                out.insert("parameters".into(), strict_tools::parameters(tool, strict));
+                if strict_mode {
+                    out.insert("strict".into(), json!(strict.unwrap_or(false)));
                 }
-                Value::Object(out)
+                Ok(Value::Object(out))
             })
-            .collect();
+            .collect::<Result<Vec<Value>, StreamFailure>>()?;
         body.insert("tools".into(), Value::Array(tools));
     }
     if model.reasoning {
