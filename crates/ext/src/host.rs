@@ -10,6 +10,7 @@ use std::sync::PoisonError;
 
 use knightcode_agent::EventSender;
 use knightcode_protocol::AgentEvent;
+use knightcode_protocol::AgentMessage;
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::json;
@@ -336,10 +337,28 @@ impl ExtensionHost {
     }
 
     /// Asks the `route()` of a virtual model which model answers a request; `request` is
-    /// `{provider, id, thinkingLevel, reason, failed?, systemPrompt?, messages}` and the
-    /// answer `{model, thinkingLevel}`. A throwing `route` is the error.
-    pub async fn route_virtual(&self, request: &Value) -> Result<Value, CallError> {
-        self.engine.call("routeVirtual", request).await
+    /// `{provider, id, thinkingLevel, reason, failed?, systemPrompt?, previous?}` and the
+    /// answer `{model, thinkingLevel}`. `messages` (the request's, shared) are what JS
+    /// converts if the router reads `request.messages`, kept only while the call runs. A
+    /// throwing `route` is the error.
+    pub async fn route_virtual(
+        &self,
+        mut request: Value,
+        messages: Vec<Arc<AgentMessage>>,
+    ) -> Result<Value, CallError> {
+        let held = self.ops.routes.hold(messages);
+        if let Some(fields) = request.as_object_mut() {
+            fields.insert("routeId".to_owned(), Value::from(held.id));
+        }
+        let answer = self.engine.call("routeVirtual", &request).await;
+        drop(held);
+        answer
+    }
+
+    /// How many `route()` calls' conversations the host keeps now (each only while its
+    /// call runs).
+    pub fn routes_in_flight(&self) -> usize {
+        self.ops.routes.len()
     }
 
     /// Draws tool calls with extensions' renderers for the HTML export: `request` is

@@ -33,6 +33,7 @@ mod session_op;
 mod tools;
 pub mod transpile;
 mod tui_ops;
+mod virtual_route;
 mod watch;
 
 pub use error::CallError;
