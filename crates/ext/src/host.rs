@@ -155,6 +155,21 @@ pub struct McpServerSpec {
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
 pub struct FlagSpec {
     pub name: String,
+    /// Its `type`: a string flag takes the argument after it.
+    #[serde(rename = "type", default)]
+    pub kind: FlagKind,
+}
+
+/// The `type` of a flag an extension declared.
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum FlagKind {
+    #[default]
+    Boolean,
+    String,
+    /// A type the API does not define (read as a boolean, as `getFlag` reads it).
+    #[serde(other)]
+    Other,
 }
 
 /// What the extensions registered so far.
@@ -353,6 +368,14 @@ impl ExtensionHost {
         let answer = self.engine.call("routeVirtual", &request).await;
         drop(held);
         answer
+    }
+
+    /// Gives the CLI flag `name` the value `value` from now on (`getFlag`).
+    pub async fn set_flag(&self, name: &str, value: Value) -> Result<(), CallError> {
+        self.engine
+            .call("setFlag", &json!({ "name": name, "value": value }))
+            .await
+            .map(|_| ())
     }
 
     /// How many `route()` calls' conversations the host keeps now (each only while its

@@ -43,6 +43,7 @@ pub use error::ResolveError;
 pub use hooks::JsTool;
 pub use host::CommandSpec;
 pub use host::ExtensionHost;
+pub use host::FlagKind;
 pub use host::FlagSpec;
 pub use host::HandlerError;
 pub use host::HostConfig;
