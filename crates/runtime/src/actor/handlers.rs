@@ -62,30 +62,15 @@ fn queue(ctx: &Ctx, text: &str, images: &[ContentBlock], steer: bool, expand: bo
     Reply::Prompt(PromptDisposition::Queued)
 }
 
-/// A steering or follow-up message that names an extension command: refused, as the
-/// reference refuses it, rather than queued as text for the model. The built-in `/plan`
-/// counts as one (the reference's plan mode is an extension).
-fn queued_command(ctx: &Ctx, text: &str) -> Option<Reply> {
-    let (name, _) = crate::extensions::command_of(text)?;
-    let extension = ctx
-        .extensions
-        .as_ref()
-        .is_some_and(|extensions| extensions.host().has_command(name));
-    let plan = name == "plan" && ctx.plan.enabled();
-    (extension || plan).then(|| Reply::Failed(CommandError::NotQueueable(name.to_owned())))
-}
-
 /// Commands that only read the session (or touch it through the view), the same whether or
 /// not a prompt runs. `None` when `command` is not one of them.
 fn shared(ctx: &Ctx, command: &Command, streaming: bool) -> Option<Reply> {
     let view = &ctx.view;
     let reply = match command {
-        Command::Steer { text, images } => {
-            queued_command(ctx, text).unwrap_or_else(|| queue(ctx, text, images, true, true))
-        }
-        Command::FollowUp { text, images } => {
-            queued_command(ctx, text).unwrap_or_else(|| queue(ctx, text, images, false, true))
-        }
+        Command::Steer { text, images } => super::extension_commands::refuse_queued(ctx, text)
+            .unwrap_or_else(|| queue(ctx, text, images, true, true)),
+        Command::FollowUp { text, images } => super::extension_commands::refuse_queued(ctx, text)
+            .unwrap_or_else(|| queue(ctx, text, images, false, true)),
         Command::ClearQueue => Reply::Cleared(ctx.handle.clear_queue()),
         Command::GetState => Reply::State(view.state(streaming)),
         Command::GetMessages => Reply::Messages(view.messages()),
