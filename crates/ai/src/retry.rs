@@ -333,9 +333,13 @@ mod tests {
 
     #[test]
     fn status_codes_are_whole_numbers_among_other_scripts_too() {
-        assert!(is_retryable_error_message("Fehler 503: Dienst nicht verfügbar"));
+        assert!(is_retryable_error_message(
+            "Fehler 503: Dienst nicht verfügbar"
+        ));
         assert!(is_retryable_error_message("エラー 502 ゲートウェイ"));
-        assert!(!is_retryable_error_message("Anfrage mit 15029 Tokens abgelehnt"));
+        assert!(!is_retryable_error_message(
+            "Anfrage mit 15029 Tokens abgelehnt"
+        ));
         assert!(!is_retryable_error_message("ungültig: 4290 Zeichen"));
     }
 

@@ -124,6 +124,10 @@ pub struct Args {
     pub no_mcp: bool,
     /// `--plan`: start planning (the built-in plan mode, or an extension's `--plan`).
     pub plan: bool,
+    /// The index in `messages` of the word right after `--plan`: the built-in's flag takes
+    /// no value, so it is a message unless an extension that replaces plan mode declares
+    /// `--plan` as a string flag, which takes it (`AgentSession::plan_argument_taken`).
+    pub plan_argument: Option<usize>,
     /// `--sandbox <mode>`.
     pub sandbox: Option<knightcode_sandbox::SandboxMode>,
 
@@ -158,6 +162,17 @@ impl Args {
     /// Where `--export` writes: the first positional argument, if any.
     pub fn export_output(&self) -> Option<&str> {
         self.messages.first().map(String::as_str)
+    }
+
+    /// The messages without the word after `--plan`, for when a replacing extension's string
+    /// `--plan` takes it; `None` when no word follows `--plan`.
+    pub fn messages_without_plan_argument(&self) -> Option<Vec<String>> {
+        let index = self.plan_argument?;
+        let mut messages = self.messages.clone();
+        (index < messages.len()).then(|| {
+            messages.remove(index);
+            messages
+        })
     }
 
     fn set_extension_flag(&mut self, name: &str, value: FlagValue) {
@@ -315,7 +330,13 @@ pub fn parse(argv: &[String]) -> Parsed {
             "--extension" | "-e" if has_value => args.extensions.extend(take(&mut i)),
             "--no-extensions" | "-ne" => args.no_extensions = true,
             "--no-mcp" => args.no_mcp = true,
-            "--plan" => args.plan = true,
+            "--plan" => {
+                args.plan = true;
+                args.plan_argument = argv
+                    .get(i + 1)
+                    .filter(|next| !next.starts_with('-') && !next.starts_with('@'))
+                    .map(|_| args.messages.len());
+            }
             "--sandbox" => match argv.get(i + 1) {
                 Some(mode) if !mode.starts_with('-') => {
                     i += 1;

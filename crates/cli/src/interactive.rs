@@ -24,6 +24,13 @@ pub fn run(args: &Args, warnings: Vec<String>) -> anyhow::Result<ExitCode> {
         Some((text, images)) => (Some(text), images),
         None => (None, Vec::new()),
     };
+    let without_plan_argument = match args.messages_without_plan_argument() {
+        Some(messages) => {
+            let prompts = initial_prompts(None, &args.file_args, &messages, &setup.cwd)?;
+            Some(prompts.first)
+        }
+        None => None,
+    };
     let fullscreen = FullscreenOptions::choose(
         args.tui_mode.map(|mode| mode == TuiMode::Fullscreen),
         &interface_settings(args, &setup),
@@ -31,6 +38,7 @@ pub fn run(args: &Args, warnings: Vec<String>) -> anyhow::Result<ExitCode> {
     let options = InteractiveOptions {
         initial_message,
         initial_images,
+        without_plan_argument,
         resume_picker: args.resume,
         verbose: args.verbose,
         sessions_dir: location.dir,

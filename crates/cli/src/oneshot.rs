@@ -35,15 +35,27 @@ fn piped_stdin() -> anyhow::Result<Option<String>> {
 pub fn run(args: &Args, mode: OneShot) -> anyhow::Result<ExitCode> {
     let setup = session_setup(args)?;
     let stdin = piped_stdin()?;
-    let prompts = initial_prompts(stdin, &args.file_args, &args.messages, &setup.cwd)?;
+    let prompts = initial_prompts(stdin.clone(), &args.file_args, &args.messages, &setup.cwd)?;
     let Some(first) = prompts.first else {
-        anyhow::bail!(
-            "no prompt: pass a message, pipe text on standard input, or attach files with @path"
-        );
+        anyhow::bail!("{}", knightcode_headless::oneshot::NO_PROMPT);
+    };
+    let without_plan_argument = match args.messages_without_plan_argument() {
+        Some(messages) => {
+            let prompts = initial_prompts(stdin, &args.file_args, &messages, &setup.cwd)?;
+            Some(prompts.first.map(|first| {
+                Box::new(OneShotPrompts {
+                    first,
+                    rest: prompts.rest,
+                    without_plan_argument: None,
+                })
+            }))
+        }
+        None => None,
     };
     let prompts = OneShotPrompts {
         first,
         rest: prompts.rest,
+        without_plan_argument,
     };
     Ok(ExitCode::from(knightcode_headless::oneshot::run(
         setup, prompts, mode,

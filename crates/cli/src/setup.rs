@@ -182,6 +182,9 @@ pub fn session_setup_with_location(
     setup.extensions = knightcode_runtime::ExtensionSources {
         cli: args.extensions.clone(),
         no_extensions: args.no_extensions,
+        plan_argument: args
+            .plan_argument
+            .and_then(|index| args.messages.get(index).cloned()),
         flags: args
             .extension_flags
             .iter()

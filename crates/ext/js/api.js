@@ -591,6 +591,10 @@
       settings.paths = [];
       return calls.load({ paths, cwd: settings.cwd, mode: settings.mode, flags: settings.flags });
     },
+    // A flag's value decided after loading (a string `--plan` takes the word after it).
+    setFlag({ name, value }) {
+      settings.flags = Object.assign({}, settings.flags, { [name]: value });
+    },
     // The composition rules are dispatch.js's (an async function: no extra tick here).
     dispatch: (request) => internal.dispatchEvent(run, request),
     async executeTool({ name, toolCallId, params }) {

@@ -6,6 +6,7 @@
   "use strict";
   const internal = g.__kcInternal;
   const SessionOp = internal.SessionOp;
+  const kc = internal.kc;
   const calls = (internal.extraCalls = internal.extraCalls || {});
   const VIRTUAL_API = "knightcode-virtual";
   const STATE_TYPE = "knightcode.virtual-model-state";
@@ -87,21 +88,25 @@
     failed,
     systemPrompt,
     previous,
-    messagesJson,
+    routeId,
   }) {
     const entry = virtualModels.get(keyOf(provider, id));
     if (!entry) throw new Error(`Virtual model ${provider}/${id} is not registered`);
     const request = { model: entry.model, thinkingLevel, reason };
-    // Parsed when the router first reads it (see `route` in virtual_models.rs); then an
-    // ordinary property the router may change.
+    // The conversation stays in Rust under `routeId` while this call runs and is converted
+    // when the router first reads it (see virtual_route.rs); then an ordinary property the
+    // router may change.
     let messages;
     Object.defineProperty(request, "messages", {
       enumerable: true,
       configurable: true,
       get() {
         if (messages === undefined) {
-          const history = JSON.parse(messagesJson || "[]");
-          messages = systemPrompt ? [{ role: "system", content: systemPrompt }].concat(history) : history;
+          const history = kc.routeMessages(routeId);
+          if (history === undefined)
+            throw new Error("request.messages can be read only while route() runs; keep a copy to use it later");
+          const parsed = JSON.parse(history);
+          messages = systemPrompt ? [{ role: "system", content: systemPrompt }].concat(parsed) : parsed;
         }
         return messages;
       },

@@ -10,6 +10,7 @@ use std::sync::PoisonError;
 
 use knightcode_agent::EventSender;
 use knightcode_protocol::AgentEvent;
+use knightcode_protocol::AgentMessage;
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::json;
@@ -158,6 +159,21 @@ pub struct McpServerSpec {
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
 pub struct FlagSpec {
     pub name: String,
+    /// Its `type`: a string flag takes the argument after it.
+    #[serde(rename = "type", default)]
+    pub kind: FlagKind,
+}
+
+/// The `type` of a flag an extension declared.
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum FlagKind {
+    #[default]
+    Boolean,
+    String,
+    /// A type the API does not define (read as a boolean, as `getFlag` reads it).
+    #[serde(other)]
+    Other,
 }
 
 /// What the extensions registered so far.
@@ -340,10 +356,36 @@ impl ExtensionHost {
     }
 
     /// Asks the `route()` of a virtual model which model answers a request; `request` is
-    /// `{provider, id, thinkingLevel, reason, failed?, systemPrompt?, messages}` and the
-    /// answer `{model, thinkingLevel}`. A throwing `route` is the error.
-    pub async fn route_virtual(&self, request: &Value) -> Result<Value, CallError> {
-        self.engine.call("routeVirtual", request).await
+    /// `{provider, id, thinkingLevel, reason, failed?, systemPrompt?, previous?}` and the
+    /// answer `{model, thinkingLevel}`. `messages` (the request's, shared) are what JS
+    /// converts if the router reads `request.messages`, kept only while the call runs. A
+    /// throwing `route` is the error.
+    pub async fn route_virtual(
+        &self,
+        mut request: Value,
+        messages: Vec<Arc<AgentMessage>>,
+    ) -> Result<Value, CallError> {
+        let held = self.ops.routes.hold(messages);
+        if let Some(fields) = request.as_object_mut() {
+            fields.insert("routeId".to_owned(), Value::from(held.id));
+        }
+        let answer = self.engine.call("routeVirtual", &request).await;
+        drop(held);
+        answer
+    }
+
+    /// Gives the CLI flag `name` the value `value` from now on (`getFlag`).
+    pub async fn set_flag(&self, name: &str, value: Value) -> Result<(), CallError> {
+        self.engine
+            .call("setFlag", &json!({ "name": name, "value": value }))
+            .await
+            .map(|_| ())
+    }
+
+    /// How many `route()` calls' conversations the host keeps now (each only while its
+    /// call runs).
+    pub fn routes_in_flight(&self) -> usize {
+        self.ops.routes.len()
     }
 
     /// Draws tool calls with extensions' renderers for the HTML export: `request` is

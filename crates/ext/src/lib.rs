@@ -33,6 +33,7 @@ mod session_op;
 mod tools;
 pub mod transpile;
 mod tui_ops;
+mod virtual_route;
 mod watch;
 
 pub use error::CallError;
@@ -42,6 +43,7 @@ pub use error::ResolveError;
 pub use hooks::JsTool;
 pub use host::CommandSpec;
 pub use host::ExtensionHost;
+pub use host::FlagKind;
 pub use host::FlagSpec;
 pub use host::HandlerError;
 pub use host::HostConfig;

@@ -43,6 +43,8 @@ pub struct Ops {
     pub(crate) nested: Arc<crate::nested::NestedOps>,
     /// The extensions' OAuth logins under way (`oauth.login`).
     pub(crate) logins: Arc<crate::oauth_login::Logins>,
+    /// The conversations of the virtual models' `route()` calls under way.
+    pub(crate) routes: Arc<crate::virtual_route::Conversations>,
     /// The cancel tokens of async session ops still running, by the id JS gave them.
     cancels: Mutex<HashMap<u64, CancellationToken>>,
     /// Where errors no handler call returns go (unhandled rejections, throwing timer
@@ -453,6 +455,7 @@ pub fn install<'js>(ctx: &Ctx<'js>, ops: Arc<Ops>) -> rquickjs::Result<()> {
     crate::providers_ops::install_tools(ctx, &kc, &ops)?;
     crate::nested::install(ctx, &kc, &ops)?;
     crate::oauth_login::install(ctx, &kc, &ops.logins)?;
+    crate::virtual_route::install(ctx, &kc, &ops.routes)?;
     crate::tui_ops::install(ctx, &kc)?;
     // Owned by the ops' closures: the watchers stop with the runtime (a reload, the end).
     crate::watch::install(ctx, &kc, &Arc::default())?;

@@ -35,7 +35,15 @@ pub enum OneShotMode {
 pub struct OneShotPrompts {
     pub first: (String, Vec<ContentBlock>),
     pub rest: Vec<String>,
+    /// The prompts to run instead when an extension that replaces plan mode took the word
+    /// after `--plan` as its string flag's value, which the command line read as a message
+    /// (`AgentSession::plan_argument_taken`); `Some(None)` when no prompt is left then.
+    pub without_plan_argument: Option<Option<Box<OneShotPrompts>>>,
 }
+
+/// What is left to say when no prompt is left.
+pub const NO_PROMPT: &str =
+    "no prompt: pass a message, pipe text on standard input, or attach files with @path";
 
 /// Runs print or JSON mode and returns the process exit code: 0, 1 when the session could
 /// not start or the answer is an error, 143 / 129 after a signal.
@@ -52,6 +60,16 @@ async fn run_async(setup: SessionSetup, prompts: OneShotPrompts, mode: OneShotMo
     let Some((mut signals, session, events)) = crate::start::session(setup, &stderr_line).await
     else {
         return 1;
+    };
+    let prompts = match prompts.without_plan_argument {
+        Some(instead) if session.plan_argument_taken() => match instead {
+            Some(instead) => *instead,
+            None => {
+                stderr_line(&format!("Error: {NO_PROMPT}"));
+                return 1;
+            }
+        },
+        _ => prompts,
     };
     let mut out = Output {
         stdout: tokio::io::stdout(),
@@ -190,7 +208,7 @@ async fn run_prompts(
     out: &mut Output,
     prompts: OneShotPrompts,
 ) -> Result<LastRun, Stopped> {
-    let OneShotPrompts { first, rest } = prompts;
+    let OneShotPrompts { first, rest, .. } = prompts;
     let texts = std::iter::once(first).chain(rest.into_iter().map(|text| (text, Vec::new())));
     let mut last = None;
     let mut plan = None;

@@ -736,4 +736,20 @@ fn plan_is_a_flag_of_its_own_and_takes_no_value() {
     assert!(p.args.plan);
     assert!(p.args.extension_flags.is_empty());
     assert_eq!(p.args.messages, vec!["Investigate the bug".to_owned()]);
+    // Remembered for a replacing extension's string `--plan`, which takes it.
+    assert_eq!(p.args.plan_argument, Some(0));
+    assert_eq!(p.args.messages_without_plan_argument(), Some(Vec::new()));
+    let p = parsed(&["first", "--plan", "second", "third"]);
+    assert_eq!(p.args.plan_argument, Some(1));
+    assert_eq!(
+        p.args.messages_without_plan_argument(),
+        Some(strings(&["first", "third"]))
+    );
+    for argv in [
+        &["--plan", "-c"][..],
+        &["--plan", "@notes.txt"],
+        &["--plan"],
+    ] {
+        assert_eq!(parsed(argv).args.plan_argument, None, "{argv:?}");
+    }
 }

@@ -368,6 +368,63 @@ fn an_extension_registering_plan_replaces_the_built_in() {
     assert!(!offered.iter().any(|n| n == "submit_plan"), "{offered:?}");
 }
 
+/// Plan mode replaced by an extension whose `--plan` is a flag of type `kind`; at session
+/// start it writes what `getFlag("plan")` gave to `flag.json`.
+fn flag_replacement(kind: &str) -> String {
+    format!(
+        r#"
+import {{ writeFileSync }} from "node:fs";
+export default function (pi) {{
+  pi.registerFlag("plan", {{ type: "{kind}", description: "Plan first" }});
+  pi.on("session_start", () => writeFileSync("flag.json", JSON.stringify({{ plan: pi.getFlag("plan") }})));
+}}
+"#
+    )
+}
+
+#[test]
+fn a_replacing_extensions_string_plan_flag_takes_the_argument_after_it() {
+    let server = server(vec![ScriptedReply::text("ok"), ScriptedReply::text("ok")]);
+    let sb = sandbox(&server);
+    std::fs::write(sb.project.join("string.ts"), flag_replacement("string")).unwrap();
+    std::fs::write(sb.project.join("boolean.ts"), flag_replacement("boolean")).unwrap();
+    let flag = || -> Value {
+        serde_json::from_str(&std::fs::read_to_string(sb.project.join("flag.json")).unwrap())
+            .unwrap()
+    };
+    let asked = |index: usize| -> String {
+        let body = &server.requests()[index].body;
+        let messages = body["messages"].as_array().unwrap();
+        let user = messages.iter().rfind(|m| m["role"] == "user").unwrap();
+        user["content"].to_string()
+    };
+
+    // A string flag takes the word after it, which is then no message.
+    let argv = [
+        "-e",
+        "string.ts",
+        "-p",
+        "--plan",
+        "Investigate the bug",
+        "Say hi",
+    ];
+    let run = knightcode(&sb, &argv);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(flag(), json!({ "plan": "Investigate the bug" }));
+    assert_eq!(server.requests().len(), 1, "one prompt");
+    assert!(asked(0).contains("Say hi"), "{}", asked(0));
+    assert!(!asked(0).contains("Investigate"), "{}", asked(0));
+
+    // A boolean one is `true` and the word stays the message, as with the built-in.
+    let run = knightcode(
+        &sb,
+        &["-e", "boolean.ts", "-p", "--plan", "Investigate the bug"],
+    );
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(flag(), json!({ "plan": true }));
+    assert!(asked(1).contains("Investigate the bug"), "{}", asked(1));
+}
+
 #[test]
 fn calls_beside_a_submission_are_blocked_before_and_after_it() {
     let server = server(vec![

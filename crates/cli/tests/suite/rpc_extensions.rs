@@ -625,3 +625,33 @@ export default function (pi) {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn steer_and_follow_up_refuse_an_extension_command_as_the_reference_does() {
+    watchdog(async {
+        let server = server(vec![]).await;
+        let sandbox = Sandbox::new(&server);
+        let source = r#"
+export default function (pi) {
+  pi.registerCommand("note", { handler: async (_args, ctx) => ctx.ui.notify("ran") });
+}
+"#;
+        let mut raw = with_extension(&sandbox, source);
+        for (id, kind, message) in [("1", "steer", "/note now"), ("2", "follow_up", "/note")] {
+            raw.send(json!({ "id": id, "type": kind, "message": message }))
+                .await;
+            let response = raw.response(id).await;
+            assert_eq!(response["success"], false, "{response}");
+            assert_eq!(
+                response["error"],
+                "Extension command \"/note\" cannot be queued. Use prompt() or execute the command when not streaming."
+            );
+        }
+        // Text that names no command is queued as before.
+        raw.send(json!({ "id": "3", "type": "follow_up", "message": "/notes are text" }))
+            .await;
+        assert_eq!(raw.response("3").await["data"]["disposition"], "queued");
+        assert_eq!(raw.finish().await.1, Some(0));
+    })
+    .await;
+}

@@ -375,6 +375,23 @@ async fn plan_commands_wait_for_an_idle_session_with_nothing_queued() {
             Some(PromptDisposition::Handled)
         );
         busy_notice(&mut rpc).await;
+        // `steer` and `follow_up` refuse a command, as the reference refuses an extension
+        // command there (its plan mode is one), instead of queueing it as text.
+        for refused in [
+            rpc.client.steer("/plan off").await.unwrap_err(),
+            rpc.client.follow_up("/plan").await.unwrap_err(),
+        ] {
+            assert!(
+                refused.to_string().starts_with(
+                    "Extension command \"/plan\" cannot be queued. Use prompt() or execute the command"
+                ),
+                "{refused}"
+            );
+        }
+        assert_eq!(
+            rpc.client.get_state().await.unwrap().pending_message_count,
+            0
+        );
         let queued = rpc.client.follow_up("Use MySQL").await.unwrap();
         assert_eq!(queued, Some(PromptDisposition::Queued));
         assert_eq!(

@@ -36,7 +36,7 @@ export default function (pi) {
         reason: request.reason, state: request.state ?? null, thinkingLevel: request.thinkingLevel,
         previous: request.previous ? request.previous.model.id : null,
         failed: request.failed ? { model: request.failed.model.id, message: request.failed.message } : null,
-        system: request.messages[0].role,
+        system: request.messages[0].role, roles: request.messages.map((m) => m.role),
       }) + "\n");
       if (text.includes("explode")) throw new Error("router exploded");
       const id = request.reason === "user" ? "mock-model" : "mock-model-2";
@@ -134,6 +134,12 @@ fn each_request_goes_to_the_routed_model_and_the_session_records_selection_and_d
     assert_eq!(log[1]["reason"], "continuation");
     assert_eq!(log[1]["state"], json!({"count": 1}));
     assert_eq!(log[1]["previous"], "mock-model");
+    // The whole conversation, the system prompt first.
+    assert_eq!(log[0]["roles"], json!(["system", "user"]));
+    assert_eq!(
+        log[1]["roles"],
+        json!(["system", "user", "assistant", "toolResult"])
+    );
 
     let entries = read_jsonl(&session_files(&sandbox.agent)[0]);
     let change = entries

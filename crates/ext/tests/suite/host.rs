@@ -445,3 +445,104 @@ export default function (pi) {
         ])
     );
 }
+
+/// Routers that read the conversation, change it, keep the request past the call, and never
+/// answer.
+const ROUTERS: &str = r#"
+let kept;
+export default function (pi) {
+  const answer = (extra) => ({ model: { provider: "p", id: "m", api: "openai-completions", ...extra } });
+  pi.registerVirtualModel({
+    provider: "router", id: "reads",
+    route(request) {
+      const seen = request.messages.map((m) => ({ role: m.role, content: m.content }));
+      request.messages = request.messages.slice(0, 1);
+      return answer({ seen, afterSet: request.messages.length });
+    },
+  });
+  pi.registerVirtualModel({
+    provider: "router", id: "keeps",
+    route(request) {
+      let later = null;
+      if (kept) {
+        try { later = kept.messages.length; } catch (error) { later = error.message; }
+      }
+      kept = request;
+      return answer({ later });
+    },
+  });
+  pi.registerVirtualModel({ provider: "router", id: "hangs", route: () => new Promise(() => {}) });
+}
+"#;
+
+fn route_request(id: &str) -> serde_json::Value {
+    json!({"provider": "router", "id": id, "thinkingLevel": "off", "reason": "direct",
+           "systemPrompt": "Be brief."})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_router_reads_the_whole_conversation_only_while_its_route_call_runs() {
+    use knightcode_protocol::AgentMessage;
+    let dir = tempfile::tempdir().unwrap();
+    let host = load(dir.path(), &[("routers.ts", ROUTERS)]).await.unwrap();
+    let message =
+        |value: serde_json::Value| Arc::new(serde_json::from_value::<AgentMessage>(value).unwrap());
+    let conversation = vec![
+        message(json!({"role": "user", "content": "Read notes.txt", "timestamp": 1})),
+        Arc::new(AgentMessage::Assistant(Box::default())),
+        message(
+            json!({"role": "bashExecution", "command": "ls", "output": "notes.txt\n",
+                       "exitCode": 0, "cancelled": false, "truncated": false, "timestamp": 3}),
+        ),
+        message(json!({"role": "user", "content": "And now?", "timestamp": 4})),
+    ];
+
+    let answer = host
+        .route_virtual(route_request("reads"), conversation.clone())
+        .await
+        .unwrap();
+    let roles: Vec<&str> = answer["model"]["seen"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    // The system prompt first, then every message as the model sees it (the shell run as
+    // user text).
+    assert_eq!(roles, ["system", "user", "assistant", "user", "user"]);
+    assert_eq!(answer["model"]["seen"][0]["content"], "Be brief.");
+    assert_eq!(answer["model"]["seen"][1]["content"], "Read notes.txt");
+    assert!(
+        answer["model"]["seen"][3]["content"]
+            .to_string()
+            .contains("notes.txt"),
+        "{answer}"
+    );
+    assert_eq!(answer["model"]["seen"][4]["content"], "And now?");
+    assert_eq!(answer["model"]["afterSet"], 1, "the router may replace it");
+
+    // Each call's conversation is let go when the call ends: nothing accumulates.
+    for _ in 0..50 {
+        host.route_virtual(route_request("keeps"), conversation.clone())
+            .await
+            .unwrap();
+    }
+    assert_eq!(host.routes_in_flight(), 0);
+    let answer = host
+        .route_virtual(route_request("keeps"), conversation.clone())
+        .await
+        .unwrap();
+    assert_eq!(
+        answer["model"]["later"],
+        "request.messages can be read only while route() runs; keep a copy to use it later"
+    );
+
+    // A call given up on (the request was aborted) lets its conversation go too.
+    let abandoned = tokio::time::timeout(
+        std::time::Duration::ZERO,
+        host.route_virtual(route_request("hangs"), conversation),
+    )
+    .await;
+    assert!(abandoned.is_err(), "the router never answers");
+    assert_eq!(host.routes_in_flight(), 0);
+}

@@ -65,6 +65,10 @@ pub struct InteractiveOptions {
     /// Text to send first (positional messages and `@file` contents).
     pub initial_message: Option<String>,
     pub initial_images: Vec<ContentBlock>,
+    /// The first prompt instead when an extension that replaces plan mode took the word
+    /// after `--plan` as its string flag's value, which the command line read as a message
+    /// (`AgentSession::plan_argument_taken`).
+    pub without_plan_argument: Option<Option<(String, Vec<ContentBlock>)>>,
     /// `--resume`: open the session picker before anything else.
     pub resume_picker: bool,
     /// `--verbose`: keep the full start-up header.
@@ -138,12 +142,20 @@ async fn main_loop(
     if options.resume_picker && !startup::pick_session_at_start(ui, &mut session).await? {
         return Ok(0);
     }
+    let session_took_plan_argument = session.plan_argument_taken();
     let (handle, stream) = session.spawn(events);
     ui.connect(handle, stream);
     ui.show_changelog_at_start(changelog);
     ui.draw();
-    if let Some(text) = options.initial_message.clone() {
-        actions::submit(ui, text, options.initial_images.clone());
+    let initial = match &options.without_plan_argument {
+        Some(instead) if session_took_plan_argument => instead.clone(),
+        _ => options
+            .initial_message
+            .clone()
+            .map(|text| (text, options.initial_images.clone())),
+    };
+    if let Some((text, images)) = initial {
+        actions::submit(ui, text, images);
     }
     while !ui.quitting() {
         let wake = ui.wait().await;

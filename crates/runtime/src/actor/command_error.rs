@@ -34,6 +34,12 @@ pub enum CommandError {
     /// The compaction was cancelled (an abort, or an extension); nothing was written.
     #[error("{COMPACTION_CANCELLED}")]
     CompactionCancelled,
+    /// A steering or follow-up message that names an extension command (`steer`,
+    /// `follow_up`): commands run at once or not at all.
+    #[error(
+        "Extension command \"/{0}\" cannot be queued. Use prompt() or execute the command when not streaming."
+    )]
+    NotQueueable(String),
     /// The session task has ended; nothing answers any more.
     #[error("The session has ended.")]
     Ended,

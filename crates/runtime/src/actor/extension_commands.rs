@@ -1,5 +1,6 @@
 //! Extensions' slash commands: they run on the JS thread beside the task, which keeps
-//! serving the commands they send (`ctx.newSession()`, `ctx.waitForIdle()`, …).
+//! serving the commands they send (`ctx.newSession()`, `ctx.waitForIdle()`, …). Steering
+//! and follow-up messages that name one are refused.
 
 use super::Command;
 use super::Responder;
@@ -32,4 +33,18 @@ pub(super) fn run(
         return None;
     }
     Some((command, responder))
+}
+
+/// A steering or follow-up message that names an extension command: refused, as the
+/// reference refuses it, rather than queued as text for the model. The built-in `/plan`
+/// counts as one (the reference's plan mode is an extension).
+pub(super) fn refuse_queued(ctx: &Ctx, text: &str) -> Option<super::Reply> {
+    let (name, _) = crate::extensions::command_of(text)?;
+    let extension = ctx
+        .extensions
+        .as_ref()
+        .is_some_and(|extensions| extensions.host().has_command(name));
+    let plan = name == "plan" && ctx.plan.enabled();
+    (extension || plan)
+        .then(|| super::Reply::Failed(super::CommandError::NotQueueable(name.to_owned())))
 }

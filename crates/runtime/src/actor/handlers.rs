@@ -67,8 +67,10 @@ fn queue(ctx: &Ctx, text: &str, images: &[ContentBlock], steer: bool, expand: bo
 fn shared(ctx: &Ctx, command: &Command, streaming: bool) -> Option<Reply> {
     let view = &ctx.view;
     let reply = match command {
-        Command::Steer { text, images } => queue(ctx, text, images, true, true),
-        Command::FollowUp { text, images } => queue(ctx, text, images, false, true),
+        Command::Steer { text, images } => super::extension_commands::refuse_queued(ctx, text)
+            .unwrap_or_else(|| queue(ctx, text, images, true, true)),
+        Command::FollowUp { text, images } => super::extension_commands::refuse_queued(ctx, text)
+            .unwrap_or_else(|| queue(ctx, text, images, false, true)),
         Command::ClearQueue => Reply::Cleared(ctx.handle.clear_queue()),
         Command::GetState => Reply::State(view.state(streaming)),
         Command::GetMessages => Reply::Messages(view.messages()),

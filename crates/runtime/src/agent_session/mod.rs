@@ -408,6 +408,13 @@ impl AgentSession {
         self.plan.enabled()
     }
 
+    /// Whether an extension that replaces plan mode declared `--plan` as a string flag and
+    /// took the argument after it ([`crate::ExtensionSources::plan_argument`]): then that
+    /// argument is no message, and front ends leave it out of the first prompts.
+    pub fn plan_argument_taken(&self) -> bool {
+        self.plan.argument_taken()
+    }
+
     pub(crate) fn plan_mode(&self) -> Arc<crate::plan_mode::PlanMode> {
         Arc::clone(&self.plan)
     }

@@ -42,6 +42,11 @@ pub struct ExtensionSources {
     pub no_extensions: bool,
     /// Flags no built-in option claimed, for `registerFlag` / `getFlag`.
     pub flags: serde_json::Map<String, Value>,
+    /// The argument after `--plan`, which the built-in's boolean flag leaves to be a
+    /// message: an extension that replaces plan mode and declares `--plan` as a string flag
+    /// takes it as the flag's value instead, as the reference's flag parsing gives a string
+    /// flag the next argument ([`crate::AgentSession::plan_argument_taken`]).
+    pub plan_argument: Option<String>,
     /// `ctx.mode`: `print`, `json`, `rpc` or `tui`.
     pub mode: String,
 }

@@ -19,6 +19,7 @@ use knightcode_protocol::AgentMessage;
 use knightcode_protocol::AssistantMessage;
 use knightcode_protocol::ErrorClass;
 use knightcode_protocol::StopReason;
+use knightcode_protocol::StoredStopReason;
 use serde_json::Value;
 use serde_json::json;
 use tokio::sync::mpsc;
@@ -81,7 +82,7 @@ impl Provider for VirtualProvider {
         let request = request.clone();
         handle.spawn(async move {
             let routed = tokio::select! {
-                routed = route(&inner, &request, &cancel) => routed,
+                routed = route(&inner, request, &cancel) => routed,
                 () = cancel.cancelled() => {
                     let mut message = error_message(&virtual_model, knightcode_ai::ABORTED_MESSAGE);
                     message.stop_reason = StopReason::Aborted.into();
@@ -112,28 +113,23 @@ impl Provider for VirtualProvider {
     }
 }
 
-/// Asks the extension which model answers `request` and builds that model's request: its
+/// Asks the extension which model answers `request` and makes it that model's request: its
 /// credentials, its clamped thinking level, everything else as the session set it.
 async fn route(
     inner: &Inner,
-    request: &StreamRequest,
+    mut request: StreamRequest,
     cancel: &CancellationToken,
 ) -> Result<(StreamRequest, ThinkingLevel), RouteError> {
     let host = inner.host.upgrade().ok_or(RouteError::Ended)?;
     let model = &request.model;
     let options = &request.options;
-    let messages = knightcode_ai::llm_messages_json(&request.context.messages);
     let mut ask = json!({
         "provider": model.provider,
         "id": model.id,
         "thinkingLevel": options.thinking.as_str(),
         "reason": options.reason.as_str(),
         "systemPrompt": request.context.system_prompt,
-        "previous": previous_answer(&messages),
-        // Text, parsed in JS only if `route()` reads `request.messages`: most routers
-        // decide from the reason, the previous model and their state, and parsing a long
-        // conversation before every request would cost more than the routing itself.
-        "messagesJson": serde_json::to_string(&messages).unwrap_or_else(|_| "[]".to_owned()),
+        "previous": previous_answer(&request.context.messages),
     });
     if let RequestReason::Retry {
         failed: Some(failed),
@@ -141,8 +137,10 @@ async fn route(
     {
         ask["failed"] = serde_json::to_value(&**failed).unwrap_or(Value::Null);
     }
+    // The conversation goes as shared messages, converted only if `route()` reads
+    // `request.messages`: most routers decide without it.
     let answer = host
-        .route_virtual(&ask)
+        .route_virtual(ask, request.context.messages.clone())
         .await
         .map_err(|e| RouteError::Route(e.to_string()))?;
     let physical = physical_model(inner, answer.get("model").unwrap_or(&Value::Null))?;
@@ -153,7 +151,7 @@ async fn route(
         .unwrap_or(options.thinking);
     let level = physical.clamp_thinking_level(level);
     let name = format!("{}/{}", physical.provider, physical.id);
-    let messages = fit_window(inner, request, &physical, cancel)
+    let messages = fit_window(inner, &request, &physical, cancel)
         .await
         .map_err(|tokens| RouteError::TooLarge {
             model: name.clone(),
@@ -169,38 +167,46 @@ async fn route(
             why: e.to_string(),
         })?
         .ok_or(RouteError::NoCredentials(name))?;
-    let mut routed = request.clone();
     if let Some(messages) = messages {
-        routed.context.messages = messages;
+        request.context.messages = messages;
     }
-    routed.options.api_key = auth.api_key;
+    let options = &mut request.options;
+    options.api_key = auth.api_key;
     for (header, value) in auth.headers {
-        routed.options.headers.insert(header, value);
+        options.headers.insert(header, value);
     }
-    routed.options.thinking = level;
+    options.thinking = level;
     // The session capped output for the virtual entry; the physical model's own cap applies.
-    if routed.options.max_tokens == Some(model.max_tokens) {
-        routed.options.max_tokens = None;
+    if options.max_tokens == Some(request.model.max_tokens) {
+        options.max_tokens = None;
     }
-    routed.model = physical;
-    Ok((routed, level))
+    request.model = physical;
+    Ok((request, level))
 }
 
 /// The last answer that did not fail or abort (`request.previous`): its model and
 /// thinking level, as the message names them.
-fn previous_answer(messages: &[Value]) -> Value {
+fn previous_answer(messages: &[Arc<AgentMessage>]) -> Value {
     messages
         .iter()
         .rev()
-        .find(|m| {
-            m["role"] == "assistant" && m["stopReason"] != "error" && m["stopReason"] != "aborted"
+        .find_map(|m| match &**m {
+            AgentMessage::Assistant(answer)
+                if !matches!(
+                    answer.stop_reason,
+                    StoredStopReason::Known(StopReason::Error | StopReason::Aborted)
+                ) =>
+            {
+                Some(answer)
+            }
+            _ => None,
         })
         .map_or(Value::Null, |m| {
             json!({
-                "provider": m["provider"],
-                "model": m["model"],
-                "api": m["api"],
-                "thinkingLevel": m["thinkingLevel"],
+                "provider": m.provider,
+                "model": m.model,
+                "api": m.api,
+                "thinkingLevel": m.thinking_level,
             })
         })
 }

@@ -86,6 +86,8 @@ pub(crate) struct PlanMode {
     /// Planning was entered for the prompt about to run: its instructions are fresh, so it
     /// gets no reminder.
     just_entered: AtomicBool,
+    /// A replacing extension's string `--plan` took the argument after it.
+    argument_taken: AtomicBool,
     /// The allowed tools the session has, for the instructions.
     tools: Mutex<Vec<String>>,
     /// The latest compaction's recovery message, frozen: each request carries it at its
@@ -124,6 +126,7 @@ impl PlanMode {
             selection: selection.clone(),
             notices: Mutex::new(Vec::new()),
             just_entered: AtomicBool::new(false),
+            argument_taken: AtomicBool::new(false),
             tools: Mutex::new(Vec::new()),
             recovery: Mutex::new(None),
             actions: std::sync::OnceLock::new(),
@@ -142,6 +145,15 @@ impl PlanMode {
 
     pub(crate) fn enabled(&self) -> bool {
         self.enabled.load(Ordering::Relaxed)
+    }
+
+    /// The replacing extension's string `--plan` took the argument after it.
+    pub(crate) fn note_argument_taken(&self) {
+        self.argument_taken.store(true, Ordering::Relaxed);
+    }
+
+    pub(crate) fn argument_taken(&self) -> bool {
+        self.argument_taken.load(Ordering::Relaxed)
     }
 
     /// Whether `codemode` is active with `codemode.mode: "only"` (see [`Self::entry_refusal`]).

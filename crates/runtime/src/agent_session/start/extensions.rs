@@ -71,6 +71,10 @@ pub(super) async fn tools_and_extensions(
         // `session_start` already has a UI.
         actions.expect_ui();
     }
+    if let Some(host) = host {
+        // Before `session_start`, where extensions read their flags.
+        take_plan_argument(setup, host, &plan).await;
+    }
     let started = match host {
         Some(host) => {
             start_extensions(
@@ -276,6 +280,32 @@ fn replaces_plan_mode(host: &ExtensionHost, tools: &[Arc<dyn knightcode_agent::T
             let name = &t.definition().name;
             name == crate::plan_mode::ASK_USER || name == crate::plan_mode::SUBMIT_PLAN
         })
+}
+
+/// An extension's `--plan` declared as a string flag (it replaces plan mode) gets the
+/// argument after it, which then is no message (see
+/// [`crate::AgentSession::plan_argument_taken`]).
+async fn take_plan_argument(
+    setup: &SessionSetup,
+    host: &ExtensionHost,
+    plan: &crate::plan_mode::PlanMode,
+) {
+    let Some(argument) = &setup.extensions.plan_argument else {
+        return;
+    };
+    let string_flag = host
+        .registry()
+        .flags
+        .iter()
+        .any(|f| f.name == "plan" && f.kind == knightcode_ext::FlagKind::String);
+    if string_flag
+        && host
+            .set_flag("plan", serde_json::Value::String(argument.clone()))
+            .await
+            .is_ok()
+    {
+        plan.note_argument_taken();
+    }
 }
 
 /// `setActiveTools` from `session_start`, before the session runs, applied to the tools
