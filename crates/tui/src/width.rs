@@ -15,7 +15,7 @@ pub enum Segment<'a> {
 
 /// Length in bytes of the escape sequence at the start of `s` (which starts with ESC).
 /// CSI ends at a final byte, OSC/APC/DCS at BEL or ST; anything else is ESC + one char.
-fn escape_len(s: &str) -> usize {
+pub(crate) fn escape_len(s: &str) -> usize {
     let bytes = s.as_bytes();
     match bytes.get(1) {
         Some(b'[') => {
