@@ -13,15 +13,15 @@ use super::tui_fullscreen::shows;
 use knightcode_testkit::ScriptedReply;
 
 /// SGR mouse reports of the left button at a 0-based screen cell.
-fn press(col: usize, row: usize) -> String {
+pub(crate) fn press(col: usize, row: usize) -> String {
     format!("\x1b[<0;{};{}M", col + 1, row + 1)
 }
 
-fn drag(col: usize, row: usize) -> String {
+pub(crate) fn drag(col: usize, row: usize) -> String {
     format!("\x1b[<32;{};{}M", col + 1, row + 1)
 }
 
-fn release(col: usize, row: usize) -> String {
+pub(crate) fn release(col: usize, row: usize) -> String {
     format!("\x1b[<0;{};{}m", col + 1, row + 1)
 }
 
