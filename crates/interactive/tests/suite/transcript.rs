@@ -20,6 +20,7 @@ fn look() -> Look {
         tools_expanded: false,
         thinking_hidden: false,
         hidden_thinking_label: None,
+        mark_wraps: false,
     }
 }
 
