@@ -80,7 +80,11 @@ impl Selection {
         {
             let plain = plain_text(line);
             let span = self.span_on(index, visible_width(&plain));
-            let joined = (index > start.line).then(|| continuation(line)).flatten();
+            let joined = if index > start.line {
+                continuation(line)
+            } else {
+                None
+            };
             let piece = match (span, joined) {
                 (Some((from, to)), Some((mark, _))) => cut_columns(&plain, from.max(mark), to),
                 (Some((from, to)), None) => cut_columns(&plain, from, to),
