@@ -8,6 +8,11 @@ with the reference agent.
   `ESC[?2026l`); also the time from process start to the end of the first frame, and RSS;
 * idle: after start-up has settled, a pause with no input: CPU time and wake-ups (context
   switches of every thread) of the process;
+* search (fullscreen only): in the same session, the transcript search is opened
+  (ctrl+shift+f as the kitty keyboard protocol sends it) and a query typed; the key that
+  opens it and each typed key are timed to the end of their frame, the first typed key
+  (the one that finds the query in the whole transcript) on its own; then the search is
+  closed and opened again, `--search-again` times, to time a first key once more;
 * streaming: the scripted model (`knightcode-mock-provider`, paced with `intervalMs`) streams a
   Markdown reply of 4-character deltas 1 ms apart (~1,000 tokens/s) for ~10 s; the CPU time
   of the process over the stream, as a share of one core, with an empty transcript and with
@@ -15,6 +20,7 @@ with the reference agent.
 
     python3 scripts/bench/tui.py [--runs 5] [--keys 200] [--idle 10] [--stream 10]
                                  [--agents ours,pi] [--tui-mode regular|fullscreen]
+                                 [--scenarios keys,search,stream,stream-long]
                                  [--no-build] [--json FILE] [--perf DIR]
 
 `--tui-mode fullscreen` runs every scenario in the fullscreen mode (the alternate screen, the
@@ -59,6 +65,9 @@ PROBE_REPLY = b"\x1b[1;1R\x1b[?62;22c"
 TICK = os.sysconf("SC_CLK_TCK")
 TYPED = b"the quick brown fox jumps over the lazy dog while we measure every frame "
 BEGIN, END = b"STREAMBEGIN", b"STREAMEND"
+# ctrl+shift+f and escape; the query whose first key starts a search.
+SEARCH_KEY, ESCAPE = b"\x1b[102;6u", b"\x1b"
+QUERY = b"the buffer"
 TARGETS = {"key_ms": 4.0, "stream_pct": 10.0, "idle_ticks": 0}
 
 
@@ -361,6 +370,42 @@ def keystroke_run(agent, opts):
         box.close()
 
 
+def search_run(agent, opts):
+    """The transcript search on the long session: (ms of the opening key, of the first typed
+    key, of the later typed keys) for a new search in a fresh process, then first keys of
+    searches opened again in the same process."""
+    box = Box(agent, [], mode_args(opts))
+    try:
+        session = os.path.join(box.root, "long.jsonl")
+        write_session(session, box.project, opts.pairs)
+        tty, _, _ = start(box, ["--session", session])
+
+        def timed(key):
+            t0 = time.monotonic()
+            os.write(tty.fd, key)
+            _, t1 = tty.read_until(SYNC_END, 10)
+            ms = (t1 - t0) * 1000
+            tty.drain(opts.key_gap)
+            return ms
+
+        try:
+            result = {"open_ms": [], "first_ms": [], "later_ms": [], "again_ms": []}
+            window = CpuWindow(tty.pid)
+            for attempt in range(1 + opts.search_again):
+                result["open_ms"].append(timed(SEARCH_KEY))
+                first = timed(QUERY[:1])
+                result["first_ms" if attempt == 0 else "again_ms"].append(first)
+                if attempt == 0:
+                    result["later_ms"] += [timed(QUERY[i:i + 1]) for i in range(1, len(QUERY))]
+                timed(ESCAPE)
+            result["cpu_ms"] = window.stop()["cpu_ms"]
+        finally:
+            tty.close()
+        return result
+    finally:
+        box.close()
+
+
 def stream_run(agent, opts, with_transcript):
     text = stream_text(int(opts.stream * 4000))
     reply = {"parts": [{"text": text}], "usage": {"input": 100, "output": len(text) // 4},
@@ -489,6 +534,18 @@ def report(agents, results, opts):
         lambda rs: f"{med(r['idle']['wakeups'] for r in rs):.0f} "
                    f"({', '.join(str(r['idle']['wakeups']) for r in rs)})", "0",
         lambda rs: max(r["idle"]["wakeups"] for r in rs) == 0)
+    def spread(values):
+        return f"{med(values):.2f} ms (p90 {pct(values, 0.9):.2f}, max {max(values):.2f}; n={len(values)})"
+
+    row(("search", "search: key that opens it → frame"),
+        lambda rs: spread([k for r in rs for k in r["open_ms"]]))
+    row(("search", "search: first typed key → frame (new search, fresh process)"),
+        lambda rs: spread([r["first_ms"][0] for r in rs]), "≤ 4 ms",
+        lambda rs: med(r["first_ms"][0] for r in rs) <= TARGETS["key_ms"])
+    row(("search", "search: first typed key → frame (search opened again)"),
+        lambda rs: spread([k for r in rs for k in r["again_ms"]]) if any(r["again_ms"] for r in rs) else "-")
+    row(("search", "search: later typed keys → frame"),
+        lambda rs: spread([k for r in rs for k in r["later_ms"]]))
     for scenario, label in (("stream", "empty transcript"), ("stream-long", "10,000-line transcript")):
         row((scenario, f"streaming ~1,000 tokens/s, {label}: CPU"),
             lambda rs: f"{med(r['pct'] for r in rs):.1f} % of a core "
@@ -513,7 +570,10 @@ def main():
     parser.add_argument("--idle", type=float, default=10, help="idle seconds measured per run")
     parser.add_argument("--stream", type=float, default=10, help="seconds of streaming per run")
     parser.add_argument("--pairs", type=int, default=200, help="user/assistant pairs in the session")
-    parser.add_argument("--scenarios", default="keys,stream,stream-long")
+    parser.add_argument("--scenarios", default="keys,stream,stream-long",
+                        help="any of keys, search (needs --tui-mode fullscreen), stream, stream-long")
+    parser.add_argument("--search-again", type=int, default=5,
+                        help="searches opened again per search run")
     parser.add_argument("--agents", default="ours")
     parser.add_argument("--tui-mode", choices=["regular", "fullscreen"],
                         help="pass --tui-mode to the agents (default: neither is passed)")
@@ -548,6 +608,14 @@ def main():
                           f"{r['cpu_ms_per_key']:.2f} ms CPU/key, start-up {r['startup_ms']:.0f} ms, "
                           f"{r['first_frame_lines']} lines, resize {r['resize_ms']:.0f} ms, idle {r['idle']['cpu_ms']:.2f} ms CPU / "
                           f"{r['idle']['wakeups']} wake-ups {r['idle']['by_thread']}",
+                          file=sys.stderr, flush=True)
+                elif scenario == "search":
+                    if opts.tui_mode != "fullscreen":
+                        sys.exit("the search scenario needs --tui-mode fullscreen")
+                    r = search_run(agent, opts)
+                    print(f"  run {run + 1} {agent} search: open {med(r['open_ms']):.2f} ms, first key "
+                          f"{r['first_ms'][0]:.2f} ms, later keys {med(r['later_ms']):.2f} ms, again "
+                          f"{', '.join(f'{k:.2f}' for k in r['again_ms'])} ms",
                           file=sys.stderr, flush=True)
                 else:
                     r = stream_run(agent, opts, scenario == "stream-long")

@@ -135,6 +135,7 @@ fn screen(messages: &[AgentMessage]) -> Screen {
         tools_expanded: false,
         thinking_hidden: false,
         hidden_thinking_label: None,
+        mark_wraps: false,
     };
     let mut transcript = Transcript::new(look);
     transcript.load(messages);

@@ -12,7 +12,7 @@
 //! can be tested against a terminal emulator byte for byte.
 
 use crate::style::RESET;
-use crate::width::{TAB_WIDTH, truncate_to_width, visible_width};
+use crate::width::{TAB_WIDTH, truncate_to_width, visible_width, without_wrap_marks};
 
 /// Put this (a zero-width APC sequence) into a line where the terminal's own cursor belongs,
 /// for example at the editor's insertion point, so input methods place their candidate
@@ -105,6 +105,10 @@ fn prepare(raw: &str, width: usize) -> (Option<String>, Option<usize>) {
     if let Some(at) = text.find(CURSOR_MARKER) {
         cursor_col = Some(visible_width(&text[..at]));
         text = text.replace(CURSOR_MARKER, "");
+    }
+    // The wrap's marks are for copying text, not for the terminal.
+    if let std::borrow::Cow::Owned(unmarked) = without_wrap_marks(&text) {
+        text = unmarked;
     }
     if text.len() > width && visible_width(&text) > width {
         text = truncate_to_width(&text, width, "");
@@ -584,6 +588,15 @@ mod tests {
         let (text, col) = prepare(&format!("ab{CURSOR_MARKER}c"), 10);
         assert_eq!(text.as_deref(), Some("abc"));
         assert_eq!(col, Some(2));
+        let (text, _) = prepare(
+            &format!(
+                "  {}brown {}fox",
+                crate::width::SOFT_WRAP,
+                crate::width::SOFT_BREAK
+            ),
+            20,
+        );
+        assert_eq!(text.as_deref(), Some("  brown fox"));
     }
 
     #[test]

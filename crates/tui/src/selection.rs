@@ -6,6 +6,8 @@
 //! own selection is: pressing on a cell and dragging to another selects both.
 
 use crate::composite::splice;
+use crate::width::SOFT_BREAK;
+use crate::width::SOFT_WRAP;
 use crate::width::Segment;
 use crate::width::grapheme_width;
 use crate::width::segments;
@@ -63,10 +65,13 @@ impl Selection {
     }
 
     /// The selected text of `lines` as shown: without styles, each line's trailing spaces
-    /// trimmed, lines joined with `\n`.
+    /// trimmed, lines joined with `\n`, except that a row the wrap continued (one marked
+    /// with [`SOFT_WRAP`] or [`SOFT_BREAK`]) joins the row before it, as a terminal joins
+    /// a line it wrapped: with the space the wrap dropped, and without what lies before
+    /// its mark (padding, indentation, a quote's border).
     pub fn text(&self, lines: &[String]) -> String {
         let (start, end) = self.ordered();
-        let mut out: Vec<String> = Vec::new();
+        let mut out = String::new();
         for (index, line) in lines
             .iter()
             .enumerate()
@@ -74,14 +79,43 @@ impl Selection {
             .skip(start.line)
         {
             let plain = plain_text(line);
-            let piece = match self.span_on(index, visible_width(&plain)) {
-                Some((from, to)) => cut_columns(&plain, from, to),
-                None => String::new(),
+            let span = self.span_on(index, visible_width(&plain));
+            let joined = if index > start.line {
+                continuation(line)
+            } else {
+                None
             };
-            out.push(piece.trim_end().to_owned());
+            let piece = match (span, joined) {
+                (Some((from, to)), Some((mark, _))) => cut_columns(&plain, from.max(mark), to),
+                (Some((from, to)), None) => cut_columns(&plain, from, to),
+                (None, _) => String::new(),
+            };
+            match joined {
+                Some((_, space)) => {
+                    let kept = out.trim_end().len();
+                    out.truncate(kept);
+                    if space && !out.is_empty() && !piece.is_empty() {
+                        out.push(' ');
+                    }
+                }
+                None if index > start.line => out.push('\n'),
+                None => {}
+            }
+            out.push_str(piece.trim_end());
         }
-        out.join("\n")
+        out
     }
+}
+
+/// Where a row the wrap continued starts its text (the column of its mark), and whether
+/// the break dropped a space; `None` for a row that starts a line.
+fn continuation(line: &str) -> Option<(usize, bool)> {
+    let (at, space) = match (line.find(SOFT_WRAP), line.find(SOFT_BREAK)) {
+        (Some(at), _) => (at, true),
+        (None, Some(at)) => (at, false),
+        (None, None) => return None,
+    };
+    Some((visible_width(&line[..at]), space))
 }
 
 /// `line` without its escape sequences.
@@ -209,6 +243,33 @@ mod tests {
         // Lines beyond the content are simply not there.
         let past = Selection::new(Point::new(3, 0), Point::new(9, 0));
         assert_eq!(past.text(&content), "untouched");
+    }
+
+    #[test]
+    fn rows_the_wrap_continued_join_the_row_before_as_one_line() {
+        use crate::width::wrap_text_marking_wraps;
+        let mut content: Vec<String> = wrap_text_marking_wraps("one two three four", 8)
+            .into_iter()
+            .map(|row| format!(" {row}  "))
+            .collect();
+        assert_eq!(content.len(), 3, "{content:?}");
+        content.push(" next line".to_owned());
+        content.extend(
+            wrap_text_marking_wraps("abcdefghij", 4)
+                .into_iter()
+                .map(|row| format!("\x1b[2m│ {row}\x1b[0m")),
+        );
+        let all = Selection::new(Point::new(0, 1), Point::new(6, 9));
+        assert_eq!(
+            all.text(&content),
+            "one two three four\n next line\n│ abcdefghij"
+        );
+        // From the middle of one row to the middle of the next: still one line.
+        let part = Selection::new(Point::new(0, 5), Point::new(1, 3));
+        assert_eq!(part.text(&content), "two thr");
+        // Starting on a continued row, nothing before it is joined.
+        let later = Selection::new(Point::new(1, 0), Point::new(2, 9));
+        assert_eq!(later.text(&content), " three four");
     }
 
     #[test]

@@ -145,6 +145,22 @@ impl Viewport {
         Some((start.min(room), size))
     }
 
+    /// Scrolls so that the thumb's first row is `row` (clamped to the track): the inverse
+    /// of [`Viewport::thumb`], as dragging the thumb or clicking the track does. Nothing
+    /// when the content fits.
+    pub fn scroll_thumb_to(&mut self, row: usize) {
+        let Some((_, size)) = self.thumb() else {
+            return;
+        };
+        let room = self.rows - size;
+        let max_top = self.last_len - self.rows;
+        let top = match room {
+            0 => 0,
+            _ => (row.min(room) * max_top + room / 2) / room,
+        };
+        self.scroll_to_line(top);
+    }
+
     /// Exactly `height` rows: the part of `content` in view, then `bottom` (its last
     /// `height` rows if it is taller than the screen). Content shorter than its viewport
     /// starts at the top, with empty rows before `bottom`. While scrolled up, the
@@ -311,6 +327,31 @@ mod tests {
         let mut fits = Viewport::new();
         frame(&mut fits, &lines(4));
         assert_eq!(fits.thumb(), None);
+    }
+
+    #[test]
+    fn moving_the_thumb_scrolls_in_proportion() {
+        let mut view = Viewport::new();
+        let content = lines(16);
+        frame(&mut view, &content);
+        // Four rows over sixteen lines: the thumb is two rows with two rows of room, and
+        // twelve lines to scroll past.
+        view.scroll_thumb_to(0);
+        frame(&mut view, &content);
+        assert_eq!((view.first_line(), view.thumb()), (0, Some((0, 2))));
+        view.scroll_thumb_to(1);
+        frame(&mut view, &content);
+        assert_eq!((view.first_line(), view.thumb()), (6, Some((1, 2))));
+        view.scroll_thumb_to(9);
+        frame(&mut view, &content);
+        assert!(
+            view.is_following(),
+            "the end of the track follows the bottom"
+        );
+        let mut fits = Viewport::new();
+        frame(&mut fits, &lines(3));
+        fits.scroll_thumb_to(2);
+        assert_eq!(fits.first_line(), 0);
     }
 
     #[test]

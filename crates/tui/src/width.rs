@@ -15,7 +15,7 @@ pub enum Segment<'a> {
 
 /// Length in bytes of the escape sequence at the start of `s` (which starts with ESC).
 /// CSI ends at a final byte, OSC/APC/DCS at BEL or ST; anything else is ESC + one char.
-fn escape_len(s: &str) -> usize {
+pub(crate) fn escape_len(s: &str) -> usize {
     let bytes = s.as_bytes();
     match bytes.get(1) {
         Some(b'[') => {
@@ -178,20 +178,72 @@ impl SgrState {
     }
 }
 
+/// Starts a row the wrap continued onto when the break dropped a space between words (a
+/// zero-width APC sequence, like the renderer's cursor marker, and taken out by it too):
+/// copying text joins the row to the one before with a space, as a terminal joins a line
+/// it wrapped. Whatever a caller puts before it on the row (padding, a quote's border) is
+/// layout, not text.
+pub const SOFT_WRAP: &str = "\x1b_kc:w\x07";
+/// The same where a word too long for the row was broken: joined without a space.
+pub const SOFT_BREAK: &str = "\x1b_kc:b\x07";
+
+/// `line` without the wrap's marks, for the terminal.
+pub fn without_wrap_marks(line: &str) -> std::borrow::Cow<'_, str> {
+    if line.contains(SOFT_WRAP) || line.contains(SOFT_BREAK) {
+        std::borrow::Cow::Owned(line.replace(SOFT_WRAP, "").replace(SOFT_BREAK, ""))
+    } else {
+        std::borrow::Cow::Borrowed(line)
+    }
+}
+
 /// Word-wraps a styled string (which may contain `\n`) to `width` columns. Words longer
 /// than the width are broken; active styles are closed at each line end and restarted on
 /// the next line, so every line stands alone.
 pub fn wrap_text_with_ansi(s: &str, width: usize) -> Vec<String> {
+    wrap(s, width, false)
+}
+
+/// [`wrap_text_with_ansi`], each row that continues a line starting with [`SOFT_WRAP`] or
+/// [`SOFT_BREAK`], so that the text can be copied as it was before wrapping.
+pub fn wrap_text_marking_wraps(s: &str, width: usize) -> Vec<String> {
+    wrap(s, width, true)
+}
+
+fn wrap(s: &str, width: usize, marks: bool) -> Vec<String> {
     let width = width.max(1);
     let mut lines = Vec::new();
     let mut state = SgrState::default();
     for paragraph in s.split('\n') {
-        wrap_paragraph(paragraph, width, &mut state, &mut lines);
+        let first = lines.len();
+        wrap_paragraph(paragraph, width, &mut state, &mut lines, marks);
+        // A row the wrap began but put nothing on (a space dropped at the very end) is
+        // the empty row it always was.
+        if marks && lines.len() > first + 1 {
+            let last = lines.len() - 1;
+            if visible_width(&lines[last]) == 0 {
+                lines[last] = lines[last].replace(SOFT_WRAP, "").replace(SOFT_BREAK, "");
+            }
+        }
     }
     lines
 }
 
-fn wrap_paragraph(paragraph: &str, width: usize, state: &mut SgrState, lines: &mut Vec<String>) {
+/// The start of a row the wrap continues onto: the active styles again, then the mark.
+fn continued(state: &SgrState, marks: bool, mark: &str) -> String {
+    let mut line = state.active.clone();
+    if marks {
+        line.push_str(mark);
+    }
+    line
+}
+
+fn wrap_paragraph(
+    paragraph: &str,
+    width: usize,
+    state: &mut SgrState,
+    lines: &mut Vec<String>,
+    marks: bool,
+) {
     if visible_width(paragraph) <= width && !paragraph.contains('\t') {
         let mut line = state.active.clone();
         line.push_str(paragraph);
@@ -222,7 +274,7 @@ fn wrap_paragraph(paragraph: &str, width: usize, state: &mut SgrState, lines: &m
             if word_width > 0 || !word.is_empty() {
                 if line_width + word_width > width && line_width > 0 {
                     lines.push(close_line(trim_trailing_spaces(line), state));
-                    line = state.active.clone();
+                    line = continued(state, marks, SOFT_WRAP);
                     line_width = 0;
                 }
                 if word_width > width {
@@ -238,7 +290,7 @@ fn wrap_paragraph(paragraph: &str, width: usize, state: &mut SgrState, lines: &m
                                 let w = grapheme_width(g);
                                 if line_width + w > width && line_width > 0 {
                                     lines.push(close_line(line, &piece_state));
-                                    line = piece_state.active.clone();
+                                    line = continued(&piece_state, marks, SOFT_BREAK);
                                     line_width = 0;
                                 }
                                 line.push_str(g);
@@ -264,7 +316,7 @@ fn wrap_paragraph(paragraph: &str, width: usize, state: &mut SgrState, lines: &m
                     } else {
                         // The space falls at the wrap point; it is dropped.
                         lines.push(close_line(trim_trailing_spaces(line), state));
-                        line = state.active.clone();
+                        line = continued(state, marks, SOFT_WRAP);
                         line_width = 0;
                     }
                 }
@@ -354,6 +406,30 @@ mod tests {
         for line in wrap_text_with_ansi("日本語のテキストです", 5) {
             assert!(visible_width(&line) <= 5, "{line}");
         }
+    }
+
+    #[test]
+    fn marked_wrapping_starts_each_continued_row_with_how_it_broke() {
+        assert_eq!(
+            wrap_text_marking_wraps("the quick brown fox\nabcdefghij", 10),
+            vec![
+                "the quick".to_owned(),
+                format!("{SOFT_WRAP}brown fox"),
+                "abcdefghij".to_owned(),
+            ]
+        );
+        assert_eq!(
+            wrap_text_marking_wraps("abcdefghij xy", 4),
+            vec![
+                "abcd".to_owned(),
+                format!("{SOFT_BREAK}efgh"),
+                format!("{SOFT_BREAK}ij"),
+                format!("{SOFT_WRAP}xy"),
+            ]
+        );
+        // A space dropped at the very end leaves the empty row it always did.
+        assert_eq!(wrap_text_marking_wraps("abcd ", 4), vec!["abcd", ""]);
+        assert_eq!(visible_width(SOFT_WRAP), 0);
     }
 
     #[test]

@@ -1,11 +1,14 @@
 //! The fullscreen transcript's scrollbar (`fullscreenScrollbar`) in a real
-//! pseudo-terminal: the thumb's grey cells in the last column, when they show, and the
-//! column the transcript gives up for them.
+//! pseudo-terminal: the thumb's grey cells in the last column, when they show, the column
+//! the transcript gives up for them, and clicks and drags on it.
 
 use crate::tui_common;
 
 use super::tui_fullscreen::numbered_rows;
 use super::tui_fullscreen::shows;
+use super::tui_fullscreen_select::drag;
+use super::tui_fullscreen_select::press;
+use super::tui_fullscreen_select::release;
 
 use knightcode_testkit::ScriptedReply;
 
@@ -116,6 +119,64 @@ fn always_keeps_a_column_of_its_own_and_hidden_never_shows() {
         s.contents().contains("more lines below")
     });
     tui.wait_for_cells("no thumb", |s| thumb_rows(s).is_empty());
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}
+
+/// Whether any cell but the editor's cursor (a reversed space) is in reverse video: a
+/// selection's highlight.
+fn selection_shown(screen: &vt100::Screen) -> bool {
+    tui_common::reversed(screen)
+        .iter()
+        .any(|row| !row.trim().is_empty())
+}
+
+#[test]
+fn clicking_the_track_jumps_and_dragging_the_thumb_scrolls_without_selecting() {
+    let sandbox = tui_common::sandbox(vec![ScriptedReply::text(numbered_rows(60))]);
+    let mut tui = spawn(&sandbox, None);
+    let col = usize::from(COLS) - 1;
+    // The `auto` bar is not showing, but its column answers: a click at the top of the
+    // track brings the thumb there, and the view to the top.
+    tui.send(&format!("{}{}", press(col, 0), release(col, 0)));
+    let screen = tui.wait_for("the top of the transcript", |s| {
+        s.contains("qqq") && s.contains("more lines below")
+    });
+    assert!(!shows(&screen, 60), "{screen}");
+    tui.wait_for_cells("the thumb at the top", |s| {
+        thumb_rows(s).first() == Some(&0)
+    });
+    // Dragging the thumb by its top row: it follows the mouse, past the track's end to
+    // the bottom, where the view follows the output again.
+    tui.send(&format!("{}{}", press(col, 0), drag(col, 4)));
+    let screen = tui.wait_for("scrolled by the drag", |s| !s.contains("qqq"));
+    assert!(screen.contains("more lines below"), "{screen}");
+    tui.send(&drag(col, 30));
+    tui.wait_for("the bottom", |s| {
+        shows(s, 60) && !s.contains("more lines below")
+    });
+    tui.send(&release(col, 30));
+    // A click on the track's middle, away from the thumb: the view goes to the middle.
+    tui.send(&format!("{}{}", press(col, 8), release(col, 8)));
+    let screen = tui.wait_for("the middle", |s| s.contains("more lines below"));
+    assert!(!screen.contains("qqq") && !shows(&screen, 60), "{screen}");
+    // None of it selected text or copied anything.
+    tui.wait_for_cells("no selection", |s| !selection_shown(s));
+    assert!(!tui.output().contains("\x1b]52;"), "nothing copied");
+    // Elsewhere a press still selects.
+    let (row, start) = tui
+        .rows()
+        .iter()
+        .enumerate()
+        .find_map(|(row, line)| line.find("row ").map(|col| (row, col)))
+        .expect("a numbered row in view");
+    tui.send(&format!(
+        "{}{}{}",
+        press(start, row),
+        drag(start + 5, row),
+        release(start + 5, row)
+    ));
+    tui.wait_for_output("\x1b]52;c;");
     tui.send("\x04");
     assert_eq!(tui.wait_exit(), 0);
 }

@@ -121,10 +121,10 @@ fn search_highlights_matches_moves_between_them_and_escape_leaves_the_view() {
     // Past the last match the next is the first, brought into view a third of the way
     // down.
     tui.send("\r");
-    let screen = tui.wait_for("the first match in view", |s| {
-        s.contains("1/3") && s.contains("row 010 Needle")
+    // The whole view moved (a frame can arrive in more than one read).
+    tui.wait_for("the first match in view", |s| {
+        s.contains("1/3") && s.contains("row 010 Needle") && !shows(s, 60)
     });
-    assert!(!shows(&screen, 60), "{screen}");
     tui.wait_for_cells("row 010 current, row 030 underlined", |s| {
         marks(s, "row 010", "Needle") == CURRENT && marks(s, "row 030", "Needle") == OTHER
     });

@@ -13,15 +13,15 @@ use super::tui_fullscreen::shows;
 use knightcode_testkit::ScriptedReply;
 
 /// SGR mouse reports of the left button at a 0-based screen cell.
-fn press(col: usize, row: usize) -> String {
+pub(crate) fn press(col: usize, row: usize) -> String {
     format!("\x1b[<0;{};{}M", col + 1, row + 1)
 }
 
-fn drag(col: usize, row: usize) -> String {
+pub(crate) fn drag(col: usize, row: usize) -> String {
     format!("\x1b[<32;{};{}M", col + 1, row + 1)
 }
 
-fn release(col: usize, row: usize) -> String {
+pub(crate) fn release(col: usize, row: usize) -> String {
     format!("\x1b[<0;{};{}m", col + 1, row + 1)
 }
 
@@ -143,6 +143,52 @@ fn without_copy_on_select_ctrl_x_copies_and_clicks_pick_a_word_or_a_line() {
         tui.output().matches("\x1b]52;").count(),
         1,
         "no copy on release"
+    );
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}
+
+#[test]
+fn a_line_the_screen_wrapped_is_copied_as_one_line() {
+    let paragraph = "alpha bravo charlie delta echo foxtrot golf hotel india juliett kilo \
+                     lima mike november oscar papa quebec";
+    let reply = format!("{paragraph}\n\nsecond paragraph");
+    let sandbox = tui_common::sandbox(vec![ScriptedReply::text(reply)]);
+    let mut tui = sandbox.spawn(&["--tui-mode", "fullscreen"], 80, 24);
+    tui.wait_for_text("mock-model");
+    tui.submit("wrap it");
+    tui.wait_for("the reply, the run over", |s| {
+        s.contains("second paragraph") && !s.contains("esc to interrupt")
+    });
+    let (first_row, first_col) = at(&tui, "alpha");
+    let (last_row, last_col) = at(&tui, "quebec");
+    assert_eq!(last_row, first_row + 1, "wrapped onto a second row");
+    let (second_row, second_col) = at(&tui, "second paragraph");
+    let end = second_col + "second paragraph".len() - 1;
+    tui.send(&format!(
+        "{}{}{}{}",
+        press(first_col, first_row),
+        drag(last_col, last_row),
+        drag(end, second_row),
+        release(end, second_row)
+    ));
+    // One line for the wrapped paragraph; the rows after it as they are.
+    let rows = tui.rows();
+    let mut expected = paragraph.to_owned();
+    for row in &rows[last_row + 1..second_row] {
+        expected.push('\n');
+        expected.push_str(row.trim_end());
+    }
+    expected.push('\n');
+    expected.push_str(rows[second_row][..=end].trim_end());
+    assert!(
+        expected.starts_with(&format!("{paragraph}\n\n")) && expected.ends_with("paragraph"),
+        "{expected:?}"
+    );
+    tui.wait_for_output(&osc52(&expected));
+    assert!(
+        tui.screen().contains("quebec"),
+        "the rows on screen carry no mark"
     );
     tui.send("\x04");
     assert_eq!(tui.wait_exit(), 0);

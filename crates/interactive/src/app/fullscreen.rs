@@ -2,7 +2,8 @@
 //! the regular mode, drawn on the alternate screen with the transcript in a viewport of its
 //! own above the editor and footer (`knightcode_tui::viewport`). Here: what the settings
 //! ask for, the keys and mouse wheel that scroll the transcript, the jumps between prompts
-//! and when the scrollbar shows. The search is `search.rs`, the selection `select.rs`.
+//! and when the scrollbar shows, and clicking and dragging it. The search is `search.rs`,
+//! the selection `select.rs`.
 
 use std::time::Duration;
 use std::time::Instant;
@@ -48,13 +49,17 @@ pub enum Scrollbar {
     Hidden,
 }
 
-/// The scrollbar between frames: the setting, and until when an `auto` one shows.
+/// The scrollbar between frames: the setting, until when an `auto` one shows, and the
+/// thumb held by the mouse.
 #[derive(Debug, Clone, Default)]
 pub struct ScrollbarState {
     pub policy: Scrollbar,
     /// The viewport's move count the last frame saw.
     seen_moves: u64,
     until: Option<Instant>,
+    /// While the left button that went down on the bar is held: the row of the thumb it
+    /// holds (the thumb keeps that row under the mouse as it moves).
+    held: Option<usize>,
 }
 
 impl ScrollbarState {
@@ -81,9 +86,56 @@ impl ScrollbarState {
                 }
                 viewport
                     .thumb()
-                    .filter(|_| self.until.is_some_and(|until| now < until))
+                    .filter(|_| self.held.is_some() || self.until.is_some_and(|until| now < until))
             }
         }
+    }
+
+    /// The left button went down on the bar's column at viewport row `row`, as in the
+    /// reference: on the thumb it takes hold of it where it was pressed; elsewhere on the
+    /// track the thumb's middle jumps there (and is held by it). An `auto` bar answers
+    /// whether or not it shows at that moment (the mouse reports no hovering to show it
+    /// first); a hidden one, or an `auto` one with nothing to scroll, does not. False when
+    /// the press is not the bar's.
+    pub fn press(&mut self, viewport: &mut Viewport, row: usize) -> bool {
+        self.held = None;
+        let always = match self.policy {
+            Scrollbar::Hidden => return false,
+            Scrollbar::Always => true,
+            Scrollbar::Auto => false,
+        };
+        if row >= viewport.page() {
+            return false;
+        }
+        let Some((top, size)) = viewport.thumb() else {
+            // `always` keeps the column even when nothing scrolls: a press there is the
+            // bar's, and does nothing.
+            return always;
+        };
+        let grab = if (top..top + size).contains(&row) {
+            row - top
+        } else {
+            let grab = size / 2;
+            viewport.scroll_thumb_to(row.saturating_sub(grab));
+            grab
+        };
+        self.held = Some(grab);
+        true
+    }
+
+    /// The mouse moved to viewport row `row` (above or below the track too) with the
+    /// button held: the thumb follows it. False when no thumb is held.
+    pub fn drag(&mut self, viewport: &mut Viewport, row: usize) -> bool {
+        let Some(grab) = self.held else {
+            return false;
+        };
+        viewport.scroll_thumb_to(row.saturating_sub(grab));
+        true
+    }
+
+    /// The button came up; true when it held the thumb.
+    pub fn release(&mut self) -> bool {
+        self.held.take().is_some()
     }
 
     /// When an `auto` bar is due to go (the loop wakes then to draw without it).
@@ -257,16 +309,47 @@ impl Ui {
             MouseKind::WheelUp => viewport.scroll_up(lines),
             MouseKind::WheelDown => viewport.scroll_down(lines),
             MouseKind::Press(0) => {
-                if !self.search_click(&mouse) {
+                if !self.search_click(&mouse) && !self.scrollbar_press(&mouse) {
                     self.select_press(&mouse);
                 }
                 return;
             }
-            MouseKind::Drag(0) => return self.select_drag(&mouse),
-            MouseKind::Release(0) => return self.select_release(),
+            MouseKind::Drag(0) => {
+                let row = usize::from(mouse.row);
+                if !self.screen.scrollbar.drag(viewport, row) {
+                    return self.select_drag(&mouse);
+                }
+            }
+            MouseKind::Release(0) => {
+                if !self.screen.scrollbar.release() {
+                    self.select_release();
+                }
+                return;
+            }
             _ => return,
         }
         self.mark_urgent();
+    }
+
+    /// A press of the left button in the screen's last column, over the transcript: the
+    /// scrollbar's (see [`ScrollbarState::press`]). It starts no selection and clears the
+    /// one there was, as in the reference. True when the bar took it.
+    fn scrollbar_press(&mut self, mouse: &MouseEvent) -> bool {
+        let last_column = self.terminal.width().saturating_sub(1);
+        let Some(viewport) = &mut self.screen.viewport else {
+            return false;
+        };
+        if mouse.column != last_column
+            || !self
+                .screen
+                .scrollbar
+                .press(viewport, usize::from(mouse.row))
+        {
+            return false;
+        }
+        self.clear_selection();
+        self.mark_urgent();
+        true
     }
 
     /// Back to the newest output (a prompt was sent).

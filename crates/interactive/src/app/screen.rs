@@ -92,6 +92,13 @@ pub struct Screen {
     upper_len: usize,
     /// The fullscreen transcript's search, while it is open.
     pub(super) search: Option<super::search::TranscriptSearch>,
+    /// The search's index of the header and transcript lines while no search is open
+    /// (fullscreen only). Every frame brings it up to date with the lines that changed, so
+    /// that neither opening a search nor its first key reads the transcript.
+    pub(super) search_index: knightcode_tui::search::SearchIndex,
+    /// Lines at the start of the header and transcript that stood since the index was
+    /// last brought up to date.
+    search_unchanged: usize,
     /// When the fullscreen transcript's scrollbar shows.
     pub scrollbar: super::fullscreen::ScrollbarState,
 }
@@ -141,6 +148,8 @@ impl Screen {
             selection: None,
             upper_len: 0,
             search: None,
+            search_index: knightcode_tui::search::SearchIndex::new(),
+            search_unchanged: 0,
             scrollbar: super::fullscreen::ScrollbarState::default(),
         }
     }
@@ -182,10 +191,10 @@ impl Screen {
             Some((_, lines)) => lines,
             None => &self.header,
         };
-        if self.framed_header != *header
+        let reflowed = self.framed_header != *header
             || self.header_width != upper_width
-            || self.frame.len() < self.header_lines
-        {
+            || self.frame.len() < self.header_lines;
+        if reflowed {
             let flowed = flow_header(header, usize::from(upper_width));
             self.frame.clear();
             self.header_lines = flowed.len();
@@ -196,7 +205,9 @@ impl Screen {
         }
         let base = self.header_lines;
         let mut frame = std::mem::take(&mut self.frame);
-        self.transcript.render_into(upper_width, &mut frame, base);
+        let kept = self.transcript.render_into(upper_width, &mut frame, base);
+        let kept = if reflowed { 0 } else { kept };
+        self.search_unchanged = self.search_unchanged.min(kept);
 
         let mut lower: Vec<String> = Vec::new();
         if !self.steering.is_empty() || !self.follow_ups.is_empty() {
@@ -314,12 +325,21 @@ impl Screen {
             };
             compose(viewport, &mut self.screenful);
             // A match picked out of view is brought into it: the rows are composed again.
-            if let Some(search) = &mut self.search
-                && let Some(top) = search.refresh(upper, viewport)
-            {
-                viewport.scroll_to_line(top);
-                compose(viewport, &mut self.screenful);
+            // The search's index follows the lines every frame, the few that changed at a
+            // time, so that a search opened or a query typed reads nothing but the index.
+            match &mut self.search {
+                Some(search) => {
+                    let top = search.refresh(upper, self.search_unchanged, viewport);
+                    if let Some(top) = top {
+                        viewport.scroll_to_line(top);
+                        compose(viewport, &mut self.screenful);
+                    }
+                }
+                None => {
+                    self.search_index.sync(upper, self.search_unchanged);
+                }
             }
+            self.search_unchanged = usize::MAX;
             if let Some(selection) = &self.selection {
                 highlight_selection(&mut self.screenful, viewport, selection);
             }

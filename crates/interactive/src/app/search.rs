@@ -8,6 +8,11 @@
 //! scrolling keys still scroll; `searchClose` (escape), or the search key again, closes
 //! it and leaves the view where it is. Letters match whatever their case; the text is
 //! what the rows show (see `knightcode_tui::search`).
+//!
+//! The index of the transcript's text outlives the search: the screen keeps it up to date
+//! on every frame with the lines laid out since the last (`Screen::search_index`), and
+//! lends it to the search while it is open, so that opening a search or typing its first
+//! key reads no line of the transcript.
 
 use std::ops::Range;
 
@@ -65,7 +70,7 @@ pub(super) struct TranscriptSearch {
 }
 
 impl TranscriptSearch {
-    fn new(anchor: usize, bindings: &Keybindings) -> Self {
+    fn new(anchor: usize, bindings: &Keybindings, index: SearchIndex) -> Self {
         let label = |action: &str| {
             bindings
                 .keys_for(action)
@@ -74,7 +79,7 @@ impl TranscriptSearch {
         };
         Self {
             input: LineInput::new(),
-            index: SearchIndex::new(),
+            index,
             active: false,
             selected: None,
             selected_key: None,
@@ -112,9 +117,22 @@ impl TranscriptSearch {
         self.pick = Pick::Query;
     }
 
-    /// Finds the query in `lines` (the transcript as `viewport` shows it) and picks a
-    /// match; the line to bring to the top of the view when the pick is out of view.
-    pub(super) fn refresh(&mut self, lines: &[String], viewport: &Viewport) -> Option<usize> {
+    /// The index, for the screen to keep while no search is open.
+    pub(super) fn into_index(self) -> SearchIndex {
+        self.index
+    }
+
+    /// Brings the index up to date with `lines` (the transcript as `viewport` shows it;
+    /// the first `unchanged` are as they were at the last call), finds the query in them
+    /// and picks a match; the line to bring to the top of the view when the pick is out of
+    /// view.
+    pub(super) fn refresh(
+        &mut self,
+        lines: &[String],
+        unchanged: usize,
+        viewport: &Viewport,
+    ) -> Option<usize> {
+        self.index.sync(lines, unchanged);
         self.active = !self.input.text().trim().is_empty();
         if !self.active {
             self.selected = None;
@@ -123,7 +141,7 @@ impl TranscriptSearch {
             return None;
         }
         let reveal = self.pick != Pick::Retain;
-        let changed = self.index.update(lines, self.input.text());
+        let changed = self.index.find(self.input.text());
         if !changed && !reveal {
             return None;
         }
@@ -289,7 +307,8 @@ impl Ui {
         if self.screen.overlay.is_some() {
             return false;
         }
-        let search = TranscriptSearch::new(viewport.first_line(), self.prefs.bindings());
+        let index = std::mem::take(&mut self.screen.search_index);
+        let search = TranscriptSearch::new(viewport.first_line(), self.prefs.bindings(), index);
         self.screen.search = Some(search);
         self.screen.editor.set_focused(false);
         self.mark_urgent();
@@ -297,7 +316,8 @@ impl Ui {
     }
 
     pub(super) fn close_search(&mut self) {
-        if self.screen.search.take().is_some() {
+        if let Some(search) = self.screen.search.take() {
+            self.screen.search_index = search.into_index();
             self.screen.editor.set_focused(true);
             self.mark_urgent();
         }
@@ -405,21 +425,22 @@ mod flow_tests {
         let mut out = Vec::new();
         let bottom = vec!["editor".to_owned()];
         viewport.compose(&lines, &bottom, 31, |_| String::new(), &mut out);
-        let mut search = TranscriptSearch::new(viewport.first_line(), &bindings);
+        let mut search =
+            TranscriptSearch::new(viewport.first_line(), &bindings, SearchIndex::new());
         for c in "needle".chars() {
             search.edit(
                 &Key::new(KeyCode::Char(c), Modifiers::NONE),
                 &bindings,
                 viewport.first_line(),
             );
-            assert_eq!(search.refresh(&lines, &viewport), None);
+            assert_eq!(search.refresh(&lines, lines.len(), &viewport), None);
         }
         assert_eq!(search.selected, Some(1));
         search.navigate(true);
-        assert_eq!(search.refresh(&lines, &viewport), None);
+        assert_eq!(search.refresh(&lines, lines.len(), &viewport), None);
         assert_eq!(search.selected, Some(2));
         search.navigate(true);
-        assert_eq!(search.refresh(&lines, &viewport), Some(0));
+        assert_eq!(search.refresh(&lines, lines.len(), &viewport), Some(0));
         assert_eq!(search.selected, Some(0));
     }
 }

@@ -122,9 +122,11 @@ impl Ui {
         }
     }
 
-    /// Escape with a selection on screen clears it; true when there was one.
+    /// Escape with a selection on screen clears it (so does a press on the scrollbar);
+    /// true when there was one.
     pub(super) fn clear_selection(&mut self) -> bool {
         self.pointer.anchor = None;
+        self.pointer.last_press = None;
         self.pointer.fresh = false;
         let had = self.screen.selection.take().is_some();
         if had {

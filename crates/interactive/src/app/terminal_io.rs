@@ -345,6 +345,7 @@ impl TerminalIo {
             if transcript && self.frames_drawn > 0 {
                 screen.render(self.renderer.width());
                 for line in screen.transcript_lines() {
+                    let line = knightcode_tui::width::without_wrap_marks(line);
                     out.extend_from_slice(line.as_bytes());
                     out.extend_from_slice(b"\x1b[0m\r\n");
                 }

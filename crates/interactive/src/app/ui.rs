@@ -123,6 +123,8 @@ impl Ui {
             tools_expanded: false,
             thinking_hidden: false,
             hidden_thinking_label: None,
+            // The fullscreen selection copies a wrapped line whole.
+            mark_wraps: options.fullscreen.is_some(),
         };
         let mut editor = Editor::new(&theme);
         let resource_commands = ResourceCommands::default();

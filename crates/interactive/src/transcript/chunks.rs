@@ -27,6 +27,8 @@ pub struct ChunkedMarkdown {
     /// Lines of the finished chunks for one width (blank lines between chunks included).
     frozen: Option<(u16, Vec<String>, usize)>,
     tail: Option<Markdown>,
+    /// Wrapped rows start with the wrap's mark (see [`Markdown::marking_wraps`]).
+    mark_wraps: bool,
 }
 
 impl ChunkedMarkdown {
@@ -42,9 +44,16 @@ impl ChunkedMarkdown {
             scan: Scan::default(),
             frozen: None,
             tail: None,
+            mark_wraps: false,
         };
         chunked.cut();
         chunked
+    }
+
+    /// Rows the wrap continued start with its mark (see [`Markdown::marking_wraps`]).
+    pub fn marking_wraps(mut self, on: bool) -> Self {
+        self.mark_wraps = on;
+        self
     }
 
     pub fn text(&self) -> &str {
@@ -111,7 +120,8 @@ impl ChunkedMarkdown {
     fn markdown(&self, text: String) -> Markdown {
         let markdown = Markdown::new(text, self.theme.clone())
             .remembering_code()
-            .with_plain_code(self.plain_code);
+            .with_plain_code(self.plain_code)
+            .marking_wraps(self.mark_wraps);
         match self.text_style {
             Some(style) => markdown.with_text_style(style),
             None => markdown,

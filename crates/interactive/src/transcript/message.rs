@@ -11,6 +11,7 @@ use super::card::boxed;
 use super::card::inner_width;
 use super::render::Look;
 use super::render::markdown;
+use super::render::marked_markdown;
 
 /// A user prompt.
 #[derive(Debug, Clone)]
@@ -87,7 +88,7 @@ impl UserCard {
             None => (Vec::new(), shown),
         };
         // Like the reference, prompts render as markdown (code spans, lists, emphasis).
-        let mut body = markdown(text, inner, &look.theme);
+        let mut body = marked_markdown(text, inner, look);
         if self.images > 0 {
             let label = if self.images == 1 {
                 "[1 image]".to_owned()
@@ -453,6 +454,7 @@ mod tests {
             tools_expanded: expanded,
             thinking_hidden: false,
             hidden_thinking_label: None,
+            mark_wraps: false,
         };
         let text = "<skill name=\"lint\" location=\"/s/lint/SKILL.md\">\nReferences are relative to /s/lint.\n\nRun the linter.\n</skill>\n\nfix src/";
         let mut card = super::UserCard::new(text.to_owned(), 0);

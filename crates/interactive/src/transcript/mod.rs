@@ -673,8 +673,10 @@ impl Transcript {
     /// Brings the transcript's lines in `frame[base..]` up to date, re-rendering only the
     /// cards that changed since the last call with this buffer, and truncates the buffer
     /// after the transcript. Copying every cached line of a long transcript into a new
-    /// buffer on each frame was most of a keystroke's cost.
-    pub fn render_into(&mut self, width: u16, frame: &mut Vec<String>, base: usize) {
+    /// buffer on each frame was most of a keystroke's cost. Returns how many lines at the
+    /// start of `frame` were left in place (those after them were written again, whether
+    /// or not they differ), for whoever keeps something per line (the search's index).
+    pub fn render_into(&mut self, width: u16, frame: &mut Vec<String>, base: usize) -> usize {
         if width != self.frame_width || frame.len() < base + self.total {
             self.frame_width = width;
             self.invalidate_frame();
@@ -683,6 +685,7 @@ impl Transcript {
         let valid = self.valid.min(self.cards.len()).min(self.starts.len());
         let look = self.look.clone();
         let mut next = valid;
+        let kept;
         if valid < self.cards.len() && valid < self.starts.len() {
             // The first changed card still has its last lines in place; a streaming reply
             // only replaces the lines at its end.
@@ -698,6 +701,7 @@ impl Transcript {
             }
             let keep = update.keep;
             frame.truncate(base + start + if keep > 0 { 1 + keep } else { 0 });
+            kept = frame.len();
             if keep == 0 && !update.lines.is_empty() {
                 frame.push(String::new());
             }
@@ -714,6 +718,7 @@ impl Transcript {
                 _ => self.starts.get(valid).copied().unwrap_or(self.total),
             };
             frame.truncate(base + keep);
+            kept = frame.len();
             self.starts.truncate(valid);
             self.lens.truncate(valid);
         }
@@ -729,5 +734,6 @@ impl Transcript {
         }
         self.valid = self.cards.len();
         self.total = frame.len() - base;
+        kept
     }
 }

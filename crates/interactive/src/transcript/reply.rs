@@ -70,6 +70,7 @@ impl ReplyBlock {
         let rendered = self.rendered.get_or_insert_with(|| {
             let style = thinking.then_some(theme.thinking_text);
             ChunkedMarkdown::new(shown.clone(), theme.clone(), style, plain_code)
+                .marking_wraps(look.mark_wraps)
         });
         rendered.render_parts(u16::try_from(width).unwrap_or(u16::MAX))
     }

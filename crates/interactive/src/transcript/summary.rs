@@ -112,6 +112,7 @@ mod tests {
             tools_expanded: expanded,
             thinking_hidden: false,
             hidden_thinking_label: None,
+            mark_wraps: false,
         }
     }
 

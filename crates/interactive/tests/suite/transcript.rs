@@ -20,6 +20,7 @@ fn look() -> Look {
         tools_expanded: false,
         thinking_hidden: false,
         hidden_thinking_label: None,
+        mark_wraps: false,
     }
 }
 
@@ -200,6 +201,33 @@ fn streaming_events_build_the_same_cards() {
     assert_eq!(transcript.len(), 3, "user, reply, one tool card");
 }
 
+/// A search index kept up to date with the lines `render_into` says it left in place, as
+/// the fullscreen screen keeps it, against one built afresh.
+#[derive(Default)]
+struct Indexed(knightcode_tui::search::SearchIndex);
+
+impl Indexed {
+    fn check(&mut self, frame: &[String], kept: usize, step: usize) {
+        self.0.sync(frame, kept);
+        let mut fresh = knightcode_tui::search::SearchIndex::new();
+        fresh.sync(frame, 0);
+        for query in ["e", "the", "a l", "bash", "x = 1"] {
+            self.0.find(query);
+            fresh.find(query);
+            let spots = |index: &knightcode_tui::search::SearchIndex| {
+                (0..index.len())
+                    .map(|i| index.segments(i))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(
+                spots(&self.0),
+                spots(&fresh),
+                "{query:?} after event {step}"
+            );
+        }
+    }
+}
+
 #[test]
 fn incremental_frames_match_full_renders_after_every_change() {
     // `incremental` keeps its frame buffer across changes, as the screen does; `full`
@@ -207,6 +235,7 @@ fn incremental_frames_match_full_renders_after_every_change() {
     let mut incremental = Transcript::new(look());
     let mut full = Transcript::new(look());
     let mut frame = vec!["header".to_owned()];
+    let mut index = Indexed::default();
     // A tool card in the middle finishes after later cards were added.
     let events: Vec<AgentEvent> = serde_json::from_value(json!([
         {"type": "message_start", "message": {"role": "user", "content": "go", "timestamp": 0}},
@@ -227,8 +256,9 @@ fn incremental_frames_match_full_renders_after_every_change() {
         incremental.apply(event);
         full.apply(event);
         let width = if step == events.len() - 1 { 40 } else { 60 };
-        incremental.render_into(width, &mut frame, 1);
+        let kept = incremental.render_into(width, &mut frame, 1);
         assert_eq!(frame[1..], full.render(width)[..], "after event {step}");
+        index.check(&frame, kept, step);
         // What the screen puts under the transcript.
         frame.push("editor".to_owned());
     }
@@ -271,9 +301,11 @@ fn a_streaming_reply_updates_its_end_only_and_matches_a_fresh_render() {
         .collect();
     let mut streaming = Transcript::new(look());
     let mut frame = vec!["header".to_owned()];
+    let mut index = Indexed::default();
     for (step, event) in events.iter().enumerate() {
         streaming.apply(event);
-        streaming.render_into(30, &mut frame, 1);
+        let kept = streaming.render_into(30, &mut frame, 1);
+        index.check(&frame, kept, step);
         let mut fresh = Transcript::new(look());
         for earlier in &events[..=step] {
             fresh.apply(earlier);

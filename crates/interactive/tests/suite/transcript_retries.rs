@@ -19,6 +19,7 @@ fn transcript() -> Transcript {
         tools_expanded: false,
         thinking_hidden: false,
         hidden_thinking_label: None,
+        mark_wraps: false,
     });
     transcript.provider = "anthropic".to_owned();
     transcript

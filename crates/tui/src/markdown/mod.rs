@@ -17,7 +17,9 @@ use crate::component::Component;
 use crate::components::{WidthCache, frame_lines};
 use crate::highlight::IncrementalHighlighter;
 use crate::style::{Style, Theme};
-use crate::width::{TAB_WIDTH, truncate_to_width, visible_width, wrap_text_with_ansi};
+use crate::width::{
+    TAB_WIDTH, truncate_to_width, visible_width, wrap_text_marking_wraps, wrap_text_with_ansi,
+};
 
 /// A block of markdown text. Caches its lines for the last width; changing the text drops
 /// the cache.
@@ -38,6 +40,8 @@ pub struct Markdown {
     remember_code: bool,
     /// Code blocks in the plain code colour, without a grammar.
     plain_code: bool,
+    /// Rows the wrap continued start with its mark (`width::SOFT_WRAP`).
+    mark_wraps: bool,
 }
 
 /// One code block's highlighted lines (before wrapping), and the highlighter that made
@@ -65,6 +69,7 @@ impl Markdown {
             code_cache: Vec::new(),
             remember_code: false,
             plain_code: false,
+            mark_wraps: false,
         }
     }
 
@@ -80,6 +85,15 @@ impl Markdown {
     /// Highlighting costs up to a millisecond a line; a long history can skip it.
     pub fn with_plain_code(mut self, plain: bool) -> Self {
         self.plain_code = plain;
+        self.cache.clear();
+        self
+    }
+
+    /// Rows that continue a paragraph, heading or code line the width wrapped start with
+    /// [`crate::width::SOFT_WRAP`] or [`crate::width::SOFT_BREAK`] (zero-width), so that
+    /// copied text can be joined again (a table's cells are not marked).
+    pub fn marking_wraps(mut self, on: bool) -> Self {
+        self.mark_wraps = on;
         self.cache.clear();
         self
     }
@@ -155,6 +169,7 @@ impl Markdown {
             previous_code: RefCell::new(std::mem::take(&mut self.code_cache)),
             code: RefCell::new(Vec::new()),
             plain_code: self.plain_code,
+            mark_wraps: self.mark_wraps,
         };
         let body = renderer.blocks(&blocks, content_width, self.text_style, true);
         self.code_cache = renderer.code.into_inner();
@@ -207,9 +222,18 @@ struct Renderer<'a> {
     /// The code blocks of this render, for the next one.
     code: RefCell<Vec<CodeEntry>>,
     plain_code: bool,
+    mark_wraps: bool,
 }
 
 impl Renderer<'_> {
+    fn wrap(&self, text: &str, width: usize) -> Vec<String> {
+        if self.mark_wraps {
+            wrap_text_marking_wraps(text, width)
+        } else {
+            wrap_text_with_ansi(text, width)
+        }
+    }
+
     /// `spans` as one styled string (`\n` where lines break).
     fn inline(&self, spans: &[Span], base: Style) -> String {
         let theme = self.theme;
@@ -271,7 +295,7 @@ impl Renderer<'_> {
     fn block(&self, block: &Block, width: usize, base: Style) -> Vec<String> {
         let theme = self.theme;
         match block {
-            Block::Paragraph(spans) => wrap_text_with_ansi(&self.inline(spans, base), width),
+            Block::Paragraph(spans) => self.wrap(&self.inline(spans, base), width),
             Block::Heading(level, spans) => {
                 let mut style = base.patch(theme.md_heading).patch(theme.md_bold);
                 if *level == 1 {
@@ -282,7 +306,7 @@ impl Renderer<'_> {
                     text.push_str(&style.paint(&format!("{} ", "#".repeat(usize::from(*level)))));
                 }
                 text.push_str(&self.inline(spans, style));
-                wrap_text_with_ansi(&text, width)
+                self.wrap(&text, width)
             }
             Block::Code { lang, text } => self.code(lang, text, width),
             Block::List { start, items } => self.list(*start, items, width, base),
@@ -311,7 +335,7 @@ impl Renderer<'_> {
                 table::render(&header, &rows, width)
                     .unwrap_or_else(|| wrap_text_with_ansi(&base.paint(raw), width))
             }
-            Block::Html(html) => wrap_text_with_ansi(&base.paint(html.trim()), width),
+            Block::Html(html) => self.wrap(&base.paint(html.trim()), width),
         }
     }
 
@@ -323,7 +347,7 @@ impl Renderer<'_> {
         let code = text.strip_suffix('\n').unwrap_or(text);
         let lang = (!lang.is_empty()).then_some(lang);
         for line in self.highlight(code, lang) {
-            for piece in wrap_text_with_ansi(&line, code_width) {
+            for piece in self.wrap(&line, code_width) {
                 // Blank code lines get no indent: trailing spaces only get in the way of
                 // copying from the terminal.
                 lines.push(if piece.is_empty() {
