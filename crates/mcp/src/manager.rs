@@ -92,6 +92,9 @@ struct Slot {
     /// Taken out of the manager (an extension unregistered it): a connection that completes
     /// afterwards is stopped, not kept.
     removed: std::sync::atomic::AtomicBool,
+    /// Its background connection was started (by `add`, or by `start` for the configured
+    /// servers); `start` skips it then, so no server is started twice.
+    spawned: std::sync::atomic::AtomicBool,
 }
 
 struct SlotStatus {
@@ -135,7 +138,8 @@ impl McpManager {
         }
     }
 
-    /// Connects every enabled server, each on its own task; returns at once.
+    /// Connects every enabled server not connecting yet, each on its own task; returns at
+    /// once. Until then a configured server shows as connecting, and a call connects it.
     pub fn start(&self) {
         for slot in self.inner.slots() {
             self.inner.spawn_connect(&slot);
@@ -475,6 +479,7 @@ impl Slot {
             }),
             connecting: tokio::sync::Mutex::new(()),
             removed: std::sync::atomic::AtomicBool::new(false),
+            spawned: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -543,7 +548,7 @@ impl Inner {
     }
 
     fn spawn_connect(self: &Arc<Self>, slot: &Arc<Slot>) {
-        if slot.config.enabled {
+        if slot.config.enabled && !slot.spawned.swap(true, Ordering::SeqCst) {
             let inner = Arc::clone(self);
             let slot = Arc::clone(slot);
             tokio::spawn(async move {

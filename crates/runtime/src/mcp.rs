@@ -71,8 +71,8 @@ pub(crate) struct McpSession {
 }
 
 impl McpSession {
-    /// Reads the config and starts connecting; returns at once. Config problems become
-    /// notices.
+    /// Reads the config; [`Self::connect`] starts the connections once the session is
+    /// built. Config problems become notices.
     pub fn start(
         setup: &SessionSetup,
         trusted: bool,
@@ -104,11 +104,11 @@ impl McpSession {
         };
         let file_servers = config.servers.iter().map(|s| s.name.clone()).collect();
         // Without an enabled server nothing starts yet: an extension may register one.
-        let manager = config.servers.iter().any(|s| s.enabled).then(|| {
-            let manager = McpManager::new(config.servers, with_http(options.clone()));
-            manager.start();
-            manager
-        });
+        let manager = config
+            .servers
+            .iter()
+            .any(|s| s.enabled)
+            .then(|| McpManager::new(config.servers, with_http(options.clone())));
         Self {
             manager,
             options: Some(options),
@@ -116,6 +116,16 @@ impl McpSession {
             selection: setup.tools.clone(),
             auto_enable_codemode: config.auto_enable_codemode,
             ..Self::default()
+        }
+    }
+
+    /// Starts connecting the configured servers in the background; returns at once. The
+    /// session calls it last in its start: the servers' own start-up (a `node` or `npx`
+    /// process each) then runs beside the front end's first frame rather than beside the
+    /// session's start, which on a machine with few cores it would slow.
+    pub fn connect(&self) {
+        if let Some(manager) = &self.manager {
+            manager.start();
         }
     }
 

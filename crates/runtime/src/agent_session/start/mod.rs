@@ -166,6 +166,8 @@ impl AgentSession {
             &settings,
             &session,
         );
+        // Last, so that the servers' processes start once the session's own start is done.
+        mcp.connect();
         let handle = agent.handle();
         Ok((
             Self {
@@ -420,7 +422,7 @@ struct Trusted {
     /// The host of the first trust pass, when extensions were asked about the project.
     first_pass: LoadedHost,
     settings: Settings,
-    /// Connecting in the background already.
+    /// Configured, not connecting yet: the session starts the connections last.
     mcp: crate::mcp::McpSession,
     /// The OS sandbox of tool commands, checked against the kernel.
     sandbox: crate::sandbox::SessionSandbox,
