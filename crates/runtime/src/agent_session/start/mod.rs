@@ -166,8 +166,7 @@ impl AgentSession {
             &settings,
             &session,
         );
-        // Last, so that the servers' processes start once the session's own start is done.
-        mcp.connect();
+        mcp.connect(); // last: see `McpSession::connect`
         let handle = agent.handle();
         Ok((
             Self {
