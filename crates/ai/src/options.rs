@@ -36,14 +36,10 @@ pub enum CacheRetention {
 }
 
 impl CacheRetention {
-    /// The default when the caller sets nothing: `long` if `KNIGHTCODE_CACHE_RETENTION=long`
-    /// (pass the variable's value), else `short`.
-    pub fn from_env_value(value: Option<&str>) -> Self {
-        if value == Some("long") {
-            Self::Long
-        } else {
-            Self::Short
-        }
+    /// What `KNIGHTCODE_CACHE_RETENTION` (pass its value) asks of requests that choose no
+    /// lifetime themselves: `long`, or nothing (`None`: the short default).
+    pub fn from_env_value(value: Option<&str>) -> Option<Self> {
+        (value == Some("long")).then_some(Self::Long)
     }
 }
 

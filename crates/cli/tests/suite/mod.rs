@@ -5,6 +5,7 @@ mod auth;
 mod azure;
 mod bedrock;
 mod broken_pipe;
+mod cache_retention;
 mod classify;
 mod cli;
 mod cloudflare;

@@ -137,7 +137,7 @@ impl AgentSession {
             &setup,
             &settings,
             (&model, thinking),
-            resolved,
+            (resolved, env.as_ref()),
             session_id,
             extension_host.as_ref(),
             (toolbox.tools, toolbox.active_tools),
@@ -628,7 +628,7 @@ fn agent_config(
     setup: &SessionSetup,
     settings: &Settings,
     (model, thinking): (&Model, ThinkingLevel),
-    resolved: ResolvedAuth,
+    (resolved, env): (ResolvedAuth, &dyn knightcode_ai::EnvSource),
     session_id: String,
     host: Option<&Arc<ExtensionHost>>,
     (tools, active_tools): (knightcode_agent::ToolRegistry, Vec<String>),
@@ -640,6 +640,10 @@ fn agent_config(
         options: StreamOptions {
             api_key: resolved.api_key,
             thinking,
+            // The session's requests choose no lifetime; the user may ask for the long one.
+            cache_retention: knightcode_ai::CacheRetention::from_env_value(
+                env.var("KNIGHTCODE_CACHE_RETENTION").as_deref(),
+            ),
             session_id: Some(session_id),
             headers,
             response_hook: host.and_then(ExtensionHost::response_hook),
