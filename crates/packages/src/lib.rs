@@ -4,6 +4,7 @@
 //! the right settings file, and says which resource paths an installed package provides.
 //! Loading those resources is the job of the resource loaders.
 
+pub mod file_write;
 mod filter;
 pub mod global_npm;
 pub use filter::enabled_by_overrides;
@@ -57,6 +58,10 @@ pub enum Error {
     },
     #[error("{path} is not valid JSON ({message}); fix or remove it, then try again")]
     InvalidSettings { path: PathBuf, message: String },
+    #[error(
+        "{0} is held by another knightcode process; try again, or remove it if no other knightcode is running"
+    )]
+    SettingsLocked(PathBuf),
     #[error("No matching package found for {0}")]
     NoMatch(String),
 }
@@ -180,18 +185,22 @@ impl Manager<'_> {
     pub fn install_and_persist(&mut self, source: &str, scope: Scope) -> Result<()> {
         let settings_path = self.layout.settings_path(scope);
         // Read first: an unreadable settings file stops us before anything is installed.
-        let mut settings = SettingsFile::read(&settings_path)?;
+        SettingsFile::read(&settings_path)?;
         self.install(source, scope)?;
         let identity = self.layout.identity_of_typed(source);
-        let exists = settings
-            .packages()
-            .iter()
-            .any(|(stored, _)| self.layout.identity_in(stored, scope) == identity);
-        if !exists {
-            let stored = self.stored_form(source, scope);
-            settings.push_package(&stored);
-            settings.write()?;
-        }
+        let stored = self.stored_form(source, scope);
+        let layout = &self.layout;
+        // Read again under the lock: the install may have taken minutes.
+        SettingsFile::update(&settings_path, |settings| {
+            let exists = settings
+                .packages()
+                .iter()
+                .any(|(stored, _)| layout.identity_in(stored, scope) == identity);
+            if !exists {
+                settings.push_package(&stored);
+            }
+            Ok(!exists)
+        })?;
         Ok(())
     }
 
@@ -226,7 +235,8 @@ impl Manager<'_> {
     /// no settings entry matched.
     pub fn remove_and_persist(&mut self, source: &str, scope: Scope) -> Result<bool> {
         let settings_path = self.layout.settings_path(scope);
-        let mut settings = SettingsFile::read(&settings_path)?;
+        // Read first: an unreadable settings file stops us before anything is removed.
+        SettingsFile::read(&settings_path)?;
         (self.progress)(&format!("Removing {source}..."));
         match source::parse(source) {
             Source::Npm(npm) => {
@@ -247,12 +257,9 @@ impl Manager<'_> {
         }
         let identity = self.layout.identity_of_typed(source);
         let layout = &self.layout;
-        let removed =
-            settings.retain_packages(|stored| layout.identity_in(stored, scope) != identity);
-        if removed {
-            settings.write()?;
-        }
-        Ok(removed)
+        SettingsFile::update(&settings_path, |settings| {
+            Ok(settings.retain_packages(|stored| layout.identity_in(stored, scope) != identity))
+        })
     }
 
     /// Updates the configured packages (all, or those matching `only`): unpinned npm
@@ -618,9 +625,11 @@ fn ensure_npm_project(root: &Path) -> Result<()> {
     ensure_gitignore(root)?;
     let package_json = root.join("package.json");
     if !package_json.exists() {
-        std::fs::write(
+        // Whole or not at all: a half-written one would stop every later npm install.
+        file_write::replace(
             &package_json,
-            "{\n  \"name\": \"knightcode-extensions\",\n  \"private\": true\n}",
+            b"{\n  \"name\": \"knightcode-extensions\",\n  \"private\": true\n}",
+            None,
         )
         .map_err(io("write", &package_json))?;
     }
@@ -632,7 +641,7 @@ fn ensure_gitignore(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(io("create", dir))?;
     let ignore = dir.join(".gitignore");
     if !ignore.exists() {
-        std::fs::write(&ignore, "*\n!.gitignore\n").map_err(io("write", &ignore))?;
+        file_write::replace(&ignore, b"*\n!.gitignore\n", None).map_err(io("write", &ignore))?;
     }
     Ok(())
 }

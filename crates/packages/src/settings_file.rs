@@ -9,6 +9,8 @@ use serde_json::Value;
 
 use crate::Error;
 use crate::Result;
+use crate::file_write;
+use crate::file_write::LockFailure;
 use crate::io;
 
 /// One settings file, read whole.
@@ -255,14 +257,35 @@ impl SettingsFile {
         items.len() != before
     }
 
+    /// Changes the file at `path` under its lock: reads it as it is now, lets `change` edit
+    /// it, and writes it when `change` says it changed something. Whatever another process
+    /// (a running session saving the model) wrote in the meantime is kept.
+    pub fn update(path: &Path, change: impl FnOnce(&mut Self) -> Result<bool>) -> Result<bool> {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(io("create", parent))?;
+        }
+        let _lock = file_write::lock(path, &|_| std::thread::sleep(file_write::LOCK_RETRY))
+            .map_err(|failure| match failure {
+                LockFailure::Busy => Error::SettingsLocked(file_write::lock_path(path)),
+                LockFailure::Io(source) => io("lock", path)(source),
+            })?;
+        let mut file = Self::read(path)?;
+        let changed = change(&mut file)?;
+        if changed {
+            file.write()?;
+        }
+        Ok(changed)
+    }
+
     /// Writes the file (two-space indented, as the reference does), creating its folder.
+    /// The old file is replaced whole, so a kill mid-write leaves it as it was.
     pub fn write(&self) -> Result<()> {
         if let Some(parent) = self.path.parent() {
             std::fs::create_dir_all(parent).map_err(io("create", parent))?;
         }
         let text = serde_json::to_string_pretty(&Value::Object(self.root.clone()))
             .unwrap_or_else(|_| "{}".to_owned());
-        std::fs::write(&self.path, text).map_err(io("write", &self.path))
+        file_write::replace(&self.path, text.as_bytes(), None).map_err(io("write", &self.path))
     }
 }
 
@@ -316,5 +339,39 @@ mod tests {
         std::fs::write(&path, "{ oops").unwrap();
         let error = SettingsFile::read(&path).unwrap_err().to_string();
         assert!(error.contains("is not valid JSON"), "{error}");
+    }
+
+    #[test]
+    fn update_reads_the_file_as_it_is_under_the_lock_and_leaves_no_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        // What a running session saved after `install` first read the file.
+        std::fs::write(&path, r#"{"defaultModel":"b"}"#).unwrap();
+        let changed = SettingsFile::update(&path, |file| {
+            assert!(file_write::lock_path(&path).is_dir(), "the lock is held");
+            file.push_package("npm:a");
+            Ok(true)
+        })
+        .unwrap();
+        assert!(changed);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("\"defaultModel\": \"b\""), "{text}");
+        assert!(text.contains("npm:a"), "{text}");
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["settings.json"], "no lock or temp file is left");
+    }
+
+    #[test]
+    fn update_gives_up_on_a_lock_another_process_holds_and_says_what_to_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        let _held = file_write::lock(&path, &|_| {}).unwrap();
+        let error = SettingsFile::update(&path, |_| Ok(true)).unwrap_err();
+        assert!(matches!(error, Error::SettingsLocked(_)), "{error}");
+        assert!(error.to_string().contains("settings.json.lock"), "{error}");
+        assert!(!path.exists(), "nothing was written");
     }
 }

@@ -32,7 +32,22 @@ pub fn toggle(
     enabled: bool,
     inherited: Option<bool>,
 ) -> Result<()> {
-    let mut settings = SettingsFile::read(&layout.settings_path(write))?;
+    SettingsFile::update(&layout.settings_path(write), |settings| {
+        apply_toggle(settings, layout, resource, write, enabled, inherited);
+        Ok(true)
+    })?;
+    Ok(())
+}
+
+/// The edit [`toggle`] makes to the settings file of `write`.
+fn apply_toggle(
+    settings: &mut SettingsFile,
+    layout: &Layout,
+    resource: &Resource,
+    write: Scope,
+    enabled: bool,
+    inherited: Option<bool>,
+) {
     let own = resource.scope == write;
     let state = if !own && inherited == Some(enabled) {
         None
@@ -66,7 +81,6 @@ pub fn toggle(
             settings.drop_empty(resource.kind);
         }
     }
-    settings.write()
 }
 
 /// `source` (stored in `from`'s settings file) as `to`'s settings file would store it: a

@@ -12,18 +12,15 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::PoisonError;
-use std::time::Duration;
 
 use serde_json::Map;
 use serde_json::Value;
 use tokio::sync::watch;
 
+use crate::atomic::LOCK_RETRY;
+use crate::atomic::LockFailure;
 use crate::error::RuntimeError;
 use crate::settings::global_settings_path;
-
-/// Lock attempts, 20 ms apart (the reference's synchronous lock).
-const LOCK_ATTEMPTS: u32 = 10;
-const LOCK_RETRY: Duration = Duration::from_millis(20);
 
 /// What to do between two lock attempts (the argument is the attempt that failed, from 0).
 type Backoff = Arc<dyn Fn(u32) + Send + Sync>;
@@ -168,35 +165,16 @@ pub(super) fn insert_dotted(map: &mut Map<String, Value>, dotted: &str, value: V
     current.insert(last.to_owned(), value);
 }
 
-/// Removes the lock directory when the write is done, however it ends.
-struct LockDir(PathBuf);
-
-impl Drop for LockDir {
-    fn drop(&mut self) {
-        // Nothing to do when it is already gone.
-        let _ = std::fs::remove_dir(&self.0);
-    }
-}
-
-fn acquire(lock: &Path, backoff: &dyn Fn(u32)) -> Result<LockDir, RuntimeError> {
-    for attempt in 0..LOCK_ATTEMPTS {
-        match std::fs::create_dir(lock) {
-            Ok(()) => return Ok(LockDir(lock.to_path_buf())),
-            Err(error) if error.kind() == ErrorKind::AlreadyExists => {
-                if attempt + 1 < LOCK_ATTEMPTS {
-                    backoff(attempt);
-                }
-            }
-            Err(source) => {
-                return Err(RuntimeError::SettingsLock {
-                    lock: lock.to_path_buf(),
-                    source,
-                });
-            }
+fn acquire(
+    path: &Path,
+    backoff: &dyn Fn(u32),
+) -> Result<crate::atomic::SettingsLock, RuntimeError> {
+    crate::atomic::lock(path, backoff).map_err(|failure| {
+        let lock = crate::atomic::lock_path(path);
+        match failure {
+            LockFailure::Busy => RuntimeError::SettingsLocked { lock },
+            LockFailure::Io(source) => RuntimeError::SettingsLock { lock, source },
         }
-    }
-    Err(RuntimeError::SettingsLocked {
-        lock: lock.to_path_buf(),
     })
 }
 
@@ -209,9 +187,7 @@ fn update_global(
 ) -> Result<(), RuntimeError> {
     let path = global_settings_path(agent_dir);
     std::fs::create_dir_all(agent_dir).map_err(RuntimeError::io("create", agent_dir))?;
-    let mut lock_name = path.file_name().unwrap_or_default().to_os_string();
-    lock_name.push(".lock");
-    let _lock = acquire(&path.with_file_name(lock_name), backoff)?;
+    let _lock = acquire(&path, backoff)?;
     let mut current = match std::fs::read_to_string(&path) {
         Ok(text) => {
             let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
