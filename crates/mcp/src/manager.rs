@@ -120,6 +120,8 @@ struct Inner {
     /// The files' servers, then the extensions' (added and removed during the session).
     slots: Mutex<Vec<Arc<Slot>>>,
     changes: Arc<tokio::sync::watch::Sender<u64>>,
+    /// [`McpManager::start`] was called: servers added from now on connect at once.
+    started: std::sync::atomic::AtomicBool,
 }
 
 impl McpManager {
@@ -134,6 +136,7 @@ impl McpManager {
                 options,
                 slots: Mutex::new(slots),
                 changes: Arc::new(changes),
+                started: std::sync::atomic::AtomicBool::new(false),
             }),
         }
     }
@@ -141,14 +144,16 @@ impl McpManager {
     /// Connects every enabled server not connecting yet, each on its own task; returns at
     /// once. Until then a configured server shows as connecting, and a call connects it.
     pub fn start(&self) {
+        self.inner.started.store(true, Ordering::SeqCst);
         for slot in self.inner.slots() {
             self.inner.spawn_connect(&slot);
         }
     }
 
     /// Adds a server during the session (an extension's `registerMcpServer`, a change made
-    /// in `/mcp`) and starts connecting it when enabled; one of the same name is stopped and
-    /// replaced in its place. Returns whether one was replaced.
+    /// in `/mcp`) and, once [`Self::start`] was called, starts connecting it when enabled;
+    /// one of the same name is stopped and replaced in its place. Returns whether one was
+    /// replaced.
     pub fn add(&self, config: ServerConfig) -> bool {
         let slot = Arc::new(Slot::new(config));
         let old = {
@@ -166,7 +171,9 @@ impl McpManager {
         if let Some(old) = old {
             Slot::retire(old);
         }
-        self.inner.spawn_connect(&slot);
+        if self.inner.started.load(Ordering::SeqCst) {
+            self.inner.spawn_connect(&slot);
+        }
         self.inner.changes.send_modify(|n| *n += 1);
         replaced
     }

@@ -68,6 +68,8 @@ pub(crate) struct McpSession {
     /// Which on-demand tools (`tool_search` activations, MCP's and extensions' alike) the
     /// branch declared; kept here, beside the tools it is mostly about.
     pub(crate) branch_activations: crate::tool_activation::BranchActivations,
+    /// [`Self::connect`] was called: servers that come later connect at once.
+    connect_asked: bool,
 }
 
 impl McpSession {
@@ -119,11 +121,13 @@ impl McpSession {
         }
     }
 
-    /// Starts connecting the configured servers in the background; returns at once. The
-    /// session calls it last in its start: the servers' own start-up (a `node` or `npx`
-    /// process each) then runs beside the front end's first frame rather than beside the
-    /// session's start, which on a machine with few cores it would slow.
-    pub fn connect(&self) {
+    /// Starts connecting the configured servers in the background, unless they already
+    /// are; returns at once. Not part of [`Self::start`]: the session task calls it once the
+    /// front end has shown itself (see `AgentSession::connect_mcp`), so that the servers'
+    /// own start-up (a `node` or `npx` process each) does not share the CPUs with the
+    /// session's start and the first frame or answer.
+    pub fn connect(&mut self) {
+        self.connect_asked = true;
         if let Some(manager) = &self.manager {
             manager.start();
         }
@@ -157,6 +161,8 @@ impl McpSession {
             return Vec::new();
         };
         let mut warnings = Vec::new();
+        // A session used without its task (the library API) connects here.
+        manager.start();
         if !self.waited {
             self.waited = true;
             if !manager.wait_settled(FIRST_PROMPT_WAIT).await {
@@ -396,6 +402,10 @@ impl McpSession {
             if !self.extension_servers.contains(config) {
                 manager.add(config.clone());
             }
+        }
+        // The first servers, registered after the session started connecting.
+        if self.connect_asked {
+            manager.start();
         }
         self.extension_servers = wanted;
         notices

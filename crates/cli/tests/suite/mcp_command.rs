@@ -132,3 +132,39 @@ fn mcp_reconnect_in_the_terminal_says_what_happened_as_a_notice() {
     tui.submit("/mcp reconnect missing");
     tui.wait_for_text("MCP server \"missing\" could not reconnect");
 }
+
+/// The servers start once the front end has shown itself (after its first command); an RPC
+/// client that only listens still gets them, a moment after the session started.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_rpc_client_that_sends_nothing_still_gets_its_servers_started() {
+    watchdog(async {
+        let rpc = Rpc::start_prepared(vec![], &[], |sandbox| {
+            let mut entry = fixture_entry(sandbox);
+            let script = entry["args"][0].as_str().unwrap().to_owned();
+            let started = sandbox.root.path().join("started");
+            let made = std::process::Command::new("mkfifo")
+                .arg(&started)
+                .status()
+                .unwrap();
+            assert!(made.success(), "mkfifo");
+            // The server says it started through the pipe, then runs as usual.
+            entry["command"] = json!("sh");
+            entry["args"] = json!([
+                "-c",
+                r#"echo started > "$1" && exec node "$2""#,
+                "sh",
+                started,
+                script
+            ]);
+            write_config(sandbox, json!({ "fixture": entry }));
+        })
+        .await;
+        // Opening the pipe waits for the server to open its end.
+        let said = tokio::fs::read_to_string(rpc.sandbox.root.path().join("started"))
+            .await
+            .unwrap();
+        assert_eq!(said, "started\n", "the server started with no command sent");
+        rpc.shutdown().await;
+    })
+    .await;
+}

@@ -144,9 +144,12 @@ async fn main_loop(
     }
     let session_took_plan_argument = session.plan_argument_taken();
     let (handle, stream) = session.spawn(events);
+    let shown = handle.clone();
     ui.connect(handle, stream);
     ui.show_changelog_at_start(changelog);
     ui.draw();
+    // The MCP servers' processes start after the first frame, not beside it.
+    shown.front_end_ready();
     let initial = match &options.without_plan_argument {
         Some(instead) if session_took_plan_argument => instead.clone(),
         _ => options

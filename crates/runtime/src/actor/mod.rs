@@ -383,6 +383,8 @@ pub struct SessionHandle {
     /// The session's extensions: an abort stops their running JS at once, from here,
     /// because a handler stuck in a loop can hold up the session task itself.
     extensions: Option<std::sync::Arc<knightcode_ext::ExtensionHost>>,
+    /// Told once the front end has shown itself (see [`SessionHandle::front_end_ready`]).
+    front_end_ready: std::sync::Arc<tokio::sync::Notify>,
 }
 
 impl std::fmt::Debug for SessionHandle {
@@ -411,6 +413,14 @@ impl SessionHandle {
         self.send(command, Responder::Oneshot(tx));
         rx.await
             .unwrap_or_else(|_| Reply::Failed(CommandError::Ended))
+    }
+
+    /// Says the front end has shown itself (the terminal drew its first frame): the
+    /// configured MCP servers start connecting now rather than beside it. Without this they
+    /// start after the first command, or at the latest `MCP_CONNECT_AT_LATEST` after the
+    /// session task started.
+    pub fn front_end_ready(&self) {
+        self.front_end_ready.notify_one();
     }
 
     /// Empties both queues at once and returns what they held (Escape puts it back into the
@@ -459,12 +469,20 @@ impl AgentSession {
             self.cache_refresher(commands.downgrade()),
             warming_stop.clone(),
         ));
+        let front_end_ready = std::sync::Arc::new(tokio::sync::Notify::new());
         let handle = SessionHandle {
             commands,
             agent: self.handle(),
             extensions: self.extension_host(),
+            front_end_ready: std::sync::Arc::clone(&front_end_ready),
         };
-        tokio::spawn(task::run(self, events, inbox, out, warming_stop));
+        tokio::spawn(task::run(
+            self,
+            events,
+            (inbox, front_end_ready),
+            out,
+            warming_stop,
+        ));
         (handle, stream)
     }
 }

@@ -233,11 +233,18 @@ impl Ctx {
     }
 }
 
+/// When the configured MCP servers start connecting if neither a command nor the front end
+/// said it was ready before (an RPC client that only listens).
+const MCP_CONNECT_AT_LATEST: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// The task's main loop.
 pub(super) async fn run(
     mut session: AgentSession,
     events: EventReceiver,
-    inbox: mpsc::UnboundedReceiver<Envelope>,
+    (inbox, front_end_ready): (
+        mpsc::UnboundedReceiver<Envelope>,
+        std::sync::Arc<tokio::sync::Notify>,
+    ),
     out: mpsc::Sender<SessionEvent>,
     warming_stop: CancellationToken,
 ) {
@@ -269,6 +276,12 @@ pub(super) async fn run(
     };
     ctx.actions.note_view(&ctx.view);
     session.note_prompt_options();
+    // The configured MCP servers start once the front end has shown itself: their own
+    // start-up (a `node` or `npx` process each) would otherwise share the CPUs with the
+    // first frame or the first answer (the reference waits for its first frame too).
+    let mut mcp_waiting = true;
+    let mcp_at_latest = tokio::time::sleep(MCP_CONNECT_AT_LATEST);
+    tokio::pin!(mcp_at_latest);
     loop {
         if ctx.ended && ctx.bash.is_empty() {
             ctx.drain_events().await;
@@ -294,12 +307,29 @@ pub(super) async fn run(
                 Flow::Continue
             }
             envelope = ctx.inbox.recv(), if !ctx.ended => match envelope {
-                Some(envelope) => handlers::idle(&mut session, &mut ctx, envelope).await,
+                Some(envelope) => {
+                    let flow = handlers::idle(&mut session, &mut ctx, envelope).await;
+                    // Its answer is out: the front end has shown itself.
+                    if std::mem::take(&mut mcp_waiting) {
+                        session.connect_mcp();
+                    }
+                    flow
+                }
                 None => {
                     end_of_input(&mut ctx);
                     Flow::Continue
                 }
             },
+            () = front_end_ready.notified(), if mcp_waiting => {
+                mcp_waiting = false;
+                session.connect_mcp();
+                Flow::Continue
+            }
+            () = &mut mcp_at_latest, if mcp_waiting => {
+                mcp_waiting = false;
+                session.connect_mcp();
+                Flow::Continue
+            }
         };
         match flow {
             Flow::Run(messages) => run_prompt(&mut session, &mut ctx, messages).await,

@@ -59,6 +59,7 @@ impl AgentSession {
     /// terminal, an RPC client's `notify`); `Some` is for the others (stderr of print and
     /// JSON mode).
     pub async fn run_mcp_command(&mut self, command: McpCommand) -> Option<Diagnostic> {
+        self.connect_mcp();
         // In the terminal `/mcp` is a menu (see mcp_menu.rs).
         if command == McpCommand::Status
             && self.dialogs.has_menus()

@@ -168,6 +168,13 @@ impl AgentSession {
         }
     }
 
+    /// Starts connecting the configured MCP servers in the background, unless they already
+    /// are; returns at once. The session task calls it once the front end has shown itself;
+    /// the first prompt and `/mcp` call it too, for a session used without that task.
+    pub(crate) fn connect_mcp(&mut self) {
+        self.mcp.connect();
+    }
+
     /// Stops the MCP servers (the session is ending).
     pub(crate) async fn stop_mcp(&mut self) {
         self.mcp.stop().await;

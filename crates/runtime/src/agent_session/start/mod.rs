@@ -166,7 +166,7 @@ impl AgentSession {
             &settings,
             &session,
         );
-        mcp.connect(); // last: see `McpSession::connect`
+        // MCP servers connect once a front end is served: `AgentSession::connect_mcp`.
         let handle = agent.handle();
         Ok((
             Self {
