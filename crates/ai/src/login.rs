@@ -13,13 +13,11 @@
 use std::time::Duration;
 
 use base64::Engine as _;
+use knightcode_loopback::CallbackListener;
+use knightcode_loopback::CallbackRequest;
 use reqwest::Url;
 use serde_json::Map;
 use serde_json::Value;
-use tokio::io::AsyncReadExt as _;
-use tokio::io::AsyncWriteExt as _;
-use tokio::net::TcpListener;
-use tokio::net::TcpStream;
 
 use crate::config_value::EnvSource;
 use crate::error::LoginError;
@@ -45,8 +43,6 @@ const ANTHROPIC_SCOPES: &str = "org:create_api_key user:profile user:inference \
      user:sessions:claude_code user:mcp_servers user:file_upload";
 /// How long the token endpoint may take.
 const EXCHANGE_TIMEOUT: Duration = Duration::from_secs(30);
-/// How long one browser connection may take to send its request line.
-const CALLBACK_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The subscriptions this build can log in to: provider id and the name a picker shows.
 pub const SUBSCRIPTION_LOGINS: [(&str, &str); 3] = [
@@ -284,7 +280,7 @@ pub struct AnthropicLogin {
     pkce: Pkce,
     redirect_uri: String,
     /// The loopback callback; `None` when its port was taken (the code is pasted then).
-    listener: Option<TcpListener>,
+    listener: Option<CallbackListener>,
 }
 
 impl AnthropicLogin {
@@ -416,18 +412,18 @@ impl AnthropicLogin {
 async fn bind_callback(
     env: &dyn EnvSource,
     default_port: u16,
-) -> Result<(Option<TcpListener>, u16), LoginError> {
+) -> Result<(Option<CallbackListener>, u16), LoginError> {
     let port = match env.var(OAUTH_CALLBACK_PORT_ENV).filter(|v| !v.is_empty()) {
         Some(text) => text.parse::<u16>().map_err(|_| {
             LoginError::Setup(format!("{OAUTH_CALLBACK_PORT_ENV}={text} is not a port"))
         })?,
         None => default_port,
     };
-    let listener = TcpListener::bind(("127.0.0.1", port)).await.ok();
+    let listener = CallbackListener::bind(port).await.ok();
     let port = listener
         .as_ref()
-        .and_then(|l| l.local_addr().ok())
-        .map_or(port, |addr| addr.port());
+        .and_then(|l| l.port().ok())
+        .unwrap_or(port);
     Ok((listener, port))
 }
 
@@ -456,85 +452,41 @@ struct Expected<'a> {
 
 /// Answers browser requests on `listener` until one brings a code with the expected state;
 /// never completes without a listener.
-async fn wait_for_callback(listener: Option<&TcpListener>, expect: &Expected<'_>) -> AuthCode {
+async fn wait_for_callback(listener: Option<&CallbackListener>, expect: &Expected<'_>) -> AuthCode {
     let Some(listener) = listener else {
         return std::future::pending().await;
     };
     loop {
-        let Ok((stream, _)) = listener.accept().await else {
-            continue;
-        };
-        if let Some(code) = serve_callback(stream, expect).await {
+        if let Some(code) = serve_callback(listener.next().await, expect).await {
             return code;
         }
     }
 }
 
-async fn serve_callback(mut stream: TcpStream, expect: &Expected<'_>) -> Option<AuthCode> {
-    let target = tokio::time::timeout(CALLBACK_READ_TIMEOUT, read_request_target(&mut stream))
-        .await
-        .ok()
-        .flatten();
-    let query = target
-        .as_deref()
-        .and_then(|t| Url::parse(&format!("http://localhost{t}")).ok());
+async fn serve_callback(request: CallbackRequest, expect: &Expected<'_>) -> Option<AuthCode> {
     let done = format!(
         "{} authentication completed. You can close this window.",
         expect.service
     );
     let failed = format!("{} authentication did not complete.", expect.service);
-    let (status, message, code) = match query {
+    let (status, message, code) = match &request.url {
         None => (400, "The request could not be read.", None),
         Some(url) if url.path() != expect.path => (404, "Callback route not found.", None),
-        Some(url) => {
-            let param = |name: &str| {
-                url.query_pairs()
-                    .find(|(k, _)| k == name)
-                    .map(|(_, v)| v.into_owned())
-            };
-            match (param("error"), param("code"), param("state")) {
-                (Some(_), _, _) => (400, failed.as_str(), None),
-                (None, Some(code), Some(state)) if state == expect.state => {
-                    (200, done.as_str(), Some(AuthCode { code, state }))
-                }
-                (None, Some(_), Some(_)) => (400, "State mismatch.", None),
-                _ => (400, "Missing code or state parameter.", None),
+        Some(_) => match (
+            request.param("error"),
+            request.param("code"),
+            request.param("state"),
+        ) {
+            (Some(_), _, _) => (400, failed.as_str(), None),
+            (None, Some(code), Some(state)) if state == expect.state => {
+                (200, done.as_str(), Some(AuthCode { code, state }))
             }
-        }
+            (None, Some(_), Some(_)) => (400, "State mismatch.", None),
+            _ => (400, "Missing code or state parameter.", None),
+        },
     };
-    let page = format!(
-        "<!doctype html><html><head><meta charset=\"utf-8\"><title>KnightCode login</title>\
-         </head><body><p>{message}</p></body></html>"
-    );
-    let reason = if status == 200 { "OK" } else { "Error" };
-    let response = format!(
-        "HTTP/1.1 {status} {reason}\r\ncontent-type: text/html; charset=utf-8\r\n\
-         content-length: {}\r\nconnection: close\r\n\r\n{page}",
-        page.len()
-    );
-    let _ = stream.write_all(response.as_bytes()).await;
-    let _ = stream.shutdown().await;
+    request.respond(status, "KnightCode login", message).await;
     code
-}
-
-/// The request target (`/callback?code=…`) of an HTTP request's first line. The whole head
-/// is read before answering: closing a socket with unread request bytes resets the
-/// connection, and the browser then shows an error instead of the page.
-async fn read_request_target(stream: &mut TcpStream) -> Option<String> {
-    const LIMIT: usize = 16 * 1024;
-    let mut head = Vec::new();
-    let mut buf = [0u8; 2048];
-    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-        let n = stream.read(&mut buf).await.ok()?;
-        if n == 0 || head.len() > LIMIT {
-            return None;
-        }
-        head.extend_from_slice(&buf[..n]);
-    }
-    let line = String::from_utf8_lossy(&head);
-    let mut parts = line.split_whitespace();
-    let _method = parts.next()?;
-    parts.next().map(str::to_owned)
 }
 
 /// `(code, state)` from pasted text, read the way the reference reads it.
@@ -544,12 +496,10 @@ fn parse_authorization_input(input: &str) -> (Option<String>, Option<String>) {
         return (None, None);
     }
     let from_query = |url: &Url| {
-        let param = |name: &str| {
-            url.query_pairs()
-                .find(|(k, _)| k == name)
-                .map(|(_, v)| v.into_owned())
-        };
-        (param("code"), param("state"))
+        (
+            knightcode_loopback::query_param(url, "code"),
+            knightcode_loopback::query_param(url, "state"),
+        )
     };
     if let Ok(url) = Url::parse(value) {
         return from_query(&url);

@@ -3,10 +3,10 @@
 //! `http://localhost:1455/auth/callback`, and the code exchanged (form-encoded) for tokens
 //! whose access token names the ChatGPT account.
 
+use knightcode_loopback::CallbackListener;
 use reqwest::Url;
 use serde_json::Map;
 use serde_json::Value;
-use tokio::net::TcpListener;
 
 use super::AuthCode;
 use super::Expected;
@@ -33,7 +33,7 @@ pub struct CodexLogin {
     pkce: Pkce,
     state: String,
     redirect_uri: String,
-    listener: Option<TcpListener>,
+    listener: Option<CallbackListener>,
 }
 
 impl CodexLogin {

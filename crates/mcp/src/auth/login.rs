@@ -9,13 +9,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use knightcode_loopback::CallbackListener;
 use rmcp::transport::auth::AuthorizationMetadata;
 use rmcp::transport::auth::AuthorizationRequest;
 use rmcp::transport::auth::AuthorizationSession;
-use tokio::io::AsyncReadExt as _;
-use tokio::io::AsyncWriteExt as _;
-use tokio::net::TcpListener;
-use tokio::net::TcpStream;
 
 use super::OAuthConfig;
 use super::store::AuthStore;
@@ -25,8 +22,6 @@ use crate::config::Transport;
 use crate::error::McpError;
 use crate::interpolate::Resolver;
 
-/// How long one browser connection may take to send its request line.
-const CALLBACK_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long the unauthenticated probe for the server's challenge may take.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(15);
 /// `knightcode mcp login`'s default wait for the browser.
@@ -289,7 +284,7 @@ async fn fetch_metadata(
 async fn callback_listener(
     oauth: &OAuthConfig,
     path: Option<&str>,
-) -> Result<(Option<TcpListener>, String), String> {
+) -> Result<(Option<CallbackListener>, String), String> {
     let configured = match &oauth.callback_url {
         Some(text) => Some(url::Url::parse(text).map_err(|e| e.to_string())?),
         None => None,
@@ -298,12 +293,10 @@ async fn callback_listener(
         .as_ref()
         .and_then(url::Url::port)
         .or(oauth.callback_port);
-    let listener = TcpListener::bind(("127.0.0.1", fixed.unwrap_or(0)))
-        .await
-        .ok();
+    let listener = CallbackListener::bind(fixed.unwrap_or(0)).await.ok();
     let port = match (&listener, fixed) {
         (_, Some(port)) => port,
-        (Some(listener), None) => listener.local_addr().map_err(|e| e.to_string())?.port(),
+        (Some(listener), None) => listener.port().map_err(|e| e.to_string())?,
         (None, None) => return Err("no loopback port is free for the callback".to_owned()),
     };
     let redirect = match configured {
@@ -327,12 +320,9 @@ struct Answer {
     issuer: Option<String>,
 }
 
+/// The value of the query parameter `name` of the address `url`.
 fn query_param(url: &str, name: &str) -> Option<String> {
-    url::Url::parse(url)
-        .ok()?
-        .query_pairs()
-        .find(|(k, _)| k == name)
-        .map(|(_, v)| v.into_owned())
+    knightcode_loopback::query_param(&url::Url::parse(url).ok()?, name)
 }
 
 /// What a redirect address says.
@@ -349,11 +339,7 @@ enum Redirect {
 /// Reads a redirect address: an `error` ends the sign-in, a wrong `state` is refused, an
 /// empty `iss` counts as absent.
 fn read_answer(url: &url::Url, state: &str) -> Redirect {
-    let param = |name: &str| {
-        url.query_pairs()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.into_owned())
-    };
+    let param = |name: &str| knightcode_loopback::query_param(url, name);
     if let Some(error) = param("error") {
         let detail = param("error_description")
             .map(|d| format!(": {d}"))
@@ -376,7 +362,7 @@ fn read_answer(url: &url::Url, state: &str) -> Redirect {
 /// Serves the loopback callback until a request brings this sign-in's code (or its error).
 /// Requests that bring neither get an error page and the wait goes on.
 async fn wait_callback(
-    listener: Option<&TcpListener>,
+    listener: Option<&CallbackListener>,
     redirect_uri: &str,
     state: &str,
 ) -> Result<Answer, String> {
@@ -387,15 +373,8 @@ async fn wait_callback(
         .map(|u| u.path().to_owned())
         .unwrap_or_else(|_| "/callback".to_owned());
     loop {
-        let Ok((mut stream, _)) = listener.accept().await else {
-            continue;
-        };
-        let target = tokio::time::timeout(CALLBACK_READ_TIMEOUT, request_target(&mut stream))
-            .await
-            .ok()
-            .flatten();
-        let url = target.and_then(|t| url::Url::parse(&format!("http://localhost{t}")).ok());
-        let outcome = match &url {
+        let request = listener.next().await;
+        let outcome = match &request.url {
             Some(url) if url.path() == path => read_answer(url, state),
             _ => Redirect::Nothing,
         };
@@ -408,7 +387,7 @@ async fn wait_callback(
             Redirect::OtherState => (400, "This address belongs to another sign-in."),
             Redirect::Refused(_) => (400, "The sign-in did not complete; see KnightCode."),
         };
-        respond(&mut stream, status, message).await;
+        request.respond(status, "KnightCode sign-in", message).await;
         match outcome {
             Redirect::Answer(answer) => return Ok(answer),
             Redirect::Refused(reason) => return Err(reason),
@@ -449,39 +428,4 @@ async fn wait_pasted(
         };
     }
     std::future::pending().await
-}
-
-/// The target of an HTTP request line (`GET /callback?code=… HTTP/1.1`). The whole head is
-/// read before answering: closing a socket with unread request bytes resets the connection,
-/// and the browser (or a client still writing its headers) then shows an error instead of
-/// the page.
-async fn request_target(stream: &mut TcpStream) -> Option<String> {
-    let mut head = Vec::new();
-    let mut buffer = [0u8; 1024];
-    while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 16 * 1024 {
-        let n = stream.read(&mut buffer).await.ok()?;
-        if n == 0 {
-            break;
-        }
-        head.extend_from_slice(&buffer[..n]);
-    }
-    let line = String::from_utf8_lossy(&head);
-    let mut parts = line.lines().next()?.split_whitespace();
-    let _method = parts.next()?;
-    parts.next().map(str::to_owned)
-}
-
-async fn respond(stream: &mut TcpStream, status: u16, message: &str) {
-    let page = format!(
-        "<!doctype html><html><head><meta charset=\"utf-8\"><title>KnightCode sign-in</title>\
-         </head><body><p>{message}</p></body></html>"
-    );
-    let reason = if status == 200 { "OK" } else { "Error" };
-    let response = format!(
-        "HTTP/1.1 {status} {reason}\r\ncontent-type: text/html; charset=utf-8\r\n\
-         content-length: {}\r\nconnection: close\r\n\r\n{page}",
-        page.len()
-    );
-    let _ = stream.write_all(response.as_bytes()).await;
-    let _ = stream.shutdown().await;
 }
