@@ -66,6 +66,22 @@ pub struct ToolResultPatch {
     pub content: Option<Vec<ContentBlock>>,
     pub details: Option<Value>,
     pub is_error: Option<bool>,
+    /// A new `structuredContent` (`Null`: none). A patch that replaces `content` without
+    /// it drops the result's structured content, so that redacting the text also redacts
+    /// what scripts would get.
+    pub structured_content: Option<Value>,
+}
+
+impl ToolResultPatch {
+    /// What the result's structured content becomes under this patch: `None` to keep it.
+    pub fn structured_content_change(&self) -> Option<Option<Value>> {
+        match (&self.structured_content, &self.content) {
+            (Some(Value::Null), _) => Some(None),
+            (Some(value), _) => Some(Some(value.clone())),
+            (None, Some(_)) => Some(None),
+            (None, None) => None,
+        }
+    }
 }
 
 /// A finished turn: the assistant's response and the results of its tool calls.

@@ -92,6 +92,7 @@ impl NestedOutcome {
                 is_error: true,
                 terminate: false,
                 usage: None,
+                structured_content: None,
             },
             duration: None,
         }
@@ -118,6 +119,9 @@ impl NestedOutcome {
         }
         if let Some(usage) = &self.output.usage {
             result["usage"] = serde_json::to_value(usage).unwrap_or(Value::Null);
+        }
+        if let Some(structured) = &self.output.structured_content {
+            result["structuredContent"] = structured.clone();
         }
         let mut outcome = json!({
             "toolCall": {
@@ -517,6 +521,9 @@ impl NestedRunner {
             .hooks
             .after_tool_result(&message, &arguments, cancel)
             .await;
+        if let Some(structured) = patch.structured_content_change() {
+            output.structured_content = structured;
+        }
         if let Some(content) = patch.content {
             output.content = content;
         }

@@ -124,6 +124,10 @@ pub struct ToolOutput {
     pub content: Vec<ContentBlock>,
     /// Structured data for UIs, exports and extensions; never sent to the model.
     pub details: Option<Value>,
+    /// The result as data, matching the tool's [`Tool::output_schema`]: what programmatic
+    /// callers (codemode scripts) get instead of the text. Never sent to the model, never
+    /// stored in the session.
+    pub structured_content: Option<Value>,
     /// A result the tool itself reports as failed, with content explaining why.
     pub is_error: bool,
     /// The run may end after this call: when every result of a batch says so, the loop
@@ -311,9 +315,10 @@ pub trait Tool: Send + Sync {
         None
     }
 
-    /// The JSON Schema of the result's `details` when they are the tool's data (an MCP
-    /// tool's `CallToolResult`): callers such as codemode scripts then get the details
-    /// instead of the text, error results included.
+    /// The JSON Schema of the result's [`ToolOutput::structured_content`] (an MCP tool's
+    /// `CallToolResult`, an extension tool's `outputSchema`, `bash`'s output and exit code):
+    /// callers such as codemode scripts then get that value instead of the text, error
+    /// results included.
     fn output_schema(&self) -> Option<Value> {
         None
     }

@@ -18,6 +18,7 @@ pub use codemode::SCRIPT_GRAMMAR;
 pub use codemode::STORE_ENTRY_TYPE;
 pub use codemode::ScriptModels;
 pub use codemode::ScriptStore;
+pub use codemode::describe_output;
 pub use codemode::description;
 pub use codemode::identifier;
 pub use codemode::ts_type;

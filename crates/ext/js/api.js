@@ -448,6 +448,17 @@
     }
   }
 
+  // `outputSchema`: the JSON schema of a result's `structuredContent`, copied as plain JSON;
+  // anything but an object is left out (scripts then get the tool's text).
+  function schemaOf(value) {
+    if (!value || typeof value !== "object" || Array.isArray(value)) return undefined;
+    try {
+      return JSON.parse(JSON.stringify(value));
+    } catch {
+      return undefined;
+    }
+  }
+
   function snapshot() {
     const events = new Set();
     for (const ext of extensions) for (const [name, list] of ext.handlers) if (list.length) events.add(name);
@@ -464,6 +475,7 @@
         exposure: typeof def.exposure === "string" ? def.exposure : "direct",
         defaultActive: typeof def.defaultActive === "boolean" ? def.defaultActive : undefined,
         constrainedSampling: samplingOf(def.constrainedSampling),
+        outputSchema: schemaOf(def.outputSchema),
         prepareLoadout: typeof def.prepareLoadout === "function",
       })),
       commands: [...commands.values()].map((c) => ({
@@ -620,6 +632,7 @@
           isError: !!out.isError,
           terminate: out.terminate === true,
           usage: out.usage,
+          structuredContent: out.structuredContent,
         };
       } catch (e) {
         return { error: message(e) };

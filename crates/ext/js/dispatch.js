@@ -48,11 +48,17 @@
         event,
         (r) => {
           if (!r || typeof r !== "object") return false;
-          for (const key of ["content", "details", "isError"])
+          for (const key of ["content", "details", "isError", "structuredContent"])
             if (r[key] !== undefined) {
               patch[key] = r[key];
               event[key] = r[key];
             }
+          // New text without new structured content drops the old: a handler that redacts
+          // `content` must not leave the data scripts would get.
+          if (r.content !== undefined && r.structuredContent === undefined) {
+            patch.structuredContent = null;
+            delete event.structuredContent;
+          }
           return false;
         },
         errors,

@@ -74,6 +74,8 @@
           ),
         );
         const out = { content: r.content, details: r.details === null ? undefined : r.details };
+        if (r.structuredContent !== null && r.structuredContent !== undefined)
+          out.structuredContent = r.structuredContent;
         if (r.isError) out.isError = true;
         return out;
       } finally {
@@ -88,6 +90,7 @@
       parameters: d.parameters,
       promptSnippet: d.promptSnippet || undefined,
       promptGuidelines: d.promptGuidelines && d.promptGuidelines.length ? d.promptGuidelines : undefined,
+      outputSchema: d.outputSchema || undefined,
       execute,
     };
     // Marks a tool that is ours, so hosts can tell it from an extension's own.

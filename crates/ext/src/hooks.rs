@@ -39,6 +39,10 @@ pub(crate) fn tool_output(value: &Value) -> ToolOutput {
     ToolOutput {
         content,
         details: value.get("details").cloned().filter(|d| !d.is_null()),
+        structured_content: value
+            .get("structuredContent")
+            .cloned()
+            .filter(|s| !s.is_null()),
         is_error: value.get("isError").and_then(Value::as_bool) == Some(true),
         terminate: value.get("terminate").and_then(Value::as_bool) == Some(true),
         usage: value
@@ -54,6 +58,7 @@ pub struct JsTool {
     exposure: knightcode_agent::ToolExposure,
     default_active: bool,
     constrained_sampling: Option<knightcode_protocol::ConstrainedSampling>,
+    output_schema: Option<Value>,
     engine: Engine,
     ops: Arc<Ops>,
 }
@@ -84,6 +89,7 @@ impl JsTool {
                 .constrained_sampling
                 .clone()
                 .and_then(|value| serde_json::from_value(value).ok()),
+            output_schema: spec.output_schema.clone(),
             engine: host.engine.clone(),
             ops: Arc::clone(&host.ops),
         }
@@ -105,6 +111,10 @@ impl Tool for JsTool {
 
     fn constrained_sampling(&self) -> Option<knightcode_protocol::ConstrainedSampling> {
         self.constrained_sampling.clone()
+    }
+
+    fn output_schema(&self) -> Option<Value> {
+        self.output_schema.clone()
     }
 
     fn execute(&self, arguments: Value, context: ToolContext) -> ToolFuture<'_> {
@@ -341,6 +351,7 @@ impl AgentHooks for ExtensionHost {
                     .and_then(|c| serde_json::from_value(c).ok()),
                 details: patch.get("details").cloned(),
                 is_error: patch.get("isError").and_then(Value::as_bool),
+                structured_content: patch.get("structuredContent").cloned(),
             }
         })
     }

@@ -61,6 +61,10 @@ pub struct ToolSpec {
     /// protocol cannot read is dropped when the tool is made, not the whole registration.
     #[serde(default)]
     pub constrained_sampling: Option<Value>,
+    /// `outputSchema`: the JSON schema of the results' `structuredContent`, which scripts
+    /// get instead of the text.
+    #[serde(default)]
+    pub output_schema: Option<Value>,
     /// The tool has a `prepareLoadout` hook.
     #[serde(default)]
     pub prepare_loadout: bool,

@@ -485,9 +485,15 @@ pub(crate) async fn run_builtin(
     let result = tool.execute(run.params, context).await;
     lock(&tools.runs).remove(&run.run);
     match result {
+        // A failed command (`bash`'s non-zero exit) throws from `execute`, as the
+        // reference's factory tools do; its data is for the loop's scripts only.
+        Ok(output) if output.is_error => json!({ "error": {
+            "message": knightcode_protocol::content::join_text(&output.content)
+        }}),
         Ok(output) => json!({ "ok": {
             "content": output.content,
             "details": output.details,
+            "structuredContent": output.structured_content,
             "isError": output.is_error,
         }}),
         Err(ToolError::Failed(message) | ToolError::Aborted(message)) => {
@@ -509,6 +515,7 @@ pub(crate) fn definition(name: &str) -> Value {
                 "parameters": d.parameters,
                 "promptSnippet": d.prompt_snippet,
                 "promptGuidelines": d.prompt_guidelines,
+                "outputSchema": tool.output_schema(),
             }})
         }
         None => json!({ "error": { "message": format!("Tool {name} not found") } }),

@@ -183,9 +183,11 @@ fn listing(tool: &Arc<dyn Tool>) -> ToolListing {
 
 /// What the built-in `codemode` changes in the declarations while it is active
 /// (`codemode.*` settings): its description lists the tools with `codemode` exposure within
-/// the inline budget; with `mode: "only"` the active tools scripts can call (`direct`
-/// ones) are left out of the declarations and listed there too. Tools already left out
-/// (`loadout.hidden`) stay out. Nothing changes when `codemode` is not active.
+/// the inline budget; with `mode: "on"` the declared tools scripts can call keep their
+/// declarations, each description ending with how a script calls it and what that
+/// resolves to; with `mode: "only"` those tools (`direct` ones) are left out of the
+/// declarations and listed there instead. Tools already left out (`loadout.hidden`) stay
+/// out. Nothing changes when `codemode` is not active.
 pub(crate) fn apply_settings(
     tools: &ToolRegistry,
     active: &[String],
@@ -200,6 +202,9 @@ pub(crate) fn apply_settings(
         .filter(|t| t.exposure() == ToolExposure::Codemode)
         .map(listing)
         .collect();
+    if settings.mode == CodemodeMode::On {
+        note_script_calls(tools, active, loadout);
+    }
     if settings.mode == CodemodeMode::Only {
         let moved: Vec<&Arc<dyn Tool>> = active
             .iter()
@@ -219,4 +224,33 @@ pub(crate) fn apply_settings(
     loadout
         .descriptions
         .insert(CODEMODE_NAME.to_owned(), description);
+}
+
+/// Ends the description of every declared tool a script can call (`mode: "on"`) with how
+/// a script calls it and what the call resolves to, so the model knows it may batch them.
+fn note_script_calls(tools: &ToolRegistry, active: &[String], loadout: &mut Loadout) {
+    let callable = active
+        .iter()
+        .filter(|name| *name != CODEMODE_NAME && !loadout.hidden.contains(name))
+        .filter_map(|name| tools.get(name))
+        .filter(|tool| {
+            !matches!(
+                tool.exposure(),
+                ToolExposure::ModelOnly | ToolExposure::Hidden
+            )
+        });
+    for tool in callable {
+        let name = &tool.definition().name;
+        let description = loadout
+            .descriptions
+            .get(name)
+            .unwrap_or(&tool.definition().description)
+            .trim();
+        let note = format!(
+            "{description}\n\nCodemode: `tools.{}(args)` resolves to {}.",
+            knightcode_codemode::identifier(name),
+            knightcode_codemode::describe_output(tool.output_schema().as_ref())
+        );
+        loadout.descriptions.insert(name.clone(), note);
+    }
 }

@@ -588,6 +588,7 @@ impl Tool for McpTool {
                 // an error.
                 Ok(output) => Ok(ToolOutput {
                     content: output.content,
+                    structured_content: Some(output.structured.clone()),
                     details: Some(output.structured),
                     is_error: output.is_error,
                     ..ToolOutput::default()

@@ -175,7 +175,10 @@ impl ResourceTool {
             result["errors"] = Value::Array(errors);
         }
         let text = serde_json::to_string_pretty(&result).unwrap_or_default();
-        Ok(ToolOutput::text(text).with_details(result))
+        Ok(ToolOutput {
+            structured_content: Some(result.clone()),
+            ..ToolOutput::text(text).with_details(result)
+        })
     }
 
     async fn read(&self, arguments: Value, context: ToolContext) -> Result<ToolOutput, ToolError> {
@@ -186,9 +189,11 @@ impl ResourceTool {
             .read_resource(&server, &uri, &context.cancel)
             .await
             .map_err(failed)?;
+        let data = json!({"server": server, "uri": uri, "contents": contents});
         Ok(ToolOutput {
             content: knightcode_mcp::resource_output(&contents),
-            details: Some(json!({"server": server, "uri": uri, "contents": contents})),
+            structured_content: Some(data.clone()),
+            details: Some(data),
             ..ToolOutput::default()
         })
     }

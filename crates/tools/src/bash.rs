@@ -261,6 +261,37 @@ fn format_output(
     (text, Some(snapshot_details(snapshot)))
 }
 
+/// What scripts get of a finished command ([`output_schema`]): the output kept in memory
+/// (the last 50 KB / 2,000 lines, as the model sees it), whether more was cut, the file
+/// holding all of it, the exit code and the wall time.
+fn structured_result(snapshot: &OutputSnapshot, exit_code: Option<i32>, started: Instant) -> Value {
+    let mut result = json!({
+        "output": snapshot.content,
+        "truncated": snapshot.truncation.truncated,
+        "exit_code": exit_code,
+        "wall_time_seconds": started.elapsed().as_secs_f64(),
+    });
+    if let Some(path) = &snapshot.full_output_path {
+        result["full_output_path"] = json!(path.to_string_lossy());
+    }
+    result
+}
+
+/// The JSON Schema of [`structured_result`].
+fn output_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "output": {"type": "string"},
+            "truncated": {"type": "boolean"},
+            "full_output_path": {"type": "string"},
+            "exit_code": {"type": ["number", "null"]},
+            "wall_time_seconds": {"type": "number"},
+        },
+        "required": ["output", "truncated", "exit_code", "wall_time_seconds"],
+    })
+}
+
 fn append_status(text: &str, status: &str) -> String {
     if text.is_empty() {
         status.to_owned()
@@ -355,6 +386,7 @@ impl BashTool {
             .clone()
             .unwrap_or_else(std::env::temp_dir);
         let mut output = OutputAccumulator::new(self.flavour.temp_prefix, &dir);
+        let started = Instant::now();
         context.update(ToolOutput::default());
 
         let (sender, mut chunks) = mpsc::unbounded_channel::<Vec<u8>>();
@@ -379,9 +411,7 @@ impl BashTool {
             context.update(ToolOutput {
                 content: vec![ContentBlock::text(snapshot.content.clone())],
                 details: Some(snapshot_details(&snapshot)),
-                is_error: false,
-                terminate: false,
-                usage: None,
+                ..ToolOutput::default()
             });
         };
         let result = loop {
@@ -419,6 +449,7 @@ impl BashTool {
         match result {
             Ok(status) => {
                 let (text, details) = format_output(&snapshot, &output, "(no output)");
+                let structured = structured_result(&snapshot, status.exit_code, started);
                 match status.exit_code {
                     Some(code) if code != 0 => {
                         let mut status = format!("Command exited with code {code}");
@@ -426,14 +457,21 @@ impl BashTool {
                             status.push('\n');
                             status.push_str(&note);
                         }
-                        Err(ToolError::failed(append_status(&text, &status)))
+                        // The error result the loop makes of a failure (`details: {}`), with
+                        // the exit code for scripts, which resolve to it rather than reject.
+                        Ok(ToolOutput {
+                            content: vec![ContentBlock::text(append_status(&text, &status))],
+                            details: Some(Value::Object(Map::new())),
+                            structured_content: Some(structured),
+                            is_error: true,
+                            ..ToolOutput::default()
+                        })
                     }
                     _ => Ok(ToolOutput {
                         content: vec![ContentBlock::text(text)],
                         details,
-                        is_error: false,
-                        terminate: false,
-                        usage: None,
+                        structured_content: Some(structured),
+                        ..ToolOutput::default()
                     }),
                 }
             }
@@ -500,5 +538,10 @@ impl Tool for BashTool {
 
     fn execute(&self, arguments: Value, context: ToolContext) -> ToolFuture<'_> {
         Box::pin(self.run(arguments, context))
+    }
+
+    /// Scripts get the output, exit code and wall time as an object.
+    fn output_schema(&self) -> Option<Value> {
+        Some(output_schema())
     }
 }

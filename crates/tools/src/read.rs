@@ -177,10 +177,7 @@ async fn read_image(data: Vec<u8>, mime: &str, policy: ImagePolicy) -> ToolOutpu
     content.extend(image);
     ToolOutput {
         content,
-        details: None,
-        is_error: false,
-        terminate: false,
-        usage: None,
+        ..ToolOutput::default()
     }
 }
 

@@ -11,6 +11,7 @@ mod cli;
 mod cloudflare;
 mod codemode_grammar;
 mod codemode_models;
+mod codemode_results;
 mod codemode_settings;
 mod codex;
 mod codex_pi;

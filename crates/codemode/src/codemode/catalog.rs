@@ -239,13 +239,61 @@ impl Catalog {
     }
 }
 
+/// Whether `schema` is MCP's `CallToolResult` (an MCP tool's results), which declarations
+/// name by the shared type rather than spell out.
+pub(crate) fn is_call_tool_result(schema: &Value) -> bool {
+    let property = |name: &str| schema.get("properties").and_then(|p| p.get(name));
+    property("content").is_some() && property("structuredContent").is_some()
+}
+
+/// What a script's call of a tool with this output schema resolves to, as TypeScript.
+fn returns(output_schema: Option<&Value>) -> String {
+    match output_schema {
+        Some(schema) if is_call_tool_result(schema) => "CallToolResult".to_owned(),
+        Some(schema) => ts_type(schema, 0),
+        None => "string".to_owned(),
+    }
+}
+
+/// The same in a few words, for a declared tool's description: `a string`, the field names
+/// of an object (`{ output, exit_code, full_output_path? }`), or the type on one line.
+pub fn describe_output(output_schema: Option<&Value>) -> String {
+    let properties = output_schema
+        .filter(|schema| !is_call_tool_result(schema))
+        .and_then(|schema| schema.get("properties"))
+        .and_then(Value::as_object);
+    if let (Some(schema), Some(properties)) = (output_schema, properties) {
+        let required: Vec<&str> = schema
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        let fields: Vec<String> = properties
+            .keys()
+            .map(|name| {
+                if required.contains(&name.as_str()) {
+                    name.clone()
+                } else {
+                    format!("{name}?")
+                }
+            })
+            .collect();
+        return format!("`{{ {} }}`", fields.join(", "));
+    }
+    match returns(output_schema).as_str() {
+        "string" => "a string".to_owned(),
+        other => format!(
+            "`{}`",
+            other.split_whitespace().collect::<Vec<_>>().join(" ")
+        ),
+    }
+}
+
 /// A tool's description and the TypeScript declaration of its call.
 pub(crate) fn declaration(tool: &ToolListing) -> String {
-    let returns = if tool.output_schema.is_some() {
-        "CallToolResult"
-    } else {
-        "string"
-    };
+    let returns = returns(tool.output_schema.as_ref());
     let id = identifier(&tool.definition.name);
     let heading = if id == tool.definition.name {
         String::new()

@@ -62,7 +62,10 @@ pub fn description(listed: &[ToolListing], inline_budget: u64) -> String {
             }
             heading = namespace;
         }
-        uses_mcp |= tool.output_schema.is_some();
+        uses_mcp |= tool
+            .output_schema
+            .as_ref()
+            .is_some_and(catalog::is_call_tool_result);
         listing.push(section);
     }
     if uses_mcp {

@@ -34,6 +34,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use catalog::Catalog;
+pub use catalog::describe_output;
 pub use catalog::identifier;
 pub use catalog::ts_type;
 pub use description::description;
@@ -221,17 +222,15 @@ pub(crate) struct CallRecord {
     pub error: Option<String>,
 }
 
-/// What a call resolves to in the script: the details of a tool with an output schema (an
-/// MCP tool's `CallToolResult`, error results included), otherwise the text, or a rejection
-/// with the error text. A call that failed before or outside the tool (blocked, invalid,
-/// a lost connection) leaves empty details, and rejects.
+/// What a call resolves to in the script: the structured content of a tool with an output
+/// schema (an MCP tool's `CallToolResult`, `bash`'s output and exit code), error results
+/// included, otherwise the text, or a rejection with the error text. A call that failed
+/// before or outside the tool (blocked, invalid, a lost connection) has no structured
+/// content, and rejects.
 fn settlement(outcome: &NestedOutcome, structured: bool) -> (bool, String) {
     let output = &outcome.output;
-    if structured
-        && let Some(details @ Value::Object(fields)) = &output.details
-        && !fields.is_empty()
-    {
-        return (true, details.to_string());
+    if structured && let Some(data) = &output.structured_content {
+        return (true, data.to_string());
     }
     let text = knightcode_protocol::content::join_text(&output.content);
     if output.is_error {

@@ -134,10 +134,16 @@ impl AgentHooks for ChainedHooks {
                 .second
                 .after_tool_result(&patched, arguments, cancel)
                 .await;
+            // Structured content as the second left it (its new content drops the first's).
+            let structured_content = second
+                .structured_content_change()
+                .or_else(|| first.structured_content_change())
+                .map(|change| change.unwrap_or(serde_json::Value::Null));
             ToolResultPatch {
                 content: second.content.or(first.content),
                 details: second.details.or(first.details),
                 is_error: second.is_error.or(first.is_error),
+                structured_content,
             }
         })
     }

@@ -150,6 +150,7 @@ impl AgentHooks for RedactResults {
             ))]),
             details: None,
             is_error: Some(true),
+            structured_content: None,
         })
     }
 }

@@ -42,9 +42,11 @@ pub fn text(output: &ToolOutput) -> String {
         .join("\n")
 }
 
-/// The message of a failed call.
+/// The message of a failed call: a tool's failure, or an error result it made itself (a
+/// command's non-zero exit, which keeps its data for scripts).
 pub fn failure(result: Result<ToolOutput, ToolError>) -> String {
     match result {
+        Ok(output) if output.is_error => text(&output),
         Ok(output) => panic!("expected an error, got {:?}", text(&output)),
         Err(ToolError::Failed(message)) => message,
         Err(ToolError::Aborted(message)) => panic!("expected a failure, got abort: {message}"),

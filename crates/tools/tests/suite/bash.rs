@@ -114,6 +114,42 @@ async fn a_failing_command_reports_its_exit_code() {
 }
 
 #[tokio::test]
+async fn scripts_get_the_output_exit_code_and_wall_time_as_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let bash = bash_in(dir.path());
+    assert_eq!(
+        bash.output_schema().unwrap()["required"],
+        json!(["output", "truncated", "exit_code", "wall_time_seconds"])
+    );
+    let out = call(bash.as_ref(), dir.path(), json!({"command": "echo hi"}))
+        .await
+        .unwrap();
+    let data = out.structured_content.unwrap();
+    assert_eq!(data["output"], "hi\n");
+    assert_eq!(data["truncated"], false);
+    assert_eq!(data["exit_code"], 0);
+    assert!(data["wall_time_seconds"].as_f64().unwrap() >= 0.0);
+    assert!(data.get("full_output_path").is_none());
+    // A failed command is an error result for the model (the text names the exit code,
+    // `details` is `{}` as for any failure) that still carries its data.
+    let out = call(
+        bash.as_ref(),
+        dir.path(),
+        json!({"command": "echo no; exit 5"}),
+    )
+    .await
+    .unwrap();
+    assert!(out.is_error);
+    assert_eq!(text(&out), "no\n\n\nCommand exited with code 5");
+    assert_eq!(out.details, Some(json!({})));
+    let data = out.structured_content.unwrap();
+    assert_eq!(
+        (data["output"].clone(), data["exit_code"].clone()),
+        (json!("no\n"), json!(5))
+    );
+}
+
+#[tokio::test]
 async fn ten_megabytes_of_output_are_cut_and_saved_whole() {
     let dir = tempfile::tempdir().unwrap();
     let out = call(
