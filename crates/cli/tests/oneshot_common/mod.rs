@@ -61,3 +61,13 @@ pub fn offered_tools(body: &serde_json::Value) -> Vec<String> {
         })
         .unwrap_or_default()
 }
+
+/// The description a recorded request gives the tool `name`; `None` when it is not offered.
+pub fn offered_description(body: &serde_json::Value, name: &str) -> Option<String> {
+    body["tools"]
+        .as_array()?
+        .iter()
+        .find(|t| t["function"]["name"] == name)
+        .and_then(|t| t["function"]["description"].as_str())
+        .map(str::to_owned)
+}

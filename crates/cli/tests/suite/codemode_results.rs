@@ -11,6 +11,7 @@ use serde_json::Value;
 use serde_json::json;
 
 use crate::oneshot_common::knightcode;
+use crate::oneshot_common::offered_description;
 use crate::oneshot_common::sandbox;
 
 /// A tool with an output schema, one without, and a handler that redacts the `secret`
@@ -71,14 +72,7 @@ fn last_result(body: &Value) -> String {
 
 /// The description the request `body` gives the tool `name`.
 fn description(body: &Value, name: &str) -> String {
-    body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["function"]["name"] == name)
-        .and_then(|t| t["function"]["description"].as_str())
-        .unwrap_or_else(|| panic!("{name} is not offered: {body}"))
-        .to_owned()
+    offered_description(body, name).unwrap_or_else(|| panic!("{name} is not offered: {body}"))
 }
 
 #[test]

@@ -11,6 +11,7 @@ use serde_json::json;
 
 use crate::common::Sandbox;
 use crate::oneshot_common::knightcode;
+use crate::oneshot_common::offered_description;
 use crate::oneshot_common::offered_tools;
 use crate::oneshot_common::sandbox;
 
@@ -21,12 +22,7 @@ fn settings(sandbox: &Sandbox, codemode: Value) {
 
 /// codemode's description in the request `body`.
 fn codemode_description(body: &Value) -> String {
-    body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["function"]["name"] == "codemode")
-        .map(|t| t["function"]["description"].as_str().unwrap().to_owned())
+    offered_description(body, "codemode")
         .unwrap_or_else(|| panic!("codemode is not offered: {body}"))
 }
 

@@ -9,6 +9,7 @@ use knightcode_testkit::MockServer;
 use knightcode_testkit::ScriptedReply;
 use knightcode_testkit::WireFormat;
 use oneshot_common::knightcode;
+use oneshot_common::offered_description;
 use oneshot_common::offered_tools;
 use oneshot_common::sandbox;
 use serde_json::Value;
@@ -64,13 +65,7 @@ export default function (pi) {
 "#;
 
 fn tool_description(body: &Value, name: &str) -> String {
-    body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["function"]["name"] == name)
-        .map(|t| t["function"]["description"].as_str().unwrap().to_owned())
-        .unwrap_or_default()
+    offered_description(body, name).unwrap_or_default()
 }
 
 #[test]

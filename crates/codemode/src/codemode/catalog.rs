@@ -92,13 +92,7 @@ fn object_type(schema: &Value, depth: usize) -> String {
     if properties.is_empty() {
         return "{}".to_owned();
     }
-    let required: Vec<&str> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect();
+    let required = required(schema);
     let fields: Vec<String> = properties
         .iter()
         .map(|(name, property)| {
@@ -129,6 +123,17 @@ fn object_type(schema: &Value, depth: usize) -> String {
         "{{\n{indent}{}\n{close}}}",
         fields.join(&format!("\n{indent}"))
     )
+}
+
+/// The property names an object schema requires.
+fn required(schema: &Value) -> Vec<&str> {
+    schema
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect()
 }
 
 /// The tools one script can call.
@@ -263,13 +268,7 @@ pub fn describe_output(output_schema: Option<&Value>) -> String {
         .and_then(|schema| schema.get("properties"))
         .and_then(Value::as_object);
     if let (Some(schema), Some(properties)) = (output_schema, properties) {
-        let required: Vec<&str> = schema
-            .get("required")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect();
+        let required = required(schema);
         let fields: Vec<String> = properties
             .keys()
             .map(|name| {
