@@ -542,31 +542,10 @@ impl AuthStorage {
     }
 }
 
-#[cfg(unix)]
-/// Replaces `path` whole with owner-only permissions: temp file (made 0600 before a byte is
-/// written), fsync, rename, fsync of the folder.
+/// Replaces `path` whole with owner-only permissions (see `knightcode_files::replace`; a
+/// linked `auth.json` is replaced where the link points).
 fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::PermissionsExt;
-    // An `auth.json` linked into place (a dotfiles repository) is replaced where the link
-    // points, so the link stays, as a plain write would leave it.
-    let is_link = path
-        .symlink_metadata()
-        .is_ok_and(|m| m.file_type().is_symlink());
-    let path = match is_link {
-        true => std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()),
-        false => path.to_path_buf(),
-    };
-    let mut file = atomic_write_file::AtomicWriteFile::open(&path)?;
-    file.as_file()
-        .set_permissions(std::fs::Permissions::from_mode(0o600))?;
-    file.write_all(bytes)?;
-    file.commit()
-}
-
-#[cfg(not(unix))]
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    std::fs::write(path, bytes)
+    knightcode_files::replace(path, bytes, Some(0o600))
 }
 
 /// How an expired login is refreshed: an extension's hooks, or built in.

@@ -681,16 +681,5 @@ fn write_json(path: &Path, value: &Value) -> Result<(), McpError> {
     // A file linked into place is replaced where the link points (the link stays); the
     // write is a temporary file renamed over the old one, which keeps its permissions (an
     // entry's headers may hold a token), so a crash never leaves half a file.
-    let is_link = path
-        .symlink_metadata()
-        .is_ok_and(|m| m.file_type().is_symlink());
-    let target = match is_link {
-        true => std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()),
-        false => path.to_path_buf(),
-    };
-    let mut file =
-        atomic_write_file::AtomicWriteFile::open(&target).map_err(|e| file_error(e.to_string()))?;
-    std::io::Write::write_all(&mut file, text.as_bytes())
-        .and_then(|()| file.commit())
-        .map_err(|e| file_error(e.to_string()))
+    knightcode_files::replace(path, text.as_bytes(), None).map_err(|e| file_error(e.to_string()))
 }

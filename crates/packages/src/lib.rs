@@ -4,7 +4,6 @@
 //! the right settings file, and says which resource paths an installed package provides.
 //! Loading those resources is the job of the resource loaders.
 
-pub mod file_write;
 mod filter;
 pub mod global_npm;
 pub use filter::enabled_by_overrides;
@@ -626,7 +625,7 @@ fn ensure_npm_project(root: &Path) -> Result<()> {
     let package_json = root.join("package.json");
     if !package_json.exists() {
         // Whole or not at all: a half-written one would stop every later npm install.
-        file_write::replace(
+        knightcode_files::replace(
             &package_json,
             b"{\n  \"name\": \"knightcode-extensions\",\n  \"private\": true\n}",
             None,
@@ -641,7 +640,8 @@ fn ensure_gitignore(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(io("create", dir))?;
     let ignore = dir.join(".gitignore");
     if !ignore.exists() {
-        file_write::replace(&ignore, b"*\n!.gitignore\n", None).map_err(io("write", &ignore))?;
+        knightcode_files::replace(&ignore, b"*\n!.gitignore\n", None)
+            .map_err(io("write", &ignore))?;
     }
     Ok(())
 }

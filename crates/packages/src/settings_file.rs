@@ -9,9 +9,9 @@ use serde_json::Value;
 
 use crate::Error;
 use crate::Result;
-use crate::file_write;
-use crate::file_write::LockFailure;
 use crate::io;
+use knightcode_files as file_write;
+use knightcode_files::LockFailure;
 
 /// One settings file, read whole.
 #[derive(Debug, Clone)]

@@ -3,7 +3,7 @@
 
 pub mod actor;
 pub mod agent_session;
-use knightcode_packages::file_write as atomic;
+use knightcode_files as atomic;
 pub mod block_images;
 pub mod bug_report;
 pub mod cache_warming;

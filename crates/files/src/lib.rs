@@ -1,4 +1,5 @@
-//! Files replaced whole (settings, trust decisions, web-tool keys, the undo index): a
+//! Files replaced whole (settings, trust decisions, credentials in `auth.json` and
+//! `mcp-auth.json`, `mcp.json`, web-tool keys, the undo index): a
 //! temporary file beside the target, fsync, rename over it, fsync of the folder
 //! (`atomic-write-file`). A crash at any point leaves the old file or the new one, never a
 //! truncated mix, and the rename survives a power cut.
