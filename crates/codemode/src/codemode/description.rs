@@ -13,7 +13,7 @@ use super::catalog;
 use super::catalog::identifier;
 
 const INTRO: &str = "Run JavaScript that calls other tools. The input is raw JavaScript (not JSON, no code fence), the body of an async function in a QuickJS sandbox: top-level `await` and `return` work. There is no Node, file system, network or timers.
-- `await tools.<name>(args)` calls a tool: it resolves to the tool's text (MCP tools: their `CallToolResult`) and rejects with an Error when the call fails or is blocked. Calls still running when the script ends are cancelled.
+- `await tools.<name>(args)` calls a tool: it resolves to the tool's text, or to an object where its declaration says so (MCP tools: their `CallToolResult`; `bash`: its output and `exit_code`, also for a failed command), and rejects with an Error when the call fails or is blocked. Calls still running when the script ends are cancelled.
 - Optional first line: `// @options: {\"max_output_tokens\": 10000, \"timeout_ms\": 60000}`";
 
 const GLOBALS: &str = "Globals:
