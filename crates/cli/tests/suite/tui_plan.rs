@@ -206,3 +206,33 @@ fn leave(tui: &mut tui_common::Tui) {
     tui.send("\x04");
     assert_eq!(tui.wait_exit(), 0);
 }
+
+#[test]
+fn plan_while_a_turn_runs_is_refused_rather_than_queued() {
+    let sandbox = tui_common::sandbox(vec![
+        ScriptedReply::text("the slow answer")
+            .with_fault(knightcode_testkit::Fault::StallAfterEvents(1)),
+    ]);
+    let mut tui = sandbox.spawn(&[], 100, 40);
+    tui.wait_for_text("mock-model");
+    tui.submit("a long question");
+    sandbox
+        .server()
+        .wait_until_blocking(|a| a.stalls >= 1, tui_common::WATCHDOG)
+        .expect("the answer stalls");
+    // Alt+Enter would queue a follow-up: an extension command cannot be queued (the
+    // reference's words).
+    tui.send("/plan Tidy the notes");
+    tui.send("\x1b\r");
+    tui.wait_for_text("Extension command \"/plan\" cannot be queued.");
+    // Enter runs a command at once, even mid-turn: plan mode refuses to start now.
+    tui.submit("/plan Tidy the notes");
+    let screen = tui.wait_for_text("Finish or interrupt the current turn first.");
+    assert!(!screen.contains("Follow-up"), "nothing queued: {screen}");
+    sandbox.server().release_stalls();
+    tui.wait_for_answer("the slow answer");
+    // The turn ended and no planning run followed it.
+    assert_eq!(sandbox.server().requests().len(), 1);
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}
