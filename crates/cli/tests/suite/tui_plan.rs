@@ -221,12 +221,13 @@ fn plan_while_a_turn_runs_is_refused_rather_than_queued() {
         .wait_until_blocking(|a| a.stalls >= 1, tui_common::WATCHDOG)
         .expect("the answer stalls");
     // Alt+Enter would queue a follow-up: an extension command cannot be queued (the
-    // reference's words).
+    // reference's words), and the text goes back to the editor.
     tui.send("/plan Tidy the notes");
     tui.send("\x1b\r");
     tui.wait_for_text("Extension command \"/plan\" cannot be queued.");
+    tui.wait_for_text("/plan Tidy the notes");
     // Enter runs a command at once, even mid-turn: plan mode refuses to start now.
-    tui.submit("/plan Tidy the notes");
+    tui.send("\r");
     let screen = tui.wait_for_text("Finish or interrupt the current turn first.");
     assert!(!screen.contains("Follow-up"), "nothing queued: {screen}");
     sandbox.server().release_stalls();

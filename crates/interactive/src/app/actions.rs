@@ -31,8 +31,8 @@ const SHELL_WORKING: &str = "Running shell command…";
 pub enum Pending {
     /// A prompt: started, queued, handled or refused.
     Prompt,
-    /// Steering or a follow-up.
-    Queued,
+    /// Steering or a follow-up, with its text: a refused one goes back to an empty editor.
+    Queued(String),
     /// A `!` command filling the card at this index.
     Bash { card: usize, id: String },
     /// A fresh snapshot; `reload` rebuilds the transcript (another session or branch), then
@@ -235,6 +235,11 @@ impl Ui {
                 self.error(&format!("The command could not run: {message}"));
                 return;
             }
+            if let Pending::Queued(text) = &pending
+                && self.screen.editor.is_empty()
+            {
+                self.screen.editor.set_text(text);
+            }
             self.error(message);
             return;
         }
@@ -243,7 +248,7 @@ impl Ui {
                 self.session.set_running(false);
                 self.set_working(None);
             }
-            (Pending::Prompt | Pending::Queued, _) => {}
+            (Pending::Prompt | Pending::Queued(_), _) => {}
             (Pending::Bash { card, id }, Reply::Bash(result)) => {
                 self.session.bash_ended(&id);
                 if let Some(c) = self.screen.transcript.bash_card(card) {
@@ -405,7 +410,13 @@ fn perform_one(ui: &mut Ui, action: Action) {
         }
         Action::FollowUp(text) if ui.session.running() => {
             let images = ui.take_images();
-            ui.send(Command::FollowUp { text, images }, Pending::Queued);
+            ui.send(
+                Command::FollowUp {
+                    text: text.clone(),
+                    images,
+                },
+                Pending::Queued(text),
+            );
         }
         Action::FollowUp(text) => {
             let images = ui.take_images();
@@ -499,12 +510,12 @@ pub fn submit(ui: &mut Ui, text: String, images: Vec<ContentBlock>) {
     if ui.session.running() {
         ui.send(
             Command::Prompt {
-                text,
+                text: text.clone(),
                 images,
                 queueing: Some(Queueing::Steer),
                 source: InputSource::Interactive,
             },
-            Pending::Queued,
+            Pending::Queued(text),
         );
         ui.mark_urgent();
         return;
