@@ -187,11 +187,12 @@ fn listing(tool: &Arc<dyn Tool>) -> ToolListing {
 /// declarations, each description ending with how a script calls it and what that
 /// resolves to; with `mode: "only"` those tools (`direct` ones) are left out of the
 /// declarations and listed there instead. Tools already left out (`loadout.hidden`) stay
-/// out. Nothing changes when `codemode` is not active.
+/// out. Nothing changes when `codemode` is not active; while plan mode is planning (it
+/// blocks codemode) the declared tools keep their own descriptions.
 pub(crate) fn apply_settings(
     tools: &ToolRegistry,
     active: &[String],
-    settings: CodemodeSettings,
+    (settings, planning): (CodemodeSettings, bool),
     loadout: &mut Loadout,
 ) {
     if !active.iter().any(|name| name == CODEMODE_NAME) {
@@ -202,7 +203,7 @@ pub(crate) fn apply_settings(
         .filter(|t| t.exposure() == ToolExposure::Codemode)
         .map(listing)
         .collect();
-    if settings.mode == CodemodeMode::On {
+    if settings.mode == CodemodeMode::On && !planning {
         note_script_calls(tools, active, loadout);
     }
     if settings.mode == CodemodeMode::Only {

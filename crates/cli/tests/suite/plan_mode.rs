@@ -14,6 +14,7 @@ use serde_json::json;
 use crate::common::Sandbox;
 use crate::common::read_jsonl;
 use crate::oneshot_common::knightcode;
+use crate::oneshot_common::offered_description;
 use crate::oneshot_common::offered_tools;
 use crate::oneshot_common::sandbox;
 use crate::suite::mcp::fixture_entry;
@@ -158,6 +159,9 @@ fn edits_mcp_tools_codemode_and_nested_calls_are_blocked_while_planning() {
     );
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
     assert_eq!(run.stdout, PLAN);
+    // Codemode is blocked: the declared tools do not say how scripts call them.
+    let read = offered_description(&server.requests()[0].body, "read").unwrap();
+    assert!(!read.contains("Codemode:"), "{read}");
     let results = tool_results(&server, 5);
     assert_eq!(results.len(), 5, "{results:?}");
     for (result, tool) in results[..3]

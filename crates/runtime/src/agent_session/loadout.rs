@@ -62,7 +62,12 @@ impl AgentSession {
             if planning {
                 settings.mode = crate::settings::CodemodeMode::On;
             }
-            crate::codemode_tools::apply_settings(&config.tools, &active, settings, &mut loadout);
+            crate::codemode_tools::apply_settings(
+                &config.tools,
+                &active,
+                (settings, planning),
+                &mut loadout,
+            );
         }
         self.agent.config_mut().loadout = loadout;
     }
