@@ -60,6 +60,23 @@ pub enum ToolCallVerdict {
     Block(String),
 }
 
+/// A finished call's result as [`AgentHooks::after_tool_result`] sees it: the message that
+/// is emitted and stored (its fields read through `Deref`), and the structured content
+/// programmatic callers get, which is neither.
+#[derive(Debug, Clone, Copy)]
+pub struct FinishedResult<'a> {
+    pub message: &'a ToolResultMessage,
+    pub structured_content: Option<&'a Value>,
+}
+
+impl std::ops::Deref for FinishedResult<'_> {
+    type Target = ToolResultMessage;
+
+    fn deref(&self) -> &ToolResultMessage {
+        self.message
+    }
+}
+
 /// Changes to a finished call's result; `None` fields stay as they are.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ToolResultPatch {
@@ -160,7 +177,7 @@ pub trait AgentHooks: Send + Sync {
     /// result is emitted and stored.
     fn after_tool_result<'a>(
         &'a self,
-        result: &'a ToolResultMessage,
+        result: FinishedResult<'a>,
         arguments: &'a Value,
         cancel: &'a CancellationToken,
     ) -> HookFuture<'a, ToolResultPatch> {

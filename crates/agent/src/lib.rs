@@ -44,6 +44,7 @@ pub use events::TryRecvError;
 pub use events::event_channel;
 pub use hooks::AgentHooks;
 pub use hooks::BoundaryAction;
+pub use hooks::FinishedResult;
 pub use hooks::HookFuture;
 pub use hooks::NoHooks;
 pub use hooks::OverflowRecovery;

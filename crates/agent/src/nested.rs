@@ -37,6 +37,7 @@ use tokio_util::sync::CancellationToken;
 use crate::clock::Clock;
 use crate::events::EventSender;
 use crate::hooks::AgentHooks;
+use crate::hooks::FinishedResult;
 use crate::hooks::PendingToolCall;
 use crate::hooks::ToolCallVerdict;
 use crate::tool::ExecutionMode;
@@ -519,7 +520,14 @@ impl NestedRunner {
         };
         let patch = self
             .hooks
-            .after_tool_result(&message, &arguments, cancel)
+            .after_tool_result(
+                FinishedResult {
+                    message: &message,
+                    structured_content: output.structured_content.as_ref(),
+                },
+                &arguments,
+                cancel,
+            )
             .await;
         if let Some(structured) = patch.structured_content_change() {
             output.structured_content = structured;

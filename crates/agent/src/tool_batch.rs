@@ -39,6 +39,7 @@ use tokio_util::sync::CancellationToken;
 use crate::clock::Clock;
 use crate::events::EventSender;
 use crate::hooks::AgentHooks;
+use crate::hooks::FinishedResult;
 use crate::hooks::PendingToolCall;
 use crate::hooks::ToolCallVerdict;
 use crate::hooks::ToolResultPatch;
@@ -83,6 +84,8 @@ struct Finished {
     /// How long `execute` took; `None` when the tool did not run.
     duration: Option<Duration>,
     usage: Option<knightcode_protocol::Usage>,
+    /// What scripts would get; shown to `after_tool_result`, neither emitted nor stored.
+    structured_content: Option<Value>,
 }
 
 impl Finished {
@@ -96,6 +99,7 @@ impl Finished {
             terminate: false,
             duration: None,
             usage: None,
+            structured_content: None,
         }
     }
 
@@ -108,6 +112,7 @@ impl Finished {
                 terminate: output.terminate,
                 duration: None,
                 usage: output.usage,
+                structured_content: output.structured_content,
             },
             Err(ToolError::Failed(text) | ToolError::Aborted(text)) => Self::error(text),
         };
@@ -118,6 +123,9 @@ impl Finished {
 
 impl Finished {
     fn apply(&mut self, patch: ToolResultPatch) {
+        if let Some(structured) = patch.structured_content_change() {
+            self.structured_content = structured;
+        }
         if let Some(content) = patch.content {
             self.content = content;
         }
@@ -337,8 +345,12 @@ impl ToolBatch<'_> {
                         self.flush(&calls[index], slot, true).await;
                     }
                     if let Some(arguments) = &arguments_of[index] {
-                        let result = outcome.message(&calls[index], self.clock.now_ms());
-                        let patch = self.hooks.after_tool_result(&result, arguments, self.cancel).await;
+                        let message = outcome.message(&calls[index], self.clock.now_ms());
+                        let result = FinishedResult {
+                            message: &message,
+                            structured_content: outcome.structured_content.as_ref(),
+                        };
+                        let patch = self.hooks.after_tool_result(result, arguments, self.cancel).await;
                         outcome.apply(patch);
                     }
                     self.emit_end(&calls[index], &outcome).await;

@@ -19,7 +19,6 @@ use knightcode_agent::ToolResultPatch;
 use knightcode_agent::TurnSummary;
 use knightcode_protocol::AgentMessage;
 use knightcode_protocol::ContentBlock;
-use knightcode_protocol::ToolResultMessage;
 use serde_json::Value;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -325,7 +324,7 @@ impl AgentHooks for ExtensionHost {
 
     fn after_tool_result<'a>(
         &'a self,
-        result: &'a ToolResultMessage,
+        result: knightcode_agent::FinishedResult<'a>,
         arguments: &'a Value,
         cancel: &'a CancellationToken,
     ) -> HookFuture<'a, ToolResultPatch> {
@@ -338,6 +337,9 @@ impl AgentHooks for ExtensionHost {
                 "details": result.details,
                 "isError": result.is_error,
             });
+            if let Some(structured) = result.structured_content {
+                payload["structuredContent"] = structured.clone();
+            }
             if let Some(parent) = self.ops.nested.take_parent(&result.tool_call_id) {
                 payload["parentToolCallId"] = json!(parent);
             }

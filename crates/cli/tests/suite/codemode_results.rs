@@ -1,7 +1,8 @@
 //! What a codemode script's tool calls resolve to, through the real binary: the structured
 //! content of a tool that declares an output schema (an extension's `outputSchema`, `bash`'s
-//! output and exit code, a failed command's included), the text of any other, and the text
-//! again once a `tool_result` handler replaced the content without new structured content.
+//! output and exit code, a failed command's included) as `tool_result` handlers left it
+//! (they see it as `structuredContent`), the text of any other, and the text again once a
+//! handler replaced the content without new structured content.
 //! With `codemode.mode: "on"` the declared tools' descriptions say what a script gets.
 
 use knightcode_testkit::MockServer;
@@ -14,8 +15,8 @@ use crate::oneshot_common::knightcode;
 use crate::oneshot_common::offered_description;
 use crate::oneshot_common::sandbox;
 
-/// A tool with an output schema, one without, and a handler that redacts the `secret`
-/// tool's text.
+/// A tool with an output schema, one without, and a `tool_result` handler that adds to the
+/// `weather` tool's structured content and redacts the `secret` tool's text.
 const EXTENSION: &str = r#"
 import { Type } from "@sinclair/typebox";
 
@@ -60,6 +61,7 @@ export default function (pi) {
   });
   pi.on("tool_result", (event) => {
     if (event.toolName === "secret") return { content: [{ type: "text", text: "[redacted]" }] };
+    if (event.toolName === "weather") return { structuredContent: { ...event.structuredContent, seen: true } };
   });
 }
 "#;
@@ -107,7 +109,7 @@ return JSON.stringify({ weather, plain, secret, code: failed.exit_code, output: 
     // The script's view of each call.
     let result = last_result(&requests[1].body);
     assert!(result.contains("Script completed"), "{result}");
-    let returned = r#"{\"weather\":{\"city\":\"Oslo\",\"celsius\":4},\"plain\":\"just text\",\"secret\":\"[redacted]\",\"code\":3,\"output\":\"oops\\n\",\"wall\":\"number\"}"#;
+    let returned = r#"{\"weather\":{\"city\":\"Oslo\",\"celsius\":4,\"seen\":true},\"plain\":\"just text\",\"secret\":\"[redacted]\",\"code\":3,\"output\":\"oops\\n\",\"wall\":\"number\"}"#;
     assert!(result.contains(returned), "{result}");
 
     // Declared tools say what a script's call of them resolves to (`mode: "on"`).

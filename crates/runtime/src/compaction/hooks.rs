@@ -24,7 +24,6 @@ use knightcode_protocol::AgentEvent;
 use knightcode_protocol::AgentMessage;
 use knightcode_protocol::AssistantMessage;
 use knightcode_protocol::CompactionReason;
-use knightcode_protocol::ToolResultMessage;
 use knightcode_protocol::rpc::CompactionResult;
 use knightcode_session::SessionManager;
 use serde_json::Value;
@@ -380,7 +379,7 @@ impl AgentHooks for RuntimeHooks {
 
     fn after_tool_result<'a>(
         &'a self,
-        result: &'a ToolResultMessage,
+        result: knightcode_agent::FinishedResult<'a>,
         arguments: &'a Value,
         cancel: &'a CancellationToken,
     ) -> HookFuture<'a, ToolResultPatch> {

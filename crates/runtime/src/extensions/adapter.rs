@@ -58,7 +58,7 @@ impl AgentHooks for ExtensionHooks {
 
     fn after_tool_result<'a>(
         &'a self,
-        result: &'a knightcode_protocol::ToolResultMessage,
+        result: knightcode_agent::FinishedResult<'a>,
         arguments: &'a Value,
         cancel: &'a CancellationToken,
     ) -> HookFuture<'a, knightcode_agent::ToolResultPatch> {

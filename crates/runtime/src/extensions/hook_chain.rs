@@ -17,7 +17,6 @@ use knightcode_agent::ToolResultPatch;
 use knightcode_agent::TurnSummary;
 use knightcode_protocol::AgentMessage;
 use knightcode_protocol::AssistantMessage;
-use knightcode_protocol::ToolResultMessage;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -110,7 +109,7 @@ impl AgentHooks for ChainedHooks {
 
     fn after_tool_result<'a>(
         &'a self,
-        result: &'a ToolResultMessage,
+        result: knightcode_agent::FinishedResult<'a>,
         arguments: &'a Value,
         cancel: &'a CancellationToken,
     ) -> HookFuture<'a, ToolResultPatch> {
@@ -120,7 +119,7 @@ impl AgentHooks for ChainedHooks {
                 .after_tool_result(result, arguments, cancel)
                 .await;
             // The second sees the result as the first left it.
-            let mut patched = result.clone();
+            let mut patched = result.message.clone();
             if let Some(content) = &first.content {
                 patched.content = knightcode_protocol::Blocks(content.clone());
             }
@@ -130,10 +129,15 @@ impl AgentHooks for ChainedHooks {
             if let Some(is_error) = first.is_error {
                 patched.is_error = is_error;
             }
-            let second = self
-                .second
-                .after_tool_result(&patched, arguments, cancel)
-                .await;
+            let structured = match first.structured_content_change() {
+                Some(change) => change,
+                None => result.structured_content.cloned(),
+            };
+            let view = knightcode_agent::FinishedResult {
+                message: &patched,
+                structured_content: structured.as_ref(),
+            };
+            let second = self.second.after_tool_result(view, arguments, cancel).await;
             // Structured content as the second left it (its new content drops the first's).
             let structured_content = second
                 .structured_content_change()

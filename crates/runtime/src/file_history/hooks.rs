@@ -15,7 +15,6 @@ use knightcode_agent::ToolResultPatch;
 use knightcode_agent::TurnSummary;
 use knightcode_protocol::AgentMessage;
 use knightcode_protocol::AssistantMessage;
-use knightcode_protocol::ToolResultMessage;
 use knightcode_session::SessionManager;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -110,7 +109,7 @@ impl AgentHooks for FileHistoryHooks {
 
     fn after_tool_result<'a>(
         &'a self,
-        result: &'a ToolResultMessage,
+        result: knightcode_agent::FinishedResult<'a>,
         arguments: &'a Value,
         cancel: &'a CancellationToken,
     ) -> HookFuture<'a, ToolResultPatch> {

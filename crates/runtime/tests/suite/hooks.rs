@@ -20,7 +20,6 @@ use knightcode_protocol::AgentMessage;
 use knightcode_protocol::AssistantMessage;
 use knightcode_protocol::ContentBlock;
 use knightcode_protocol::Millis;
-use knightcode_protocol::ToolResultMessage;
 use knightcode_runtime::SessionHooks;
 use knightcode_runtime::hooks::AgentStart;
 use knightcode_runtime::hooks::AgentStartChanges;
@@ -139,7 +138,7 @@ struct RedactResults;
 impl AgentHooks for RedactResults {
     fn after_tool_result<'a>(
         &'a self,
-        result: &'a ToolResultMessage,
+        result: knightcode_agent::FinishedResult<'a>,
         arguments: &'a Value,
         _cancel: &'a CancellationToken,
     ) -> HookFuture<'a, ToolResultPatch> {
