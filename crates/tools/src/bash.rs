@@ -261,13 +261,22 @@ fn format_output(
     (text, Some(snapshot_details(snapshot)))
 }
 
-/// What scripts get of a finished command ([`output_schema`]): the output kept in memory
-/// (the last 50 KB / 2,000 lines, as the model sees it), whether more was cut, the file
-/// holding all of it, the exit code and the wall time.
-fn structured_result(snapshot: &OutputSnapshot, exit_code: Option<i32>, started: Instant) -> Value {
+/// Output up to this size reaches scripts whole; beyond it, its first and last halves.
+const SCRIPT_OUTPUT_LIMIT: u64 = 1024 * 1024;
+
+/// What scripts get of a finished command ([`output_schema`]): the output (all of it up to
+/// 1 MiB, not just the tail the model sees; beyond that its first and last 512 KiB),
+/// whether some was left out, the file holding all of it, the exit code and the wall time.
+fn structured_result(
+    output: &OutputAccumulator,
+    snapshot: &OutputSnapshot,
+    exit_code: Option<i32>,
+    started: Instant,
+) -> Value {
+    let (text, truncated) = output.whole(snapshot, SCRIPT_OUTPUT_LIMIT);
     let mut result = json!({
-        "output": snapshot.content,
-        "truncated": snapshot.truncation.truncated,
+        "output": text,
+        "truncated": truncated,
         "exit_code": exit_code,
         "wall_time_seconds": started.elapsed().as_secs_f64(),
     });
@@ -449,7 +458,7 @@ impl BashTool {
         match result {
             Ok(status) => {
                 let (text, details) = format_output(&snapshot, &output, "(no output)");
-                let structured = structured_result(&snapshot, status.exit_code, started);
+                let structured = structured_result(&output, &snapshot, status.exit_code, started);
                 match status.exit_code {
                     Some(code) if code != 0 => {
                         let mut status = format!("Command exited with code {code}");

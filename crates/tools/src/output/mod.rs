@@ -255,6 +255,45 @@ impl OutputAccumulator {
     pub(crate) fn close(&mut self) {
         self.spill.flush();
     }
+
+    /// The output for a program that reads it (a codemode script), after [`Self::close`]:
+    /// all of it up to `limit` bytes, or its first and last `limit / 2` bytes around a line
+    /// saying how much was left out, and whether anything was. Output that outgrew the
+    /// display tail is read back from the temp file; when that could not be saved, the tail
+    /// is all there is.
+    pub(crate) fn whole(&self, snapshot: &OutputSnapshot, limit: u64) -> (String, bool) {
+        let saved = self.spill.path().filter(|_| self.spill.failure().is_none());
+        let Some(path) = saved else {
+            return (snapshot.content.clone(), snapshot.truncation.truncated);
+        };
+        read_ends(path, limit).unwrap_or_else(|_| (snapshot.content.clone(), true))
+    }
+}
+
+/// The file at `path` as text if it is at most `limit` bytes, else its two ends.
+fn read_ends(path: &Path, limit: u64) -> std::io::Result<(String, bool)> {
+    use std::io::Read as _;
+    use std::io::Seek as _;
+    let mut file = std::fs::File::open(path)?;
+    let size = file.metadata()?.len();
+    if size <= limit {
+        let mut bytes = Vec::with_capacity(size as usize);
+        file.read_to_end(&mut bytes)?;
+        return Ok((String::from_utf8_lossy(&bytes).into_owned(), false));
+    }
+    let half = limit / 2;
+    let mut head = vec![0; half as usize];
+    file.read_exact(&mut head)?;
+    file.seek(std::io::SeekFrom::Start(size - half))?;
+    let mut tail = Vec::with_capacity(half as usize);
+    file.read_to_end(&mut tail)?;
+    let text = format!(
+        "{}\n\n[{} bytes left out]\n\n{}",
+        String::from_utf8_lossy(&head),
+        size - 2 * half,
+        String::from_utf8_lossy(&tail)
+    );
+    Ok((text, true))
 }
 
 fn count_newlines(bytes: &[u8]) -> usize {

@@ -150,6 +150,43 @@ async fn scripts_get_the_output_exit_code_and_wall_time_as_data() {
 }
 
 #[tokio::test]
+async fn scripts_get_output_whole_up_to_a_mebibyte_and_its_two_ends_beyond() {
+    let dir = tempfile::tempdir().unwrap();
+    let bash = bash_in(dir.path());
+    // 40,000 lines (about 229 KB): the model sees the last 2,000, scripts all of them.
+    let out = call(bash.as_ref(), dir.path(), json!({"command": "seq 1 40000"}))
+        .await
+        .unwrap();
+    let data = out.structured_content.unwrap();
+    let expected: String = (1..=40_000).map(|n| format!("{n}\n")).collect();
+    assert_eq!(data["output"].as_str().unwrap(), expected);
+    assert_eq!(data["truncated"], false);
+    assert!(data["full_output_path"].is_string());
+    // 10 MiB: the first and the last 512 KiB, and what was left out between them.
+    let out = call(
+        bash.as_ref(),
+        dir.path(),
+        json!({"command": "seq 1 1500000"}),
+    )
+    .await
+    .unwrap();
+    let data = out.structured_content.unwrap();
+    let all: String = (1..=1_500_000).map(|n| format!("{n}\n")).collect();
+    let half = 512 * 1024;
+    let text = data["output"].as_str().unwrap();
+    assert_eq!(data["truncated"], true);
+    assert_eq!(
+        text,
+        format!(
+            "{}\n\n[{} bytes left out]\n\n{}",
+            &all[..half],
+            all.len() - 2 * half,
+            &all[all.len() - half..]
+        )
+    );
+}
+
+#[tokio::test]
 async fn ten_megabytes_of_output_are_cut_and_saved_whole() {
     let dir = tempfile::tempdir().unwrap();
     let out = call(
