@@ -29,18 +29,13 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from rpc import MODELS, Lines, machine, stop  # noqa: E402
-
-TARGET = os.environ.get("CARGO_TARGET_DIR", os.path.expanduser("~/.cache/knightcode-rs/target"))
-KNIGHTCODE = os.environ.get("KC_BENCH_BINARY") or os.path.join(TARGET, "release", "knightcode")
+from rpc import KNIGHTCODE, Box, Lines, machine, stop  # noqa: E402
 FIXTURE = os.path.join(ROOT, "crates", "mcp", "tests", "common", "fixture-server.js")
 SERVERS = 3
 
@@ -64,25 +59,15 @@ def mcp_json(config, box):
 
 def run(config):
     """(ready ms, accepted ms) of one fresh process."""
-    root = tempfile.mkdtemp(prefix="kc-mcp-bench-")
+    box = Box("ours")
     try:
-        home = os.path.join(root, "home")
-        project = os.path.join(root, "project")
-        agent_dir = os.path.join(home, ".knightcode", "agent")
-        os.makedirs(agent_dir)
-        os.makedirs(project)
-        with open(os.path.join(agent_dir, "models.json"), "w") as f:
-            json.dump(MODELS, f)
-        servers = mcp_json(config, root)
+        servers = mcp_json(config, box.root)
         if servers:
+            agent_dir = box.env["KNIGHTCODE_CODING_AGENT_DIR"]
             with open(os.path.join(agent_dir, "mcp.json"), "w") as f:
                 json.dump(servers, f)
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "TERM": "dumb",
-               "LANG": "C.UTF-8", "TZ": "UTC", "KNIGHTCODE_CODING_AGENT_DIR": agent_dir}
-        argv = [KNIGHTCODE, "--provider", "mock", "--model", "mock-model", "--mode", "rpc"]
         start = time.monotonic()
-        proc = subprocess.Popen(argv, cwd=project, env=env, stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0)
+        proc = box.spawn()
         os.write(proc.stdin.fileno(),
                  b'{"type":"get_state","id":"s"}\n{"type":"prompt","id":"p","message":"hi"}\n')
         lines = Lines(proc.stdout.fileno())
@@ -98,7 +83,7 @@ def run(config):
         stop(proc)
         return ready, accepted
     finally:
-        shutil.rmtree(root, ignore_errors=True)
+        box.remove()
 
 
 def main():

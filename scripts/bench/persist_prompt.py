@@ -14,39 +14,22 @@ The binary is $KC_BENCH_BINARY, else the release build in the shared target fold
 import argparse
 import json
 import os
-import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from rpc import MODELS, Lines, machine, stop  # noqa: E402
-
-TARGET = os.environ.get("CARGO_TARGET_DIR", os.path.expanduser("~/.cache/knightcode-rs/target"))
-KNIGHTCODE = os.environ.get("KC_BENCH_BINARY") or os.path.join(TARGET, "release", "knightcode")
+from rpc import KNIGHTCODE, Box, Lines, machine, stop  # noqa: E402
 
 
 def run(stored):
     """Milliseconds from writing `prompt` to its response, in a fresh process."""
-    root = tempfile.mkdtemp(prefix="kc-persist-bench-")
+    box = Box("ours")
     try:
-        home = os.path.join(root, "home")
-        project = os.path.join(root, "project")
-        agent_dir = os.path.join(home, ".knightcode", "agent")
-        os.makedirs(agent_dir)
-        os.makedirs(project)
-        with open(os.path.join(agent_dir, "models.json"), "w") as f:
-            json.dump(MODELS, f)
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "TERM": "dumb",
-               "LANG": "C.UTF-8", "TZ": "UTC", "KNIGHTCODE_CODING_AGENT_DIR": agent_dir}
-        argv = [KNIGHTCODE, "--provider", "mock", "--model", "mock-model", "--mode", "rpc"]
         if not stored:
-            argv.append("--no-session")
-        proc = subprocess.Popen(argv, cwd=project, env=env, stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0)
+            box.argv.append("--no-session")
+        proc = box.spawn()
         lines = Lines(proc.stdout.fileno())
         os.write(proc.stdin.fileno(), b'{"type":"get_state","id":"s"}\n')
         while json.loads(lines.next()).get("id") != "s":
@@ -61,13 +44,13 @@ def run(stored):
                     raise RuntimeError(f"prompt refused: {record}")
                 break
         stop(proc)
-        sessions = os.path.join(agent_dir, "sessions")
+        sessions = os.path.join(box.env["KNIGHTCODE_CODING_AGENT_DIR"], "sessions")
         files = [f for _, _, names in os.walk(sessions) for f in names if f.endswith(".jsonl")]
         if stored != bool(files):
             raise RuntimeError(f"stored={stored} but session files: {files}")
         return took
     finally:
-        shutil.rmtree(root, ignore_errors=True)
+        box.remove()
 
 
 def main():
